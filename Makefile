@@ -1,0 +1,51 @@
+# Entry points. `make run` and `make test` work on a fresh Debian 12 machine
+# (as root): they install what is missing, build, then run.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc)
+DEMO_DIR   ?= $(BUILD)/demo
+
+.PHONY: all deps build run test test-fast test-asan test-fuzz bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DTPROF_WERROR=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The demo: a generated 8-step training trace (2 ranks), then what trainprof sees in it.
+run: build
+	@mkdir -p $(DEMO_DIR)
+	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 0 --world 2 --seed 1 -o $(DEMO_DIR)/demo_rank0.pt.trace.json
+	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 1 --world 2 --seed 2 -o $(DEMO_DIR)/demo_rank1.pt.trace.json
+	@gzip -1 -f $(DEMO_DIR)/demo_rank1.pt.trace.json
+	$(BUILD)/trainprof info $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
+	$(BUILD)/trainprof kernels --top 10 $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
+	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json
+
+# Every test: the normal build, the ASan+UBSan build, and a short fuzzing run.
+test: test-fast test-asan test-fuzz
+
+test-fast: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DTPROF_WERROR=ON -DTPROF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+test-fuzz: deps
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DTPROF_WERROR=ON -DTPROF_FUZZ=ON -DTPROF_TESTS=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_json fuzz_trace
+	tests/fuzz/run.sh $(FUZZ_BUILD) 30
+
+bench: build
+	bench/run_bench.sh 1G $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

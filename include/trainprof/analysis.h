@@ -1,0 +1,65 @@
+/* Analyses over a read trace. Each is a pure function from a tprof_trace to
+ * a result struct the caller frees; definitions are in docs/METRICS.md.
+ *
+ * Ownership: a result owns its strings; it does not point into the trace. */
+#ifndef TRAINPROF_ANALYSIS_H
+#define TRAINPROF_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trainprof/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- kernels: GPU kernel breakdown ---- */
+
+typedef enum { TPROF_BY_NAME = 0, TPROF_BY_CLASS, TPROF_BY_STREAM } tprof_group_by;
+
+typedef struct {
+    tprof_group_by by;
+    int64_t step_first, step_last; /* ProfilerStep numbers, inclusive; -1: whole trace */
+} tprof_kernels_opts;
+
+/* The events a kernels analysis needs stored (pass as tprof_read_opts.keep). */
+#define TPROF_KERNELS_KEEP (TPROF_KEEP(TPROF_KIND_GPU) | TPROF_KEEP(TPROF_KIND_RUNTIME))
+
+typedef struct {
+    const char *key;      /* kernel name, class name, or "device D stream S" */
+    tprof_class klass;    /* by name / by class */
+    int64_t device, stream; /* by stream; -1 otherwise */
+    uint64_t count;
+    int64_t total_ns, min_ns, max_ns;
+    double mean_ns;
+    double share;         /* total_ns / all GPU event time in the window, 0..1 */
+} tprof_kernel_row;
+
+typedef struct {
+    tprof_group_by by;
+    tprof_kernel_row *rows; /* sorted by total_ns, descending */
+    size_t nrows;
+    uint64_t count;         /* GPU events in the window */
+    int64_t total_ns;       /* sum of their durations */
+    int64_t busy_ns;        /* union of their intervals */
+    int64_t span_ns;        /* first start to last end */
+    uint64_t class_count[TPROF_CLASS_COUNT];
+    int64_t class_total_ns[TPROF_CLASS_COUNT];
+    int windowed;           /* a step window was applied */
+    int64_t step_first, step_last; /* the window as found in the trace */
+    size_t nsteps;          /* steps in the window */
+    void *priv;
+} tprof_kernels_result;
+
+/* Returns 0, or TPROF_EUSAGE when a requested step window matches no step. */
+int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_kernels_result **out);
+/* Combines per-rank results (same grouping) into one: counts and times add
+ * up, shares are recomputed, min/max taken across ranks. */
+int tprof_kernels_combine(const tprof_kernels_result *const *parts, size_t n, tprof_kernels_result **out);
+void tprof_kernels_free(tprof_kernels_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

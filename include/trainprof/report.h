@@ -1,0 +1,56 @@
+/* Renderers: human tables, CSV and JSON writers, unit formatting.
+ * They format what analyses computed; they never compute. */
+#ifndef TRAINPROF_REPORT_H
+#define TRAINPROF_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "812 ns", "12.3 us", "4.56 ms", "1.234 s" */
+char *tprof_fmt_duration(char *buf, size_t len, int64_t ns);
+/* "512 B", "1.5 KiB", "3.20 MiB", "1.07 GiB" */
+char *tprof_fmt_bytes(char *buf, size_t len, int64_t bytes);
+
+/* A text table: columns with a header and an alignment ('l' or 'r'). Cells
+ * are copied. Long cells in the column marked with a width limit are cut
+ * with "..." in the middle so both ends stay readable. */
+typedef struct tprof_table tprof_table;
+tprof_table *tprof_table_new(int ncols, const char *const *headers, const char *aligns);
+void tprof_table_limit(tprof_table *t, int col, int max_width);
+int tprof_table_row(tprof_table *t, const char *const *cells);
+void tprof_table_print(const tprof_table *t, FILE *f);
+void tprof_table_free(tprof_table *t);
+
+/* CSV: a field quoted when it holds a comma, quote or newline (RFC 4180). */
+void tprof_csv_field(FILE *f, const char *s);
+
+/* A streaming JSON writer with commas and escaping handled. */
+typedef struct {
+    FILE *f;
+    int depth;
+    unsigned char first[64]; /* per depth: no element written yet */
+    int after_key;
+} tprof_jw;
+void tprof_jw_init(tprof_jw *w, FILE *f);
+void tprof_jw_obj(tprof_jw *w);
+void tprof_jw_obj_end(tprof_jw *w);
+void tprof_jw_arr(tprof_jw *w);
+void tprof_jw_arr_end(tprof_jw *w);
+void tprof_jw_key(tprof_jw *w, const char *k);
+void tprof_jw_str(tprof_jw *w, const char *s); /* NULL writes null */
+void tprof_jw_int(tprof_jw *w, int64_t v);
+void tprof_jw_uint(tprof_jw *w, uint64_t v);
+void tprof_jw_double(tprof_jw *w, double v);
+void tprof_jw_bool(tprof_jw *w, int v);
+void tprof_jw_null(tprof_jw *w);
+void tprof_json_escape(FILE *f, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,201 @@
+/* The trace event model and the streaming Kineto/Chrome trace reader.
+ *
+ * A trace is read once, front to back, through tprof_source (any compression)
+ * and tprof_json (bounded window). Each event becomes a compact record with
+ * interned strings; only the kinds the caller asks for are stored, so memory
+ * follows what an analysis needs, never the JSON text. Metadata keys
+ * (deviceProperties, distributedInfo, ...) may come before or after
+ * traceEvents. The bare array form (Ascend trace_view.json, string ts) is
+ * read too.
+ *
+ * Times are int64 nanoseconds, parsed from the decimal digits of the
+ * microsecond values (never through double).
+ *
+ * Ownership: tprof_trace_read() returns a trace the caller frees with
+ * tprof_trace_free(); every pointer obtained from a trace lives as long as it. */
+#ifndef TRAINPROF_TRACE_H
+#define TRAINPROF_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trainprof/source.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What an event is, from its phase and category. */
+typedef enum {
+    TPROF_KIND_CPU = 0,        /* cpu_op, user_annotation, python_function, ... */
+    TPROF_KIND_RUNTIME,        /* cuda_runtime / cuda_driver launches and syncs */
+    TPROF_KIND_GPU,            /* kernels, memcpy, memset, GPU-side syncs */
+    TPROF_KIND_GPU_ANNOTATION, /* gpu_user_annotation spans on a stream */
+    TPROF_KIND_FLOW,           /* ph s/t/f */
+    TPROF_KIND_INSTANT,        /* ph i/I, e.g. [memory] */
+    TPROF_KIND_COUNTER,        /* ph C */
+    TPROF_KIND_META,           /* ph M */
+    TPROF_KIND_OTHER,
+    TPROF_KIND_COUNT
+} tprof_kind;
+
+#define TPROF_KEEP(kind) (1u << (kind))
+#define TPROF_KEEP_ALL 0xFFFFFFFFu
+
+/* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
+typedef enum {
+    TPROF_CLASS_COMPUTE = 0,
+    TPROF_CLASS_COMM,
+    TPROF_CLASS_MEMORY,
+    TPROF_CLASS_OTHER,
+    TPROF_CLASS_COUNT
+} tprof_class;
+
+/* event flags */
+#define TPROF_EV_PID_STR 0x01  /* pid holds a string id (tprof_trace_str) */
+#define TPROF_EV_TID_STR 0x02
+#define TPROF_EV_NO_DUR 0x04   /* complete event without a usable dur: dur is 0 */
+#define TPROF_EV_BAD_DUR 0x08  /* dur was negative or absurd: set to 0 */
+#define TPROF_EV_STEP 0x10     /* a CPU ProfilerStep#N span */
+
+typedef struct {
+    int64_t ts;          /* ns since the trace's clock origin */
+    int64_t dur;         /* ns (0 for instants and untrusted values) */
+    int64_t pid, tid;
+    int64_t correlation; /* -1 when absent */
+    int64_t external_id; /* -1 when absent */
+    int64_t flow_id;     /* -1 when absent; for flow events */
+    int64_t bytes;       /* memcpy/memset size, -1 when absent */
+    uint32_t name, cat;  /* string ids */
+    int32_t device;      /* -1 for host events */
+    int32_t stream;      /* -1 for host events */
+    char ph;             /* phase letter as written */
+    uint8_t kind;        /* tprof_kind */
+    uint8_t klass;       /* tprof_class, for TPROF_KIND_GPU */
+    uint8_t flags;
+} tprof_event;
+
+typedef struct {
+    int64_t id;
+    const char *name;
+    int64_t total_memory;
+    int64_t num_sms;
+    int compute_major, compute_minor;
+} tprof_device;
+
+typedef struct {
+    int64_t number;  /* N of ProfilerStep#N */
+    int64_t ts, dur; /* ns */
+} tprof_step;
+
+typedef struct {
+    int64_t device, stream;
+    uint64_t events; /* GPU events seen on the track */
+} tprof_gpu_track;
+
+typedef struct {
+    uint32_t cat;    /* string id; the empty string for events without cat */
+    uint64_t count;
+} tprof_cat_count;
+
+/* Data problems found while reading; counted, with the first byte offset. */
+typedef struct {
+    uint64_t dur_missing, dur_negative, dur_absurd, ts_missing, ts_bad, non_object_events;
+    uint64_t first_offset; /* byte offset (uncompressed) of the first problem */
+} tprof_warnings;
+
+typedef enum { TPROF_FORM_OBJECT = 0, TPROF_FORM_ARRAY } tprof_form;
+
+typedef struct {
+    const char *path;
+    tprof_compression compression;
+    uint64_t bytes_in;       /* compressed bytes read */
+    uint64_t bytes_json;     /* uncompressed JSON bytes read */
+    int64_t file_size;       /* -1 for pipes */
+    tprof_form form;
+    int has_schema_version;
+    int64_t schema_version;
+    int has_distributed;     /* distributedInfo present */
+    int64_t rank, world_size; /* -1 when unknown */
+    const char *backend;     /* NULL when unknown */
+    int has_base_time;
+    int64_t base_time_ns;
+    const char *display_time_unit; /* NULL when absent */
+    const char *trace_name;        /* NULL when absent */
+    size_t ndevices;
+    const tprof_device *devices;
+    uint64_t nevents;               /* all events, stored or not */
+    uint64_t kind_counts[TPROF_KIND_COUNT];
+    size_t ncats;
+    const tprof_cat_count *cats;    /* sorted by count, descending */
+    int64_t ts_min, ts_max;         /* over timed events; ts_min > ts_max if none */
+    size_t nsteps;
+    const tprof_step *steps;        /* sorted by ts */
+    size_t ngpu_tracks;
+    const tprof_gpu_track *gpu_tracks; /* sorted by device, stream */
+    tprof_warnings warn;
+    int truncated;                  /* the input ended early; results cover what was read */
+} tprof_trace_meta;
+
+typedef struct tprof_classifier tprof_classifier;
+typedef struct tprof_trace tprof_trace;
+
+/* Progress of one file's read; may be called from several threads at once. */
+typedef void (*tprof_progress_fn)(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size);
+
+typedef struct {
+    uint32_t keep;  /* TPROF_KEEP(kind) mask of events to store; 0 stores none */
+    const tprof_classifier *classifier; /* NULL: built-in rules only */
+    tprof_progress_fn progress;         /* called about every 16 MiB; may be NULL */
+    void *progress_ctx;
+} tprof_read_opts;
+
+/* Reads a trace. Returns 0, or TPROF_ETRUNC with a usable trace (the input
+ * was cut: everything before the cut is in it), or another negative code with
+ * *out NULL and the message in errbuf. */
+int tprof_trace_read(tprof_trace **out, const char *path, const tprof_read_opts *opts,
+                     char *errbuf, size_t errlen);
+/* Same, from a memory buffer (compressed or not). */
+int tprof_trace_read_mem(tprof_trace **out, const void *data, size_t len, const char *name,
+                         const tprof_read_opts *opts, char *errbuf, size_t errlen);
+void tprof_trace_free(tprof_trace *t);
+
+/* Reads N files on up to THREADS threads (0: one per core). Each slot gets
+ * its trace (or NULL), return code and message. Returns 0 when every file
+ * was read (truncated ones included), else the first failing code. */
+typedef struct {
+    tprof_trace *trace;
+    int rc;
+    char err[512];
+} tprof_read_result;
+int tprof_trace_read_many(const char *const *paths, size_t n, const tprof_read_opts *opts, int threads,
+                          tprof_read_result *results);
+
+const tprof_trace_meta *tprof_trace_meta_get(const tprof_trace *t);
+/* The warning for a truncated read, or "" (message names file and byte). */
+const char *tprof_trace_truncation(const tprof_trace *t);
+size_t tprof_trace_nevents(const tprof_trace *t);
+const tprof_event *tprof_trace_events(const tprof_trace *t); /* in file order */
+const char *tprof_trace_str(const tprof_trace *t, uint32_t id);
+size_t tprof_trace_nstrings(const tprof_trace *t);
+/* Bytes of memory held by the trace (records, strings, tables). */
+size_t tprof_trace_memory(const tprof_trace *t);
+
+/* Classification */
+tprof_classifier *tprof_classifier_new(void);
+void tprof_classifier_free(tprof_classifier *c);
+/* Adds a rule: names matching GLOB (fnmatch syntax, whole name) get CLASS.
+ * User rules are tried in order, before the built-in ones. */
+int tprof_classifier_add(tprof_classifier *c, tprof_class klass, const char *glob);
+/* Reads rules from a file, one "CLASS GLOB" per line ('#' comments). */
+int tprof_classifier_load(tprof_classifier *c, const char *path, char *errbuf, size_t errlen);
+/* Class of a GPU event named NAME with category CAT (either may be ""). */
+tprof_class tprof_classify(const tprof_classifier *c, const char *cat, const char *name);
+const char *tprof_class_name(tprof_class k);
+int tprof_class_parse(const char *s, tprof_class *out);
+const char *tprof_kind_name(tprof_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

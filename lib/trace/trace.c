@@ -1,0 +1,34 @@
+/* Accessors of a read trace. */
+#include "trace_internal.h"
+
+#include <stdlib.h>
+
+void tprof_trace_free(tprof_trace *t)
+{
+    if (!t) return;
+    tprof_strtab_free(&t->strs);
+    free(t->ev);
+    free(t->devices);
+    free(t->steps);
+    free(t->tracks);
+    free(t->cat_counts);
+    free(t->cats);
+    free(t->kind_of_cat);
+    free(t->class_of_name);
+    free(t->path);
+    free(t);
+}
+
+const tprof_trace_meta *tprof_trace_meta_get(const tprof_trace *t) { return &t->meta; }
+const char *tprof_trace_truncation(const tprof_trace *t) { return t->meta.truncated ? t->trunc_msg : ""; }
+size_t tprof_trace_nevents(const tprof_trace *t) { return t->nev; }
+const tprof_event *tprof_trace_events(const tprof_trace *t) { return t->ev; }
+const char *tprof_trace_str(const tprof_trace *t, uint32_t id) { return tprof_strtab_get(&t->strs, id); }
+size_t tprof_trace_nstrings(const tprof_trace *t) { return t->strs.count; }
+
+size_t tprof_trace_memory(const tprof_trace *t)
+{
+    return sizeof *t + t->strs.bytes + t->evcap * sizeof *t->ev + t->devcap * sizeof *t->devices +
+           t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks +
+           t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap;
+}

@@ -1,0 +1,30 @@
+/* Internal layout of a trace; shared by the reader and the accessors. */
+#ifndef TPROF_TRACE_INTERNAL_H
+#define TPROF_TRACE_INTERNAL_H
+
+#include "trainprof/trace.h"
+#include "../util/strtab.h"
+
+struct tprof_trace {
+    tprof_strtab strs;
+    tprof_event *ev;
+    size_t nev, evcap;
+    tprof_trace_meta meta;
+    tprof_device *devices;
+    size_t ndev, devcap;
+    tprof_step *steps;
+    size_t nsteps, stepcap;
+    tprof_gpu_track *tracks;
+    size_t ntracks, trackcap;
+    uint64_t *cat_counts;   /* per string id, for category ids */
+    size_t cat_counts_cap;
+    tprof_cat_count *cats;  /* built at the end */
+    uint8_t *kind_of_cat;   /* per string id: tprof_kind + 1, 0 = unknown yet */
+    size_t kind_of_cat_cap;
+    uint8_t *class_of_name; /* per string id: tprof_class + 1, 0 = unknown yet */
+    size_t class_of_name_cap;
+    char *path;
+    char trunc_msg[400];
+};
+
+#endif

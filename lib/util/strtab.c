@@ -1,0 +1,118 @@
+#include "strtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A fast 64-bit hash over 8-byte words (multiply-xorshift); names are short
+ * to medium (kernel names run to a few hundred bytes). */
+uint64_t tprof_hash_bytes(const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (len * 0xff51afd7ed558ccdull);
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+        p += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, len);
+    h = (h ^ w) * 0x94d049bb133111ebull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return h;
+}
+
+int tprof_strtab_init(tprof_strtab *t)
+{
+    memset(t, 0, sizeof *t);
+    t->nslots = 1024;
+    t->slots = calloc(t->nslots, sizeof *t->slots);
+    if (!t->slots) return -1;
+    return tprof_strtab_intern(t, "", 0) == 0 ? 0 : -1;
+}
+
+void tprof_strtab_free(tprof_strtab *t)
+{
+    for (size_t i = 0; i < t->nchunks; i++) free(t->chunks[i]);
+    free(t->chunks);
+    free(t->slots);
+    free(t->hashes);
+    free(t->strs);
+    free(t->lens);
+    memset(t, 0, sizeof *t);
+}
+
+static char *arena_alloc(tprof_strtab *t, size_t n)
+{
+    if (t->arena_used + n > t->arena_cap) {
+        size_t cap = n > 65536 ? n : 65536;
+        char *c = malloc(cap);
+        if (!c) return NULL;
+        char **nc = realloc(t->chunks, (t->nchunks + 1) * sizeof *nc);
+        if (!nc) { free(c); return NULL; }
+        t->chunks = nc;
+        t->chunks[t->nchunks++] = c;
+        t->arena = c;
+        t->arena_cap = cap;
+        t->arena_used = 0;
+        t->bytes += cap;
+    }
+    char *r = t->arena + t->arena_used;
+    t->arena_used += n;
+    return r;
+}
+
+static int grow_slots(tprof_strtab *t)
+{
+    size_t n = t->nslots * 2;
+    uint32_t *s = calloc(n, sizeof *s);
+    if (!s) return -1;
+    for (size_t id = 0; id < t->count; id++) {
+        size_t i = t->hashes[id] & (n - 1);
+        while (s[i]) i = (i + 1) & (n - 1);
+        s[i] = (uint32_t)id + 1;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->bytes += (n - t->nslots) * sizeof *s;
+    t->nslots = n;
+    return 0;
+}
+
+uint32_t tprof_strtab_intern(tprof_strtab *t, const char *s, size_t len)
+{
+    uint64_t h = tprof_hash_bytes(s, len);
+    size_t mask = t->nslots - 1, i = h & mask;
+    for (uint32_t v; (v = t->slots[i]) != 0; i = (i + 1) & mask) {
+        uint32_t id = v - 1;
+        if (t->hashes[id] == h && t->lens[id] == len && memcmp(t->strs[id], s, len) == 0) return id;
+    }
+    if (t->count >= UINT32_MAX - 1 || len >= UINT32_MAX) return UINT32_MAX;
+    if (t->count == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 256;
+        uint64_t *nh = realloc(t->hashes, nc * sizeof *nh);
+        if (nh) t->hashes = nh;
+        const char **ns = realloc(t->strs, nc * sizeof *ns);
+        if (ns) t->strs = ns;
+        uint32_t *nl = realloc(t->lens, nc * sizeof *nl);
+        if (nl) t->lens = nl;
+        if (!nh || !ns || !nl) return UINT32_MAX;
+        t->bytes += (nc - t->cap) * (sizeof *nh + sizeof *ns + sizeof *nl);
+        t->cap = nc;
+    }
+    char *copy = arena_alloc(t, len + 1);
+    if (!copy) return UINT32_MAX;
+    memcpy(copy, s, len);
+    copy[len] = 0;
+    uint32_t id = (uint32_t)t->count++;
+    t->strs[id] = copy;
+    t->lens[id] = (uint32_t)len;
+    t->hashes[id] = h;
+    t->slots[i] = id + 1;
+    if (t->count * 2 > t->nslots && grow_slots(t)) return UINT32_MAX;
+    return id;
+}

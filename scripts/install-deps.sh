@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages trainprof needs to build, test and benchmark.
+# Idempotent and quiet when everything is already there. Needs root (or sudo)
+# only when something is missing.
+set -euo pipefail
+
+packages=(
+  gcc make cmake pkg-config         # build
+  zlib1g-dev libzstd-dev            # gzip fallback, zstd
+  libisal-dev isal                  # ISA-L fast gzip (library, igzip for benchmarks)
+  libcmocka-dev                     # unit tests
+  clang libclang-rt-14-dev          # libFuzzer targets, sanitizers
+  python3 gzip zstd                 # independent checks in tests, fixtures
+  time                              # /usr/bin/time: peak RSS in tests and benchmarks
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

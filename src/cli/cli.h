@@ -1,0 +1,51 @@
+/* Shared pieces of the trainprof command line (internal to the CLI). */
+#ifndef TPROF_CLI_H
+#define TPROF_CLI_H
+
+#include <stdio.h>
+
+#include "trainprof/trace.h"
+
+/* Exit codes (docs/ARCHITECTURE.md). */
+enum {
+    EXIT_OK = 0,
+    EXIT_CHECK = 1,
+    EXIT_USAGE = 2,
+    EXIT_INPUT = 3,
+    EXIT_TRUNC = 4,
+};
+
+typedef enum { FMT_TABLE = 0, FMT_CSV, FMT_JSON } cli_format;
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} cli_command;
+
+extern int cli_color; /* stderr diagnostics in colour */
+
+int cli_parse_format(const char *s, cli_format *out);
+/* "A..B", "A..", "..B" or "A" (ProfilerStep numbers). */
+int cli_parse_steps(const char *s, long long *first, long long *last);
+void cli_set_color(const char *mode); /* auto|always|never; NO_COLOR honoured */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reads the given traces in parallel with a progress bar (stderr is a
+ * terminal only). Prints one line per failed or truncated file. Returns the
+ * worst exit code: EXIT_OK, EXIT_TRUNC or EXIT_INPUT. */
+int cli_read_traces(char **paths, int n, const tprof_read_opts *opts, tprof_read_result *out);
+
+/* Class rules from --class-rule CLASS:GLOB and --class-file FILE. */
+int cli_add_class_rule(tprof_classifier **c, const char *spec);
+int cli_add_class_file(tprof_classifier **c, const char *path);
+
+/* Commands (one cmd_<name>.c each). */
+int cmd_info(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);
+
+/* Label for a trace in reports: "rank R" when known, else the file index. */
+void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,236 @@
+/* trainprof info: what a trace holds. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/report.h"
+#include "trainprof/trace.h"
+
+static void help(FILE *f)
+{
+    fprintf(f, "usage: trainprof info [--format table|csv|json] [--color WHEN] TRACE...\n\n"
+               "Format, compression, sizes, schema version, devices, rank and world size,\n"
+               "time span, ProfilerSteps, event counts by kind and category, GPU tracks and\n"
+               "data warnings of each trace.\n");
+}
+
+static void print_table(const tprof_trace *t)
+{
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    char a[32], b[32];
+    printf("%s\n", m->path);
+    printf("  format       %s, %s%s\n", m->form == TPROF_FORM_OBJECT ? "trace object" : "bare event array",
+           m->compression == TPROF_COMP_NONE ? "uncompressed" : tprof_compression_name(m->compression),
+           m->truncated ? " (TRUNCATED)" : "");
+    printf("  size         %s read", tprof_fmt_bytes(a, sizeof a, (int64_t)m->bytes_in));
+    if (m->compression != TPROF_COMP_NONE) printf(", %s of JSON", tprof_fmt_bytes(b, sizeof b, (int64_t)m->bytes_json));
+    printf("\n");
+    if (m->has_schema_version) printf("  schema       %" PRId64 "\n", m->schema_version);
+    if (m->trace_name) printf("  trace name   %s\n", m->trace_name);
+    for (size_t i = 0; i < m->ndevices; i++) {
+        const tprof_device *d = &m->devices[i];
+        printf("  device %-5" PRId64 " %s", d->id, d->name);
+        if (d->num_sms > 0) printf(", %" PRId64 " SMs", d->num_sms);
+        if (d->compute_major) printf(", sm_%d%d", d->compute_major, d->compute_minor);
+        if (d->total_memory > 0) printf(", %s", tprof_fmt_bytes(a, sizeof a, d->total_memory));
+        printf("\n");
+    }
+    if (m->has_distributed || m->rank >= 0)
+        printf("  rank         %" PRId64 " of world size %" PRId64 "%s%s\n", m->rank, m->world_size,
+               m->backend ? ", backend " : "", m->backend ? m->backend : "");
+    else
+        printf("  rank         unknown (no distributedInfo)\n");
+    if (m->has_base_time) printf("  base time    %" PRId64 " ns\n", m->base_time_ns);
+    if (m->ts_max >= m->ts_min)
+        printf("  time span    %s (ts %" PRId64 " .. %" PRId64 " ns)\n",
+               tprof_fmt_duration(a, sizeof a, m->ts_max - m->ts_min), m->ts_min, m->ts_max);
+    if (m->nsteps) {
+        int64_t tot = 0;
+        for (size_t i = 0; i < m->nsteps; i++) tot += m->steps[i].dur;
+        printf("  steps        %zu (ProfilerStep#%" PRId64 " .. #%" PRId64 "), mean %s\n", m->nsteps,
+               m->steps[0].number, m->steps[m->nsteps - 1].number,
+               tprof_fmt_duration(a, sizeof a, tot / (int64_t)m->nsteps));
+    } else
+        printf("  steps        none (no ProfilerStep#N spans)\n");
+    printf("  events       %" PRIu64 ":", m->nevents);
+    for (int k = 0; k < TPROF_KIND_COUNT; k++)
+        if (m->kind_counts[k]) printf(" %s %" PRIu64, tprof_kind_name((tprof_kind)k), m->kind_counts[k]);
+    printf("\n  categories  ");
+    for (size_t i = 0; i < m->ncats; i++) {
+        const char *c = tprof_trace_str(t, m->cats[i].cat);
+        printf(" %s %" PRIu64 "%s", c[0] ? c : "(none)", m->cats[i].count, i + 1 < m->ncats ? "," : "");
+    }
+    printf("\n");
+    if (m->ngpu_tracks) {
+        printf("  gpu tracks  ");
+        for (size_t i = 0; i < m->ngpu_tracks; i++)
+            printf(" dev %" PRId64 "/stream %" PRId64 " (%" PRIu64 ")%s", m->gpu_tracks[i].device,
+                   m->gpu_tracks[i].stream, m->gpu_tracks[i].events, i + 1 < m->ngpu_tracks ? "," : "");
+        printf("\n");
+    }
+    const tprof_warnings *w = &m->warn;
+    if (w->dur_missing || w->dur_negative || w->dur_absurd || w->ts_missing || w->ts_bad || w->non_object_events)
+        printf("  warnings     dur missing %" PRIu64 ", dur negative %" PRIu64 ", dur > 1 day %" PRIu64
+               ", ts missing %" PRIu64 ", ts invalid %" PRIu64 ", non-object events %" PRIu64
+               " (first at byte %" PRIu64 ")\n",
+               w->dur_missing, w->dur_negative, w->dur_absurd, w->ts_missing, w->ts_bad, w->non_object_events,
+               w->first_offset);
+    if (m->truncated) printf("  truncated    %s\n", tprof_trace_truncation(t));
+}
+
+static void json_trace(tprof_jw *w, const tprof_trace *t)
+{
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    tprof_jw_obj(w);
+    tprof_jw_key(w, "file"); tprof_jw_str(w, m->path);
+    tprof_jw_key(w, "form"); tprof_jw_str(w, m->form == TPROF_FORM_OBJECT ? "object" : "array");
+    tprof_jw_key(w, "compression"); tprof_jw_str(w, tprof_compression_name(m->compression));
+    tprof_jw_key(w, "bytes_read"); tprof_jw_uint(w, m->bytes_in);
+    tprof_jw_key(w, "bytes_json"); tprof_jw_uint(w, m->bytes_json);
+    tprof_jw_key(w, "truncated"); tprof_jw_bool(w, m->truncated);
+    tprof_jw_key(w, "schema_version");
+    if (m->has_schema_version) tprof_jw_int(w, m->schema_version); else tprof_jw_null(w);
+    tprof_jw_key(w, "rank"); tprof_jw_int(w, m->rank);
+    tprof_jw_key(w, "world_size"); tprof_jw_int(w, m->world_size);
+    tprof_jw_key(w, "backend"); tprof_jw_str(w, m->backend);
+    tprof_jw_key(w, "base_time_ns");
+    if (m->has_base_time) tprof_jw_int(w, m->base_time_ns); else tprof_jw_null(w);
+    tprof_jw_key(w, "devices");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < m->ndevices; i++) {
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "id"); tprof_jw_int(w, m->devices[i].id);
+        tprof_jw_key(w, "name"); tprof_jw_str(w, m->devices[i].name);
+        tprof_jw_key(w, "num_sms"); tprof_jw_int(w, m->devices[i].num_sms);
+        tprof_jw_key(w, "total_memory"); tprof_jw_int(w, m->devices[i].total_memory);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+    tprof_jw_key(w, "ts_min_ns"); tprof_jw_int(w, m->ts_max >= m->ts_min ? m->ts_min : 0);
+    tprof_jw_key(w, "ts_max_ns"); tprof_jw_int(w, m->ts_max >= m->ts_min ? m->ts_max : 0);
+    tprof_jw_key(w, "steps");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < m->nsteps; i++) {
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "number"); tprof_jw_int(w, m->steps[i].number);
+        tprof_jw_key(w, "ts_ns"); tprof_jw_int(w, m->steps[i].ts);
+        tprof_jw_key(w, "dur_ns"); tprof_jw_int(w, m->steps[i].dur);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+    tprof_jw_key(w, "events"); tprof_jw_uint(w, m->nevents);
+    tprof_jw_key(w, "kinds");
+    tprof_jw_obj(w);
+    for (int k = 0; k < TPROF_KIND_COUNT; k++) {
+        tprof_jw_key(w, tprof_kind_name((tprof_kind)k));
+        tprof_jw_uint(w, m->kind_counts[k]);
+    }
+    tprof_jw_obj_end(w);
+    tprof_jw_key(w, "categories");
+    tprof_jw_obj(w);
+    for (size_t i = 0; i < m->ncats; i++) {
+        tprof_jw_key(w, tprof_trace_str(t, m->cats[i].cat));
+        tprof_jw_uint(w, m->cats[i].count);
+    }
+    tprof_jw_obj_end(w);
+    tprof_jw_key(w, "gpu_tracks");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < m->ngpu_tracks; i++) {
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "device"); tprof_jw_int(w, m->gpu_tracks[i].device);
+        tprof_jw_key(w, "stream"); tprof_jw_int(w, m->gpu_tracks[i].stream);
+        tprof_jw_key(w, "events"); tprof_jw_uint(w, m->gpu_tracks[i].events);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+    const tprof_warnings *wr = &m->warn;
+    tprof_jw_key(w, "warnings");
+    tprof_jw_obj(w);
+    tprof_jw_key(w, "dur_missing"); tprof_jw_uint(w, wr->dur_missing);
+    tprof_jw_key(w, "dur_negative"); tprof_jw_uint(w, wr->dur_negative);
+    tprof_jw_key(w, "dur_absurd"); tprof_jw_uint(w, wr->dur_absurd);
+    tprof_jw_key(w, "ts_missing"); tprof_jw_uint(w, wr->ts_missing);
+    tprof_jw_key(w, "ts_invalid"); tprof_jw_uint(w, wr->ts_bad);
+    tprof_jw_key(w, "non_object_events"); tprof_jw_uint(w, wr->non_object_events);
+    tprof_jw_obj_end(w);
+    tprof_jw_obj_end(w);
+}
+
+static void csv_trace(const tprof_trace *t)
+{
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+#define ROW(key, fmt, ...) do { tprof_csv_field(stdout, m->path); printf("," key "," fmt "\n", __VA_ARGS__); } while (0)
+    ROW("form", "%s", m->form == TPROF_FORM_OBJECT ? "object" : "array");
+    ROW("compression", "%s", tprof_compression_name(m->compression));
+    ROW("bytes_read", "%" PRIu64, m->bytes_in);
+    ROW("bytes_json", "%" PRIu64, m->bytes_json);
+    ROW("truncated", "%d", m->truncated);
+    ROW("rank", "%" PRId64, m->rank);
+    ROW("world_size", "%" PRId64, m->world_size);
+    ROW("devices", "%zu", m->ndevices);
+    ROW("steps", "%zu", m->nsteps);
+    ROW("events", "%" PRIu64, m->nevents);
+    for (int k = 0; k < TPROF_KIND_COUNT; k++) ROW("kind.%s", "%" PRIu64, tprof_kind_name((tprof_kind)k), m->kind_counts[k]);
+    for (size_t i = 0; i < m->ncats; i++) {
+        tprof_csv_field(stdout, m->path);
+        printf(",");
+        char key[300];
+        snprintf(key, sizeof key, "category.%s", tprof_trace_str(t, m->cats[i].cat));
+        tprof_csv_field(stdout, key);
+        printf(",%" PRIu64 "\n", m->cats[i].count);
+    }
+#undef ROW
+}
+
+int cmd_info(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "format", required_argument, 0, 'f' }, { "color", required_argument, 0, 'c' },
+        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+    };
+    cli_format fmt = FMT_TABLE;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (cli_parse_format(optarg, &fmt)) {
+                cli_error("--format must be table, csv or json, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'c': cli_set_color(optarg); break;
+        case 'h': help(stdout); return EXIT_OK;
+        default: help(stderr); return EXIT_USAGE;
+        }
+    }
+    int n = argc - optind;
+    if (n < 1) {
+        help(stderr);
+        return EXIT_USAGE;
+    }
+    tprof_read_result *res = calloc((size_t)n, sizeof *res);
+    if (!res) return EXIT_INPUT;
+    tprof_read_opts ro = { .keep = 0 };
+    int rc = cli_read_traces(argv + optind, n, &ro, res);
+    tprof_jw w;
+    tprof_jw_init(&w, stdout);
+    if (fmt == FMT_JSON) tprof_jw_arr(&w);
+    if (fmt == FMT_CSV) printf("file,key,value\n");
+    for (int i = 0; i < n; i++) {
+        if (!res[i].trace) continue;
+        if (fmt == FMT_JSON) json_trace(&w, res[i].trace);
+        else if (fmt == FMT_CSV) csv_trace(res[i].trace);
+        else {
+            if (i) printf("\n");
+            print_table(res[i].trace);
+        }
+        tprof_trace_free(res[i].trace);
+    }
+    if (fmt == FMT_JSON) tprof_jw_arr_end(&w);
+    free(res);
+    return rc;
+}

@@ -1,0 +1,195 @@
+#include "cli.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trainprof/error.h"
+#include "trainprof/report.h"
+
+int cli_color;
+
+void cli_set_color(const char *mode)
+{
+    if (!mode || !strcmp(mode, "auto"))
+        cli_color = isatty(2) && !getenv("NO_COLOR");
+    else
+        cli_color = !strcmp(mode, "always");
+}
+
+static void vmsg(const char *tag, const char *color, const char *fmt, va_list ap)
+{
+    if (cli_color) fprintf(stderr, "%s%s\033[0m ", color, tag);
+    else fprintf(stderr, "%s ", tag);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("trainprof: error:", "\033[1;31m", fmt, ap);
+    va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("trainprof: warning:", "\033[1;33m", fmt, ap);
+    va_end(ap);
+}
+
+int cli_parse_format(const char *s, cli_format *out)
+{
+    if (!strcmp(s, "table")) *out = FMT_TABLE;
+    else if (!strcmp(s, "csv")) *out = FMT_CSV;
+    else if (!strcmp(s, "json")) *out = FMT_JSON;
+    else return -1;
+    return 0;
+}
+
+static int parse_num(const char *s, const char *end, long long *v)
+{
+    if (s == end) return -1;
+    long long x = 0;
+    for (const char *p = s; p < end; p++) {
+        if (*p < '0' || *p > '9' || x > 1000000000000LL) return -1;
+        x = x * 10 + (*p - '0');
+    }
+    *v = x;
+    return 0;
+}
+
+int cli_parse_steps(const char *s, long long *first, long long *last)
+{
+    const char *dots = strstr(s, "..");
+    *first = *last = -1;
+    if (!dots) {
+        if (parse_num(s, s + strlen(s), first)) return -1;
+        *last = *first;
+        return 0;
+    }
+    if (dots > s && parse_num(s, dots, first)) return -1;
+    if (dots[2] && parse_num(dots + 2, dots + strlen(dots), last)) return -1;
+    if (*first < 0 && *last < 0) return -1;
+    if (*first >= 0 && *last >= 0 && *last < *first) return -1;
+    return 0;
+}
+
+/* ---- progress bar ---- */
+typedef struct {
+    pthread_mutex_t mu;
+    char **paths;
+    int n;
+    uint64_t *done;
+    int64_t *size;
+    struct timespec last;
+    int drawn;
+} progress;
+
+static void on_progress(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size)
+{
+    progress *p = ctx;
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->paths[i], path) || (!strcmp(path, "<stdin>") && !strcmp(p->paths[i], "-"))) {
+            p->done[i] = bytes_in;
+            p->size[i] = file_size;
+            break;
+        }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double dt = (double)(now.tv_sec - p->last.tv_sec) + (double)(now.tv_nsec - p->last.tv_nsec) / 1e9;
+    if (dt >= 0.2) {
+        p->last = now;
+        uint64_t done = 0, total = 0;
+        for (int i = 0; i < p->n; i++) {
+            done += p->done[i];
+            total += p->size[i] > 0 ? (uint64_t)p->size[i] : 0;
+        }
+        char a[32], b[32];
+        tprof_fmt_bytes(a, sizeof a, (int64_t)done);
+        tprof_fmt_bytes(b, sizeof b, (int64_t)total);
+        int pct = total ? (int)(done * 100 / total) : 0;
+        if (pct > 100) pct = 100;
+        char bar[31];
+        for (int i = 0; i < 30; i++) bar[i] = i < pct * 30 / 100 ? '#' : '.';
+        bar[30] = 0;
+        fprintf(stderr, "\r[%s] %3d%% %s / %s (%d file%s)", bar, pct, a, b, p->n, p->n == 1 ? "" : "s");
+        p->drawn = 1;
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_read_result *out)
+{
+    tprof_read_opts opts = *opts_in;
+    progress p = { .paths = paths, .n = n };
+    int show = isatty(2);
+    if (show) {
+        pthread_mutex_init(&p.mu, NULL);
+        p.done = calloc((size_t)n, sizeof *p.done);
+        p.size = calloc((size_t)n, sizeof *p.size);
+        clock_gettime(CLOCK_MONOTONIC, &p.last);
+        if (p.done && p.size) {
+            opts.progress = on_progress;
+            opts.progress_ctx = &p;
+        }
+    }
+    tprof_trace_read_many((const char *const *)paths, (size_t)n, &opts, 0, out);
+    if (show) {
+        if (p.drawn) fprintf(stderr, "\r%60s\r", "");
+        free(p.done);
+        free(p.size);
+        pthread_mutex_destroy(&p.mu);
+    }
+    int worst = EXIT_OK;
+    for (int i = 0; i < n; i++) {
+        if (out[i].rc == TPROF_ETRUNC) {
+            cli_warn("%s", tprof_trace_truncation(out[i].trace));
+            if (worst == EXIT_OK) worst = EXIT_TRUNC;
+        } else if (out[i].rc) {
+            cli_error("%s", out[i].err[0] ? out[i].err : tprof_strerror(out[i].rc));
+            worst = EXIT_INPUT;
+        }
+    }
+    return worst;
+}
+
+int cli_add_class_rule(tprof_classifier **c, const char *spec)
+{
+    const char *colon = strchr(spec, ':');
+    if (!colon) return -1;
+    char cls[32];
+    size_t n = (size_t)(colon - spec);
+    if (n >= sizeof cls) return -1;
+    memcpy(cls, spec, n);
+    cls[n] = 0;
+    tprof_class k;
+    if (tprof_class_parse(cls, &k) || !colon[1]) return -1;
+    if (!*c && !(*c = tprof_classifier_new())) return -1;
+    return tprof_classifier_add(*c, k, colon + 1);
+}
+
+int cli_add_class_file(tprof_classifier **c, const char *path)
+{
+    if (!*c && !(*c = tprof_classifier_new())) return -1;
+    char err[512];
+    if (tprof_classifier_load(*c, path, err, sizeof err)) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len)
+{
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    if (m->rank >= 0) snprintf(buf, len, "rank %lld", (long long)m->rank);
+    else snprintf(buf, len, "trace %d", index);
+}

@@ -1,0 +1,49 @@
+/* trainprof: the command table and global flags. Each command lives in its
+ * own cmd_<name>.c and is a thin layer over libtrainprof. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/version.h"
+
+static const cli_command commands[] = {
+    { "info", "what a trace holds: format, devices, rank, steps, event counts, warnings", cmd_info },
+    { "kernels", "GPU kernel breakdown: top kernels, classes, streams", cmd_kernels },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof [--version] [--help] COMMAND [ARGS]\n\n"
+            "Profiles deep-learning training runs from PyTorch/Kineto traces.\n\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "\nRun 'trainprof COMMAND --help' for a command's options.\n"
+            "Inputs: a file path or '-' (stdin); gzip and zstd are detected by their magic bytes.\n"
+            "Exit codes: 0 ok, 1 a requested check failed, 2 usage, 3 unreadable or invalid input,\n"
+            "            4 input truncated (results cover what was read).\n");
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_color("auto");
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("trainprof %s (library %s)\n", TPROF_VERSION_STRING, tprof_version());
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (see trainprof --help)", cmd);
+    return EXIT_USAGE;
+}

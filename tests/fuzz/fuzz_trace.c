@@ -1,0 +1,26 @@
+/* libFuzzer target: the whole trace reader (decompression, tokenizer, event
+ * model) and the kernels analysis on what it read. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "trainprof/analysis.h"
+#include "trainprof/trace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    tprof_read_opts o = { .keep = TPROF_KEEP_ALL };
+    tprof_trace *t = NULL;
+    char err[512];
+    tprof_trace_read_mem(&t, data, size, "fuzz", &o, err, sizeof err);
+    if (t) {
+        tprof_kernels_result *r;
+        tprof_kernels_opts ko = { .by = TPROF_BY_NAME, .step_first = 1, .step_last = 3 };
+        if (tprof_kernels(t, &ko, &r) == 0) tprof_kernels_free(r);
+        ko.step_first = ko.step_last = -1;
+        if (tprof_kernels(t, &ko, &r) == 0) tprof_kernels_free(r);
+        tprof_trace_free(t);
+    }
+    return 0;
+}

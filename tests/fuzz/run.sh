@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs each fuzz target for SECONDS (default 30) from a seed corpus of small
+# generated traces and JSON snippets. Fails on any crash, leak or UB report.
+set -euo pipefail
+build=${1:-build-fuzz}
+secs=${2:-30}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/json" "$work/trace"
+i=0
+for s in '{"a":[1,2.5e3,-0,"x\u00e9\ud83d\ude00"],"b":{"c":null,"d":true}}' '[]' '"\\"' '[1e-3,{"":false}]'; do
+  printf '%s' "$s" > "$work/json/seed$i"; i=$((i+1))
+done
+cat > "$work/trace/seed0" <<'J'
+{"schemaVersion":1,"distributedInfo":{"rank":0,"world_size":2,"backend":"nccl"},"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100.5,"dur":50},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":101,"dur":2,"args":{"correlation":7}},
+{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce","pid":0,"tid":7,"ts":110,"dur":5.25,"args":{"device":0,"stream":7,"correlation":7}},
+{"ph":"s","id":7,"pid":1,"tid":1,"ts":101,"cat":"ac2g","name":"ac2g"},
+{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":1,"ts":102,"args":{"Bytes":4}}],
+"deviceProperties":[{"id":0,"name":"H100","numSms":132}]}
+J
+printf '[{"ph":"X","name":"k","pid":800,"tid":3,"ts":"1704161511420306.491","dur":1.35,"args":{"Task Type":"AI_CORE","Stream Id":3}}]' > "$work/trace/seed1"
+gzip -c "$work/trace/seed0" > "$work/trace/seed2"
+if command -v zstd >/dev/null; then zstd -q -c "$work/trace/seed0" > "$work/trace/seed3"; fi
+for t in fuzz_json fuzz_trace; do
+  corpus="$work/${t#fuzz_}"
+  echo "fuzz: $t for ${secs}s"
+  "$build/tests/fuzz/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$work/" "$corpus" 2>"$work/$t.log" || { tail -50 "$work/$t.log"; mkdir -p "$build/fuzz-artifacts"; cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$build/fuzz-artifacts/" 2>/dev/null; exit 1; }
+  grep -E "stat::number_of_executed_runs|cov:" "$work/$t.log" | tail -2 || true
+done
+echo "fuzz: no crash"
