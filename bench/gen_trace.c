@@ -13,6 +13,16 @@
  * Optionally writes a ground-truth CSV of every GPU activity emitted
  * (kernel, gpu_memcpy, gpu_memset), aggregated by name, with exact integer
  * nanosecond durations.
+ *
+ * usage: trainprof-gentrace [--size BYTES|250M|1G] [--seed N] [--rank R]
+ *            [--world W] [--steps N] [--layers N] [--layout line|kineto]
+ *            [--truth FILE.csv] [--stats] [-o FILE]
+ *
+ * Events of one step are built in memory (CPU ops as a tree, so parents
+ * know their duration), then serialized with hand-written formatting into
+ * two buffers (CPU events first, then runtime/GPU/flow events, as Kineto
+ * groups them) and written with fwrite.  Timestamps are kept as integer
+ * nanoseconds and printed as microseconds with exactly 3 decimals.
  */
 #include <errno.h>
 #include <inttypes.h>

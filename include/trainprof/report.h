@@ -13,7 +13,7 @@ extern "C" {
 
 /* "812 ns", "12.3 us", "4.56 ms", "1.234 s" */
 char *tprof_fmt_duration(char *buf, size_t len, int64_t ns);
-/* "512 B", "1.5 KiB", "3.20 MiB", "1.07 GiB" */
+/* "512 B", "1.5 KiB", "3.2 MiB", "1.07 GiB": 3 significant digits, no exponent */
 char *tprof_fmt_bytes(char *buf, size_t len, int64_t bytes);
 
 /* A text table: columns with a header and an alignment ('l' or 'r'). Cells
@@ -29,11 +29,13 @@ void tprof_table_free(tprof_table *t);
 /* CSV: a field quoted when it holds a comma, quote or newline (RFC 4180). */
 void tprof_csv_field(FILE *f, const char *s);
 
-/* A streaming JSON writer with commas and escaping handled. */
+/* A streaming JSON writer with commas and escaping handled; nesting up to
+ * TPROF_JW_MAX_DEPTH levels. */
+#define TPROF_JW_MAX_DEPTH 1024
 typedef struct {
     FILE *f;
     int depth;
-    unsigned char first[64]; /* per depth: no element written yet */
+    unsigned char first[TPROF_JW_MAX_DEPTH + 1]; /* per depth: no element written yet */
     int after_key;
 } tprof_jw;
 void tprof_jw_init(tprof_jw *w, FILE *f);

@@ -75,6 +75,23 @@ typedef struct {
     uint8_t flags;
 } tprof_event;
 
+/* End of an event, ts + dur, saturated: malformed inputs can put ts near
+ * the int64 limits. */
+static inline int64_t tprof_end_ns(int64_t ts, int64_t dur)
+{
+    int64_t end;
+    if (__builtin_add_overflow(ts, dur, &end)) return dur > 0 ? INT64_MAX : INT64_MIN;
+    return end;
+}
+
+/* b - a, saturated. */
+static inline int64_t tprof_span_ns(int64_t a, int64_t b)
+{
+    int64_t d;
+    if (__builtin_sub_overflow(b, a, &d)) return b > a ? INT64_MAX : INT64_MIN;
+    return d;
+}
+
 typedef struct {
     int64_t id;
     const char *name;
@@ -144,10 +161,12 @@ typedef struct tprof_trace tprof_trace;
 typedef void (*tprof_progress_fn)(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size);
 
 typedef struct {
-    uint32_t keep;  /* TPROF_KEEP(kind) mask of events to store; 0 stores none */
+    uint32_t keep;  /* TPROF_KEEP(kind) mask of events to store; ProfilerStep spans
+                       are always stored, so 0 stores only those */
     const tprof_classifier *classifier; /* NULL: built-in rules only */
     tprof_progress_fn progress;         /* called about every 16 MiB; may be NULL */
     void *progress_ctx;
+    int generic_only; /* parse every event token by token (tests compare both paths) */
 } tprof_read_opts;
 
 /* Reads a trace. Returns 0, or TPROF_ETRUNC with a usable trace (the input

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "trainprof/trace.h"
+
 static int cmp_iv(const void *a, const void *b)
 {
     const tprof_interval *x = a, *y = b;
@@ -16,11 +18,11 @@ int64_t tprof_interval_union(tprof_interval *iv, size_t n)
     int64_t total = 0, s = iv[0].start, e = iv[0].end;
     for (size_t i = 1; i < n; i++) {
         if (iv[i].start > e) {
-            total += e - s;
+            total = tprof_end_ns(total, tprof_span_ns(s, e));
             s = iv[i].start;
             e = iv[i].end;
         } else if (iv[i].end > e)
             e = iv[i].end;
     }
-    return total + (e - s);
+    return tprof_end_ns(total, tprof_span_ns(s, e));
 }

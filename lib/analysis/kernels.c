@@ -152,7 +152,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
             if (e->correlation >= 0 && tprof_i64map_get(&launch, e->correlation, &lts)) at = lts;
             int in = 0;
             for (size_t s = w0; s < w1 && !in; s++)
-                in = at >= m->steps[s].ts && at < m->steps[s].ts + m->steps[s].dur;
+                in = at >= m->steps[s].ts && at < tprof_end_ns(m->steps[s].ts, m->steps[s].dur);
             if (!in) continue;
         }
         int idx;
@@ -164,7 +164,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
             break;
         case TPROF_BY_STREAM:
             snprintf(label, sizeof label, "device %d stream %d", e->device, e->stream);
-            idx = row_for(r, &g, ((int64_t)e->device << 32) | (uint32_t)e->stream, label, TPROF_CLASS_COMPUTE,
+            idx = row_for(r, &g, (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream), label, TPROF_CLASS_COMPUTE,
                           e->device, e->stream, &cap);
             break;
         default:
@@ -180,12 +180,13 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
         r->total_ns += e->dur;
         r->class_count[e->klass]++;
         r->class_total_ns[e->klass] += e->dur;
-        iv[niv++] = (tprof_interval){ e->ts, e->ts + e->dur };
+        int64_t end = tprof_end_ns(e->ts, e->dur);
+        iv[niv++] = (tprof_interval){ e->ts, end };
         if (e->ts < first) first = e->ts;
-        if (e->ts + e->dur > last) last = e->ts + e->dur;
+        if (end > last) last = end;
     }
     r->busy_ns = tprof_interval_union(iv, niv);
-    r->span_ns = niv ? last - first : 0;
+    r->span_ns = niv ? tprof_span_ns(first, last) : 0;
     free(iv);
     tprof_i64map_free(&g.index);
     if (windowed) tprof_i64map_free(&launch);

@@ -297,7 +297,7 @@ static ssize_t read_plain(tprof_source *s, uint8_t *buf, size_t cap)
         if (n > cap) n = cap;
         memcpy(buf, s->in + s->in_pos, n);
         s->in_pos += n;
-        s->bytes_in += n;
+        __atomic_fetch_add(&s->bytes_in, (uint64_t)(n), __ATOMIC_RELAXED);
         return (ssize_t)n;
     }
     if (s->in_eof) return 0;
@@ -306,7 +306,7 @@ static ssize_t read_plain(tprof_source *s, uint8_t *buf, size_t cap)
         if (n > cap) n = cap;
         memcpy(buf, s->mem + s->mem_pos, n);
         s->mem_pos += n;
-        s->bytes_in += n;
+        __atomic_fetch_add(&s->bytes_in, (uint64_t)(n), __ATOMIC_RELAXED);
         if (n == 0) s->in_eof = 1;
         return (ssize_t)n;
     }
@@ -319,7 +319,7 @@ static ssize_t read_plain(tprof_source *s, uint8_t *buf, size_t cap)
             return TPROF_EIO;
         }
         if (n == 0) s->in_eof = 1;
-        s->bytes_in += (uint64_t)n;
+        __atomic_fetch_add(&s->bytes_in, (uint64_t)((uint64_t)n), __ATOMIC_RELAXED);
         return n;
     }
 }
@@ -344,7 +344,7 @@ static ssize_t read_isal(tprof_source *s, uint8_t *buf, size_t cap)
         int ret = isal_inflate(st);
         size_t used = (s->in_len - s->in_pos) - st->avail_in;
         s->in_pos += used;
-        s->bytes_in += used;
+        __atomic_fetch_add(&s->bytes_in, (uint64_t)(used), __ATOMIC_RELAXED);
         size_t got = cap - st->avail_out;
         if (ret < 0) {
             seterr(s, "%s: corrupt gzip data near compressed byte %llu (isa-l error %d)",
@@ -385,7 +385,7 @@ static ssize_t read_zlib(tprof_source *s, uint8_t *buf, size_t cap)
         int ret = inflate(z, Z_NO_FLUSH);
         size_t used = (s->in_len - s->in_pos) - z->avail_in;
         s->in_pos += used;
-        s->bytes_in += used;
+        __atomic_fetch_add(&s->bytes_in, (uint64_t)(used), __ATOMIC_RELAXED);
         size_t got = cap - z->avail_out;
         if (ret == Z_STREAM_END) s->stream_done = 1;
         else if (ret == Z_BUF_ERROR && n == 0) {
@@ -427,7 +427,7 @@ static ssize_t read_zstd(tprof_source *s, uint8_t *buf, size_t cap)
         ZSTD_outBuffer out = { buf, cap, 0 };
         hint = ZSTD_decompressStream(s->zd, &out, &in);
         s->in_pos += in.pos;
-        s->bytes_in += in.pos;
+        __atomic_fetch_add(&s->bytes_in, (uint64_t)(in.pos), __ATOMIC_RELAXED);
         if (ZSTD_isError(hint)) {
             seterr(s, "%s: corrupt zstd data near compressed byte %llu (%s)", s->name,
                    (unsigned long long)s->bytes_in, ZSTD_getErrorName(hint));
@@ -464,7 +464,8 @@ ssize_t tprof_source_read(tprof_source *s, void *buf, size_t cap)
 const char *tprof_source_name(const tprof_source *s) { return s->name; }
 const char *tprof_source_errmsg(const tprof_source *s) { return s->err; }
 tprof_compression tprof_source_compression(const tprof_source *s) { return s->comp; }
-uint64_t tprof_source_bytes_in(const tprof_source *s) { return s->bytes_in; }
+/* read by the parsing thread for progress while a pipe thread decompresses */
+uint64_t tprof_source_bytes_in(const tprof_source *s) { return __atomic_load_n(&s->bytes_in, __ATOMIC_RELAXED); }
 uint64_t tprof_source_bytes_out(const tprof_source *s) { return s->bytes_out; }
 int64_t tprof_source_file_size(const tprof_source *s) { return s->file_size; }
 

@@ -5,17 +5,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tprof_json_parse_scaled(const char *s, size_t len, int scale, int64_t *out)
+/* The common case: [-]digits[.digits], at most 18 digits, 0 <= scale <= 6 and
+ * no more fraction digits than scale. Returns 0 when it handled the text. */
+static int scaled_fast(const char *s, size_t len, int scale, int64_t *out)
+{
+    static const int64_t pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+    if (len == 0 || len > 24 || scale < 0 || scale > 6) return -1;
+    const char *p = s, *end = s + len;
+    int neg = *p == '-';
+    p += neg;
+    if (p == end) return -1;
+    int64_t v = 0;
+    int ndig = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++)
+        if (++ndig > 18) return -1; /* might not fit: the general parser decides */
+        else v = v * 10 + (*p - '0');
+    int frac = 0;
+    if (p < end && *p == '.') {
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++, frac++)
+            if (++ndig > 18) return -1;
+            else v = v * 10 + (*p - '0');
+        if (frac == 0) return -1;
+    }
+    if (p != end || ndig == 0 || frac > scale) return -1;
+    if (__builtin_mul_overflow(v, pow10[scale - frac], &v)) return -1;
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* The general case. *INEXACT tells whether nonzero digits were rounded off. */
+static int scaled_general(const char *s, size_t len, int scale, int64_t *out, int *inexact)
 {
     const char *p = s, *end = s + len;
     int neg = 0;
+    *inexact = 0;
     if (p < end && (*p == '-' || *p == '+')) neg = *p++ == '-';
-    /* digits of the mantissa, decimal point removed; leading zeros skipped */
-    const char *dig = NULL;
-    size_t ndig = 0;      /* significant digits seen */
+    /* significant digits of the mantissa (decimal point removed) */
+    const char *first = NULL;
+    size_t ndig = 0;
     int64_t exp10 = scale; /* value = D * 10^exp10 */
     int seen = 0, dot = 0;
-    const char *first = NULL;
     for (; p < end; p++) {
         char c = *p;
         if (c == '.') {
@@ -45,62 +74,53 @@ int tprof_json_parse_scaled(const char *s, size_t len, int scale, int64_t *out)
         exp10 += eneg ? -e : e;
     }
     if (p != end) return TPROF_EFORMAT;
-    dig = first;
-    if (ndig == 0) { *out = 0; return 0; }
-    /* k = number of digits of the integer result */
+    if (ndig == 0) {
+        *out = 0;
+        return 0;
+    }
+    /* the integer result has k digits; digits after those are rounded off */
     int64_t k = (int64_t)ndig + exp10;
     if (k > 19) return TPROF_ELIMIT;
     uint64_t acc = 0;
-    int64_t taken = 0;
+    int64_t i = 0;
     int round_digit = 0;
-    for (const char *q = dig; q < mant_end; q++) {
+    for (const char *q = first; q < mant_end; q++) {
         if (*q == '.') continue;
-        if (taken < k) {
-            uint64_t d = (uint64_t)(*q - '0');
-            if (__builtin_mul_overflow(acc, 10u, &acc) || __builtin_add_overflow(acc, d, &acc))
+        int d = *q - '0';
+        if (i < k) {
+            if (__builtin_mul_overflow(acc, 10u, &acc) || __builtin_add_overflow(acc, (uint64_t)d, &acc))
                 return TPROF_ELIMIT;
-            taken++;
         } else {
-            round_digit = *q - '0';
-            break;
+            if (i == k) round_digit = d;
+            if (d) *inexact = 1;
         }
+        i++;
     }
-    for (; taken < k; taken++) /* pad with zeros: the exponent moved the point right */
+    for (; i < k; i++) /* the exponent moved the point past the digits */
         if (__builtin_mul_overflow(acc, 10u, &acc)) return TPROF_ELIMIT;
-    if (k < 0) round_digit = 0;
+    if (k < 0) round_digit = 0; /* below 0.1 units: rounds to 0 */
     if (round_digit >= 5) acc++;
     if (acc > (uint64_t)INT64_MAX + (uint64_t)neg) return TPROF_ELIMIT;
     *out = neg ? (int64_t)(0 - acc) : (int64_t)acc;
     return 0;
 }
 
+int tprof_json_parse_scaled(const char *s, size_t len, int scale, int64_t *out)
+{
+    if (scaled_fast(s, len, scale, out) == 0) return 0;
+    int inexact;
+    return scaled_general(s, len, scale, out, &inexact);
+}
+
 int tprof_json_parse_int(const char *s, size_t len, int64_t *out)
 {
-    for (size_t i = 0; i < len; i++)
-        if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') {
-            /* accept integral values written with a fraction or exponent */
-            int64_t v;
-            int rc = tprof_json_parse_scaled(s, len, 0, &v);
-            if (rc) return rc;
-            double d = tprof_json_parse_double(s, len);
-            if (d != (double)v && (d - (double)v > 0.5 || (double)v - d > 0.5)) return TPROF_EFORMAT;
-            if (d != (double)v) return TPROF_EFORMAT;
-            *out = v;
-            return 0;
-        }
-    const char *p = s, *end = s + len;
-    int neg = 0;
-    if (p < end && *p == '-') { neg = 1; p++; }
-    if (p == end) return TPROF_EFORMAT;
-    uint64_t acc = 0;
-    for (; p < end; p++) {
-        if (*p < '0' || *p > '9') return TPROF_EFORMAT;
-        if (__builtin_mul_overflow(acc, 10u, &acc) ||
-            __builtin_add_overflow(acc, (uint64_t)(*p - '0'), &acc))
-            return TPROF_ELIMIT;
-    }
-    if (acc > (uint64_t)INT64_MAX + (uint64_t)neg) return TPROF_ELIMIT;
-    *out = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+    if (scaled_fast(s, len, 0, out) == 0) return 0;
+    int inexact;
+    int64_t v;
+    int rc = scaled_general(s, len, 0, &v, &inexact);
+    if (rc) return rc;
+    if (inexact) return TPROF_EFORMAT; /* a fraction: not an integer */
+    *out = v;
     return 0;
 }
 

@@ -10,9 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+
+#include "scan.h"
 
 #define WINDOW_CAP (1u << 20)
 
@@ -139,7 +138,6 @@ static int refill(tprof_json *j, size_t keep)
     }
 }
 
-static inline int is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 static int ensure_scratch(tprof_json *j, size_t need)
 {
@@ -153,247 +151,55 @@ static int ensure_scratch(tprof_json *j, size_t need)
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid,
- * -1 if the window ends inside it. */
-static int utf8_len(const uint8_t *p, const uint8_t *end)
+/* The message for a scanner error. */
+static int scan_fail(tprof_json *j, const js_error *e)
 {
-    uint8_t c = p[0];
-    int n;
-    uint8_t lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F; /* no UTF-16 surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else
-        return 0;
-    if (end - p < n) {
-        /* check what we have: an invalid prefix is invalid now */
-        for (int i = 1; i < end - p; i++) {
-            uint8_t b = p[i];
-            if (i == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return 0;
-        }
-        return -1;
+    uint64_t off = j->base + (uint64_t)(e->at - j->buf);
+    uint8_t c = *e->at;
+    switch (e->code) {
+    case JE_CTRL:
+        return fail(j, TPROF_EFORMAT, off, "control character 0x%02x inside a string (expected it escaped)", c);
+    case JE_UTF8:
+        return fail(j, TPROF_EFORMAT, off, "invalid UTF-8 byte 0x%02x inside a string", c);
+    case JE_ESCAPE:
+        return fail(j, TPROF_EFORMAT, off,
+                    "invalid escape '\\%c' (expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)",
+                    e->at[1] >= 0x20 && e->at[1] < 0x7f ? e->at[1] : '?');
+    case JE_UHEX:
+        return fail(j, TPROF_EFORMAT, off, "invalid \\u escape (expected 4 hex digits)");
+    default:
+        if (e->at == j->buf + j->len && j->eof)
+            return fail(j, TPROF_ETRUNC, off, "input ends inside a number");
+        return fail(j, TPROF_EFORMAT, off, "malformed number (expected digits per JSON number syntax)");
     }
-    if (p[1] < lo || p[1] > hi) return 0;
-    for (int i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
-    return n;
 }
 
-static int hex4(const uint8_t *p, unsigned *out)
-{
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        uint8_t c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
-        else return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static size_t put_utf8(uint8_t *o, unsigned cp)
-{
-    if (cp < 0x80) { o[0] = (uint8_t)cp; return 1; }
-    if (cp < 0x800) {
-        o[0] = (uint8_t)(0xC0 | (cp >> 6));
-        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (uint8_t)(0xE0 | (cp >> 12));
-        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (uint8_t)(0xF0 | (cp >> 18));
-    o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* Position of the first byte in [p, end) that ends a plain string run:
- * '"', '\\', a control byte, or a non-ASCII byte. */
-static inline const uint8_t *scan_plain(const uint8_t *p, const uint8_t *end)
-{
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i bslash = _mm_set1_epi8('\\');
-    const __m128i ctl = _mm_set1_epi8(0x1F);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)p);
-        /* bytes <= 0x1F (unsigned): min(v, 0x1F) == v; bytes >= 0x80 set the
-         * sign bit. */
-        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
-        int mask = _mm_movemask_epi8(m) | _mm_movemask_epi8(v);
-        if (mask) return p + __builtin_ctz((unsigned)mask);
-        p += 16;
-    }
-#endif
-    while (p < end) {
-        uint8_t c = *p;
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return p;
-        p++;
-    }
-    return end;
-}
-
-/* Scans the string whose opening quote is at buf[pos]. On success sets text
- * and len and moves pos past the closing quote. */
+/* Scans the string whose opening quote is at buf[pos]. */
 static int scan_string(tprof_json *j, tprof_json_token *t)
 {
-    const uint8_t *start = j->buf + j->pos;
-    const uint8_t *end = j->buf + j->len;
-    const uint8_t *p = start + 1;
-    for (;;) {
-        p = scan_plain(p, end);
-        if (p == end) return SCAN_MORE;
-        uint8_t c = *p;
-        if (c == '"') {
-            t->text = (const char *)start + 1;
-            t->len = (size_t)(p - start - 1);
-            j->pos = (size_t)(p + 1 - j->buf);
-            return SCAN_OK;
-        }
-        if (c == '\\') break;
-        if (c < 0x20)
-            return fail(j, TPROF_EFORMAT, j->base + (uint64_t)(p - j->buf),
-                        "control character 0x%02x inside a string (expected it escaped)", c);
-        int n = utf8_len(p, end);
-        if (n < 0) return SCAN_MORE;
-        if (n == 0)
-            return fail(j, TPROF_EFORMAT, j->base + (uint64_t)(p - j->buf),
-                        "invalid UTF-8 byte 0x%02x inside a string", c);
-        p += n;
-    }
-    /* Escapes: decode into scratch. Decoded text is never longer than raw. */
-    size_t done = (size_t)(p - start - 1);
+    const uint8_t *start = j->buf + j->pos, *end = j->buf + j->len, *text, *next;
     if (ensure_scratch(j, (size_t)(end - start)))
         return fail(j, TPROF_ENOMEM, j->base + j->pos, "out of memory");
-    uint8_t *o = j->scratch;
-    memcpy(o, start + 1, done);
-    o += done;
-    for (;;) {
-        const uint8_t *q = scan_plain(p, end);
-        memcpy(o, p, (size_t)(q - p));
-        o += q - p;
-        p = q;
-        if (p == end) return SCAN_MORE;
-        uint8_t c = *p;
-        if (c == '"') break;
-        if (c == '\\') {
-            if (end - p < 2) return SCAN_MORE;
-            uint8_t e = p[1];
-            switch (e) {
-            case '"': *o++ = '"'; p += 2; continue;
-            case '\\': *o++ = '\\'; p += 2; continue;
-            case '/': *o++ = '/'; p += 2; continue;
-            case 'b': *o++ = '\b'; p += 2; continue;
-            case 'f': *o++ = '\f'; p += 2; continue;
-            case 'n': *o++ = '\n'; p += 2; continue;
-            case 'r': *o++ = '\r'; p += 2; continue;
-            case 't': *o++ = '\t'; p += 2; continue;
-            case 'u': break;
-            default:
-                return fail(j, TPROF_EFORMAT, j->base + (uint64_t)(p - j->buf),
-                            "invalid escape '\\%c' (expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)",
-                            e >= 0x20 && e < 0x7f ? e : '?');
-            }
-            if (end - p < 6) return SCAN_MORE;
-            unsigned cp;
-            if (hex4(p + 2, &cp))
-                return fail(j, TPROF_EFORMAT, j->base + (uint64_t)(p - j->buf),
-                            "invalid \\u escape (expected 4 hex digits)");
-            p += 6;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                /* a high surrogate: a low one must follow to form one code point */
-                if (end - p < 6) return SCAN_MORE;
-                unsigned lo;
-                if (p[0] == '\\' && p[1] == 'u' && hex4(p + 2, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF) {
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                    p += 6;
-                } else
-                    cp = 0xFFFD; /* lone surrogate: replacement character */
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF)
-                cp = 0xFFFD;
-            o += put_utf8(o, cp);
-            continue;
-        }
-        if (c < 0x20)
-            return fail(j, TPROF_EFORMAT, j->base + (uint64_t)(p - j->buf),
-                        "control character 0x%02x inside a string (expected it escaped)", c);
-        int n = utf8_len(p, end);
-        if (n < 0) return SCAN_MORE;
-        if (n == 0)
-            return fail(j, TPROF_EFORMAT, j->base + (uint64_t)(p - j->buf),
-                        "invalid UTF-8 byte 0x%02x inside a string", c);
-        memcpy(o, p, (size_t)n);
-        o += n;
-        p += n;
-    }
-    t->text = (const char *)j->scratch;
-    t->len = (size_t)(o - j->scratch);
-    j->pos = (size_t)(p + 1 - j->buf);
+    js_error e;
+    int r = js_string(start, end, j->scratch, &text, &t->len, &next, &e);
+    if (r == JS_MORE) return SCAN_MORE;
+    if (r == JS_ERR) return scan_fail(j, &e);
+    t->text = (const char *)text;
+    j->pos = (size_t)(next - j->buf);
     return SCAN_OK;
 }
 
-static inline int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
-
-/* Number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static int scan_number(tprof_json *j, tprof_json_token *t)
 {
-    const uint8_t *start = j->buf + j->pos, *end = j->buf + j->len, *p = start;
-#define NEED(cond)                                                   \
-    do {                                                             \
-        if (p == end) {                                              \
-            if (!j->eof) return SCAN_MORE;                           \
-            if (!(cond)) goto bad;                                   \
-        }                                                            \
-    } while (0)
-    if (*p == '-') p++;
-    NEED(0);
-    if (*p == '0') p++;
-    else if (is_digit(*p)) while (p < end && is_digit(*p)) p++;
-    else goto bad;
-    NEED(1);
-    if (p < end && *p == '.') {
-        p++;
-        NEED(0);
-        if (!is_digit(*p)) goto bad;
-        while (p < end && is_digit(*p)) p++;
-        NEED(1);
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        p++;
-        NEED(0);
-        if (*p == '+' || *p == '-') p++;
-        NEED(0);
-        if (!is_digit(*p)) goto bad;
-        while (p < end && is_digit(*p)) p++;
-        NEED(1);
-    }
-#undef NEED
-    if (p < end && (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-'))
-        goto bad;
+    const uint8_t *start = j->buf + j->pos, *next;
+    js_error e;
+    int r = js_number(start, j->buf + j->len, j->eof != 0, &next, &e);
+    if (r == JS_MORE) return SCAN_MORE;
+    if (r == JS_ERR) return scan_fail(j, &e);
     t->text = (const char *)start;
-    t->len = (size_t)(p - start);
-    j->pos = (size_t)(p - j->buf);
+    t->len = (size_t)(next - start);
+    j->pos = (size_t)(next - j->buf);
     return SCAN_OK;
-bad:
-    if (p == end && j->eof == 2)
-        return fail(j, TPROF_ETRUNC, j->base + (uint64_t)(p - j->buf), "input ends inside a number");
-    return fail(j, TPROF_EFORMAT, j->base + (uint64_t)(p - j->buf),
-                "malformed number (expected digits per JSON number syntax)");
 }
 
 static int scan_literal(tprof_json *j, tprof_json_token *t)
@@ -438,7 +244,7 @@ int tprof_json_next(tprof_json *j, tprof_json_token *t)
     for (;;) {
         /* skip whitespace, refilling as needed */
         const uint8_t *p = j->buf + j->pos, *end = j->buf + j->len;
-        while (p < end && is_ws(*p)) p++;
+        while (p < end && js_is_ws(*p)) p++;
         j->pos = (size_t)(p - j->buf);
         if (p == end) {
             int r = refill(j, j->pos);
@@ -446,12 +252,17 @@ int tprof_json_next(tprof_json *j, tprof_json_token *t)
             if (r > 0) continue;
             /* end of input */
             t->offset = j->base + j->pos;
+            if (j->eof == 2 && (j->st == ST_DONE || (j->st == ST_AFTER && j->depth == 0)))
+                return fail(j, TPROF_ETRUNC, t->offset,
+                            "the compressed stream was cut after the end of the JSON document");
             if (j->st == ST_DONE || (j->st == ST_AFTER && j->depth == 0)) {
                 j->st = ST_DONE;
                 t->type = TPROF_JSON_EOF;
                 t->depth = 0;
                 return 0;
             }
+            if (!j->started && j->eof == 2)
+                return fail(j, TPROF_ETRUNC, t->offset, "the compressed stream was cut before any JSON value");
             if (!j->started)
                 return fail(j, TPROF_EFORMAT, t->offset, "empty input (expected a JSON value)");
             return fail(j, TPROF_ETRUNC, t->offset, "input ends at depth %d (expected %s)%s", j->depth,
@@ -521,7 +332,7 @@ int tprof_json_next(tprof_json *j, tprof_json_token *t)
                 r = scan_literal(j, t);
                 break;
             default:
-                if (c == '-' || is_digit(c)) {
+                if (c == '-' || (c >= '0' && c <= '9')) {
                     r = scan_number(j, t);
                     t->type = TPROF_JSON_NUMBER;
                     break;
@@ -579,3 +390,24 @@ int tprof_json_skip_value(tprof_json *j)
         return tprof_json_skip_container(j);
     return 0;
 }
+
+void tprof_json_window(tprof_json *j, const uint8_t **p, const uint8_t **end)
+{
+    *p = j->buf + j->pos;
+    *end = j->buf + j->len;
+}
+
+int tprof_json_window_more(tprof_json *j)
+{
+    if (j->err) return j->err;
+    return refill(j, j->pos);
+}
+
+void tprof_json_window_close_object(tprof_json *j, const uint8_t *p)
+{
+    j->pos = (size_t)(p - j->buf);
+    j->depth--;
+    j->st = ST_AFTER;
+}
+
+int tprof_json_depth(const tprof_json *j) { return j->depth; }

@@ -1,28 +1,43 @@
 #include "trainprof/report.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+/* PREC significant digits, trailing zeros dropped, never an exponent. */
+static char *amount(char *buf, size_t len, double v, int prec, const char *unit)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+    if (strchr(tmp, 'e')) snprintf(buf, len, "%.0f %s", v, unit);
+    else snprintf(buf, len, "%s %s", tmp, unit);
+    return buf;
+}
 
 char *tprof_fmt_duration(char *buf, size_t len, int64_t ns)
 {
-    int64_t a = ns < 0 ? -ns : ns;
+    double d = (double)ns, a = fabs(d);
+    /* a unit is left once 3 significant digits would round to 1000 */
     if (a < 1000) snprintf(buf, len, "%" PRId64 " ns", ns);
-    else if (a < 1000000) snprintf(buf, len, "%.3g us", (double)ns / 1e3);
-    else if (a < 1000000000) snprintf(buf, len, "%.3g ms", (double)ns / 1e6);
-    else snprintf(buf, len, "%.4g s", (double)ns / 1e9);
+    else if (a < 999500) amount(buf, len, d / 1e3, 3, "us");
+    else if (a < 999500000) amount(buf, len, d / 1e6, 3, "ms");
+    else amount(buf, len, d / 1e9, 4, "s");
     return buf;
 }
 
 char *tprof_fmt_bytes(char *buf, size_t len, int64_t b)
 {
-    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
     double v = (double)b;
+    if (fabs(v) < 1024) {
+        snprintf(buf, len, "%" PRId64 " B", b);
+        return buf;
+    }
     int u = 0;
-    while ((v >= 1024 || v <= -1024) && u < 5) {
+    while (fabs(v) >= 999.5 && u < 6) {
         v /= 1024;
         u++;
     }
-    if (u == 0) snprintf(buf, len, "%" PRId64 " B", b);
-    else snprintf(buf, len, "%.3g %s", v, unit[u]);
-    return buf;
+    return amount(buf, len, v, 3, unit[u]);
 }

@@ -59,7 +59,7 @@ static void open(tprof_jw *w, char c)
 {
     sep(w);
     fputc(c, w->f);
-    if (w->depth < 63) w->depth++;
+    if (w->depth < TPROF_JW_MAX_DEPTH) w->depth++;
     w->first[w->depth] = 1;
 }
 

@@ -74,6 +74,8 @@ static void put_cell(FILE *f, const char *s, int col_w, int limit, char align, i
 {
     int w = width(s);
     if (limit > 5 && w > limit) {
+        if (align == 'r')
+            for (int i = limit; i < col_w; i++) fputc(' ', f);
         int head = (limit - 3) * 2 / 3, tail = limit - 3 - head;
         size_t h = cp_offset(s, head), tl = cp_offset(s, w - tail);
         fwrite(s, 1, h, f);

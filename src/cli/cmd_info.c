@@ -46,7 +46,7 @@ static void print_table(const tprof_trace *t)
     if (m->has_base_time) printf("  base time    %" PRId64 " ns\n", m->base_time_ns);
     if (m->ts_max >= m->ts_min)
         printf("  time span    %s (ts %" PRId64 " .. %" PRId64 " ns)\n",
-               tprof_fmt_duration(a, sizeof a, m->ts_max - m->ts_min), m->ts_min, m->ts_max);
+               tprof_fmt_duration(a, sizeof a, tprof_span_ns(m->ts_min, m->ts_max)), m->ts_min, m->ts_max);
     if (m->nsteps) {
         int64_t tot = 0;
         for (size_t i = 0; i < m->nsteps; i++) tot += m->steps[i].dur;

@@ -1,0 +1,290 @@
+/* JSON scanning primitives shared by the tokenizer and the fast event path. */
+#include "scan.h"
+
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid,
+ * -1 if the range ends inside it (and what is there is a valid prefix). */
+static int utf8_len(const uint8_t *p, const uint8_t *end)
+{
+    uint8_t c = p[0];
+    int n;
+    uint8_t lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F; /* no UTF-16 surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else
+        return 0;
+    int have = end - p < n ? (int)(end - p) : n;
+    for (int i = 1; i < have; i++) {
+        uint8_t b = p[i];
+        if (i == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return 0;
+    }
+    return have < n ? -1 : n;
+}
+
+static int hex4(const uint8_t *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        uint8_t c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+        else return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static size_t put_utf8(uint8_t *o, unsigned cp)
+{
+    if (cp < 0x80) {
+        o[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (uint8_t)(0xC0 | (cp >> 6));
+        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xE0 | (cp >> 12));
+        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (uint8_t)(0xF0 | (cp >> 18));
+    o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static int bad(js_error *err, js_errcode code, const uint8_t *at)
+{
+    err->code = code;
+    err->at = at;
+    return JS_ERR;
+}
+
+int js_string(const uint8_t *start, const uint8_t *end, uint8_t *out, const uint8_t **text, size_t *len,
+              const uint8_t **next, js_error *err)
+{
+    const uint8_t *p = start + 1;
+    uint8_t *o = NULL; /* decoding: write position in OUT */
+    for (;;) {
+        const uint8_t *q = js_scan_plain(p, end);
+        if (o) {
+            memcpy(o, p, (size_t)(q - p));
+            o += q - p;
+        }
+        p = q;
+        if (p == end) return JS_MORE;
+        uint8_t c = *p;
+        if (c == '"') break;
+        if (c == '\\') {
+            if (!o && out) { /* first escape: copy what came before it */
+                memcpy(out, start + 1, (size_t)(p - start - 1));
+                o = out + (p - start - 1);
+            }
+            if (end - p < 2) return JS_MORE;
+            uint8_t e = p[1], d;
+            switch (e) {
+            case '"': d = '"'; break;
+            case '\\': d = '\\'; break;
+            case '/': d = '/'; break;
+            case 'b': d = '\b'; break;
+            case 'f': d = '\f'; break;
+            case 'n': d = '\n'; break;
+            case 'r': d = '\r'; break;
+            case 't': d = '\t'; break;
+            case 'u': d = 0; break;
+            default: return bad(err, JE_ESCAPE, p);
+            }
+            if (e != 'u') {
+                if (o) *o++ = d;
+                p += 2;
+                continue;
+            }
+            if (end - p < 6) return JS_MORE;
+            unsigned cp;
+            if (hex4(p + 2, &cp)) return bad(err, JE_UHEX, p);
+            p += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                /* a high surrogate: a low one must follow to form one code point */
+                /* more input matters only if what follows can still be "\\u" */
+                if (end - p < 6 && (end - p < 1 || p[0] == '\\') && (end - p < 2 || p[1] == 'u'))
+                    return JS_MORE;
+                unsigned lo;
+                if (end - p >= 6 && p[0] == '\\' && p[1] == 'u' && hex4(p + 2, &lo) == 0 && lo >= 0xDC00 &&
+                    lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                } else
+                    cp = 0xFFFD; /* lone surrogate: the replacement character */
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF)
+                cp = 0xFFFD;
+            if (o) o += put_utf8(o, cp);
+            continue;
+        }
+        if (c < 0x20) return bad(err, JE_CTRL, p);
+        int n = utf8_len(p, end);
+        if (n < 0) return JS_MORE;
+        if (n == 0) return bad(err, JE_UTF8, p);
+        if (o) {
+            memcpy(o, p, (size_t)n);
+            o += n;
+        }
+        p += n;
+    }
+    if (o) {
+        *text = out;
+        *len = (size_t)(o - out);
+    } else {
+        *text = start + 1;
+        *len = (size_t)(p - start - 1); /* raw, or validated-only with escapes */
+    }
+    *next = p + 1;
+    return JS_OK;
+}
+
+static inline int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+
+/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **next, js_error *err)
+{
+#define AT_END(may_end)                                      \
+    do {                                                     \
+        if (p == end) {                                      \
+            if (!at_eof) return JS_MORE;                     \
+            if (!(may_end)) return bad(err, JE_NUMBER, p);   \
+            *next = p;                                       \
+            return JS_OK;                                    \
+        }                                                    \
+    } while (0)
+    if (*p == '-') p++;
+    AT_END(0);
+    if (*p == '0') p++;
+    else if (is_digit(*p)) while (p < end && is_digit(*p)) p++;
+    else return bad(err, JE_NUMBER, p);
+    AT_END(1);
+    if (*p == '.') {
+        p++;
+        AT_END(0);
+        if (!is_digit(*p)) return bad(err, JE_NUMBER, p);
+        while (p < end && is_digit(*p)) p++;
+        AT_END(1);
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        AT_END(0);
+        if (*p == '+' || *p == '-') p++;
+        AT_END(0);
+        if (!is_digit(*p)) return bad(err, JE_NUMBER, p);
+        while (p < end && is_digit(*p)) p++;
+        AT_END(1);
+    }
+#undef AT_END
+    if (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-')
+        return bad(err, JE_NUMBER, p);
+    *next = p;
+    return JS_OK;
+}
+
+int js_skip_value(const uint8_t *p, const uint8_t *end, int depth_left, const uint8_t **next, js_error *err)
+{
+    p = js_ws(p, end);
+    if (p == end) return JS_MORE;
+    const uint8_t *t;
+    size_t l;
+    int r;
+    switch (*p) {
+    case '"':
+        return js_string(p, end, NULL, &t, &l, next, err);
+    case '{':
+    case '[': {
+        uint8_t close = *p == '{' ? '}' : ']';
+        if (depth_left <= 0) return bad(err, JE_SYNTAX, p);
+        p = js_ws(p + 1, end);
+        if (p == end) return JS_MORE;
+        if (*p == close) {
+            *next = p + 1;
+            return JS_OK;
+        }
+        for (;;) {
+            if (close == '}') {
+                if (*p != '"') return bad(err, JE_SYNTAX, p);
+                if ((r = js_string(p, end, NULL, &t, &l, &p, err))) return r;
+                p = js_ws(p, end);
+                if (p == end) return JS_MORE;
+                if (*p != ':') return bad(err, JE_SYNTAX, p);
+                p++;
+            }
+            if ((r = js_skip_value(p, end, depth_left - 1, &p, err))) return r;
+            p = js_ws(p, end);
+            if (p == end) return JS_MORE;
+            if (*p == close) {
+                *next = p + 1;
+                return JS_OK;
+            }
+            if (*p != ',') return bad(err, JE_SYNTAX, p);
+            p = js_ws(p + 1, end);
+            if (p == end) return JS_MORE;
+        }
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+        const char *w = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+        size_t n = strlen(w), have = (size_t)(end - p) < n ? (size_t)(end - p) : n;
+        if (memcmp(p, w, have)) return bad(err, JE_SYNTAX, p);
+        if (have < n) return JS_MORE;
+        *next = p + n;
+        return JS_OK;
+    }
+    default:
+        if (*p == '-' || is_digit(*p)) return js_number(p, end, 0, next, err);
+        return bad(err, JE_SYNTAX, p);
+    }
+}
+
+int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, int *exact,
+               const uint8_t **next, js_error *err)
+{
+    static const int64_t pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+    const uint8_t *s = p;
+    int neg = *p == '-';
+    p += neg;
+    int64_t v = 0;
+    int ndig = 0, frac = 0;
+    if (p < end && *p >= '1' && *p <= '9') {
+        while (p < end && is_digit(*p) && ndig < 18) v = v * 10 + (*p++ - '0'), ndig++;
+    } else if (p < end && *p == '0') {
+        p++;
+        ndig = 1;
+    }
+    if (ndig && p < end && *p == '.' && scale <= 6) {
+        const uint8_t *f = p + 1;
+        while (f < end && is_digit(*f) && frac < scale && ndig < 18) v = v * 10 + (*f++ - '0'), ndig++, frac++;
+        if (frac) p = f;
+    }
+    /* the plain form ends here when the next byte cannot continue a number */
+    if (ndig && p < end && !is_digit(*p) && *p != '.' && *p != 'e' && *p != 'E' && *p != '+' && *p != '-' &&
+        !(frac == 0 && p[-1] == '.') && scale >= 0 && scale <= 6 &&
+        !__builtin_mul_overflow(v, pow10[scale - frac], &v)) {
+        *value = neg ? -v : v;
+        *exact = 1;
+        *next = p;
+        return JS_OK;
+    }
+    *exact = 0;
+    return js_number(s, end, 0, next, err);
+}

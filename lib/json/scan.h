@@ -1,0 +1,122 @@
+/* JSON scanning primitives over a contiguous byte range (internal).
+ *
+ * Shared by the resumable tokenizer and by the trace reader's fast path,
+ * which parses whole events straight from the tokenizer's window. Each
+ * scanner returns JS_OK, JS_MORE (the range ended inside the value: get
+ * more input and scan again from the start) or JS_ERR (with what and where). */
+#ifndef TPROF_JSON_SCAN_H
+#define TPROF_JSON_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+enum { JS_OK = 0, JS_MORE = 1, JS_ERR = 2 };
+
+typedef enum {
+    JE_NONE = 0,
+    JE_CTRL,    /* raw control byte inside a string */
+    JE_UTF8,    /* invalid UTF-8 */
+    JE_ESCAPE,  /* unknown backslash escape */
+    JE_UHEX,    /* \u not followed by 4 hex digits */
+    JE_NUMBER,  /* number syntax */
+    JE_SYNTAX,  /* anything else */
+} js_errcode;
+
+typedef struct {
+    js_errcode code;
+    const uint8_t *at;
+} js_error;
+
+static inline int js_is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+static inline const uint8_t *js_ws(const uint8_t *p, const uint8_t *end)
+{
+    while (p < end && js_is_ws(*p)) p++;
+    return p;
+}
+
+/* First byte in [p, end) that ends a plain string run: '"', '\\', a control
+ * byte or a non-ASCII byte. */
+static inline const uint8_t *js_scan_plain(const uint8_t *p, const uint8_t *end)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1F);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        /* <= 0x1F unsigned: min(v, 0x1F) == v; >= 0x80: the sign bit */
+        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash));
+        m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
+        int mask = _mm_movemask_epi8(m) | _mm_movemask_epi8(v);
+        if (mask) return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+#endif
+    while (p < end) {
+        uint8_t c = *p;
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return p;
+        p++;
+    }
+    return end;
+}
+
+/* Scans the string whose opening quote is at P. With OUT (capacity at least
+ * end - p) escapes are decoded into it; without, they are only checked.
+ * On JS_OK: TEXT and LEN give the string's content (raw bytes when it has no
+ * escapes, else OUT); *next is the byte after the closing quote. */
+int js_string(const uint8_t *p, const uint8_t *end, uint8_t *out, const uint8_t **text, size_t *len,
+              const uint8_t **next, js_error *err);
+
+/* js_string without decoding, with the plain case inline: *escaped says
+ * whether TEXT holds escapes (then it is raw, still checked). */
+static inline int js_string_raw(const uint8_t *p, const uint8_t *end, const uint8_t **text, size_t *len,
+                                const uint8_t **next, int *escaped, js_error *err)
+{
+    const uint8_t *q = js_scan_plain(p + 1, end);
+    if (q < end && *q == '"') {
+        *text = p + 1;
+        *len = (size_t)(q - p - 1);
+        *next = q + 1;
+        *escaped = 0;
+        return JS_OK;
+    }
+    *escaped = q < end && *q == '\\';
+    int rc = js_string(p, end, NULL, text, len, next, err);
+    if (rc == JS_OK && !*escaped) *escaped = memchr(*text, '\\', *len) != NULL;
+    return rc;
+}
+
+/* A JSON number at P read as an integer in units of 10^-SCALE (e.g. scale 3:
+ * microseconds to nanoseconds). The plain forms (-?digits(.digits)?) that
+ * fit are converted while scanning; *exact is 0 when the text needs the
+ * general parser (exponent, too many digits): the number is still checked. */
+int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, int *exact,
+               const uint8_t **next, js_error *err);
+
+/* Number at P. AT_EOF: nothing follows END, so a number may end there. */
+int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **next, js_error *err);
+
+/* Checks and skips one value of any kind at P (after whitespace), nesting
+ * at most DEPTH_LEFT levels. */
+int js_skip_value(const uint8_t *p, const uint8_t *end, int depth_left, const uint8_t **next, js_error *err);
+
+#endif
+
+/* ---- the tokenizer's window, for fast paths that parse whole objects ---- */
+struct tprof_json;
+/* Right after an OBJ_BEGIN token: the unread bytes [*p, *end), which start
+ * just after the '{'. Valid until the next call on the tokenizer. */
+void tprof_json_window(struct tprof_json *j, const uint8_t **p, const uint8_t **end);
+/* Reads more input behind the window (which moves). Returns 1 when bytes
+ * arrived, 0 at the end of the input, or a negative TPROF_E* code. */
+int tprof_json_window_more(struct tprof_json *j);
+/* Consumes the window up to P, just past the '}' that closes the object the
+ * last OBJ_BEGIN opened; the tokenizer goes on after it. */
+void tprof_json_window_close_object(struct tprof_json *j, const uint8_t *p);
+/* Current nesting depth. */
+int tprof_json_depth(const struct tprof_json *j);

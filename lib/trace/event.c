@@ -1,0 +1,350 @@
+/* One trace event: its fields, the generic token path, and what happens
+ * once it is complete (counts, checks, classification, storage). */
+#include "reader_internal.h"
+
+#include <stdio.h>
+
+#define NS_PER_DAY (86400LL * 1000000000LL)
+
+static int keyis(const char *k, size_t n, const char *lit) { return n == strlen(lit) && memcmp(k, lit, n) == 0; }
+
+event_key tprof_event_key(const char *k, size_t n)
+{
+    switch (n) {
+    case 2:
+        if (k[0] == 'p' && k[1] == 'h') return K_PH;
+        if (k[0] == 't' && k[1] == 's') return K_TS;
+        if (k[0] == 'i' && k[1] == 'd') return K_ID;
+        return K_OTHER;
+    case 3:
+        if (!memcmp(k, "cat", 3)) return K_CAT;
+        if (!memcmp(k, "dur", 3)) return K_DUR;
+        if (!memcmp(k, "pid", 3)) return K_PID;
+        if (!memcmp(k, "tid", 3)) return K_TID;
+        return K_OTHER;
+    case 4:
+        if (!memcmp(k, "name", 4)) return K_NAME;
+        if (!memcmp(k, "args", 4)) return K_ARGS;
+        return K_OTHER;
+    default:
+        return K_OTHER;
+    }
+}
+
+arg_key tprof_arg_key(const char *k, size_t n)
+{
+    switch (n) {
+    case 5: return keyis(k, n, "bytes") ? A_BYTES : A_OTHER;
+    case 6: return keyis(k, n, "device") ? A_DEVICE : keyis(k, n, "stream") ? A_STREAM : A_OTHER;
+    case 9: return keyis(k, n, "Task Type") ? A_TASK_TYPE : keyis(k, n, "Stream Id") ? A_STREAM : A_OTHER;
+    case 11:
+        if (keyis(k, n, "correlation")) return A_CORRELATION;
+        if (keyis(k, n, "External id") || keyis(k, n, "external id")) return A_EXTERNAL_ID;
+        return A_OTHER;
+    default: return A_OTHER;
+    }
+}
+
+void tprof_raw_event_init(reader *r, raw_event *e)
+{
+    *e = (raw_event){ .device = -1, .stream = -1, .correlation = -1, .external_id = -1, .flow_id = -1,
+                      .bytes = -1 };
+    r->name_len = 0;
+}
+
+static int parse_int(value_type type, const char *text, size_t len, int64_t *out)
+{
+    return type == V_LITERAL ? TPROF_EFORMAT : tprof_json_parse_int(text, len, out);
+}
+
+int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, const char *text, size_t len)
+{
+    int64_t v;
+    switch (key) {
+    case K_PH:
+        e->ph = type == V_STRING && len >= 1 ? text[0] : '?';
+        break;
+    case K_CAT:
+        if (type == V_STRING) {
+            e->has_cat = 1;
+            e->cat = tprof_reader_intern(r, text, len);
+            if (e->cat == UINT32_MAX) return TPROF_ENOMEM;
+        }
+        break;
+    case K_NAME:
+        if (type != V_STRING) break;
+        if (len + 1 > r->name_cap) {
+            size_t n = r->name_cap ? r->name_cap : 256;
+            while (n < len + 1) n *= 2;
+            char *b = realloc(r->name_buf, n);
+            if (!b) return TPROF_ENOMEM;
+            r->name_buf = b;
+            r->name_cap = n;
+        }
+        memcpy(r->name_buf, text, len);
+        r->name_len = len;
+        e->has_name = 1;
+        break;
+    case K_TS:
+        e->has_ts = 1;
+        e->ts_bad = type == V_LITERAL || tprof_json_parse_scaled(text, len, 3, &e->ts) != 0;
+        break;
+    case K_DUR:
+        if (type != V_LITERAL && tprof_json_parse_scaled(text, len, 3, &e->dur) == 0) e->has_dur = 1;
+        break;
+    case K_PID:
+    case K_TID: {
+        /* numbers, numeric strings, or names ("Spans", "stream 7") */
+        int64_t *dst = key == K_PID ? &e->pid : &e->tid;
+        if (key == K_PID) e->has_pid = 1;
+        else e->has_tid = 1;
+        if (parse_int(type, text, len, &v) == 0) *dst = v;
+        else if (type == V_STRING) {
+            e->flags |= key == K_PID ? TPROF_EV_PID_STR : TPROF_EV_TID_STR;
+            uint32_t id = tprof_reader_intern(r, text, len);
+            if (id == UINT32_MAX) return TPROF_ENOMEM;
+            *dst = id;
+        } else
+            *dst = 0;
+        break;
+    }
+    case K_ID:
+        if (parse_int(type, text, len, &v) == 0) e->flow_id = v;
+        else if (type == V_STRING) e->flow_id = (int64_t)(tprof_hash_bytes(text, len) >> 1);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char *text, size_t len)
+{
+    int64_t *dst = NULL;
+    switch (key) {
+    case A_BYTES: dst = &e->bytes; break;
+    case A_DEVICE: dst = &e->device; break;
+    case A_STREAM: dst = &e->stream; break;
+    case A_CORRELATION: dst = &e->correlation; break;
+    case A_EXTERNAL_ID: dst = &e->external_id; break;
+    case A_TASK_TYPE: e->task_type = 1; return;
+    default: return;
+    }
+    int64_t v;
+    if (parse_int(type, text, len, &v) == 0) *dst = v;
+}
+
+static value_type token_value_type(const tprof_json_token *t)
+{
+    return t->type == TPROF_JSON_NUMBER ? V_NUMBER : t->type == TPROF_JSON_STRING ? V_STRING : V_LITERAL;
+}
+
+static int is_container(const tprof_json_token *t)
+{
+    return t->type == TPROF_JSON_OBJ_BEGIN || t->type == TPROF_JSON_ARR_BEGIN;
+}
+
+/* The generic path: the event's members token by token. */
+static int parse_args_slow(reader *r, raw_event *e)
+{
+    tprof_json_token tok;
+    int rc;
+    for (;;) {
+        if ((rc = tprof_json_next(r->j, &tok))) return rc;
+        if (tok.type == TPROF_JSON_OBJ_END) return 0;
+        arg_key k = tprof_arg_key(tok.text, tok.len);
+        if (k == A_OTHER) {
+            if ((rc = tprof_json_skip_value(r->j))) return rc;
+            continue;
+        }
+        if (k == A_TASK_TYPE) e->task_type = 1;
+        if ((rc = tprof_json_next(r->j, &tok))) return rc;
+        if (is_container(&tok)) {
+            if ((rc = tprof_json_skip_container(r->j))) return rc;
+            continue;
+        }
+        tprof_event_set_arg(e, k, token_value_type(&tok), tok.text, tok.len);
+    }
+}
+
+static int parse_event_slow(reader *r, raw_event *e)
+{
+    tprof_json_token tok;
+    int rc;
+    for (;;) {
+        if ((rc = tprof_json_next(r->j, &tok))) return rc;
+        if (tok.type == TPROF_JSON_OBJ_END) return 0;
+        event_key k = tprof_event_key(tok.text, tok.len);
+        if (k == K_OTHER) {
+            if ((rc = tprof_json_skip_value(r->j))) return rc;
+            continue;
+        }
+        if ((rc = tprof_json_next(r->j, &tok))) return rc;
+        if (k == K_ARGS && tok.type == TPROF_JSON_OBJ_BEGIN) {
+            if ((rc = parse_args_slow(r, e))) return rc;
+            continue;
+        }
+        if (is_container(&tok)) {
+            if ((rc = tprof_json_skip_container(r->j))) return rc;
+            continue;
+        }
+        if (k != K_ARGS && (rc = tprof_event_set(r, e, k, token_value_type(&tok), tok.text, tok.len))) return rc;
+    }
+}
+
+static tprof_kind kind_of(reader *r, const raw_event *e)
+{
+    switch (e->ph) {
+    case 's': case 't': case 'f': return TPROF_KIND_FLOW;
+    case 'i': case 'I': return TPROF_KIND_INSTANT;
+    case 'C': return TPROF_KIND_COUNTER;
+    case 'M': return TPROF_KIND_META;
+    case 'X': case 'B': case 'E': break;
+    default: return TPROF_KIND_OTHER;
+    }
+    if (e->task_type) return TPROF_KIND_GPU; /* Ascend device task */
+    if (!e->has_cat) return TPROF_KIND_CPU;
+    tprof_trace *t = r->t;
+    if (tprof_grow((void **)&t->kind_of_cat, &t->kind_of_cat_cap, (size_t)e->cat + 1, 1)) return TPROF_KIND_CPU;
+    uint8_t k = t->kind_of_cat[e->cat];
+    if (k) return (tprof_kind)(k - 1);
+    const char *c = tprof_strtab_get(&t->strs, e->cat);
+    tprof_kind kind = TPROF_KIND_CPU;
+    if (!strcmp(c, "kernel") || !strcmp(c, "Kernel") || !strcmp(c, "gpu_memcpy") || !strcmp(c, "Memcpy") ||
+        !strcmp(c, "gpu_memset") || !strcmp(c, "Memset") || !strcmp(c, "cuda_sync"))
+        kind = TPROF_KIND_GPU;
+    else if (!strcmp(c, "gpu_user_annotation"))
+        kind = TPROF_KIND_GPU_ANNOTATION;
+    else if (!strcmp(c, "cuda_runtime") || !strcmp(c, "Runtime") || !strcmp(c, "cuda_driver") ||
+             !strcmp(c, "mtia_runtime"))
+        kind = TPROF_KIND_RUNTIME;
+    t->kind_of_cat[e->cat] = (uint8_t)(kind + 1);
+    return kind;
+}
+
+static int add_step(tprof_trace *t, const char *name, int64_t ts, int64_t dur)
+{
+    int64_t n = 0;
+    const char *p = name + strlen("ProfilerStep#");
+    if (tprof_json_parse_int(p, strlen(p), &n)) n = -1;
+    if (tprof_grow((void **)&t->steps, &t->stepcap, t->nsteps + 1, sizeof *t->steps)) return TPROF_ENOMEM;
+    t->steps[t->nsteps++] = (tprof_step){ .number = n, .ts = ts, .dur = dur };
+    return 0;
+}
+
+static void add_track(tprof_trace *t, int64_t device, int64_t stream)
+{
+    /* few tracks per trace: a linear scan from the most recent is enough */
+    for (size_t i = t->ntracks; i-- > 0;)
+        if (t->tracks[i].device == device && t->tracks[i].stream == stream) {
+            t->tracks[i].events++;
+            return;
+        }
+    if (tprof_grow((void **)&t->tracks, &t->trackcap, t->ntracks + 1, sizeof *t->tracks)) return;
+    t->tracks[t->ntracks++] = (tprof_gpu_track){ device, stream, 1 };
+}
+
+/* The event is complete: count it, check it, keep it if asked. */
+static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
+{
+    raw_event e = *ep;
+    tprof_trace *t = r->t;
+    int rc;
+    tprof_trace_meta *m = &t->meta;
+    m->nevents++;
+    uint32_t cat = e.has_cat ? e.cat : 0;
+    if (tprof_grow((void **)&t->cat_counts, &t->cat_counts_cap, (size_t)cat + 1, sizeof *t->cat_counts))
+        return TPROF_ENOMEM;
+    t->cat_counts[cat]++;
+    tprof_kind kind = kind_of(r, &e);
+    m->kind_counts[kind]++;
+    int64_t dur = 0;
+    uint8_t flags = e.flags;
+    if (kind != TPROF_KIND_META) {
+        if (!e.has_ts) warn_at(r, &m->warn.ts_missing, ev_off);
+        else if (e.ts_bad) warn_at(r, &m->warn.ts_bad, ev_off);
+    }
+    if (e.ph == 'X') {
+        if (!e.has_dur) {
+            warn_at(r, &m->warn.dur_missing, ev_off);
+            flags |= TPROF_EV_NO_DUR;
+        } else if (e.dur < 0) {
+            warn_at(r, &m->warn.dur_negative, ev_off);
+            flags |= TPROF_EV_BAD_DUR;
+        } else if (e.dur > NS_PER_DAY) {
+            warn_at(r, &m->warn.dur_absurd, ev_off);
+            flags |= TPROF_EV_BAD_DUR;
+        } else
+            dur = e.dur;
+    }
+    int timed = e.has_ts && !e.ts_bad && kind != TPROF_KIND_META;
+    if (timed) {
+        if (e.ts < m->ts_min) m->ts_min = e.ts;
+        if (tprof_end_ns(e.ts, dur) > m->ts_max) m->ts_max = tprof_end_ns(e.ts, dur);
+    }
+    if (kind == TPROF_KIND_GPU) {
+        if (e.device < 0 && e.has_pid && !(flags & TPROF_EV_PID_STR)) e.device = e.pid;
+        if (e.stream < 0 && e.has_tid && !(flags & TPROF_EV_TID_STR)) e.stream = e.tid;
+        add_track(t, e.device, e.stream);
+    }
+    int is_step = kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name &&
+                  r->name_len > 13 && memcmp(r->name_buf, "ProfilerStep#", 13) == 0;
+    if (is_step) {
+        r->name_buf[r->name_len] = 0;
+        if ((rc = add_step(t, r->name_buf, e.ts, dur))) return rc;
+        flags |= TPROF_EV_STEP;
+    }
+    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step) return 0;
+    if (!timed && kind != TPROF_KIND_META) return 0;
+    if (tprof_grow((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
+    tprof_event *ev = &t->ev[t->nev];
+    uint32_t name = e.has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;
+    if (name == UINT32_MAX || cat == UINT32_MAX) return TPROF_ENOMEM;
+    uint8_t klass = TPROF_CLASS_COMPUTE;
+    if (kind == TPROF_KIND_GPU) {
+        if (tprof_grow((void **)&t->class_of_name, &t->class_of_name_cap, (size_t)name + 1, 1)) return TPROF_ENOMEM;
+        uint8_t c = t->class_of_name[name];
+        if (!c) {
+            c = (uint8_t)(tprof_classify(r->opts->classifier, tprof_strtab_get(&t->strs, cat),
+                                         tprof_strtab_get(&t->strs, name)) + 1);
+            t->class_of_name[name] = c;
+        }
+        klass = (uint8_t)(c - 1);
+    }
+    *ev = (tprof_event){
+        .ts = e.has_ts && !e.ts_bad ? e.ts : 0,
+        .dur = dur,
+        .pid = e.pid,
+        .tid = e.tid,
+        .correlation = e.correlation,
+        .external_id = e.external_id,
+        .flow_id = e.flow_id,
+        .bytes = e.bytes,
+        .name = name,
+        .cat = cat,
+        .device = (int32_t)e.device,
+        .stream = (int32_t)e.stream,
+        .ph = e.ph,
+        .kind = (uint8_t)kind,
+        .klass = klass,
+        .flags = flags,
+    };
+    t->nev++;
+    return 0;
+}
+
+
+int tprof_parse_event(reader *r, uint64_t offset)
+{
+    raw_event e;
+    tprof_raw_event_init(r, &e);
+    int rc = r->opts->generic_only ? 1 : tprof_parse_event_fast(r, &e);
+    if (rc == 1) {
+        tprof_raw_event_init(r, &e);
+        rc = parse_event_slow(r, &e);
+        r->slow_events++;
+    } else
+        r->fast_events++;
+    if (rc) return rc;
+    return finish_event(r, &e, offset);
+}

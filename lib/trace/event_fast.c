@@ -1,0 +1,194 @@
+/* The fast event path: parses a whole event object straight from the
+ * tokenizer's window with the shared scanners, skipping the token machinery.
+ * It accepts exactly what the generic path accepts; on anything unusual (an
+ * error, an escaped key, the end of the input) it hands the event back to
+ * the generic path, which parses it again and words any error precisely. */
+#include "reader_internal.h"
+#include "../json/scan.h"
+
+#include <string.h>
+
+enum { FAST_SLOW = 1 };
+
+/* A scalar value at P: sets type/text/len, or skips a container (*skipped).
+ * A string with escapes goes to the generic path, which decodes it. */
+static int scalar(const uint8_t *p, const uint8_t *end, int depth_left, value_type *type, const char **text,
+                  size_t *len, int *skipped, const uint8_t **next)
+{
+    js_error err;
+    const uint8_t *t;
+    int rc, escaped;
+    *skipped = 0;
+    switch (*p) {
+    case '"':
+        rc = js_string_raw(p, end, &t, len, next, &escaped, &err);
+        if (rc) return rc;
+        if (escaped) return JS_ERR;
+        *type = V_STRING;
+        *text = (const char *)t;
+        return JS_OK;
+    case '{':
+    case '[':
+        *skipped = 1;
+        return js_skip_value(p, end, depth_left, next, &err);
+    case 't':
+    case 'f':
+    case 'n':
+        rc = js_skip_value(p, end, 1, next, &err);
+        *type = V_LITERAL;
+        *text = (const char *)p;
+        *len = (size_t)(*next - p);
+        return rc;
+    default:
+        rc = js_number(p, end, 0, next, &err);
+        *type = V_NUMBER;
+        *text = (const char *)p;
+        *len = rc == JS_OK ? (size_t)(*next - p) : 0;
+        return rc;
+    }
+}
+
+/* A number converted while scanning: *dst = value when exact, else parsed
+ * from its text by the general routine. Returns 1 if DST was set. */
+static int number(const uint8_t **pp, const uint8_t *end, int scale, int64_t *dst, int *rc)
+{
+    js_error err;
+    int exact;
+    int64_t v;
+    const uint8_t *p = *pp, *next;
+    *rc = js_decimal(p, end, scale, &v, &exact, &next, &err);
+    if (*rc) return 0;
+    *pp = next;
+    if (exact) {
+        *dst = v;
+        return 1;
+    }
+    int ok = (scale ? tprof_json_parse_scaled((const char *)p, (size_t)(next - p), scale, &v)
+                    : tprof_json_parse_int((const char *)p, (size_t)(next - p), &v)) == 0;
+    if (ok) *dst = v;
+    return ok;
+}
+
+static int is_number_start(uint8_t c) { return c == '-' || (c >= '0' && c <= '9'); }
+
+/* The members of an object after its '{', calling ON_MEMBER for each key
+ * with P at the value. A key with escapes goes to the generic path. */
+#define FOR_MEMBERS(p, end)                                                        \
+    for (int first_ = 1;; first_ = 0)                                              \
+        if ((p = js_ws(p, end)) == end) return JS_MORE;                            \
+        else if (*p == '}') { p++; break; }                                        \
+        else if (!first_ && *p != ',') return JS_ERR;                              \
+        else if (!first_ && (p = js_ws(p + 1, end)) == end) return JS_MORE;       \
+        else
+
+static int member_key(const uint8_t **pp, const uint8_t *end, const char **key, size_t *klen)
+{
+    const uint8_t *p = *pp, *t;
+    js_error err;
+    if (*p != '"') return JS_ERR;
+    int escaped, rc = js_string_raw(p, end, &t, klen, &p, &escaped, &err);
+    if (rc) return rc;
+    if (escaped) return JS_ERR;
+    *key = (const char *)t;
+    if ((p = js_ws(p, end)) == end) return JS_MORE;
+    if (*p != ':') return JS_ERR;
+    if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
+    *pp = p;
+    return JS_OK;
+}
+
+static int args_body(raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
+{
+    const uint8_t *p = *pp;
+    int rc;
+    FOR_MEMBERS(p, end)
+    {
+        const char *key, *text;
+        size_t klen, len;
+        if ((rc = member_key(&p, end, &key, &klen))) return rc;
+        arg_key k = tprof_arg_key(key, klen);
+        if (k == A_OTHER) {
+            js_error err;
+            if ((rc = js_skip_value(p, end, depth_left, &p, &err))) return rc;
+            continue;
+        }
+        if (k != A_TASK_TYPE && is_number_start(*p)) {
+            int64_t *dst = k == A_BYTES ? &e->bytes : k == A_DEVICE ? &e->device : k == A_STREAM ? &e->stream
+                         : k == A_CORRELATION ? &e->correlation : &e->external_id;
+            number(&p, end, 0, dst, &rc);
+            if (rc) return rc;
+            continue;
+        }
+        value_type type;
+        int skipped;
+        if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, &p))) return rc;
+        if (k == A_TASK_TYPE) e->task_type = 1;
+        else if (!skipped) tprof_event_set_arg(e, k, type, text, len);
+    }
+    *pp = p;
+    return JS_OK;
+}
+
+static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
+{
+    const uint8_t *p = *pp;
+    int rc;
+    FOR_MEMBERS(p, end)
+    {
+        const char *key, *text;
+        size_t klen, len;
+        if ((rc = member_key(&p, end, &key, &klen))) return rc;
+        event_key k = tprof_event_key(key, klen);
+        if (k == K_ARGS && *p == '{') {
+            if (depth_left < 1) return JS_ERR;
+            p++;
+            if ((rc = args_body(e, &p, end, depth_left - 1))) return rc;
+            continue;
+        }
+        if (k == K_OTHER) {
+            js_error err;
+            if ((rc = js_skip_value(p, end, depth_left, &p, &err))) return rc;
+            continue;
+        }
+        if (is_number_start(*p) && k != K_PH && k != K_CAT && k != K_NAME && k != K_ARGS) {
+            int64_t v = 0;
+            int set = number(&p, end, k == K_TS || k == K_DUR ? 3 : 0, &v, &rc);
+            if (rc) return rc;
+            switch (k) {
+            case K_TS: e->has_ts = 1; e->ts_bad = !set; e->ts = v; break;
+            case K_DUR: if (set) { e->has_dur = 1; e->dur = v; } break;
+            case K_PID: e->has_pid = 1; e->pid = set ? v : 0; break;
+            case K_TID: e->has_tid = 1; e->tid = set ? v : 0; break;
+            default: if (set) e->flow_id = v; break; /* K_ID */
+            }
+            continue;
+        }
+        value_type type;
+        int skipped;
+        if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, &p))) return rc;
+        if (!skipped && k != K_ARGS && tprof_event_set(r, e, k, type, text, len)) return -1;
+    }
+    *pp = p;
+    return JS_OK;
+}
+
+int tprof_parse_event_fast(reader *r, raw_event *e)
+{
+    int depth_left = TPROF_JSON_MAX_DEPTH - tprof_json_depth(r->j);
+    for (;;) {
+        const uint8_t *p, *end;
+        tprof_json_window(r->j, &p, &end);
+        tprof_raw_event_init(r, e);
+        int rc = event_body(r, e, &p, end, depth_left);
+        if (rc == JS_OK) {
+            tprof_json_window_close_object(r->j, p);
+            return 0;
+        }
+        if (rc < 0) return TPROF_ENOMEM;
+        if (rc == JS_ERR) return FAST_SLOW;
+        /* the window ends inside the event: read more and start it again */
+        int m = tprof_json_window_more(r->j);
+        if (m < 0) return m;
+        if (m == 0) return FAST_SLOW;
+    }
+}
