@@ -1,0 +1,47 @@
+"""Memory budget (docs/PERFORMANCE.md): peak RSS of `kernels` at most 15% of
+the uncompressed trace, and memory that does not grow with the file for
+`info`. Measured with /usr/bin/time; skipped under sanitizers, whose shadow
+memory would dominate."""
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from common import GENTRACE, SKIP, TRAINPROF, check, finish
+
+if os.environ.get("TPROF_SANITIZED"):
+    print("SKIP: memory is not measured under sanitizers")
+    sys.exit(SKIP)
+if not os.path.exists("/usr/bin/time"):
+    print("SKIP: /usr/bin/time missing (scripts/install-deps.sh installs it)")
+    sys.exit(SKIP)
+
+tmp = tempfile.mkdtemp(prefix="tprof_mem_")
+
+
+def peak_kib(args):
+    p = subprocess.run(["/usr/bin/time", "-f", "%M"] + args, capture_output=True, text=True)
+    check(p.returncode == 0, f"{args[1]} failed: {p.stderr[-300:]}")
+    return int(p.stderr.strip().splitlines()[-1])
+
+
+small = os.path.join(tmp, "small.json")
+big = os.path.join(tmp, "big.json")
+subprocess.run([GENTRACE, "--size", "40M", "--seed", "5", "-o", small], check=True)
+subprocess.run([GENTRACE, "--size", "320M", "--seed", "5", "-o", big], check=True)
+size = os.path.getsize(big)
+k = peak_kib([TRAINPROF, "kernels", big])
+print(f"kernels: peak RSS {k} KiB for {size >> 20} MiB of JSON ({100.0 * k * 1024 / size:.1f}%)")
+check(k * 1024 <= 0.15 * size, f"kernels used {k} KiB, over 15% of {size} bytes")
+with open(big, "rb") as f, gzip.open(big + ".gz", "wb", compresslevel=1) as g:
+    shutil.copyfileobj(f, g, 1 << 20)
+kz = peak_kib([TRAINPROF, "kernels", big + ".gz"])
+print(f"kernels (gzip): peak RSS {kz} KiB")
+check(kz * 1024 <= 0.15 * size, f"kernels on gzip used {kz} KiB, over 15% of {size} bytes")
+# info stores no events: its memory must not grow with the file
+i_small, i_big = peak_kib([TRAINPROF, "info", small]), peak_kib([TRAINPROF, "info", big])
+print(f"info: {i_small} KiB on 40 MiB, {i_big} KiB on {size >> 20} MiB")
+check(i_big < i_small + 4096, f"info memory grew with the file: {i_small} -> {i_big} KiB")
+finish("memory budget")
