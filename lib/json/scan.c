@@ -173,7 +173,7 @@ int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **
     if (*p == '-') p++;
     AT_END(0);
     if (*p == '0') p++;
-    else if (is_digit(*p)) while (p < end && is_digit(*p)) p++;
+    else if (is_digit(*p)) while (p < end && (unsigned)*p - '0' <= 9) p++;
     else return bad(err, JE_NUMBER, p);
     AT_END(1);
     if (*p == '.') {
@@ -266,14 +266,22 @@ int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, 
     int64_t v = 0;
     int ndig = 0, frac = 0;
     if (p < end && *p >= '1' && *p <= '9') {
-        while (p < end && is_digit(*p) && ndig < 18) v = v * 10 + (*p++ - '0'), ndig++;
+        /* one bound instead of two checks per digit: at most 18 digits fit */
+        const uint8_t *lim = end - p > 18 ? p + 18 : end;
+        const uint8_t *s0 = p;
+        for (unsigned d; p < lim && (d = (unsigned)*p - '0') <= 9; p++) v = v * 10 + d;
+        ndig = (int)(p - s0);
     } else if (p < end && *p == '0') {
         p++;
         ndig = 1;
     }
     if (ndig && p < end && *p == '.' && scale <= 6) {
         const uint8_t *f = p + 1;
-        while (f < end && is_digit(*f) && frac < scale && ndig < 18) v = v * 10 + (*f++ - '0'), ndig++, frac++;
+        int room = 18 - ndig < scale ? 18 - ndig : scale;
+        const uint8_t *lim = end - f > room ? f + room : end;
+        for (unsigned d; f < lim && (d = (unsigned)*f - '0') <= 9; f++) v = v * 10 + d;
+        frac = (int)(f - p - 1);
+        ndig += frac;
         if (frac) p = f;
     }
     /* the plain form ends here when the next byte cannot continue a number */
