@@ -1,6 +1,7 @@
 # Entry points. `make run` and `make test` work on a fresh Debian 12 machine
 # (as root): they install what is missing, build, then run.
 BUILD      ?= build
+MAKEFLAGS  += --no-print-directory
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
@@ -45,6 +46,7 @@ test-fuzz: deps
 	tests/fuzz/run.sh $(FUZZ_BUILD) 30
 
 bench: build
+	@scripts/install-deps.sh --bench
 	bench/run_bench.sh 1G $(BUILD)
 
 clean:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trainprof needs to build, test and benchmark.
 # Idempotent and quiet when everything is already there. Needs root (or sudo)
-# only when something is missing.
+# only when something is missing. `--bench` adds the benchmark peers.
 set -euo pipefail
 
 packages=(
@@ -13,6 +13,11 @@ packages=(
   python3 gzip zstd                 # independent checks in tests, fixtures
   time                              # /usr/bin/time: peak RSS in tests and benchmarks
 )
+
+# `--bench`: also the benchmark peers (bench/run_bench.sh)
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(g++ libsimdjson-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -110,6 +110,14 @@ typedef struct {
     uint64_t events; /* GPU events seen on the track */
 } tprof_gpu_track;
 
+/* A host thread: pid and tid as in tprof_event (string ids when the flags
+ * TPROF_EV_PID_STR / TPROF_EV_TID_STR say so). */
+typedef struct {
+    int64_t pid, tid;
+    uint8_t flags;
+    uint64_t events; /* cpu and runtime events seen on the thread */
+} tprof_cpu_track;
+
 typedef struct {
     uint32_t cat;    /* string id; the empty string for events without cat */
     uint64_t count;
@@ -150,6 +158,8 @@ typedef struct {
     const tprof_step *steps;        /* sorted by ts */
     size_t ngpu_tracks;
     const tprof_gpu_track *gpu_tracks; /* sorted by device, stream */
+    size_t ncpu_tracks;
+    const tprof_cpu_track *cpu_tracks; /* sorted by pid, tid */
     tprof_warnings warn;
     int truncated;                  /* the input ended early; results cover what was read */
 } tprof_trace_meta;

@@ -232,6 +232,25 @@ static int add_step(tprof_trace *t, const char *name, int64_t ts, int64_t dur)
     return 0;
 }
 
+static void add_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags)
+{
+    flags &= TPROF_EV_PID_STR | TPROF_EV_TID_STR;
+    /* events come in runs per thread: try the last one first */
+    size_t n = t->nthreads, i = t->last_thread;
+    for (size_t k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
+        tprof_cpu_track *c = &t->threads[i];
+        if (c->pid == pid && c->tid == tid && c->flags == flags) {
+            c->events++;
+            t->last_thread = i;
+            return;
+        }
+    }
+    if (tprof_grow((void **)&t->threads, &t->threadcap, n + 1, sizeof *t->threads)) return;
+    t->threads[n] = (tprof_cpu_track){ pid, tid, flags, 1 };
+    t->last_thread = n;
+    t->nthreads++;
+}
+
 static void add_track(tprof_trace *t, int64_t device, int64_t stream)
 {
     /* few tracks per trace: a linear scan from the most recent is enough */
@@ -286,7 +305,8 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         if (e.device < 0 && e.has_pid && !(flags & TPROF_EV_PID_STR)) e.device = e.pid;
         if (e.stream < 0 && e.has_tid && !(flags & TPROF_EV_TID_STR)) e.stream = e.tid;
         add_track(t, e.device, e.stream);
-    }
+    } else if (kind == TPROF_KIND_CPU || kind == TPROF_KIND_RUNTIME)
+        add_thread(t, e.pid, e.tid, flags);
     int is_step = kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name &&
                   r->name_len > 13 && memcmp(r->name_buf, "ProfilerStep#", 13) == 0;
     if (is_step) {

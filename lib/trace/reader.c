@@ -232,6 +232,12 @@ static int cmp_track(const void *a, const void *b)
     if (x->device != y->device) return x->device < y->device ? -1 : 1;
     return x->stream < y->stream ? -1 : x->stream > y->stream;
 }
+static int cmp_thread(const void *a, const void *b)
+{
+    const tprof_cpu_track *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
 static int cmp_cat(const void *a, const void *b)
 {
     const tprof_cat_count *x = a, *y = b;
@@ -244,6 +250,7 @@ static int finish(tprof_trace *t)
     tprof_trace_meta *m = &t->meta;
     if (t->nsteps) qsort(t->steps, t->nsteps, sizeof *t->steps, cmp_step);
     if (t->ntracks) qsort(t->tracks, t->ntracks, sizeof *t->tracks, cmp_track);
+    if (t->nthreads) qsort(t->threads, t->nthreads, sizeof *t->threads, cmp_thread);
     size_t n = 0;
     for (size_t i = 0; i < t->cat_counts_cap; i++) n += t->cat_counts[i] != 0;
     t->cats = calloc(n ? n : 1, sizeof *t->cats);
@@ -258,6 +265,8 @@ static int finish(tprof_trace *t)
     m->nsteps = t->nsteps;
     m->gpu_tracks = t->tracks;
     m->ngpu_tracks = t->ntracks;
+    m->cpu_tracks = t->threads;
+    m->ncpu_tracks = t->nthreads;
     m->devices = t->devices;
     m->ndevices = t->ndev;
     return 0;

@@ -11,6 +11,7 @@ void tprof_trace_free(tprof_trace *t)
     free(t->devices);
     free(t->steps);
     free(t->tracks);
+    free(t->threads);
     free(t->cat_counts);
     free(t->cats);
     free(t->kind_of_cat);
@@ -29,6 +30,6 @@ size_t tprof_trace_nstrings(const tprof_trace *t) { return t->strs.count; }
 size_t tprof_trace_memory(const tprof_trace *t)
 {
     return sizeof *t + t->strs.bytes + t->evcap * sizeof *t->ev + t->devcap * sizeof *t->devices +
-           t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks +
+           t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks + t->threadcap * sizeof *t->threads +
            t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap;
 }

@@ -16,6 +16,8 @@ struct tprof_trace {
     size_t nsteps, stepcap;
     tprof_gpu_track *tracks;
     size_t ntracks, trackcap;
+    tprof_cpu_track *threads;
+    size_t nthreads, threadcap, last_thread;
     uint64_t *cat_counts;   /* per string id, for category ids */
     size_t cat_counts_cap;
     tprof_cat_count *cats;  /* built at the end */

@@ -17,6 +17,17 @@ static void help(FILE *f)
                "data warnings of each trace.\n");
 }
 
+/* "pid/tid" with names for string ids */
+static void thread_label(const tprof_trace *t, const tprof_cpu_track *c, char *buf, size_t len)
+{
+    char p[32], q[32];
+    if (c->flags & TPROF_EV_PID_STR) snprintf(p, sizeof p, "%.30s", tprof_trace_str(t, (uint32_t)c->pid));
+    else snprintf(p, sizeof p, "%" PRId64, c->pid);
+    if (c->flags & TPROF_EV_TID_STR) snprintf(q, sizeof q, "%.30s", tprof_trace_str(t, (uint32_t)c->tid));
+    else snprintf(q, sizeof q, "%" PRId64, c->tid);
+    snprintf(buf, len, "%s/%s", p, q);
+}
+
 static void print_table(const tprof_trace *t)
 {
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
@@ -69,6 +80,16 @@ static void print_table(const tprof_trace *t)
         for (size_t i = 0; i < m->ngpu_tracks; i++)
             printf(" dev %" PRId64 "/stream %" PRId64 " (%" PRIu64 ")%s", m->gpu_tracks[i].device,
                    m->gpu_tracks[i].stream, m->gpu_tracks[i].events, i + 1 < m->ngpu_tracks ? "," : "");
+        printf("\n");
+    }
+    if (m->ncpu_tracks) {
+        printf("  cpu threads  %zu:", m->ncpu_tracks);
+        for (size_t i = 0; i < m->ncpu_tracks && i < 8; i++) {
+            char id[64];
+            thread_label(t, &m->cpu_tracks[i], id, sizeof id);
+            printf(" %s (%" PRIu64 ")%s", id, m->cpu_tracks[i].events, i + 1 < m->ncpu_tracks ? "," : "");
+        }
+        if (m->ncpu_tracks > 8) printf(" ...");
         printf("\n");
     }
     const tprof_warnings *w = &m->warn;
@@ -143,6 +164,17 @@ static void json_trace(tprof_jw *w, const tprof_trace *t)
         tprof_jw_key(w, "device"); tprof_jw_int(w, m->gpu_tracks[i].device);
         tprof_jw_key(w, "stream"); tprof_jw_int(w, m->gpu_tracks[i].stream);
         tprof_jw_key(w, "events"); tprof_jw_uint(w, m->gpu_tracks[i].events);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+    tprof_jw_key(w, "cpu_threads");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < m->ncpu_tracks; i++) {
+        char id[64];
+        thread_label(t, &m->cpu_tracks[i], id, sizeof id);
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "thread"); tprof_jw_str(w, id);
+        tprof_jw_key(w, "events"); tprof_jw_uint(w, m->cpu_tracks[i].events);
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);

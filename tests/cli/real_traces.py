@@ -7,7 +7,7 @@ import io
 import json
 import os
 
-from common import TRAINPROF, check, finish, gpu_events, load_exact, need_testdata, run, us_to_ns
+from common import GPU_CATS, TRAINPROF, check, finish, gpu_events, load_exact, need_testdata, run, us_to_ns
 
 data = need_testdata()
 traces = os.path.join(data, "traces")
@@ -47,6 +47,13 @@ for p in files:
         if isinstance(e, dict):
             cats[e.get("cat", "")] = cats.get(e.get("cat", ""), 0) + 1
     check(info["categories"] == cats, f"{base}: category counts differ")
+    threads = set()
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") in ("X", "B", "E") and e.get("cat") not in GPU_CATS and \
+                e.get("cat") != "gpu_user_annotation" and not ("cat" not in e and "Task Type" in (e.get("args") or {})):
+            threads.add((str(e.get("pid", 0)), str(e.get("tid", 0))))
+    got_threads = {tuple(t["thread"].split("/", 1)) for t in info["cpu_threads"]}
+    check(got_threads == threads, f"{base}: cpu threads {sorted(got_threads)[:5]} != {sorted(threads)[:5]}")
     ts = [us_to_ns(e["ts"]) for e in events if isinstance(e, dict) and "ts" in e and e.get("ph") != "M"]
     if ts:
         check(info["ts_min_ns"] == min(ts), f"{base}: ts_min {info['ts_min_ns']} != {min(ts)}")
