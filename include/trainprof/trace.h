@@ -177,6 +177,11 @@ typedef struct {
     tprof_progress_fn progress;         /* called about every 16 MiB; may be NULL */
     void *progress_ctx;
     int generic_only; /* parse every event token by token (tests compare both paths) */
+    int threads;      /* threads for one large file (chunks parsed in parallel): 0 = one per
+                         core, 1 = a single thread. tprof_trace_read_many shares the cores
+                         between its files. */
+    size_t chunk_bytes; /* bytes per parallel chunk, 0 = 2 MiB; plain files from 8 chunks
+                           and compressed files from 1 chunk on disk are cut */
 } tprof_read_opts;
 
 /* Reads a trace. Returns 0, or TPROF_ETRUNC with a usable trace (the input

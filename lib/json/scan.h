@@ -118,5 +118,13 @@ int tprof_json_window_more(struct tprof_json *j);
 /* Consumes the window up to P, just past the '}' that closes the object the
  * last OBJ_BEGIN opened; the tokenizer goes on after it. */
 void tprof_json_window_close_object(struct tprof_json *j, const uint8_t *p);
+/* A tokenizer over one chunk of a larger document at stream offset BASE
+ * (internal to the parallel reader). DEPTH > 0: the chunk starts inside the
+ * event array at that depth (OUTER_OBJECT: the array is a member of the top
+ * object), before an element. LENIENT_END: the chunk may end right after a
+ * ',' in the event array; that end reads as one EOF token. CUT: the source
+ * was truncated after this chunk. */
+int tprof_json_open_chunk(struct tprof_json **out, const void *data, size_t len, const char *name,
+                          uint64_t base, int depth, int outer_object, int lenient_end, int cut);
 /* Current nesting depth. */
 int tprof_json_depth(const struct tprof_json *j);

@@ -36,6 +36,8 @@ struct tprof_json {
     size_t cap, pos, len;
     uint64_t base; /* stream offset of buf[0] */
     int eof, mem, err, started;
+    int chunk_depth;  /* chunk mode: the end of input is fine right after a ',' at this depth */
+    int chunk_ended;
     enum state st;
     int depth;
     uint8_t is_obj[TPROF_JSON_MAX_DEPTH + 1];
@@ -252,6 +254,14 @@ int tprof_json_next(tprof_json *j, tprof_json_token *t)
             if (r > 0) continue;
             /* end of input */
             t->offset = j->base + j->pos;
+            if (j->chunk_depth && !j->chunk_ended && (j->st == ST_VALUE || j->st == ST_FIRST_VALUE) &&
+                j->depth == j->chunk_depth &&
+                !j->is_obj[j->depth]) {
+                j->chunk_ended = 1; /* once: further calls report the end as an error */
+                t->type = TPROF_JSON_EOF;
+                t->depth = j->depth;
+                return 0;
+            }
             if (j->eof == 2 && (j->st == ST_DONE || (j->st == ST_AFTER && j->depth == 0)))
                 return fail(j, TPROF_ETRUNC, t->offset,
                             "the compressed stream was cut after the end of the JSON document");
@@ -411,3 +421,22 @@ void tprof_json_window_close_object(tprof_json *j, const uint8_t *p)
 }
 
 int tprof_json_depth(const tprof_json *j) { return j->depth; }
+
+int tprof_json_open_chunk(tprof_json **out, const void *data, size_t len, const char *name, uint64_t base,
+                          int depth, int outer_object, int lenient_end, int cut)
+{
+    int rc = tprof_json_open_mem(out, data, len, name);
+    if (rc) return rc;
+    tprof_json *j = *out;
+    j->base = base;
+    if (cut) j->eof = 2;
+    if (depth > 0) { /* resume inside the event array, before an element */
+        j->depth = depth;
+        j->is_obj[1] = outer_object != 0;
+        for (int d = 2; d <= depth; d++) j->is_obj[d] = 0;
+        j->st = ST_VALUE;
+        j->started = 1;
+    }
+    if (lenient_end) j->chunk_depth = depth > 0 ? depth : (outer_object ? 2 : 1);
+    return 0;
+}

@@ -30,7 +30,11 @@ static void *worker(void *arg)
 int tprof_trace_read_many(const char *const *paths, size_t n, const tprof_read_opts *opts, int threads,
                           tprof_read_result *results)
 {
-    job jb = { .paths = paths, .n = n, .opts = opts, .results = results };
+    /* the cores are shared: several files each get a part for their chunks */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    tprof_read_opts o = opts ? *opts : (tprof_read_opts){ .keep = TPROF_KEEP_ALL };
+    if (o.threads <= 0 && n > 1) o.threads = cores > (long)n ? (int)(cores / (long)n) : 1;
+    job jb = { .paths = paths, .n = n, .opts = &o, .results = results };
     atomic_init(&jb.next, 0);
     if (threads <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);

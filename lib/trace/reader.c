@@ -12,6 +12,7 @@
 #define NS_PER_DAY (86400LL * 1000000000LL)
 #define PROGRESS_EVERY (16u << 20)
 
+
 static ssize_t source_read(void *ctx, void *buf, size_t cap) { return tprof_source_read(ctx, buf, cap); }
 
 #define KEYIS(tok, lit) ((tok)->len == sizeof(lit) - 1 && memcmp((tok)->text, lit, sizeof(lit) - 1) == 0)
@@ -46,6 +47,7 @@ static int parse_events(reader *r)
     for (uint64_t i = 0;; i++) {
         if ((rc = tprof_json_next(r->j, &tok))) return rc;
         if (tok.type == TPROF_JSON_ARR_END) return 0;
+        if (tok.type == TPROF_JSON_EOF) return TPROF_CHUNK_END; /* a chunk ended between events */
         if (tok.type == TPROF_JSON_OBJ_BEGIN) {
             if ((rc = tprof_parse_event(r, tok.offset))) return rc;
             if ((i & 4095) == 0) maybe_progress(r);
@@ -167,6 +169,47 @@ static int parse_top_scalar(reader *r, int which)
     return 0;
 }
 
+/* Members of the top object, after its '{' (or, resuming a chunk, after the
+ * traceEvents array), then the end of the document. */
+static int parse_members(reader *r, int saw_events)
+{
+    tprof_trace *t = r->t;
+    tprof_json_token tok;
+    int rc;
+    for (;;) {
+        if ((rc = tprof_json_next(r->j, &tok))) return rc;
+        if (tok.type == TPROF_JSON_OBJ_END) break;
+        if (KEYIS(&tok, "traceEvents")) {
+            uint64_t off = tok.offset;
+            if ((rc = tprof_json_next(r->j, &tok))) return rc;
+            if (tok.type != TPROF_JSON_ARR_BEGIN) {
+                snprintf(t->trunc_msg, sizeof t->trunc_msg,
+                         "%s: byte %llu: not a trace: \"traceEvents\" is not an array", t->path,
+                         (unsigned long long)off);
+                return TPROF_ENOTTRACE;
+            }
+            saw_events = 1;
+            if ((rc = parse_events(r))) return rc;
+        } else if (KEYIS(&tok, "deviceProperties")) {
+            if ((rc = parse_devices(r))) return rc;
+        } else if (KEYIS(&tok, "distributedInfo")) {
+            if ((rc = parse_distributed(r))) return rc;
+        } else {
+            int which = KEYIS(&tok, "schemaVersion") ? 1 : KEYIS(&tok, "baseTimeNanoseconds") ? 2
+                      : KEYIS(&tok, "displayTimeUnit") ? 3 : KEYIS(&tok, "traceName") ? 4 : 0;
+            if ((rc = which ? parse_top_scalar(r, which) : tprof_json_skip_value(r->j))) return rc;
+        }
+    }
+    if (!saw_events) {
+        snprintf(t->trunc_msg, sizeof t->trunc_msg,
+                 "%s: byte %llu: not a trace: the JSON object has no \"traceEvents\" array "
+                 "(expected a Chrome/Kineto trace)",
+                 t->path, (unsigned long long)tok.offset);
+        return TPROF_ENOTTRACE;
+    }
+    return tprof_json_next(r->j, &tok); /* must be the end */
+}
+
 static int parse_document(reader *r)
 {
     tprof_trace *t = r->t;
@@ -176,49 +219,36 @@ static int parse_document(reader *r)
     if (tok.type == TPROF_JSON_ARR_BEGIN) {
         t->meta.form = TPROF_FORM_ARRAY;
         if ((rc = parse_events(r))) return rc;
-    } else if (tok.type == TPROF_JSON_OBJ_BEGIN) {
-        t->meta.form = TPROF_FORM_OBJECT;
-        int saw_events = 0;
-        for (;;) {
-            if ((rc = tprof_json_next(r->j, &tok))) return rc;
-            if (tok.type == TPROF_JSON_OBJ_END) break;
-            if (KEYIS(&tok, "traceEvents")) {
-                uint64_t off = tok.offset;
-                if ((rc = tprof_json_next(r->j, &tok))) return rc;
-                if (tok.type != TPROF_JSON_ARR_BEGIN) {
-                    snprintf(t->trunc_msg, sizeof t->trunc_msg,
-                             "%s: byte %llu: not a trace: \"traceEvents\" is not an array", t->path,
-                             (unsigned long long)off);
-                    return TPROF_ENOTTRACE;
-                }
-                saw_events = 1;
-                if ((rc = parse_events(r))) return rc;
-            } else if (KEYIS(&tok, "deviceProperties")) {
-                if ((rc = parse_devices(r))) return rc;
-            } else if (KEYIS(&tok, "distributedInfo")) {
-                if ((rc = parse_distributed(r))) return rc;
-            } else {
-                int which = KEYIS(&tok, "schemaVersion") ? 1 : KEYIS(&tok, "baseTimeNanoseconds") ? 2
-                          : KEYIS(&tok, "displayTimeUnit") ? 3 : KEYIS(&tok, "traceName") ? 4 : 0;
-                if ((rc = which ? parse_top_scalar(r, which) : tprof_json_skip_value(r->j))) return rc;
-            }
-        }
-        if (!saw_events) {
-            snprintf(t->trunc_msg, sizeof t->trunc_msg,
-                     "%s: byte %llu: not a trace: the JSON object has no \"traceEvents\" array "
-                     "(expected a Chrome/Kineto trace)",
-                     t->path, (unsigned long long)tok.offset);
-            return TPROF_ENOTTRACE;
-        }
-    } else {
-        snprintf(t->trunc_msg, sizeof t->trunc_msg,
-                 "%s: byte %llu: not a trace: expected '{' (a trace object) or '[' (an event array), "
-                 "found a scalar",
-                 t->path, (unsigned long long)tok.offset);
-        return TPROF_ENOTTRACE;
+        return tprof_json_next(r->j, &tok); /* must be the end */
     }
-    if ((rc = tprof_json_next(r->j, &tok))) return rc; /* must be the end */
-    return 0;
+    if (tok.type == TPROF_JSON_OBJ_BEGIN) {
+        t->meta.form = TPROF_FORM_OBJECT;
+        return parse_members(r, 0);
+    }
+    snprintf(t->trunc_msg, sizeof t->trunc_msg,
+             "%s: byte %llu: not a trace: expected '{' (a trace object) or '[' (an event array), "
+             "found a scalar",
+             t->path, (unsigned long long)tok.offset);
+    return TPROF_ENOTTRACE;
+}
+
+int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start)
+{
+    reader r = { .t = t, .j = j, .opts = opts };
+    int rc;
+    if (start == TPROF_CHUNK_DOCUMENT) {
+        rc = parse_document(&r);
+    } else {
+        t->meta.form = start == TPROF_CHUNK_EVENTS_IN_OBJECT ? TPROF_FORM_OBJECT : TPROF_FORM_ARRAY;
+        rc = parse_events(&r);
+        if (!rc) {
+            tprof_json_token tok;
+            rc = start == TPROF_CHUNK_EVENTS_IN_OBJECT ? parse_members(&r, 1) : tprof_json_next(j, &tok);
+        }
+    }
+    free(r.name_buf);
+    t->meta.bytes_json = tprof_json_offset(j);
+    return rc;
 }
 
 static int cmp_step(const void *a, const void *b)
@@ -272,49 +302,39 @@ static int finish(tprof_trace *t)
     return 0;
 }
 
-static int read_with(tprof_trace **out, tprof_source *src, tprof_pipe **pipe, tprof_json *j,
-                     const char *name, const tprof_read_opts *opts, char *errbuf, size_t errlen)
+tprof_trace *tprof_trace_new(const char *name)
 {
-    static const tprof_read_opts defaults = { .keep = TPROF_KEEP_ALL };
-    *out = NULL;
     tprof_trace *t = calloc(1, sizeof *t);
     if (!t || tprof_strtab_init(&t->strs)) {
         free(t);
-        return TPROF_ENOMEM;
+        return NULL;
     }
     t->path = strdup(name);
+    if (!t->path) {
+        tprof_trace_free(t);
+        return NULL;
+    }
     t->meta.path = t->path;
     t->meta.rank = t->meta.world_size = -1;
     t->meta.ts_min = INT64_MAX;
     t->meta.ts_max = INT64_MIN;
     t->meta.warn.first_offset = UINT64_MAX;
-    reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &defaults };
-    int rc = t->path ? parse_document(&r) : TPROF_ENOMEM;
-    free(r.name_buf);
-    if (pipe && *pipe) { /* the source is ours again */
-        tprof_pipe_stop(*pipe);
-        *pipe = NULL;
-    }
-    if (src) {
-        t->meta.compression = tprof_source_compression(src);
-        t->meta.bytes_in = tprof_source_bytes_in(src);
-        t->meta.file_size = tprof_source_file_size(src);
-    }
-    t->meta.bytes_json = tprof_json_offset(j);
+    return t;
+}
+
+int tprof_trace_conclude(tprof_trace **out, tprof_trace *t, int rc, const char *src_msg, const char *json_msg,
+                         char *errbuf, size_t errlen)
+{
     if (rc == TPROF_ETRUNC) {
         t->meta.truncated = 1;
-        const char *why = src && tprof_source_errmsg(src)[0] ? tprof_source_errmsg(src) : tprof_json_errmsg(j);
         snprintf(t->trunc_msg, sizeof t->trunc_msg, "%s; results cover the %llu events read before the cut",
-                 why, (unsigned long long)t->meta.nevents);
+                 src_msg[0] ? src_msg : json_msg, (unsigned long long)t->meta.nevents);
     } else if (rc) {
-        if (errbuf) {
-            const char *msg = t->trunc_msg[0] ? t->trunc_msg
-                            : src && tprof_source_errmsg(src)[0] && rc != TPROF_EFORMAT ? tprof_source_errmsg(src)
-                            : tprof_json_errmsg(j);
-            if (rc == TPROF_EFORMAT && src && tprof_source_errmsg(src)[0] && strstr(tprof_source_errmsg(src), "corrupt"))
-                msg = tprof_source_errmsg(src);
-            snprintf(errbuf, errlen, "%s", msg[0] ? msg : tprof_strerror(rc));
-        }
+        /* a reader's own message (not a trace) first, then a decoder's, then the tokenizer's */
+        const char *msg = t->trunc_msg[0] ? t->trunc_msg
+                        : src_msg[0] && (rc != TPROF_EFORMAT || strstr(src_msg, "corrupt")) ? src_msg
+                        : json_msg;
+        if (errbuf) snprintf(errbuf, errlen, "%s", msg[0] ? msg : tprof_strerror(rc));
         tprof_trace_free(t);
         return rc;
     }
@@ -327,16 +347,69 @@ static int read_with(tprof_trace **out, tprof_source *src, tprof_pipe **pipe, tp
     return rc;
 }
 
-int tprof_trace_read(tprof_trace **out, const char *path, const tprof_read_opts *opts, char *errbuf,
-                     size_t errlen)
+static const tprof_read_opts default_opts = { .keep = TPROF_KEEP_ALL };
+
+/* One pass over the whole input. */
+static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pipe, tprof_json *j,
+                           const char *name, const tprof_read_opts *opts, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    tprof_trace *t = tprof_trace_new(name);
+    if (!t) return TPROF_ENOMEM;
+    reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &default_opts };
+    int rc = parse_document(&r);
+    free(r.name_buf);
+    if (pipe && *pipe) { /* the source is ours again */
+        tprof_pipe_stop(*pipe);
+        *pipe = NULL;
+    }
+    if (src) {
+        t->meta.compression = tprof_source_compression(src);
+        t->meta.bytes_in = tprof_source_bytes_in(src);
+        t->meta.file_size = tprof_source_file_size(src);
+    }
+    t->meta.bytes_json = tprof_json_offset(j);
+    return tprof_trace_conclude(out, t, rc, src ? tprof_source_errmsg(src) : "", tprof_json_errmsg(j), errbuf,
+                                errlen);
+}
+
+/* Opens the input again (a file path, or a memory buffer when PATH is NULL). */
+typedef struct {
+    const char *path;
+    const void *data;
+    size_t len;
+    const char *name;
+} input;
+
+static int open_input(const input *in, tprof_source **src, char *errbuf, size_t errlen)
+{
+    return in->path ? tprof_source_open(src, in->path, errbuf, errlen)
+                    : tprof_source_open_mem(src, in->data, in->len, in->name);
+}
+
+static int read_input(tprof_trace **out, const input *in, const tprof_read_opts *opts, char *errbuf,
+                      size_t errlen)
 {
     *out = NULL;
     tprof_source *src;
-    int rc = tprof_source_open(&src, path, errbuf, errlen);
+    int rc = open_input(in, &src, errbuf, errlen);
     if (rc) return rc;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* a large input that can be read twice: parse chunks on several cores */
+    int threads = opts && opts->threads > 0 ? opts->threads : cores > 0 ? (int)cores : 1;
+    int64_t size = tprof_source_file_size(src), chunk = (int64_t)tprof_chunk_bytes(opts);
+    int big = tprof_source_compression(src) == TPROF_COMP_NONE ? size >= 8 * chunk : size >= chunk;
+    int rereadable = !in->path || strcmp(in->path, "-") != 0;
+    if (threads > 1 && big && rereadable && !(opts && opts->generic_only)) {
+        rc = tprof_read_parallel(out, src, tprof_source_name(src), opts ? opts : &default_opts, threads, errbuf,
+                                 errlen);
+        tprof_source_close(src);
+        if (rc != TPROF_PAR_FALLBACK) return rc;
+        if ((rc = open_input(in, &src, errbuf, errlen))) return rc; /* start over, one pass */
+    }
     /* compressed input: decompress on another core while this one parses */
     tprof_pipe *pipe = NULL;
-    if (tprof_source_compression(src) != TPROF_COMP_NONE && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+    if (tprof_source_compression(src) != TPROF_COMP_NONE && cores > 1)
         tprof_pipe_start(&pipe, src); /* without it, read inline */
     tprof_json *j;
     rc = pipe ? tprof_json_open(&j, tprof_pipe_read, pipe, tprof_source_name(src))
@@ -346,28 +419,23 @@ int tprof_trace_read(tprof_trace **out, const char *path, const tprof_read_opts 
         tprof_source_close(src);
         return rc;
     }
-    rc = read_with(out, src, &pipe, j, tprof_source_name(src), opts, errbuf, errlen);
+    rc = read_sequential(out, src, &pipe, j, tprof_source_name(src), opts, errbuf, errlen);
     tprof_json_close(j);
     tprof_pipe_stop(pipe);
     tprof_source_close(src);
     return rc;
 }
 
+int tprof_trace_read(tprof_trace **out, const char *path, const tprof_read_opts *opts, char *errbuf,
+                     size_t errlen)
+{
+    input in = { .path = path };
+    return read_input(out, &in, opts, errbuf, errlen);
+}
+
 int tprof_trace_read_mem(tprof_trace **out, const void *data, size_t len, const char *name,
                          const tprof_read_opts *opts, char *errbuf, size_t errlen)
 {
-    *out = NULL;
-    tprof_source *src;
-    int rc = tprof_source_open_mem(&src, data, len, name);
-    if (rc) return rc;
-    tprof_json *j;
-    rc = tprof_json_open(&j, source_read, src, tprof_source_name(src));
-    if (rc) {
-        tprof_source_close(src);
-        return rc;
-    }
-    rc = read_with(out, src, NULL, j, tprof_source_name(src), opts, errbuf, errlen);
-    tprof_json_close(j);
-    tprof_source_close(src);
-    return rc;
+    input in = { .data = data, .len = len, .name = name ? name : "<memory>" };
+    return read_input(out, &in, opts, errbuf, errlen);
 }

@@ -72,6 +72,34 @@ void tprof_raw_event_init(reader *r, raw_event *e);
 int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, const char *text, size_t len);
 void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char *text, size_t len);
 
+/* Where a chunk of a document starts (parallel reading). */
+typedef enum {
+    TPROF_CHUNK_DOCUMENT = 0,        /* at the beginning of the document */
+    TPROF_CHUNK_EVENTS_IN_OBJECT,    /* inside traceEvents of a trace object, before an element */
+    TPROF_CHUNK_EVENTS_IN_ARRAY,     /* inside a bare event array, before an element */
+} tprof_chunk_start;
+#define TPROF_CHUNK_END 1 /* a lenient chunk ended between two events */
+
+/* Parses a document, or one chunk of it, into T. Returns 0 at the end of the
+ * document, TPROF_CHUNK_END, or an error. */
+int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start);
+
+tprof_trace *tprof_trace_new(const char *name);
+/* Ends a read with RC: a truncation note, or the error message (then T is
+ * freed), and the final tables. Returns RC (or an allocation failure). */
+int tprof_trace_conclude(tprof_trace **out, tprof_trace *t, int rc, const char *src_msg, const char *json_msg,
+                         char *errbuf, size_t errlen);
+/* Appends what SRC read (a later chunk of the same document) to DST. */
+int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src);
+
+/* Reads SRC in chunks parsed on THREADS threads. Returns 0 or TPROF_ETRUNC
+ * with *out set, a negative error, or TPROF_PAR_FALLBACK: the input is not
+ * one to cut, or something failed; read it again sequentially. */
+#define TPROF_PAR_FALLBACK 1
+size_t tprof_chunk_bytes(const tprof_read_opts *opts);
+int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, const tprof_read_opts *opts,
+                        int threads, char *errbuf, size_t errlen);
+
 /* The event whose '{' was the last token: fast path first, generic on
  * anything unusual. Then counted, checked and stored. */
 int tprof_parse_event(reader *r, uint64_t offset);

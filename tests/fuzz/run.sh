@@ -23,6 +23,12 @@ cat > "$work/trace/seed0" <<'J'
 J
 printf '[{"ph":"X","name":"k","pid":800,"tid":3,"ts":"1704161511420306.491","dur":1.35,"args":{"Task Type":"AI_CORE","Stream Id":3}}]' > "$work/trace/seed1"
 gzip -c "$work/trace/seed0" > "$work/trace/seed2"
+# a few KiB in Kineto's layout, so that reads in parallel chunks are exercised too
+{ printf '{"schemaVersion": 1, "traceEvents": [\n'
+  for i in $(seq 1 40); do
+    printf '  {"ph": "X", "cat": "kernel", "name": "k%d", "pid": 0, "tid": 7, "ts": %d.5, "dur": 3, "args": {"device": 0, "stream": 7, "correlation": %d}},\n' $((i % 4)) $((1000 + i * 10)) "$i"
+  done
+  printf '  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 900, "dur": 900}\n],\n"distributedInfo": {"rank": 1}}\n'; } > "$work/trace/seed4"
 if command -v zstd >/dev/null; then zstd -q -c "$work/trace/seed0" > "$work/trace/seed3"; fi
 for t in fuzz_json fuzz_trace; do
   corpus="$work/${t#fuzz_}"

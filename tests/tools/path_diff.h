@@ -46,21 +46,49 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
     return 0;
 }
 
-static inline int tprof_path_diff_file(const char *path, char *why, size_t len)
+/* Reads PATH (or DATA/LEN when PATH is NULL) with OPTS; the trace, the
+ * return code, and the error or truncation message. */
+static inline int tprof_path_read(const char *path, const void *data, size_t len, const tprof_read_opts *opts,
+                                  tprof_trace **t, char *msg, size_t msglen)
 {
-    tprof_read_opts fast = { .keep = TPROF_KEEP_ALL }, slow = { .keep = TPROF_KEEP_ALL, .generic_only = 1 };
-    tprof_trace *a = NULL, *b = NULL;
-    char ea[512] = "", eb[512] = "";
-    int rca = tprof_trace_read(&a, path, &fast, ea, sizeof ea);
-    int rcb = tprof_trace_read(&b, path, &slow, eb, sizeof eb);
-    int d = tprof_path_diff(a, rca, b, rcb, why, len);
-    if (!d && rca && rca != TPROF_ETRUNC && strcmp(ea, eb)) {
-        snprintf(why, len, "messages differ: '%.200s' vs '%.200s'", ea, eb);
-        d = 1;
+    msg[0] = 0;
+    int rc = path ? tprof_trace_read(t, path, opts, msg, msglen)
+                  : tprof_trace_read_mem(t, data, len, "input", opts, msg, msglen);
+    if (rc == TPROF_ETRUNC) snprintf(msg, msglen, "%s", tprof_trace_truncation(*t));
+    return rc;
+}
+
+/* The generic path read in one pass against (1) the fast path in one pass
+ * and (2) the fast path on 3 threads with 256-byte chunks. */
+static inline int tprof_path_diff_input(const char *path, const void *data, size_t len, char *why, size_t wlen)
+{
+    tprof_read_opts ref = { .keep = TPROF_KEEP_ALL, .generic_only = 1, .threads = 1 };
+    tprof_read_opts variants[2] = { { .keep = TPROF_KEEP_ALL, .threads = 1 },
+                                    { .keep = TPROF_KEEP_ALL, .threads = 3, .chunk_bytes = 256 } };
+    static const char *const names[2] = { "fast path", "parallel chunks" };
+    tprof_trace *b = NULL;
+    char eb[512];
+    int rcb = tprof_path_read(path, data, len, &ref, &b, eb, sizeof eb);
+    int d = 0;
+    for (int v = 0; v < 2 && !d; v++) {
+        tprof_trace *a = NULL;
+        char ea[512], w[300];
+        int rca = tprof_path_read(path, data, len, &variants[v], &a, ea, sizeof ea);
+        d = tprof_path_diff(a, rca, b, rcb, w, sizeof w);
+        if (!d && strcmp(ea, eb)) {
+            snprintf(w, sizeof w, "messages differ: '%.120s' vs '%.120s'", ea, eb);
+            d = 1;
+        }
+        if (d) snprintf(why, wlen, "%s vs generic: %s", names[v], w);
+        tprof_trace_free(a);
     }
-    tprof_trace_free(a);
     tprof_trace_free(b);
     return d;
+}
+
+static inline int tprof_path_diff_file(const char *path, char *why, size_t len)
+{
+    return tprof_path_diff_input(path, NULL, 0, why, len);
 }
 
 #endif

@@ -1,0 +1,118 @@
+/* Appending one chunk's trace to the trace of the chunks before it: string
+ * ids are re-interned, counts add up, tracks and threads merge. */
+#include "reader_internal.h"
+
+static int64_t remap_id(const uint32_t *map, uint32_t id) { return map[id]; }
+
+static void add_gpu_track(tprof_trace *t, const tprof_gpu_track *g)
+{
+    for (size_t i = 0; i < t->ntracks; i++)
+        if (t->tracks[i].device == g->device && t->tracks[i].stream == g->stream) {
+            t->tracks[i].events += g->events;
+            return;
+        }
+    if (tprof_grow((void **)&t->tracks, &t->trackcap, t->ntracks + 1, sizeof *t->tracks)) return;
+    t->tracks[t->ntracks++] = *g;
+}
+
+static void add_thread(tprof_trace *t, const tprof_cpu_track *c)
+{
+    for (size_t i = 0; i < t->nthreads; i++)
+        if (t->threads[i].pid == c->pid && t->threads[i].tid == c->tid && t->threads[i].flags == c->flags) {
+            t->threads[i].events += c->events;
+            return;
+        }
+    if (tprof_grow((void **)&t->threads, &t->threadcap, t->nthreads + 1, sizeof *t->threads)) return;
+    t->threads[t->nthreads++] = *c;
+}
+
+int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
+{
+    size_t ns = src->strs.count;
+    uint32_t *map = malloc((ns ? ns : 1) * sizeof *map);
+    if (!map) return TPROF_ENOMEM;
+    for (size_t i = 0; i < ns; i++) {
+        const char *s = tprof_strtab_get(&src->strs, (uint32_t)i);
+        map[i] = tprof_strtab_intern(&dst->strs, s, src->strs.lens[i]);
+        if (map[i] == UINT32_MAX) {
+            free(map);
+            return TPROF_ENOMEM;
+        }
+    }
+    tprof_trace_meta *d = &dst->meta;
+    const tprof_trace_meta *s = &src->meta;
+
+    /* events, in order */
+    if (tprof_grow((void **)&dst->ev, &dst->evcap, dst->nev + src->nev, sizeof *dst->ev)) goto oom;
+    for (size_t i = 0; i < src->nev; i++) {
+        tprof_event e = src->ev[i];
+        e.name = map[e.name];
+        e.cat = map[e.cat];
+        if (e.flags & TPROF_EV_PID_STR) e.pid = remap_id(map, (uint32_t)e.pid);
+        if (e.flags & TPROF_EV_TID_STR) e.tid = remap_id(map, (uint32_t)e.tid);
+        dst->ev[dst->nev++] = e;
+    }
+    /* counts */
+    d->nevents += s->nevents;
+    for (int k = 0; k < TPROF_KIND_COUNT; k++) d->kind_counts[k] += s->kind_counts[k];
+    for (size_t i = 0; i < src->cat_counts_cap; i++) {
+        if (!src->cat_counts[i]) continue;
+        uint32_t c = map[i];
+        if (tprof_grow((void **)&dst->cat_counts, &dst->cat_counts_cap, (size_t)c + 1, sizeof *dst->cat_counts))
+            goto oom;
+        dst->cat_counts[c] += src->cat_counts[i];
+    }
+    d->warn.dur_missing += s->warn.dur_missing;
+    d->warn.dur_negative += s->warn.dur_negative;
+    d->warn.dur_absurd += s->warn.dur_absurd;
+    d->warn.ts_missing += s->warn.ts_missing;
+    d->warn.ts_bad += s->warn.ts_bad;
+    d->warn.non_object_events += s->warn.non_object_events;
+    if (s->warn.first_offset < d->warn.first_offset) d->warn.first_offset = s->warn.first_offset;
+    if (s->ts_min < d->ts_min) d->ts_min = s->ts_min;
+    if (s->ts_max > d->ts_max) d->ts_max = s->ts_max;
+    /* steps (sorted when the read ends), tracks, threads */
+    if (tprof_grow((void **)&dst->steps, &dst->stepcap, dst->nsteps + src->nsteps, sizeof *dst->steps)) goto oom;
+    for (size_t i = 0; i < src->nsteps; i++) dst->steps[dst->nsteps++] = src->steps[i];
+    for (size_t i = 0; i < src->ntracks; i++) add_gpu_track(dst, &src->tracks[i]);
+    for (size_t i = 0; i < src->nthreads; i++) {
+        tprof_cpu_track c = src->threads[i];
+        if (c.flags & TPROF_EV_PID_STR) c.pid = remap_id(map, (uint32_t)c.pid);
+        if (c.flags & TPROF_EV_TID_STR) c.tid = remap_id(map, (uint32_t)c.tid);
+        add_thread(dst, &c);
+    }
+    /* document metadata found after traceEvents */
+    if (src->ndev && !dst->ndev) {
+        if (tprof_grow((void **)&dst->devices, &dst->devcap, src->ndev, sizeof *dst->devices)) goto oom;
+        for (size_t i = 0; i < src->ndev; i++) {
+            dst->devices[i] = src->devices[i];
+            dst->devices[i].name = tprof_strtab_get(
+                &dst->strs, tprof_strtab_intern(&dst->strs, src->devices[i].name, strlen(src->devices[i].name)));
+        }
+        dst->ndev = src->ndev;
+    }
+    if (s->has_distributed) {
+        d->has_distributed = 1;
+        d->rank = s->rank;
+        d->world_size = s->world_size;
+        if (s->backend) d->backend = tprof_strtab_get(&dst->strs, tprof_strtab_intern(&dst->strs, s->backend, strlen(s->backend)));
+    }
+    if (s->has_schema_version) {
+        d->has_schema_version = 1;
+        d->schema_version = s->schema_version;
+    }
+    if (s->has_base_time) {
+        d->has_base_time = 1;
+        d->base_time_ns = s->base_time_ns;
+    }
+    if (s->display_time_unit)
+        d->display_time_unit =
+            tprof_strtab_get(&dst->strs, tprof_strtab_intern(&dst->strs, s->display_time_unit, strlen(s->display_time_unit)));
+    if (s->trace_name)
+        d->trace_name = tprof_strtab_get(&dst->strs, tprof_strtab_intern(&dst->strs, s->trace_name, strlen(s->trace_name)));
+    free(map);
+    return 0;
+oom:
+    free(map);
+    return TPROF_ENOMEM;
+}

@@ -1,0 +1,279 @@
+/* Parallel reading of one large trace: the input is cut into chunks at
+ * lines that start with '{' (raw newlines only occur between tokens, so such
+ * a line starts a new value), worker threads parse the chunks, and the
+ * results are appended in order.
+ *
+ * The cut is speculative: a chunk is accepted only when the chunk before it
+ * ended right after a ',' in the traceEvents array, which is exactly the
+ * state the next chunk assumed. Any other outcome (a chunk that fails, a cut
+ * inside metadata, an unusual layout, a read error) discards the parallel
+ * result and the file is read again sequentially, which also words any error
+ * exactly as the sequential reader does. */
+#include "reader_internal.h"
+#include "../json/scan.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK_DEFAULT (2u << 20) /* target chunk size: small enough to keep memory flat */
+#define PROGRESS_EVERY (16u << 20)
+
+typedef enum { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE } job_state;
+
+typedef struct {
+    uint8_t *data;
+    size_t len, cap;
+    uint64_t base; /* stream offset of data[0] */
+    tprof_chunk_start start;
+    int last, cut;
+    tprof_trace *t;
+    int rc;
+    char jmsg[400];
+    job_state state;
+} job;
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    job *jobs;
+    size_t njobs;
+    int quit;
+    const tprof_read_opts *opts;
+    const char *name;
+} pool;
+
+static void run_job(pool *p, job *jb)
+{
+    jb->t = tprof_trace_new(p->name);
+    if (!jb->t) {
+        jb->rc = TPROF_ENOMEM;
+        return;
+    }
+    tprof_json *j;
+    int depth = jb->start == TPROF_CHUNK_DOCUMENT ? 0 : jb->start == TPROF_CHUNK_EVENTS_IN_OBJECT ? 2 : 1;
+    int outer_object = jb->start != TPROF_CHUNK_EVENTS_IN_ARRAY;
+    jb->rc = tprof_json_open_chunk(&j, jb->data, jb->len, p->name, jb->base, depth, outer_object, !jb->last,
+                                   jb->cut);
+    if (jb->rc) return;
+    jb->rc = tprof_parse_chunk(jb->t, j, p->opts, jb->start);
+    snprintf(jb->jmsg, sizeof jb->jmsg, "%s", tprof_json_errmsg(j));
+    tprof_json_close(j);
+}
+
+static void *worker(void *arg)
+{
+    pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        job *jb = NULL;
+        for (size_t i = 0; i < p->njobs && !jb; i++)
+            if (p->jobs[i].state == JOB_QUEUED) jb = &p->jobs[i];
+        if (!jb) {
+            if (p->quit) break;
+            pthread_cond_wait(&p->work, &p->mu);
+            continue;
+        }
+        jb->state = JOB_RUNNING;
+        pthread_mutex_unlock(&p->mu);
+        run_job(p, jb);
+        pthread_mutex_lock(&p->mu);
+        jb->state = JOB_DONE;
+        pthread_cond_broadcast(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Offset of the last '{' that starts a line in d[min, len), or 0. */
+static size_t find_cut(const uint8_t *d, size_t len, size_t min)
+{
+    size_t hi = len;
+    while (hi > min) {
+        const uint8_t *nl = memrchr(d + min, '\n', hi - min);
+        if (!nl) return 0;
+        size_t k = (size_t)(nl - d) + 1;
+        while (k < len && (d[k] == ' ' || d[k] == '\t' || d[k] == '\r')) k++;
+        if (k < len && d[k] == '{') return k;
+        hi = (size_t)(nl - d);
+    }
+    return 0;
+}
+
+size_t tprof_chunk_bytes(const tprof_read_opts *opts)
+{
+    return opts && opts->chunk_bytes >= 64 ? opts->chunk_bytes : CHUNK_DEFAULT;
+}
+
+/* Grows a chunk buffer in steps of half a chunk, not by doubling: memory in
+ * flight is (threads + 2) buffers of about 1.5 chunks. */
+static int ensure_cap(job *jb, size_t need, size_t chunk)
+{
+    if (need <= jb->cap) return 0;
+    size_t n = need + chunk / 2;
+    uint8_t *d = realloc(jb->data, n);
+    if (!d) return TPROF_ENOMEM;
+    jb->data = d;
+    jb->cap = n;
+    return 0;
+}
+
+enum { PAR_OK = 0, PAR_FALLBACK = TPROF_PAR_FALLBACK };
+
+int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, const tprof_read_opts *opts,
+                        int threads, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    pool p = { .opts = opts, .name = name, .njobs = (size_t)threads + 2 };
+    const size_t CHUNK = tprof_chunk_bytes(opts);
+    const size_t CHUNK_MAX = 8 * CHUNK; /* no cut found within this: give up on parallel */
+    p.jobs = calloc(p.njobs, sizeof *p.jobs);
+    uint8_t *carry = malloc(CHUNK_MAX);
+    size_t carry_len = 0;
+    if (!p.jobs || !carry) {
+        free(p.jobs);
+        free(carry);
+        return PAR_FALLBACK;
+    }
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.work, NULL);
+    pthread_cond_init(&p.done, NULL);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    int started = 0;
+    if (tid)
+        for (; started < threads; started++)
+            if (pthread_create(&tid[started], NULL, worker, &p)) break;
+
+    tprof_trace *acc = NULL; /* chunks appended so far */
+    int outcome = started ? PAR_OK : PAR_FALLBACK, rc = 0, at_end = 0, cut = 0;
+    tprof_chunk_start events_start = TPROF_CHUNK_EVENTS_IN_OBJECT;
+    uint64_t offset = 0, next_progress = PROGRESS_EVERY;
+    size_t seq = 0, merged = 0;
+    char src_msg[400] = "", last_jmsg[400] = "";
+    while (outcome == PAR_OK && !(at_end && merged == seq)) {
+        job *slot = &p.jobs[seq % p.njobs];
+        /* the slot's previous chunk, or at the end the oldest, must be merged first */
+        job *m = at_end || slot->state != JOB_FREE ? &p.jobs[merged % p.njobs] : NULL;
+        if (m) {
+            pthread_mutex_lock(&p.mu);
+            while (m->state != JOB_DONE) pthread_cond_wait(&p.done, &p.mu);
+            pthread_mutex_unlock(&p.mu);
+            int want = m->last ? (m->rc == 0 || m->rc == TPROF_ETRUNC) : m->rc == TPROF_CHUNK_END;
+            if (!want) outcome = PAR_FALLBACK;
+            else if (!acc) {
+                acc = m->t;
+                m->t = NULL;
+            } else if (tprof_trace_absorb(acc, m->t))
+                outcome = PAR_FALLBACK;
+            if (m->last) {
+                rc = m->rc;
+                snprintf(last_jmsg, sizeof last_jmsg, "%s", m->jmsg);
+            }
+            tprof_trace_free(m->t);
+            m->t = NULL;
+            m->state = JOB_FREE;
+            merged++;
+            continue;
+        }
+        /* fill the next chunk: the bytes carried over, then at least CHUNK more */
+        if (ensure_cap(slot, carry_len + CHUNK, CHUNK)) {
+            outcome = PAR_FALLBACK;
+            break;
+        }
+        memcpy(slot->data, carry, carry_len);
+        slot->len = carry_len;
+        slot->base = offset;
+        size_t min = seq == 0 ? 0 : 1, found = 0, target = carry_len + CHUNK;
+        for (;;) {
+            while (slot->len < target && !at_end) {
+                if (ensure_cap(slot, slot->len + 4096, CHUNK)) break;
+                ssize_t n = tprof_source_read(src, slot->data + slot->len, slot->cap - slot->len);
+                if (n == 0) at_end = 1;
+                else if (n == TPROF_ETRUNC) {
+                    at_end = cut = 1;
+                    snprintf(src_msg, sizeof src_msg, "%s", tprof_source_errmsg(src));
+                } else if (n < 0) {
+                    outcome = PAR_FALLBACK; /* read errors are reported by the sequential read */
+                    break;
+                } else
+                    slot->len += (size_t)n;
+            }
+            if (outcome != PAR_OK || at_end) break;
+            if (seq == 0 && min == 0) {
+                /* the first cut comes after the start of the event array */
+                const uint8_t *q = slot->data;
+                while (q < slot->data + slot->len && js_is_ws(*q)) q++;
+                if (q < slot->data + slot->len && *q == '[') {
+                    events_start = TPROF_CHUNK_EVENTS_IN_ARRAY;
+                    min = 1;
+                } else {
+                    const uint8_t *te = memmem(slot->data, slot->len, "\"traceEvents\"", 13);
+                    if (te) min = (size_t)(te - slot->data) + 13;
+                }
+            }
+            if (min && (found = find_cut(slot->data, slot->len, min))) break;
+            if (slot->len + CHUNK > CHUNK_MAX) {
+                outcome = PAR_FALLBACK; /* no line starting with '{': not a layout to cut */
+                break;
+            }
+            target = slot->len + CHUNK; /* no cut yet: keep reading into this chunk */
+        }
+        if (outcome != PAR_OK) break;
+        if (at_end) {
+            found = slot->len;
+            carry_len = 0;
+        } else {
+            carry_len = slot->len - found;
+            if (carry_len > CHUNK_MAX) {
+                outcome = PAR_FALLBACK;
+                break;
+            }
+            memcpy(carry, slot->data + found, carry_len);
+        }
+        slot->len = found;
+        offset += found;
+        slot->start = seq == 0 ? TPROF_CHUNK_DOCUMENT : events_start;
+        slot->last = at_end;
+        slot->cut = at_end && cut;
+        slot->rc = 0;
+        slot->jmsg[0] = 0;
+        pthread_mutex_lock(&p.mu);
+        slot->state = JOB_QUEUED;
+        pthread_cond_signal(&p.work);
+        pthread_mutex_unlock(&p.mu);
+        seq++;
+        if (opts->progress && tprof_source_bytes_in(src) >= next_progress) {
+            opts->progress(opts->progress_ctx, name, tprof_source_bytes_in(src), tprof_source_file_size(src));
+            next_progress = tprof_source_bytes_in(src) + PROGRESS_EVERY;
+        }
+    }
+    /* stop the workers once nothing is queued or running */
+    pthread_mutex_lock(&p.mu);
+    for (size_t i = 0; i < p.njobs; i++)
+        while (p.jobs[i].state == JOB_QUEUED || p.jobs[i].state == JOB_RUNNING) pthread_cond_wait(&p.done, &p.mu);
+    p.quit = 1;
+    pthread_cond_broadcast(&p.work);
+    pthread_mutex_unlock(&p.mu);
+    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    for (size_t i = 0; i < p.njobs; i++) {
+        tprof_trace_free(p.jobs[i].t);
+        free(p.jobs[i].data);
+    }
+    free(tid);
+    free(p.jobs);
+    free(carry);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.work);
+    pthread_cond_destroy(&p.done);
+    if (outcome != PAR_OK || !acc) {
+        tprof_trace_free(acc);
+        return PAR_FALLBACK;
+    }
+    acc->meta.compression = tprof_source_compression(src);
+    acc->meta.bytes_in = tprof_source_bytes_in(src);
+    acc->meta.file_size = tprof_source_file_size(src);
+    acc->meta.bytes_json = offset;
+    int r = tprof_trace_conclude(out, acc, rc, src_msg, last_jmsg, errbuf, errlen);
+    return r == TPROF_ETRUNC ? TPROF_ETRUNC : r ? r : 0;
+}
