@@ -171,6 +171,14 @@ elif [[ -x "$TPBIN" ]]; then
             CHECKS+=("trainprof ($kind): failed, see $LOG")
         fi
     done
+    # the same on one thread (no parallel chunks; gzip still decompresses on its own thread)
+    if "$TPBIN" kernels --help 2>&1 | grep -q -- '--threads'; then
+        for kind in plain gz; do
+            o="$LOG/trainprof1.$kind.csv"
+            measure "trainprof kernels --threads 1" "$kind" "$o" "$TPBIN" kernels "$(file_of $kind)" "${TP_ARGS[@]}" --threads 1
+            if [[ $LAST_RC -eq 0 ]]; then check "trainprof --threads 1 ($kind) vs truth" "$o"; fi
+        done
+    fi
 else
     say "trainprof not found at $TPBIN: skipped"
     CHECKS+=("trainprof: not built ($TPBIN missing)")

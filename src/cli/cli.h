@@ -29,6 +29,8 @@ int cli_parse_format(const char *s, cli_format *out);
 /* "A..B", "A..", "..B" or "A" (ProfilerStep numbers). */
 int cli_parse_steps(const char *s, long long *first, long long *last);
 void cli_set_color(const char *mode); /* auto|always|never; NO_COLOR honoured */
+/* --threads N: 0 = one per core. Returns -1 when N is not a count. */
+int cli_parse_threads(const char *s, int *out);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -11,7 +11,7 @@
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: trainprof info [--format table|csv|json] [--color WHEN] TRACE...\n\n"
+    fprintf(f, "usage: trainprof info [--format table|csv|json] [--threads N] [--color WHEN] TRACE...\n\n"
                "Format, compression, sizes, schema version, devices, rank and world size,\n"
                "time span, ProfilerSteps, event counts by kind and category, GPU tracks and\n"
                "data warnings of each trace.\n");
@@ -221,10 +221,11 @@ int cmd_info(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "format", required_argument, 0, 'f' }, { "color", required_argument, 0, 'c' },
+        { "threads", required_argument, 0, 'j' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     cli_format fmt = FMT_TABLE;
-    int c;
+    int c, threads = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
         switch (c) {
@@ -235,6 +236,12 @@ int cmd_info(int argc, char **argv)
             }
             break;
         case 'c': cli_set_color(optarg); break;
+        case 'j':
+            if (cli_parse_threads(optarg, &threads)) {
+                cli_error("--threads takes a count (0 = one per core), not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case 'h': help(stdout); return EXIT_OK;
         default: help(stderr); return EXIT_USAGE;
         }
@@ -246,7 +253,7 @@ int cmd_info(int argc, char **argv)
     }
     tprof_read_result *res = calloc((size_t)n, sizeof *res);
     if (!res) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = 0 };
+    tprof_read_opts ro = { .keep = 0, .threads = threads };
     int rc = cli_read_traces(argv + optind, n, &ro, res);
     tprof_jw w;
     tprof_jw_init(&w, stdout);

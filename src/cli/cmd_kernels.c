@@ -26,6 +26,7 @@ static void help(FILE *f)
             "                        (compute, communication, memory, other); repeatable\n"
             "  --class-file FILE     rules, one 'CLASS GLOB' per line\n"
             "  --format table|csv|json\n"
+            "  --threads N           threads for reading (0 = one per core, the default)\n"
             "  --color auto|always|never\n");
 }
 
@@ -149,13 +150,14 @@ int cmd_kernels(int argc, char **argv)
         { "steps", required_argument, 0, 's' },      { "format", required_argument, 0, 'f' },
         { "class-rule", required_argument, 0, 'r' }, { "class-file", required_argument, 0, 'F' },
         { "color", required_argument, 0, 'c' },      { "help", no_argument, 0, 'h' },
+        { "threads", required_argument, 0, 'j' },
         { 0, 0, 0, 0 },
     };
     cli_format fmt = FMT_TABLE;
     tprof_kernels_opts ko = { .by = TPROF_BY_NAME, .step_first = -1, .step_last = -1 };
     tprof_classifier *cls = NULL;
     long top = 20;
-    int c, rc = EXIT_OK;
+    int c, rc = EXIT_OK, threads = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -204,6 +206,12 @@ int cmd_kernels(int argc, char **argv)
             if (cli_add_class_file(&cls, optarg)) rc = EXIT_USAGE;
             break;
         case 'c': cli_set_color(optarg); break;
+        case 'j':
+            if (cli_parse_threads(optarg, &threads)) {
+                cli_error("--threads takes a count (0 = one per core), not '%s'", optarg);
+                rc = EXIT_USAGE;
+            }
+            break;
         case 'h': help(stdout); tprof_classifier_free(cls); return EXIT_OK;
         default: rc = EXIT_USAGE;
         }
@@ -221,7 +229,7 @@ int cmd_kernels(int argc, char **argv)
     tprof_read_result *res = calloc((size_t)n, sizeof *res);
     tprof_kernels_result **kr = calloc((size_t)n, sizeof *kr);
     if (!res || !kr) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_KERNELS_KEEP, .classifier = cls };
+    tprof_read_opts ro = { .keep = TPROF_KERNELS_KEEP, .classifier = cls, .threads = threads };
     rc = cli_read_traces(argv + optind, n, &ro, res);
     size_t nk = 0;
     tprof_jw w;

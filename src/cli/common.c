@@ -44,6 +44,15 @@ void cli_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+int cli_parse_threads(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end || v < 0 || v > 4096) return -1;
+    *out = (int)v;
+    return 0;
+}
+
 int cli_parse_format(const char *s, cli_format *out)
 {
     if (!strcmp(s, "table")) *out = FMT_TABLE;
