@@ -27,6 +27,7 @@ run: build
 	$(BUILD)/trainprof info $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 	$(BUILD)/trainprof kernels --top 10 $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json
+	$(BUILD)/trainprof temporal $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 
 # Every test: the normal build, the ASan+UBSan build, and a short fuzzing run.
 test: test-fast test-asan test-fuzz

@@ -59,6 +59,29 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
 int tprof_kernels_combine(const tprof_kernels_result *const *parts, size_t n, tprof_kernels_result **out);
 void tprof_kernels_free(tprof_kernels_result *r);
 
+/* ---- temporal: where the GPU's wall time goes (HTA's temporal breakdown) ---- */
+
+typedef struct {
+    int keep_last_step; /* keep the GPU work launched in the last ProfilerStep */
+} tprof_temporal_opts;
+
+#define TPROF_TEMPORAL_KEEP TPROF_KERNELS_KEEP
+
+typedef struct {
+    uint64_t events;        /* GPU events counted */
+    int64_t start_ns, end_ns; /* first GPU start, last GPU end */
+    int64_t span_ns;        /* end - start: the kernel span */
+    int64_t busy_ns;        /* union of all GPU intervals */
+    int64_t idle_ns;        /* span - busy */
+    int64_t compute_ns;     /* union of compute-class intervals */
+    int64_t non_compute_ns; /* busy - compute: communication and memory not under compute */
+    int last_step_excluded; /* 1 when the work of the last step was left out */
+    int64_t last_step;      /* its number, when excluded */
+} tprof_temporal_result;
+
+/* Fills R. Without GPU events every time is 0 and events is 0. */
+int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_temporal_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 #include "../util/i64map.h"
 #include "../util/strtab.h"
 #include "intervals.h"
+#include "launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
 
     /* step window: time ranges of the selected steps */
     size_t w0 = 0, w1 = 0; /* selected steps [w0, w1) in m->steps */
-    tprof_i64map launch = { 0 };
+    tprof_launches launch = { 0 };
     int windowed = opts->step_first >= 0 || opts->step_last >= 0;
     if (windowed) {
         int64_t lo = opts->step_first >= 0 ? opts->step_first : INT64_MIN;
@@ -127,12 +128,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
         r->step_first = m->steps[w0].number;
         r->step_last = m->steps[w1 - 1].number;
         r->nsteps = w1 - w0;
-        /* launch time of each correlation id, from the runtime events */
-        if (tprof_i64map_init(&launch, 1024)) goto oom;
-        for (size_t i = 0; i < nev; i++)
-            if (ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0 &&
-                tprof_i64map_put(&launch, ev[i].correlation, ev[i].ts))
-                goto oom;
+        if (tprof_launches_build(t, &launch)) goto oom;
     }
 
     grouper g;
@@ -148,8 +144,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
         const tprof_event *e = &ev[i];
         if (e->kind != TPROF_KIND_GPU) continue;
         if (windowed) {
-            int64_t at = e->ts, lts;
-            if (e->correlation >= 0 && tprof_i64map_get(&launch, e->correlation, &lts)) at = lts;
+            int64_t at = tprof_launch_time(&launch, e);
             int in = 0;
             for (size_t s = w0; s < w1 && !in; s++)
                 in = at >= m->steps[s].ts && at < tprof_end_ns(m->steps[s].ts, m->steps[s].dur);
@@ -189,12 +184,12 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
     r->span_ns = niv ? tprof_span_ns(first, last) : 0;
     free(iv);
     tprof_i64map_free(&g.index);
-    if (windowed) tprof_i64map_free(&launch);
+    if (windowed) tprof_launches_free(&launch);
     finish_rows(r);
     *out = r;
     return 0;
 oom:
-    if (windowed && launch.keys) tprof_i64map_free(&launch);
+    if (windowed && launch.by_corr.keys) tprof_launches_free(&launch);
     tprof_kernels_free(r);
     return TPROF_ENOMEM;
 }

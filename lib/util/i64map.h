@@ -28,6 +28,7 @@ static inline int tprof_i64map_init(tprof_i64map *m, size_t expect)
     if (!m->keys || !m->vals) {
         free(m->keys);
         free(m->vals);
+        m->keys = m->vals = NULL;
         return -1;
     }
     for (size_t i = 0; i < cap; i++) m->keys[i] = INT64_MIN;
@@ -38,6 +39,7 @@ static inline void tprof_i64map_free(tprof_i64map *m)
 {
     free(m->keys);
     free(m->vals);
+    m->keys = m->vals = NULL;
 }
 
 /* Inserts or replaces; returns -1 when out of memory. */

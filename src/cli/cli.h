@@ -39,6 +39,31 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * worst exit code: EXIT_OK, EXIT_TRUNC or EXIT_INPUT. */
 int cli_read_traces(char **paths, int n, const tprof_read_opts *opts, tprof_read_result *out);
 
+/* Options every trace command takes. */
+typedef struct {
+    cli_format fmt;
+    int threads;          /* --threads, 0 = one per core */
+    tprof_classifier *cls; /* --class-rule / --class-file, NULL = built-in rules */
+} cli_common;
+
+#define CLI_COMMON_LONGOPTS                                                                           \
+    { "format", required_argument, 0, 'f' }, { "color", required_argument, 0, 'c' },                  \
+        { "threads", required_argument, 0, 'j' }, { "class-rule", required_argument, 0, 'r' },       \
+        { "class-file", required_argument, 0, 'F' }, { "help", no_argument, 0, 'h' }
+
+#define CLI_COMMON_HELP                                                                               \
+    "  --format table|csv|json\n"                                                                     \
+    "  --class-rule CLASS:GLOB  classify GPU events matching GLOB as CLASS\n"                        \
+    "                        (compute, communication, memory, other); repeatable\n"                  \
+    "  --class-file FILE     rules, one 'CLASS GLOB' per line\n"                                     \
+    "  --threads N           threads for reading (0 = one per core, the default)\n"                  \
+    "  --color auto|always|never\n"
+
+/* Handles option C when it is a common one: 1 handled, 0 not a common
+ * option, -1 a bad value (the message is printed). */
+int cli_common_option(int c, const char *arg, cli_common *co);
+void cli_common_free(cli_common *co);
+
 /* Class rules from --class-rule CLASS:GLOB and --class-file FILE. */
 int cli_add_class_rule(tprof_classifier **c, const char *spec);
 int cli_add_class_file(tprof_classifier **c, const char *path);
@@ -46,6 +71,7 @@ int cli_add_class_file(tprof_classifier **c, const char *path);
 /* Commands (one cmd_<name>.c each). */
 int cmd_info(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
+int cmd_temporal(int argc, char **argv);
 
 /* Label for a trace in reports: "rank R" when known, else the file index. */
 void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len);

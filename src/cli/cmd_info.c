@@ -11,10 +11,10 @@
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: trainprof info [--format table|csv|json] [--threads N] [--color WHEN] TRACE...\n\n"
+    fprintf(f, "usage: trainprof info [options] TRACE...\n\n"
                "Format, compression, sizes, schema version, devices, rank and world size,\n"
-               "time span, ProfilerSteps, event counts by kind and category, GPU tracks and\n"
-               "data warnings of each trace.\n");
+               "time span, ProfilerSteps, event counts by kind and category, GPU tracks,\n"
+               "host threads and data warnings of each trace.\n\noptions:\n" CLI_COMMON_HELP);
 }
 
 /* "pid/tid" with names for string ids */
@@ -219,57 +219,48 @@ static void csv_trace(const tprof_trace *t)
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "format", required_argument, 0, 'f' }, { "color", required_argument, 0, 'c' },
-        { "threads", required_argument, 0, 'j' },
-        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-    };
-    cli_format fmt = FMT_TABLE;
-    int c, threads = 0;
+    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
+    cli_common co = { 0 };
+    int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            if (cli_parse_format(optarg, &fmt)) {
-                cli_error("--format must be table, csv or json, not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'c': cli_set_color(optarg); break;
-        case 'j':
-            if (cli_parse_threads(optarg, &threads)) {
-                cli_error("--threads takes a count (0 = one per core), not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'h': help(stdout); return EXIT_OK;
-        default: help(stderr); return EXIT_USAGE;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int common = cli_common_option(c, optarg, &co);
+        if (common > 0) continue;
+        if (c == 'h') {
+            help(stdout);
+            cli_common_free(&co);
+            return EXIT_OK;
         }
+        if (common == 0) help(stderr);
+        cli_common_free(&co);
+        return EXIT_USAGE;
     }
     int n = argc - optind;
     if (n < 1) {
         help(stderr);
+        cli_common_free(&co);
         return EXIT_USAGE;
     }
     tprof_read_result *res = calloc((size_t)n, sizeof *res);
     if (!res) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = 0, .threads = threads };
+    tprof_read_opts ro = { .keep = 0, .threads = co.threads, .classifier = co.cls };
     int rc = cli_read_traces(argv + optind, n, &ro, res);
     tprof_jw w;
     tprof_jw_init(&w, stdout);
-    if (fmt == FMT_JSON) tprof_jw_arr(&w);
-    if (fmt == FMT_CSV) printf("file,key,value\n");
+    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
+    if (co.fmt == FMT_CSV) printf("file,key,value\n");
     for (int i = 0; i < n; i++) {
         if (!res[i].trace) continue;
-        if (fmt == FMT_JSON) json_trace(&w, res[i].trace);
-        else if (fmt == FMT_CSV) csv_trace(res[i].trace);
+        if (co.fmt == FMT_JSON) json_trace(&w, res[i].trace);
+        else if (co.fmt == FMT_CSV) csv_trace(res[i].trace);
         else {
             if (i) printf("\n");
             print_table(res[i].trace);
         }
         tprof_trace_free(res[i].trace);
     }
-    if (fmt == FMT_JSON) tprof_jw_arr_end(&w);
+    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
     free(res);
+    cli_common_free(&co);
     return rc;
 }

@@ -22,12 +22,7 @@ static void help(FILE *f)
             "  --by name|class|stream  grouping (default name)\n"
             "  --steps A..B          only GPU work launched in ProfilerStep#A..#B\n"
             "                        (also A.., ..B, A)\n"
-            "  --class-rule CLASS:GLOB  classify kernels matching GLOB as CLASS\n"
-            "                        (compute, communication, memory, other); repeatable\n"
-            "  --class-file FILE     rules, one 'CLASS GLOB' per line\n"
-            "  --format table|csv|json\n"
-            "  --threads N           threads for reading (0 = one per core, the default)\n"
-            "  --color auto|always|never\n");
+            CLI_COMMON_HELP);
 }
 
 static const char *by_name(tprof_group_by by)
@@ -146,20 +141,20 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
 int cmd_kernels(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "top", required_argument, 0, 't' },        { "by", required_argument, 0, 'b' },
-        { "steps", required_argument, 0, 's' },      { "format", required_argument, 0, 'f' },
-        { "class-rule", required_argument, 0, 'r' }, { "class-file", required_argument, 0, 'F' },
-        { "color", required_argument, 0, 'c' },      { "help", no_argument, 0, 'h' },
-        { "threads", required_argument, 0, 'j' },
-        { 0, 0, 0, 0 },
+        { "top", required_argument, 0, 't' }, { "by", required_argument, 0, 'b' },
+        { "steps", required_argument, 0, 's' }, CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 },
     };
-    cli_format fmt = FMT_TABLE;
+    cli_common co = { 0 };
     tprof_kernels_opts ko = { .by = TPROF_BY_NAME, .step_first = -1, .step_last = -1 };
-    tprof_classifier *cls = NULL;
     long top = 20;
-    int c, rc = EXIT_OK, threads = 0;
+    int c, rc = EXIT_OK;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int common = cli_common_option(c, optarg, &co);
+        if (common) {
+            if (common < 0) rc = EXIT_USAGE;
+            continue;
+        }
         switch (c) {
         case 't': {
             char *end;
@@ -189,33 +184,9 @@ int cmd_kernels(int argc, char **argv)
             ko.step_last = b;
             break;
         }
-        case 'f':
-            if (cli_parse_format(optarg, &fmt)) {
-                cli_error("--format must be table, csv or json, not '%s'", optarg);
-                rc = EXIT_USAGE;
-            }
-            break;
-        case 'r':
-            if (cli_add_class_rule(&cls, optarg)) {
-                cli_error("--class-rule takes CLASS:GLOB with CLASS one of compute, communication, memory, "
-                          "other, not '%s'", optarg);
-                rc = EXIT_USAGE;
-            }
-            break;
-        case 'F':
-            if (cli_add_class_file(&cls, optarg)) rc = EXIT_USAGE;
-            break;
-        case 'c': cli_set_color(optarg); break;
-        case 'j':
-            if (cli_parse_threads(optarg, &threads)) {
-                cli_error("--threads takes a count (0 = one per core), not '%s'", optarg);
-                rc = EXIT_USAGE;
-            }
-            break;
-        case 'h': help(stdout); tprof_classifier_free(cls); return EXIT_OK;
+        case 'h': help(stdout); cli_common_free(&co); return EXIT_OK;
         default: rc = EXIT_USAGE;
         }
-        if (rc) break;
     }
     int n = argc - optind;
     if (!rc && n < 1) {
@@ -223,19 +194,19 @@ int cmd_kernels(int argc, char **argv)
         rc = EXIT_USAGE;
     }
     if (rc) {
-        tprof_classifier_free(cls);
+        cli_common_free(&co);
         return rc;
     }
     tprof_read_result *res = calloc((size_t)n, sizeof *res);
     tprof_kernels_result **kr = calloc((size_t)n, sizeof *kr);
     if (!res || !kr) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_KERNELS_KEEP, .classifier = cls, .threads = threads };
+    tprof_read_opts ro = { .keep = TPROF_KERNELS_KEEP, .classifier = co.cls, .threads = co.threads };
     rc = cli_read_traces(argv + optind, n, &ro, res);
     size_t nk = 0;
     tprof_jw w;
     tprof_jw_init(&w, stdout);
-    if (fmt == FMT_CSV) printf("trace,file,%s,class,count,total_ns,mean_ns,min_ns,max_ns,share\n", by_name(ko.by));
-    if (fmt == FMT_JSON) {
+    if (co.fmt == FMT_CSV) printf("trace,file,%s,class,count,total_ns,mean_ns,min_ns,max_ns,share\n", by_name(ko.by));
+    if (co.fmt == FMT_JSON) {
         tprof_jw_obj(&w);
         tprof_jw_key(&w, "traces");
         tprof_jw_arr(&w);
@@ -257,25 +228,25 @@ int cmd_kernels(int argc, char **argv)
         char label[64];
         cli_trace_label(res[i].trace, i, label, sizeof label);
         const char *path = tprof_trace_meta_get(res[i].trace)->path;
-        if (fmt == FMT_TABLE) {
+        if (co.fmt == FMT_TABLE) {
             if (nk) printf("\n");
             print_table(label, path, r, (size_t)top);
-        } else if (fmt == FMT_CSV)
+        } else if (co.fmt == FMT_CSV)
             print_csv(label, path, r, (size_t)top);
         else
             print_json(&w, label, path, r, (size_t)top);
         kr[nk++] = r;
     }
-    if (fmt == FMT_JSON) tprof_jw_arr_end(&w);
+    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
     if (nk > 1) {
         tprof_kernels_result *all;
         if (tprof_kernels_combine((const tprof_kernels_result *const *)kr, nk, &all) == 0) {
             char label[64];
             snprintf(label, sizeof label, "all %zu traces", nk);
-            if (fmt == FMT_TABLE) {
+            if (co.fmt == FMT_TABLE) {
                 printf("\n");
                 print_table(label, NULL, all, (size_t)top);
-            } else if (fmt == FMT_CSV)
+            } else if (co.fmt == FMT_CSV)
                 print_csv("all", NULL, all, (size_t)top);
             else {
                 tprof_jw_key(&w, "combined");
@@ -284,11 +255,11 @@ int cmd_kernels(int argc, char **argv)
             tprof_kernels_free(all);
         }
     }
-    if (fmt == FMT_JSON) tprof_jw_obj_end(&w);
+    if (co.fmt == FMT_JSON) tprof_jw_obj_end(&w);
     for (size_t i = 0; i < nk; i++) tprof_kernels_free(kr[i]);
     for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
     free(kr);
     free(res);
-    tprof_classifier_free(cls);
+    cli_common_free(&co);
     return rc;
 }

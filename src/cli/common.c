@@ -202,3 +202,35 @@ void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len)
     if (m->rank >= 0) snprintf(buf, len, "rank %lld", (long long)m->rank);
     else snprintf(buf, len, "trace %d", index);
 }
+
+int cli_common_option(int c, const char *arg, cli_common *co)
+{
+    switch (c) {
+    case 'f':
+        if (cli_parse_format(arg, &co->fmt) == 0) return 1;
+        cli_error("--format must be table, csv or json, not '%s'", arg);
+        return -1;
+    case 'c':
+        cli_set_color(arg);
+        return 1;
+    case 'j':
+        if (cli_parse_threads(arg, &co->threads) == 0) return 1;
+        cli_error("--threads takes a count (0 = one per core), not '%s'", arg);
+        return -1;
+    case 'r':
+        if (cli_add_class_rule(&co->cls, arg) == 0) return 1;
+        cli_error("--class-rule takes CLASS:GLOB with CLASS one of compute, communication, memory, other, "
+                  "not '%s'", arg);
+        return -1;
+    case 'F':
+        return cli_add_class_file(&co->cls, arg) == 0 ? 1 : -1;
+    default:
+        return 0;
+    }
+}
+
+void cli_common_free(cli_common *co)
+{
+    tprof_classifier_free(co->cls);
+    co->cls = NULL;
+}

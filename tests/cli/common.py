@@ -78,3 +78,54 @@ def gpu_events(doc):
         if gpu and "ts" in e and "dur" in e:
             out.append(e)
     return out
+
+
+RUNTIME_CATS = {"cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime"}
+SYNC_NAMES = {"Event Sync", "Context Sync", "Stream Sync", "Stream Wait Event", "Notify_Wait"}
+
+
+def gpu_class(e):
+    """docs/METRICS.md's kernel classes, restated independently."""
+    name, cat = e.get("name", ""), e.get("cat", "")
+    if cat in ("gpu_memcpy", "gpu_memset", "Memcpy", "Memset") or name.startswith(("Memcpy ", "Memset ")):
+        return "memory"
+    if cat == "cuda_sync" or name in SYNC_NAMES:
+        return "other"
+    if any(k in name for k in ("nccl", "NCCL", "rccl", "RCCL", "hccl", "HCCL")) or name.startswith("hcom_"):
+        return "communication"
+    return "compute"
+
+
+def dur_ns(e):
+    d = us_to_ns(e["dur"])
+    return 0 if d < 0 or d > 86400 * 10**9 else d
+
+
+def union(iv):
+    iv = sorted(iv)
+    total, cs, ce = 0, None, None
+    for s, e in iv:
+        if cs is None or s > ce:
+            if cs is not None:
+                total += ce - cs
+            cs, ce = s, e
+        else:
+            ce = max(ce, e)
+    return total + (ce - cs if cs is not None else 0)
+
+
+def steps_of(events):
+    out = []
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#") \
+                and e.get("cat") not in GPU_CATS | RUNTIME_CATS | {"gpu_user_annotation"} and "ts" in e:
+            out.append((us_to_ns(e["ts"]), dur_ns(e) if "dur" in e else 0, e["name"]))
+    return sorted(out)
+
+
+def launch_times(events):
+    m = {}
+    for e in events:
+        if isinstance(e, dict) and e.get("cat") in RUNTIME_CATS and "correlation" in (e.get("args") or {}):
+            m[e["args"]["correlation"]] = us_to_ns(e["ts"])
+    return m
