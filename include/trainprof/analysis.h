@@ -82,6 +82,31 @@ typedef struct {
 /* Fills R. Without GPU events every time is 0 and events is 0. */
 int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_temporal_result *r);
 
+/* ---- steps: each ProfilerStep and the GPU work it launched ---- */
+
+#define TPROF_STEPS_KEEP TPROF_KERNELS_KEEP
+
+typedef struct {
+    int64_t number;        /* N of ProfilerStep#N */
+    int64_t ts, dur;       /* the CPU span, ns */
+    uint64_t gpu_events;   /* GPU work launched inside the span */
+    int64_t gpu_total_ns;  /* sum of its durations */
+    int64_t gpu_busy_ns;   /* union of its intervals */
+    int64_t gpu_end_ns;    /* end of the last of it (0 without GPU work) */
+} tprof_step_row;
+
+typedef struct {
+    tprof_step_row *steps; /* in time order */
+    size_t nsteps;
+    /* step time (the CPU span) over all steps */
+    int64_t mean_ns, p50_ns, min_ns, max_ns;
+    double spread;         /* (max - min) / mean */
+} tprof_steps_result;
+
+/* Returns 0 with *out set (nsteps 0 when the trace has no ProfilerStep). */
+int tprof_steps(const tprof_trace *t, tprof_steps_result **out);
+void tprof_steps_free(tprof_steps_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,124 @@
+/* Steps: each ProfilerStep's CPU span, the GPU work launched in it, and
+ * step-time statistics (docs/METRICS.md). */
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "intervals.h"
+#include "launch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The step whose span holds AT, or -1 (steps sorted by ts, spans disjoint
+ * in practice; with overlaps the latest-starting one wins). */
+static long step_of(const tprof_step *s, size_t n, int64_t at)
+{
+    size_t lo = 0, hi = n; /* first step starting after AT */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s[mid].ts <= at) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return -1;
+    const tprof_step *c = &s[lo - 1];
+    return at < tprof_end_ns(c->ts, c->dur) ? (long)(lo - 1) : -1;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_iv_step(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b; /* {step, start, end} */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+void tprof_steps_free(tprof_steps_result *r)
+{
+    if (!r) return;
+    free(r->steps);
+    free(r);
+}
+
+int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
+{
+    *out = NULL;
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    tprof_steps_result *r = calloc(1, sizeof *r);
+    if (!r) return TPROF_ENOMEM;
+    size_t n = m->nsteps;
+    r->nsteps = n;
+    r->steps = calloc(n ? n : 1, sizeof *r->steps);
+    if (!r->steps) goto oom;
+    for (size_t i = 0; i < n; i++)
+        r->steps[i] = (tprof_step_row){ .number = m->steps[i].number, .ts = m->steps[i].ts, .dur = m->steps[i].dur };
+    *out = r;
+    if (n == 0) return 0;
+
+    /* step time statistics */
+    int64_t *d = malloc(n * sizeof *d), sum = 0;
+    if (!d) goto oom_out;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = m->steps[i].dur;
+        sum = tprof_end_ns(sum, d[i]);
+    }
+    qsort(d, n, sizeof *d, cmp_i64);
+    r->min_ns = d[0];
+    r->max_ns = d[n - 1];
+    r->p50_ns = d[(n - 1) / 2];
+    r->mean_ns = sum / (int64_t)n;
+    r->spread = r->mean_ns > 0 ? (double)(r->max_ns - r->min_ns) / (double)r->mean_ns : 0.0;
+    free(d);
+
+    /* GPU work by the step it was launched in */
+    const tprof_event *ev = tprof_trace_events(t);
+    size_t nev = tprof_trace_nevents(t), niv = 0;
+    tprof_launches launch;
+    if (tprof_launches_build(t, &launch)) goto oom_out;
+    int64_t (*iv)[3] = malloc((nev ? nev : 1) * sizeof *iv);
+    if (!iv) {
+        tprof_launches_free(&launch);
+        goto oom_out;
+    }
+    for (size_t i = 0; i < nev; i++) {
+        const tprof_event *e = &ev[i];
+        if (e->kind != TPROF_KIND_GPU || e->klass == TPROF_CLASS_OTHER) continue;
+        long s = step_of(m->steps, n, tprof_launch_time(&launch, e));
+        if (s < 0) continue;
+        tprof_step_row *row = &r->steps[s];
+        int64_t end = tprof_end_ns(e->ts, e->dur);
+        row->gpu_events++;
+        row->gpu_total_ns += e->dur;
+        if (end > row->gpu_end_ns) row->gpu_end_ns = end;
+        iv[niv][0] = s;
+        iv[niv][1] = e->ts;
+        iv[niv][2] = end;
+        niv++;
+    }
+    tprof_launches_free(&launch);
+    /* busy time per step: the union of each step's intervals */
+    qsort(iv, niv, sizeof *iv, cmp_iv_step);
+    for (size_t a = 0; a < niv;) {
+        size_t b = a;
+        while (b < niv && iv[b][0] == iv[a][0]) b++;
+        tprof_interval *u = malloc((b - a) * sizeof *u);
+        if (!u) {
+            free(iv);
+            goto oom_out;
+        }
+        for (size_t k = a; k < b; k++) u[k - a] = (tprof_interval){ iv[k][1], iv[k][2] };
+        r->steps[iv[a][0]].gpu_busy_ns = tprof_interval_union(u, b - a);
+        free(u);
+        a = b;
+    }
+    free(iv);
+    return 0;
+oom_out:
+    *out = NULL;
+oom:
+    tprof_steps_free(r);
+    return TPROF_ENOMEM;
+}

@@ -1,0 +1,153 @@
+/* trainprof steps: each ProfilerStep's time and the GPU work it launched. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "trainprof/report.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof steps [options] TRACE...\n\n"
+            "Each ProfilerStep#N span (CPU) with the GPU work launched in it (GPU events,\n"
+            "their summed time and their busy time), when the step's GPU work ends\n"
+            "relative to its CPU span, and step-time statistics (mean, p50, min, max,\n"
+            "spread).\n\noptions:\n" CLI_COMMON_HELP);
+}
+
+static void print_table(const char *label, const char *path, const tprof_steps_result *r)
+{
+    char a[32], b[32], c[32], d[32];
+    printf("== %s: %s ==\n", label, path);
+    if (!r->nsteps) {
+        printf("no ProfilerStep#N spans: the trace was not recorded with a step schedule\n");
+        return;
+    }
+    printf("%zu steps: mean %s, p50 %s, min %s, max %s, spread %.1f%% ((max - min) / mean)\n\n", r->nsteps,
+           tprof_fmt_duration(a, sizeof a, r->mean_ns), tprof_fmt_duration(b, sizeof b, r->p50_ns),
+           tprof_fmt_duration(c, sizeof c, r->min_ns), tprof_fmt_duration(d, sizeof d, r->max_ns), r->spread * 100);
+    const char *hdr[] = { "step", "start", "CPU time", "GPU events", "GPU busy", "GPU time (sum)", "GPU ends after CPU" };
+    tprof_table *t = tprof_table_new(7, hdr, "lrrrrrr");
+    if (!t) return;
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const tprof_step_row *s = &r->steps[i];
+        char num[32], start[32], cpu[32], ev[32], busy[32], sum[32], lag[32] = "-";
+        snprintf(num, sizeof num, "#%" PRId64, s->number);
+        snprintf(start, sizeof start, "+%s", tprof_fmt_duration(a, sizeof a, s->ts - r->steps[0].ts));
+        tprof_fmt_duration(cpu, sizeof cpu, s->dur);
+        snprintf(ev, sizeof ev, "%" PRIu64, s->gpu_events);
+        tprof_fmt_duration(busy, sizeof busy, s->gpu_busy_ns);
+        tprof_fmt_duration(sum, sizeof sum, s->gpu_total_ns);
+        int64_t late = s->gpu_events ? s->gpu_end_ns - tprof_end_ns(s->ts, s->dur) : 0;
+        if (late > 0) tprof_fmt_duration(lag, sizeof lag, late);
+        const char *cells[] = { num, start, cpu, ev, busy, sum, lag };
+        tprof_table_row(t, cells);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+}
+
+static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_steps_result *r)
+{
+    tprof_jw_obj(w);
+    tprof_jw_key(w, "label"); tprof_jw_str(w, label);
+    tprof_jw_key(w, "file"); tprof_jw_str(w, path);
+    tprof_jw_key(w, "steps_count"); tprof_jw_uint(w, r->nsteps);
+    tprof_jw_key(w, "mean_ns"); tprof_jw_int(w, r->mean_ns);
+    tprof_jw_key(w, "p50_ns"); tprof_jw_int(w, r->p50_ns);
+    tprof_jw_key(w, "min_ns"); tprof_jw_int(w, r->min_ns);
+    tprof_jw_key(w, "max_ns"); tprof_jw_int(w, r->max_ns);
+    tprof_jw_key(w, "spread"); tprof_jw_double(w, r->spread);
+    tprof_jw_key(w, "steps");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const tprof_step_row *s = &r->steps[i];
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "number"); tprof_jw_int(w, s->number);
+        tprof_jw_key(w, "ts_ns"); tprof_jw_int(w, s->ts);
+        tprof_jw_key(w, "dur_ns"); tprof_jw_int(w, s->dur);
+        tprof_jw_key(w, "gpu_events"); tprof_jw_uint(w, s->gpu_events);
+        tprof_jw_key(w, "gpu_total_ns"); tprof_jw_int(w, s->gpu_total_ns);
+        tprof_jw_key(w, "gpu_busy_ns"); tprof_jw_int(w, s->gpu_busy_ns);
+        tprof_jw_key(w, "gpu_end_ns"); tprof_jw_int(w, s->gpu_end_ns);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+    tprof_jw_obj_end(w);
+}
+
+int cmd_steps(int argc, char **argv)
+{
+    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
+    cli_common co = { 0 };
+    int c, rc = EXIT_OK;
+    optind = 1;
+    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int common = cli_common_option(c, optarg, &co);
+        if (common) {
+            if (common < 0) rc = EXIT_USAGE;
+            continue;
+        }
+        if (c == 'h') {
+            help(stdout);
+            cli_common_free(&co);
+            return EXIT_OK;
+        }
+        rc = EXIT_USAGE;
+    }
+    int n = argc - optind;
+    if (!rc && n < 1) {
+        help(stderr);
+        rc = EXIT_USAGE;
+    }
+    if (rc) {
+        cli_common_free(&co);
+        return rc;
+    }
+    tprof_read_result *res = calloc((size_t)n, sizeof *res);
+    if (!res) return EXIT_INPUT;
+    tprof_read_opts ro = { .keep = TPROF_STEPS_KEEP, .classifier = co.cls, .threads = co.threads };
+    rc = cli_read_traces(argv + optind, n, &ro, res);
+    tprof_jw w;
+    tprof_jw_init(&w, stdout);
+    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
+    if (co.fmt == FMT_CSV) printf("trace,file,step,ts_ns,dur_ns,gpu_events,gpu_total_ns,gpu_busy_ns,gpu_end_ns\n");
+    int shown = 0;
+    for (int i = 0; i < n; i++) {
+        if (!res[i].trace) continue;
+        tprof_steps_result *r;
+        if (tprof_steps(res[i].trace, &r)) {
+            cli_error("%s: out of memory", tprof_trace_meta_get(res[i].trace)->path);
+            rc = EXIT_INPUT;
+            continue;
+        }
+        char label[64];
+        cli_trace_label(res[i].trace, i, label, sizeof label);
+        const char *path = tprof_trace_meta_get(res[i].trace)->path;
+        if (co.fmt == FMT_TABLE) {
+            if (shown++) printf("\n");
+            print_table(label, path, r);
+        } else if (co.fmt == FMT_JSON)
+            print_json(&w, label, path, r);
+        else
+            for (size_t k = 0; k < r->nsteps; k++) {
+                const tprof_step_row *s = &r->steps[k];
+                tprof_csv_field(stdout, label);
+                fputc(',', stdout);
+                tprof_csv_field(stdout, path);
+                printf(",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
+                       s->number, s->ts, s->dur, s->gpu_events, s->gpu_total_ns, s->gpu_busy_ns, s->gpu_end_ns);
+            }
+        tprof_steps_free(r);
+    }
+    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
+    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
+    free(res);
+    cli_common_free(&co);
+    return rc;
+}

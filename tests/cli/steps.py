@@ -1,0 +1,67 @@
+"""trainprof steps against an independent computation (Python, exact
+decimals) on real traces: step spans, the GPU work launched in each step,
+and the step-time statistics."""
+import json
+import os
+
+from common import (TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, launch_times, load_exact,
+                    need_testdata, run, steps_of, union, us_to_ns)
+
+data = need_testdata()
+T = os.path.join(data, "traces")
+H = os.path.join(T, "HolisticTraceAnalysis", "tests", "data")
+files = [os.path.join(H, "trace_diff", "control", "control.json.gz"),
+         os.path.join(H, "trace_diff", "test", "test.json.gz"),
+         os.path.join(H, "trace_filter", "sampled_rank-0.json.gz"),
+         os.path.join(H, "ns_resolution_trace", "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"),
+         os.path.join(T, "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json"),
+         os.path.join(T, "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"),
+         os.path.join(T, "param/et_replay/tests/inputs/resnet_kineto.json.gz")]
+
+
+def expected(path):
+    doc = load_exact(path)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    steps = steps_of(events)
+    launch = launch_times(events)
+    rows = [dict(number=int(n.split("#")[1]), ts_ns=s, dur_ns=d, gpu_events=0, gpu_total_ns=0, gpu_end_ns=0, iv=[])
+            for s, d, n in steps]
+    for e in gpu_events(doc):
+        if gpu_class(e) == "other":
+            continue
+        s = us_to_ns(e["ts"])
+        at = launch.get((e.get("args") or {}).get("correlation"), s)
+        owner = None
+        for r in rows:  # the latest-starting step whose span holds the launch
+            if r["ts_ns"] <= at < r["ts_ns"] + r["dur_ns"]:
+                owner = r
+        if owner is None:
+            continue
+        d = dur_ns(e)
+        owner["gpu_events"] += 1
+        owner["gpu_total_ns"] += d
+        owner["gpu_end_ns"] = max(owner["gpu_end_ns"], s + d)
+        owner["iv"].append((s, s + d))
+    for r in rows:
+        r["gpu_busy_ns"] = union(r.pop("iv"))
+    durs = sorted(r["dur_ns"] for r in rows)
+    stats = {}
+    if durs:
+        mean = sum(durs) // len(durs)
+        stats = dict(mean_ns=mean, p50_ns=durs[(len(durs) - 1) // 2], min_ns=durs[0], max_ns=durs[-1])
+    return rows, stats
+
+
+rc, out, err = run([TRAINPROF, "steps", "--format", "json"] + files)
+check(rc == 0, f"steps exit {rc}: {err.strip()}")
+got = {r["file"]: r for r in json.loads(out)}
+for f in files:
+    rows, stats = expected(f)
+    g = got[f]
+    check(g["steps_count"] == len(rows), f"{os.path.basename(f)}: {g['steps_count']} steps, expected {len(rows)}")
+    check(g["steps"] == rows, f"{os.path.basename(f)}: step rows differ")
+    for k, v in stats.items():
+        check(g[k] == v, f"{os.path.basename(f)}: {k} {g[k]} != {v}")
+check(got[files[0]]["steps_count"] == 6 and got[files[5]]["steps_count"] == 6, "HTA control and TB sample: 6 steps")
+check(got[files[6]]["steps_count"] == 0, "resnet_kineto has no ProfilerStep")
+finish(f"steps of {len(files)} traces")
