@@ -107,6 +107,43 @@ typedef struct {
 int tprof_steps(const tprof_trace *t, tprof_steps_result **out);
 void tprof_steps_free(tprof_steps_result *r);
 
+/* ---- idle: why each stream sits idle between its GPU events ---- */
+
+#define TPROF_IDLE_KEEP TPROF_KERNELS_KEEP
+#define TPROF_IDLE_BUCKETS 6 /* gap sizes: <10 us, <30 us, <100 us, <1 ms, <10 ms, more */
+
+typedef enum { TPROF_IDLE_HOST = 0, TPROF_IDLE_KERNEL, TPROF_IDLE_OTHER, TPROF_IDLE_CAUSES } tprof_idle_cause;
+
+typedef struct {
+    uint64_t count;
+    int64_t total_ns, max_ns;
+    uint64_t buckets[TPROF_IDLE_BUCKETS];
+} tprof_idle_stat;
+
+typedef struct {
+    int64_t device, stream;
+    uint64_t events;
+    int64_t span_ns;  /* first start to last end on the stream */
+    int64_t idle_ns;  /* sum of the gaps */
+    tprof_idle_stat cause[TPROF_IDLE_CAUSES];
+} tprof_idle_row;
+
+typedef struct {
+    int64_t kernel_wait_ns; /* gaps shorter than this (and not host waits) are kernel waits */
+} tprof_idle_opts;
+
+typedef struct {
+    tprof_idle_row *streams; /* sorted by device, stream */
+    size_t nstreams;
+    int64_t kernel_wait_ns;
+} tprof_idle_result;
+
+int tprof_idle(const tprof_trace *t, const tprof_idle_opts *opts, tprof_idle_result **out);
+void tprof_idle_free(tprof_idle_result *r);
+const char *tprof_idle_cause_name(tprof_idle_cause c);
+/* Upper bound (ns) of bucket I, INT64_MAX for the last. */
+int64_t tprof_idle_bucket_limit(int i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,182 @@
+/* trainprof idle: why each GPU stream sits idle between its events. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "trainprof/report.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof idle [options] TRACE...\n\n"
+            "Idle time of each GPU stream, gap by gap between consecutive GPU events:\n"
+            "host wait (the next event was launched only after the stream had drained:\n"
+            "the CPU did not keep up), kernel wait (a gap shorter than --kernel-wait between\n"
+            "work already queued), other (waits on events, other streams, syncs).\n\n"
+            "options:\n"
+            "  --kernel-wait US      threshold for kernel waits in microseconds (default 30)\n" CLI_COMMON_HELP);
+}
+
+static void cell(char *buf, size_t len, const tprof_idle_stat *s, int64_t span)
+{
+    char d[32];
+    snprintf(buf, len, "%s %.1f%% (%" PRIu64 ")", tprof_fmt_duration(d, sizeof d, s->total_ns),
+             span > 0 ? 100.0 * (double)s->total_ns / (double)span : 0.0, s->count);
+}
+
+static void print_table(const char *label, const char *path, const tprof_idle_result *r)
+{
+    printf("== %s: %s ==\n", label, path);
+    if (!r->nstreams) {
+        printf("no GPU events\n");
+        return;
+    }
+    const char *hdr[] = { "device/stream", "events", "span", "idle", "host wait", "kernel wait", "other" };
+    tprof_table *t = tprof_table_new(7, hdr, "lrrrrrr");
+    if (!t) return;
+    for (size_t i = 0; i < r->nstreams; i++) {
+        const tprof_idle_row *s = &r->streams[i];
+        char id[48], ev[32], span[32], idle[64], c[TPROF_IDLE_CAUSES][64], d[32];
+        snprintf(id, sizeof id, "%" PRId64 "/%" PRId64, s->device, s->stream);
+        snprintf(ev, sizeof ev, "%" PRIu64, s->events);
+        tprof_fmt_duration(span, sizeof span, s->span_ns);
+        snprintf(idle, sizeof idle, "%s %.1f%%", tprof_fmt_duration(d, sizeof d, s->idle_ns),
+                 s->span_ns > 0 ? 100.0 * (double)s->idle_ns / (double)s->span_ns : 0.0);
+        for (int k = 0; k < TPROF_IDLE_CAUSES; k++) cell(c[k], sizeof c[k], &s->cause[k], s->span_ns);
+        const char *cells[] = { id, ev, span, idle, c[0], c[1], c[2] };
+        tprof_table_row(t, cells);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    printf("percentages of each stream's span; (n) = number of gaps; kernel wait: gaps < %s\n",
+           tprof_fmt_duration((char[32]){ 0 }, 32, r->kernel_wait_ns));
+}
+
+static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_idle_result *r)
+{
+    tprof_jw_obj(w);
+    tprof_jw_key(w, "label"); tprof_jw_str(w, label);
+    tprof_jw_key(w, "file"); tprof_jw_str(w, path);
+    tprof_jw_key(w, "kernel_wait_ns"); tprof_jw_int(w, r->kernel_wait_ns);
+    tprof_jw_key(w, "bucket_limits_ns");
+    tprof_jw_arr(w);
+    for (int b = 0; b < TPROF_IDLE_BUCKETS - 1; b++) tprof_jw_int(w, tprof_idle_bucket_limit(b));
+    tprof_jw_null(w);
+    tprof_jw_arr_end(w);
+    tprof_jw_key(w, "streams");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < r->nstreams; i++) {
+        const tprof_idle_row *s = &r->streams[i];
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "device"); tprof_jw_int(w, s->device);
+        tprof_jw_key(w, "stream"); tprof_jw_int(w, s->stream);
+        tprof_jw_key(w, "events"); tprof_jw_uint(w, s->events);
+        tprof_jw_key(w, "span_ns"); tprof_jw_int(w, s->span_ns);
+        tprof_jw_key(w, "idle_ns"); tprof_jw_int(w, s->idle_ns);
+        for (int k = 0; k < TPROF_IDLE_CAUSES; k++) {
+            static const char *const keys[] = { "host_wait", "kernel_wait", "other" };
+            const tprof_idle_stat *c = &s->cause[k];
+            tprof_jw_key(w, keys[k]);
+            tprof_jw_obj(w);
+            tprof_jw_key(w, "count"); tprof_jw_uint(w, c->count);
+            tprof_jw_key(w, "total_ns"); tprof_jw_int(w, c->total_ns);
+            tprof_jw_key(w, "max_ns"); tprof_jw_int(w, c->max_ns);
+            tprof_jw_key(w, "buckets");
+            tprof_jw_arr(w);
+            for (int b = 0; b < TPROF_IDLE_BUCKETS; b++) tprof_jw_uint(w, c->buckets[b]);
+            tprof_jw_arr_end(w);
+            tprof_jw_obj_end(w);
+        }
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+    tprof_jw_obj_end(w);
+}
+
+int cmd_idle(int argc, char **argv)
+{
+    static const struct option opts[] = { { "kernel-wait", required_argument, 0, 'k' }, CLI_COMMON_LONGOPTS,
+                                          { 0, 0, 0, 0 } };
+    cli_common co = { 0 };
+    tprof_idle_opts io = { 0 };
+    int c, rc = EXIT_OK;
+    optind = 1;
+    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int common = cli_common_option(c, optarg, &co);
+        if (common) {
+            if (common < 0) rc = EXIT_USAGE;
+            continue;
+        }
+        if (c == 'k') {
+            char *end;
+            double us = strtod(optarg, &end);
+            if (*end || !(us > 0) || us > 1e9) {
+                cli_error("--kernel-wait takes microseconds (> 0), not '%s'", optarg);
+                rc = EXIT_USAGE;
+            }
+            io.kernel_wait_ns = (int64_t)(us * 1000 + 0.5);
+        } else if (c == 'h') {
+            help(stdout);
+            cli_common_free(&co);
+            return EXIT_OK;
+        } else
+            rc = EXIT_USAGE;
+    }
+    int n = argc - optind;
+    if (!rc && n < 1) {
+        help(stderr);
+        rc = EXIT_USAGE;
+    }
+    if (rc) {
+        cli_common_free(&co);
+        return rc;
+    }
+    tprof_read_result *res = calloc((size_t)n, sizeof *res);
+    if (!res) return EXIT_INPUT;
+    tprof_read_opts ro = { .keep = TPROF_IDLE_KEEP, .classifier = co.cls, .threads = co.threads };
+    rc = cli_read_traces(argv + optind, n, &ro, res);
+    tprof_jw w;
+    tprof_jw_init(&w, stdout);
+    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
+    if (co.fmt == FMT_CSV) printf("trace,file,device,stream,events,span_ns,cause,count,total_ns,max_ns\n");
+    int shown = 0;
+    for (int i = 0; i < n; i++) {
+        if (!res[i].trace) continue;
+        tprof_idle_result *r;
+        if (tprof_idle(res[i].trace, &io, &r)) {
+            cli_error("%s: out of memory", tprof_trace_meta_get(res[i].trace)->path);
+            rc = EXIT_INPUT;
+            continue;
+        }
+        char label[64];
+        cli_trace_label(res[i].trace, i, label, sizeof label);
+        const char *path = tprof_trace_meta_get(res[i].trace)->path;
+        if (co.fmt == FMT_TABLE) {
+            if (shown++) printf("\n");
+            print_table(label, path, r);
+        } else if (co.fmt == FMT_JSON)
+            print_json(&w, label, path, r);
+        else
+            for (size_t k = 0; k < r->nstreams; k++)
+                for (int cz = 0; cz < TPROF_IDLE_CAUSES; cz++) {
+                    const tprof_idle_row *s = &r->streams[k];
+                    tprof_csv_field(stdout, label);
+                    fputc(',', stdout);
+                    tprof_csv_field(stdout, path);
+                    printf(",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%s,%" PRIu64 ",%" PRId64 ",%" PRId64 "\n",
+                           s->device, s->stream, s->events, s->span_ns, tprof_idle_cause_name((tprof_idle_cause)cz),
+                           s->cause[cz].count, s->cause[cz].total_ns, s->cause[cz].max_ns);
+                }
+        tprof_idle_free(r);
+    }
+    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
+    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
+    free(res);
+    cli_common_free(&co);
+    return rc;
+}
