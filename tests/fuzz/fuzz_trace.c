@@ -1,7 +1,6 @@
 /* libFuzzer target: the whole trace reader (decompression, tokenizer, event
  * model), differential between the generic path, the fast path and parallel
- * chunks, and
- * the kernels analysis on what was read. */
+ * chunks, and the analyses on what was read. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -24,6 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tprof_kernels(t, &ko, &r) == 0) tprof_kernels_free(r);
         ko.step_first = ko.step_last = -1;
         if (tprof_kernels(t, &ko, &r) == 0) tprof_kernels_free(r);
+        tprof_temporal_result tr;
+        tprof_temporal(t, NULL, &tr);
+        tprof_steps_result *sr;
+        if (tprof_steps(t, &sr) == 0) tprof_steps_free(sr);
+        tprof_idle_result *ir;
+        if (tprof_idle(t, NULL, &ir) == 0) tprof_idle_free(ir);
         tprof_trace_free(t);
     }
     return 0;
