@@ -39,6 +39,9 @@ ssize_t tprof_source_read(tprof_source *s, void *buf, size_t cap);
 
 const char *tprof_source_name(const tprof_source *s);
 const char *tprof_source_errmsg(const tprof_source *s);
+/* A remark on the input that did not stop the read (e.g. trailing bytes
+ * after a gzip stream), or "". */
+const char *tprof_source_note(const tprof_source *s);
 tprof_compression tprof_source_compression(const tprof_source *s);
 const char *tprof_compression_name(tprof_compression c);
 /* Name of the gzip decoder in use: "isa-l" or "zlib". */

@@ -66,23 +66,26 @@ typedef struct {
     int64_t external_id; /* -1 when absent */
     int64_t flow_id;     /* -1 when absent; for flow events */
     int64_t bytes;       /* memcpy/memset size, -1 when absent */
+    int64_t device;      /* -1 for host events */
+    int64_t stream;      /* -1 for host events */
     uint32_t name, cat;  /* string ids */
-    int32_t device;      /* -1 for host events */
-    int32_t stream;      /* -1 for host events */
     char ph;             /* phase letter as written */
     uint8_t kind;        /* tprof_kind */
     uint8_t klass;       /* tprof_class, for TPROF_KIND_GPU */
     uint8_t flags;
 } tprof_event;
 
-/* End of an event, ts + dur, saturated: malformed inputs can put ts near
- * the int64 limits. */
-static inline int64_t tprof_end_ns(int64_t ts, int64_t dur)
+/* a + b, saturated: malformed inputs can put times near the int64 limits,
+ * and sums of many durations must not wrap. */
+static inline int64_t tprof_sat_add(int64_t a, int64_t b)
 {
-    int64_t end;
-    if (__builtin_add_overflow(ts, dur, &end)) return dur > 0 ? INT64_MAX : INT64_MIN;
-    return end;
+    int64_t s;
+    if (__builtin_add_overflow(a, b, &s)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return s;
 }
+
+/* End of an event, ts + dur, saturated. */
+static inline int64_t tprof_end_ns(int64_t ts, int64_t dur) { return tprof_sat_add(ts, dur); }
 
 /* b - a, saturated. */
 static inline int64_t tprof_span_ns(int64_t a, int64_t b)
@@ -162,6 +165,8 @@ typedef struct {
     const tprof_cpu_track *cpu_tracks; /* sorted by pid, tid */
     tprof_warnings warn;
     int truncated;                  /* the input ended early; results cover what was read */
+    const char *note;               /* a remark on the input that did not stop the read, or NULL */
+    uint32_t chunks;                /* chunks parsed in parallel; 0 = read in one pass */
 } tprof_trace_meta;
 
 typedef struct tprof_classifier tprof_classifier;
@@ -180,8 +185,8 @@ typedef struct {
     int threads;      /* threads for one large file (chunks parsed in parallel): 0 = one per
                          core, 1 = a single thread. tprof_trace_read_many shares the cores
                          between its files. */
-    size_t chunk_bytes; /* bytes per parallel chunk, 0 = 2 MiB; plain files from 8 chunks
-                           and compressed files from 1 chunk on disk are cut */
+    size_t chunk_bytes; /* bytes per parallel chunk, 0 (or below 64) = 2 MiB; plain files
+                           from 8 chunks and compressed files from 1 chunk on disk are cut */
 } tprof_read_opts;
 
 /* Reads a trace. Returns 0, or TPROF_ETRUNC with a usable trace (the input

@@ -41,7 +41,7 @@ static int cmp_work(const void *a, const void *b)
 static void add_gap(tprof_idle_stat *s, int64_t gap)
 {
     s->count++;
-    s->total_ns += gap;
+    s->total_ns = tprof_sat_add(s->total_ns, gap);
     if (gap > s->max_ns) s->max_ns = gap;
     int b = 0;
     while (b < TPROF_IDLE_BUCKETS - 1 && gap >= bucket_limits[b]) b++;
@@ -102,7 +102,7 @@ int tprof_idle(const tprof_trace *t, const tprof_idle_opts *opts, tprof_idle_res
                                    : gap < r->kernel_wait_ns ? TPROF_IDLE_KERNEL
                                                              : TPROF_IDLE_OTHER;
                 add_gap(&row->cause[c], gap);
-                row->idle_ns += gap;
+                row->idle_ns = tprof_sat_add(row->idle_ns, gap);
             }
             if (s[k].end > drained) drained = s[k].end;
         }

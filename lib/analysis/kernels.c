@@ -93,7 +93,7 @@ static int row_for(tprof_kernels_result *r, grouper *g, int64_t gkey, const char
 static void add_to_row(tprof_kernel_row *row, uint64_t count, int64_t total, int64_t mn, int64_t mx)
 {
     row->count += count;
-    row->total_ns += total;
+    row->total_ns = tprof_sat_add(row->total_ns, total);
     if (mn < row->min_ns) row->min_ns = mn;
     if (mx > row->max_ns) row->max_ns = mx;
 }
@@ -110,24 +110,32 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
     int rc = new_result(&r, opts->by);
     if (rc) return rc;
 
-    /* step window: time ranges of the selected steps */
-    size_t w0 = 0, w1 = 0; /* selected steps [w0, w1) in m->steps */
+    /* step window: the steps numbered A..B, in time order */
+    tprof_step *sel = NULL;
+    size_t nsel = 0;
     tprof_launches launch = { 0 };
     int windowed = opts->step_first >= 0 || opts->step_last >= 0;
     if (windowed) {
-        int64_t lo = opts->step_first >= 0 ? opts->step_first : INT64_MIN;
+        int64_t lo = opts->step_first >= 0 ? opts->step_first : 0;
         int64_t hi = opts->step_last >= 0 ? opts->step_last : INT64_MAX;
-        while (w0 < m->nsteps && m->steps[w0].number < lo) w0++;
-        w1 = w0;
-        while (w1 < m->nsteps && m->steps[w1].number <= hi) w1++;
-        if (w0 == w1) {
+        sel = malloc((m->nsteps ? m->nsteps : 1) * sizeof *sel);
+        if (!sel) goto oom;
+        r->step_first = INT64_MAX;
+        r->step_last = INT64_MIN;
+        for (size_t i = 0; i < m->nsteps; i++) {
+            int64_t num = m->steps[i].number; /* -1 when the name had no number */
+            if (num < lo || num > hi) continue;
+            sel[nsel++] = m->steps[i];
+            if (num < r->step_first) r->step_first = num;
+            if (num > r->step_last) r->step_last = num;
+        }
+        if (nsel == 0) {
+            free(sel);
             tprof_kernels_free(r);
             return TPROF_EUSAGE;
         }
         r->windowed = 1;
-        r->step_first = m->steps[w0].number;
-        r->step_last = m->steps[w1 - 1].number;
-        r->nsteps = w1 - w0;
+        r->nsteps = nsel;
         if (tprof_launches_build(t, &launch)) goto oom;
     }
 
@@ -144,11 +152,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
         const tprof_event *e = &ev[i];
         if (e->kind != TPROF_KIND_GPU) continue;
         if (windowed) {
-            int64_t at = tprof_launch_time(&launch, e);
-            int in = 0;
-            for (size_t s = w0; s < w1 && !in; s++)
-                in = at >= m->steps[s].ts && at < tprof_end_ns(m->steps[s].ts, m->steps[s].dur);
-            if (!in) continue;
+            if (tprof_step_at(sel, nsel, tprof_launch_time(&launch, e)) < 0) continue;
         }
         int idx;
         char label[64];
@@ -157,13 +161,18 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
             idx = row_for(r, &g, e->klass, tprof_class_name((tprof_class)e->klass), (tprof_class)e->klass, -1, -1,
                           &cap);
             break;
-        case TPROF_BY_STREAM:
-            snprintf(label, sizeof label, "device %d stream %d", e->device, e->stream);
-            idx = row_for(r, &g, (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream), label, TPROF_CLASS_COMPUTE,
-                          e->device, e->stream, &cap);
+        case TPROF_BY_STREAM: {
+            /* the label's string id is an exact key for (device, stream) */
+            snprintf(label, sizeof label, "device %lld stream %lld", (long long)e->device, (long long)e->stream);
+            uint32_t kid = tprof_strtab_intern(&((kpriv *)r->priv)->keys, label, strlen(label));
+            idx = kid == UINT32_MAX ? -1
+                                    : row_for(r, &g, kid, label, TPROF_CLASS_COMPUTE, e->device, e->stream, &cap);
             break;
+        }
         default:
-            idx = row_for(r, &g, e->name, tprof_trace_str(t, e->name), (tprof_class)e->klass, -1, -1, &cap);
+            /* one row per name and class: a name can appear in two categories */
+            idx = row_for(r, &g, (int64_t)e->name * TPROF_CLASS_COUNT + e->klass, tprof_trace_str(t, e->name),
+                          (tprof_class)e->klass, -1, -1, &cap);
         }
         if (idx < 0) {
             free(iv);
@@ -172,9 +181,9 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
         }
         add_to_row(&r->rows[idx], 1, e->dur, e->dur, e->dur);
         r->count++;
-        r->total_ns += e->dur;
+        r->total_ns = tprof_sat_add(r->total_ns, e->dur);
         r->class_count[e->klass]++;
-        r->class_total_ns[e->klass] += e->dur;
+        r->class_total_ns[e->klass] = tprof_sat_add(r->class_total_ns[e->klass], e->dur);
         int64_t end = tprof_end_ns(e->ts, e->dur);
         iv[niv++] = (tprof_interval){ e->ts, end };
         if (e->ts < first) first = e->ts;
@@ -185,11 +194,13 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
     free(iv);
     tprof_i64map_free(&g.index);
     if (windowed) tprof_launches_free(&launch);
+    free(sel);
     finish_rows(r);
     *out = r;
     return 0;
 oom:
     if (windowed && launch.by_corr.keys) tprof_launches_free(&launch);
+    free(sel);
     tprof_kernels_free(r);
     return TPROF_ENOMEM;
 }
@@ -215,7 +226,8 @@ int tprof_kernels_combine(const tprof_kernels_result *const *parts, size_t n, tp
             /* group by the key text: intern it first so equal names meet */
             uint32_t kid = tprof_strtab_intern(&p->keys, row->key, strlen(row->key));
             int idx = kid == UINT32_MAX ? -1
-                                        : row_for(r, &g, kid, row->key, row->klass, row->device, row->stream, &cap);
+                                        : row_for(r, &g, (int64_t)kid * TPROF_CLASS_COUNT + row->klass, row->key, row->klass,
+                                                 row->device, row->stream, &cap);
             if (idx < 0) {
                 tprof_i64map_free(&g.index);
                 tprof_kernels_free(r);
@@ -224,12 +236,12 @@ int tprof_kernels_combine(const tprof_kernels_result *const *parts, size_t n, tp
             add_to_row(&r->rows[idx], row->count, row->total_ns, row->min_ns, row->max_ns);
         }
         r->count += s->count;
-        r->total_ns += s->total_ns;
-        r->busy_ns += s->busy_ns;
+        r->total_ns = tprof_sat_add(r->total_ns, s->total_ns);
+        r->busy_ns = tprof_sat_add(r->busy_ns, s->busy_ns);
         if (s->span_ns > r->span_ns) r->span_ns = s->span_ns;
         for (int c = 0; c < TPROF_CLASS_COUNT; c++) {
             r->class_count[c] += s->class_count[c];
-            r->class_total_ns[c] += s->class_total_ns[c];
+            r->class_total_ns[c] = tprof_sat_add(r->class_total_ns[c], s->class_total_ns[c]);
         }
         r->windowed |= s->windowed;
         r->nsteps += s->nsteps;

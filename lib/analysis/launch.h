@@ -16,4 +16,8 @@ void tprof_launches_free(tprof_launches *l);
  * start when the trace has no matching call. */
 int64_t tprof_launch_time(const tprof_launches *l, const tprof_event *e);
 
+/* The step in S[0..n) (sorted by ts) whose span holds AT: the latest one
+ * starting at or before AT, if it is still running; -1 when none. */
+long tprof_step_at(const tprof_step *s, size_t n, int64_t at);
+
 #endif

@@ -8,21 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The step whose span holds AT, or -1 (steps sorted by ts, spans disjoint
- * in practice; with overlaps the latest-starting one wins). */
-static long step_of(const tprof_step *s, size_t n, int64_t at)
-{
-    size_t lo = 0, hi = n; /* first step starting after AT */
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s[mid].ts <= at) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == 0) return -1;
-    const tprof_step *c = &s[lo - 1];
-    return at < tprof_end_ns(c->ts, c->dur) ? (long)(lo - 1) : -1;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -63,7 +48,7 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     if (!d) goto oom_out;
     for (size_t i = 0; i < n; i++) {
         d[i] = m->steps[i].dur;
-        sum = tprof_end_ns(sum, d[i]);
+        sum = tprof_sat_add(sum, d[i]);
     }
     qsort(d, n, sizeof *d, cmp_i64);
     r->min_ns = d[0];
@@ -86,12 +71,12 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     for (size_t i = 0; i < nev; i++) {
         const tprof_event *e = &ev[i];
         if (e->kind != TPROF_KIND_GPU || e->klass == TPROF_CLASS_OTHER) continue;
-        long s = step_of(m->steps, n, tprof_launch_time(&launch, e));
+        long s = tprof_step_at(m->steps, n, tprof_launch_time(&launch, e));
         if (s < 0) continue;
         tprof_step_row *row = &r->steps[s];
         int64_t end = tprof_end_ns(e->ts, e->dur);
         row->gpu_events++;
-        row->gpu_total_ns += e->dur;
+        row->gpu_total_ns = tprof_sat_add(row->gpu_total_ns, e->dur);
         if (end > row->gpu_end_ns) row->gpu_end_ns = end;
         iv[niv][0] = s;
         iv[niv][1] = e->ts;

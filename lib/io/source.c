@@ -33,6 +33,7 @@ struct tprof_source {
     uint64_t bytes_in, bytes_out;
     int64_t file_size;
     char err[256];
+    char note[256]; /* something odd that did not stop the read (trailing bytes) */
 #ifdef TPROF_HAVE_ISAL
     struct inflate_state *isal;
 #endif
@@ -282,8 +283,9 @@ static int next_gzip_member(tprof_source *s)
     }
     for (size_t i = 0; i < avail; i++)
         if (b[i] != 0) {
-            seterr(s, "%s: ignoring trailing bytes after the gzip stream at compressed byte %llu",
-                   s->name, (unsigned long long)(s->bytes_in + i));
+            snprintf(s->note, sizeof s->note,
+                     "%s: ignored trailing bytes after the gzip stream at compressed byte %llu", s->name,
+                     (unsigned long long)(s->bytes_in + i));
             break;
         }
     s->finished = 1;
@@ -463,6 +465,7 @@ ssize_t tprof_source_read(tprof_source *s, void *buf, size_t cap)
 
 const char *tprof_source_name(const tprof_source *s) { return s->name; }
 const char *tprof_source_errmsg(const tprof_source *s) { return s->err; }
+const char *tprof_source_note(const tprof_source *s) { return s->note; }
 tprof_compression tprof_source_compression(const tprof_source *s) { return s->comp; }
 /* read by the parsing thread for progress while a pipe thread decompresses */
 uint64_t tprof_source_bytes_in(const tprof_source *s) { return __atomic_load_n(&s->bytes_in, __ATOMIC_RELAXED); }

@@ -286,7 +286,7 @@ int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, 
     }
     /* the plain form ends here when the next byte cannot continue a number */
     if (ndig && p < end && !is_digit(*p) && *p != '.' && *p != 'e' && *p != 'E' && *p != '+' && *p != '-' &&
-        !(frac == 0 && p[-1] == '.') && scale >= 0 && scale <= 6 &&
+        scale >= 0 && scale <= 6 &&
         !__builtin_mul_overflow(v, pow10[scale - frac], &v)) {
         *value = neg ? -v : v;
         *exact = 1;

@@ -105,7 +105,6 @@ int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **
  * at most DEPTH_LEFT levels. */
 int js_skip_value(const uint8_t *p, const uint8_t *end, int depth_left, const uint8_t **next, js_error *err);
 
-#endif
 
 /* ---- the tokenizer's window, for fast paths that parse whole objects ---- */
 struct tprof_json;
@@ -113,7 +112,9 @@ struct tprof_json;
  * just after the '{'. Valid until the next call on the tokenizer. */
 void tprof_json_window(struct tprof_json *j, const uint8_t **p, const uint8_t **end);
 /* Reads more input behind the window (which moves). Returns 1 when bytes
- * arrived, 0 at the end of the input, or a negative TPROF_E* code. */
+ * arrived, 0 at the end of the input or when the object already fills the
+ * whole window (it is never grown for an object: parse it token by token),
+ * or a negative TPROF_E* code. */
 int tprof_json_window_more(struct tprof_json *j);
 /* Consumes the window up to P, just past the '}' that closes the object the
  * last OBJ_BEGIN opened; the tokenizer goes on after it. */
@@ -122,9 +123,12 @@ void tprof_json_window_close_object(struct tprof_json *j, const uint8_t *p);
  * (internal to the parallel reader). DEPTH > 0: the chunk starts inside the
  * event array at that depth (OUTER_OBJECT: the array is a member of the top
  * object), before an element. LENIENT_END: the chunk may end right after a
- * ',' in the event array; that end reads as one EOF token. CUT: the source
+ * '[' or ',' in an array at the event depth; that end reads as one EOF token
+ * (once; later calls report it as an error). CUT: the source
  * was truncated after this chunk. */
 int tprof_json_open_chunk(struct tprof_json **out, const void *data, size_t len, const char *name,
                           uint64_t base, int depth, int outer_object, int lenient_end, int cut);
 /* Current nesting depth. */
 int tprof_json_depth(const struct tprof_json *j);
+
+#endif

@@ -36,7 +36,7 @@ struct tprof_json {
     size_t cap, pos, len;
     uint64_t base; /* stream offset of buf[0] */
     int eof, mem, err, started;
-    int chunk_depth;  /* chunk mode: the end of input is fine right after a ',' at this depth */
+    int chunk_depth;  /* chunk mode: the end of input is fine before an array element at this depth */
     int chunk_ended;
     enum state st;
     int depth;
@@ -180,10 +180,15 @@ static int scan_fail(tprof_json *j, const js_error *e)
 static int scan_string(tprof_json *j, tprof_json_token *t)
 {
     const uint8_t *start = j->buf + j->pos, *end = j->buf + j->len, *text, *next;
-    if (ensure_scratch(j, (size_t)(end - start)))
-        return fail(j, TPROF_ENOMEM, j->base + j->pos, "out of memory");
     js_error e;
-    int r = js_string(start, end, j->scratch, &text, &t->len, &next, &e);
+    int escaped;
+    int r = js_string_raw(start, end, &text, &t->len, &next, &escaped, &e);
+    if (r == JS_OK && escaped) {
+        /* decode; the decoded text is never longer than the raw one */
+        if (ensure_scratch(j, t->len + 2))
+            return fail(j, TPROF_ENOMEM, j->base + j->pos, "out of memory");
+        r = js_string(start, next, j->scratch, &text, &t->len, &next, &e);
+    }
     if (r == JS_MORE) return SCAN_MORE;
     if (r == JS_ERR) return scan_fail(j, &e);
     t->text = (const char *)text;
@@ -410,6 +415,8 @@ void tprof_json_window(tprof_json *j, const uint8_t **p, const uint8_t **end)
 int tprof_json_window_more(tprof_json *j)
 {
     if (j->err) return j->err;
+    /* the window is never grown for a whole object, only for one token */
+    if (j->pos == 0 && j->len == j->cap) return 0;
     return refill(j, j->pos);
 }
 

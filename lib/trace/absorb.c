@@ -82,19 +82,21 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         add_thread(dst, &c);
     }
     /* document metadata found after traceEvents */
-    if (src->ndev && !dst->ndev) {
-        if (tprof_grow((void **)&dst->devices, &dst->devcap, src->ndev, sizeof *dst->devices)) goto oom;
+    /* document metadata (a chunk that reached the keys after traceEvents):
+     * the same rules as the one-pass reader, which appends devices and sets
+     * the fields a distributedInfo has */
+    if (src->ndev) {
+        if (tprof_grow((void **)&dst->devices, &dst->devcap, dst->ndev + src->ndev, sizeof *dst->devices)) goto oom;
         for (size_t i = 0; i < src->ndev; i++) {
-            dst->devices[i] = src->devices[i];
-            dst->devices[i].name = tprof_strtab_get(
-                &dst->strs, tprof_strtab_intern(&dst->strs, src->devices[i].name, strlen(src->devices[i].name)));
+            tprof_device dv = src->devices[i];
+            dv.name = tprof_strtab_get(&dst->strs, tprof_strtab_intern(&dst->strs, dv.name, strlen(dv.name)));
+            dst->devices[dst->ndev++] = dv;
         }
-        dst->ndev = src->ndev;
     }
     if (s->has_distributed) {
         d->has_distributed = 1;
-        d->rank = s->rank;
-        d->world_size = s->world_size;
+        if (s->rank >= 0) d->rank = s->rank;
+        if (s->world_size >= 0) d->world_size = s->world_size;
         if (s->backend) d->backend = tprof_strtab_get(&dst->strs, tprof_strtab_intern(&dst->strs, s->backend, strlen(s->backend)));
     }
     if (s->has_schema_version) {

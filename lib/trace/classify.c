@@ -2,6 +2,7 @@
  * keep the two in step. */
 #include "trainprof/trace.h"
 #include "trainprof/error.h"
+#include "trace_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -116,19 +117,28 @@ int tprof_classifier_load(tprof_classifier *c, const char *path, char *errbuf, s
 
 static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
-tprof_class tprof_classify(const tprof_classifier *c, const char *cat, const char *name)
+int tprof_classify_user(const tprof_classifier *c, const char *name)
 {
     if (c)
         for (size_t i = 0; i < c->n; i++)
-            if (fnmatch(c->rules[i].glob, name, 0) == 0) return c->rules[i].klass;
-    /* memory: by category first (Kineto), then by name (older traces) */
-    if (strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "Memcpy") == 0 ||
-        strcmp(cat, "Memset") == 0 || has_prefix(name, "Memcpy ") || has_prefix(name, "Memset "))
+            if (fnmatch(c->rules[i].glob, name, 0) == 0) return (int)c->rules[i].klass;
+    return -1;
+}
+
+int tprof_classify_cat(const char *cat)
+{
+    /* memory copies and sets (Kineto and 2021 spellings); waits on a GPU track */
+    if (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset") || !strcmp(cat, "Memcpy") || !strcmp(cat, "Memset"))
         return TPROF_CLASS_MEMORY;
-    /* synchronisation and waits recorded on a GPU track */
-    if (strcmp(cat, "cuda_sync") == 0 || strcmp(name, "Event Sync") == 0 || strcmp(name, "Context Sync") == 0 ||
-        strcmp(name, "Stream Sync") == 0 || strcmp(name, "Stream Wait Event") == 0 ||
-        strcmp(name, "Notify_Wait") == 0)
+    if (!strcmp(cat, "cuda_sync")) return TPROF_CLASS_OTHER;
+    return -1;
+}
+
+tprof_class tprof_classify_name(const char *name)
+{
+    if (has_prefix(name, "Memcpy ") || has_prefix(name, "Memset ")) return TPROF_CLASS_MEMORY;
+    if (!strcmp(name, "Event Sync") || !strcmp(name, "Context Sync") || !strcmp(name, "Stream Sync") ||
+        !strcmp(name, "Stream Wait Event") || !strcmp(name, "Notify_Wait"))
         return TPROF_CLASS_OTHER;
     /* collectives: NCCL (ncclKernel_*, ncclDevKernel_*, ncclKernel inside a
      * templated name), RCCL (same names on ROCm, or rccl), HCCL (Ascend hcom_) */
@@ -136,4 +146,12 @@ tprof_class tprof_classify(const tprof_classifier *c, const char *cat, const cha
         has_prefix(name, "hcom_") || strstr(name, "hccl") || strstr(name, "HCCL"))
         return TPROF_CLASS_COMM;
     return TPROF_CLASS_COMPUTE;
+}
+
+/* User rules, then the category rules, then the name rules. */
+tprof_class tprof_classify(const tprof_classifier *c, const char *cat, const char *name)
+{
+    int k = tprof_classify_user(c, name);
+    if (k < 0) k = tprof_classify_cat(cat);
+    return k >= 0 ? (tprof_class)k : tprof_classify_name(name);
 }

@@ -264,6 +264,32 @@ static void add_track(tprof_trace *t, int64_t device, int64_t stream)
 }
 
 /* The event is complete: count it, check it, keep it if asked. */
+/* tprof_classify with its three parts cached: by name (user rules, name
+ * rules) and by category. */
+static int gpu_class(reader *r, uint32_t name, uint32_t cat)
+{
+    tprof_trace *t = r->t;
+    if (tprof_grow((void **)&t->class_of_name, &t->class_of_name_cap, (size_t)name + 1, 1) ||
+        tprof_grow((void **)&t->class_of_cat, &t->class_of_cat_cap, (size_t)cat + 1, 1))
+        return -1;
+    uint8_t n = t->class_of_name[name];
+    if (!n) {
+        const char *s = tprof_strtab_get(&t->strs, name);
+        int user = tprof_classify_user(r->opts->classifier, s);
+        n = (uint8_t)((user + 1) | ((tprof_classify_name(s) + 1) << 4));
+        t->class_of_name[name] = n;
+    }
+    if ((n & 0xF) != 0) return (n & 0xF) - 1; /* a user rule */
+    uint8_t c = t->class_of_cat[cat];
+    if (!c) {
+        int k = tprof_classify_cat(tprof_strtab_get(&t->strs, cat));
+        c = k < 0 ? 0xF : (uint8_t)(k + 1);
+        t->class_of_cat[cat] = c;
+    }
+    if (c != 0xF) return c - 1;
+    return (n >> 4) - 1;
+}
+
 static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
 {
     raw_event e = *ep;
@@ -322,14 +348,9 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
     if (name == UINT32_MAX || cat == UINT32_MAX) return TPROF_ENOMEM;
     uint8_t klass = TPROF_CLASS_COMPUTE;
     if (kind == TPROF_KIND_GPU) {
-        if (tprof_grow((void **)&t->class_of_name, &t->class_of_name_cap, (size_t)name + 1, 1)) return TPROF_ENOMEM;
-        uint8_t c = t->class_of_name[name];
-        if (!c) {
-            c = (uint8_t)(tprof_classify(r->opts->classifier, tprof_strtab_get(&t->strs, cat),
-                                         tprof_strtab_get(&t->strs, name)) + 1);
-            t->class_of_name[name] = c;
-        }
-        klass = (uint8_t)(c - 1);
+        int k = gpu_class(r, name, cat);
+        if (k < 0) return TPROF_ENOMEM;
+        klass = (uint8_t)k;
     }
     *ev = (tprof_event){
         .ts = e.has_ts && !e.ts_bad ? e.ts : 0,
@@ -342,8 +363,8 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         .bytes = e.bytes,
         .name = name,
         .cat = cat,
-        .device = (int32_t)e.device,
-        .stream = (int32_t)e.stream,
+        .device = e.device,
+        .stream = e.stream,
         .ph = e.ph,
         .kind = (uint8_t)kind,
         .klass = klass,
@@ -359,12 +380,10 @@ int tprof_parse_event(reader *r, uint64_t offset)
     raw_event e;
     tprof_raw_event_init(r, &e);
     int rc = r->opts->generic_only ? 1 : tprof_parse_event_fast(r, &e);
-    if (rc == 1) {
+    if (rc == 1) { /* the generic path parses it again from its '{' */
         tprof_raw_event_init(r, &e);
         rc = parse_event_slow(r, &e);
-        r->slow_events++;
-    } else
-        r->fast_events++;
+    }
     if (rc) return rc;
     return finish_event(r, &e, offset);
 }

@@ -4,8 +4,8 @@
  * results are appended in order.
  *
  * The cut is speculative: a chunk is accepted only when the chunk before it
- * ended right after a ',' in the traceEvents array, which is exactly the
- * state the next chunk assumed. Any other outcome (a chunk that fails, a cut
+ * ended right after a '[' or ',' in the traceEvents array, which is exactly
+ * the state the next chunk assumed (see reader_internal.h). Any other outcome (a chunk that fails, a cut
  * inside metadata, an unusual layout, a read error) discards the parallel
  * result and the file is read again sequentially, which also words any error
  * exactly as the sequential reader does. */
@@ -27,6 +27,7 @@ typedef struct {
     size_t len, cap;
     uint64_t base; /* stream offset of data[0] */
     tprof_chunk_start start;
+    int outer_object; /* the events are in a trace object (else a bare array) */
     int last, cut;
     tprof_trace *t;
     int rc;
@@ -53,8 +54,7 @@ static void run_job(pool *p, job *jb)
     }
     tprof_json *j;
     int depth = jb->start == TPROF_CHUNK_DOCUMENT ? 0 : jb->start == TPROF_CHUNK_EVENTS_IN_OBJECT ? 2 : 1;
-    int outer_object = jb->start != TPROF_CHUNK_EVENTS_IN_ARRAY;
-    jb->rc = tprof_json_open_chunk(&j, jb->data, jb->len, p->name, jb->base, depth, outer_object, !jb->last,
+    jb->rc = tprof_json_open_chunk(&j, jb->data, jb->len, p->name, jb->base, depth, jb->outer_object, !jb->last,
                                    jb->cut);
     if (jb->rc) return;
     jb->rc = tprof_parse_chunk(jb->t, j, p->opts, jb->start);
@@ -86,7 +86,8 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Offset of the last '{' that starts a line in d[min, len), or 0. */
+/* Offset of the last '{' in d[min, len) that starts a line after a line
+ * ending in ',' or '[' (an array element, not a member's value), or 0. */
 static size_t find_cut(const uint8_t *d, size_t len, size_t min)
 {
     size_t hi = len;
@@ -95,7 +96,9 @@ static size_t find_cut(const uint8_t *d, size_t len, size_t min)
         if (!nl) return 0;
         size_t k = (size_t)(nl - d) + 1;
         while (k < len && (d[k] == ' ' || d[k] == '\t' || d[k] == '\r')) k++;
-        if (k < len && d[k] == '{') return k;
+        size_t b = (size_t)(nl - d);
+        while (b > 0 && js_is_ws(d[b - 1])) b--;
+        if (k < len && d[k] == '{' && b > 0 && (d[b - 1] == ',' || d[b - 1] == '[')) return k;
         hi = (size_t)(nl - d);
     }
     return 0;
@@ -154,7 +157,7 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
     while (outcome == PAR_OK && !(at_end && merged == seq)) {
         job *slot = &p.jobs[seq % p.njobs];
         /* the slot's previous chunk, or at the end the oldest, must be merged first */
-        job *m = at_end || slot->state != JOB_FREE ? &p.jobs[merged % p.njobs] : NULL;
+        job *m = at_end || seq - merged == p.njobs ? &p.jobs[merged % p.njobs] : NULL;
         if (m) {
             pthread_mutex_lock(&p.mu);
             while (m->state != JOB_DONE) pthread_cond_wait(&p.done, &p.mu);
@@ -172,7 +175,9 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
             }
             tprof_trace_free(m->t);
             m->t = NULL;
+            pthread_mutex_lock(&p.mu);
             m->state = JOB_FREE;
+            pthread_mutex_unlock(&p.mu);
             merged++;
             continue;
         }
@@ -187,7 +192,10 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
         size_t min = seq == 0 ? 0 : 1, found = 0, target = carry_len + CHUNK;
         for (;;) {
             while (slot->len < target && !at_end) {
-                if (ensure_cap(slot, slot->len + 4096, CHUNK)) break;
+                if (ensure_cap(slot, slot->len + 4096, CHUNK)) {
+                    outcome = PAR_FALLBACK;
+                    break;
+                }
                 ssize_t n = tprof_source_read(src, slot->data + slot->len, slot->cap - slot->len);
                 if (n == 0) at_end = 1;
                 else if (n == TPROF_ETRUNC) {
@@ -234,6 +242,7 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
         slot->len = found;
         offset += found;
         slot->start = seq == 0 ? TPROF_CHUNK_DOCUMENT : events_start;
+        slot->outer_object = events_start == TPROF_CHUNK_EVENTS_IN_OBJECT;
         slot->last = at_end;
         slot->cut = at_end && cut;
         slot->rc = 0;
@@ -273,7 +282,9 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
     acc->meta.compression = tprof_source_compression(src);
     acc->meta.bytes_in = tprof_source_bytes_in(src);
     acc->meta.file_size = tprof_source_file_size(src);
-    acc->meta.bytes_json = offset;
+    acc->meta.bytes_json = tprof_source_bytes_out(src);
+    acc->meta.chunks = (uint32_t)(seq > UINT32_MAX ? UINT32_MAX : seq);
+    tprof_trace_set_note(acc, tprof_source_note(src));
     int r = tprof_trace_conclude(out, acc, rc, src_msg, last_jmsg, errbuf, errlen);
     return r == TPROF_ETRUNC ? TPROF_ETRUNC : r ? r : 0;
 }

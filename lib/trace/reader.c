@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NS_PER_DAY (86400LL * 1000000000LL)
 #define PROGRESS_EVERY (16u << 20)
 
 
@@ -322,6 +321,12 @@ tprof_trace *tprof_trace_new(const char *name)
     return t;
 }
 
+void tprof_trace_set_note(tprof_trace *t, const char *note)
+{
+    if (note && note[0])
+        t->meta.note = tprof_strtab_get(&t->strs, tprof_strtab_intern(&t->strs, note, strlen(note)));
+}
+
 int tprof_trace_conclude(tprof_trace **out, tprof_trace *t, int rc, const char *src_msg, const char *json_msg,
                          char *errbuf, size_t errlen)
 {
@@ -367,8 +372,10 @@ static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pi
         t->meta.compression = tprof_source_compression(src);
         t->meta.bytes_in = tprof_source_bytes_in(src);
         t->meta.file_size = tprof_source_file_size(src);
-    }
-    t->meta.bytes_json = tprof_json_offset(j);
+        t->meta.bytes_json = tprof_source_bytes_out(src);
+        tprof_trace_set_note(t, tprof_source_note(src));
+    } else
+        t->meta.bytes_json = tprof_json_offset(j);
     return tprof_trace_conclude(out, t, rc, src ? tprof_source_errmsg(src) : "", tprof_json_errmsg(j), errbuf,
                                 errlen);
 }

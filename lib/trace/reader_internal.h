@@ -14,7 +14,6 @@ typedef struct {
     uint64_t next_progress;
     char *name_buf; /* the current event's name, copied: interned only if kept */
     size_t name_len, name_cap;
-    uint64_t fast_events, slow_events; /* which path parsed each event */
 } reader;
 
 /* One event's fields as read, before it becomes a record. */
@@ -79,12 +78,20 @@ typedef enum {
     TPROF_CHUNK_EVENTS_IN_ARRAY,     /* inside a bare event array, before an element */
 } tprof_chunk_start;
 #define TPROF_CHUNK_END 1 /* a lenient chunk ended between two events */
+/* Why a cut can be trusted: a lenient chunk's tokenizer reports its end as
+ * one EOF token only right after '[' or ',' in an array at the event depth,
+ * and only the event loop (parse_events) turns that token into
+ * TPROF_CHUNK_END; every other parser treats it as an error. So a chunk ends
+ * well only inside the traceEvents array, before an element, which is
+ * exactly where the next chunk starts. A new parser of metadata arrays must
+ * keep treating an unexpected EOF token as an error. */
 
 /* Parses a document, or one chunk of it, into T. Returns 0 at the end of the
  * document, TPROF_CHUNK_END, or an error. */
 int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start);
 
 tprof_trace *tprof_trace_new(const char *name);
+void tprof_trace_set_note(tprof_trace *t, const char *note);
 /* Ends a read with RC: a truncation note, or the error message (then T is
  * freed), and the final tables. Returns RC (or an allocation failure). */
 int tprof_trace_conclude(tprof_trace **out, tprof_trace *t, int rc, const char *src_msg, const char *json_msg,

@@ -16,6 +16,7 @@ void tprof_trace_free(tprof_trace *t)
     free(t->cats);
     free(t->kind_of_cat);
     free(t->class_of_name);
+    free(t->class_of_cat);
     free(t->path);
     free(t);
 }
@@ -31,5 +32,6 @@ size_t tprof_trace_memory(const tprof_trace *t)
 {
     return sizeof *t + t->strs.bytes + t->evcap * sizeof *t->ev + t->devcap * sizeof *t->devices +
            t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks + t->threadcap * sizeof *t->threads +
-           t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap;
+           t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap +
+           t->class_of_cat_cap;
 }

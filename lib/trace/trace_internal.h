@@ -5,6 +5,12 @@
 #include "trainprof/trace.h"
 #include "../util/strtab.h"
 
+/* The pieces of tprof_classify, cached separately by the reader because a
+ * class depends on both the name and the category. -1: no rule matched. */
+int tprof_classify_user(const tprof_classifier *c, const char *name);
+int tprof_classify_cat(const char *cat);
+tprof_class tprof_classify_name(const char *name);
+
 struct tprof_trace {
     tprof_strtab strs;
     tprof_event *ev;
@@ -23,7 +29,10 @@ struct tprof_trace {
     tprof_cat_count *cats;  /* built at the end */
     uint8_t *kind_of_cat;   /* per string id: tprof_kind + 1, 0 = unknown yet */
     size_t kind_of_cat_cap;
-    uint8_t *class_of_name; /* per string id: tprof_class + 1, 0 = unknown yet */
+    uint8_t *class_of_name; /* per name id: 1 + the class from user rules (low 4 bits,
+                               0 = none) and 1 + the name rules' class (high 4 bits) */
+    uint8_t *class_of_cat;  /* per category id: 1 + category class, 0xF = none, 0 = unknown */
+    size_t class_of_cat_cap;
     size_t class_of_name_cap;
     char *path;
     char trunc_msg[400];

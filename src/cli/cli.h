@@ -56,7 +56,8 @@ typedef struct {
     "  --class-rule CLASS:GLOB  classify GPU events matching GLOB as CLASS\n"                        \
     "                        (compute, communication, memory, other); repeatable\n"                  \
     "  --class-file FILE     rules, one 'CLASS GLOB' per line\n"                                     \
-    "  --threads N           threads for reading (0 = one per core, the default)\n"                  \
+    "  --threads N           threads that parse one large file (0 = one per core, the\n"     \
+    "                        default; several files share the cores)\n"                  \
     "  --color auto|always|never\n"
 
 /* Handles option C when it is a common one: 1 handled, 0 not a common

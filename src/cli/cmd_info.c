@@ -49,18 +49,18 @@ static void print_table(const tprof_trace *t)
         if (d->total_memory > 0) printf(", %s", tprof_fmt_bytes(a, sizeof a, d->total_memory));
         printf("\n");
     }
-    if (m->has_distributed || m->rank >= 0)
+    if (m->rank >= 0)
         printf("  rank         %" PRId64 " of world size %" PRId64 "%s%s\n", m->rank, m->world_size,
                m->backend ? ", backend " : "", m->backend ? m->backend : "");
     else
-        printf("  rank         unknown (no distributedInfo)\n");
+        printf("  rank         unknown (%s)\n", m->has_distributed ? "distributedInfo has no rank" : "no distributedInfo");
     if (m->has_base_time) printf("  base time    %" PRId64 " ns\n", m->base_time_ns);
     if (m->ts_max >= m->ts_min)
         printf("  time span    %s (ts %" PRId64 " .. %" PRId64 " ns)\n",
                tprof_fmt_duration(a, sizeof a, tprof_span_ns(m->ts_min, m->ts_max)), m->ts_min, m->ts_max);
     if (m->nsteps) {
         int64_t tot = 0;
-        for (size_t i = 0; i < m->nsteps; i++) tot += m->steps[i].dur;
+        for (size_t i = 0; i < m->nsteps; i++) tot = tprof_sat_add(tot, m->steps[i].dur);
         printf("  steps        %zu (ProfilerStep#%" PRId64 " .. #%" PRId64 "), mean %s\n", m->nsteps,
                m->steps[0].number, m->steps[m->nsteps - 1].number,
                tprof_fmt_duration(a, sizeof a, tot / (int64_t)m->nsteps));
@@ -100,6 +100,8 @@ static void print_table(const tprof_trace *t)
                w->dur_missing, w->dur_negative, w->dur_absurd, w->ts_missing, w->ts_bad, w->non_object_events,
                w->first_offset);
     if (m->truncated) printf("  truncated    %s\n", tprof_trace_truncation(t));
+    if (m->note) printf("  note         %s\n", m->note);
+    if (m->chunks) printf("  read in      %" PRIu32 " chunks in parallel\n", m->chunks);
 }
 
 static void json_trace(tprof_jw *w, const tprof_trace *t)
@@ -112,6 +114,8 @@ static void json_trace(tprof_jw *w, const tprof_trace *t)
     tprof_jw_key(w, "bytes_read"); tprof_jw_uint(w, m->bytes_in);
     tprof_jw_key(w, "bytes_json"); tprof_jw_uint(w, m->bytes_json);
     tprof_jw_key(w, "truncated"); tprof_jw_bool(w, m->truncated);
+    tprof_jw_key(w, "note"); tprof_jw_str(w, m->note);
+    tprof_jw_key(w, "chunks"); tprof_jw_uint(w, m->chunks);
     tprof_jw_key(w, "schema_version");
     if (m->has_schema_version) tprof_jw_int(w, m->schema_version); else tprof_jw_null(w);
     tprof_jw_key(w, "rank"); tprof_jw_int(w, m->rank);

@@ -137,6 +137,12 @@ static void on_progress(void *ctx, const char *path, uint64_t bytes_in, int64_t 
 
 int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_read_result *out)
 {
+    int stdin_uses = 0;
+    for (int i = 0; i < n; i++) stdin_uses += strcmp(paths[i], "-") == 0;
+    if (stdin_uses > 1) {
+        cli_error("'-' (stdin) can be read only once, it is given %d times", stdin_uses);
+        return EXIT_USAGE;
+    }
     tprof_read_opts opts = *opts_in;
     progress p = { .paths = paths, .n = n };
     int show = isatty(2);
@@ -159,6 +165,8 @@ int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_r
     }
     int worst = EXIT_OK;
     for (int i = 0; i < n; i++) {
+        if (out[i].trace && tprof_trace_meta_get(out[i].trace)->note)
+            cli_warn("%s", tprof_trace_meta_get(out[i].trace)->note);
         if (out[i].rc == TPROF_ETRUNC) {
             cli_warn("%s", tprof_trace_truncation(out[i].trace));
             if (worst == EXIT_OK) worst = EXIT_TRUNC;

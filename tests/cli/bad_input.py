@@ -83,6 +83,12 @@ for cut in [20, len(gz) // 2, len(gz) - 9]:
     check(rc == 4, f"gzip cut at {cut}: exit {rc}, expected 4 ({err.strip()!r})")
     check("gzip stream truncated" in err and p in err, f"gzip cut at {cut}: unclear warning {err!r}")
 
+# trailing junk after a gzip stream: noted, nothing lost; a real error still wins
+rc, out, err = run([TRAINPROF, "kernels", write("junk.json.gz", gz + b"JUNK")])
+check(rc == 0 and "trailing bytes" in err, f"gzip + junk: exit {rc}, {err!r}")
+rc, out, err = run([TRAINPROF, "kernels", write("cutjunk.json.gz", gzip.compress(GOOD[:len(GOOD) // 2].encode()) + b"JUNK")])
+check(rc == 4 and "input ends" in err, f"cut JSON in gzip + junk: exit {rc}, the cut must be named: {err!r}")
+
 # the real non-traces
 data = testdata()
 if data:

@@ -1,5 +1,8 @@
-"""The reader's fast event path and its generic token path agree, event by
-event, on every real trace, a generated trace and malformed variants."""
+"""Three ways of reading a trace agree, event by event and on every piece of
+metadata: the generic token path in one pass, the fast event path in one
+pass, and the fast path over parallel chunks (256-byte chunks, 3 threads).
+On every real trace, generated traces in several layouts and malformed
+variants; the layouts that can be cut must really be read in chunks."""
 import glob
 import os
 import tempfile
@@ -22,7 +25,22 @@ variants = {
     "nums.json": text.replace(b'"pid": ', b'"pid": 1.5e2, "z": -0.0e-0, "w": ', 40),
     "cut.json": text[: len(text) // 3],
     "bad.json": text[: len(text) // 2] + b"}}" + text[len(text) // 2:],
+    "crlf.json": text.replace(b"\n", b"\r\n"),
+    "meta_after.json": text.replace(b'"traceEvents": [', b'"traceEvents": [', 1).replace(
+        b'"schemaVersion": 1,', b'"schemaVersion": 1, "note": "\\"traceEvents\\": [",', 1),
 }
+kineto = os.path.join(tmp, "kineto.json")
+rc, _, err = run([GENTRACE, "--size", "2M", "--seed", "8", "--layout", "kineto", "-o", kineto])
+check(rc == 0, f"gentrace --layout kineto failed: {err}")
+files.append(kineto)
+import json as _json
+bare = os.path.join(tmp, "bare.json")  # a bare array, one event per line, string timestamps
+with open(bare, "w") as f:
+    evs = _json.load(open(gen))["traceEvents"][:3000]
+    f.write("[\n" + ",\n".join(_json.dumps(dict(e, ts=str(e["ts"])) if "ts" in e else e) for e in evs) + "\n]\n")
+files.append(bare)
+must_chunk = {gen, kineto, bare, os.path.join(tmp, "crlf.json"), os.path.join(tmp, "meta_after.json"),
+              os.path.join(tmp, "esc_key.json")}
 for name, data in variants.items():
     p = os.path.join(tmp, name)
     with open(p, "wb") as f:
@@ -36,5 +54,8 @@ else:
 rc, out, err = run([PATH_DIFF] + files)
 for line in out.splitlines():
     check(line.startswith("same "), line)
+    name, chunks = line[5:].rsplit(" (", 1) if line.startswith("same ") else (line, "0 chunks)")
+    if name in must_chunk:
+        check(int(chunks.split()[0]) > 1, f"{name}: expected a parallel read, got {chunks[:-1]}")
 check(len(out.splitlines()) == len(files), f"path_diff reported {len(out.splitlines())} of {len(files)} files")
-finish(f"fast and generic paths agree on {len(files)} files")
+finish(f"one-pass generic, one-pass fast and parallel reads agree on {len(files)} files")

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char why[300];
-    if (tprof_path_diff_input(NULL, data, size, why, sizeof why)) abort(); /* the read paths disagree */
+    if (tprof_path_diff_input(NULL, data, size, why, sizeof why, NULL)) abort(); /* the read paths disagree */
     tprof_read_opts o = { .keep = TPROF_KEEP_ALL };
     tprof_trace *t = NULL;
     char err[512];

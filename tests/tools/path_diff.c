@@ -11,11 +11,12 @@ int main(int argc, char **argv)
     int bad = 0;
     for (int i = 1; i < argc; i++) {
         char why[512];
-        if (tprof_path_diff_file(argv[i], why, sizeof why)) {
+        unsigned chunks = 0;
+        if (tprof_path_diff_file(argv[i], why, sizeof why, &chunks)) {
             printf("DIFF %s: %s\n", argv[i], why);
             bad = 1;
         } else
-            printf("same %s\n", argv[i]);
+            printf("same %s (%u chunks)\n", argv[i], chunks);
     }
     return bad;
 }

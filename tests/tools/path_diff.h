@@ -18,13 +18,58 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
     }
     if (!a || !b) return (a == NULL) != (b == NULL);
     const tprof_trace_meta *ma = tprof_trace_meta_get(a), *mb = tprof_trace_meta_get(b);
-    if (ma->nevents != mb->nevents || memcmp(ma->kind_counts, mb->kind_counts, sizeof ma->kind_counts) ||
-        memcmp(&ma->warn, &mb->warn, sizeof ma->warn) || ma->nsteps != mb->nsteps ||
-        ma->ngpu_tracks != mb->ngpu_tracks || ma->ts_min != mb->ts_min || ma->ts_max != mb->ts_max) {
-        snprintf(why, len, "counts differ: events %llu/%llu", (unsigned long long)ma->nevents,
-                 (unsigned long long)mb->nevents);
-        return 1;
+#define SAME(cond, what)                                  \
+    do {                                                  \
+        if (!(cond)) {                                    \
+            snprintf(why, len, "%s differs", what);       \
+            return 1;                                     \
+        }                                                 \
+    } while (0)
+#define STREQ(x, y) (((x) == NULL && (y) == NULL) || ((x) && (y) && !strcmp((x), (y))))
+    SAME(ma->nevents == mb->nevents, "event count");
+    SAME(!memcmp(ma->kind_counts, mb->kind_counts, sizeof ma->kind_counts), "kind counts");
+    SAME(!memcmp(&ma->warn, &mb->warn, sizeof ma->warn), "warnings");
+    SAME(ma->ts_min == mb->ts_min && ma->ts_max == mb->ts_max, "time span");
+    SAME(ma->form == mb->form && ma->truncated == mb->truncated, "form or truncation");
+    SAME(ma->bytes_json == mb->bytes_json && ma->bytes_in == mb->bytes_in, "bytes read");
+    SAME(ma->has_schema_version == mb->has_schema_version && ma->schema_version == mb->schema_version, "schema");
+    SAME(ma->has_distributed == mb->has_distributed && ma->rank == mb->rank && ma->world_size == mb->world_size &&
+             STREQ(ma->backend, mb->backend),
+         "distributedInfo");
+    SAME(ma->has_base_time == mb->has_base_time && ma->base_time_ns == mb->base_time_ns, "base time");
+    SAME(STREQ(ma->display_time_unit, mb->display_time_unit) && STREQ(ma->trace_name, mb->trace_name) &&
+             STREQ(ma->note, mb->note),
+         "display unit, trace name or note");
+    SAME(ma->ndevices == mb->ndevices, "device count");
+    for (size_t i = 0; i < ma->ndevices; i++) {
+        const tprof_device *x = &ma->devices[i], *y = &mb->devices[i];
+        SAME(x->id == y->id && STREQ(x->name, y->name) && x->total_memory == y->total_memory &&
+                 x->num_sms == y->num_sms && x->compute_major == y->compute_major && x->compute_minor == y->compute_minor,
+             "device");
     }
+    SAME(ma->nsteps == mb->nsteps, "step count");
+    for (size_t i = 0; i < ma->nsteps; i++)
+        SAME(!memcmp(&ma->steps[i], &mb->steps[i], sizeof ma->steps[i]), "step");
+    SAME(ma->ngpu_tracks == mb->ngpu_tracks, "GPU track count");
+    for (size_t i = 0; i < ma->ngpu_tracks; i++)
+        SAME(!memcmp(&ma->gpu_tracks[i], &mb->gpu_tracks[i], sizeof ma->gpu_tracks[i]), "GPU track");
+    SAME(ma->ncats == mb->ncats, "category count");
+    for (size_t i = 0; i < ma->ncats; i++)
+        SAME(ma->cats[i].count == mb->cats[i].count &&
+                 !strcmp(tprof_trace_str(a, ma->cats[i].cat), tprof_trace_str(b, mb->cats[i].cat)),
+             "category");
+    SAME(ma->ncpu_tracks == mb->ncpu_tracks, "thread count");
+    for (size_t i = 0; i < ma->ncpu_tracks; i++) {
+        const tprof_cpu_track *x = &ma->cpu_tracks[i], *y = &mb->cpu_tracks[i];
+        int same = x->flags == y->flags && x->events == y->events;
+        same &= x->flags & TPROF_EV_PID_STR ? !strcmp(tprof_trace_str(a, (uint32_t)x->pid), tprof_trace_str(b, (uint32_t)y->pid))
+                                             : x->pid == y->pid;
+        same &= x->flags & TPROF_EV_TID_STR ? !strcmp(tprof_trace_str(a, (uint32_t)x->tid), tprof_trace_str(b, (uint32_t)y->tid))
+                                             : x->tid == y->tid;
+        SAME(same, "thread");
+    }
+#undef SAME
+#undef STREQ
     size_t n = tprof_trace_nevents(a);
     if (n != tprof_trace_nevents(b)) {
         snprintf(why, len, "stored events differ: %zu/%zu", n, tprof_trace_nevents(b));
@@ -60,7 +105,8 @@ static inline int tprof_path_read(const char *path, const void *data, size_t len
 
 /* The generic path read in one pass against (1) the fast path in one pass
  * and (2) the fast path on 3 threads with 256-byte chunks. */
-static inline int tprof_path_diff_input(const char *path, const void *data, size_t len, char *why, size_t wlen)
+static inline int tprof_path_diff_input(const char *path, const void *data, size_t len, char *why, size_t wlen,
+                                        unsigned *chunks)
 {
     tprof_read_opts ref = { .keep = TPROF_KEEP_ALL, .generic_only = 1, .threads = 1 };
     tprof_read_opts variants[2] = { { .keep = TPROF_KEEP_ALL, .threads = 1 },
@@ -75,6 +121,7 @@ static inline int tprof_path_diff_input(const char *path, const void *data, size
         char ea[512], w[300];
         int rca = tprof_path_read(path, data, len, &variants[v], &a, ea, sizeof ea);
         d = tprof_path_diff(a, rca, b, rcb, w, sizeof w);
+        if (v == 1 && chunks) *chunks = a ? tprof_trace_meta_get(a)->chunks : 0;
         if (!d && strcmp(ea, eb)) {
             snprintf(w, sizeof w, "messages differ: '%.120s' vs '%.120s'", ea, eb);
             d = 1;
@@ -86,9 +133,9 @@ static inline int tprof_path_diff_input(const char *path, const void *data, size
     return d;
 }
 
-static inline int tprof_path_diff_file(const char *path, char *why, size_t len)
+static inline int tprof_path_diff_file(const char *path, char *why, size_t len, unsigned *chunks)
 {
-    return tprof_path_diff_input(path, NULL, 0, why, len);
+    return tprof_path_diff_input(path, NULL, 0, why, len, chunks);
 }
 
 #endif
