@@ -4,10 +4,11 @@ BUILD      ?= build
 MAKEFLAGS  += --no-print-directory
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 DEMO_DIR   ?= $(BUILD)/demo
 
-.PHONY: all deps build run test test-fast test-asan test-fuzz bench clean
+.PHONY: all deps build run test test-fast test-asan test-tsan test-fuzz bench clean
 
 all: build
 
@@ -29,8 +30,9 @@ run: build
 	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json
 	$(BUILD)/trainprof temporal $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 
-# Every test: the normal build, the ASan+UBSan build, and a short fuzzing run.
-test: test-fast test-asan test-fuzz
+# Every test: the normal build, the ASan+UBSan build, the threaded reading
+# under ThreadSanitizer, and a short fuzzing run.
+test: test-fast test-asan test-tsan test-fuzz
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -40,6 +42,14 @@ test-asan: deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# The tests that run the parallel reader and the read-ahead thread.
+test-tsan: deps
+	@CC=clang cmake -S . -B $(TSAN_BUILD) -DTPROF_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_FLAGS="-fsanitize=thread" >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1 TPROF_SANITIZED=1 \
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|unit_trace|unit_source'
 
 test-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DTPROF_WERROR=ON -DTPROF_FUZZ=ON -DTPROF_TESTS=OFF >/dev/null
@@ -51,4 +61,4 @@ bench: build
 	bench/run_bench.sh 1G $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
