@@ -144,6 +144,34 @@ const char *tprof_idle_cause_name(tprof_idle_cause c);
 /* Upper bound (ns) of bucket I, INT64_MAX for the last. */
 int64_t tprof_idle_bucket_limit(int i);
 
+/* ---- comm: communication time, its overlap with compute, what is exposed ---- */
+
+#define TPROF_COMM_KEEP TPROF_KERNELS_KEEP
+
+typedef struct {
+    const char *type;   /* AllReduce, AllGather, ReduceScatter, SendRecv, ... or "other" */
+    uint64_t count;
+    int64_t total_ns;   /* sum of the kernels' durations */
+    int64_t time_ns;    /* union of their intervals */
+    int64_t exposed_ns; /* of that union, the time no compute kernel ran */
+} tprof_comm_type;
+
+typedef struct {
+    int64_t comm_ns;     /* union of communication intervals */
+    int64_t compute_ns;  /* union of compute intervals */
+    int64_t overlap_ns;  /* time both ran */
+    int64_t exposed_ns;  /* comm_ns - overlap_ns */
+    double overlap;      /* overlap_ns / comm_ns (0 without communication) */
+    tprof_comm_type *types; /* by time, descending */
+    size_t ntypes;
+} tprof_comm_result;
+
+int tprof_comm(const tprof_trace *t, tprof_comm_result **out);
+void tprof_comm_free(tprof_comm_result *r);
+/* The collective a communication kernel runs, from its name ("other" when
+ * not recognised). Returns a static string. */
+const char *tprof_collective_type(const char *kernel_name);
+
 #ifdef __cplusplus
 }
 #endif

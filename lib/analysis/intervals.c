@@ -26,3 +26,29 @@ int64_t tprof_interval_union(tprof_interval *iv, size_t n)
     }
     return tprof_end_ns(total, tprof_span_ns(s, e));
 }
+
+size_t tprof_interval_merge(tprof_interval *iv, size_t n)
+{
+    if (n == 0) return 0;
+    qsort(iv, n, sizeof *iv, cmp_iv);
+    size_t m = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (iv[i].start > iv[m].end) iv[++m] = iv[i];
+        else if (iv[i].end > iv[m].end) iv[m].end = iv[i].end;
+    }
+    return m + 1;
+}
+
+int64_t tprof_interval_overlap(const tprof_interval *a, size_t na, const tprof_interval *b, size_t nb)
+{
+    int64_t total = 0;
+    size_t i = 0, j = 0;
+    while (i < na && j < nb) {
+        int64_t s = a[i].start > b[j].start ? a[i].start : b[j].start;
+        int64_t e = a[i].end < b[j].end ? a[i].end : b[j].end;
+        if (e > s) total = tprof_sat_add(total, tprof_span_ns(s, e));
+        if (a[i].end < b[j].end) i++;
+        else j++;
+    }
+    return total;
+}

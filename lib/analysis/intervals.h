@@ -11,5 +11,9 @@ typedef struct {
 
 /* Sorts IV in place and returns the length of their union. */
 int64_t tprof_interval_union(tprof_interval *iv, size_t n);
+/* Sorts and merges IV in place into disjoint intervals; returns their count. */
+size_t tprof_interval_merge(tprof_interval *iv, size_t n);
+/* Length of the intersection of two merged (disjoint, sorted) lists. */
+int64_t tprof_interval_overlap(const tprof_interval *a, size_t na, const tprof_interval *b, size_t nb);
 
 #endif

@@ -29,6 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tprof_steps(t, &sr) == 0) tprof_steps_free(sr);
         tprof_idle_result *ir;
         if (tprof_idle(t, NULL, &ir) == 0) tprof_idle_free(ir);
+        tprof_comm_result *cr;
+        if (tprof_comm(t, &cr) == 0) tprof_comm_free(cr);
         tprof_trace_free(t);
     }
     return 0;

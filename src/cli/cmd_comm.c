@@ -1,0 +1,156 @@
+/* trainprof comm: communication time, its overlap with compute, the exposed part. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "trainprof/report.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof comm [options] TRACE...\n\n"
+            "Communication per trace (rank) and per collective type: time (union of the\n"
+            "communication kernels' intervals), overlap with compute (time both ran /\n"
+            "communication time) and exposed communication (time no compute kernel hid).\n\n"
+            "options:\n" CLI_COMMON_HELP);
+}
+
+static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
+
+static void print_table(const char *label, const char *path, const tprof_comm_result *r)
+{
+    char a[32], b[32], c[32];
+    printf("== %s: %s ==\n", label, path);
+    if (!r->comm_ns) {
+        printf("no communication kernels\n");
+        return;
+    }
+    printf("communication %s, overlapped with compute %s (%.1f%%), exposed %s (%.1f%%)\n\n",
+           tprof_fmt_duration(a, sizeof a, r->comm_ns), tprof_fmt_duration(b, sizeof b, r->overlap_ns),
+           r->overlap * 100, tprof_fmt_duration(c, sizeof c, r->exposed_ns), pct(r->exposed_ns, r->comm_ns));
+    const char *hdr[] = { "collective", "kernels", "time", "sum", "exposed", "exposed %" };
+    tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
+    if (!t) return;
+    for (size_t i = 0; i < r->ntypes; i++) {
+        const tprof_comm_type *y = &r->types[i];
+        char n[32], tm[32], sum[32], ex[32], p[16];
+        snprintf(n, sizeof n, "%" PRIu64, y->count);
+        tprof_fmt_duration(tm, sizeof tm, y->time_ns);
+        tprof_fmt_duration(sum, sizeof sum, y->total_ns);
+        tprof_fmt_duration(ex, sizeof ex, y->exposed_ns);
+        snprintf(p, sizeof p, "%.1f%%", pct(y->exposed_ns, y->time_ns));
+        const char *cells[] = { y->type, n, tm, sum, ex, p };
+        tprof_table_row(t, cells);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+}
+
+static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_comm_result *r)
+{
+    tprof_jw_obj(w);
+    tprof_jw_key(w, "label"); tprof_jw_str(w, label);
+    tprof_jw_key(w, "file"); tprof_jw_str(w, path);
+    tprof_jw_key(w, "comm_ns"); tprof_jw_int(w, r->comm_ns);
+    tprof_jw_key(w, "compute_ns"); tprof_jw_int(w, r->compute_ns);
+    tprof_jw_key(w, "overlap_ns"); tprof_jw_int(w, r->overlap_ns);
+    tprof_jw_key(w, "exposed_ns"); tprof_jw_int(w, r->exposed_ns);
+    tprof_jw_key(w, "overlap"); tprof_jw_double(w, r->overlap);
+    tprof_jw_key(w, "types");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < r->ntypes; i++) {
+        const tprof_comm_type *y = &r->types[i];
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "type"); tprof_jw_str(w, y->type);
+        tprof_jw_key(w, "count"); tprof_jw_uint(w, y->count);
+        tprof_jw_key(w, "time_ns"); tprof_jw_int(w, y->time_ns);
+        tprof_jw_key(w, "total_ns"); tprof_jw_int(w, y->total_ns);
+        tprof_jw_key(w, "exposed_ns"); tprof_jw_int(w, y->exposed_ns);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+    tprof_jw_obj_end(w);
+}
+
+int cmd_comm(int argc, char **argv)
+{
+    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
+    cli_common co = { 0 };
+    int c, rc = EXIT_OK;
+    optind = 1;
+    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int common = cli_common_option(c, optarg, &co);
+        if (common) {
+            if (common < 0) rc = EXIT_USAGE;
+            continue;
+        }
+        if (c == 'h') {
+            help(stdout);
+            cli_common_free(&co);
+            return EXIT_OK;
+        }
+        rc = EXIT_USAGE;
+    }
+    int n = argc - optind;
+    if (!rc && n < 1) {
+        help(stderr);
+        rc = EXIT_USAGE;
+    }
+    if (rc) {
+        cli_common_free(&co);
+        return rc;
+    }
+    tprof_read_result *res = calloc((size_t)n, sizeof *res);
+    if (!res) return EXIT_INPUT;
+    tprof_read_opts ro = { .keep = TPROF_COMM_KEEP, .classifier = co.cls, .threads = co.threads };
+    rc = cli_read_traces(argv + optind, n, &ro, res);
+    tprof_jw w;
+    tprof_jw_init(&w, stdout);
+    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
+    if (co.fmt == FMT_CSV) printf("trace,file,collective,kernels,time_ns,total_ns,exposed_ns\n");
+    int shown = 0;
+    for (int i = 0; i < n; i++) {
+        if (!res[i].trace) continue;
+        tprof_comm_result *r;
+        if (tprof_comm(res[i].trace, &r)) {
+            cli_error("%s: out of memory", tprof_trace_meta_get(res[i].trace)->path);
+            rc = EXIT_INPUT;
+            continue;
+        }
+        char label[64];
+        cli_trace_label(res[i].trace, i, label, sizeof label);
+        const char *path = tprof_trace_meta_get(res[i].trace)->path;
+        if (co.fmt == FMT_TABLE) {
+            if (shown++) printf("\n");
+            print_table(label, path, r);
+        } else if (co.fmt == FMT_JSON)
+            print_json(&w, label, path, r);
+        else {
+            /* one row per collective type, then the whole as "all" */
+            for (size_t k = 0; k <= r->ntypes; k++) {
+                tprof_comm_type all = { "all", 0, 0, r->comm_ns, r->exposed_ns };
+                for (size_t q = 0; q < r->ntypes; q++) {
+                    all.count += r->types[q].count;
+                    all.total_ns = tprof_sat_add(all.total_ns, r->types[q].total_ns);
+                }
+                const tprof_comm_type *y = k < r->ntypes ? &r->types[k] : &all;
+                tprof_csv_field(stdout, label);
+                fputc(',', stdout);
+                tprof_csv_field(stdout, path);
+                printf(",%s,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", y->type, y->count, y->time_ns,
+                       y->total_ns, y->exposed_ns);
+            }
+        }
+        tprof_comm_free(r);
+    }
+    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
+    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
+    free(res);
+    cli_common_free(&co);
+    return rc;
+}
