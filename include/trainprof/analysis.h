@@ -172,6 +172,29 @@ void tprof_comm_free(tprof_comm_result *r);
  * not recognised). Returns a static string. */
 const char *tprof_collective_type(const char *kernel_name);
 
+/* ---- launch: launch overhead, queueing, CPU-bound detection ---- */
+
+#define TPROF_LAUNCH_KEEP TPROF_KERNELS_KEEP
+
+typedef struct {
+    uint64_t launched;        /* GPU work with a matching runtime call */
+    uint64_t unmatched;       /* GPU work without one (not counted below) */
+    /* delay from the start of the runtime call to the start on the GPU */
+    int64_t delay_mean_ns, delay_p50_ns, delay_p90_ns, delay_max_ns;
+    uint64_t shorter_than_launch; /* kernels that ran shorter than their launch call took */
+    double kernels_per_step;  /* GPU work per ProfilerStep (0 without steps) */
+    /* launched-but-unfinished work over time, from each runtime call's start to
+     * the end of its GPU work */
+    uint64_t queue_max;
+    double queue_mean;        /* time-weighted over the first launch .. last end */
+    /* CPU-bound: the GPU idles at least 20% of its span and host waits make at
+     * least half of the stream idle time */
+    int64_t span_ns, idle_ns, stream_idle_ns, host_wait_ns;
+    int cpu_bound;
+} tprof_launch_result;
+
+int tprof_launch_overhead(const tprof_trace *t, tprof_launch_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@ static const cli_command commands[] = {
     { "info", "what a trace holds: format, devices, rank, steps, event counts, warnings", cmd_info },
     { "kernels", "GPU kernel breakdown: top kernels, classes, streams", cmd_kernels },
     { "comm", "communication time, overlap with compute, exposed communication, per collective", cmd_comm },
+    { "launch", "launch overhead, launch queue, CPU-bound detection", cmd_launch },
     { "idle", "why each GPU stream is idle: host wait, kernel wait, other", cmd_idle },
     { "steps", "each ProfilerStep: CPU time, the GPU work it launched, step-time statistics", cmd_steps },
     { "temporal", "GPU time split into idle, compute and non-compute (HTA's temporal breakdown)", cmd_temporal },

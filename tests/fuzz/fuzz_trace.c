@@ -31,6 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tprof_idle(t, NULL, &ir) == 0) tprof_idle_free(ir);
         tprof_comm_result *cr;
         if (tprof_comm(t, &cr) == 0) tprof_comm_free(cr);
+        tprof_launch_result lr;
+        tprof_launch_overhead(t, &lr);
         tprof_trace_free(t);
     }
     return 0;
