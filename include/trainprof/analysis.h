@@ -195,6 +195,39 @@ typedef struct {
 
 int tprof_launch_overhead(const tprof_trace *t, tprof_launch_result *r);
 
+/* ---- ranks: the ranks side by side, stragglers, step-time skew ---- */
+
+#define TPROF_RANKS_KEEP TPROF_KERNELS_KEEP
+#define TPROF_STRAGGLER_MIN 0.10 /* compute at least 10% above the ranks' median */
+
+typedef struct {
+    int64_t rank;          /* distributedInfo.rank, else the trace's index */
+    size_t nsteps;
+    int64_t step_mean_ns;
+    tprof_temporal_result temporal; /* whole trace, last step kept */
+    int64_t comm_ns, exposed_comm_ns;
+} tprof_rank_row;
+
+typedef struct {
+    tprof_rank_row *ranks; /* in the order given */
+    size_t nranks;
+    /* the straggler: the rank with the most compute, at least
+     * TPROF_STRAGGLER_MIN above the median of the other ranks' compute, whose
+     * exposed communication is below the others' mean (they wait for it in
+     * collectives); index into ranks, -1 when none */
+    int64_t compute_median_ns;      /* median compute of the other ranks */
+    int64_t others_exposed_mean_ns; /* mean exposed communication of the other ranks */
+    long straggler;
+    double straggler_excess; /* its compute / compute_median_ns - 1 */
+    /* step-time skew over the step numbers every rank has */
+    size_t common_steps;
+    int64_t skew_max_ns, skew_mean_ns; /* max - min of a step's time across ranks */
+    int64_t skew_max_step;  /* the step number with the largest skew */
+} tprof_ranks_result;
+
+int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result **out);
+void tprof_ranks_free(tprof_ranks_result *r);
+
 #ifdef __cplusplus
 }
 #endif

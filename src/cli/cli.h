@@ -77,6 +77,7 @@ int cmd_steps(int argc, char **argv);
 int cmd_idle(int argc, char **argv);
 int cmd_comm(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
+int cmd_ranks(int argc, char **argv);
 
 /* Label for a trace in reports: "rank R" when known, else the file index. */
 void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len);

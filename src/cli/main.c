@@ -12,6 +12,7 @@ static const cli_command commands[] = {
     { "comm", "communication time, overlap with compute, exposed communication, per collective", cmd_comm },
     { "launch", "launch overhead, launch queue, CPU-bound detection", cmd_launch },
     { "idle", "why each GPU stream is idle: host wait, kernel wait, other", cmd_idle },
+    { "ranks", "ranks side by side: stragglers, step-time skew, exposed communication", cmd_ranks },
     { "steps", "each ProfilerStep: CPU time, the GPU work it launched, step-time statistics", cmd_steps },
     { "temporal", "GPU time split into idle, compute and non-compute (HTA's temporal breakdown)", cmd_temporal },
 };
