@@ -228,6 +228,29 @@ typedef struct {
 int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result **out);
 void tprof_ranks_free(tprof_ranks_result *r);
 
+/* ---- advice: findings over documented thresholds, with their evidence ---- */
+
+#define TPROF_ADVICE_KEEP TPROF_KERNELS_KEEP
+
+typedef struct {
+    const char *rule;     /* attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync,
+                             uneven-ranks */
+    int64_t rank;         /* the rank it is about, -1 for the whole run */
+    double value;         /* the number behind it ... */
+    double threshold;     /* ... and the documented threshold it crossed */
+    char evidence[320];   /* the numbers, in words */
+    const char *remedy;   /* the usual remedy */
+} tprof_advice_item;
+
+typedef struct {
+    tprof_advice_item *items;
+    size_t n;
+} tprof_advice;
+
+/* Evaluates every rule on each trace (one per rank) and across them. */
+int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out);
+void tprof_advice_free(tprof_advice *a);
+
 #ifdef __cplusplus
 }
 #endif

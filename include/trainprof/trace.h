@@ -57,6 +57,8 @@ typedef enum {
 #define TPROF_EV_NO_DUR 0x04   /* complete event without a usable dur: dur is 0 */
 #define TPROF_EV_BAD_DUR 0x08  /* dur was negative or absurd: set to 0 */
 #define TPROF_EV_STEP 0x10     /* a CPU ProfilerStep#N span */
+#define TPROF_EV_MARKER 0x20   /* a PyTorch phase marker span: enumerate(DataLoader)#...,
+                                  Optimizer.step#..., Optimizer.zero_grad#... */
 
 typedef struct {
     int64_t ts;          /* ns since the trace's clock origin */
@@ -176,8 +178,8 @@ typedef struct tprof_trace tprof_trace;
 typedef void (*tprof_progress_fn)(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size);
 
 typedef struct {
-    uint32_t keep;  /* TPROF_KEEP(kind) mask of events to store; ProfilerStep spans
-                       are always stored, so 0 stores only those */
+    uint32_t keep;  /* TPROF_KEEP(kind) mask of events to store; ProfilerStep spans and
+                       phase markers (TPROF_EV_MARKER) are always stored */
     const tprof_classifier *classifier; /* NULL: built-in rules only */
     tprof_progress_fn progress;         /* called about every 16 MiB; may be NULL */
     void *progress_ctx;

@@ -340,7 +340,13 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         if ((rc = add_step(t, r->name_buf, e.ts, dur))) return rc;
         flags |= TPROF_EV_STEP;
     }
-    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step) return 0;
+    /* PyTorch's own phase markers are few and always kept, like steps */
+    int is_marker = kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name &&
+                    ((r->name_len > 21 && !memcmp(r->name_buf, "enumerate(DataLoader)", 21)) ||
+                     (r->name_len > 15 && !memcmp(r->name_buf, "Optimizer.step#", 15)) ||
+                     (r->name_len > 20 && !memcmp(r->name_buf, "Optimizer.zero_grad#", 20)));
+    if (is_marker) flags |= TPROF_EV_MARKER;
+    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker) return 0;
     if (!timed && kind != TPROF_KIND_META) return 0;
     if (tprof_grow((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];

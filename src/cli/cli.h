@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "trainprof/analysis.h"
+#include "trainprof/report.h"
 #include "trainprof/trace.h"
 
 /* Exit codes (docs/ARCHITECTURE.md). */
@@ -78,6 +80,10 @@ int cmd_idle(int argc, char **argv);
 int cmd_comm(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
+int cmd_advice(int argc, char **argv);
+
+/* Advice as a list (table format), CSV rows, or a JSON array on W. */
+void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w);
 
 /* Label for a trace in reports: "rank R" when known, else the file index. */
 void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len);

@@ -9,6 +9,7 @@
 static const cli_command commands[] = {
     { "info", "what a trace holds: format, devices, rank, steps, event counts, warnings", cmd_info },
     { "kernels", "GPU kernel breakdown: top kernels, classes, streams", cmd_kernels },
+    { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
     { "comm", "communication time, overlap with compute, exposed communication, per collective", cmd_comm },
     { "launch", "launch overhead, launch queue, CPU-bound detection", cmd_launch },
     { "idle", "why each GPU stream is idle: host wait, kernel wait, other", cmd_idle },

@@ -4,7 +4,7 @@ per trace and per collective type, on real traces."""
 import json
 import os
 
-from common import TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, need_testdata, run, us_to_ns
+from common import merge, overlap, TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, need_testdata, run, us_to_ns
 
 data = need_testdata()
 T = os.path.join(data, "traces")
@@ -28,29 +28,6 @@ def ctype(name):
         if t in name:
             return t
     return "other"
-
-
-def merge(iv):
-    out = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
-def overlap(a, b):
-    tot, i, j = 0, 0, 0
-    while i < len(a) and j < len(b):
-        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if e > s:
-            tot += e - s
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return tot
 
 
 def expected(path):

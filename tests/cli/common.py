@@ -129,3 +129,27 @@ def launch_times(events):
         if isinstance(e, dict) and e.get("cat") in RUNTIME_CATS and "correlation" in (e.get("args") or {}):
             m[e["args"]["correlation"]] = us_to_ns(e["ts"])
     return m
+
+
+def merge(iv):
+    """Sorted, merged (disjoint) intervals."""
+    out = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def overlap(a, b):
+    """Length of the intersection of two merged interval lists."""
+    tot, i, j = 0, 0, 0
+    while i < len(a) and j < len(b):
+        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        tot += max(0, e - s)
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tot

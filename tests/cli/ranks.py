@@ -4,7 +4,7 @@ values, the straggler rule and step-time skew."""
 import json
 import os
 
-from common import (TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, need_testdata, run,
+from common import (merge, overlap, TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, need_testdata, run,
                     steps_of, union, us_to_ns)
 
 data = need_testdata()
@@ -12,28 +12,6 @@ T = os.path.join(data, "traces")
 dlrm_dir = os.path.join(T, "param/et_replay/tests/inputs/dlrm_kineto")
 dlrm = sorted(os.path.join(dlrm_dir, f) for f in os.listdir(dlrm_dir))
 filt = [os.path.join(T, "HolisticTraceAnalysis/tests/data/trace_filter", f"sampled_rank-{i}.json.gz") for i in (0, 1)]
-
-
-def merge(iv):
-    out = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
-def inter(a, b):
-    tot, i, j = 0, 0, 0
-    while i < len(a) and j < len(b):
-        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        tot += max(0, e - s)
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return tot
 
 
 def per_rank(path):
@@ -55,7 +33,7 @@ def per_rank(path):
     return dict(rank=doc["distributedInfo"]["rank"], steps=len(steps),
                 step_mean_ns=sum(d for _, d, _ in steps) // len(steps) if steps else 0, span_ns=span,
                 idle_ns=span - union(work), compute_ns=union(comp), comm_ns=comm_ns,
-                exposed_comm_ns=comm_ns - inter(mc, mk)), {int(n.split("#")[1]): d for _, d, n in steps}
+                exposed_comm_ns=comm_ns - overlap(mc, mk)), {int(n.split("#")[1]): d for _, d, n in steps}
 
 
 def expected(paths):

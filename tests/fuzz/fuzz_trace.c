@@ -33,6 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tprof_comm(t, &cr) == 0) tprof_comm_free(cr);
         tprof_launch_result lr;
         tprof_launch_overhead(t, &lr);
+        const tprof_trace *one[2] = { t, t };
+        tprof_advice *ad;
+        if (tprof_advise(one, 2, &ad) == 0) tprof_advice_free(ad);
         tprof_trace_free(t);
     }
     return 0;

@@ -1,0 +1,204 @@
+/* Advice: each rule is a number, a documented threshold and the usual remedy
+ * (docs/METRICS.md lists them). No advice without a number behind it. */
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "launch.h"
+#include "trainprof/report.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define ATTENTION_MIN 0.10    /* unfused attention kernels: share of GPU kernel time */
+#define EXPOSED_MIN 0.30      /* exposed / communication time ... */
+#define EXPOSED_SPAN_MIN 0.05 /* ... when exposed communication is also this share of the span */
+#define DATA_MIN 0.10         /* data loading: share of step time */
+#define FP32_GEMM_MIN 0.10    /* fp32 GEMMs: share of GPU kernel time */
+#define HOST_SYNC_MIN 1.0     /* device-to-host copies per step */
+#define SKEW_MIN 0.10         /* step-time skew across ranks: share of the mean step time */
+
+static int add(tprof_advice *a, size_t *cap, const char *rule, int64_t rank, double value, double threshold,
+               const char *remedy, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+
+static int add(tprof_advice *a, size_t *cap, const char *rule, int64_t rank, double value, double threshold,
+               const char *remedy, const char *fmt, ...)
+{
+    if (a->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        tprof_advice_item *it = realloc(a->items, nc * sizeof *it);
+        if (!it) return TPROF_ENOMEM;
+        a->items = it;
+        *cap = nc;
+    }
+    tprof_advice_item *it = &a->items[a->n++];
+    *it = (tprof_advice_item){ .rule = rule, .rank = rank, .value = value, .threshold = threshold, .remedy = remedy };
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(it->evidence, sizeof it->evidence, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+static int has(const char *s, const char *w) { return strcasestr(s, w) != NULL; }
+
+/* Attention kernels that are not a fused (flash / memory-efficient) kernel. */
+static int unfused_attention(const char *name)
+{
+    int attn = has(name, "softmax") || has(name, "attn") || has(name, "attention");
+    int fused = has(name, "flash") || has(name, "fmha") || has(name, "efficient_attention") ||
+                has(name, "fused_attn") || has(name, "cudnn_attn") || has(name, "sdpa");
+    return attn && !fused;
+}
+
+/* GEMM kernels computing in fp32 (no tensor-core type in the name). */
+static int fp32_gemm(const char *name)
+{
+    if (!has(name, "gemm")) return 0;
+    if (has(name, "bf16") || has(name, "f16") || has(name, "half") || has(name, "tf32") || has(name, "h884") ||
+        has(name, "h1688") || has(name, "h16816") || has(name, "s1688") || has(name, "s16816") || has(name, "i8") ||
+        has(name, "e4m3") || has(name, "e5m2") || has(name, "hgemm"))
+        return 0;
+    return has(name, "sgemm") || has(name, "f32f32") || has(name, "fp32") || has(name, "<float") ||
+           has(name, "float,");
+}
+
+static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t *cap)
+{
+    char d1[32], d2[32];
+    int rc = 0;
+    /* kernels: attention and fp32 GEMMs */
+    tprof_kernels_result *k;
+    if (tprof_kernels(t, NULL, &k)) return TPROF_ENOMEM;
+    int64_t attn = 0, fp32 = 0;
+    uint64_t nattn = 0, nfp32 = 0;
+    for (size_t i = 0; i < k->nrows; i++) {
+        if (k->rows[i].klass != TPROF_CLASS_COMPUTE) continue;
+        if (unfused_attention(k->rows[i].key)) attn += k->rows[i].total_ns, nattn += k->rows[i].count;
+        if (fp32_gemm(k->rows[i].key)) fp32 += k->rows[i].total_ns, nfp32 += k->rows[i].count;
+    }
+    double total = (double)k->total_ns;
+    tprof_kernels_free(k);
+    if (total > 0 && attn / total >= ATTENTION_MIN)
+        rc |= add(a, cap, "attention", rank, attn / total, ATTENTION_MIN,
+                  "use fused attention (FlashAttention, torch's scaled_dot_product_attention)",
+                  "unfused attention kernels (softmax, attention) take %.1f%% of GPU kernel time (%llu kernels, %s)",
+                  100 * attn / total, (unsigned long long)nattn, tprof_fmt_duration(d1, sizeof d1, attn));
+    if (total > 0 && fp32 / total >= FP32_GEMM_MIN)
+        rc |= add(a, cap, "fp32-gemm", rank, fp32 / total, FP32_GEMM_MIN,
+                  "check the dtype (autocast to bf16) so GEMMs run on tensor cores",
+                  "fp32 GEMM kernels take %.1f%% of GPU kernel time (%llu kernels, %s)", 100 * fp32 / total,
+                  (unsigned long long)nfp32, tprof_fmt_duration(d1, sizeof d1, fp32));
+    /* exposed communication */
+    tprof_comm_result *c;
+    tprof_temporal_opts keep = { .keep_last_step = 1 };
+    tprof_temporal_result tr;
+    if (tprof_comm(t, &c)) return TPROF_ENOMEM;
+    if (tprof_temporal(t, &keep, &tr)) {
+        tprof_comm_free(c);
+        return TPROF_ENOMEM;
+    }
+    if (c->comm_ns > 0 && tr.span_ns > 0) {
+        double ex = (double)c->exposed_ns / (double)c->comm_ns;
+        if (ex >= EXPOSED_MIN && (double)c->exposed_ns >= EXPOSED_SPAN_MIN * (double)tr.span_ns)
+            rc |= add(a, cap, "exposed-comm", rank, ex, EXPOSED_MIN,
+                      "overlap communication with compute (bucket sizes, prefetch / reshard policy, async collectives)",
+                      "%.0f%% of communication time is exposed (%s of %s, %.0f%% of the kernel span)", 100 * ex,
+                      tprof_fmt_duration(d1, sizeof d1, c->exposed_ns), tprof_fmt_duration(d2, sizeof d2, c->comm_ns),
+                      100.0 * (double)c->exposed_ns / (double)tr.span_ns);
+    }
+    tprof_comm_free(c);
+    /* CPU-bound launches */
+    tprof_launch_result l;
+    if (tprof_launch_overhead(t, &l)) return TPROF_ENOMEM;
+    if (l.cpu_bound)
+        rc |= add(a, cap, "cpu-bound", rank, (double)l.host_wait_ns / (double)l.stream_idle_ns, 0.5,
+                  "reduce launch overhead: CUDA graphs (torch.compile mode=reduce-overhead), larger / fused kernels",
+                  "the GPU idles %.0f%% of its span and host waits are %.0f%% of the streams' idle time; "
+                  "%.0f%% of kernels run shorter than their launch call",
+                  100.0 * (double)l.idle_ns / (double)l.span_ns, 100.0 * (double)l.host_wait_ns / (double)l.stream_idle_ns,
+                  l.launched ? 100.0 * (double)l.shorter_than_launch / (double)l.launched : 0.0);
+    /* data loading inside steps, and device-to-host copies inside steps */
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    if (m->nsteps) {
+        const tprof_event *ev = tprof_trace_events(t);
+        size_t nev = tprof_trace_nevents(t);
+        int64_t steps_ns = 0, data_ns = 0, dtoh_ns = 0;
+        uint64_t dtoh = 0;
+        for (size_t i = 0; i < m->nsteps; i++) steps_ns = tprof_sat_add(steps_ns, m->steps[i].dur);
+        tprof_launches launch;
+        if (tprof_launches_build(t, &launch)) return TPROF_ENOMEM;
+        for (size_t i = 0; i < nev; i++) {
+            const tprof_event *e = &ev[i];
+            if ((e->flags & TPROF_EV_MARKER) && !strncmp(tprof_trace_str(t, e->name), "enumerate(DataLoader)", 21) &&
+                tprof_step_at(m->steps, m->nsteps, e->ts) >= 0)
+                data_ns = tprof_sat_add(data_ns, e->dur);
+            if (e->kind == TPROF_KIND_GPU && e->klass == TPROF_CLASS_MEMORY &&
+                !strncmp(tprof_trace_str(t, e->name), "Memcpy DtoH", 11) &&
+                tprof_step_at(m->steps, m->nsteps, tprof_launch_time(&launch, e)) >= 0) {
+                dtoh++;
+                dtoh_ns = tprof_sat_add(dtoh_ns, e->dur);
+            }
+        }
+        tprof_launches_free(&launch);
+        if (steps_ns > 0 && (double)data_ns / (double)steps_ns >= DATA_MIN)
+            rc |= add(a, cap, "data-loading", rank, (double)data_ns / (double)steps_ns, DATA_MIN,
+                      "more DataLoader workers, pin_memory, prefetching, faster storage or decoding",
+                      "data loading (enumerate(DataLoader) spans) takes %.0f%% of step time (%s over %zu steps)",
+                      100.0 * (double)data_ns / (double)steps_ns, tprof_fmt_duration(d1, sizeof d1, data_ns),
+                      m->nsteps);
+        double per_step = (double)dtoh / (double)m->nsteps;
+        if (per_step >= HOST_SYNC_MIN)
+            rc |= add(a, cap, "host-sync", rank, per_step, HOST_SYNC_MIN,
+                      "remove host syncs inside the step (.item(), .cpu(), printing or branching on tensor values)",
+                      "%.1f device-to-host copies per step (%llu in %zu steps, %s on the GPU); each one waits for the "
+                      "GPU to drain",
+                      per_step, (unsigned long long)dtoh, m->nsteps, tprof_fmt_duration(d1, sizeof d1, dtoh_ns));
+    }
+    return rc ? TPROF_ENOMEM : 0;
+}
+
+int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out)
+{
+    *out = NULL;
+    tprof_advice *a = calloc(1, sizeof *a);
+    if (!a) return TPROF_ENOMEM;
+    size_t cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tprof_trace_meta *m = tprof_trace_meta_get(traces[i]);
+        if (rank_rules(traces[i], m->rank >= 0 ? m->rank : (int64_t)i, a, &cap)) goto oom;
+    }
+    if (n >= 2) {
+        tprof_ranks_result *r;
+        if (tprof_ranks(traces, n, &r)) goto oom;
+        int64_t sum = 0;
+        size_t with_steps = 0;
+        for (size_t i = 0; i < r->nranks; i++)
+            if (r->ranks[i].nsteps) sum = tprof_sat_add(sum, r->ranks[i].step_mean_ns), with_steps++;
+        double mean = with_steps ? (double)sum / (double)with_steps : 0.0;
+        char d1[32], d2[32];
+        int rc = 0;
+        if (r->common_steps && mean > 0 && (double)r->skew_max_ns / mean >= SKEW_MIN)
+            rc |= add(a, &cap, "uneven-ranks", -1, (double)r->skew_max_ns / mean, SKEW_MIN,
+                      "balance the work across ranks (data sharding, sequence lengths, MoE routing)",
+                      "step times differ across ranks by up to %s (ProfilerStep#%lld), %.0f%% of the mean step time %s%s",
+                      tprof_fmt_duration(d1, sizeof d1, r->skew_max_ns), (long long)r->skew_max_step,
+                      100.0 * (double)r->skew_max_ns / mean, tprof_fmt_duration(d2, sizeof d2, (int64_t)mean),
+                      r->straggler >= 0 ? "; rank with the most compute waits least: a straggler" : "");
+        tprof_ranks_free(r);
+        if (rc) goto oom;
+    }
+    *out = a;
+    return 0;
+oom:
+    tprof_advice_free(a);
+    return TPROF_ENOMEM;
+}
+
+void tprof_advice_free(tprof_advice *a)
+{
+    if (!a) return;
+    free(a->items);
+    free(a);
+}
