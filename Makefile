@@ -19,16 +19,15 @@ build: deps
 	@cmake -S . -B $(BUILD) -DTPROF_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The demo: a generated 8-step training trace (2 ranks), then what trainprof sees in it.
+# The demo: generated training traces of 2 ranks, then what trainprof sees in them.
 run: build
 	@mkdir -p $(DEMO_DIR)
 	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 0 --world 2 --seed 1 -o $(DEMO_DIR)/demo_rank0.pt.trace.json
 	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 1 --world 2 --seed 2 -o $(DEMO_DIR)/demo_rank1.pt.trace.json
 	@gzip -1 -f $(DEMO_DIR)/demo_rank1.pt.trace.json
-	$(BUILD)/trainprof info $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
-	$(BUILD)/trainprof kernels --top 10 $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
-	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json
-	$(BUILD)/trainprof temporal $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
+	$(BUILD)/trainprof info $(DEMO_DIR)/demo_rank0.pt.trace.json
+	$(BUILD)/trainprof summary $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
+	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 
 # Every test: the normal build, the ASan+UBSan build, the threaded reading
 # under ThreadSanitizer, and a short fuzzing run.

@@ -7,6 +7,7 @@
 #include "trainprof/version.h"
 
 static const cli_command commands[] = {
+    { "summary", "the first screen: steps, GPU time, communication, top kernels, ranks, advice", cmd_summary },
     { "info", "what a trace holds: format, devices, rank, steps, event counts, warnings", cmd_info },
     { "kernels", "GPU kernel breakdown: top kernels, classes, streams", cmd_kernels },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },

@@ -1,0 +1,285 @@
+/* trainprof summary: the first screen on a new profile. One read of each
+ * rank's trace, every analysis over the same model. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "trainprof/report.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof summary [options] TRACE...\n\n"
+            "Where the time goes, on one rank or many (one trace per rank): run facts,\n"
+            "step time, temporal breakdown, communication, top kernels, ranks, advice.\n"
+            "Ranks are compared by step number and by durations, so their clocks need no\n"
+            "alignment. --format json gives all of it.\n\n"
+            "options:\n"
+            "  --top N               kernels listed (default 10)\n" CLI_COMMON_HELP);
+}
+
+static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
+
+typedef struct {
+    const tprof_trace *t;
+    tprof_steps_result *steps;
+    tprof_temporal_result temporal;
+    tprof_comm_result *comm;
+} rank_view;
+
+static void print_text(rank_view *v, size_t n, const tprof_kernels_result *k, const tprof_ranks_result *rk,
+                       const tprof_advice *adv, size_t top)
+{
+    char a[32], b[32], c[32], d[32];
+    const tprof_trace_meta *m0 = tprof_trace_meta_get(v[0].t);
+    printf("== run ==\n");
+    printf("%zu trace%s", n, n == 1 ? "" : "s");
+    if (m0->world_size > 0) printf(", world size %" PRId64, m0->world_size);
+    if (m0->backend) printf(", backend %s", m0->backend);
+    if (m0->ndevices) printf(", %s", m0->devices[0].name);
+    printf("\n");
+    for (size_t i = 0; i < n; i++) {
+        const tprof_trace_meta *m = tprof_trace_meta_get(v[i].t);
+        char label[64];
+        cli_trace_label(v[i].t, (int)i, label, sizeof label);
+        printf("  %s: %s, %" PRIu64 " events, %zu steps%s\n", label, m->path, m->nevents, m->nsteps,
+               m->truncated ? " (TRUNCATED)" : "");
+    }
+    printf("\n== steps ==\n");
+    for (size_t i = 0; i < n; i++) {
+        const tprof_steps_result *s = v[i].steps;
+        char label[64];
+        cli_trace_label(v[i].t, (int)i, label, sizeof label);
+        if (!s->nsteps) printf("  %s: no ProfilerStep spans\n", label);
+        else
+            printf("  %s: %zu steps, mean %s, p50 %s, min %s, max %s (spread %.1f%%)\n", label, s->nsteps,
+                   tprof_fmt_duration(a, sizeof a, s->mean_ns), tprof_fmt_duration(b, sizeof b, s->p50_ns),
+                   tprof_fmt_duration(c, sizeof c, s->min_ns), tprof_fmt_duration(d, sizeof d, s->max_ns),
+                   s->spread * 100);
+    }
+    printf("\n== GPU time (temporal breakdown, HTA's definitions) ==\n");
+    for (size_t i = 0; i < n; i++) {
+        const tprof_temporal_result *t = &v[i].temporal;
+        char label[64];
+        cli_trace_label(v[i].t, (int)i, label, sizeof label);
+        if (!t->events) {
+            printf("  %s: no GPU events\n", label);
+            continue;
+        }
+        printf("  %s: span %s: idle %.1f%%, compute %.1f%%, non-compute %.1f%%%s\n", label,
+               tprof_fmt_duration(a, sizeof a, t->span_ns), pct(t->idle_ns, t->span_ns),
+               pct(t->compute_ns, t->span_ns), pct(t->non_compute_ns, t->span_ns),
+               t->last_step_excluded ? " (last step left out)" : "");
+    }
+    printf("\n== communication ==\n");
+    for (size_t i = 0; i < n; i++) {
+        const tprof_comm_result *cm = v[i].comm;
+        char label[64];
+        cli_trace_label(v[i].t, (int)i, label, sizeof label);
+        if (!cm->comm_ns) {
+            printf("  %s: no communication kernels\n", label);
+            continue;
+        }
+        printf("  %s: %s, %.0f%% overlapped with compute, exposed %s", label,
+               tprof_fmt_duration(a, sizeof a, cm->comm_ns), cm->overlap * 100,
+               tprof_fmt_duration(b, sizeof b, cm->exposed_ns));
+        for (size_t y = 0; y < cm->ntypes && y < 3; y++)
+            printf("%s%s %s", y ? ", " : "; ", cm->types[y].type, tprof_fmt_duration(c, sizeof c, cm->types[y].time_ns));
+        printf("\n");
+    }
+    printf("\n== top kernels (all traces) ==\n");
+    if (!k->nrows) printf("  no GPU events\n");
+    for (size_t i = 0; i < k->nrows && i < top; i++) {
+        char name[72];
+        const char *key = k->rows[i].key;
+        size_t len = strlen(key);
+        if (len > 70) snprintf(name, sizeof name, "%.45s...%s", key, key + len - 22);
+        else snprintf(name, sizeof name, "%s", key);
+        printf("  %5.1f%%  %-9s  %-13s  %s\n", k->rows[i].share * 100,
+               tprof_fmt_duration(a, sizeof a, k->rows[i].total_ns), tprof_class_name(k->rows[i].klass), name);
+    }
+    if (rk) {
+        printf("\n== ranks ==\n");
+        if (rk->straggler >= 0)
+            printf("  straggler: rank %" PRId64 " (compute %.0f%% above the other ranks' median, waits least)\n",
+                   rk->ranks[rk->straggler].rank, rk->straggler_excess * 100);
+        else
+            printf("  no straggler\n");
+        if (rk->common_steps)
+            printf("  step-time skew: max %s (ProfilerStep#%" PRId64 "), mean %s over %zu common steps\n",
+                   tprof_fmt_duration(a, sizeof a, rk->skew_max_ns), rk->skew_max_step,
+                   tprof_fmt_duration(b, sizeof b, rk->skew_mean_ns), rk->common_steps);
+    }
+    printf("\n== advice ==\n");
+    cli_print_advice(adv, FMT_TABLE, NULL);
+}
+
+static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, const tprof_ranks_result *rk,
+                       const tprof_advice *adv, size_t top)
+{
+    tprof_jw w;
+    tprof_jw_init(&w, stdout);
+    tprof_jw_obj(&w);
+    tprof_jw_key(&w, "traces");
+    tprof_jw_arr(&w);
+    for (size_t i = 0; i < n; i++) {
+        const tprof_trace_meta *m = tprof_trace_meta_get(v[i].t);
+        const tprof_steps_result *s = v[i].steps;
+        const tprof_temporal_result *t = &v[i].temporal;
+        const tprof_comm_result *cm = v[i].comm;
+        char label[64];
+        cli_trace_label(v[i].t, (int)i, label, sizeof label);
+        tprof_jw_obj(&w);
+        tprof_jw_key(&w, "label"); tprof_jw_str(&w, label);
+        tprof_jw_key(&w, "file"); tprof_jw_str(&w, m->path);
+        tprof_jw_key(&w, "rank"); tprof_jw_int(&w, m->rank);
+        tprof_jw_key(&w, "events"); tprof_jw_uint(&w, m->nevents);
+        tprof_jw_key(&w, "truncated"); tprof_jw_bool(&w, m->truncated);
+        tprof_jw_key(&w, "steps");
+        tprof_jw_obj(&w);
+        tprof_jw_key(&w, "count"); tprof_jw_uint(&w, s->nsteps);
+        tprof_jw_key(&w, "mean_ns"); tprof_jw_int(&w, s->mean_ns);
+        tprof_jw_key(&w, "p50_ns"); tprof_jw_int(&w, s->p50_ns);
+        tprof_jw_key(&w, "min_ns"); tprof_jw_int(&w, s->min_ns);
+        tprof_jw_key(&w, "max_ns"); tprof_jw_int(&w, s->max_ns);
+        tprof_jw_key(&w, "spread"); tprof_jw_double(&w, s->spread);
+        tprof_jw_obj_end(&w);
+        tprof_jw_key(&w, "temporal");
+        tprof_jw_obj(&w);
+        tprof_jw_key(&w, "span_ns"); tprof_jw_int(&w, t->span_ns);
+        tprof_jw_key(&w, "idle_ns"); tprof_jw_int(&w, t->idle_ns);
+        tprof_jw_key(&w, "compute_ns"); tprof_jw_int(&w, t->compute_ns);
+        tprof_jw_key(&w, "non_compute_ns"); tprof_jw_int(&w, t->non_compute_ns);
+        tprof_jw_key(&w, "last_step_excluded"); tprof_jw_bool(&w, t->last_step_excluded);
+        tprof_jw_obj_end(&w);
+        tprof_jw_key(&w, "communication");
+        tprof_jw_obj(&w);
+        tprof_jw_key(&w, "comm_ns"); tprof_jw_int(&w, cm->comm_ns);
+        tprof_jw_key(&w, "overlap_ns"); tprof_jw_int(&w, cm->overlap_ns);
+        tprof_jw_key(&w, "exposed_ns"); tprof_jw_int(&w, cm->exposed_ns);
+        tprof_jw_key(&w, "overlap"); tprof_jw_double(&w, cm->overlap);
+        tprof_jw_obj_end(&w);
+        tprof_jw_obj_end(&w);
+    }
+    tprof_jw_arr_end(&w);
+    tprof_jw_key(&w, "top_kernels");
+    tprof_jw_arr(&w);
+    for (size_t i = 0; i < k->nrows && i < top; i++) {
+        tprof_jw_obj(&w);
+        tprof_jw_key(&w, "name"); tprof_jw_str(&w, k->rows[i].key);
+        tprof_jw_key(&w, "class"); tprof_jw_str(&w, tprof_class_name(k->rows[i].klass));
+        tprof_jw_key(&w, "count"); tprof_jw_uint(&w, k->rows[i].count);
+        tprof_jw_key(&w, "total_ns"); tprof_jw_int(&w, k->rows[i].total_ns);
+        tprof_jw_key(&w, "share"); tprof_jw_double(&w, k->rows[i].share);
+        tprof_jw_obj_end(&w);
+    }
+    tprof_jw_arr_end(&w);
+    tprof_jw_key(&w, "ranks");
+    if (rk) {
+        tprof_jw_obj(&w);
+        tprof_jw_key(&w, "straggler");
+        if (rk->straggler >= 0) tprof_jw_int(&w, rk->ranks[rk->straggler].rank); else tprof_jw_null(&w);
+        tprof_jw_key(&w, "skew_max_ns"); tprof_jw_int(&w, rk->skew_max_ns);
+        tprof_jw_key(&w, "skew_mean_ns"); tprof_jw_int(&w, rk->skew_mean_ns);
+        tprof_jw_key(&w, "common_steps"); tprof_jw_uint(&w, rk->common_steps);
+        tprof_jw_obj_end(&w);
+    } else
+        tprof_jw_null(&w);
+    tprof_jw_key(&w, "advice");
+    cli_print_advice(adv, FMT_JSON, &w);
+    tprof_jw_obj_end(&w);
+}
+
+int cmd_summary(int argc, char **argv)
+{
+    static const struct option opts[] = { { "top", required_argument, 0, 't' }, CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
+    cli_common co = { 0 };
+    long top = 10;
+    int c, rc = EXIT_OK;
+    optind = 1;
+    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int common = cli_common_option(c, optarg, &co);
+        if (common) {
+            if (common < 0) rc = EXIT_USAGE;
+            continue;
+        }
+        if (c == 't') {
+            char *end;
+            top = strtol(optarg, &end, 10);
+            if (*end || top < 0) {
+                cli_error("--top takes a count, not '%s'", optarg);
+                rc = EXIT_USAGE;
+            }
+        } else if (c == 'h') {
+            help(stdout);
+            cli_common_free(&co);
+            return EXIT_OK;
+        } else
+            rc = EXIT_USAGE;
+    }
+    int n = argc - optind;
+    if (!rc && n < 1) {
+        help(stderr);
+        rc = EXIT_USAGE;
+    }
+    if (rc) {
+        cli_common_free(&co);
+        return rc;
+    }
+    if (co.fmt == FMT_CSV) {
+        cli_error("summary has no CSV form (use --format json, or the per-analysis commands)");
+        cli_common_free(&co);
+        return EXIT_USAGE;
+    }
+    tprof_read_result *res = calloc((size_t)n, sizeof *res);
+    rank_view *v = calloc((size_t)n, sizeof *v);
+    const tprof_trace **tr = calloc((size_t)n, sizeof *tr);
+    tprof_kernels_result **kr = calloc((size_t)n, sizeof *kr);
+    if (!res || !v || !tr || !kr) return EXIT_INPUT;
+    tprof_read_opts ro = { .keep = TPROF_ADVICE_KEEP, .classifier = co.cls, .threads = co.threads };
+    rc = cli_read_traces(argv + optind, n, &ro, res);
+    size_t nt = 0;
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        if (!res[i].trace) continue;
+        rank_view *x = &v[nt];
+        x->t = tr[nt] = res[i].trace;
+        failed |= tprof_steps(x->t, &x->steps) || tprof_temporal(x->t, NULL, &x->temporal) ||
+                  tprof_comm(x->t, &x->comm) || tprof_kernels(x->t, NULL, &kr[nt]);
+        nt++;
+        if (failed) break;
+    }
+    tprof_kernels_result *all = NULL;
+    tprof_ranks_result *rk = NULL;
+    tprof_advice *adv = NULL;
+    if (!failed && nt)
+        failed = tprof_kernels_combine((const tprof_kernels_result *const *)kr, nt, &all) ||
+                 (nt >= 2 && tprof_ranks(tr, nt, &rk)) || tprof_advise(tr, nt, &adv);
+    if (failed) {
+        cli_error("out of memory");
+        rc = EXIT_INPUT;
+    } else if (nt) {
+        if (co.fmt == FMT_JSON) print_json(v, nt, all, rk, adv, (size_t)top);
+        else print_text(v, nt, all, rk, adv, (size_t)top);
+    }
+    for (size_t i = 0; i < nt; i++) {
+        tprof_steps_free(v[i].steps);
+        tprof_comm_free(v[i].comm);
+        tprof_kernels_free(kr[i]);
+    }
+    tprof_kernels_free(all);
+    tprof_ranks_free(rk);
+    tprof_advice_free(adv);
+    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
+    free(res);
+    free(v);
+    free(tr);
+    free(kr);
+    cli_common_free(&co);
+    return rc;
+}

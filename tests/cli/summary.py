@@ -1,0 +1,61 @@
+"""trainprof summary gives the same numbers as the analysis commands (each
+checked independently in its own test), on several ranks and on traces that
+lack parts (no GPU, no steps, no rank, Ascend bare array)."""
+import json
+import os
+
+from common import TRAINPROF, check, finish, need_testdata, run
+
+data = need_testdata()
+T = os.path.join(data, "traces")
+H = os.path.join(T, "HolisticTraceAnalysis", "tests", "data")
+dlrm_dir = os.path.join(T, "param/et_replay/tests/inputs/dlrm_kineto")
+sets = [sorted(os.path.join(dlrm_dir, f) for f in os.listdir(dlrm_dir)),
+        [os.path.join(H, "trace_filter", f"sampled_rank-{i}.json.gz") for i in (0, 1)],
+        [os.path.join(H, "trace_diff", "control", "control.json.gz")]]
+
+
+def js(cmd, files):
+    rc, out, err = run([TRAINPROF, cmd, "--format", "json"] + files)
+    check(rc == 0, f"{cmd} exit {rc}: {err.strip()}")
+    return json.loads(out) if rc == 0 else None
+
+
+for files in sets:
+    s = js("summary", files)
+    steps = {r["file"]: r for r in js("steps", files)}
+    temporal = {r["file"]: r for r in js("temporal", files)}
+    comm = {r["file"]: r for r in js("comm", files)}
+    for t in s["traces"]:
+        f = t["file"]
+        for k in ("mean_ns", "p50_ns", "min_ns", "max_ns"):
+            check(t["steps"][k] == steps[f][k], f"{os.path.basename(f)}: steps {k}")
+        check(t["steps"]["count"] == steps[f]["steps_count"], f"{os.path.basename(f)}: step count")
+        for k in ("span_ns", "idle_ns", "compute_ns", "non_compute_ns"):
+            check(t["temporal"][k] == temporal[f][k], f"{os.path.basename(f)}: temporal {k}")
+        for k in ("comm_ns", "overlap_ns", "exposed_ns"):
+            check(t["communication"][k] == comm[f][k], f"{os.path.basename(f)}: comm {k}")
+    k = js("kernels", ["--top", "10"] + files)
+    combined = k["combined"] if len(files) > 1 else k["traces"][0]
+    check([r["name"] for r in s["top_kernels"]] == [r["key"] for r in combined["rows"]], "top kernels")
+    check([r["total_ns"] for r in s["top_kernels"]] == [r["total_ns"] for r in combined["rows"]], "top kernel times")
+    check(s["advice"] == js("advice", files), "advice")
+    if len(files) > 1:
+        r = js("ranks", files)
+        check(s["ranks"]["straggler"] == r["straggler"] and s["ranks"]["skew_max_ns"] == r["skew_max_ns"], "ranks")
+
+# traces that lack parts still give the parts that apply
+for f in [os.path.join(H, "cpu_only", "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"),
+          os.path.join(H, "rank_non_gpu", "rank_non_gpu.json.gz"),
+          os.path.join(H, "amd_trace", "mi250_minitoy_train_ROCm6_2_kineto.json.gz"),
+          os.path.join(H, "mtia_trace_single_rank", "mtia_rank_0.json.gz"),
+          os.path.join(T, "msprof-analyze/test/ut/advisor/advisor_backend/timeline_advice/trace_view.json"),
+          os.path.join(T, "param/et_replay/tests/inputs/resnet_kineto.json.gz")]:
+    rc, out, err = run([TRAINPROF, "summary", f])
+    check(rc == 0, f"{os.path.basename(f)}: summary exit {rc}: {err.strip()}")
+    check("== steps ==" in out and "== advice ==" in out, f"{os.path.basename(f)}: sections")
+rc, out, _ = run([TRAINPROF, "summary", os.path.join(H, "cpu_only", "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")])
+check("no GPU events" in out and "no communication kernels" in out, "cpu_only: says what is missing")
+rc, out, _ = run([TRAINPROF, "summary", os.path.join(T, "param/et_replay/tests/inputs/resnet_kineto.json.gz")])
+check("no ProfilerStep spans" in out, "resnet: says there are no steps")
+finish("summary agrees with the analysis commands")
