@@ -171,6 +171,10 @@ elif [[ -x "$TPBIN" ]]; then
             CHECKS+=("trainprof ($kind): failed, see $LOG")
         fi
     done
+    # summary: every analysis over one read (issue 3: at most 1.5x kernels)
+    if "$TPBIN" --help 2>&1 | grep -q 'summary'; then
+        measure "trainprof summary" plain "$LOG/summary.plain.out" "$TPBIN" summary "$(file_of plain)" --format json
+    fi
     # the same on one thread (no parallel chunks; gzip still decompresses on its own thread)
     if "$TPBIN" kernels --help 2>&1 | grep -q -- '--threads'; then
         for kind in plain gz; do

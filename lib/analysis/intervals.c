@@ -1,6 +1,7 @@
 #include "intervals.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "trainprof/trace.h"
 
@@ -11,10 +12,50 @@ static int cmp_iv(const void *a, const void *b)
     return x->end < y->end ? -1 : x->end > y->end;
 }
 
+/* Sorts by start: an LSD radix sort for large inputs (analyses sort hundreds
+ * of thousands of GPU intervals, several times per summary), qsort below.
+ * Union and merge only need start order. */
+static void sort_by_start(tprof_interval *iv, size_t n)
+{
+    if (n < 4096) {
+        qsort(iv, n, sizeof *iv, cmp_iv);
+        return;
+    }
+    tprof_interval *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) {
+        qsort(iv, n, sizeof *iv, cmp_iv);
+        return;
+    }
+    /* starts are close together: only the digits that differ need a pass */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = (uint64_t)iv[i].start ^ (1ull << 63);
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    tprof_interval *src = iv, *dst = tmp;
+    for (int shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 11) {
+        size_t count[2048] = { 0 };
+        for (size_t i = 0; i < n; i++) count[((((uint64_t)src[i].start ^ (1ull << 63)) - lo) >> shift) & 2047]++;
+        size_t sum = 0;
+        for (int d = 0; d < 2048; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[count[((((uint64_t)src[i].start ^ (1ull << 63)) - lo) >> shift) & 2047]++] = src[i];
+        tprof_interval *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != iv) memcpy(iv, src, n * sizeof *iv);
+    free(tmp);
+}
+
 int64_t tprof_interval_union(tprof_interval *iv, size_t n)
 {
     if (n == 0) return 0;
-    qsort(iv, n, sizeof *iv, cmp_iv);
+    sort_by_start(iv, n);
     int64_t total = 0, s = iv[0].start, e = iv[0].end;
     for (size_t i = 1; i < n; i++) {
         if (iv[i].start > e) {
@@ -30,7 +71,7 @@ int64_t tprof_interval_union(tprof_interval *iv, size_t n)
 size_t tprof_interval_merge(tprof_interval *iv, size_t n)
 {
     if (n == 0) return 0;
-    qsort(iv, n, sizeof *iv, cmp_iv);
+    sort_by_start(iv, n);
     size_t m = 0;
     for (size_t i = 1; i < n; i++) {
         if (iv[i].start > iv[m].end) iv[++m] = iv[i];

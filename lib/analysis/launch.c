@@ -4,7 +4,9 @@ int tprof_launches_build(const tprof_trace *t, tprof_launches *l)
 {
     const tprof_event *ev = tprof_trace_events(t);
     size_t n = tprof_trace_nevents(t);
-    if (tprof_i64map_init(&l->by_corr, 1024)) return -1;
+    size_t calls = 0; /* sized once: no rehashing while filling */
+    for (size_t i = 0; i < n; i++) calls += ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0;
+    if (tprof_i64map_init(&l->by_corr, calls)) return -1;
     for (size_t i = 0; i < n; i++)
         if (ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0 &&
             tprof_i64map_put(&l->by_corr, ev[i].correlation, ev[i].ts)) {

@@ -14,13 +14,6 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_iv_step(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b; /* {step, start, end} */
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
 void tprof_steps_free(tprof_steps_result *r)
 {
     if (!r) return;
@@ -60,45 +53,44 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
 
     /* GPU work by the step it was launched in */
     const tprof_event *ev = tprof_trace_events(t);
-    size_t nev = tprof_trace_nevents(t), niv = 0;
+    size_t nev = tprof_trace_nevents(t);
     tprof_launches launch;
     if (tprof_launches_build(t, &launch)) goto oom_out;
-    int64_t (*iv)[3] = malloc((nev ? nev : 1) * sizeof *iv);
-    if (!iv) {
+    /* each step's intervals together (a counting sort by step), then their union */
+    long *owner = malloc((nev ? nev : 1) * sizeof *owner);
+    size_t *first = calloc(n + 1, sizeof *first);
+    tprof_interval *iv = malloc((nev ? nev : 1) * sizeof *iv);
+    if (!owner || !first || !iv) {
+        free(owner);
+        free(first);
+        free(iv);
         tprof_launches_free(&launch);
         goto oom_out;
     }
     for (size_t i = 0; i < nev; i++) {
         const tprof_event *e = &ev[i];
+        owner[i] = -1;
         if (e->kind != TPROF_KIND_GPU || e->klass == TPROF_CLASS_OTHER) continue;
         long s = tprof_step_at(m->steps, n, tprof_launch_time(&launch, e));
         if (s < 0) continue;
+        owner[i] = s;
         tprof_step_row *row = &r->steps[s];
         int64_t end = tprof_end_ns(e->ts, e->dur);
         row->gpu_events++;
         row->gpu_total_ns = tprof_sat_add(row->gpu_total_ns, e->dur);
         if (end > row->gpu_end_ns) row->gpu_end_ns = end;
-        iv[niv][0] = s;
-        iv[niv][1] = e->ts;
-        iv[niv][2] = end;
-        niv++;
+        first[s + 1]++;
     }
     tprof_launches_free(&launch);
-    /* busy time per step: the union of each step's intervals */
-    qsort(iv, niv, sizeof *iv, cmp_iv_step);
-    for (size_t a = 0; a < niv;) {
-        size_t b = a;
-        while (b < niv && iv[b][0] == iv[a][0]) b++;
-        tprof_interval *u = malloc((b - a) * sizeof *u);
-        if (!u) {
-            free(iv);
-            goto oom_out;
-        }
-        for (size_t k = a; k < b; k++) u[k - a] = (tprof_interval){ iv[k][1], iv[k][2] };
-        r->steps[iv[a][0]].gpu_busy_ns = tprof_interval_union(u, b - a);
-        free(u);
-        a = b;
+    for (size_t s = 0; s < n; s++) first[s + 1] += first[s];
+    for (size_t i = 0; i < nev; i++)
+        if (owner[i] >= 0) iv[first[owner[i]]++] = (tprof_interval){ ev[i].ts, tprof_end_ns(ev[i].ts, ev[i].dur) };
+    for (size_t s = 0, at = 0; s < n; s++) { /* first[s] is now the end of step s */
+        r->steps[s].gpu_busy_ns = tprof_interval_union(iv + at, first[s] - at);
+        at = first[s];
     }
+    free(owner);
+    free(first);
     free(iv);
     return 0;
 oom_out:
