@@ -93,6 +93,10 @@ typedef struct {
     int64_t gpu_total_ns;  /* sum of its durations */
     int64_t gpu_busy_ns;   /* union of its intervals */
     int64_t gpu_end_ns;    /* end of the last of it (0 without GPU work) */
+    /* the step's CPU span split by phase (sums to dur), and the GPU time of
+     * the work launched in each phase */
+    int64_t phase_cpu_ns[TPROF_PHASE_COUNT];
+    int64_t phase_gpu_ns[TPROF_PHASE_COUNT];
 } tprof_step_row;
 
 typedef struct {
@@ -101,6 +105,9 @@ typedef struct {
     /* step time (the CPU span) over all steps */
     int64_t mean_ns, p50_ns, min_ns, max_ns;
     double spread;         /* (max - min) / mean */
+    int64_t phase_cpu_ns[TPROF_PHASE_COUNT]; /* over all steps */
+    int64_t phase_gpu_ns[TPROF_PHASE_COUNT];
+    int phases_found;      /* the trace has phase markers inside its steps */
 } tprof_steps_result;
 
 /* Returns 0 with *out set (nsteps 0 when the trace has no ProfilerStep). */

@@ -57,8 +57,7 @@ typedef enum {
 #define TPROF_EV_NO_DUR 0x04   /* complete event without a usable dur: dur is 0 */
 #define TPROF_EV_BAD_DUR 0x08  /* dur was negative or absurd: set to 0 */
 #define TPROF_EV_STEP 0x10     /* a CPU ProfilerStep#N span */
-#define TPROF_EV_MARKER 0x20   /* a PyTorch phase marker span: enumerate(DataLoader)#...,
-                                  Optimizer.step#..., Optimizer.zero_grad#... */
+#define TPROF_EV_MARKER 0x20   /* a CPU span that marks a phase (tprof_phase_of) */
 
 typedef struct {
     int64_t ts;          /* ns since the trace's clock origin */
@@ -73,7 +72,8 @@ typedef struct {
     uint32_t name, cat;  /* string ids */
     char ph;             /* phase letter as written */
     uint8_t kind;        /* tprof_kind */
-    uint8_t klass;       /* tprof_class, for TPROF_KIND_GPU */
+    uint8_t klass;       /* tprof_class for TPROF_KIND_GPU; tprof_phase for marker spans
+                            (TPROF_EV_MARKER) */
     uint8_t flags;
 } tprof_event;
 
@@ -235,6 +235,25 @@ tprof_class tprof_classify(const tprof_classifier *c, const char *cat, const cha
 const char *tprof_class_name(tprof_class k);
 int tprof_class_parse(const char *s, tprof_class *out);
 const char *tprof_kind_name(tprof_kind k);
+
+/* Training phases, from the names of CPU spans (docs/METRICS.md has the
+ * rules): user annotations (record_function "## forward ##", "forward", ...)
+ * and PyTorch's markers (enumerate(DataLoader)#..., Optimizer.step#...,
+ * autograd::engine::evaluate_function: ..., DistributedDataParallel.forward,
+ * nn.Module: ...). */
+typedef enum {
+    TPROF_PHASE_DATA = 0,
+    TPROF_PHASE_FORWARD,
+    TPROF_PHASE_BACKWARD,
+    TPROF_PHASE_OPTIMIZER,
+    TPROF_PHASE_OTHER, /* no phase marker */
+    TPROF_PHASE_COUNT
+} tprof_phase;
+/* User rules (tprof_classifier_add_phase) first, then the built-in ones. */
+tprof_phase tprof_phase_of(const tprof_classifier *c, const char *name);
+int tprof_classifier_add_phase(tprof_classifier *c, tprof_phase phase, const char *glob);
+const char *tprof_phase_name(tprof_phase p);
+int tprof_phase_parse(const char *s, tprof_phase *out);
 
 #ifdef __cplusplus
 }

@@ -119,21 +119,29 @@ static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_
                   "%.0f%% of kernels run shorter than their launch call",
                   100.0 * (double)l.idle_ns / (double)l.span_ns, 100.0 * (double)l.host_wait_ns / (double)l.stream_idle_ns,
                   l.launched ? 100.0 * (double)l.shorter_than_launch / (double)l.launched : 0.0);
-    /* data loading inside steps, and device-to-host copies inside steps */
+    /* data loading: the data phase of the steps */
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    tprof_steps_result *st;
+    if (tprof_steps(t, &st)) return TPROF_ENOMEM;
+    int64_t steps_ns = 0;
+    for (int p = 0; p < TPROF_PHASE_COUNT; p++) steps_ns = tprof_sat_add(steps_ns, st->phase_cpu_ns[p]);
+    int64_t data_ns = st->phase_cpu_ns[TPROF_PHASE_DATA];
+    if (steps_ns > 0 && (double)data_ns / (double)steps_ns >= DATA_MIN)
+        rc |= add(a, cap, "data-loading", rank, (double)data_ns / (double)steps_ns, DATA_MIN,
+                  "more DataLoader workers, pin_memory, prefetching, faster storage or decoding",
+                  "data loading takes %.0f%% of step time (%s over %zu steps; DataLoader and data annotations)",
+                  100.0 * (double)data_ns / (double)steps_ns, tprof_fmt_duration(d1, sizeof d1, data_ns), st->nsteps);
+    tprof_steps_free(st);
+    /* device-to-host copies launched inside steps */
     if (m->nsteps) {
         const tprof_event *ev = tprof_trace_events(t);
         size_t nev = tprof_trace_nevents(t);
-        int64_t steps_ns = 0, data_ns = 0, dtoh_ns = 0;
+        int64_t dtoh_ns = 0;
         uint64_t dtoh = 0;
-        for (size_t i = 0; i < m->nsteps; i++) steps_ns = tprof_sat_add(steps_ns, m->steps[i].dur);
         tprof_launches launch;
         if (tprof_launches_build(t, &launch)) return TPROF_ENOMEM;
         for (size_t i = 0; i < nev; i++) {
             const tprof_event *e = &ev[i];
-            if ((e->flags & TPROF_EV_MARKER) && !strncmp(tprof_trace_str(t, e->name), "enumerate(DataLoader)", 21) &&
-                tprof_step_at(m->steps, m->nsteps, e->ts) >= 0)
-                data_ns = tprof_sat_add(data_ns, e->dur);
             if (e->kind == TPROF_KIND_GPU && e->klass == TPROF_CLASS_MEMORY &&
                 !strncmp(tprof_trace_str(t, e->name), "Memcpy DtoH", 11) &&
                 tprof_step_at(m->steps, m->nsteps, tprof_launch_time(&launch, e)) >= 0) {
@@ -142,12 +150,6 @@ static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_
             }
         }
         tprof_launches_free(&launch);
-        if (steps_ns > 0 && (double)data_ns / (double)steps_ns >= DATA_MIN)
-            rc |= add(a, cap, "data-loading", rank, (double)data_ns / (double)steps_ns, DATA_MIN,
-                      "more DataLoader workers, pin_memory, prefetching, faster storage or decoding",
-                      "data loading (enumerate(DataLoader) spans) takes %.0f%% of step time (%s over %zu steps)",
-                      100.0 * (double)data_ns / (double)steps_ns, tprof_fmt_duration(d1, sizeof d1, data_ns),
-                      m->nsteps);
         double per_step = (double)dtoh / (double)m->nsteps;
         if (per_step >= HOST_SYNC_MIN)
             rc |= add(a, cap, "host-sync", rank, per_step, HOST_SYNC_MIN,

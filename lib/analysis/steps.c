@@ -14,6 +14,66 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Overlapping markers: the phase that wins an instant. */
+static const tprof_phase priority[] = { TPROF_PHASE_DATA, TPROF_PHASE_OPTIMIZER, TPROF_PHASE_BACKWARD,
+                                        TPROF_PHASE_FORWARD };
+
+typedef struct {
+    int64_t at;
+    int8_t phase, delta; /* +1 a marker starts, -1 it ends */
+} edge;
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* A step's timeline as segments [start, next start) with one phase each. */
+typedef struct {
+    int64_t start;
+    uint8_t phase;
+} segment;
+
+/* Splits step S (span [t0, t1)) by the markers given as edges; appends the
+ * segments to SEG and adds each phase's time to ROW. */
+static size_t split_step(edge *e, size_t ne, int64_t t0, int64_t t1, tprof_step_row *row, segment *seg)
+{
+    qsort(e, ne, sizeof *e, cmp_edge);
+    int active[TPROF_PHASE_COUNT] = { 0 };
+    size_t ns = 0, k = 0;
+    int64_t at = t0;
+    while (at < t1) {
+        while (k < ne && e[k].at <= at) {
+            active[e[k].phase] += e[k].delta;
+            k++;
+        }
+        int64_t next = k < ne && e[k].at < t1 ? e[k].at : t1;
+        uint8_t ph = TPROF_PHASE_OTHER;
+        for (size_t p = 0; p < sizeof priority / sizeof *priority; p++)
+            if (active[priority[p]] > 0) {
+                ph = (uint8_t)priority[p];
+                break;
+            }
+        if (ns == 0 || seg[ns - 1].phase != ph) seg[ns++] = (segment){ at, ph };
+        row->phase_cpu_ns[ph] = tprof_sat_add(row->phase_cpu_ns[ph], next - at);
+        at = next;
+    }
+    return ns;
+}
+
+/* The phase of the segment holding AT. */
+static uint8_t phase_at(const segment *seg, size_t n, int64_t at)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (seg[mid].start <= at) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo ? seg[lo - 1].phase : TPROF_PHASE_OTHER;
+}
+
 void tprof_steps_free(tprof_steps_result *r)
 {
     if (!r) return;
@@ -51,11 +111,60 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     r->spread = r->mean_ns > 0 ? (double)(r->max_ns - r->min_ns) / (double)r->mean_ns : 0.0;
     free(d);
 
+    /* phases: marker spans clipped to the step they start in */
+    const tprof_event *evs = tprof_trace_events(t);
+    size_t nall = tprof_trace_nevents(t), nmark = 0;
+    for (size_t i = 0; i < nall; i++) nmark += (evs[i].flags & TPROF_EV_MARKER) != 0;
+    edge *edges = malloc((2 * nmark + 1) * sizeof *edges);
+    size_t *efirst = calloc(n + 1, sizeof *efirst);
+    long *mstep = malloc((nmark + 1) * sizeof *mstep);
+    segment *seg = malloc((2 * nmark + n + 1) * sizeof *seg);
+    size_t *sfirst = calloc(n + 1, sizeof *sfirst);
+    if (!edges || !efirst || !mstep || !seg || !sfirst) {
+        free(edges);
+        free(efirst);
+        free(mstep);
+        free(seg);
+        free(sfirst);
+        goto oom_out;
+    }
+    for (size_t i = 0, j = 0; i < nall; i++)
+        if (evs[i].flags & TPROF_EV_MARKER) {
+            mstep[j] = tprof_step_at(m->steps, n, evs[i].ts);
+            if (mstep[j] >= 0) efirst[mstep[j] + 1] += 2;
+            j++;
+        }
+    for (size_t s = 0; s < n; s++) efirst[s + 1] += efirst[s];
+    for (size_t i = 0, j = 0; i < nall; i++)
+        if (evs[i].flags & TPROF_EV_MARKER) {
+            long s = mstep[j++];
+            if (s < 0) continue;
+            int64_t end = tprof_end_ns(evs[i].ts, evs[i].dur), t1 = tprof_end_ns(m->steps[s].ts, m->steps[s].dur);
+            edges[efirst[s]++] = (edge){ evs[i].ts, (int8_t)evs[i].klass, +1 };
+            edges[efirst[s]++] = (edge){ end < t1 ? end : t1, (int8_t)evs[i].klass, -1 };
+            r->phases_found = 1;
+        }
+    size_t nseg = 0;
+    for (size_t s = 0, at = 0; s < n; s++) { /* efirst[s] is now the end of step s's edges */
+        sfirst[s] = nseg;
+        nseg += split_step(edges + at, efirst[s] - at, m->steps[s].ts, tprof_end_ns(m->steps[s].ts, m->steps[s].dur),
+                           &r->steps[s], seg + nseg);
+        at = efirst[s];
+    }
+    sfirst[n] = nseg;
+    free(edges);
+    free(efirst);
+    free(mstep);
+
     /* GPU work by the step it was launched in */
     const tprof_event *ev = tprof_trace_events(t);
     size_t nev = tprof_trace_nevents(t);
     tprof_launches launch;
-    if (tprof_launches_build(t, &launch)) goto oom_out;
+    if (tprof_launches_build(t, &launch)) {
+        free(seg);
+        free(sfirst);
+        goto oom_out;
+    }
     /* each step's intervals together (a counting sort by step), then their union */
     long *owner = malloc((nev ? nev : 1) * sizeof *owner);
     size_t *first = calloc(n + 1, sizeof *first);
@@ -64,6 +173,8 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
         free(owner);
         free(first);
         free(iv);
+        free(seg);
+        free(sfirst);
         tprof_launches_free(&launch);
         goto oom_out;
     }
@@ -71,10 +182,13 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
         const tprof_event *e = &ev[i];
         owner[i] = -1;
         if (e->kind != TPROF_KIND_GPU || e->klass == TPROF_CLASS_OTHER) continue;
-        long s = tprof_step_at(m->steps, n, tprof_launch_time(&launch, e));
+        int64_t at = tprof_launch_time(&launch, e);
+        long s = tprof_step_at(m->steps, n, at);
         if (s < 0) continue;
         owner[i] = s;
         tprof_step_row *row = &r->steps[s];
+        uint8_t ph = phase_at(seg + sfirst[s], sfirst[s + 1] - sfirst[s], at);
+        row->phase_gpu_ns[ph] = tprof_sat_add(row->phase_gpu_ns[ph], e->dur);
         int64_t end = tprof_end_ns(e->ts, e->dur);
         row->gpu_events++;
         row->gpu_total_ns = tprof_sat_add(row->gpu_total_ns, e->dur);
@@ -92,6 +206,13 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     free(owner);
     free(first);
     free(iv);
+    free(seg);
+    free(sfirst);
+    for (size_t s = 0; s < n; s++)
+        for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
+            r->phase_cpu_ns[p] = tprof_sat_add(r->phase_cpu_ns[p], r->steps[s].phase_cpu_ns[p]);
+            r->phase_gpu_ns[p] = tprof_sat_add(r->phase_gpu_ns[p], r->steps[s].phase_gpu_ns[p]);
+        }
     return 0;
 oom_out:
     *out = NULL;

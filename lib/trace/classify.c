@@ -13,13 +13,17 @@
 #include <strings.h>
 
 typedef struct {
-    tprof_class klass;
+    int klass; /* tprof_class, or tprof_phase for phase rules */
     char *glob;
 } rule;
 
-struct tprof_classifier {
+typedef struct {
     rule *rules;
     size_t n, cap;
+} ruleset;
+
+struct tprof_classifier {
+    ruleset kernels, phases;
 };
 
 static const char *const class_names[TPROF_CLASS_COUNT] = {
@@ -53,30 +57,102 @@ const char *tprof_kind_name(tprof_kind k)
 
 tprof_classifier *tprof_classifier_new(void) { return calloc(1, sizeof(tprof_classifier)); }
 
+static void ruleset_free(ruleset *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->rules[i].glob);
+    free(s->rules);
+}
+
 void tprof_classifier_free(tprof_classifier *c)
 {
     if (!c) return;
-    for (size_t i = 0; i < c->n; i++) free(c->rules[i].glob);
-    free(c->rules);
+    ruleset_free(&c->kernels);
+    ruleset_free(&c->phases);
     free(c);
+}
+
+static int ruleset_add(ruleset *s, int value, const char *glob)
+{
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 8;
+        rule *r = realloc(s->rules, nc * sizeof *r);
+        if (!r) return TPROF_ENOMEM;
+        s->rules = r;
+        s->cap = nc;
+    }
+    char *g = strdup(glob);
+    if (!g) return TPROF_ENOMEM;
+    s->rules[s->n].klass = value;
+    s->rules[s->n].glob = g;
+    s->n++;
+    return 0;
+}
+
+static int ruleset_match(const ruleset *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (fnmatch(s->rules[i].glob, name, 0) == 0) return s->rules[i].klass;
+    return -1;
 }
 
 int tprof_classifier_add(tprof_classifier *c, tprof_class klass, const char *glob)
 {
     if (!c || !glob || (unsigned)klass >= TPROF_CLASS_COUNT) return TPROF_EUSAGE;
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 8;
-        rule *r = realloc(c->rules, nc * sizeof *r);
-        if (!r) return TPROF_ENOMEM;
-        c->rules = r;
-        c->cap = nc;
+    return ruleset_add(&c->kernels, (int)klass, glob);
+}
+
+int tprof_classifier_add_phase(tprof_classifier *c, tprof_phase phase, const char *glob)
+{
+    if (!c || !glob || (unsigned)phase >= TPROF_PHASE_OTHER) return TPROF_EUSAGE;
+    return ruleset_add(&c->phases, (int)phase, glob);
+}
+
+static const char *const phase_names[TPROF_PHASE_COUNT] = { "data", "forward", "backward", "optimizer", "other" };
+
+const char *tprof_phase_name(tprof_phase p) { return (unsigned)p < TPROF_PHASE_COUNT ? phase_names[p] : "?"; }
+
+int tprof_phase_parse(const char *s, tprof_phase *out)
+{
+    for (int p = 0; p < TPROF_PHASE_OTHER; p++)
+        if (strcasecmp(s, phase_names[p]) == 0) {
+            *out = (tprof_phase)p;
+            return 0;
+        }
+    return TPROF_EUSAGE;
+}
+
+static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+tprof_phase tprof_phase_of(const tprof_classifier *c, const char *n)
+{
+    if (c && c->phases.n) {
+        int p = ruleset_match(&c->phases, n);
+        if (p >= 0) return (tprof_phase)p;
     }
-    char *g = strdup(glob);
-    if (!g) return TPROF_ENOMEM;
-    c->rules[c->n].klass = klass;
-    c->rules[c->n].glob = g;
-    c->n++;
-    return 0;
+    switch (n[0]) { /* most names start with none of these: one compare */
+    case '#': /* user annotations in the "## name ##" style (TorchRec, HTA examples) */
+        if (!strcmp(n, "## forward ##")) return TPROF_PHASE_FORWARD;
+        if (!strcmp(n, "## backward ##")) return TPROF_PHASE_BACKWARD;
+        if (!strcmp(n, "## optimizer ##") || !strcmp(n, "## zero_grad ##")) return TPROF_PHASE_OPTIMIZER;
+        if (!strcmp(n, "## load_batch ##") || !strcmp(n, "## data_load ##") || !strcmp(n, "## wait_for_batch ##") ||
+            !strcmp(n, "## copy_batch_to_gpu ##"))
+            return TPROF_PHASE_DATA;
+        return TPROF_PHASE_OTHER;
+    case 'f': return !strcmp(n, "forward") ? TPROF_PHASE_FORWARD : TPROF_PHASE_OTHER;
+    case 'b': return !strcmp(n, "backward") ? TPROF_PHASE_BACKWARD : TPROF_PHASE_OTHER;
+    case 'o':
+        return !strcmp(n, "optimizer") || !strcmp(n, "optimizer_step") ? TPROF_PHASE_OPTIMIZER : TPROF_PHASE_OTHER;
+    case 'd': return !strcmp(n, "data") || !strcmp(n, "data_loading") ? TPROF_PHASE_DATA : TPROF_PHASE_OTHER;
+    case 'e': return starts(n, "enumerate(DataLoader)") ? TPROF_PHASE_DATA : TPROF_PHASE_OTHER;
+    case 'O':
+        return starts(n, "Optimizer.step#") || starts(n, "Optimizer.zero_grad#") ? TPROF_PHASE_OPTIMIZER
+                                                                                  : TPROF_PHASE_OTHER;
+    case 'a': return starts(n, "autograd::engine::evaluate_function") ? TPROF_PHASE_BACKWARD : TPROF_PHASE_OTHER;
+    case 'D': return !strcmp(n, "DistributedDataParallel.forward") ? TPROF_PHASE_FORWARD : TPROF_PHASE_OTHER;
+    case 'F': return !strcmp(n, "FullyShardedDataParallel.forward") ? TPROF_PHASE_FORWARD : TPROF_PHASE_OTHER;
+    case 'n': return starts(n, "nn.Module: ") ? TPROF_PHASE_FORWARD : TPROF_PHASE_OTHER;
+    default: return TPROF_PHASE_OTHER;
+    }
 }
 
 int tprof_classifier_load(tprof_classifier *c, const char *path, char *errbuf, size_t errlen)
@@ -100,13 +176,20 @@ int tprof_classifier_load(tprof_classifier *c, const char *path, char *errbuf, s
         while (isspace((unsigned char)*p) || *p == ':') p++;
         char *e = p + strlen(p);
         while (e > p && isspace((unsigned char)e[-1])) *--e = 0;
-        tprof_class k;
-        if (*p == 0 || tprof_class_parse(cls, &k)) goto bad;
+        tprof_class k = TPROF_CLASS_COMPUTE;
+        tprof_phase ph0;
+        if (*p == 0 || (tprof_class_parse(cls, &k) && tprof_phase_parse(cls, &ph0))) goto bad;
+        tprof_phase ph;
+        if (tprof_phase_parse(cls, &ph) == 0) {
+            if ((rc = tprof_classifier_add_phase(c, ph, p))) break;
+            continue;
+        }
         if ((rc = tprof_classifier_add(c, k, p))) break;
         continue;
     bad:
         snprintf(errbuf, errlen,
-                 "%s:%d: expected \"CLASS GLOB\" with CLASS one of compute, communication, memory, other",
+                 "%s:%d: expected \"CLASS GLOB\" with CLASS one of compute, communication, memory, other, "
+                 "or a phase (data, forward, backward, optimizer)",
                  path, lineno);
         rc = TPROF_EFORMAT;
         break;
@@ -119,10 +202,7 @@ static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strle
 
 int tprof_classify_user(const tprof_classifier *c, const char *name)
 {
-    if (c)
-        for (size_t i = 0; i < c->n; i++)
-            if (fnmatch(c->rules[i].glob, name, 0) == 0) return (int)c->rules[i].klass;
-    return -1;
+    return c ? ruleset_match(&c->kernels, name) : -1;
 }
 
 int tprof_classify_cat(const char *cat)

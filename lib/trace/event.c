@@ -341,10 +341,13 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         flags |= TPROF_EV_STEP;
     }
     /* PyTorch's own phase markers are few and always kept, like steps */
-    int is_marker = kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name &&
-                    ((r->name_len > 21 && !memcmp(r->name_buf, "enumerate(DataLoader)", 21)) ||
-                     (r->name_len > 15 && !memcmp(r->name_buf, "Optimizer.step#", 15)) ||
-                     (r->name_len > 20 && !memcmp(r->name_buf, "Optimizer.zero_grad#", 20)));
+    int is_marker = 0;
+    tprof_phase phase = TPROF_PHASE_OTHER;
+    if (kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name) {
+        r->name_buf[r->name_len] = 0;
+        phase = tprof_phase_of(r->opts->classifier, r->name_buf);
+        is_marker = phase != TPROF_PHASE_OTHER;
+    }
     if (is_marker) flags |= TPROF_EV_MARKER;
     if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker) return 0;
     if (!timed && kind != TPROF_KIND_META) return 0;
@@ -352,7 +355,7 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
     tprof_event *ev = &t->ev[t->nev];
     uint32_t name = e.has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;
     if (name == UINT32_MAX || cat == UINT32_MAX) return TPROF_ENOMEM;
-    uint8_t klass = TPROF_CLASS_COMPUTE;
+    uint8_t klass = is_marker ? (uint8_t)phase : TPROF_CLASS_COMPUTE;
     if (kind == TPROF_KIND_GPU) {
         int k = gpu_class(r, name, cat);
         if (k < 0) return TPROF_ENOMEM;

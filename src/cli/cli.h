@@ -55,8 +55,10 @@ typedef struct {
 
 #define CLI_COMMON_HELP                                                                               \
     "  --format table|csv|json\n"                                                                     \
-    "  --class-rule CLASS:GLOB  classify GPU events matching GLOB as CLASS\n"                        \
-    "                        (compute, communication, memory, other); repeatable\n"                  \
+    "  --class-rule CLASS:GLOB  GPU events matching GLOB are of CLASS (compute,\n"                  \
+    "                        communication, memory, other); CPU spans matching GLOB\n"               \
+    "                        mark a phase when CLASS is data, forward, backward or\n"               \
+    "                        optimizer; repeatable\n"                                                \
     "  --class-file FILE     rules, one 'CLASS GLOB' per line\n"                                     \
     "  --threads N           threads that parse one large file (0 = one per core, the\n"     \
     "                        default; several files share the cores)\n"                  \

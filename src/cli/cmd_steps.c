@@ -16,8 +16,11 @@ static void help(FILE *f)
             "usage: trainprof steps [options] TRACE...\n\n"
             "Each ProfilerStep#N span (CPU) with the GPU work launched in it (GPU events,\n"
             "their summed time and their busy time), when the step's GPU work ends\n"
-            "relative to its CPU span, and step-time statistics (mean, p50, min, max,\n"
-            "spread).\n\noptions:\n" CLI_COMMON_HELP);
+            "relative to its CPU span, step-time statistics (mean, p50, min, max,\n"
+            "spread), and the split of the steps into data loading, forward, backward,\n"
+            "optimizer and other, on the CPU and for the GPU work launched in each.\n"
+            "Phase rules: --class-rule PHASE:GLOB (data, forward, backward, optimizer)\n"
+            "adds record_function names.\n\noptions:\n" CLI_COMMON_HELP);
 }
 
 static void print_table(const char *label, const char *path, const tprof_steps_result *r)
@@ -50,6 +53,22 @@ static void print_table(const char *label, const char *path, const tprof_steps_r
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
+    if (!r->phases_found) {
+        printf("\nphases: no phase markers (record_function names, DataLoader, Optimizer, autograd) in the steps\n");
+        return;
+    }
+    int64_t cpu = 0, gpu = 0;
+    for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
+        cpu = tprof_sat_add(cpu, r->phase_cpu_ns[p]);
+        gpu = tprof_sat_add(gpu, r->phase_gpu_ns[p]);
+    }
+    printf("\nphases over all steps (CPU time of the step spans; GPU time of the work launched in each):\n");
+    for (int p = 0; p < TPROF_PHASE_COUNT; p++)
+        printf("  %-9s  CPU %9s %5.1f%%   GPU %9s %5.1f%%\n", tprof_phase_name((tprof_phase)p),
+               tprof_fmt_duration(a, sizeof a, r->phase_cpu_ns[p]),
+               cpu ? 100.0 * (double)r->phase_cpu_ns[p] / (double)cpu : 0.0,
+               tprof_fmt_duration(b, sizeof b, r->phase_gpu_ns[p]),
+               gpu ? 100.0 * (double)r->phase_gpu_ns[p] / (double)gpu : 0.0);
 }
 
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_steps_result *r)
@@ -63,6 +82,7 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
     tprof_jw_key(w, "min_ns"); tprof_jw_int(w, r->min_ns);
     tprof_jw_key(w, "max_ns"); tprof_jw_int(w, r->max_ns);
     tprof_jw_key(w, "spread"); tprof_jw_double(w, r->spread);
+    tprof_jw_key(w, "phases_found"); tprof_jw_bool(w, r->phases_found);
     tprof_jw_key(w, "steps");
     tprof_jw_arr(w);
     for (size_t i = 0; i < r->nsteps; i++) {
@@ -75,6 +95,16 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
         tprof_jw_key(w, "gpu_total_ns"); tprof_jw_int(w, s->gpu_total_ns);
         tprof_jw_key(w, "gpu_busy_ns"); tprof_jw_int(w, s->gpu_busy_ns);
         tprof_jw_key(w, "gpu_end_ns"); tprof_jw_int(w, s->gpu_end_ns);
+        tprof_jw_key(w, "phases");
+        tprof_jw_obj(w);
+        for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
+            tprof_jw_key(w, tprof_phase_name((tprof_phase)p));
+            tprof_jw_obj(w);
+            tprof_jw_key(w, "cpu_ns"); tprof_jw_int(w, s->phase_cpu_ns[p]);
+            tprof_jw_key(w, "gpu_ns"); tprof_jw_int(w, s->phase_gpu_ns[p]);
+            tprof_jw_obj_end(w);
+        }
+        tprof_jw_obj_end(w);
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);

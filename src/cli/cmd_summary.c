@@ -16,7 +16,8 @@ static void help(FILE *f)
     fprintf(f,
             "usage: trainprof summary [options] TRACE...\n\n"
             "Where the time goes, on one rank or many (one trace per rank): run facts,\n"
-            "step time, temporal breakdown, communication, top kernels, ranks, advice.\n"
+            "step time, phase split, temporal breakdown, communication, top kernels,\n"
+            "ranks, advice.\n"
             "Ranks are compared by step number and by durations, so their clocks need no\n"
             "alignment. --format json gives all of it.\n\n"
             "options:\n"
@@ -61,6 +62,25 @@ static void print_text(rank_view *v, size_t n, const tprof_kernels_result *k, co
                    tprof_fmt_duration(a, sizeof a, s->mean_ns), tprof_fmt_duration(b, sizeof b, s->p50_ns),
                    tprof_fmt_duration(c, sizeof c, s->min_ns), tprof_fmt_duration(d, sizeof d, s->max_ns),
                    s->spread * 100);
+    }
+    printf("\n== phases (share of step time on the CPU / of the GPU work launched) ==\n");
+    for (size_t i = 0; i < n; i++) {
+        const tprof_steps_result *s = v[i].steps;
+        char label[64];
+        cli_trace_label(v[i].t, (int)i, label, sizeof label);
+        if (!s->phases_found) {
+            printf("  %s: no phase markers in the steps\n", label);
+            continue;
+        }
+        int64_t cpu = 0, gpu = 0;
+        for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
+            cpu = tprof_sat_add(cpu, s->phase_cpu_ns[p]);
+            gpu = tprof_sat_add(gpu, s->phase_gpu_ns[p]);
+        }
+        printf("  %s:", label);
+        for (int p = 0; p < TPROF_PHASE_COUNT; p++)
+            printf(" %s %.0f%%/%.0f%%%s", tprof_phase_name((tprof_phase)p), pct(s->phase_cpu_ns[p], cpu),
+                   pct(s->phase_gpu_ns[p], gpu), p + 1 < TPROF_PHASE_COUNT ? "," : "\n");
     }
     printf("\n== GPU time (temporal breakdown, HTA's definitions) ==\n");
     for (size_t i = 0; i < n; i++) {
@@ -149,6 +169,19 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
         tprof_jw_key(&w, "max_ns"); tprof_jw_int(&w, s->max_ns);
         tprof_jw_key(&w, "spread"); tprof_jw_double(&w, s->spread);
         tprof_jw_obj_end(&w);
+        tprof_jw_key(&w, "phases");
+        if (s->phases_found) {
+            tprof_jw_obj(&w);
+            for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
+                tprof_jw_key(&w, tprof_phase_name((tprof_phase)p));
+                tprof_jw_obj(&w);
+                tprof_jw_key(&w, "cpu_ns"); tprof_jw_int(&w, s->phase_cpu_ns[p]);
+                tprof_jw_key(&w, "gpu_ns"); tprof_jw_int(&w, s->phase_gpu_ns[p]);
+                tprof_jw_obj_end(&w);
+            }
+            tprof_jw_obj_end(&w);
+        } else
+            tprof_jw_null(&w);
         tprof_jw_key(&w, "temporal");
         tprof_jw_obj(&w);
         tprof_jw_key(&w, "span_ns"); tprof_jw_int(&w, t->span_ns);

@@ -181,16 +181,18 @@ int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_r
 int cli_add_class_rule(tprof_classifier **c, const char *spec)
 {
     const char *colon = strchr(spec, ':');
-    if (!colon) return -1;
+    if (!colon || !colon[1]) return -1;
     char cls[32];
     size_t n = (size_t)(colon - spec);
     if (n >= sizeof cls) return -1;
     memcpy(cls, spec, n);
     cls[n] = 0;
     tprof_class k;
-    if (tprof_class_parse(cls, &k) || !colon[1]) return -1;
+    tprof_phase ph;
+    int is_class = tprof_class_parse(cls, &k) == 0, is_phase = tprof_phase_parse(cls, &ph) == 0;
+    if (!is_class && !is_phase) return -1;
     if (!*c && !(*c = tprof_classifier_new())) return -1;
-    return tprof_classifier_add(*c, k, colon + 1);
+    return is_phase ? tprof_classifier_add_phase(*c, ph, colon + 1) : tprof_classifier_add(*c, k, colon + 1);
 }
 
 int cli_add_class_file(tprof_classifier **c, const char *path)
@@ -228,7 +230,7 @@ int cli_common_option(int c, const char *arg, cli_common *co)
     case 'r':
         if (cli_add_class_rule(&co->cls, arg) == 0) return 1;
         cli_error("--class-rule takes CLASS:GLOB with CLASS one of compute, communication, memory, other, "
-                  "not '%s'", arg);
+                  "data, forward, backward, optimizer, not '%s'", arg);
         return -1;
     case 'F':
         return cli_add_class_file(&co->cls, arg) == 0 ? 1 : -1;

@@ -31,6 +31,12 @@ for files in sets:
         for k in ("mean_ns", "p50_ns", "min_ns", "max_ns"):
             check(t["steps"][k] == steps[f][k], f"{os.path.basename(f)}: steps {k}")
         check(t["steps"]["count"] == steps[f]["steps_count"], f"{os.path.basename(f)}: step count")
+        want = None
+        if steps[f]["phases_found"]:
+            want = {p: dict(cpu_ns=sum(x["phases"][p]["cpu_ns"] for x in steps[f]["steps"]),
+                            gpu_ns=sum(x["phases"][p]["gpu_ns"] for x in steps[f]["steps"]))
+                    for p in ("data", "forward", "backward", "optimizer", "other")}
+        check(t["phases"] == want, f"{os.path.basename(f)}: phases")
         for k in ("span_ns", "idle_ns", "compute_ns", "non_compute_ns"):
             check(t["temporal"][k] == temporal[f][k], f"{os.path.basename(f)}: temporal {k}")
         for k in ("comm_ns", "overlap_ns", "exposed_ns"):
