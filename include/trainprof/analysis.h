@@ -84,7 +84,7 @@ int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_
 
 /* ---- steps: each ProfilerStep and the GPU work it launched ---- */
 
-#define TPROF_STEPS_KEEP TPROF_KERNELS_KEEP
+#define TPROF_STEPS_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS)
 
 typedef struct {
     int64_t number;        /* N of ProfilerStep#N */
@@ -237,7 +237,7 @@ void tprof_ranks_free(tprof_ranks_result *r);
 
 /* ---- advice: findings over documented thresholds, with their evidence ---- */
 
-#define TPROF_ADVICE_KEEP TPROF_KERNELS_KEEP
+#define TPROF_ADVICE_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS)
 
 typedef struct {
     const char *rule;     /* attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync,

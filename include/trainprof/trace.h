@@ -40,6 +40,7 @@ typedef enum {
 } tprof_kind;
 
 #define TPROF_KEEP(kind) (1u << (kind))
+#define TPROF_KEEP_MARKERS (1u << 30) /* CPU spans that mark a phase (TPROF_EV_MARKER) */
 #define TPROF_KEEP_ALL 0xFFFFFFFFu
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
@@ -178,8 +179,8 @@ typedef struct tprof_trace tprof_trace;
 typedef void (*tprof_progress_fn)(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size);
 
 typedef struct {
-    uint32_t keep;  /* TPROF_KEEP(kind) mask of events to store; ProfilerStep spans and
-                       phase markers (TPROF_EV_MARKER) are always stored */
+    uint32_t keep;  /* TPROF_KEEP(kind) mask of events to store, and TPROF_KEEP_MARKERS for
+                       the phase markers alone; ProfilerStep spans are always stored */
     const tprof_classifier *classifier; /* NULL: built-in rules only */
     tprof_progress_fn progress;         /* called about every 16 MiB; may be NULL */
     void *progress_ctx;

@@ -340,10 +340,10 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         if ((rc = add_step(t, r->name_buf, e.ts, dur))) return rc;
         flags |= TPROF_EV_STEP;
     }
-    /* PyTorch's own phase markers are few and always kept, like steps */
+    /* phase markers, when asked for: a few per step, plus the autograd engine's spans */
     int is_marker = 0;
     tprof_phase phase = TPROF_PHASE_OTHER;
-    if (kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name) {
+    if (kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name && (r->opts->keep & TPROF_KEEP_MARKERS)) {
         r->name_buf[r->name_len] = 0;
         phase = tprof_phase_of(r->opts->classifier, r->name_buf);
         is_marker = phase != TPROF_PHASE_OTHER;
