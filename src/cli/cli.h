@@ -2,6 +2,7 @@
 #ifndef TPROF_CLI_H
 #define TPROF_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "trainprof/analysis.h"
@@ -68,6 +69,32 @@ typedef struct {
  * option, -1 a bad value (the message is printed). */
 int cli_common_option(int c, const char *arg, cli_common *co);
 void cli_common_free(cli_common *co);
+
+/* Where a command writes: the format, a JSON writer, and the current
+ * trace's label ("rank R") and path. */
+typedef struct {
+    cli_format fmt;
+    tprof_jw jw;
+    char label[64];
+    const char *path;
+    int shown; /* traces printed so far (a blank line between tables) */
+} cli_out;
+
+/* A trace command: its options and help, what it keeps, and what it does
+ * with each trace (EACH, JSON objects collected in an array) and/or with all
+ * traces at once (ALL, after EACH). Both return 0 or a TPROF_E* code. */
+typedef struct {
+    void (*help)(FILE *f);
+    uint32_t keep;
+    const struct option *opts; /* the command's own, ending with a zero entry; may be NULL */
+    int (*option)(void *ctx, int c, const char *arg); /* 0, or -1 after printing why */
+    const char *csv_header;    /* NULL: no CSV form */
+    int (*each)(void *ctx, const tprof_trace *t, cli_out *out);
+    int (*all)(void *ctx, const tprof_trace *const *t, size_t n, cli_out *out);
+} cli_spec;
+
+/* Parses the options, reads the traces (in parallel), runs the command. */
+int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx);
 
 /* Class rules from --class-rule CLASS:GLOB and --class-file FILE. */
 int cli_add_class_rule(tprof_classifier **c, const char *spec);

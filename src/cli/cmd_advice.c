@@ -41,8 +41,7 @@ void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w)
         tprof_jw_arr_end(w);
         return;
     }
-    if (fmt == FMT_CSV) {
-        printf("rule,rank,value,threshold,evidence,remedy\n");
+    if (fmt == FMT_CSV) { /* the header is cli_run's */
         for (size_t i = 0; i < a->n; i++) {
             const tprof_advice_item *it = &a->items[i];
             printf("%s,", it->rule);
@@ -67,56 +66,21 @@ void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w)
     }
 }
 
+static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
+{
+    (void)ctx;
+    tprof_advice *a;
+    int rc = tprof_advise(tr, nt, &a);
+    if (rc) return rc;
+    cli_print_advice(a, out->fmt, &out->jw);
+    tprof_advice_free(a);
+    return 0;
+}
+
 int cmd_advice(int argc, char **argv)
 {
-    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
-    cli_common co = { 0 };
-    int c, rc = EXIT_OK;
-    optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common) {
-            if (common < 0) rc = EXIT_USAGE;
-            continue;
-        }
-        if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        }
-        rc = EXIT_USAGE;
-    }
-    int n = argc - optind;
-    if (!rc && n < 1) {
-        help(stderr);
-        rc = EXIT_USAGE;
-    }
-    if (rc) {
-        cli_common_free(&co);
-        return rc;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    const tprof_trace **tr = calloc((size_t)n, sizeof *tr);
-    if (!res || !tr) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_ADVICE_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-    size_t nt = 0;
-    for (int i = 0; i < n; i++)
-        if (res[i].trace) tr[nt++] = res[i].trace;
-    tprof_advice *a = NULL;
-    if (nt && tprof_advise(tr, nt, &a)) {
-        cli_error("out of memory");
-        rc = EXIT_INPUT;
-    }
-    if (a) {
-        tprof_jw w;
-        tprof_jw_init(&w, stdout);
-        cli_print_advice(a, co.fmt, &w);
-    }
-    tprof_advice_free(a);
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
-    free(tr);
-    cli_common_free(&co);
-    return rc;
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_ADVICE_KEEP, .all = all, .csv_header = "rule,rank,value,threshold,evidence,remedy",
+    };
+    return cli_run(argc, argv, &spec, NULL);
 }

@@ -77,80 +77,42 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
     tprof_jw_obj_end(w);
 }
 
+static int each(void *ctx, const tprof_trace *t, cli_out *out)
+{
+    (void)ctx;
+    tprof_comm_result *r;
+    int rc = tprof_comm(t, &r);
+    if (rc) return rc;
+    if (out->fmt == FMT_TABLE) {
+        if (out->shown) printf("\n");
+        print_table(out->label, out->path, r);
+    } else if (out->fmt == FMT_JSON)
+        print_json(&out->jw, out->label, out->path, r);
+    else {
+        /* one row per collective type, then the whole as "all" */
+        tprof_comm_type all = { "all", 0, 0, r->comm_ns, r->exposed_ns };
+        for (size_t q = 0; q < r->ntypes; q++) {
+            all.count += r->types[q].count;
+            all.total_ns = tprof_sat_add(all.total_ns, r->types[q].total_ns);
+        }
+        for (size_t k = 0; k <= r->ntypes; k++) {
+            const tprof_comm_type *y = k < r->ntypes ? &r->types[k] : &all;
+            tprof_csv_field(stdout, out->label);
+            fputc(',', stdout);
+            tprof_csv_field(stdout, out->path);
+            printf(",%s,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", y->type, y->count, y->time_ns, y->total_ns,
+                   y->exposed_ns);
+        }
+    }
+    tprof_comm_free(r);
+    return 0;
+}
+
 int cmd_comm(int argc, char **argv)
 {
-    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
-    cli_common co = { 0 };
-    int c, rc = EXIT_OK;
-    optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common) {
-            if (common < 0) rc = EXIT_USAGE;
-            continue;
-        }
-        if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        }
-        rc = EXIT_USAGE;
-    }
-    int n = argc - optind;
-    if (!rc && n < 1) {
-        help(stderr);
-        rc = EXIT_USAGE;
-    }
-    if (rc) {
-        cli_common_free(&co);
-        return rc;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    if (!res) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_COMM_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
-    if (co.fmt == FMT_CSV) printf("trace,file,collective,kernels,time_ns,total_ns,exposed_ns\n");
-    int shown = 0;
-    for (int i = 0; i < n; i++) {
-        if (!res[i].trace) continue;
-        tprof_comm_result *r;
-        if (tprof_comm(res[i].trace, &r)) {
-            cli_error("%s: out of memory", tprof_trace_meta_get(res[i].trace)->path);
-            rc = EXIT_INPUT;
-            continue;
-        }
-        char label[64];
-        cli_trace_label(res[i].trace, i, label, sizeof label);
-        const char *path = tprof_trace_meta_get(res[i].trace)->path;
-        if (co.fmt == FMT_TABLE) {
-            if (shown++) printf("\n");
-            print_table(label, path, r);
-        } else if (co.fmt == FMT_JSON)
-            print_json(&w, label, path, r);
-        else {
-            /* one row per collective type, then the whole as "all" */
-            for (size_t k = 0; k <= r->ntypes; k++) {
-                tprof_comm_type all = { "all", 0, 0, r->comm_ns, r->exposed_ns };
-                for (size_t q = 0; q < r->ntypes; q++) {
-                    all.count += r->types[q].count;
-                    all.total_ns = tprof_sat_add(all.total_ns, r->types[q].total_ns);
-                }
-                const tprof_comm_type *y = k < r->ntypes ? &r->types[k] : &all;
-                tprof_csv_field(stdout, label);
-                fputc(',', stdout);
-                tprof_csv_field(stdout, path);
-                printf(",%s,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", y->type, y->count, y->time_ns,
-                       y->total_ns, y->exposed_ns);
-            }
-        }
-        tprof_comm_free(r);
-    }
-    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
-    cli_common_free(&co);
-    return rc;
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_COMM_KEEP, .each = each,
+        .csv_header = "trace,file,collective,kernels,time_ns,total_ns,exposed_ns",
+    };
+    return cli_run(argc, argv, &spec, NULL);
 }

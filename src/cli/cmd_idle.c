@@ -98,85 +98,51 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
     tprof_jw_obj_end(w);
 }
 
+static int option(void *ctx, int c, const char *arg)
+{
+    if (c != 'k') return -1;
+    char *end;
+    double us = strtod(arg, &end);
+    if (*end || !(us > 0) || us > 1e9) {
+        cli_error("--kernel-wait takes microseconds (> 0), not '%s'", arg);
+        return -1;
+    }
+    ((tprof_idle_opts *)ctx)->kernel_wait_ns = (int64_t)(us * 1000 + 0.5);
+    return 0;
+}
+
+static int each(void *ctx, const tprof_trace *t, cli_out *out)
+{
+    tprof_idle_result *r;
+    int rc = tprof_idle(t, ctx, &r);
+    if (rc) return rc;
+    if (out->fmt == FMT_TABLE) {
+        if (out->shown) printf("\n");
+        print_table(out->label, out->path, r);
+    } else if (out->fmt == FMT_JSON)
+        print_json(&out->jw, out->label, out->path, r);
+    else
+        for (size_t k = 0; k < r->nstreams; k++)
+            for (int cz = 0; cz < TPROF_IDLE_CAUSES; cz++) {
+                const tprof_idle_row *s = &r->streams[k];
+                tprof_csv_field(stdout, out->label);
+                fputc(',', stdout);
+                tprof_csv_field(stdout, out->path);
+                printf(",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%s,%" PRIu64 ",%" PRId64 ",%" PRId64 "\n",
+                       s->device, s->stream, s->events, s->span_ns, tprof_idle_cause_name((tprof_idle_cause)cz),
+                       s->cause[cz].count, s->cause[cz].total_ns, s->cause[cz].max_ns);
+            }
+    tprof_idle_free(r);
+    return 0;
+}
+
 int cmd_idle(int argc, char **argv)
 {
-    static const struct option opts[] = { { "kernel-wait", required_argument, 0, 'k' }, CLI_COMMON_LONGOPTS,
-                                          { 0, 0, 0, 0 } };
-    cli_common co = { 0 };
+    static const struct option opts[] = { { "kernel-wait", required_argument, 0, 'k' }, { 0, 0, 0, 0 } };
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_IDLE_KEEP, .opts = opts, .option = option, .each = each,
+        .csv_header = "trace,file,device,stream,events,span_ns,cause,count,total_ns,max_ns",
+    };
     tprof_idle_opts io = { 0 };
-    int c, rc = EXIT_OK;
-    optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common) {
-            if (common < 0) rc = EXIT_USAGE;
-            continue;
-        }
-        if (c == 'k') {
-            char *end;
-            double us = strtod(optarg, &end);
-            if (*end || !(us > 0) || us > 1e9) {
-                cli_error("--kernel-wait takes microseconds (> 0), not '%s'", optarg);
-                rc = EXIT_USAGE;
-            }
-            io.kernel_wait_ns = (int64_t)(us * 1000 + 0.5);
-        } else if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        } else
-            rc = EXIT_USAGE;
-    }
-    int n = argc - optind;
-    if (!rc && n < 1) {
-        help(stderr);
-        rc = EXIT_USAGE;
-    }
-    if (rc) {
-        cli_common_free(&co);
-        return rc;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    if (!res) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_IDLE_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
-    if (co.fmt == FMT_CSV) printf("trace,file,device,stream,events,span_ns,cause,count,total_ns,max_ns\n");
-    int shown = 0;
-    for (int i = 0; i < n; i++) {
-        if (!res[i].trace) continue;
-        tprof_idle_result *r;
-        if (tprof_idle(res[i].trace, &io, &r)) {
-            cli_error("%s: out of memory", tprof_trace_meta_get(res[i].trace)->path);
-            rc = EXIT_INPUT;
-            continue;
-        }
-        char label[64];
-        cli_trace_label(res[i].trace, i, label, sizeof label);
-        const char *path = tprof_trace_meta_get(res[i].trace)->path;
-        if (co.fmt == FMT_TABLE) {
-            if (shown++) printf("\n");
-            print_table(label, path, r);
-        } else if (co.fmt == FMT_JSON)
-            print_json(&w, label, path, r);
-        else
-            for (size_t k = 0; k < r->nstreams; k++)
-                for (int cz = 0; cz < TPROF_IDLE_CAUSES; cz++) {
-                    const tprof_idle_row *s = &r->streams[k];
-                    tprof_csv_field(stdout, label);
-                    fputc(',', stdout);
-                    tprof_csv_field(stdout, path);
-                    printf(",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%s,%" PRIu64 ",%" PRId64 ",%" PRId64 "\n",
-                           s->device, s->stream, s->events, s->span_ns, tprof_idle_cause_name((tprof_idle_cause)cz),
-                           s->cause[cz].count, s->cause[cz].total_ns, s->cause[cz].max_ns);
-                }
-        tprof_idle_free(r);
-    }
-    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
-    cli_common_free(&co);
-    return rc;
+    return cli_run(argc, argv, &spec, &io);
 }

@@ -221,50 +221,20 @@ static void csv_trace(const tprof_trace *t)
 #undef ROW
 }
 
+static int each(void *ctx, const tprof_trace *t, cli_out *out)
+{
+    (void)ctx;
+    if (out->fmt == FMT_JSON) json_trace(&out->jw, t);
+    else if (out->fmt == FMT_CSV) csv_trace(t);
+    else {
+        if (out->shown) printf("\n");
+        print_table(t);
+    }
+    return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
-    cli_common co = { 0 };
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common > 0) continue;
-        if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        }
-        if (common == 0) help(stderr);
-        cli_common_free(&co);
-        return EXIT_USAGE;
-    }
-    int n = argc - optind;
-    if (n < 1) {
-        help(stderr);
-        cli_common_free(&co);
-        return EXIT_USAGE;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    if (!res) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = 0, .threads = co.threads, .classifier = co.cls };
-    int rc = cli_read_traces(argv + optind, n, &ro, res);
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
-    if (co.fmt == FMT_CSV) printf("file,key,value\n");
-    for (int i = 0; i < n; i++) {
-        if (!res[i].trace) continue;
-        if (co.fmt == FMT_JSON) json_trace(&w, res[i].trace);
-        else if (co.fmt == FMT_CSV) csv_trace(res[i].trace);
-        else {
-            if (i) printf("\n");
-            print_table(res[i].trace);
-        }
-        tprof_trace_free(res[i].trace);
-    }
-    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
-    free(res);
-    cli_common_free(&co);
-    return rc;
+    static const cli_spec spec = { .help = help, .keep = 0, .each = each, .csv_header = "file,key,value" };
+    return cli_run(argc, argv, &spec, NULL);
 }

@@ -21,114 +21,85 @@ static void help(FILE *f)
             "of the streams' idle time).\n\noptions:\n" CLI_COMMON_HELP);
 }
 
+typedef struct {
+    tprof_table *tab;
+} launch_ctx;
+
+static int each(void *vctx, const tprof_trace *t, cli_out *out)
+{
+    launch_ctx *ctx = vctx;
+    tprof_launch_result r;
+    int rc = tprof_launch_overhead(t, &r);
+    if (rc) return rc;
+    tprof_jw *w = &out->jw;
+    if (out->fmt == FMT_TABLE && !ctx->tab) {
+        const char *hdr[] = { "trace", "launched", "delay mean", "p50", "p90", "max", "shorter than launch",
+                              "per step", "queue max", "queue mean", "CPU-bound" };
+        if (!(ctx->tab = tprof_table_new(11, hdr, "lrrrrrrrrrl"))) return TPROF_ENOMEM;
+    }
+    if (out->fmt == FMT_TABLE) {
+        char l[32], mean[32], p50[32], p90[32], mx[32], sh[48], ps[32], qm[32], qa[32], cb[96];
+        snprintf(l, sizeof l, "%" PRIu64, r.launched);
+        tprof_fmt_duration(mean, sizeof mean, r.delay_mean_ns);
+        tprof_fmt_duration(p50, sizeof p50, r.delay_p50_ns);
+        tprof_fmt_duration(p90, sizeof p90, r.delay_p90_ns);
+        tprof_fmt_duration(mx, sizeof mx, r.delay_max_ns);
+        snprintf(sh, sizeof sh, "%" PRIu64 " (%.1f%%)", r.shorter_than_launch,
+             r.launched ? 100.0 * (double)r.shorter_than_launch / (double)r.launched : 0.0);
+        snprintf(ps, sizeof ps, "%.1f", r.kernels_per_step);
+        snprintf(qm, sizeof qm, "%" PRIu64, r.queue_max);
+        snprintf(qa, sizeof qa, "%.1f", r.queue_mean);
+        snprintf(cb, sizeof cb, "%s (idle %.0f%%, host waits %.0f%% of it)", r.cpu_bound ? "yes" : "no",
+             r.span_ns ? 100.0 * (double)r.idle_ns / (double)r.span_ns : 0.0,
+             r.stream_idle_ns ? 100.0 * (double)r.host_wait_ns / (double)r.stream_idle_ns : 0.0);
+        const char *cells[] = { out->label, l, mean, p50, p90, mx, sh, ps, qm, qa, cb };
+        if (tprof_table_row(ctx->tab, cells)) return TPROF_ENOMEM;
+    } else if (out->fmt == FMT_CSV) {
+        tprof_csv_field(stdout, out->label);
+        fputc(',', stdout);
+        tprof_csv_field(stdout, out->path);
+        printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%.3f,%" PRIu64
+           ",%.3f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%d\n",
+           r.launched, r.unmatched, r.delay_mean_ns, r.delay_p50_ns, r.delay_p90_ns, r.delay_max_ns,
+           r.shorter_than_launch, r.kernels_per_step, r.queue_max, r.queue_mean, r.span_ns, r.idle_ns,
+           r.stream_idle_ns, r.host_wait_ns, r.cpu_bound);
+    } else {
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "out->label"); tprof_jw_str(w, out->label);
+        tprof_jw_key(w, "file"); tprof_jw_str(w, out->path);
+        tprof_jw_key(w, "launched"); tprof_jw_uint(w, r.launched);
+        tprof_jw_key(w, "unmatched"); tprof_jw_uint(w, r.unmatched);
+        tprof_jw_key(w, "delay_mean_ns"); tprof_jw_int(w, r.delay_mean_ns);
+        tprof_jw_key(w, "delay_p50_ns"); tprof_jw_int(w, r.delay_p50_ns);
+        tprof_jw_key(w, "delay_p90_ns"); tprof_jw_int(w, r.delay_p90_ns);
+        tprof_jw_key(w, "delay_max_ns"); tprof_jw_int(w, r.delay_max_ns);
+        tprof_jw_key(w, "shorter_than_launch"); tprof_jw_uint(w, r.shorter_than_launch);
+        tprof_jw_key(w, "kernels_per_step"); tprof_jw_double(w, r.kernels_per_step);
+        tprof_jw_key(w, "queue_max"); tprof_jw_uint(w, r.queue_max);
+        tprof_jw_key(w, "queue_mean"); tprof_jw_double(w, r.queue_mean);
+        tprof_jw_key(w, "span_ns"); tprof_jw_int(w, r.span_ns);
+        tprof_jw_key(w, "idle_ns"); tprof_jw_int(w, r.idle_ns);
+        tprof_jw_key(w, "stream_idle_ns"); tprof_jw_int(w, r.stream_idle_ns);
+        tprof_jw_key(w, "host_wait_ns"); tprof_jw_int(w, r.host_wait_ns);
+        tprof_jw_key(w, "cpu_bound"); tprof_jw_bool(w, r.cpu_bound);
+        tprof_jw_obj_end(w);
+    }
+        return 0;
+}
+
 int cmd_launch(int argc, char **argv)
 {
-    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
-    cli_common co = { 0 };
-    int c, rc = EXIT_OK;
-    optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common) {
-            if (common < 0) rc = EXIT_USAGE;
-            continue;
-        }
-        if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        }
-        rc = EXIT_USAGE;
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_LAUNCH_KEEP, .each = each,
+        .csv_header = "trace,file,launched,unmatched,delay_mean_ns,delay_p50_ns,delay_p90_ns,delay_max_ns,"
+                      "shorter_than_launch,kernels_per_step,queue_max,queue_mean,span_ns,idle_ns,stream_idle_ns,"
+                      "host_wait_ns,cpu_bound",
+    };
+    launch_ctx ctx = { 0 };
+    int rc = cli_run(argc, argv, &spec, &ctx);
+    if (ctx.tab) {
+        tprof_table_print(ctx.tab, stdout);
+        tprof_table_free(ctx.tab);
     }
-    int n = argc - optind;
-    if (!rc && n < 1) {
-        help(stderr);
-        rc = EXIT_USAGE;
-    }
-    if (rc) {
-        cli_common_free(&co);
-        return rc;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    if (!res) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_LAUNCH_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-    const char *hdr[] = { "trace", "launched", "delay mean", "p50", "p90", "max", "shorter than launch",
-                          "per step", "queue max", "queue mean", "CPU-bound" };
-    tprof_table *tab = co.fmt == FMT_TABLE ? tprof_table_new(11, hdr, "lrrrrrrrrrl") : NULL;
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
-    if (co.fmt == FMT_CSV)
-        printf("trace,file,launched,unmatched,delay_mean_ns,delay_p50_ns,delay_p90_ns,delay_max_ns,"
-               "shorter_than_launch,kernels_per_step,queue_max,queue_mean,span_ns,idle_ns,stream_idle_ns,"
-               "host_wait_ns,cpu_bound\n");
-    for (int i = 0; i < n; i++) {
-        if (!res[i].trace) continue;
-        tprof_launch_result r;
-        if (tprof_launch_overhead(res[i].trace, &r)) {
-            cli_error("%s: out of memory", tprof_trace_meta_get(res[i].trace)->path);
-            rc = EXIT_INPUT;
-            continue;
-        }
-        char label[64];
-        cli_trace_label(res[i].trace, i, label, sizeof label);
-        const char *path = tprof_trace_meta_get(res[i].trace)->path;
-        if (co.fmt == FMT_TABLE) {
-            char l[32], mean[32], p50[32], p90[32], mx[32], sh[48], ps[32], qm[32], qa[32], cb[96];
-            snprintf(l, sizeof l, "%" PRIu64, r.launched);
-            tprof_fmt_duration(mean, sizeof mean, r.delay_mean_ns);
-            tprof_fmt_duration(p50, sizeof p50, r.delay_p50_ns);
-            tprof_fmt_duration(p90, sizeof p90, r.delay_p90_ns);
-            tprof_fmt_duration(mx, sizeof mx, r.delay_max_ns);
-            snprintf(sh, sizeof sh, "%" PRIu64 " (%.1f%%)", r.shorter_than_launch,
-                     r.launched ? 100.0 * (double)r.shorter_than_launch / (double)r.launched : 0.0);
-            snprintf(ps, sizeof ps, "%.1f", r.kernels_per_step);
-            snprintf(qm, sizeof qm, "%" PRIu64, r.queue_max);
-            snprintf(qa, sizeof qa, "%.1f", r.queue_mean);
-            snprintf(cb, sizeof cb, "%s (idle %.0f%%, host waits %.0f%% of it)", r.cpu_bound ? "yes" : "no",
-                     r.span_ns ? 100.0 * (double)r.idle_ns / (double)r.span_ns : 0.0,
-                     r.stream_idle_ns ? 100.0 * (double)r.host_wait_ns / (double)r.stream_idle_ns : 0.0);
-            const char *cells[] = { label, l, mean, p50, p90, mx, sh, ps, qm, qa, cb };
-            tprof_table_row(tab, cells);
-        } else if (co.fmt == FMT_CSV) {
-            tprof_csv_field(stdout, label);
-            fputc(',', stdout);
-            tprof_csv_field(stdout, path);
-            printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%.3f,%" PRIu64
-                   ",%.3f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%d\n",
-                   r.launched, r.unmatched, r.delay_mean_ns, r.delay_p50_ns, r.delay_p90_ns, r.delay_max_ns,
-                   r.shorter_than_launch, r.kernels_per_step, r.queue_max, r.queue_mean, r.span_ns, r.idle_ns,
-                   r.stream_idle_ns, r.host_wait_ns, r.cpu_bound);
-        } else {
-            tprof_jw_obj(&w);
-            tprof_jw_key(&w, "label"); tprof_jw_str(&w, label);
-            tprof_jw_key(&w, "file"); tprof_jw_str(&w, path);
-            tprof_jw_key(&w, "launched"); tprof_jw_uint(&w, r.launched);
-            tprof_jw_key(&w, "unmatched"); tprof_jw_uint(&w, r.unmatched);
-            tprof_jw_key(&w, "delay_mean_ns"); tprof_jw_int(&w, r.delay_mean_ns);
-            tprof_jw_key(&w, "delay_p50_ns"); tprof_jw_int(&w, r.delay_p50_ns);
-            tprof_jw_key(&w, "delay_p90_ns"); tprof_jw_int(&w, r.delay_p90_ns);
-            tprof_jw_key(&w, "delay_max_ns"); tprof_jw_int(&w, r.delay_max_ns);
-            tprof_jw_key(&w, "shorter_than_launch"); tprof_jw_uint(&w, r.shorter_than_launch);
-            tprof_jw_key(&w, "kernels_per_step"); tprof_jw_double(&w, r.kernels_per_step);
-            tprof_jw_key(&w, "queue_max"); tprof_jw_uint(&w, r.queue_max);
-            tprof_jw_key(&w, "queue_mean"); tprof_jw_double(&w, r.queue_mean);
-            tprof_jw_key(&w, "span_ns"); tprof_jw_int(&w, r.span_ns);
-            tprof_jw_key(&w, "idle_ns"); tprof_jw_int(&w, r.idle_ns);
-            tprof_jw_key(&w, "stream_idle_ns"); tprof_jw_int(&w, r.stream_idle_ns);
-            tprof_jw_key(&w, "host_wait_ns"); tprof_jw_int(&w, r.host_wait_ns);
-            tprof_jw_key(&w, "cpu_bound"); tprof_jw_bool(&w, r.cpu_bound);
-            tprof_jw_obj_end(&w);
-        }
-    }
-    if (tab) {
-        tprof_table_print(tab, stdout);
-        tprof_table_free(tab);
-    }
-    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
-    cli_common_free(&co);
     return rc;
 }

@@ -23,81 +23,44 @@ static void help(FILE *f)
 
 static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
 
-int cmd_ranks(int argc, char **argv)
+static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
 {
-    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
-    cli_common co = { 0 };
-    int c, rc = EXIT_OK;
-    optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common) {
-            if (common < 0) rc = EXIT_USAGE;
-            continue;
-        }
-        if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        }
-        rc = EXIT_USAGE;
-    }
-    int n = argc - optind;
-    if (!rc && n < 1) {
-        help(stderr);
-        rc = EXIT_USAGE;
-    }
-    if (rc) {
-        cli_common_free(&co);
-        return rc;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    const tprof_trace **tr = calloc((size_t)n, sizeof *tr);
-    if (!res || !tr) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_RANKS_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-    size_t nt = 0;
-    for (int i = 0; i < n; i++)
-        if (res[i].trace) tr[nt++] = res[i].trace;
-    tprof_ranks_result *r = NULL;
-    if (nt && tprof_ranks(tr, nt, &r)) {
-        cli_error("out of memory");
-        rc = EXIT_INPUT;
-    }
-    if (r && co.fmt == FMT_JSON) {
-        tprof_jw w;
-        tprof_jw_init(&w, stdout);
-        tprof_jw_obj(&w);
-        tprof_jw_key(&w, "ranks");
-        tprof_jw_arr(&w);
+    (void)ctx;
+    tprof_ranks_result *r;
+    int rc = tprof_ranks(tr, nt, &r);
+    if (rc) return rc;
+    if (out->fmt == FMT_JSON) {
+        tprof_jw *w = &out->jw;
+        tprof_jw_obj(w);
+        tprof_jw_key(w, "ranks");
+        tprof_jw_arr(w);
         for (size_t i = 0; i < r->nranks; i++) {
             const tprof_rank_row *x = &r->ranks[i];
-            tprof_jw_obj(&w);
-            tprof_jw_key(&w, "rank"); tprof_jw_int(&w, x->rank);
-            tprof_jw_key(&w, "file"); tprof_jw_str(&w, tprof_trace_meta_get(tr[i])->path);
-            tprof_jw_key(&w, "steps"); tprof_jw_uint(&w, x->nsteps);
-            tprof_jw_key(&w, "step_mean_ns"); tprof_jw_int(&w, x->step_mean_ns);
-            tprof_jw_key(&w, "span_ns"); tprof_jw_int(&w, x->temporal.span_ns);
-            tprof_jw_key(&w, "idle_ns"); tprof_jw_int(&w, x->temporal.idle_ns);
-            tprof_jw_key(&w, "compute_ns"); tprof_jw_int(&w, x->temporal.compute_ns);
-            tprof_jw_key(&w, "comm_ns"); tprof_jw_int(&w, x->comm_ns);
-            tprof_jw_key(&w, "exposed_comm_ns"); tprof_jw_int(&w, x->exposed_comm_ns);
-            tprof_jw_obj_end(&w);
+            tprof_jw_obj(w);
+            tprof_jw_key(w, "rank"); tprof_jw_int(w, x->rank);
+            tprof_jw_key(w, "file"); tprof_jw_str(w, tprof_trace_meta_get(tr[i])->path);
+            tprof_jw_key(w, "steps"); tprof_jw_uint(w, x->nsteps);
+            tprof_jw_key(w, "step_mean_ns"); tprof_jw_int(w, x->step_mean_ns);
+            tprof_jw_key(w, "span_ns"); tprof_jw_int(w, x->temporal.span_ns);
+            tprof_jw_key(w, "idle_ns"); tprof_jw_int(w, x->temporal.idle_ns);
+            tprof_jw_key(w, "compute_ns"); tprof_jw_int(w, x->temporal.compute_ns);
+            tprof_jw_key(w, "comm_ns"); tprof_jw_int(w, x->comm_ns);
+            tprof_jw_key(w, "exposed_comm_ns"); tprof_jw_int(w, x->exposed_comm_ns);
+            tprof_jw_obj_end(w);
         }
-        tprof_jw_arr_end(&w);
-        tprof_jw_key(&w, "compute_median_ns"); tprof_jw_int(&w, r->compute_median_ns);
-        tprof_jw_key(&w, "others_exposed_mean_ns"); tprof_jw_int(&w, r->others_exposed_mean_ns);
-        tprof_jw_key(&w, "straggler");
-        if (r->straggler >= 0) tprof_jw_int(&w, r->ranks[r->straggler].rank); else tprof_jw_null(&w);
-        tprof_jw_key(&w, "straggler_excess"); tprof_jw_double(&w, r->straggler_excess);
-        tprof_jw_key(&w, "common_steps"); tprof_jw_uint(&w, r->common_steps);
-        tprof_jw_key(&w, "skew_max_ns"); tprof_jw_int(&w, r->skew_max_ns);
-        tprof_jw_key(&w, "skew_mean_ns"); tprof_jw_int(&w, r->skew_mean_ns);
-        tprof_jw_key(&w, "skew_max_step");
-        if (r->common_steps) tprof_jw_int(&w, r->skew_max_step); else tprof_jw_null(&w);
-        tprof_jw_obj_end(&w);
-    } else if (r && co.fmt == FMT_CSV) {
-        printf("rank,file,steps,step_mean_ns,span_ns,idle_ns,compute_ns,comm_ns,exposed_comm_ns,straggler\n");
+        tprof_jw_arr_end(w);
+        tprof_jw_key(w, "compute_median_ns"); tprof_jw_int(w, r->compute_median_ns);
+        tprof_jw_key(w, "others_exposed_mean_ns"); tprof_jw_int(w, r->others_exposed_mean_ns);
+        tprof_jw_key(w, "straggler");
+        if (r->straggler >= 0) tprof_jw_int(w, r->ranks[r->straggler].rank); else tprof_jw_null(w);
+        tprof_jw_key(w, "straggler_excess"); tprof_jw_double(w, r->straggler_excess);
+        tprof_jw_key(w, "common_steps"); tprof_jw_uint(w, r->common_steps);
+        tprof_jw_key(w, "skew_max_ns"); tprof_jw_int(w, r->skew_max_ns);
+        tprof_jw_key(w, "skew_mean_ns"); tprof_jw_int(w, r->skew_mean_ns);
+        tprof_jw_key(w, "skew_max_step");
+        if (r->common_steps) tprof_jw_int(w, r->skew_max_step); else tprof_jw_null(w);
+        tprof_jw_obj_end(w);
+    } else if (out->fmt == FMT_CSV) {
         for (size_t i = 0; i < r->nranks; i++) {
             const tprof_rank_row *x = &r->ranks[i];
             printf("%" PRId64 ",", x->rank);
@@ -106,7 +69,7 @@ int cmd_ranks(int argc, char **argv)
                    x->step_mean_ns, x->temporal.span_ns, x->temporal.idle_ns, x->temporal.compute_ns, x->comm_ns,
                    x->exposed_comm_ns, (long)i == r->straggler);
         }
-    } else if (r) {
+    } else {
         const char *hdr[] = { "rank", "steps", "step mean", "span", "idle", "compute", "comm", "exposed comm" };
         tprof_table *t = tprof_table_new(8, hdr, "lrrrrrrr");
         for (size_t i = 0; t && i < r->nranks; i++) {
@@ -146,9 +109,14 @@ int cmd_ranks(int argc, char **argv)
             printf("step-time skew: no step number common to all ranks\n");
     }
     tprof_ranks_free(r);
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
-    free(tr);
-    cli_common_free(&co);
-    return rc;
+    return 0;
+}
+
+int cmd_ranks(int argc, char **argv)
+{
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_RANKS_KEEP, .all = all,
+        .csv_header = "rank,file,steps,step_mean_ns,span_ns,idle_ns,compute_ns,comm_ns,exposed_comm_ns,straggler",
+    };
+    return cli_run(argc, argv, &spec, NULL);
 }

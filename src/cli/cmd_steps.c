@@ -111,73 +111,35 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
     tprof_jw_obj_end(w);
 }
 
+static int each(void *ctx, const tprof_trace *t, cli_out *out)
+{
+    (void)ctx;
+    tprof_steps_result *r;
+    int rc = tprof_steps(t, &r);
+    if (rc) return rc;
+    if (out->fmt == FMT_TABLE) {
+        if (out->shown) printf("\n");
+        print_table(out->label, out->path, r);
+    } else if (out->fmt == FMT_JSON)
+        print_json(&out->jw, out->label, out->path, r);
+    else
+        for (size_t k = 0; k < r->nsteps; k++) {
+            const tprof_step_row *s = &r->steps[k];
+            tprof_csv_field(stdout, out->label);
+            fputc(',', stdout);
+            tprof_csv_field(stdout, out->path);
+            printf(",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", s->number,
+                   s->ts, s->dur, s->gpu_events, s->gpu_total_ns, s->gpu_busy_ns, s->gpu_end_ns);
+        }
+    tprof_steps_free(r);
+    return 0;
+}
+
 int cmd_steps(int argc, char **argv)
 {
-    static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
-    cli_common co = { 0 };
-    int c, rc = EXIT_OK;
-    optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common) {
-            if (common < 0) rc = EXIT_USAGE;
-            continue;
-        }
-        if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        }
-        rc = EXIT_USAGE;
-    }
-    int n = argc - optind;
-    if (!rc && n < 1) {
-        help(stderr);
-        rc = EXIT_USAGE;
-    }
-    if (rc) {
-        cli_common_free(&co);
-        return rc;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    if (!res) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_STEPS_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
-    if (co.fmt == FMT_CSV) printf("trace,file,step,ts_ns,dur_ns,gpu_events,gpu_total_ns,gpu_busy_ns,gpu_end_ns\n");
-    int shown = 0;
-    for (int i = 0; i < n; i++) {
-        if (!res[i].trace) continue;
-        tprof_steps_result *r;
-        if (tprof_steps(res[i].trace, &r)) {
-            cli_error("%s: out of memory", tprof_trace_meta_get(res[i].trace)->path);
-            rc = EXIT_INPUT;
-            continue;
-        }
-        char label[64];
-        cli_trace_label(res[i].trace, i, label, sizeof label);
-        const char *path = tprof_trace_meta_get(res[i].trace)->path;
-        if (co.fmt == FMT_TABLE) {
-            if (shown++) printf("\n");
-            print_table(label, path, r);
-        } else if (co.fmt == FMT_JSON)
-            print_json(&w, label, path, r);
-        else
-            for (size_t k = 0; k < r->nsteps; k++) {
-                const tprof_step_row *s = &r->steps[k];
-                tprof_csv_field(stdout, label);
-                fputc(',', stdout);
-                tprof_csv_field(stdout, path);
-                printf(",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
-                       s->number, s->ts, s->dur, s->gpu_events, s->gpu_total_ns, s->gpu_busy_ns, s->gpu_end_ns);
-            }
-        tprof_steps_free(r);
-    }
-    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
-    cli_common_free(&co);
-    return rc;
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_STEPS_KEEP, .each = each,
+        .csv_header = "trace,file,step,ts_ns,dur_ns,gpu_events,gpu_total_ns,gpu_busy_ns,gpu_end_ns",
+    };
+    return cli_run(argc, argv, &spec, NULL);
 }

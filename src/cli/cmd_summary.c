@@ -228,91 +228,58 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
     tprof_jw_obj_end(&w);
 }
 
-int cmd_summary(int argc, char **argv)
+static int option(void *ctx, int c, const char *arg)
 {
-    static const struct option opts[] = { { "top", required_argument, 0, 't' }, CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
-    cli_common co = { 0 };
-    long top = 10;
-    int c, rc = EXIT_OK;
-    optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common) {
-            if (common < 0) rc = EXIT_USAGE;
-            continue;
-        }
-        if (c == 't') {
-            char *end;
-            top = strtol(optarg, &end, 10);
-            if (*end || top < 0) {
-                cli_error("--top takes a count, not '%s'", optarg);
-                rc = EXIT_USAGE;
-            }
-        } else if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        } else
-            rc = EXIT_USAGE;
+    char *end;
+    long top = c == 't' ? strtol(arg, &end, 10) : -1;
+    if (c != 't' || *end || top < 0) {
+        cli_error("--top takes a count, not '%s'", arg);
+        return -1;
     }
-    int n = argc - optind;
-    if (!rc && n < 1) {
-        help(stderr);
-        rc = EXIT_USAGE;
-    }
-    if (rc) {
-        cli_common_free(&co);
-        return rc;
-    }
-    if (co.fmt == FMT_CSV) {
-        cli_error("summary has no CSV form (use --format json, or the per-analysis commands)");
-        cli_common_free(&co);
-        return EXIT_USAGE;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    rank_view *v = calloc((size_t)n, sizeof *v);
-    const tprof_trace **tr = calloc((size_t)n, sizeof *tr);
-    tprof_kernels_result **kr = calloc((size_t)n, sizeof *kr);
-    if (!res || !v || !tr || !kr) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_ADVICE_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-    size_t nt = 0;
-    int failed = 0;
-    for (int i = 0; i < n; i++) {
-        if (!res[i].trace) continue;
-        rank_view *x = &v[nt];
-        x->t = tr[nt] = res[i].trace;
-        failed |= tprof_steps(x->t, &x->steps) || tprof_temporal(x->t, NULL, &x->temporal) ||
-                  tprof_comm(x->t, &x->comm) || tprof_kernels(x->t, NULL, &kr[nt]);
-        nt++;
-        if (failed) break;
-    }
-    tprof_kernels_result *all = NULL;
+    *(long *)ctx = top;
+    return 0;
+}
+
+static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
+{
+    size_t top = (size_t)*(long *)ctx;
+    rank_view *v = calloc(nt, sizeof *v);
+    tprof_kernels_result **kr = calloc(nt, sizeof *kr);
+    tprof_kernels_result *allk = NULL;
     tprof_ranks_result *rk = NULL;
     tprof_advice *adv = NULL;
-    if (!failed && nt)
-        failed = tprof_kernels_combine((const tprof_kernels_result *const *)kr, nt, &all) ||
-                 (nt >= 2 && tprof_ranks(tr, nt, &rk)) || tprof_advise(tr, nt, &adv);
-    if (failed) {
-        cli_error("out of memory");
-        rc = EXIT_INPUT;
-    } else if (nt) {
-        if (co.fmt == FMT_JSON) print_json(v, nt, all, rk, adv, (size_t)top);
-        else print_text(v, nt, all, rk, adv, (size_t)top);
+    int rc = v && kr ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < nt; i++) {
+        v[i].t = tr[i];
+        rc = tprof_steps(tr[i], &v[i].steps);
+        if (!rc) rc = tprof_temporal(tr[i], NULL, &v[i].temporal);
+        if (!rc) rc = tprof_comm(tr[i], &v[i].comm);
+        if (!rc) rc = tprof_kernels(tr[i], NULL, &kr[i]);
     }
-    for (size_t i = 0; i < nt; i++) {
+    if (!rc) rc = tprof_kernels_combine((const tprof_kernels_result *const *)kr, nt, &allk);
+    if (!rc && nt >= 2) rc = tprof_ranks(tr, nt, &rk);
+    if (!rc) rc = tprof_advise(tr, nt, &adv);
+    if (!rc) {
+        if (out->fmt == FMT_JSON) print_json(v, nt, allk, rk, adv, top);
+        else print_text(v, nt, allk, rk, adv, top);
+    }
+    for (size_t i = 0; v && kr && i < nt; i++) {
         tprof_steps_free(v[i].steps);
         tprof_comm_free(v[i].comm);
         tprof_kernels_free(kr[i]);
     }
-    tprof_kernels_free(all);
+    tprof_kernels_free(allk);
     tprof_ranks_free(rk);
     tprof_advice_free(adv);
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
     free(v);
-    free(tr);
     free(kr);
-    cli_common_free(&co);
     return rc;
+}
+
+int cmd_summary(int argc, char **argv)
+{
+    static const struct option opts[] = { { "top", required_argument, 0, 't' }, { 0, 0, 0, 0 } };
+    static const cli_spec spec = { .help = help, .keep = TPROF_ADVICE_KEEP, .opts = opts, .option = option, .all = all };
+    long top = 10;
+    return cli_run(argc, argv, &spec, &top);
 }

@@ -25,102 +25,79 @@ static void help(FILE *f)
 
 static double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0; }
 
+typedef struct {
+    tprof_temporal_opts to;
+    tprof_table *tab;
+} temporal_ctx;
+
+static int option(void *ctx, int c, const char *arg)
+{
+    (void)arg;
+    if (c != 'k') return -1;
+    ((temporal_ctx *)ctx)->to.keep_last_step = 1;
+    return 0;
+}
+
+static int each(void *vctx, const tprof_trace *t, cli_out *out)
+{
+    temporal_ctx *ctx = vctx;
+    tprof_temporal_result r;
+    int rc = tprof_temporal(t, &ctx->to, &r);
+    if (rc) return rc;
+    char note[64] = "";
+    if (r.last_step_excluded) snprintf(note, sizeof note, "ProfilerStep#%" PRId64 " left out", r.last_step);
+    if (!r.events) snprintf(note, sizeof note, "no GPU events");
+    if (out->fmt == FMT_TABLE) {
+        if (!ctx->tab) {
+            const char *hdr[] = { "trace", "GPU events", "span", "idle", "compute", "non-compute", "note" };
+            if (!(ctx->tab = tprof_table_new(7, hdr, "lrrrrrl"))) return TPROF_ENOMEM;
+        }
+        char cnt[32], a[32], b[48], d[48], e[48], s1[32], s2[32], s3[32];
+        snprintf(cnt, sizeof cnt, "%" PRIu64, r.events);
+        tprof_fmt_duration(a, sizeof a, r.span_ns);
+        snprintf(b, sizeof b, "%s (%.1f%%)", tprof_fmt_duration(s1, sizeof s1, r.idle_ns), pct(r.idle_ns, r.span_ns));
+        snprintf(d, sizeof d, "%s (%.1f%%)", tprof_fmt_duration(s2, sizeof s2, r.compute_ns), pct(r.compute_ns, r.span_ns));
+        snprintf(e, sizeof e, "%s (%.1f%%)", tprof_fmt_duration(s3, sizeof s3, r.non_compute_ns),
+                 pct(r.non_compute_ns, r.span_ns));
+        const char *cells[] = { out->label, cnt, a, b, d, e, note };
+        return tprof_table_row(ctx->tab, cells) ? TPROF_ENOMEM : 0;
+    }
+    if (out->fmt == FMT_CSV) {
+        tprof_csv_field(stdout, out->label);
+        fputc(',', stdout);
+        tprof_csv_field(stdout, out->path);
+        printf(",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%d\n", r.events, r.span_ns,
+               r.busy_ns, r.idle_ns, r.compute_ns, r.non_compute_ns, r.last_step_excluded);
+        return 0;
+    }
+    tprof_jw *w = &out->jw;
+    tprof_jw_obj(w);
+    tprof_jw_key(w, "label"); tprof_jw_str(w, out->label);
+    tprof_jw_key(w, "file"); tprof_jw_str(w, out->path);
+    tprof_jw_key(w, "events"); tprof_jw_uint(w, r.events);
+    tprof_jw_key(w, "span_ns"); tprof_jw_int(w, r.span_ns);
+    tprof_jw_key(w, "busy_ns"); tprof_jw_int(w, r.busy_ns);
+    tprof_jw_key(w, "idle_ns"); tprof_jw_int(w, r.idle_ns);
+    tprof_jw_key(w, "compute_ns"); tprof_jw_int(w, r.compute_ns);
+    tprof_jw_key(w, "non_compute_ns"); tprof_jw_int(w, r.non_compute_ns);
+    tprof_jw_key(w, "last_step_excluded");
+    if (r.last_step_excluded) tprof_jw_int(w, r.last_step); else tprof_jw_null(w);
+    tprof_jw_obj_end(w);
+    return 0;
+}
+
 int cmd_temporal(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "keep-last-step", no_argument, 0, 'k' }, CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 },
+    static const struct option opts[] = { { "keep-last-step", no_argument, 0, 'k' }, { 0, 0, 0, 0 } };
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_TEMPORAL_KEEP, .opts = opts, .option = option, .each = each,
+        .csv_header = "trace,file,events,span_ns,busy_ns,idle_ns,compute_ns,non_compute_ns,last_step_excluded",
     };
-    cli_common co = { 0 };
-    tprof_temporal_opts to = { 0 };
-    int c, rc = EXIT_OK;
-    optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int common = cli_common_option(c, optarg, &co);
-        if (common) {
-            if (common < 0) rc = EXIT_USAGE;
-            continue;
-        }
-        if (c == 'k') to.keep_last_step = 1;
-        else if (c == 'h') {
-            help(stdout);
-            cli_common_free(&co);
-            return EXIT_OK;
-        } else
-            rc = EXIT_USAGE;
+    temporal_ctx ctx = { 0 };
+    int rc = cli_run(argc, argv, &spec, &ctx);
+    if (ctx.tab) {
+        tprof_table_print(ctx.tab, stdout);
+        tprof_table_free(ctx.tab);
     }
-    int n = argc - optind;
-    if (!rc && n < 1) {
-        help(stderr);
-        rc = EXIT_USAGE;
-    }
-    if (rc) {
-        cli_common_free(&co);
-        return rc;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    if (!res) return EXIT_INPUT;
-    tprof_read_opts ro = { .keep = TPROF_TEMPORAL_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-
-    const char *hdr[] = { "trace", "GPU events", "span", "idle", "compute", "non-compute", "note" };
-    tprof_table *tab = co.fmt == FMT_TABLE ? tprof_table_new(7, hdr, "lrrrrrl") : NULL;
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    if (co.fmt == FMT_CSV)
-        printf("trace,file,events,span_ns,busy_ns,idle_ns,compute_ns,non_compute_ns,last_step_excluded\n");
-    if (co.fmt == FMT_JSON) tprof_jw_arr(&w);
-    for (int i = 0; i < n; i++) {
-        if (!res[i].trace) continue;
-        tprof_temporal_result r;
-        if (tprof_temporal(res[i].trace, &to, &r)) {
-            cli_error("%s: out of memory", tprof_trace_meta_get(res[i].trace)->path);
-            rc = EXIT_INPUT;
-            continue;
-        }
-        char label[64], a[32], b[48], d[48], e[48], note[64] = "";
-        cli_trace_label(res[i].trace, i, label, sizeof label);
-        const char *path = tprof_trace_meta_get(res[i].trace)->path;
-        if (r.last_step_excluded) snprintf(note, sizeof note, "ProfilerStep#%" PRId64 " left out", r.last_step);
-        if (!r.events) snprintf(note, sizeof note, "no GPU events");
-        if (co.fmt == FMT_TABLE) {
-            char cnt[32], s1[32], s2[32], s3[32];
-            snprintf(cnt, sizeof cnt, "%" PRIu64, r.events);
-            tprof_fmt_duration(a, sizeof a, r.span_ns);
-            snprintf(b, sizeof b, "%s (%.1f%%)", tprof_fmt_duration(s1, sizeof s1, r.idle_ns), pct(r.idle_ns, r.span_ns));
-            snprintf(d, sizeof d, "%s (%.1f%%)", tprof_fmt_duration(s2, sizeof s2, r.compute_ns),
-                     pct(r.compute_ns, r.span_ns));
-            snprintf(e, sizeof e, "%s (%.1f%%)", tprof_fmt_duration(s3, sizeof s3, r.non_compute_ns),
-                     pct(r.non_compute_ns, r.span_ns));
-            const char *cells[] = { label, cnt, a, b, d, e, note };
-            tprof_table_row(tab, cells);
-        } else if (co.fmt == FMT_CSV) {
-            tprof_csv_field(stdout, label);
-            fputc(',', stdout);
-            tprof_csv_field(stdout, path);
-            printf(",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%d\n", r.events,
-                   r.span_ns, r.busy_ns, r.idle_ns, r.compute_ns, r.non_compute_ns, r.last_step_excluded);
-        } else {
-            tprof_jw_obj(&w);
-            tprof_jw_key(&w, "label"); tprof_jw_str(&w, label);
-            tprof_jw_key(&w, "file"); tprof_jw_str(&w, path);
-            tprof_jw_key(&w, "events"); tprof_jw_uint(&w, r.events);
-            tprof_jw_key(&w, "span_ns"); tprof_jw_int(&w, r.span_ns);
-            tprof_jw_key(&w, "busy_ns"); tprof_jw_int(&w, r.busy_ns);
-            tprof_jw_key(&w, "idle_ns"); tprof_jw_int(&w, r.idle_ns);
-            tprof_jw_key(&w, "compute_ns"); tprof_jw_int(&w, r.compute_ns);
-            tprof_jw_key(&w, "non_compute_ns"); tprof_jw_int(&w, r.non_compute_ns);
-            tprof_jw_key(&w, "last_step_excluded");
-            if (r.last_step_excluded) tprof_jw_int(&w, r.last_step); else tprof_jw_null(&w);
-            tprof_jw_obj_end(&w);
-        }
-    }
-    if (tab) {
-        tprof_table_print(tab, stdout);
-        tprof_table_free(tab);
-    }
-    if (co.fmt == FMT_JSON) tprof_jw_arr_end(&w);
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
-    cli_common_free(&co);
     return rc;
 }

@@ -244,3 +244,86 @@ void cli_common_free(cli_common *co)
     tprof_classifier_free(co->cls);
     co->cls = NULL;
 }
+
+/* ---- the frame shared by the trace commands ---- */
+
+int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
+{
+    static const struct option common[] = { CLI_COMMON_LONGOPTS };
+    size_t nextra = 0;
+    while (spec->opts && spec->opts[nextra].name) nextra++;
+    size_t ncommon = sizeof common / sizeof *common;
+    struct option *opts = calloc(nextra + ncommon + 1, sizeof *opts);
+    if (!opts) return EXIT_INPUT;
+    memcpy(opts, spec->opts, nextra * sizeof *opts);
+    memcpy(opts + nextra, common, ncommon * sizeof *opts);
+    cli_common co = { 0 };
+    int c, rc = EXIT_OK;
+    optind = 1;
+    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int k = cli_common_option(c, optarg, &co);
+        if (k) {
+            if (k < 0) rc = EXIT_USAGE;
+        } else if (c == 'h') {
+            spec->help(stdout);
+            free(opts);
+            cli_common_free(&co);
+            return EXIT_OK;
+        } else if (c == '?' || !spec->option || spec->option(ctx, c, optarg))
+            rc = EXIT_USAGE;
+    }
+    free(opts);
+    int n = argc - optind;
+    if (!rc && n < 1) {
+        spec->help(stderr);
+        rc = EXIT_USAGE;
+    }
+    if (!rc && co.fmt == FMT_CSV && !spec->csv_header) {
+        cli_error("this command has no CSV form (use --format json)");
+        rc = EXIT_USAGE;
+    }
+    if (rc) {
+        cli_common_free(&co);
+        return rc;
+    }
+    tprof_read_result *res = calloc((size_t)n, sizeof *res);
+    const tprof_trace **tr = calloc((size_t)n, sizeof *tr);
+    if (!res || !tr) {
+        free(res);
+        free(tr);
+        cli_common_free(&co);
+        return EXIT_INPUT;
+    }
+    tprof_read_opts ro = { .keep = spec->keep, .classifier = co.cls, .threads = co.threads };
+    rc = cli_read_traces(argv + optind, n, &ro, res);
+    size_t nt = 0;
+    for (int i = 0; i < n; i++)
+        if (res[i].trace) tr[nt++] = res[i].trace;
+    cli_out out = { .fmt = co.fmt };
+    tprof_jw_init(&out.jw, stdout);
+    if (co.fmt == FMT_CSV) printf("%s\n", spec->csv_header);
+    if (co.fmt == FMT_JSON && spec->each) tprof_jw_arr(&out.jw);
+    for (size_t i = 0; spec->each && i < nt; i++) {
+        cli_trace_label(tr[i], (int)i, out.label, sizeof out.label);
+        out.path = tprof_trace_meta_get(tr[i])->path;
+        int e = spec->each(ctx, tr[i], &out);
+        if (e) {
+            cli_error("%s: %s", out.path, tprof_strerror(e));
+            if (rc < EXIT_INPUT) rc = e == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
+        }
+        out.shown++;
+    }
+    if (co.fmt == FMT_JSON && spec->each) tprof_jw_arr_end(&out.jw);
+    if (spec->all && nt) {
+        int e = spec->all(ctx, tr, nt, &out);
+        if (e) {
+            cli_error("%s", tprof_strerror(e));
+            rc = EXIT_INPUT;
+        }
+    }
+    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
+    free(res);
+    free(tr);
+    cli_common_free(&co);
+    return rc;
+}

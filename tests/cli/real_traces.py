@@ -1,4 +1,4 @@
-"""Every real trace in ../shared/data/traces loads; info and kernels agree
+"""Every real trace in ../shared/data/traces (the test is skipped when absent) loads; info and kernels agree
 with an independent computation in Python (exact decimals) on the 8 DLRM
 ranks, trace_diff/control and the other Kineto files."""
 import csv
