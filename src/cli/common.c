@@ -255,7 +255,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
     size_t ncommon = sizeof common / sizeof *common;
     struct option *opts = calloc(nextra + ncommon + 1, sizeof *opts);
     if (!opts) return EXIT_INPUT;
-    memcpy(opts, spec->opts, nextra * sizeof *opts);
+    if (nextra) memcpy(opts, spec->opts, nextra * sizeof *opts);
     memcpy(opts + nextra, common, ncommon * sizeof *opts);
     cli_common co = { 0 };
     int c, rc = EXIT_OK;
