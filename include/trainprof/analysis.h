@@ -182,6 +182,7 @@ const char *tprof_collective_type(const char *kernel_name);
 /* ---- launch: launch overhead, queueing, CPU-bound detection ---- */
 
 #define TPROF_LAUNCH_KEEP TPROF_KERNELS_KEEP
+#define TPROF_QUEUE_POINTS 32
 
 typedef struct {
     uint64_t launched;        /* GPU work with a matching runtime call */
@@ -194,6 +195,10 @@ typedef struct {
      * the end of its GPU work */
     uint64_t queue_max;
     double queue_mean;        /* time-weighted over the first launch .. last end */
+    /* the queue over time: its time-weighted mean in TPROF_QUEUE_POINTS equal
+     * windows from queue_start_ns to queue_end_ns */
+    int64_t queue_start_ns, queue_end_ns;
+    double queue_series[32];
     /* CPU-bound: the GPU idles at least 20% of its span and host waits make at
      * least half of the stream idle time */
     int64_t span_ns, idle_ns, stream_idle_ns, host_wait_ns;

@@ -74,15 +74,31 @@ int tprof_launch_overhead(const tprof_trace *t, tprof_launch_result *r)
         r->delay_p90_ns = delay[(nd * 9 + 9) / 10 - 1]; /* nearest rank: ceil(0.9 n) */
         r->delay_max_ns = delay[nd - 1];
         qsort(q, nq, sizeof *q, cmp_q);
+        int64_t t0 = q[0].at, window = tprof_span_ns(t0, q[nq - 1].at);
+        r->queue_start_ns = t0;
+        r->queue_end_ns = q[nq - 1].at;
+        double width = (double)window / TPROF_QUEUE_POINTS;
         long depth = 0;
         double area = 0;
         for (size_t i = 0; i < nq; i++) {
-            if (i > 0) area += (double)depth * (double)tprof_span_ns(q[i - 1].at, q[i].at);
+            if (i > 0 && depth > 0) {
+                /* spread [q[i-1].at, q[i].at) over the windows it covers */
+                double a = (double)tprof_span_ns(t0, q[i - 1].at), b = (double)tprof_span_ns(t0, q[i].at);
+                area += (double)depth * (b - a);
+                while (width > 0 && a < b) {
+                    int w = (int)(a / width);
+                    if (w >= TPROF_QUEUE_POINTS) w = TPROF_QUEUE_POINTS - 1;
+                    double wend = w == TPROF_QUEUE_POINTS - 1 ? b : (w + 1) * width;
+                    double e = b < wend ? b : wend;
+                    r->queue_series[w] += (double)depth * (e - a);
+                    a = e;
+                }
+            }
             depth += q[i].delta;
             if (depth > 0 && (uint64_t)depth > r->queue_max) r->queue_max = (uint64_t)depth;
         }
-        int64_t window = tprof_span_ns(q[0].at, q[nq - 1].at);
         r->queue_mean = window > 0 ? area / (double)window : 0.0;
+        for (int w = 0; w < TPROF_QUEUE_POINTS; w++) r->queue_series[w] = width > 0 ? r->queue_series[w] / width : 0.0;
     }
     free(delay);
     free(q);

@@ -82,6 +82,12 @@ static int each(void *vctx, const tprof_trace *t, cli_out *out)
         tprof_jw_key(w, "stream_idle_ns"); tprof_jw_int(w, r.stream_idle_ns);
         tprof_jw_key(w, "host_wait_ns"); tprof_jw_int(w, r.host_wait_ns);
         tprof_jw_key(w, "cpu_bound"); tprof_jw_bool(w, r.cpu_bound);
+        tprof_jw_key(w, "queue_start_ns"); tprof_jw_int(w, r.queue_start_ns);
+        tprof_jw_key(w, "queue_end_ns"); tprof_jw_int(w, r.queue_end_ns);
+        tprof_jw_key(w, "queue_series");
+        tprof_jw_arr(w);
+        for (int i = 0; i < TPROF_QUEUE_POINTS; i++) tprof_jw_double(w, r.queue_series[i]);
+        tprof_jw_arr_end(w);
         tprof_jw_obj_end(w);
     }
         return 0;

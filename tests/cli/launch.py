@@ -58,6 +58,18 @@ def expected(path):
             depth += dlt
             qmax = max(qmax, depth)
         out.update(queue_max=qmax, queue_mean=area / (q[-1][0] - q[0][0]) if q[-1][0] > q[0][0] else 0.0)
+        # the queue over 32 equal windows: overlap of each constant-depth piece with each window
+        t0, t1 = q[0][0], q[-1][0]
+        width = (t1 - t0) / 32
+        series, depth = [0.0] * 32, 0
+        for i, (t, dlt) in enumerate(q):
+            if i and depth > 0 and width > 0:
+                a, b = q[i - 1][0] - t0, t - t0
+                for w in range(32):
+                    lo, hi = w * width, (w + 1) * width if w < 31 else float("inf")
+                    series[w] += depth * max(0.0, min(b, hi) - max(a, lo))
+            depth += dlt
+        out.update(queue_start_ns=t0, queue_end_ns=t1, queue_series=[x / width if width else 0.0 for x in series])
     out["kernels_per_step"] = per_step / len(steps) if steps else 0.0
     span = max(e for _, e in work) - min(s for s, _ in work) if work else 0
     idle = span - union(work)
@@ -81,6 +93,9 @@ got = {r["file"]: r for r in json.loads(out)}
 for f in files:
     for k, v in expected(f).items():
         g = got[f][k]
-        same = abs(g - v) < 1e-9 * max(1.0, abs(v)) if isinstance(v, float) else g == v
+        if isinstance(v, list):
+            same = len(g) == len(v) and all(abs(x - y) < 1e-6 * max(1.0, abs(y)) for x, y in zip(g, v))
+        else:
+            same = abs(g - v) < 1e-9 * max(1.0, abs(v)) if isinstance(v, float) else g == v
         check(same, f"{os.path.basename(f)}: {k} {g} != {v}")
 finish(f"launch overhead of {len(files)} traces")
