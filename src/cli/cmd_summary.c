@@ -1,6 +1,7 @@
 /* trainprof summary: the first screen on a new profile. One read of each
  * rank's trace, every analysis over the same model. */
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +241,22 @@ static int option(void *ctx, int c, const char *arg)
     return 0;
 }
 
+/* Advice is the heaviest analysis: it runs on a second thread while the
+ * others run here (analyses only read the traces). */
+typedef struct {
+    const tprof_trace *const *tr;
+    size_t nt;
+    tprof_advice *adv;
+    int rc;
+} advice_job;
+
+static void *advise_thread(void *arg)
+{
+    advice_job *j = arg;
+    j->rc = tprof_advise(j->tr, j->nt, &j->adv);
+    return NULL;
+}
+
 static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
 {
     size_t top = (size_t)*(long *)ctx;
@@ -249,6 +266,9 @@ static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
     tprof_ranks_result *rk = NULL;
     tprof_advice *adv = NULL;
     int rc = v && kr ? 0 : TPROF_ENOMEM;
+    advice_job job = { .tr = tr, .nt = nt };
+    pthread_t thread;
+    int threaded = !rc && pthread_create(&thread, NULL, advise_thread, &job) == 0;
     for (size_t i = 0; !rc && i < nt; i++) {
         v[i].t = tr[i];
         rc = tprof_steps(tr[i], &v[i].steps);
@@ -258,7 +278,10 @@ static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
     }
     if (!rc) rc = tprof_kernels_combine((const tprof_kernels_result *const *)kr, nt, &allk);
     if (!rc && nt >= 2) rc = tprof_ranks(tr, nt, &rk);
-    if (!rc) rc = tprof_advise(tr, nt, &adv);
+    if (threaded) pthread_join(thread, NULL);
+    else if (!rc) advise_thread(&job);
+    adv = job.adv;
+    if (!rc) rc = job.rc;
     if (!rc) {
         if (out->fmt == FMT_JSON) print_json(v, nt, allk, rk, adv, top);
         else print_text(v, nt, allk, rk, adv, top);
