@@ -51,6 +51,12 @@ void tprof_jw_double(tprof_jw *w, double v);
 void tprof_jw_bool(tprof_jw *w, int v);
 void tprof_jw_null(tprof_jw *w);
 void tprof_json_escape(FILE *f, const char *s);
+/* A key and its value in one call. */
+void tprof_jw_kstr(tprof_jw *w, const char *k, const char *s);
+void tprof_jw_kint(tprof_jw *w, const char *k, int64_t v);
+void tprof_jw_kuint(tprof_jw *w, const char *k, uint64_t v);
+void tprof_jw_kdouble(tprof_jw *w, const char *k, double v);
+void tprof_jw_kbool(tprof_jw *w, const char *k, int v);
 
 #ifdef __cplusplus
 }

@@ -120,3 +120,33 @@ void tprof_jw_null(tprof_jw *w)
     sep(w);
     fputs("null", w->f);
 }
+
+void tprof_jw_kstr(tprof_jw *w, const char *k, const char *s)
+{
+    tprof_jw_key(w, k);
+    tprof_jw_str(w, s);
+}
+
+void tprof_jw_kint(tprof_jw *w, const char *k, int64_t v)
+{
+    tprof_jw_key(w, k);
+    tprof_jw_int(w, v);
+}
+
+void tprof_jw_kuint(tprof_jw *w, const char *k, uint64_t v)
+{
+    tprof_jw_key(w, k);
+    tprof_jw_uint(w, v);
+}
+
+void tprof_jw_kdouble(tprof_jw *w, const char *k, double v)
+{
+    tprof_jw_key(w, k);
+    tprof_jw_double(w, v);
+}
+
+void tprof_jw_kbool(tprof_jw *w, const char *k, int v)
+{
+    tprof_jw_key(w, k);
+    tprof_jw_bool(w, v);
+}

@@ -29,13 +29,13 @@ void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w)
         for (size_t i = 0; i < a->n; i++) {
             const tprof_advice_item *it = &a->items[i];
             tprof_jw_obj(w);
-            tprof_jw_key(w, "rule"); tprof_jw_str(w, it->rule);
+            tprof_jw_kstr(w, "rule", it->rule);
             tprof_jw_key(w, "rank");
             if (it->rank >= 0) tprof_jw_int(w, it->rank); else tprof_jw_null(w);
-            tprof_jw_key(w, "value"); tprof_jw_double(w, it->value);
-            tprof_jw_key(w, "threshold"); tprof_jw_double(w, it->threshold);
-            tprof_jw_key(w, "evidence"); tprof_jw_str(w, it->evidence);
-            tprof_jw_key(w, "remedy"); tprof_jw_str(w, it->remedy);
+            tprof_jw_kdouble(w, "value", it->value);
+            tprof_jw_kdouble(w, "threshold", it->threshold);
+            tprof_jw_kstr(w, "evidence", it->evidence);
+            tprof_jw_kstr(w, "remedy", it->remedy);
             tprof_jw_obj_end(w);
         }
         tprof_jw_arr_end(w);

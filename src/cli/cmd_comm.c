@@ -54,23 +54,23 @@ static void print_table(const char *label, const char *path, const tprof_comm_re
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_comm_result *r)
 {
     tprof_jw_obj(w);
-    tprof_jw_key(w, "label"); tprof_jw_str(w, label);
-    tprof_jw_key(w, "file"); tprof_jw_str(w, path);
-    tprof_jw_key(w, "comm_ns"); tprof_jw_int(w, r->comm_ns);
-    tprof_jw_key(w, "compute_ns"); tprof_jw_int(w, r->compute_ns);
-    tprof_jw_key(w, "overlap_ns"); tprof_jw_int(w, r->overlap_ns);
-    tprof_jw_key(w, "exposed_ns"); tprof_jw_int(w, r->exposed_ns);
-    tprof_jw_key(w, "overlap"); tprof_jw_double(w, r->overlap);
+    tprof_jw_kstr(w, "label", label);
+    tprof_jw_kstr(w, "file", path);
+    tprof_jw_kint(w, "comm_ns", r->comm_ns);
+    tprof_jw_kint(w, "compute_ns", r->compute_ns);
+    tprof_jw_kint(w, "overlap_ns", r->overlap_ns);
+    tprof_jw_kint(w, "exposed_ns", r->exposed_ns);
+    tprof_jw_kdouble(w, "overlap", r->overlap);
     tprof_jw_key(w, "types");
     tprof_jw_arr(w);
     for (size_t i = 0; i < r->ntypes; i++) {
         const tprof_comm_type *y = &r->types[i];
         tprof_jw_obj(w);
-        tprof_jw_key(w, "type"); tprof_jw_str(w, y->type);
-        tprof_jw_key(w, "count"); tprof_jw_uint(w, y->count);
-        tprof_jw_key(w, "time_ns"); tprof_jw_int(w, y->time_ns);
-        tprof_jw_key(w, "total_ns"); tprof_jw_int(w, y->total_ns);
-        tprof_jw_key(w, "exposed_ns"); tprof_jw_int(w, y->exposed_ns);
+        tprof_jw_kstr(w, "type", y->type);
+        tprof_jw_kuint(w, "count", y->count);
+        tprof_jw_kint(w, "time_ns", y->time_ns);
+        tprof_jw_kint(w, "total_ns", y->total_ns);
+        tprof_jw_kint(w, "exposed_ns", y->exposed_ns);
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);

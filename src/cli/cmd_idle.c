@@ -60,9 +60,9 @@ static void print_table(const char *label, const char *path, const tprof_idle_re
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_idle_result *r)
 {
     tprof_jw_obj(w);
-    tprof_jw_key(w, "label"); tprof_jw_str(w, label);
-    tprof_jw_key(w, "file"); tprof_jw_str(w, path);
-    tprof_jw_key(w, "kernel_wait_ns"); tprof_jw_int(w, r->kernel_wait_ns);
+    tprof_jw_kstr(w, "label", label);
+    tprof_jw_kstr(w, "file", path);
+    tprof_jw_kint(w, "kernel_wait_ns", r->kernel_wait_ns);
     tprof_jw_key(w, "bucket_limits_ns");
     tprof_jw_arr(w);
     for (int b = 0; b < TPROF_IDLE_BUCKETS - 1; b++) tprof_jw_int(w, tprof_idle_bucket_limit(b));
@@ -73,19 +73,19 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
     for (size_t i = 0; i < r->nstreams; i++) {
         const tprof_idle_row *s = &r->streams[i];
         tprof_jw_obj(w);
-        tprof_jw_key(w, "device"); tprof_jw_int(w, s->device);
-        tprof_jw_key(w, "stream"); tprof_jw_int(w, s->stream);
-        tprof_jw_key(w, "events"); tprof_jw_uint(w, s->events);
-        tprof_jw_key(w, "span_ns"); tprof_jw_int(w, s->span_ns);
-        tprof_jw_key(w, "idle_ns"); tprof_jw_int(w, s->idle_ns);
+        tprof_jw_kint(w, "device", s->device);
+        tprof_jw_kint(w, "stream", s->stream);
+        tprof_jw_kuint(w, "events", s->events);
+        tprof_jw_kint(w, "span_ns", s->span_ns);
+        tprof_jw_kint(w, "idle_ns", s->idle_ns);
         for (int k = 0; k < TPROF_IDLE_CAUSES; k++) {
             static const char *const keys[] = { "host_wait", "kernel_wait", "other" };
             const tprof_idle_stat *c = &s->cause[k];
             tprof_jw_key(w, keys[k]);
             tprof_jw_obj(w);
-            tprof_jw_key(w, "count"); tprof_jw_uint(w, c->count);
-            tprof_jw_key(w, "total_ns"); tprof_jw_int(w, c->total_ns);
-            tprof_jw_key(w, "max_ns"); tprof_jw_int(w, c->max_ns);
+            tprof_jw_kuint(w, "count", c->count);
+            tprof_jw_kint(w, "total_ns", c->total_ns);
+            tprof_jw_kint(w, "max_ns", c->max_ns);
             tprof_jw_key(w, "buckets");
             tprof_jw_arr(w);
             for (int b = 0; b < TPROF_IDLE_BUCKETS; b++) tprof_jw_uint(w, c->buckets[b]);

@@ -108,45 +108,45 @@ static void json_trace(tprof_jw *w, const tprof_trace *t)
 {
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
     tprof_jw_obj(w);
-    tprof_jw_key(w, "file"); tprof_jw_str(w, m->path);
-    tprof_jw_key(w, "form"); tprof_jw_str(w, m->form == TPROF_FORM_OBJECT ? "object" : "array");
-    tprof_jw_key(w, "compression"); tprof_jw_str(w, tprof_compression_name(m->compression));
-    tprof_jw_key(w, "bytes_read"); tprof_jw_uint(w, m->bytes_in);
-    tprof_jw_key(w, "bytes_json"); tprof_jw_uint(w, m->bytes_json);
-    tprof_jw_key(w, "truncated"); tprof_jw_bool(w, m->truncated);
-    tprof_jw_key(w, "note"); tprof_jw_str(w, m->note);
-    tprof_jw_key(w, "chunks"); tprof_jw_uint(w, m->chunks);
+    tprof_jw_kstr(w, "file", m->path);
+    tprof_jw_kstr(w, "form", m->form == TPROF_FORM_OBJECT ? "object" : "array");
+    tprof_jw_kstr(w, "compression", tprof_compression_name(m->compression));
+    tprof_jw_kuint(w, "bytes_read", m->bytes_in);
+    tprof_jw_kuint(w, "bytes_json", m->bytes_json);
+    tprof_jw_kbool(w, "truncated", m->truncated);
+    tprof_jw_kstr(w, "note", m->note);
+    tprof_jw_kuint(w, "chunks", m->chunks);
     tprof_jw_key(w, "schema_version");
     if (m->has_schema_version) tprof_jw_int(w, m->schema_version); else tprof_jw_null(w);
-    tprof_jw_key(w, "rank"); tprof_jw_int(w, m->rank);
-    tprof_jw_key(w, "world_size"); tprof_jw_int(w, m->world_size);
-    tprof_jw_key(w, "backend"); tprof_jw_str(w, m->backend);
+    tprof_jw_kint(w, "rank", m->rank);
+    tprof_jw_kint(w, "world_size", m->world_size);
+    tprof_jw_kstr(w, "backend", m->backend);
     tprof_jw_key(w, "base_time_ns");
     if (m->has_base_time) tprof_jw_int(w, m->base_time_ns); else tprof_jw_null(w);
     tprof_jw_key(w, "devices");
     tprof_jw_arr(w);
     for (size_t i = 0; i < m->ndevices; i++) {
         tprof_jw_obj(w);
-        tprof_jw_key(w, "id"); tprof_jw_int(w, m->devices[i].id);
-        tprof_jw_key(w, "name"); tprof_jw_str(w, m->devices[i].name);
-        tprof_jw_key(w, "num_sms"); tprof_jw_int(w, m->devices[i].num_sms);
-        tprof_jw_key(w, "total_memory"); tprof_jw_int(w, m->devices[i].total_memory);
+        tprof_jw_kint(w, "id", m->devices[i].id);
+        tprof_jw_kstr(w, "name", m->devices[i].name);
+        tprof_jw_kint(w, "num_sms", m->devices[i].num_sms);
+        tprof_jw_kint(w, "total_memory", m->devices[i].total_memory);
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);
-    tprof_jw_key(w, "ts_min_ns"); tprof_jw_int(w, m->ts_max >= m->ts_min ? m->ts_min : 0);
-    tprof_jw_key(w, "ts_max_ns"); tprof_jw_int(w, m->ts_max >= m->ts_min ? m->ts_max : 0);
+    tprof_jw_kint(w, "ts_min_ns", m->ts_max >= m->ts_min ? m->ts_min : 0);
+    tprof_jw_kint(w, "ts_max_ns", m->ts_max >= m->ts_min ? m->ts_max : 0);
     tprof_jw_key(w, "steps");
     tprof_jw_arr(w);
     for (size_t i = 0; i < m->nsteps; i++) {
         tprof_jw_obj(w);
-        tprof_jw_key(w, "number"); tprof_jw_int(w, m->steps[i].number);
-        tprof_jw_key(w, "ts_ns"); tprof_jw_int(w, m->steps[i].ts);
-        tprof_jw_key(w, "dur_ns"); tprof_jw_int(w, m->steps[i].dur);
+        tprof_jw_kint(w, "number", m->steps[i].number);
+        tprof_jw_kint(w, "ts_ns", m->steps[i].ts);
+        tprof_jw_kint(w, "dur_ns", m->steps[i].dur);
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);
-    tprof_jw_key(w, "events"); tprof_jw_uint(w, m->nevents);
+    tprof_jw_kuint(w, "events", m->nevents);
     tprof_jw_key(w, "kinds");
     tprof_jw_obj(w);
     for (int k = 0; k < TPROF_KIND_COUNT; k++) {
@@ -157,17 +157,16 @@ static void json_trace(tprof_jw *w, const tprof_trace *t)
     tprof_jw_key(w, "categories");
     tprof_jw_obj(w);
     for (size_t i = 0; i < m->ncats; i++) {
-        tprof_jw_key(w, tprof_trace_str(t, m->cats[i].cat));
-        tprof_jw_uint(w, m->cats[i].count);
+        tprof_jw_kuint(w, tprof_trace_str(t, m->cats[i].cat), m->cats[i].count);
     }
     tprof_jw_obj_end(w);
     tprof_jw_key(w, "gpu_tracks");
     tprof_jw_arr(w);
     for (size_t i = 0; i < m->ngpu_tracks; i++) {
         tprof_jw_obj(w);
-        tprof_jw_key(w, "device"); tprof_jw_int(w, m->gpu_tracks[i].device);
-        tprof_jw_key(w, "stream"); tprof_jw_int(w, m->gpu_tracks[i].stream);
-        tprof_jw_key(w, "events"); tprof_jw_uint(w, m->gpu_tracks[i].events);
+        tprof_jw_kint(w, "device", m->gpu_tracks[i].device);
+        tprof_jw_kint(w, "stream", m->gpu_tracks[i].stream);
+        tprof_jw_kuint(w, "events", m->gpu_tracks[i].events);
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);
@@ -177,20 +176,20 @@ static void json_trace(tprof_jw *w, const tprof_trace *t)
         char id[64];
         thread_label(t, &m->cpu_tracks[i], id, sizeof id);
         tprof_jw_obj(w);
-        tprof_jw_key(w, "thread"); tprof_jw_str(w, id);
-        tprof_jw_key(w, "events"); tprof_jw_uint(w, m->cpu_tracks[i].events);
+        tprof_jw_kstr(w, "thread", id);
+        tprof_jw_kuint(w, "events", m->cpu_tracks[i].events);
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);
     const tprof_warnings *wr = &m->warn;
     tprof_jw_key(w, "warnings");
     tprof_jw_obj(w);
-    tprof_jw_key(w, "dur_missing"); tprof_jw_uint(w, wr->dur_missing);
-    tprof_jw_key(w, "dur_negative"); tprof_jw_uint(w, wr->dur_negative);
-    tprof_jw_key(w, "dur_absurd"); tprof_jw_uint(w, wr->dur_absurd);
-    tprof_jw_key(w, "ts_missing"); tprof_jw_uint(w, wr->ts_missing);
-    tprof_jw_key(w, "ts_invalid"); tprof_jw_uint(w, wr->ts_bad);
-    tprof_jw_key(w, "non_object_events"); tprof_jw_uint(w, wr->non_object_events);
+    tprof_jw_kuint(w, "dur_missing", wr->dur_missing);
+    tprof_jw_kuint(w, "dur_negative", wr->dur_negative);
+    tprof_jw_kuint(w, "dur_absurd", wr->dur_absurd);
+    tprof_jw_kuint(w, "ts_missing", wr->ts_missing);
+    tprof_jw_kuint(w, "ts_invalid", wr->ts_bad);
+    tprof_jw_kuint(w, "non_object_events", wr->non_object_events);
     tprof_jw_obj_end(w);
     tprof_jw_obj_end(w);
 }

@@ -93,24 +93,24 @@ static void print_csv(const char *label, const char *path, const tprof_kernels_r
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_kernels_result *r, size_t top)
 {
     tprof_jw_obj(w);
-    tprof_jw_key(w, "label"); tprof_jw_str(w, label);
-    tprof_jw_key(w, "file"); tprof_jw_str(w, path);
-    tprof_jw_key(w, "by"); tprof_jw_str(w, by_name(r->by));
-    tprof_jw_key(w, "count"); tprof_jw_uint(w, r->count);
-    tprof_jw_key(w, "total_ns"); tprof_jw_int(w, r->total_ns);
-    tprof_jw_key(w, "busy_ns"); tprof_jw_int(w, r->busy_ns);
-    tprof_jw_key(w, "span_ns"); tprof_jw_int(w, r->span_ns);
+    tprof_jw_kstr(w, "label", label);
+    tprof_jw_kstr(w, "file", path);
+    tprof_jw_kstr(w, "by", by_name(r->by));
+    tprof_jw_kuint(w, "count", r->count);
+    tprof_jw_kint(w, "total_ns", r->total_ns);
+    tprof_jw_kint(w, "busy_ns", r->busy_ns);
+    tprof_jw_kint(w, "span_ns", r->span_ns);
     if (r->windowed) {
-        tprof_jw_key(w, "step_first"); tprof_jw_int(w, r->step_first);
-        tprof_jw_key(w, "step_last"); tprof_jw_int(w, r->step_last);
+        tprof_jw_kint(w, "step_first", r->step_first);
+        tprof_jw_kint(w, "step_last", r->step_last);
     }
     tprof_jw_key(w, "classes");
     tprof_jw_obj(w);
     for (int k = 0; k < TPROF_CLASS_COUNT; k++) {
         tprof_jw_key(w, tprof_class_name((tprof_class)k));
         tprof_jw_obj(w);
-        tprof_jw_key(w, "count"); tprof_jw_uint(w, r->class_count[k]);
-        tprof_jw_key(w, "total_ns"); tprof_jw_int(w, r->class_total_ns[k]);
+        tprof_jw_kuint(w, "count", r->class_count[k]);
+        tprof_jw_kint(w, "total_ns", r->class_total_ns[k]);
         tprof_jw_obj_end(w);
     }
     tprof_jw_obj_end(w);
@@ -120,18 +120,18 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
     for (size_t i = 0; i < n; i++) {
         const tprof_kernel_row *row = &r->rows[i];
         tprof_jw_obj(w);
-        tprof_jw_key(w, "key"); tprof_jw_str(w, row->key);
-        if (r->by == TPROF_BY_NAME) { tprof_jw_key(w, "class"); tprof_jw_str(w, tprof_class_name(row->klass)); }
+        tprof_jw_kstr(w, "key", row->key);
+        if (r->by == TPROF_BY_NAME) { tprof_jw_kstr(w, "class", tprof_class_name(row->klass)); }
         if (r->by == TPROF_BY_STREAM) {
-            tprof_jw_key(w, "device"); tprof_jw_int(w, row->device);
-            tprof_jw_key(w, "stream"); tprof_jw_int(w, row->stream);
+            tprof_jw_kint(w, "device", row->device);
+            tprof_jw_kint(w, "stream", row->stream);
         }
-        tprof_jw_key(w, "count"); tprof_jw_uint(w, row->count);
-        tprof_jw_key(w, "total_ns"); tprof_jw_int(w, row->total_ns);
-        tprof_jw_key(w, "mean_ns"); tprof_jw_double(w, row->mean_ns);
-        tprof_jw_key(w, "min_ns"); tprof_jw_int(w, row->min_ns);
-        tprof_jw_key(w, "max_ns"); tprof_jw_int(w, row->max_ns);
-        tprof_jw_key(w, "share"); tprof_jw_double(w, row->share);
+        tprof_jw_kuint(w, "count", row->count);
+        tprof_jw_kint(w, "total_ns", row->total_ns);
+        tprof_jw_kdouble(w, "mean_ns", row->mean_ns);
+        tprof_jw_kint(w, "min_ns", row->min_ns);
+        tprof_jw_kint(w, "max_ns", row->max_ns);
+        tprof_jw_kdouble(w, "share", row->share);
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);

@@ -74,34 +74,34 @@ static void print_table(const char *label, const char *path, const tprof_steps_r
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_steps_result *r)
 {
     tprof_jw_obj(w);
-    tprof_jw_key(w, "label"); tprof_jw_str(w, label);
-    tprof_jw_key(w, "file"); tprof_jw_str(w, path);
-    tprof_jw_key(w, "steps_count"); tprof_jw_uint(w, r->nsteps);
-    tprof_jw_key(w, "mean_ns"); tprof_jw_int(w, r->mean_ns);
-    tprof_jw_key(w, "p50_ns"); tprof_jw_int(w, r->p50_ns);
-    tprof_jw_key(w, "min_ns"); tprof_jw_int(w, r->min_ns);
-    tprof_jw_key(w, "max_ns"); tprof_jw_int(w, r->max_ns);
-    tprof_jw_key(w, "spread"); tprof_jw_double(w, r->spread);
-    tprof_jw_key(w, "phases_found"); tprof_jw_bool(w, r->phases_found);
+    tprof_jw_kstr(w, "label", label);
+    tprof_jw_kstr(w, "file", path);
+    tprof_jw_kuint(w, "steps_count", r->nsteps);
+    tprof_jw_kint(w, "mean_ns", r->mean_ns);
+    tprof_jw_kint(w, "p50_ns", r->p50_ns);
+    tprof_jw_kint(w, "min_ns", r->min_ns);
+    tprof_jw_kint(w, "max_ns", r->max_ns);
+    tprof_jw_kdouble(w, "spread", r->spread);
+    tprof_jw_kbool(w, "phases_found", r->phases_found);
     tprof_jw_key(w, "steps");
     tprof_jw_arr(w);
     for (size_t i = 0; i < r->nsteps; i++) {
         const tprof_step_row *s = &r->steps[i];
         tprof_jw_obj(w);
-        tprof_jw_key(w, "number"); tprof_jw_int(w, s->number);
-        tprof_jw_key(w, "ts_ns"); tprof_jw_int(w, s->ts);
-        tprof_jw_key(w, "dur_ns"); tprof_jw_int(w, s->dur);
-        tprof_jw_key(w, "gpu_events"); tprof_jw_uint(w, s->gpu_events);
-        tprof_jw_key(w, "gpu_total_ns"); tprof_jw_int(w, s->gpu_total_ns);
-        tprof_jw_key(w, "gpu_busy_ns"); tprof_jw_int(w, s->gpu_busy_ns);
-        tprof_jw_key(w, "gpu_end_ns"); tprof_jw_int(w, s->gpu_end_ns);
+        tprof_jw_kint(w, "number", s->number);
+        tprof_jw_kint(w, "ts_ns", s->ts);
+        tprof_jw_kint(w, "dur_ns", s->dur);
+        tprof_jw_kuint(w, "gpu_events", s->gpu_events);
+        tprof_jw_kint(w, "gpu_total_ns", s->gpu_total_ns);
+        tprof_jw_kint(w, "gpu_busy_ns", s->gpu_busy_ns);
+        tprof_jw_kint(w, "gpu_end_ns", s->gpu_end_ns);
         tprof_jw_key(w, "phases");
         tprof_jw_obj(w);
         for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
             tprof_jw_key(w, tprof_phase_name((tprof_phase)p));
             tprof_jw_obj(w);
-            tprof_jw_key(w, "cpu_ns"); tprof_jw_int(w, s->phase_cpu_ns[p]);
-            tprof_jw_key(w, "gpu_ns"); tprof_jw_int(w, s->phase_gpu_ns[p]);
+            tprof_jw_kint(w, "cpu_ns", s->phase_cpu_ns[p]);
+            tprof_jw_kint(w, "gpu_ns", s->phase_gpu_ns[p]);
             tprof_jw_obj_end(w);
         }
         tprof_jw_obj_end(w);

@@ -156,19 +156,19 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
         char label[64];
         cli_trace_label(v[i].t, (int)i, label, sizeof label);
         tprof_jw_obj(&w);
-        tprof_jw_key(&w, "label"); tprof_jw_str(&w, label);
-        tprof_jw_key(&w, "file"); tprof_jw_str(&w, m->path);
-        tprof_jw_key(&w, "rank"); tprof_jw_int(&w, m->rank);
-        tprof_jw_key(&w, "events"); tprof_jw_uint(&w, m->nevents);
-        tprof_jw_key(&w, "truncated"); tprof_jw_bool(&w, m->truncated);
+        tprof_jw_kstr(&w, "label", label);
+        tprof_jw_kstr(&w, "file", m->path);
+        tprof_jw_kint(&w, "rank", m->rank);
+        tprof_jw_kuint(&w, "events", m->nevents);
+        tprof_jw_kbool(&w, "truncated", m->truncated);
         tprof_jw_key(&w, "steps");
         tprof_jw_obj(&w);
-        tprof_jw_key(&w, "count"); tprof_jw_uint(&w, s->nsteps);
-        tprof_jw_key(&w, "mean_ns"); tprof_jw_int(&w, s->mean_ns);
-        tprof_jw_key(&w, "p50_ns"); tprof_jw_int(&w, s->p50_ns);
-        tprof_jw_key(&w, "min_ns"); tprof_jw_int(&w, s->min_ns);
-        tprof_jw_key(&w, "max_ns"); tprof_jw_int(&w, s->max_ns);
-        tprof_jw_key(&w, "spread"); tprof_jw_double(&w, s->spread);
+        tprof_jw_kuint(&w, "count", s->nsteps);
+        tprof_jw_kint(&w, "mean_ns", s->mean_ns);
+        tprof_jw_kint(&w, "p50_ns", s->p50_ns);
+        tprof_jw_kint(&w, "min_ns", s->min_ns);
+        tprof_jw_kint(&w, "max_ns", s->max_ns);
+        tprof_jw_kdouble(&w, "spread", s->spread);
         tprof_jw_obj_end(&w);
         tprof_jw_key(&w, "phases");
         if (s->phases_found) {
@@ -176,8 +176,8 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
             for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
                 tprof_jw_key(&w, tprof_phase_name((tprof_phase)p));
                 tprof_jw_obj(&w);
-                tprof_jw_key(&w, "cpu_ns"); tprof_jw_int(&w, s->phase_cpu_ns[p]);
-                tprof_jw_key(&w, "gpu_ns"); tprof_jw_int(&w, s->phase_gpu_ns[p]);
+                tprof_jw_kint(&w, "cpu_ns", s->phase_cpu_ns[p]);
+                tprof_jw_kint(&w, "gpu_ns", s->phase_gpu_ns[p]);
                 tprof_jw_obj_end(&w);
             }
             tprof_jw_obj_end(&w);
@@ -185,18 +185,18 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
             tprof_jw_null(&w);
         tprof_jw_key(&w, "temporal");
         tprof_jw_obj(&w);
-        tprof_jw_key(&w, "span_ns"); tprof_jw_int(&w, t->span_ns);
-        tprof_jw_key(&w, "idle_ns"); tprof_jw_int(&w, t->idle_ns);
-        tprof_jw_key(&w, "compute_ns"); tprof_jw_int(&w, t->compute_ns);
-        tprof_jw_key(&w, "non_compute_ns"); tprof_jw_int(&w, t->non_compute_ns);
-        tprof_jw_key(&w, "last_step_excluded"); tprof_jw_bool(&w, t->last_step_excluded);
+        tprof_jw_kint(&w, "span_ns", t->span_ns);
+        tprof_jw_kint(&w, "idle_ns", t->idle_ns);
+        tprof_jw_kint(&w, "compute_ns", t->compute_ns);
+        tprof_jw_kint(&w, "non_compute_ns", t->non_compute_ns);
+        tprof_jw_kbool(&w, "last_step_excluded", t->last_step_excluded);
         tprof_jw_obj_end(&w);
         tprof_jw_key(&w, "communication");
         tprof_jw_obj(&w);
-        tprof_jw_key(&w, "comm_ns"); tprof_jw_int(&w, cm->comm_ns);
-        tprof_jw_key(&w, "overlap_ns"); tprof_jw_int(&w, cm->overlap_ns);
-        tprof_jw_key(&w, "exposed_ns"); tprof_jw_int(&w, cm->exposed_ns);
-        tprof_jw_key(&w, "overlap"); tprof_jw_double(&w, cm->overlap);
+        tprof_jw_kint(&w, "comm_ns", cm->comm_ns);
+        tprof_jw_kint(&w, "overlap_ns", cm->overlap_ns);
+        tprof_jw_kint(&w, "exposed_ns", cm->exposed_ns);
+        tprof_jw_kdouble(&w, "overlap", cm->overlap);
         tprof_jw_obj_end(&w);
         tprof_jw_obj_end(&w);
     }
@@ -205,11 +205,11 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
     tprof_jw_arr(&w);
     for (size_t i = 0; i < k->nrows && i < top; i++) {
         tprof_jw_obj(&w);
-        tprof_jw_key(&w, "name"); tprof_jw_str(&w, k->rows[i].key);
-        tprof_jw_key(&w, "class"); tprof_jw_str(&w, tprof_class_name(k->rows[i].klass));
-        tprof_jw_key(&w, "count"); tprof_jw_uint(&w, k->rows[i].count);
-        tprof_jw_key(&w, "total_ns"); tprof_jw_int(&w, k->rows[i].total_ns);
-        tprof_jw_key(&w, "share"); tprof_jw_double(&w, k->rows[i].share);
+        tprof_jw_kstr(&w, "name", k->rows[i].key);
+        tprof_jw_kstr(&w, "class", tprof_class_name(k->rows[i].klass));
+        tprof_jw_kuint(&w, "count", k->rows[i].count);
+        tprof_jw_kint(&w, "total_ns", k->rows[i].total_ns);
+        tprof_jw_kdouble(&w, "share", k->rows[i].share);
         tprof_jw_obj_end(&w);
     }
     tprof_jw_arr_end(&w);
@@ -218,9 +218,9 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
         tprof_jw_obj(&w);
         tprof_jw_key(&w, "straggler");
         if (rk->straggler >= 0) tprof_jw_int(&w, rk->ranks[rk->straggler].rank); else tprof_jw_null(&w);
-        tprof_jw_key(&w, "skew_max_ns"); tprof_jw_int(&w, rk->skew_max_ns);
-        tprof_jw_key(&w, "skew_mean_ns"); tprof_jw_int(&w, rk->skew_mean_ns);
-        tprof_jw_key(&w, "common_steps"); tprof_jw_uint(&w, rk->common_steps);
+        tprof_jw_kint(&w, "skew_max_ns", rk->skew_max_ns);
+        tprof_jw_kint(&w, "skew_mean_ns", rk->skew_mean_ns);
+        tprof_jw_kuint(&w, "common_steps", rk->common_steps);
         tprof_jw_obj_end(&w);
     } else
         tprof_jw_null(&w);

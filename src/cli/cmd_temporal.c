@@ -72,14 +72,14 @@ static int each(void *vctx, const tprof_trace *t, cli_out *out)
     }
     tprof_jw *w = &out->jw;
     tprof_jw_obj(w);
-    tprof_jw_key(w, "label"); tprof_jw_str(w, out->label);
-    tprof_jw_key(w, "file"); tprof_jw_str(w, out->path);
-    tprof_jw_key(w, "events"); tprof_jw_uint(w, r.events);
-    tprof_jw_key(w, "span_ns"); tprof_jw_int(w, r.span_ns);
-    tprof_jw_key(w, "busy_ns"); tprof_jw_int(w, r.busy_ns);
-    tprof_jw_key(w, "idle_ns"); tprof_jw_int(w, r.idle_ns);
-    tprof_jw_key(w, "compute_ns"); tprof_jw_int(w, r.compute_ns);
-    tprof_jw_key(w, "non_compute_ns"); tprof_jw_int(w, r.non_compute_ns);
+    tprof_jw_kstr(w, "label", out->label);
+    tprof_jw_kstr(w, "file", out->path);
+    tprof_jw_kuint(w, "events", r.events);
+    tprof_jw_kint(w, "span_ns", r.span_ns);
+    tprof_jw_kint(w, "busy_ns", r.busy_ns);
+    tprof_jw_kint(w, "idle_ns", r.idle_ns);
+    tprof_jw_kint(w, "compute_ns", r.compute_ns);
+    tprof_jw_kint(w, "non_compute_ns", r.non_compute_ns);
     tprof_jw_key(w, "last_step_excluded");
     if (r.last_step_excluded) tprof_jw_int(w, r.last_step); else tprof_jw_null(w);
     tprof_jw_obj_end(w);
