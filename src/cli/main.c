@@ -7,16 +7,17 @@
 #include "trainprof/version.h"
 
 static const cli_command commands[] = {
-    { "summary", "the first screen: steps, GPU time, communication, top kernels, ranks, advice", cmd_summary },
+    { "summary", "the first screen: steps, phases, GPU time, communication, top kernels, ranks, advice",
+      cmd_summary },
     { "info", "what a trace holds: format, devices, rank, steps, event counts, warnings", cmd_info },
     { "kernels", "GPU kernel breakdown: top kernels, classes, streams", cmd_kernels },
-    { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
+    { "steps", "each ProfilerStep: CPU time, GPU work launched, statistics, phase split", cmd_steps },
+    { "temporal", "GPU time split into idle, compute and non-compute (HTA's temporal breakdown)", cmd_temporal },
+    { "idle", "why each GPU stream is idle: host wait, kernel wait, other", cmd_idle },
     { "comm", "communication time, overlap with compute, exposed communication, per collective", cmd_comm },
     { "launch", "launch overhead, launch queue, CPU-bound detection", cmd_launch },
-    { "idle", "why each GPU stream is idle: host wait, kernel wait, other", cmd_idle },
     { "ranks", "ranks side by side: stragglers, step-time skew, exposed communication", cmd_ranks },
-    { "steps", "each ProfilerStep: CPU time, the GPU work it launched, step-time statistics", cmd_steps },
-    { "temporal", "GPU time split into idle, compute and non-compute (HTA's temporal breakdown)", cmd_temporal },
+    { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
 };
 
 static void usage(FILE *f)
