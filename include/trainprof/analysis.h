@@ -153,7 +153,22 @@ int64_t tprof_idle_bucket_limit(int i);
 
 /* ---- comm: communication time, its overlap with compute, what is exposed ---- */
 
-#define TPROF_COMM_KEEP TPROF_KERNELS_KEEP
+#define TPROF_COMM_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS)
+
+/* Collective calls as PyTorch records them (record_param_comms), per
+ * collective name, joined to the GPU kernels each call launched. */
+typedef struct {
+    const char *name;      /* as recorded: allreduce, all_gather, ... */
+    uint64_t calls;
+    uint64_t matched;      /* calls whose communication kernels were found */
+    int64_t bytes;         /* message size of all calls: max(in, out) elements x dtype size */
+    int64_t matched_bytes; /* of the matched calls */
+    int64_t kernel_ns;     /* of the matched calls: their kernels' GPU time */
+    int64_t group_size;    /* the largest seen */
+    const char *algorithm; /* the most common of RING, TREE, NVLS, COLLNET, PAT in the kernel names, or "" */
+    double algbw;          /* matched_bytes / kernel time, GB/s (10^9 bytes per second) */
+    double busbw;          /* algbw x the collective's bus factor (docs/METRICS.md) */
+} tprof_comm_call;
 
 typedef struct {
     const char *type;   /* AllReduce, AllGather, ReduceScatter, SendRecv, ... or "other" */
@@ -171,6 +186,8 @@ typedef struct {
     double overlap;      /* overlap_ns / comm_ns (0 without communication) */
     tprof_comm_type *types; /* by time, descending */
     size_t ntypes;
+    tprof_comm_call *calls; /* by kernel time, descending; none without record_param_comms */
+    size_t ncalls;
 } tprof_comm_result;
 
 int tprof_comm(const tprof_trace *t, tprof_comm_result **out);

@@ -41,6 +41,7 @@ typedef enum {
 
 #define TPROF_KEEP(kind) (1u << (kind))
 #define TPROF_KEEP_MARKERS (1u << 30) /* CPU spans that mark a phase (TPROF_EV_MARKER) */
+#define TPROF_KEEP_CALLS (1u << 29)   /* record_param_comms spans, with tprof_collective_call */
 #define TPROF_KEEP_ALL 0xFFFFFFFFu
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
@@ -59,6 +60,7 @@ typedef enum {
 #define TPROF_EV_BAD_DUR 0x08  /* dur was negative or absurd: set to 0 */
 #define TPROF_EV_STEP 0x10     /* a CPU ProfilerStep#N span */
 #define TPROF_EV_MARKER 0x20   /* a CPU span that marks a phase (tprof_phase_of) */
+#define TPROF_EV_CALL 0x40     /* a record_param_comms span (a collective call) */
 
 typedef struct {
     int64_t ts;          /* ns since the trace's clock origin */
@@ -97,6 +99,15 @@ static inline int64_t tprof_span_ns(int64_t a, int64_t b)
     if (__builtin_sub_overflow(b, a, &d)) return b > a ? INT64_MAX : INT64_MIN;
     return d;
 }
+
+/* A collective call as PyTorch records it: a record_param_comms span and
+ * its args (kept with TPROF_KEEP_CALLS). */
+typedef struct {
+    size_t event;     /* the span's index in tprof_trace_events() */
+    uint32_t name;    /* "Collective name" (string id): allreduce, all_gather, ... */
+    uint32_t dtype;   /* string id: Float, BFloat16, ... */
+    int64_t in_nelems, out_nelems, group_size; /* -1 when absent */
+} tprof_collective_call;
 
 typedef struct {
     int64_t id;
@@ -220,6 +231,8 @@ size_t tprof_trace_nevents(const tprof_trace *t);
 const tprof_event *tprof_trace_events(const tprof_trace *t); /* in file order */
 const char *tprof_trace_str(const tprof_trace *t, uint32_t id);
 size_t tprof_trace_nstrings(const tprof_trace *t);
+size_t tprof_trace_ncalls(const tprof_trace *t);
+const tprof_collective_call *tprof_trace_calls(const tprof_trace *t); /* in file order */
 /* Bytes of memory held by the trace (records, strings, tables). */
 size_t tprof_trace_memory(const tprof_trace *t);
 

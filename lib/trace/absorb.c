@@ -42,6 +42,15 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
     tprof_trace_meta *d = &dst->meta;
     const tprof_trace_meta *s = &src->meta;
 
+    /* collective calls: their events are appended next, after dst's */
+    if (tprof_grow((void **)&dst->calls, &dst->callcap, dst->ncalls + src->ncalls, sizeof *dst->calls)) goto oom;
+    for (size_t i = 0; i < src->ncalls; i++) {
+        tprof_collective_call c = src->calls[i];
+        c.event += dst->nev;
+        c.name = map[c.name];
+        c.dtype = map[c.dtype];
+        dst->calls[dst->ncalls++] = c;
+    }
     /* events, in order */
     if (tprof_grow((void **)&dst->ev, &dst->evcap, dst->nev + src->nev, sizeof *dst->ev)) goto oom;
     for (size_t i = 0; i < src->nev; i++) {

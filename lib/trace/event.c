@@ -34,7 +34,11 @@ event_key tprof_event_key(const char *k, size_t n)
 arg_key tprof_arg_key(const char *k, size_t n)
 {
     switch (n) {
-    case 5: return keyis(k, n, "bytes") ? A_BYTES : A_OTHER;
+    case 5: return keyis(k, n, "bytes") ? A_BYTES : keyis(k, n, "dtype") ? A_DTYPE : A_OTHER;
+    case 10: return keyis(k, n, "Group size") ? A_GROUP_SIZE : A_OTHER;
+    case 13: return keyis(k, n, "In msg nelems") ? A_IN_NELEMS : A_OTHER;
+    case 14: return keyis(k, n, "Out msg nelems") ? A_OUT_NELEMS : A_OTHER;
+    case 15: return keyis(k, n, "Collective name") ? A_COLL : A_OTHER;
     case 6: return keyis(k, n, "device") ? A_DEVICE : keyis(k, n, "stream") ? A_STREAM : A_OTHER;
     case 9: return keyis(k, n, "Task Type") ? A_TASK_TYPE : keyis(k, n, "Stream Id") ? A_STREAM : A_OTHER;
     case 11:
@@ -48,7 +52,7 @@ arg_key tprof_arg_key(const char *k, size_t n)
 void tprof_raw_event_init(reader *r, raw_event *e)
 {
     *e = (raw_event){ .device = -1, .stream = -1, .correlation = -1, .external_id = -1, .flow_id = -1,
-                      .bytes = -1 };
+                      .bytes = -1, .in_nelems = -1, .out_nelems = -1, .group_size = -1 };
     r->name_len = 0;
 }
 
@@ -118,20 +122,39 @@ int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, con
     return 0;
 }
 
+int64_t *tprof_arg_slot(raw_event *e, arg_key key)
+{
+    switch (key) {
+    case A_BYTES: return &e->bytes;
+    case A_DEVICE: return &e->device;
+    case A_STREAM: return &e->stream;
+    case A_CORRELATION: return &e->correlation;
+    case A_EXTERNAL_ID: return &e->external_id;
+    case A_IN_NELEMS: return &e->in_nelems;
+    case A_OUT_NELEMS: return &e->out_nelems;
+    case A_GROUP_SIZE: return &e->group_size;
+    default: return NULL;
+    }
+}
+
 void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char *text, size_t len)
 {
-    int64_t *dst = NULL;
-    switch (key) {
-    case A_BYTES: dst = &e->bytes; break;
-    case A_DEVICE: dst = &e->device; break;
-    case A_STREAM: dst = &e->stream; break;
-    case A_CORRELATION: dst = &e->correlation; break;
-    case A_EXTERNAL_ID: dst = &e->external_id; break;
-    case A_TASK_TYPE: e->task_type = 1; return;
-    default: return;
+    if (key == A_TASK_TYPE) {
+        e->task_type = 1;
+        return;
     }
-    int64_t v;
-    if (parse_int(type, text, len, &v) == 0) *dst = v;
+    if (key == A_COLL || key == A_DTYPE) { /* short names, kept (cut at the buffer) */
+        if (type != V_STRING) return;
+        char *dst = key == A_COLL ? e->coll : e->dtype;
+        size_t cap = key == A_COLL ? sizeof e->coll : sizeof e->dtype;
+        size_t n = len < cap ? len : cap;
+        memcpy(dst, text, n);
+        if (key == A_COLL) e->coll_len = (uint8_t)n;
+        else e->dtype_len = (uint8_t)n;
+        return;
+    }
+    int64_t *dst = tprof_arg_slot(e, key), v;
+    if (dst && parse_int(type, text, len, &v) == 0) *dst = v;
 }
 
 static value_type token_value_type(const tprof_json_token *t)
@@ -349,7 +372,10 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         is_marker = phase != TPROF_PHASE_OTHER;
     }
     if (is_marker) flags |= TPROF_EV_MARKER;
-    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker) return 0;
+    int is_call = kind == TPROF_KIND_CPU && e.ph == 'X' && timed && (r->opts->keep & TPROF_KEEP_CALLS) &&
+                  r->name_len == 18 && !memcmp(r->name_buf, "record_param_comms", 18);
+    if (is_call) flags |= TPROF_EV_CALL;
+    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker && !is_call) return 0;
     if (!timed && kind != TPROF_KIND_META) return 0;
     if (tprof_grow((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];
@@ -379,6 +405,14 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         .klass = klass,
         .flags = flags,
     };
+    if (is_call) {
+        if (tprof_grow((void **)&t->calls, &t->callcap, t->ncalls + 1, sizeof *t->calls)) return TPROF_ENOMEM;
+        uint32_t cn = tprof_reader_intern(r, e.coll, e.coll_len), dt = tprof_reader_intern(r, e.dtype, e.dtype_len);
+        if (cn == UINT32_MAX || dt == UINT32_MAX) return TPROF_ENOMEM;
+        t->calls[t->ncalls++] = (tprof_collective_call){ .event = t->nev, .name = cn, .dtype = dt,
+                                                         .in_nelems = e.in_nelems, .out_nelems = e.out_nelems,
+                                                         .group_size = e.group_size };
+    }
     t->nev++;
     return 0;
 }

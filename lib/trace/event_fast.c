@@ -112,9 +112,8 @@ static int args_body(raw_event *e, const uint8_t **pp, const uint8_t *end, int d
             if ((rc = js_skip_value(p, end, depth_left, &p, &err))) return rc;
             continue;
         }
-        if (k != A_TASK_TYPE && is_number_start(*p)) {
-            int64_t *dst = k == A_BYTES ? &e->bytes : k == A_DEVICE ? &e->device : k == A_STREAM ? &e->stream
-                         : k == A_CORRELATION ? &e->correlation : &e->external_id;
+        int64_t *dst = tprof_arg_slot(e, k);
+        if (dst && is_number_start(*p)) {
             number(&p, end, 0, dst, &rc);
             if (rc) return rc;
             continue;

@@ -25,6 +25,10 @@ typedef struct {
     int64_t pid, tid;
     uint8_t flags;
     int64_t device, stream, correlation, external_id, flow_id, bytes;
+    /* record_param_comms args (PyTorch's record of a collective call) */
+    char coll[32], dtype[16];
+    uint8_t coll_len, dtype_len;
+    int64_t in_nelems, out_nelems, group_size;
 } raw_event;
 
 #include <stdlib.h>
@@ -60,7 +64,10 @@ static inline void warn_at(reader *r, uint64_t *counter, uint64_t off)
 
 /* The event keys and args keys trainprof reads; everything else is skipped. */
 typedef enum { K_OTHER = 0, K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_ID, K_ARGS } event_key;
-typedef enum { A_OTHER = 0, A_BYTES, A_DEVICE, A_STREAM, A_TASK_TYPE, A_CORRELATION, A_EXTERNAL_ID } arg_key;
+typedef enum {
+    A_OTHER = 0, A_BYTES, A_DEVICE, A_STREAM, A_TASK_TYPE, A_CORRELATION, A_EXTERNAL_ID,
+    A_COLL, A_DTYPE, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE
+} arg_key;
 /* A scalar value as written: a number, a string (decoded), or true/false/null. */
 typedef enum { V_NUMBER, V_STRING, V_LITERAL } value_type;
 
@@ -70,6 +77,8 @@ void tprof_raw_event_init(reader *r, raw_event *e);
 /* Stores a scalar value of KEY into E; returns 0 or TPROF_ENOMEM. */
 int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, const char *text, size_t len);
 void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char *text, size_t len);
+/* Where a numeric arg goes, or NULL for the keys that take no number. */
+int64_t *tprof_arg_slot(raw_event *e, arg_key key);
 
 /* Where a chunk of a document starts (parallel reading). */
 typedef enum {

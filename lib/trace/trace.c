@@ -12,6 +12,7 @@ void tprof_trace_free(tprof_trace *t)
     free(t->steps);
     free(t->tracks);
     free(t->threads);
+    free(t->calls);
     free(t->cat_counts);
     free(t->cats);
     free(t->kind_of_cat);
@@ -27,11 +28,13 @@ size_t tprof_trace_nevents(const tprof_trace *t) { return t->nev; }
 const tprof_event *tprof_trace_events(const tprof_trace *t) { return t->ev; }
 const char *tprof_trace_str(const tprof_trace *t, uint32_t id) { return tprof_strtab_get(&t->strs, id); }
 size_t tprof_trace_nstrings(const tprof_trace *t) { return t->strs.count; }
+size_t tprof_trace_ncalls(const tprof_trace *t) { return t->ncalls; }
+const tprof_collective_call *tprof_trace_calls(const tprof_trace *t) { return t->calls; }
 
 size_t tprof_trace_memory(const tprof_trace *t)
 {
     return sizeof *t + t->strs.bytes + t->evcap * sizeof *t->ev + t->devcap * sizeof *t->devices +
-           t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks + t->threadcap * sizeof *t->threads +
+           t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks + t->threadcap * sizeof *t->threads + t->callcap * sizeof *t->calls +
            t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap +
            t->class_of_cat_cap;
 }

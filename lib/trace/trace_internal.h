@@ -22,6 +22,8 @@ struct tprof_trace {
     size_t nsteps, stepcap;
     tprof_gpu_track *tracks;
     size_t ntracks, trackcap;
+    tprof_collective_call *calls;
+    size_t ncalls, callcap;
     tprof_cpu_track *threads;
     size_t nthreads, threadcap, last_thread;
     uint64_t *cat_counts;   /* per string id, for category ids */

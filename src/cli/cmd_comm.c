@@ -22,12 +22,38 @@ static void help(FILE *f)
 
 static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
 
+/* The recorded calls (record_param_comms) joined to their kernels. */
+static void print_calls(const tprof_comm_result *r)
+{
+    if (!r->ncalls) return;
+    printf("\nrecorded collective calls (record_param_comms):\n");
+    const char *hdr[] = { "collective", "calls", "with kernels", "bytes", "kernel time", "group", "algorithm",
+                          "algbw GB/s", "busbw GB/s" };
+    tprof_table *t = tprof_table_new(9, hdr, "lrrrrrlrr");
+    for (size_t i = 0; t && i < r->ncalls; i++) {
+        const tprof_comm_call *x = &r->calls[i];
+        char c[32], m[32], b[32], k[32], g[32], a[32], bb[32];
+        snprintf(c, sizeof c, "%" PRIu64, x->calls);
+        snprintf(m, sizeof m, "%" PRIu64, x->matched);
+        tprof_fmt_bytes(b, sizeof b, x->bytes);
+        tprof_fmt_duration(k, sizeof k, x->kernel_ns);
+        snprintf(g, sizeof g, "%" PRId64, x->group_size);
+        snprintf(a, sizeof a, "%.2f", x->algbw);
+        snprintf(bb, sizeof bb, "%.2f", x->busbw);
+        const char *cells[] = { x->name, c, m, b, k, g, x->algorithm[0] ? x->algorithm : "-", a, bb };
+        tprof_table_row(t, cells);
+    }
+    if (t) tprof_table_print(t, stdout);
+    tprof_table_free(t);
+}
+
 static void print_table(const char *label, const char *path, const tprof_comm_result *r)
 {
     char a[32], b[32], c[32];
     printf("== %s: %s ==\n", label, path);
     if (!r->comm_ns) {
         printf("no communication kernels\n");
+        print_calls(r);
         return;
     }
     printf("communication %s, overlapped with compute %s (%.1f%%), exposed %s (%.1f%%)\n\n",
@@ -49,6 +75,7 @@ static void print_table(const char *label, const char *path, const tprof_comm_re
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
+    print_calls(r);
 }
 
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_comm_result *r)
@@ -74,8 +101,27 @@ static void print_json(tprof_jw *w, const char *label, const char *path, const t
         tprof_jw_obj_end(w);
     }
     tprof_jw_arr_end(w);
+    tprof_jw_key(w, "calls");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < r->ncalls; i++) {
+        const tprof_comm_call *x = &r->calls[i];
+        tprof_jw_obj(w);
+        tprof_jw_kstr(w, "name", x->name);
+        tprof_jw_kuint(w, "calls", x->calls);
+        tprof_jw_kuint(w, "matched", x->matched);
+        tprof_jw_kint(w, "bytes", x->bytes);
+        tprof_jw_kint(w, "matched_bytes", x->matched_bytes);
+        tprof_jw_kint(w, "kernel_ns", x->kernel_ns);
+        tprof_jw_kint(w, "group_size", x->group_size);
+        tprof_jw_kstr(w, "algorithm", x->algorithm);
+        tprof_jw_kdouble(w, "algbw_gbps", x->algbw);
+        tprof_jw_kdouble(w, "busbw_gbps", x->busbw);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
     tprof_jw_obj_end(w);
 }
+
 
 static int each(void *ctx, const tprof_trace *t, cli_out *out)
 {

@@ -65,4 +65,63 @@ for f in files:
     if exp["comm_ns"]:
         check(abs(g["overlap"] - exp["overlap_ns"] / exp["comm_ns"]) < 1e-12, f"{os.path.basename(f)}: overlap ratio")
 check(any(t["type"] == "SendRecv" for t in got[files[0]]["types"]), "DLRM rank 0 has SendRecv")
-finish(f"communication of {len(files)} traces")
+# recorded calls (record_param_comms) joined to their kernels, on a hand-made trace:
+# allreduce of 1e6 Float (4 MB) in a group of 4, its RING kernel 1000 us -> 4 GB/s, bus 4 x 2*3/4 = 6 GB/s;
+# all_gather of 2e6 BFloat16 out (4 MB), kernel 500 us -> 8 GB/s, bus 8 x 3/4 = 6 GB/s;
+# a second allreduce with no kernel (4 MB counted in bytes, not in bandwidth); a kernel launched outside any call
+import tempfile
+tmp = tempfile.mkdtemp(prefix="tprof_calls_")
+
+
+def rpc(ts, dur, name, dtype, n_in, n_out, ext):
+    return {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+            "args": {"External id": ext, "Collective name": name, "dtype": dtype, "In msg nelems": n_in,
+                     "Out msg nelems": n_out, "Group size": 4}}
+
+
+def launch(ts, corr, tid=1):
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": tid, "ts": ts, "dur": 2,
+            "args": {"correlation": corr}}
+
+
+def kern(name, ts, dur, corr):
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 9, "ts": ts, "dur": dur,
+            "args": {"device": 0, "stream": 9, "correlation": corr}}
+
+
+events = [rpc(100, 50, "allreduce", "Float", 1000000, 1000000, 1), launch(120, 11),
+          kern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 200, 1000, 11),
+          rpc(2000, 50, "all_gather", "BFloat16", 500000, 2000000, 2), launch(2010, 12),
+          kern("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 2100, 500, 12),
+          rpc(3000, 50, "allreduce", "Float", 1000000, 1000000, 3),
+          launch(4000, 13), kern("ncclDevKernel_AllReduce_Sum_f32_TREE_LL(...)", 4100, 300, 13),
+          launch(130, 14, tid=2), kern("ncclDevKernel_AllReduce_Sum_f32_TREE_LL(...)", 1300, 100, 14)]
+p = os.path.join(tmp, "calls.json")
+with open(p, "w") as f:
+    json.dump({"traceEvents": events}, f)
+rc, out, err = run([TRAINPROF, "comm", "--format", "json", p])
+calls = {c["name"]: c for c in json.loads(out)[0]["calls"]} if rc == 0 else {}
+ar, ag = calls.get("allreduce", {}), calls.get("all_gather", {})
+check(ar.get("calls") == 2 and ar.get("matched") == 1 and ar.get("bytes") == 8000000 and ar.get("matched_bytes") == 4000000
+      and ar.get("kernel_ns") == 1000000 and ar.get("algorithm") == "RING", f"allreduce: {ar}")
+check(abs(ar.get("algbw_gbps", 0) - 4.0) < 1e-12 and abs(ar.get("busbw_gbps", 0) - 6.0) < 1e-12, f"allreduce bw: {ar}")
+check(ag.get("calls") == 1 and ag.get("bytes") == 4000000 and ag.get("kernel_ns") == 500000 and
+      abs(ag.get("algbw_gbps", 0) - 8.0) < 1e-12 and abs(ag.get("busbw_gbps", 0) - 6.0) < 1e-12, f"all_gather: {ag}")
+rc, out, err = run([os.environ.get("PATH_DIFF", "build/tests/path_diff"), p])
+check(out.startswith("same "), f"calls: read paths agree: {out}")
+
+# the real recorded calls: counts and message sizes against Python
+SIZES = {"Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "Int": 4, "Long": 8, "Byte": 1, "Char": 1, "Bool": 1}
+ns = os.path.join(H, "ns_resolution_trace", "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+exp = {}
+for e in load_exact(ns)["traceEvents"]:
+    if e.get("name") == "record_param_comms" and e.get("ph") == "X":
+        a = e["args"]
+        x = exp.setdefault(a.get("Collective name", ""), [0, 0])
+        x[0] += 1
+        n = max(a.get("In msg nelems", -1), a.get("Out msg nelems", -1))
+        x[1] += n * SIZES.get(a.get("dtype", ""), 0) if n > 0 else 0
+rc, out, err = run([TRAINPROF, "comm", "--format", "json", ns])
+got = {c["name"]: [c["calls"], c["bytes"]] for c in json.loads(out)[0]["calls"]}
+check(got == exp and sum(v[0] for v in exp.values()) == 45, f"ns_resolution calls: {got} != {exp}")
+finish(f"communication of {len(files)} traces and recorded calls")

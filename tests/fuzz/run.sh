@@ -21,6 +21,7 @@ cat > "$work/trace/seed0" <<'J'
 {"ph":"i","s":"t","name":"[memory]","pid":1,"tid":1,"ts":102,"args":{"Bytes":4}}],
 "deviceProperties":[{"id":0,"name":"H100","numSms":132}]}
 J
+printf '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":100,"dur":50,"args":{"Collective name":"allreduce","dtype":"Float","In msg nelems":1000,"Out msg nelems":1000,"Group size":4}},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":120,"dur":2,"args":{"correlation":11}},{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":9,"ts":200,"dur":10,"args":{"device":0,"stream":9,"correlation":11}}]}' > "$work/trace/seed5"
 printf '[{"ph":"X","name":"k","pid":800,"tid":3,"ts":"1704161511420306.491","dur":1.35,"args":{"Task Type":"AI_CORE","Stream Id":3}}]' > "$work/trace/seed1"
 gzip -c "$work/trace/seed0" > "$work/trace/seed2"
 # a few KiB in Kineto's layout, so that reads in parallel chunks are exercised too

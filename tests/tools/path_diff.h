@@ -68,6 +68,14 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
                                              : x->tid == y->tid;
         SAME(same, "thread");
     }
+    SAME(tprof_trace_ncalls(a) == tprof_trace_ncalls(b), "collective call count");
+    for (size_t i = 0; i < tprof_trace_ncalls(a); i++) {
+        tprof_collective_call x = tprof_trace_calls(a)[i], y = tprof_trace_calls(b)[i];
+        SAME(!strcmp(tprof_trace_str(a, x.name), tprof_trace_str(b, y.name)) &&
+                 !strcmp(tprof_trace_str(a, x.dtype), tprof_trace_str(b, y.dtype)) && x.event == y.event &&
+                 x.in_nelems == y.in_nelems && x.out_nelems == y.out_nelems && x.group_size == y.group_size,
+             "collective call");
+    }
 #undef SAME
 #undef STREQ
     size_t n = tprof_trace_nevents(a);
