@@ -102,6 +102,12 @@ static void print_text(rank_view *v, size_t n, const tprof_kernels_result *k, co
         const tprof_comm_result *cm = v[i].comm;
         char label[64];
         cli_trace_label(v[i].t, (int)i, label, sizeof label);
+        for (size_t y = 0; y < cm->ncalls && y < 3; y++) {
+            const tprof_comm_call *x = &cm->calls[y];
+            printf("  %s: %s: %" PRIu64 " calls, %s", label, x->name, x->calls, tprof_fmt_bytes(a, sizeof a, x->bytes));
+            if (x->matched) printf(", busbw %.1f GB/s", x->busbw);
+            printf("\n");
+        }
         if (!cm->comm_ns) {
             printf("  %s: no communication kernels\n", label);
             continue;
@@ -197,6 +203,17 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
         tprof_jw_kint(&w, "overlap_ns", cm->overlap_ns);
         tprof_jw_kint(&w, "exposed_ns", cm->exposed_ns);
         tprof_jw_kdouble(&w, "overlap", cm->overlap);
+        tprof_jw_key(&w, "calls");
+        tprof_jw_arr(&w);
+        for (size_t y = 0; y < cm->ncalls; y++) {
+            tprof_jw_obj(&w);
+            tprof_jw_kstr(&w, "name", cm->calls[y].name);
+            tprof_jw_kuint(&w, "calls", cm->calls[y].calls);
+            tprof_jw_kint(&w, "bytes", cm->calls[y].bytes);
+            tprof_jw_kdouble(&w, "busbw_gbps", cm->calls[y].busbw);
+            tprof_jw_obj_end(&w);
+        }
+        tprof_jw_arr_end(&w);
         tprof_jw_obj_end(&w);
         tprof_jw_obj_end(&w);
     }
@@ -302,7 +319,7 @@ static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
 int cmd_summary(int argc, char **argv)
 {
     static const struct option opts[] = { { "top", required_argument, 0, 't' }, { 0, 0, 0, 0 } };
-    static const cli_spec spec = { .help = help, .keep = TPROF_ADVICE_KEEP, .opts = opts, .option = option, .all = all };
+    static const cli_spec spec = { .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP, .opts = opts, .option = option, .all = all };
     long top = 10;
     return cli_run(argc, argv, &spec, &top);
 }

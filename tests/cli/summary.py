@@ -12,7 +12,8 @@ H = os.path.join(T, "HolisticTraceAnalysis", "tests", "data")
 dlrm_dir = os.path.join(T, "param/et_replay/tests/inputs/dlrm_kineto")
 sets = [sorted(os.path.join(dlrm_dir, f) for f in os.listdir(dlrm_dir)),
         [os.path.join(H, "trace_filter", f"sampled_rank-{i}.json.gz") for i in (0, 1)],
-        [os.path.join(H, "trace_diff", "control", "control.json.gz")]]
+        [os.path.join(H, "trace_diff", "control", "control.json.gz")],
+        [os.path.join(H, "ns_resolution_trace", "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")]]
 
 
 def js(cmd, files):
@@ -41,6 +42,8 @@ for files in sets:
             check(t["temporal"][k] == temporal[f][k], f"{os.path.basename(f)}: temporal {k}")
         for k in ("comm_ns", "overlap_ns", "exposed_ns"):
             check(t["communication"][k] == comm[f][k], f"{os.path.basename(f)}: comm {k}")
+        check([(c["name"], c["calls"], c["bytes"]) for c in t["communication"]["calls"]] ==
+              [(c["name"], c["calls"], c["bytes"]) for c in comm[f]["calls"]], f"{os.path.basename(f)}: calls")
     k = js("kernels", ["--top", "10"] + files)
     combined = k["combined"] if len(files) > 1 else k["traces"][0]
     check([r["name"] for r in s["top_kernels"]] == [r["key"] for r in combined["rows"]], "top kernels")
