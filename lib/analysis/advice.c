@@ -3,6 +3,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "launch.h"
+#include "overhead.h"
 #include "trainprof/report.h"
 
 #include <stdarg.h>
@@ -109,9 +110,14 @@ static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_
                       100.0 * (double)c->exposed_ns / (double)tr.span_ns);
     }
     tprof_comm_free(c);
-    /* CPU-bound launches */
+    /* CPU-bound launches (the steps are shared with the data-loading rule) */
+    tprof_steps_result *st;
+    if (tprof_steps(t, &st)) return TPROF_ENOMEM;
     tprof_launch_result l;
-    if (tprof_launch_overhead(t, &l)) return TPROF_ENOMEM;
+    if (tprof_launch_overhead_from(t, st, &tr, &l)) {
+        tprof_steps_free(st);
+        return TPROF_ENOMEM;
+    }
     if (l.cpu_bound)
         rc |= add(a, cap, "cpu-bound", rank, (double)l.host_wait_ns / (double)l.stream_idle_ns, 0.5,
                   "reduce launch overhead: CUDA graphs (torch.compile mode=reduce-overhead), larger / fused kernels",
@@ -121,8 +127,6 @@ static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_
                   l.launched ? 100.0 * (double)l.shorter_than_launch / (double)l.launched : 0.0);
     /* data loading: the data phase of the steps */
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
-    tprof_steps_result *st;
-    if (tprof_steps(t, &st)) return TPROF_ENOMEM;
     int64_t steps_ns = 0;
     for (int p = 0; p < TPROF_PHASE_COUNT; p++) steps_ns = tprof_sat_add(steps_ns, st->phase_cpu_ns[p]);
     int64_t data_ns = st->phase_cpu_ns[TPROF_PHASE_DATA];

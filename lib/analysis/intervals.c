@@ -52,6 +52,44 @@ static void sort_by_start(tprof_interval *iv, size_t n)
     free(tmp);
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void tprof_sort_i64(int64_t *a, size_t n)
+{
+    int64_t *tmp = n >= 4096 ? malloc(n * sizeof *tmp) : NULL;
+    if (!tmp) {
+        if (n > 1) qsort(a, n, sizeof *a, cmp_i64);
+        return;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = (uint64_t)a[i] ^ (1ull << 63);
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    int64_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 11) {
+        size_t count[2048] = { 0 };
+        for (size_t i = 0; i < n; i++) count[((((uint64_t)src[i] ^ (1ull << 63)) - lo) >> shift) & 2047]++;
+        size_t sum = 0;
+        for (int d = 0; d < 2048; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[count[((((uint64_t)src[i] ^ (1ull << 63)) - lo) >> shift) & 2047]++] = src[i];
+        int64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(tmp);
+}
+
 int64_t tprof_interval_union(tprof_interval *iv, size_t n)
 {
     if (n == 0) return 0;

@@ -13,6 +13,8 @@ typedef struct {
 int64_t tprof_interval_union(tprof_interval *iv, size_t n);
 /* Sorts and merges IV in place into disjoint intervals; returns their count. */
 size_t tprof_interval_merge(tprof_interval *iv, size_t n);
+/* Sorts int64 values ascending (radix sort for large arrays). */
+void tprof_sort_i64(int64_t *a, size_t n);
 /* Length of the intersection of two merged (disjoint, sorted) lists. */
 int64_t tprof_interval_overlap(const tprof_interval *a, size_t na, const tprof_interval *b, size_t nb);
 
