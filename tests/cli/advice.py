@@ -3,12 +3,11 @@ and stays silent just below it, with the numbers worked out by hand; and on
 real traces its values agree with an independent computation."""
 import json
 import os
-import tempfile
 
-from common import (TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, merge, overlap, run,
+from common import (scratch, TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, merge, overlap, run,
                     steps_of, testdata, us_to_ns)
 
-tmp = tempfile.mkdtemp(prefix="tprof_advice_")
+tmp = scratch("tprof_advice_")
 
 
 def trace(events, rank=0):

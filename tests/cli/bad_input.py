@@ -3,11 +3,10 @@ expected) and the documented exit code; a truncated trace is analysed up to
 the cut (exit 4). Nothing crashes or hangs."""
 import gzip
 import os
-import tempfile
 
-from common import TRAINPROF, check, finish, run, testdata
+from common import scratch, TRAINPROF, check, finish, run, testdata
 
-tmp = tempfile.mkdtemp(prefix="tprof_bad_")
+tmp = scratch("tprof_bad_")
 
 
 def write(name, data):

@@ -7,11 +7,10 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 
-from common import GENTRACE, TRAINPROF, check, finish, run
+from common import scratch, GENTRACE, TRAINPROF, check, finish, run
 
-tmp = tempfile.mkdtemp(prefix="tprof_cli_")
+tmp = scratch("tprof_cli_")
 
 rc, out, _ = run([TRAINPROF, "--help"])
 check(rc == 0 and "kernels" in out and "info" in out and "Exit codes" in out, "--help")

@@ -4,7 +4,7 @@ per trace and per collective type, on real traces."""
 import json
 import os
 
-from common import merge, overlap, TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, need_testdata, run, us_to_ns
+from common import scratch, merge, overlap, TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, need_testdata, run, us_to_ns
 
 data = need_testdata()
 T = os.path.join(data, "traces")
@@ -69,8 +69,7 @@ check(any(t["type"] == "SendRecv" for t in got[files[0]]["types"]), "DLRM rank 0
 # allreduce of 1e6 Float (4 MB) in a group of 4, its RING kernel 1000 us -> 4 GB/s, bus 4 x 2*3/4 = 6 GB/s;
 # all_gather of 2e6 BFloat16 out (4 MB), kernel 500 us -> 8 GB/s, bus 8 x 3/4 = 6 GB/s;
 # a second allreduce with no kernel (4 MB counted in bytes, not in bandwidth); a kernel launched outside any call
-import tempfile
-tmp = tempfile.mkdtemp(prefix="tprof_calls_")
+tmp = scratch("tprof_calls_")
 
 
 def rpc(ts, dur, name, dtype, n_in, n_out, ext):

@@ -3,12 +3,15 @@
 Python's json module is the independent reference these tests compare with.
 Tests that need ../shared/data report themselves skipped (exit 77) when it is
 absent; TRAINPROF_TESTDATA overrides where it is looked for."""
+import atexit
 import decimal
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 TRAINPROF = os.environ.get("TRAINPROF", "build/trainprof")
 JSON_DUMP = os.environ.get("JSON_DUMP", "build/tests/json_dump")
@@ -153,3 +156,10 @@ def overlap(a, b):
         else:
             j += 1
     return tot
+
+
+def scratch(prefix):
+    """A temporary folder, removed when the test ends."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d

@@ -5,12 +5,11 @@ On every real trace, generated traces in several layouts and malformed
 variants; the layouts that can be cut must really be read in chunks."""
 import glob
 import os
-import tempfile
 
-from common import GENTRACE, check, finish, run, testdata
+from common import scratch, GENTRACE, check, finish, run, testdata
 
 PATH_DIFF = os.environ.get("PATH_DIFF", "build/tests/path_diff")
-tmp = tempfile.mkdtemp(prefix="tprof_fast_")
+tmp = scratch("tprof_fast_")
 files = []
 gen = os.path.join(tmp, "gen.json")
 rc, _, err = run([GENTRACE, "--size", "3M", "--seed", "7", "-o", gen])

@@ -3,11 +3,10 @@ cases must decode to the same value; invalid documents must be refused by both."
 import json
 import os
 import random
-import tempfile
 
-from common import JSON_DUMP, check, finish, run, testdata
+from common import scratch, JSON_DUMP, check, finish, run, testdata
 
-tmp = tempfile.mkdtemp(prefix="tprof_json_")
+tmp = scratch("tprof_json_")
 
 
 def compare(path, expect):

@@ -7,9 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
-from common import GENTRACE, SKIP, TRAINPROF, check, finish
+from common import scratch, GENTRACE, SKIP, TRAINPROF, check, finish
 
 if os.environ.get("TPROF_SANITIZED"):
     print("SKIP: memory is not measured under sanitizers")
@@ -18,7 +17,7 @@ if not os.path.exists("/usr/bin/time"):
     print("SKIP: /usr/bin/time missing (scripts/install-deps.sh installs it)")
     sys.exit(SKIP)
 
-tmp = tempfile.mkdtemp(prefix="tprof_mem_")
+tmp = scratch("tprof_mem_")
 
 
 def peak_kib(args):
