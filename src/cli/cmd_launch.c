@@ -65,7 +65,7 @@ static int each(void *vctx, const tprof_trace *t, cli_out *out)
            r.stream_idle_ns, r.host_wait_ns, r.cpu_bound);
     } else {
         tprof_jw_obj(w);
-        tprof_jw_kstr(w, "out->label", out->label);
+        tprof_jw_kstr(w, "label", out->label);
         tprof_jw_kstr(w, "file", out->path);
         tprof_jw_kuint(w, "launched", r.launched);
         tprof_jw_kuint(w, "unmatched", r.unmatched);

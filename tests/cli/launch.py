@@ -98,4 +98,5 @@ for f in files:
         else:
             same = abs(g - v) < 1e-9 * max(1.0, abs(v)) if isinstance(v, float) else g == v
         check(same, f"{os.path.basename(f)}: {k} {g} != {v}")
+check(got[files[0]]["label"] == "rank 3" and got[files[2]]["label"] == "trace 2", "labels of the traces")
 finish(f"launch overhead of {len(files)} traces")
