@@ -93,6 +93,15 @@ typedef struct {
     int (*all)(void *ctx, const tprof_trace *const *t, size_t n, cli_out *out);
 } cli_spec;
 
+/* PART as a percentage of WHOLE (0 when WHOLE is not positive). */
+static inline double cli_pct(int64_t part, int64_t whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Opens a trace's JSON object with its "label" and "file". */
+void cli_json_begin(tprof_jw *w, const char *label, const char *path);
+
 /* Parses the options, reads the traces (in parallel), runs the command. */
 int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx);
 

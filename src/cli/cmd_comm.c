@@ -20,8 +20,6 @@ static void help(FILE *f)
             "options:\n" CLI_COMMON_HELP);
 }
 
-static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
-
 /* The recorded calls (record_param_comms) joined to their kernels. */
 static void print_calls(const tprof_comm_result *r)
 {
@@ -58,7 +56,7 @@ static void print_table(const char *label, const char *path, const tprof_comm_re
     }
     printf("communication %s, overlapped with compute %s (%.1f%%), exposed %s (%.1f%%)\n\n",
            tprof_fmt_duration(a, sizeof a, r->comm_ns), tprof_fmt_duration(b, sizeof b, r->overlap_ns),
-           r->overlap * 100, tprof_fmt_duration(c, sizeof c, r->exposed_ns), pct(r->exposed_ns, r->comm_ns));
+           r->overlap * 100, tprof_fmt_duration(c, sizeof c, r->exposed_ns), cli_pct(r->exposed_ns, r->comm_ns));
     const char *hdr[] = { "collective", "kernels", "time", "sum", "exposed", "exposed %" };
     tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
     if (!t) return;
@@ -69,7 +67,7 @@ static void print_table(const char *label, const char *path, const tprof_comm_re
         tprof_fmt_duration(tm, sizeof tm, y->time_ns);
         tprof_fmt_duration(sum, sizeof sum, y->total_ns);
         tprof_fmt_duration(ex, sizeof ex, y->exposed_ns);
-        snprintf(p, sizeof p, "%.1f%%", pct(y->exposed_ns, y->time_ns));
+        snprintf(p, sizeof p, "%.1f%%", cli_pct(y->exposed_ns, y->time_ns));
         const char *cells[] = { y->type, n, tm, sum, ex, p };
         tprof_table_row(t, cells);
     }
@@ -80,9 +78,7 @@ static void print_table(const char *label, const char *path, const tprof_comm_re
 
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_comm_result *r)
 {
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "label", label);
-    tprof_jw_kstr(w, "file", path);
+    cli_json_begin(w, label, path);
     tprof_jw_kint(w, "comm_ns", r->comm_ns);
     tprof_jw_kint(w, "compute_ns", r->compute_ns);
     tprof_jw_kint(w, "overlap_ns", r->overlap_ns);

@@ -59,9 +59,7 @@ static void print_table(const char *label, const char *path, const tprof_idle_re
 
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_idle_result *r)
 {
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "label", label);
-    tprof_jw_kstr(w, "file", path);
+    cli_json_begin(w, label, path);
     tprof_jw_kint(w, "kernel_wait_ns", r->kernel_wait_ns);
     tprof_jw_key(w, "bucket_limits_ns");
     tprof_jw_arr(w);

@@ -92,9 +92,7 @@ static void print_csv(const char *label, const char *path, const tprof_kernels_r
 
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_kernels_result *r, size_t top)
 {
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "label", label);
-    tprof_jw_kstr(w, "file", path);
+    cli_json_begin(w, label, path);
     tprof_jw_kstr(w, "by", by_name(r->by));
     tprof_jw_kuint(w, "count", r->count);
     tprof_jw_kint(w, "total_ns", r->total_ns);

@@ -64,9 +64,7 @@ static int each(void *vctx, const tprof_trace *t, cli_out *out)
            r.shorter_than_launch, r.kernels_per_step, r.queue_max, r.queue_mean, r.span_ns, r.idle_ns,
            r.stream_idle_ns, r.host_wait_ns, r.cpu_bound);
     } else {
-        tprof_jw_obj(w);
-        tprof_jw_kstr(w, "label", out->label);
-        tprof_jw_kstr(w, "file", out->path);
+        cli_json_begin(w, out->label, out->path);
         tprof_jw_kuint(w, "launched", r.launched);
         tprof_jw_kuint(w, "unmatched", r.unmatched);
         tprof_jw_kint(w, "delay_mean_ns", r.delay_mean_ns);

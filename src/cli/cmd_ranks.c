@@ -21,8 +21,6 @@ static void help(FILE *f)
             "options:\n" CLI_COMMON_HELP);
 }
 
-static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
-
 static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
 {
     (void)ctx;
@@ -80,12 +78,12 @@ static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
             tprof_fmt_duration(sm, sizeof sm, x->step_mean_ns);
             tprof_fmt_duration(sp, sizeof sp, x->temporal.span_ns);
             snprintf(id, sizeof id, "%s %.0f%%", tprof_fmt_duration(d, sizeof d, x->temporal.idle_ns),
-                     pct(x->temporal.idle_ns, x->temporal.span_ns));
+                     cli_pct(x->temporal.idle_ns, x->temporal.span_ns));
             snprintf(cp, sizeof cp, "%s %.0f%%", tprof_fmt_duration(d, sizeof d, x->temporal.compute_ns),
-                     pct(x->temporal.compute_ns, x->temporal.span_ns));
+                     cli_pct(x->temporal.compute_ns, x->temporal.span_ns));
             tprof_fmt_duration(cm, sizeof cm, x->comm_ns);
             snprintf(ex, sizeof ex, "%s %.0f%%", tprof_fmt_duration(d, sizeof d, x->exposed_comm_ns),
-                     pct(x->exposed_comm_ns, x->comm_ns));
+                     cli_pct(x->exposed_comm_ns, x->comm_ns));
             const char *cells[] = { rk, st, sm, sp, id, cp, cm, ex };
             tprof_table_row(t, cells);
         }

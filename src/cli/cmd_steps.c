@@ -73,9 +73,7 @@ static void print_table(const char *label, const char *path, const tprof_steps_r
 
 static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_steps_result *r)
 {
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "label", label);
-    tprof_jw_kstr(w, "file", path);
+    cli_json_begin(w, label, path);
     tprof_jw_kuint(w, "steps_count", r->nsteps);
     tprof_jw_kint(w, "mean_ns", r->mean_ns);
     tprof_jw_kint(w, "p50_ns", r->p50_ns);

@@ -25,8 +25,6 @@ static void help(FILE *f)
             "  --top N               kernels listed (default 10)\n" CLI_COMMON_HELP);
 }
 
-static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
-
 typedef struct {
     const tprof_trace *t;
     tprof_steps_result *steps;
@@ -80,8 +78,8 @@ static void print_text(rank_view *v, size_t n, const tprof_kernels_result *k, co
         }
         printf("  %s:", label);
         for (int p = 0; p < TPROF_PHASE_COUNT; p++)
-            printf(" %s %.0f%%/%.0f%%%s", tprof_phase_name((tprof_phase)p), pct(s->phase_cpu_ns[p], cpu),
-                   pct(s->phase_gpu_ns[p], gpu), p + 1 < TPROF_PHASE_COUNT ? "," : "\n");
+            printf(" %s %.0f%%/%.0f%%%s", tprof_phase_name((tprof_phase)p), cli_pct(s->phase_cpu_ns[p], cpu),
+                   cli_pct(s->phase_gpu_ns[p], gpu), p + 1 < TPROF_PHASE_COUNT ? "," : "\n");
     }
     printf("\n== GPU time (temporal breakdown, HTA's definitions) ==\n");
     for (size_t i = 0; i < n; i++) {
@@ -93,8 +91,8 @@ static void print_text(rank_view *v, size_t n, const tprof_kernels_result *k, co
             continue;
         }
         printf("  %s: span %s: idle %.1f%%, compute %.1f%%, non-compute %.1f%%%s\n", label,
-               tprof_fmt_duration(a, sizeof a, t->span_ns), pct(t->idle_ns, t->span_ns),
-               pct(t->compute_ns, t->span_ns), pct(t->non_compute_ns, t->span_ns),
+               tprof_fmt_duration(a, sizeof a, t->span_ns), cli_pct(t->idle_ns, t->span_ns),
+               cli_pct(t->compute_ns, t->span_ns), cli_pct(t->non_compute_ns, t->span_ns),
                t->last_step_excluded ? " (last step left out)" : "");
     }
     printf("\n== communication ==\n");
@@ -161,9 +159,7 @@ static void print_json(rank_view *v, size_t n, const tprof_kernels_result *k, co
         const tprof_comm_result *cm = v[i].comm;
         char label[64];
         cli_trace_label(v[i].t, (int)i, label, sizeof label);
-        tprof_jw_obj(&w);
-        tprof_jw_kstr(&w, "label", label);
-        tprof_jw_kstr(&w, "file", m->path);
+        cli_json_begin(&w, label, m->path);
         tprof_jw_kint(&w, "rank", m->rank);
         tprof_jw_kuint(&w, "events", m->nevents);
         tprof_jw_kbool(&w, "truncated", m->truncated);

@@ -23,8 +23,6 @@ static void help(FILE *f)
             "  --keep-last-step      count the last step's work too\n" CLI_COMMON_HELP);
 }
 
-static double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0; }
-
 typedef struct {
     tprof_temporal_opts to;
     tprof_table *tab;
@@ -55,10 +53,10 @@ static int each(void *vctx, const tprof_trace *t, cli_out *out)
         char cnt[32], a[32], b[48], d[48], e[48], s1[32], s2[32], s3[32];
         snprintf(cnt, sizeof cnt, "%" PRIu64, r.events);
         tprof_fmt_duration(a, sizeof a, r.span_ns);
-        snprintf(b, sizeof b, "%s (%.1f%%)", tprof_fmt_duration(s1, sizeof s1, r.idle_ns), pct(r.idle_ns, r.span_ns));
-        snprintf(d, sizeof d, "%s (%.1f%%)", tprof_fmt_duration(s2, sizeof s2, r.compute_ns), pct(r.compute_ns, r.span_ns));
+        snprintf(b, sizeof b, "%s (%.1f%%)", tprof_fmt_duration(s1, sizeof s1, r.idle_ns), cli_pct(r.idle_ns, r.span_ns));
+        snprintf(d, sizeof d, "%s (%.1f%%)", tprof_fmt_duration(s2, sizeof s2, r.compute_ns), cli_pct(r.compute_ns, r.span_ns));
         snprintf(e, sizeof e, "%s (%.1f%%)", tprof_fmt_duration(s3, sizeof s3, r.non_compute_ns),
-                 pct(r.non_compute_ns, r.span_ns));
+                 cli_pct(r.non_compute_ns, r.span_ns));
         const char *cells[] = { out->label, cnt, a, b, d, e, note };
         return tprof_table_row(ctx->tab, cells) ? TPROF_ENOMEM : 0;
     }
@@ -71,9 +69,7 @@ static int each(void *vctx, const tprof_trace *t, cli_out *out)
         return 0;
     }
     tprof_jw *w = &out->jw;
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "label", out->label);
-    tprof_jw_kstr(w, "file", out->path);
+    cli_json_begin(w, out->label, out->path);
     tprof_jw_kuint(w, "events", r.events);
     tprof_jw_kint(w, "span_ns", r.span_ns);
     tprof_jw_kint(w, "busy_ns", r.busy_ns);

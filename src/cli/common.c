@@ -327,3 +327,10 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
     cli_common_free(&co);
     return rc;
 }
+
+void cli_json_begin(tprof_jw *w, const char *label, const char *path)
+{
+    tprof_jw_obj(w);
+    tprof_jw_kstr(w, "label", label);
+    tprof_jw_kstr(w, "file", path);
+}
