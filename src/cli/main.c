@@ -17,6 +17,7 @@ static const cli_command commands[] = {
     { "comm", "communication time, overlap with compute, exposed communication, per collective", cmd_comm },
     { "launch", "launch overhead, launch queue, CPU-bound detection", cmd_launch },
     { "ranks", "ranks side by side: stragglers, step-time skew, exposed communication", cmd_ranks },
+    { "merge", "every rank's trace in one timeline: own pids, unique ids, aligned clocks", cmd_merge },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
 };
 

@@ -1,0 +1,45 @@
+/* Byte sinks: a file written plain, gzip or zstd, through a temporary file.
+ *
+ * The data goes to a temporary file in the destination's directory that is
+ * renamed over the destination only by tprof_sink_commit(), so a crash or an
+ * error never leaves a half-written file under the real name. Memory is
+ * bounded: one buffer and the encoder state.
+ *
+ * Ownership: commit or abort frees the handle. */
+#ifndef TRAINPROF_SINK_H
+#define TRAINPROF_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trainprof/source.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tprof_sink tprof_sink;
+
+/* The compression a file name asks for: ".gz" gzip, ".zst" zstd, else none. */
+tprof_compression tprof_compression_for_path(const char *path);
+
+/* Opens a sink that will become PATH. LEVEL 0 is the fast default (gzip 1,
+ * zstd 1). On failure *out is NULL and errbuf says why. */
+int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, int level, char *errbuf,
+                    size_t errlen);
+int tprof_sink_write(tprof_sink *s, const void *data, size_t len);
+/* Finishes the stream, closes and renames the file. Returns 0 or an error
+ * (then the temporary file is removed). Frees S either way. */
+int tprof_sink_commit(tprof_sink *s, char *errbuf, size_t errlen);
+/* Removes the temporary file and frees S. */
+void tprof_sink_abort(tprof_sink *s);
+const char *tprof_sink_errmsg(const tprof_sink *s);
+uint64_t tprof_sink_bytes_in(const tprof_sink *s);  /* bytes given to the sink */
+uint64_t tprof_sink_bytes_out(const tprof_sink *s); /* bytes written to the file */
+/* Name of the gzip encoder in use: "isa-l" or "zlib". */
+const char *tprof_sink_gzip_backend(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

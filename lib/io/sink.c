@@ -1,0 +1,270 @@
+/* Compressed output through a temporary file renamed on commit. */
+#include "trainprof/sink.h"
+#include "trainprof/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+#ifdef TPROF_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
+
+#define IN_CAP (1u << 20)
+#define OUT_CAP (1u << 20)
+
+struct tprof_sink {
+    tprof_compression comp;
+    int fd;
+    char *path, *tmp;
+    uint8_t *in, *out;
+    size_t in_len;
+    uint64_t bytes_in, bytes_out;
+    z_stream z;
+    int z_ready;
+#ifdef TPROF_HAVE_ISAL
+    struct isal_zstream isal;
+    uint8_t *isal_level_buf;
+    int use_isal;
+#endif
+    ZSTD_CCtx *zstd;
+    char err[512];
+};
+
+tprof_compression tprof_compression_for_path(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= 3 && strcmp(path + n - 3, ".gz") == 0) return TPROF_COMP_GZIP;
+    if (n >= 4 && strcmp(path + n - 4, ".zst") == 0) return TPROF_COMP_ZSTD;
+    return TPROF_COMP_NONE;
+}
+
+const char *tprof_sink_gzip_backend(void)
+{
+#ifdef TPROF_HAVE_ISAL
+    return "isa-l";
+#else
+    return "zlib";
+#endif
+}
+
+static int fail(tprof_sink *s, int code, const char *what)
+{
+    snprintf(s->err, sizeof s->err, "%s: %s: %s", s->path, what, errno ? strerror(errno) : "failed");
+    return code;
+}
+
+static int write_all(tprof_sink *s, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(s->fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return fail(s, TPROF_EIO, "cannot write");
+        }
+        p += w;
+        n -= (size_t)w;
+        s->bytes_out += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Encodes the input buffer; FINISH ends the stream. */
+static int encode(tprof_sink *s, int finish)
+{
+    const uint8_t *p = s->in;
+    size_t n = s->in_len;
+    s->in_len = 0;
+    errno = 0;
+    switch (s->comp) {
+    case TPROF_COMP_NONE:
+        return write_all(s, p, n);
+    case TPROF_COMP_ZSTD: {
+        ZSTD_inBuffer in = { p, n, 0 };
+        for (;;) {
+            ZSTD_outBuffer out = { s->out, OUT_CAP, 0 };
+            size_t left = ZSTD_compressStream2(s->zstd, &out, &in, finish ? ZSTD_e_end : ZSTD_e_continue);
+            if (ZSTD_isError(left)) {
+                snprintf(s->err, sizeof s->err, "%s: zstd: %s", s->path, ZSTD_getErrorName(left));
+                return TPROF_EIO;
+            }
+            int rc = write_all(s, s->out, out.pos);
+            if (rc) return rc;
+            if (finish ? left == 0 : in.pos == in.size) return 0;
+        }
+    }
+    case TPROF_COMP_GZIP:
+#ifdef TPROF_HAVE_ISAL
+        if (s->use_isal) {
+            s->isal.next_in = (uint8_t *)p;
+            s->isal.avail_in = (uint32_t)n;
+            s->isal.end_of_stream = (uint16_t)finish;
+            for (;;) {
+                s->isal.next_out = s->out;
+                s->isal.avail_out = OUT_CAP;
+                if (isal_deflate(&s->isal) != COMP_OK) {
+                    snprintf(s->err, sizeof s->err, "%s: gzip encoder failed", s->path);
+                    return TPROF_EIO;
+                }
+                int rc = write_all(s, s->out, OUT_CAP - s->isal.avail_out);
+                if (rc) return rc;
+                if (finish ? s->isal.internal_state.state == ZSTATE_END : s->isal.avail_in == 0) return 0;
+            }
+        }
+#endif
+        s->z.next_in = (Bytef *)p;
+        s->z.avail_in = (uInt)n;
+        for (;;) {
+            s->z.next_out = s->out;
+            s->z.avail_out = OUT_CAP;
+            int zr = deflate(&s->z, finish ? Z_FINISH : Z_NO_FLUSH);
+            if (zr == Z_STREAM_ERROR) {
+                snprintf(s->err, sizeof s->err, "%s: gzip encoder failed", s->path);
+                return TPROF_EIO;
+            }
+            int rc = write_all(s, s->out, OUT_CAP - s->z.avail_out);
+            if (rc) return rc;
+            if (finish ? zr == Z_STREAM_END : s->z.avail_in == 0) return 0;
+        }
+    }
+    return TPROF_EUSAGE;
+}
+
+static void release(tprof_sink *s)
+{
+    if (s->fd >= 0) close(s->fd);
+    if (s->z_ready) deflateEnd(&s->z);
+    ZSTD_freeCCtx(s->zstd);
+#ifdef TPROF_HAVE_ISAL
+    free(s->isal_level_buf);
+#endif
+    free(s->in);
+    free(s->out);
+    free(s->path);
+    free(s->tmp);
+    free(s);
+}
+
+int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, int level, char *errbuf,
+                    size_t errlen)
+{
+    *out = NULL;
+    tprof_sink *s = calloc(1, sizeof *s);
+    if (!s) return TPROF_ENOMEM;
+    s->fd = -1;
+    s->comp = comp;
+    s->path = strdup(path);
+    size_t tl = strlen(path) + 16;
+    s->tmp = malloc(tl);
+    s->in = malloc(IN_CAP);
+    s->out = malloc(OUT_CAP);
+    int rc = 0;
+    if (!s->path || !s->tmp || !s->in || !s->out) {
+        rc = TPROF_ENOMEM;
+        goto bad;
+    }
+    /* the temporary name sits beside PATH so that rename() stays on one file system */
+    snprintf(s->tmp, tl, "%s.tmp.XXXXXX", path);
+    s->fd = mkstemp(s->tmp);
+    if (s->fd < 0) {
+        snprintf(s->err, sizeof s->err, "%s: cannot create a temporary file beside it: %s", path,
+                 strerror(errno));
+        rc = TPROF_EIO;
+        goto bad;
+    }
+    fchmod(s->fd, 0644);
+    if (comp == TPROF_COMP_ZSTD) {
+        s->zstd = ZSTD_createCCtx();
+        if (!s->zstd) {
+            rc = TPROF_ENOMEM;
+            goto bad;
+        }
+        ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_compressionLevel, level > 0 ? level : 1);
+    } else if (comp == TPROF_COMP_GZIP) {
+        level = level > 0 ? level : 1;
+#ifdef TPROF_HAVE_ISAL
+        /* ISA-L has levels 0-3; its level 1 is the fast one. Higher gzip levels go to zlib. */
+        if (level <= 1) {
+            isal_deflate_init(&s->isal);
+            s->isal.level = 1;
+            s->isal.gzip_flag = IGZIP_GZIP;
+            s->isal.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+            s->isal_level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
+            if (!s->isal_level_buf) {
+                rc = TPROF_ENOMEM;
+                goto bad;
+            }
+            s->isal.level_buf = s->isal_level_buf;
+            s->use_isal = 1;
+        }
+        if (!s->use_isal)
+#endif
+        {
+            if (deflateInit2(&s->z, level > 9 ? 9 : level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+                rc = TPROF_ENOMEM;
+                goto bad;
+            }
+            s->z_ready = 1;
+        }
+    }
+    *out = s;
+    return 0;
+bad:
+    if (errbuf && errlen) snprintf(errbuf, errlen, "%s", s->err[0] ? s->err : tprof_strerror(rc));
+    if (s->fd >= 0) unlink(s->tmp);
+    release(s);
+    return rc;
+}
+
+int tprof_sink_write(tprof_sink *s, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    s->bytes_in += len;
+    while (len) {
+        size_t room = IN_CAP - s->in_len, n = len < room ? len : room;
+        memcpy(s->in + s->in_len, p, n);
+        s->in_len += n;
+        p += n;
+        len -= n;
+        if (s->in_len == IN_CAP) {
+            int rc = encode(s, 0);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+int tprof_sink_commit(tprof_sink *s, char *errbuf, size_t errlen)
+{
+    int rc = encode(s, 1);
+    errno = 0;
+    if (!rc && fsync(s->fd) != 0 && errno != EINVAL) rc = fail(s, TPROF_EIO, "cannot flush");
+    if (!rc && close(s->fd) != 0) rc = fail(s, TPROF_EIO, "cannot close");
+    s->fd = -1;
+    if (!rc && rename(s->tmp, s->path) != 0) rc = fail(s, TPROF_EIO, "cannot rename the temporary file");
+    if (rc) {
+        if (errbuf && errlen) snprintf(errbuf, errlen, "%s", s->err);
+        unlink(s->tmp);
+    }
+    release(s);
+    return rc;
+}
+
+void tprof_sink_abort(tprof_sink *s)
+{
+    if (!s) return;
+    if (s->fd >= 0) {
+        close(s->fd);
+        s->fd = -1;
+    }
+    unlink(s->tmp);
+    release(s);
+}
+
+const char *tprof_sink_errmsg(const tprof_sink *s) { return s->err; }
+uint64_t tprof_sink_bytes_in(const tprof_sink *s) { return s->bytes_in; }
+uint64_t tprof_sink_bytes_out(const tprof_sink *s) { return s->bytes_out; }

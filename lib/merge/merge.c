@@ -1,0 +1,160 @@
+/* trainprof merge: plan (first read of every input), rewrite every event
+ * into sorted runs (second read), then one k-way merge into the output. */
+#include "merge_internal.h"
+#include "trainprof/error.h"
+#include "trainprof/sink.h"
+#include "trainprof/version.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+    tprof_sink *sink;
+    uint64_t n;
+} emitter;
+
+static int emit(void *ctx, const char *data, size_t len)
+{
+    emitter *e = ctx;
+    int rc = e->n++ ? tprof_sink_write(e->sink, ",\n", 2) : 0;
+    return rc ? rc : tprof_sink_write(e->sink, data, len);
+}
+
+static const char *rank_source_name(tprof_rank_source s)
+{
+    return s == TPROF_RANK_FROM_DISTRIBUTED ? "distributedInfo" : s == TPROF_RANK_FROM_NAME ? "file name" : "argument order";
+}
+
+/* The closing members: how the merge was made, and each input's own
+ * top-level metadata (deviceProperties, distributedInfo, ...). */
+static int trailer(mbuf *b, const tprof_merge_report *rep, const merge_input *ins, const size_t *order, size_t n,
+                   mbuf *metas)
+{
+    int rc = mbuf_printf(b, "\n],\n\"schemaVersion\":1,\n\"trainprofMerge\":{\"tool\":\"trainprof %s\",\"align\":\"%s\",\"ranks\":[",
+                         TPROF_VERSION_STRING, tprof_align_name(rep->align));
+    const merge_input *ref = NULL;
+    size_t k = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const merge_input *in = &ins[order[i]];
+        const tprof_merge_rank *r = in->out;
+        if (!r->included) continue;
+        if (!ref) ref = in;
+        rc = mbuf_printf(b, "%s\n{\"rank\":%lld,\"rankFrom\":\"%s\",\"file\":", k++ ? "," : "", (long long)r->rank,
+                         rank_source_name(r->rank_source));
+        if (!rc) rc = mbuf_json_str(b, r->path, strlen(r->path));
+        if (!rc)
+            rc = mbuf_printf(b, ",\"pidBase\":%lld,\"idBase\":%lld,\"offsetNs\":%lld,\"alignedOn\":", (long long)r->pid_base,
+                             (long long)in->pos * MERGE_ID_STRIDE, (long long)r->offset_ns);
+        if (!rc) rc = mbuf_json_str(b, r->align_note, strlen(r->align_note));
+        if (!rc)
+            rc = mbuf_printf(b, ",\"eventsIn\":%llu,\"eventsOut\":%llu,\"truncated\":%s,\"metadata\":{",
+                             (unsigned long long)r->events_in, (unsigned long long)r->events_out,
+                             r->truncated ? "true" : "false");
+        if (!rc) rc = mbuf_put(b, metas[order[i]].p ? metas[order[i]].p : "", metas[order[i]].len);
+        if (!rc) rc = mbuf_puts(b, "}}");
+    }
+    if (!rc) rc = mbuf_puts(b, "]}");
+    /* every rank's clock was moved onto the reference rank's */
+    if (!rc && ref && ref->has_base && (rep->align != TPROF_ALIGN_NONE || k == 1))
+        rc = mbuf_printf(b, ",\n\"baseTimeNanoseconds\":%lld", (long long)ref->base_ns);
+    if (!rc) rc = mbuf_puts(b, "\n}\n");
+    return rc;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+void tprof_merge_report_free(tprof_merge_report *r)
+{
+    if (!r) return;
+    free(r->ranks);
+    free(r);
+}
+
+int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *errbuf, size_t errlen)
+{
+    *report = NULL;
+    if (!o->ninputs || !o->output) {
+        snprintf(errbuf, errlen, "merge: %s", o->ninputs ? "no output file" : "no input trace");
+        return TPROF_EUSAGE;
+    }
+    for (size_t i = 0; i < o->ninputs; i++)
+        if (strcmp(o->inputs[i], o->output) == 0 || same_file(o->inputs[i], o->output)) {
+            snprintf(errbuf, errlen, "%s: the output is one of the inputs; it is never overwritten", o->output);
+            return TPROF_EUSAGE;
+        }
+    size_t n = o->ninputs;
+    tprof_merge_report *rep = calloc(1, sizeof *rep);
+    merge_input *ins = calloc(n, sizeof *ins);
+    size_t *order = calloc(n, sizeof *order);
+    mbuf *metas = calloc(n, sizeof *metas);
+    char *outdir = strdup(o->output);
+    merge_runs *runs = NULL;
+    tprof_sink *sink = NULL;
+    mbuf tail = { 0 };
+    int rc = 0, trunc = 0;
+    if (!rep || !ins || !order || !metas || !outdir || !(rep->ranks = calloc(n, sizeof *rep->ranks))) {
+        rc = TPROF_ENOMEM;
+        goto done;
+    }
+    rep->nranks = n;
+    if ((rc = merge_plan(o, ins, order, rep, errbuf, errlen))) goto done;
+    if ((rc = merge_runs_new(&runs, o->mem_budget, o->tmp_dir ? o->tmp_dir : dirname(outdir)))) goto done;
+    for (size_t i = 0; i < n; i++) {
+        merge_input *in = &ins[order[i]];
+        if (!in->out->included) continue;
+        rc = merge_rewrite_input(o, in, runs, &metas[order[i]], errbuf, errlen);
+        if (rc == TPROF_ETRUNC) {
+            trunc = 1;
+            rc = 0;
+        }
+        if (rc) goto done;
+        rep->events_out += in->out->events_out;
+    }
+    if ((rc = tprof_sink_open(&sink, o->output, tprof_compression_for_path(o->output), o->level, errbuf, errlen)))
+        goto done;
+    static const char head[] = "{\"traceEvents\":[\n";
+    emitter em = { sink, 0 };
+    if ((rc = tprof_sink_write(sink, head, sizeof head - 1))) goto sink_failed;
+    if ((rc = merge_runs_finish(runs, emit, &em))) {
+        if (merge_runs_errmsg(runs)[0]) snprintf(errbuf, errlen, "%s", merge_runs_errmsg(runs));
+        goto sink_failed;
+    }
+    if ((rc = trailer(&tail, rep, ins, order, n, metas))) goto sink_failed;
+    if ((rc = tprof_sink_write(sink, tail.p, tail.len))) goto sink_failed;
+    rep->bytes_out = tprof_sink_bytes_in(sink);
+    rc = tprof_sink_commit(sink, errbuf, errlen);
+    sink = NULL;
+    if (rc) goto done;
+    struct stat st;
+    if (stat(o->output, &st) == 0) rep->file_bytes = (uint64_t)st.st_size;
+    rep->runs_spilled = merge_runs_spilled(runs);
+    goto done;
+sink_failed:
+    if (!errbuf[0] && sink) snprintf(errbuf, errlen, "%s", tprof_sink_errmsg(sink));
+    tprof_sink_abort(sink);
+    sink = NULL;
+done:
+    if (rc == 0 && trunc) rc = TPROF_ETRUNC;
+    if ((rc == 0 || rc == TPROF_ETRUNC) && rep) {
+        *report = rep;
+        rep = NULL;
+    } else if (errbuf && !errbuf[0]) {
+        snprintf(errbuf, errlen, "merge: %s", tprof_strerror(rc));
+    }
+    for (size_t i = 0; ins && i < n; i++) merge_input_free(&ins[i]);
+    for (size_t i = 0; metas && i < n; i++) free(metas[i].p);
+    free(metas);
+    free(ins);
+    free(order);
+    free(outdir);
+    free(tail.p);
+    merge_runs_free(runs);
+    tprof_merge_report_free(rep);
+    return rc;
+}

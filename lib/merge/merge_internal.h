@@ -1,0 +1,72 @@
+/* Pieces of trainprof merge (internal): the plan made from a first read of
+ * every input, the per-input event rewriting, and the external sort. */
+#ifndef TPROF_MERGE_INTERNAL_H
+#define TPROF_MERGE_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trainprof/merge.h"
+
+/* A growable byte buffer. */
+typedef struct {
+    char *p;
+    size_t len, cap;
+} mbuf;
+int mbuf_put(mbuf *b, const void *data, size_t n);
+int mbuf_puts(mbuf *b, const char *s);
+int mbuf_printf(mbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* S as a JSON string, quoted and escaped. */
+int mbuf_json_str(mbuf *b, const char *s, size_t n);
+
+/* What the first read of an input found. */
+typedef struct {
+    tprof_merge_rank *out;   /* the report row */
+    size_t pos;              /* place in rank order, among all inputs */
+    int has_rank_meta;
+    int64_t world_size;
+    int has_base;
+    int64_t base_ns;
+    int64_t *gpu_pids;       /* devices with GPU events (pid of Kineto GPU events) */
+    size_t ngpu_pids;
+    int64_t *gpu_tracks;     /* (device, stream) pairs with GPU events, sorted */
+    size_t ngpu_tracks;
+    tprof_step *steps;       /* ProfilerStep spans, by time */
+    size_t nsteps;
+    int64_t *step_gpu_end;   /* per step: end of the GPU work it launched (0: none) */
+    char **coll_names;       /* the first collective kernels, by start time */
+    int64_t *coll_ends;
+    size_t ncoll;
+    /* the step window for CPU and for GPU events (INT64_MIN / INT64_MAX: none) */
+    int64_t cpu_lo, cpu_hi, gpu_lo, gpu_hi;
+    int window_empty;        /* --steps given and none of its steps is here */
+} merge_input;
+
+/* First read of every input; fills ranks, order, offsets and windows.
+ * ORDER receives the input indices in rank order. */
+int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof_merge_report *rep,
+               char *errbuf, size_t errlen);
+void merge_input_free(merge_input *in);
+
+/* Sorted runs of (key, input position, sequence, bytes), spilled to
+ * temporary files beyond a memory budget, then merged in key order. */
+typedef struct merge_runs merge_runs;
+int merge_runs_new(merge_runs **out, size_t budget, const char *tmp_dir);
+int merge_runs_add(merge_runs *r, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len);
+typedef int (*merge_emit_fn)(void *ctx, const char *data, size_t len);
+int merge_runs_finish(merge_runs *r, merge_emit_fn emit, void *ctx);
+uint64_t merge_runs_spilled(const merge_runs *r);
+const char *merge_runs_errmsg(const merge_runs *r);
+void merge_runs_free(merge_runs *r);
+
+/* Second read of one input: every kept event, rewritten, goes to RUNS; the
+ * input's other top-level members go to META (as JSON members "k":v,...). */
+int merge_rewrite_input(const tprof_merge_opts *o, merge_input *in, merge_runs *runs, mbuf *meta,
+                        char *errbuf, size_t errlen);
+
+#define MERGE_PID_STRIDE 100000    /* new pid = (pos + 1) * stride + local index */
+#define MERGE_ID_STRIDE 1000000000000LL /* new id = pos * stride + id */
+#define MERGE_KEY_META INT64_MIN         /* sort key of metadata events: first */
+#define MERGE_KEY_UNTIMED (INT64_MIN + 1)
+
+#endif

@@ -1,0 +1,377 @@
+/* The merge plan: a first read of every input (its GPU events and steps
+ * only) gives each one its rank, its place in the output, its clock offset
+ * and its step window. */
+#include "merge_internal.h"
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLL_MAX 256 /* collectives remembered per input for the alignment */
+
+const char *tprof_align_name(tprof_align a)
+{
+    static const char *n[] = { "auto", "none", "base-time", "first-step", "collective" };
+    return (unsigned)a < sizeof n / sizeof *n ? n[a] : "?";
+}
+
+int tprof_align_parse(const char *s, tprof_align *out)
+{
+    for (int a = TPROF_ALIGN_AUTO; a <= TPROF_ALIGN_COLLECTIVE; a++)
+        if (strcmp(s, tprof_align_name((tprof_align)a)) == 0) {
+            *out = (tprof_align)a;
+            return 0;
+        }
+    return TPROF_EUSAGE;
+}
+
+static void problem(tprof_merge_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(tprof_merge_report *rep, const char *fmt, ...)
+{
+    size_t n = strlen(rep->problems);
+    if (n + 2 >= sizeof rep->problems) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep->problems + n, sizeof rep->problems - n - 1, fmt, ap);
+    va_end(ap);
+    n = strlen(rep->problems);
+    rep->problems[n] = '\n';
+    rep->problems[n + 1] = 0;
+}
+
+/* rank<digits> in the file's base name, with an optional '-' or '_' after
+ * "rank" (PyTorch writes rank3, HTA's traces rank-3). */
+static int rank_from_name(const char *path, int64_t *rank)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (const char *p = base; *p; p++) {
+        if (strncasecmp(p, "rank", 4) != 0) continue;
+        const char *d = p + 4;
+        if (*d == '-' || *d == '_') d++;
+        if (!isdigit((unsigned char)*d)) continue;
+        int64_t v = 0;
+        while (isdigit((unsigned char)*d) && v < 100000000) v = v * 10 + (*d++ - '0');
+        *rank = v;
+        return 1;
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    int64_t ts, end;
+    uint32_t name;
+} coll;
+
+static int cmp_coll(const void *a, const void *b)
+{
+    const coll *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* What the merge needs from one trace. */
+static int digest(merge_input *in, const tprof_trace *t, const tprof_merge_opts *o)
+{
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    in->has_rank_meta = m->has_distributed && m->rank >= 0;
+    if (in->has_rank_meta) in->out->rank = m->rank;
+    in->world_size = m->world_size;
+    in->has_base = m->has_base_time;
+    in->base_ns = m->base_time_ns;
+    in->out->truncated = m->truncated;
+
+    /* Kineto puts a GPU event on pid = device */
+    in->gpu_pids = calloc(m->ngpu_tracks + 1, sizeof *in->gpu_pids);
+    if (!in->gpu_pids) return TPROF_ENOMEM;
+    for (size_t i = 0; i < m->ngpu_tracks; i++) {
+        int64_t d = m->gpu_tracks[i].device;
+        if (d >= 0 && (in->ngpu_pids == 0 || in->gpu_pids[in->ngpu_pids - 1] != d)) in->gpu_pids[in->ngpu_pids++] = d;
+    }
+    qsort(in->gpu_pids, in->ngpu_pids, sizeof *in->gpu_pids, cmp_i64);
+    in->gpu_tracks = malloc((2 * m->ngpu_tracks + 1) * sizeof *in->gpu_tracks);
+    if (!in->gpu_tracks) return TPROF_ENOMEM;
+    for (size_t i = 0; i < m->ngpu_tracks; i++) { /* sorted by device, stream */
+        in->gpu_tracks[2 * i] = m->gpu_tracks[i].device;
+        in->gpu_tracks[2 * i + 1] = m->gpu_tracks[i].stream;
+    }
+    in->ngpu_tracks = m->ngpu_tracks;
+
+    in->steps = malloc((m->nsteps + 1) * sizeof *in->steps);
+    in->step_gpu_end = calloc(m->nsteps + 1, sizeof *in->step_gpu_end);
+    if (!in->steps || !in->step_gpu_end) return TPROF_ENOMEM;
+    memcpy(in->steps, m->steps, m->nsteps * sizeof *m->steps);
+    in->nsteps = m->nsteps;
+    if (o->has_steps && m->nsteps) {
+        tprof_steps_result *sr;
+        int rc = tprof_steps(t, &sr);
+        if (rc) return rc;
+        for (size_t i = 0; i < sr->nsteps && i < in->nsteps; i++) in->step_gpu_end[i] = sr->steps[i].gpu_end_ns;
+        tprof_steps_free(sr);
+    }
+
+    /* the first collective kernels, for --align collective */
+    size_t n = tprof_trace_nevents(t), nc = 0;
+    const tprof_event *ev = tprof_trace_events(t);
+    coll *c = malloc(sizeof *c * (n ? n : 1));
+    if (!c) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].kind == TPROF_KIND_GPU && ev[i].klass == TPROF_CLASS_COMM && ev[i].dur > 0)
+            c[nc++] = (coll){ ev[i].ts, tprof_end_ns(ev[i].ts, ev[i].dur), ev[i].name };
+    qsort(c, nc, sizeof *c, cmp_coll);
+    if (nc > COLL_MAX) nc = COLL_MAX;
+    in->coll_names = calloc(nc + 1, sizeof *in->coll_names);
+    in->coll_ends = calloc(nc + 1, sizeof *in->coll_ends);
+    int rc = in->coll_names && in->coll_ends ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < nc; i++) {
+        in->coll_names[i] = strdup(tprof_trace_str(t, c[i].name));
+        in->coll_ends[i] = c[i].end;
+        if (!in->coll_names[i]) rc = TPROF_ENOMEM;
+        else in->ncoll++;
+    }
+    free(c);
+    return rc;
+}
+
+void merge_input_free(merge_input *in)
+{
+    free(in->gpu_pids);
+    free(in->gpu_tracks);
+    free(in->steps);
+    free(in->step_gpu_end);
+    for (size_t i = 0; i < in->ncoll; i++) free(in->coll_names[i]);
+    free(in->coll_names);
+    free(in->coll_ends);
+}
+
+static const merge_input *g_sort_ins; /* qsort has no context argument */
+static int cmp_rank(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int64_t rx = g_sort_ins[x].out->rank, ry = g_sort_ins[y].out->rank;
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static int rank_wanted(const tprof_merge_opts *o, int64_t rank)
+{
+    if (!o->ranks) return 1;
+    for (size_t i = 0; i < o->nranks; i++)
+        if (o->ranks[i] == rank) return 1;
+    return 0;
+}
+
+static const tprof_step *find_step(const merge_input *in, int64_t number, size_t *idx)
+{
+    for (size_t i = 0; i < in->nsteps; i++)
+        if (in->steps[i].number == number) {
+            if (idx) *idx = i;
+            return &in->steps[i];
+        }
+    return NULL;
+}
+
+/* The step window [start of the first step in range, end of the last], and
+ * for GPU events up to the end of the GPU work those steps launched. */
+static void step_window(const tprof_merge_opts *o, merge_input *in)
+{
+    in->cpu_lo = in->gpu_lo = INT64_MIN;
+    in->cpu_hi = in->gpu_hi = INT64_MAX;
+    if (!o->has_steps) return;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, ghi = INT64_MIN;
+    for (size_t i = 0; i < in->nsteps; i++) {
+        const tprof_step *s = &in->steps[i];
+        if (s->number < o->step_first || s->number > o->step_last) continue;
+        int64_t end = tprof_end_ns(s->ts, s->dur);
+        if (s->ts < lo) lo = s->ts;
+        if (end > hi) hi = end;
+        if (in->step_gpu_end[i] > ghi) ghi = in->step_gpu_end[i];
+    }
+    if (lo == INT64_MAX) {
+        in->window_empty = 1;
+        return;
+    }
+    in->cpu_lo = in->gpu_lo = lo;
+    in->cpu_hi = hi;
+    in->gpu_hi = ghi > hi ? ghi : hi;
+    in->out->window_lo = lo;
+    in->out->window_hi = in->gpu_hi;
+}
+
+/* Index K of the first collective that every included input runs under
+ * the same kernel name, or -1. */
+static long common_collective(merge_input *ins, const size_t *order, size_t n)
+{
+    size_t lim = SIZE_MAX;
+    const merge_input *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const merge_input *in = &ins[order[i]];
+        if (!in->out->included) continue;
+        if (!first) first = in;
+        if (in->ncoll < lim) lim = in->ncoll;
+    }
+    if (!first) return -1;
+    for (size_t k = 0; k < lim; k++) {
+        int same = 1;
+        for (size_t i = 0; i < n && same; i++) {
+            const merge_input *in = &ins[order[i]];
+            if (in->out->included && strcmp(in->coll_names[k], first->coll_names[k]) != 0) same = 0;
+        }
+        if (same) return (long)k;
+    }
+    return -1;
+}
+
+/* The first step number every included input has, or -1. */
+static int common_step(merge_input *ins, const size_t *order, size_t n, int64_t *number)
+{
+    const merge_input *first = NULL;
+    for (size_t i = 0; i < n && !first; i++)
+        if (ins[order[i]].out->included) first = &ins[order[i]];
+    if (!first) return -1;
+    for (size_t s = 0; s < first->nsteps; s++) {
+        int all = 1;
+        for (size_t i = 0; i < n && all; i++)
+            if (ins[order[i]].out->included && !find_step(&ins[order[i]], first->steps[s].number, NULL)) all = 0;
+        if (all) {
+            *number = first->steps[s].number;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int align(const tprof_merge_opts *o, merge_input *ins, const size_t *order, size_t n,
+                 tprof_merge_report *rep, char *errbuf, size_t errlen)
+{
+    merge_input *ref = NULL;
+    size_t included = 0, with_base = 0;
+    for (size_t i = 0; i < n; i++) {
+        merge_input *in = &ins[order[i]];
+        if (!in->out->included) continue;
+        if (!ref) ref = in;
+        included++;
+        with_base += in->has_base;
+    }
+    tprof_align a = o->align;
+    long k = -1;
+    int64_t step = 0;
+    if (a == TPROF_ALIGN_AUTO) {
+        a = TPROF_ALIGN_NONE;
+        if (included > 1 && (k = common_collective(ins, order, n)) >= 0) a = TPROF_ALIGN_COLLECTIVE;
+        else if (included > 1 && with_base == included) a = TPROF_ALIGN_BASE_TIME;
+        if (included > 1 && a == TPROF_ALIGN_NONE)
+            problem(rep, "clock alignment: no collective kernel common to all ranks and no "
+                         "baseTimeNanoseconds in every input: timestamps are kept as written");
+    } else if (a == TPROF_ALIGN_COLLECTIVE && (k = common_collective(ins, order, n)) < 0) {
+        snprintf(errbuf, errlen, "--align collective: no collective kernel (NCCL/RCCL/HCCL) with the same "
+                                 "name at the same position in every included input");
+        return TPROF_EUSAGE;
+    } else if (a == TPROF_ALIGN_BASE_TIME && with_base != included) {
+        snprintf(errbuf, errlen, "--align base-time: %zu of %zu inputs have no baseTimeNanoseconds",
+                 included - with_base, included);
+        return TPROF_EUSAGE;
+    } else if (a == TPROF_ALIGN_FIRST_STEP && common_step(ins, order, n, &step) != 0) {
+        snprintf(errbuf, errlen, "--align first-step: no ProfilerStep number common to every included input");
+        return TPROF_EUSAGE;
+    }
+    rep->align = a;
+    for (size_t i = 0; i < n; i++) {
+        merge_input *in = &ins[order[i]];
+        if (!in->out->included) continue;
+        char *note = in->out->align_note;
+        size_t nl = sizeof in->out->align_note;
+        switch (a) {
+        case TPROF_ALIGN_COLLECTIVE:
+            in->out->offset_ns = tprof_span_ns(in->coll_ends[k], ref->coll_ends[k]);
+            snprintf(note, nl, "end of collective kernel #%ld (%.80s)", k + 1, in->coll_names[k]);
+            break;
+        case TPROF_ALIGN_BASE_TIME:
+            in->out->offset_ns = tprof_span_ns(ref->base_ns, in->base_ns);
+            snprintf(note, nl, "baseTimeNanoseconds %lld", (long long)in->base_ns);
+            break;
+        case TPROF_ALIGN_FIRST_STEP:
+            in->out->offset_ns = tprof_span_ns(find_step(in, step, NULL)->ts, find_step(ref, step, NULL)->ts);
+            snprintf(note, nl, "start of ProfilerStep#%lld", (long long)step);
+            break;
+        default:
+            in->out->offset_ns = 0;
+            snprintf(note, nl, "as written");
+            break;
+        }
+    }
+    return 0;
+}
+
+int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof_merge_report *rep,
+               char *errbuf, size_t errlen)
+{
+    size_t n = o->ninputs;
+    tprof_read_opts ro = { .keep = o->has_steps ? TPROF_STEPS_KEEP : TPROF_KEEP(TPROF_KIND_GPU),
+                           .classifier = o->classifier,
+                           .progress = o->progress,
+                           .progress_ctx = o->progress_ctx };
+    for (size_t i = 0; i < n; i++) {
+        merge_input *in = &ins[i];
+        in->out = &rep->ranks[i];
+        in->out->path = o->inputs[i];
+        in->out->rank = -1;
+        in->out->window_lo = INT64_MIN;
+        in->out->window_hi = INT64_MAX;
+        tprof_trace *t;
+        int rc = tprof_trace_read(&t, o->inputs[i], &ro, errbuf, errlen);
+        if (rc && rc != TPROF_ETRUNC) return rc;
+        rc = digest(in, t, o);
+        tprof_trace_free(t);
+        if (rc) return rc;
+        if (in->has_rank_meta) in->out->rank_source = TPROF_RANK_FROM_DISTRIBUTED;
+        else if (rank_from_name(o->inputs[i], &in->out->rank)) in->out->rank_source = TPROF_RANK_FROM_NAME;
+        else {
+            in->out->rank_source = TPROF_RANK_FROM_ORDER;
+            in->out->rank = (int64_t)i;
+        }
+    }
+
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    g_sort_ins = ins;
+    qsort(order, n, sizeof *order, cmp_rank);
+    int64_t world = -1;
+    for (size_t i = 0; i < n; i++) {
+        merge_input *in = &ins[order[i]];
+        in->pos = i;
+        in->out->pid_base = (int64_t)(i + 1) * MERGE_PID_STRIDE;
+        in->out->included = rank_wanted(o, in->out->rank);
+        if (in->world_size > world) world = in->world_size;
+        if (i && in->out->rank == ins[order[i - 1]].out->rank)
+            problem(rep, "rank %lld appears twice: %s and %s (both kept, under separate pids)",
+                    (long long)in->out->rank, ins[order[i - 1]].out->path, in->out->path);
+        step_window(o, in);
+        if (in->window_empty && in->out->included)
+            problem(rep, "%s: none of the requested steps is in this trace (only its metadata is kept)",
+                    in->out->path);
+    }
+    /* gaps: ranks of the world (or between the lowest and highest) with no input */
+    if (!o->ranks && n) {
+        int64_t lo = world > 0 ? 0 : ins[order[0]].out->rank, hi = world > 0 ? world - 1 : ins[order[n - 1]].out->rank;
+        char missing[256] = "";
+        size_t nm = 0, j = 0;
+        for (int64_t r = lo; r <= hi && nm < 10000; r++) {
+            while (j < n && ins[order[j]].out->rank < r) j++;
+            if (j < n && ins[order[j]].out->rank == r) continue;
+            size_t l = strlen(missing);
+            if (nm++ < 16) snprintf(missing + l, sizeof missing - l, "%s%lld", l ? "," : "", (long long)r);
+        }
+        if (nm)
+            problem(rep, "%zu rank%s of %s missing: %s%s", nm, nm > 1 ? "s" : "",
+                    world > 0 ? "the world" : "the range", missing, nm > 16 ? ",..." : "");
+    }
+    return align(o, ins, order, n, rep, errbuf, errlen);
+}

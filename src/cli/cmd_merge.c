@@ -1,0 +1,378 @@
+/* trainprof merge: every rank's trace in one timeline. */
+#include <dirent.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "trainprof/error.h"
+#include "trainprof/merge.h"
+#include "trainprof/report.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof merge [options] TRACE|DIR... -o OUT\n\n"
+            "Merges per-rank traces into one timeline for Perfetto or chrome://tracing.\n"
+            "Each rank's processes get their own pids and names (\"rank 3 / CPU\",\n"
+            "\"rank 3 / GPU 0 / stream 7\"); flow, correlation and external ids are made\n"
+            "unique per rank; clocks are aligned; events are written in time order with\n"
+            "bounded memory. A directory stands for its *.json, *.json.gz and *.json.zst.\n"
+            "The rank comes from distributedInfo, else 'rank<N>' in the file name, else\n"
+            "the argument order. docs/METRICS.md (merge) has every rule.\n\noptions:\n"
+            "  -o, --output FILE     .gz: gzip, .zst: zstd, else plain JSON (written to a\n"
+            "                        temporary file, then renamed; never an input)\n"
+            "  --align MODE          auto (default): collective, else base-time, else none;\n"
+            "                        collective: the first common NCCL collective kernel ends\n"
+            "                        at the same moment on every rank; first-step: the first\n"
+            "                        common ProfilerStep starts together; base-time: shift by\n"
+            "                        baseTimeNanoseconds; none: as written\n"
+            "  --ranks LIST          only these ranks, e.g. 0-3,7\n"
+            "  --steps A..B          only events overlapping ProfilerStep#A..#B (GPU events up\n"
+            "                        to the end of the GPU work those steps launched)\n"
+            "  --drop-cat LIST       drop events of these categories, e.g. python_function\n"
+            "  --min-dur DUR         drop complete events shorter than DUR (e.g. 2us, 500ns)\n"
+            "  --level N             compression level (default: 1, the fast one)\n"
+            "  --mem-budget SIZE     events held in memory before a sorted run is spilled to a\n"
+            "                        temporary file (default 256M)\n"
+            "  --tmp-dir DIR         where spilled runs go (default: the output's directory)\n"
+            "  --format table|json   the report on stdout\n"
+            "  --class-rule CLASS:GLOB, --class-file FILE   as for the other commands (which\n"
+            "                        kernels are collectives, for --align collective)\n"
+            "  --color auto|always|never\n");
+}
+
+/* "2us", "500ns", "1.5ms", "3s"; a bare number is microseconds. */
+static int parse_duration(const char *s, int64_t *ns)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0) return -1;
+    double mul = 1e3;
+    if (!*end || strcmp(end, "us") == 0) mul = 1e3;
+    else if (strcmp(end, "ns") == 0) mul = 1;
+    else if (strcmp(end, "ms") == 0) mul = 1e6;
+    else if (strcmp(end, "s") == 0) mul = 1e9;
+    else return -1;
+    if (v * mul > 9e18) return -1;
+    *ns = (int64_t)(v * mul + 0.5);
+    return 0;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s) return -1;
+    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 0;
+    if (shift) end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end || v == 0 || v > (1ull << (63 - shift))) return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+/* "0-3,7" */
+static int parse_ranks(const char *s, int64_t **out, size_t *n)
+{
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long long a = strtoll(p, &end, 10), b = a;
+        if (end == p || a < 0) return -1;
+        p = end;
+        if (*p == '-') {
+            b = strtoll(p + 1, &end, 10);
+            if (end == p + 1 || b < a || b - a > 1000000) return -1;
+            p = end;
+        }
+        for (long long r = a; r <= b; r++) {
+            int64_t *v = realloc(*out, (*n + 1) * sizeof *v);
+            if (!v) return -1;
+            *out = v;
+            v[(*n)++] = r;
+        }
+        if (*p == ',') p++;
+        else if (*p) return -1;
+    }
+    return *n ? 0 : -1;
+}
+
+static int split_list(const char *s, char ***out, size_t *n)
+{
+    char *copy = strdup(s);
+    if (!copy) return -1;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+        char **v = realloc(*out, (*n + 1) * sizeof *v);
+        if (!v || !(v[*n] = strdup(tok))) {
+            free(copy);
+            return -1;
+        }
+        *out = v;
+        (*n)++;
+    }
+    free(copy);
+    return 0;
+}
+
+static int is_trace_name(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && strcmp(n + l - 5, ".json") == 0) || (l > 8 && strcmp(n + l - 8, ".json.gz") == 0) ||
+           (l > 9 && strcmp(n + l - 9, ".json.zst") == 0);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Adds PATH, or a directory's traces in name order. */
+static int add_input(const char *path, char ***v, size_t *n)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (!d) return -1;
+        size_t first = *n;
+        for (struct dirent *e; (e = readdir(d));) {
+            if (!is_trace_name(e->d_name)) continue;
+            size_t l = strlen(path) + strlen(e->d_name) + 2;
+            char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+            if (!nv || !(nv[*n] = malloc(l))) {
+                closedir(d);
+                return -1;
+            }
+            *v = nv;
+            snprintf(nv[*n], l, "%s/%s", path, e->d_name);
+            (*n)++;
+        }
+        closedir(d);
+        qsort(*v + first, *n - first, sizeof **v, cmp_str);
+        return 0;
+    }
+    char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+    if (!nv || !(nv[*n] = strdup(path))) return -1;
+    *v = nv;
+    (*n)++;
+    return 0;
+}
+
+static void print_table(const tprof_merge_report *r, const char *out)
+{
+    char a[32], b[32], c[32];
+    printf("%s: %" PRIu64 " events from %zu trace%s, aligned by %s\n", out, r->events_out, r->nranks,
+           r->nranks == 1 ? "" : "s", tprof_align_name(r->align));
+    printf("  %s of JSON, %s written", tprof_fmt_bytes(a, sizeof a, (int64_t)r->bytes_out),
+           tprof_fmt_bytes(b, sizeof b, (int64_t)r->file_bytes));
+    if (r->runs_spilled) printf(", %" PRIu64 " sorted runs spilled", r->runs_spilled);
+    printf("\n\n");
+    static const char *const hdr[] = { "rank", "from", "pids", "offset", "aligned on", "events in", "kept", "file" };
+    tprof_table *t = tprof_table_new(8, hdr, "llrrlrrl");
+    if (!t) return;
+    tprof_table_limit(t, 4, 48);
+    for (size_t i = 0; i < r->nranks; i++) {
+        const tprof_merge_rank *k = &r->ranks[i];
+        char rank[32], pid[32], in[32], kept[32], off[40];
+        snprintf(rank, sizeof rank, "%" PRId64 "%s", k->rank, k->truncated ? " (cut)" : "");
+        snprintf(pid, sizeof pid, "%" PRId64 "+", k->pid_base);
+        snprintf(in, sizeof in, "%" PRIu64, k->events_in);
+        snprintf(kept, sizeof kept, "%" PRIu64, k->events_out);
+        if (k->offset_ns < 0) {
+            snprintf(off, sizeof off, "-%s", tprof_fmt_duration(c, sizeof c, -k->offset_ns));
+        } else {
+            snprintf(off, sizeof off, "%s%s", k->offset_ns ? "+" : "", tprof_fmt_duration(c, sizeof c, k->offset_ns));
+        }
+        const char *from = k->rank_source == TPROF_RANK_FROM_DISTRIBUTED ? "distributedInfo"
+                         : k->rank_source == TPROF_RANK_FROM_NAME ? "file name" : "order";
+        const char *row[] = { rank, from, pid, off, k->align_note, in, kept, k->path };
+        const char *skip[] = { rank, from, "-", "-", "not selected (--ranks)", "-", "-", k->path };
+        tprof_table_row(t, k->included ? row : skip);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+}
+
+static void print_json(const tprof_merge_report *r, const char *out)
+{
+    tprof_jw w;
+    tprof_jw_init(&w, stdout);
+    tprof_jw_obj(&w);
+    tprof_jw_key(&w, "output");
+    tprof_jw_str(&w, out);
+    tprof_jw_key(&w, "align");
+    tprof_jw_str(&w, tprof_align_name(r->align));
+    tprof_jw_key(&w, "events");
+    tprof_jw_uint(&w, r->events_out);
+    tprof_jw_key(&w, "json_bytes");
+    tprof_jw_uint(&w, r->bytes_out);
+    tprof_jw_key(&w, "file_bytes");
+    tprof_jw_uint(&w, r->file_bytes);
+    tprof_jw_key(&w, "runs_spilled");
+    tprof_jw_uint(&w, r->runs_spilled);
+    tprof_jw_key(&w, "ranks");
+    tprof_jw_arr(&w);
+    for (size_t i = 0; i < r->nranks; i++) {
+        const tprof_merge_rank *k = &r->ranks[i];
+        tprof_jw_obj(&w);
+        tprof_jw_key(&w, "file");
+        tprof_jw_str(&w, k->path);
+        tprof_jw_key(&w, "rank");
+        tprof_jw_int(&w, k->rank);
+        tprof_jw_key(&w, "rank_from");
+        tprof_jw_str(&w, k->rank_source == TPROF_RANK_FROM_DISTRIBUTED ? "distributedInfo"
+                         : k->rank_source == TPROF_RANK_FROM_NAME ? "file name" : "argument order");
+        tprof_jw_key(&w, "included");
+        tprof_jw_int(&w, k->included);
+        tprof_jw_key(&w, "truncated");
+        tprof_jw_int(&w, k->truncated);
+        tprof_jw_key(&w, "pid_base");
+        tprof_jw_int(&w, k->pid_base);
+        tprof_jw_key(&w, "offset_ns");
+        tprof_jw_int(&w, k->offset_ns);
+        tprof_jw_key(&w, "aligned_on");
+        tprof_jw_str(&w, k->align_note);
+        tprof_jw_key(&w, "events_in");
+        tprof_jw_uint(&w, k->events_in);
+        tprof_jw_key(&w, "events_out");
+        tprof_jw_uint(&w, k->events_out);
+        tprof_jw_key(&w, "dropped");
+        tprof_jw_uint(&w, k->dropped);
+        tprof_jw_key(&w, "ids_unchanged");
+        tprof_jw_uint(&w, k->ids_kept);
+        tprof_jw_obj_end(&w);
+    }
+    tprof_jw_arr_end(&w);
+    tprof_jw_key(&w, "problems");
+    tprof_jw_str(&w, r->problems);
+    tprof_jw_obj_end(&w);
+    fputc('\n', stdout);
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, 0, 'o' },  { "align", required_argument, 0, 'a' },
+        { "ranks", required_argument, 0, 'R' },   { "steps", required_argument, 0, 's' },
+        { "drop-cat", required_argument, 0, 'd' }, { "min-dur", required_argument, 0, 'm' },
+        { "level", required_argument, 0, 'l' },   { "mem-budget", required_argument, 0, 'b' },
+        { "tmp-dir", required_argument, 0, 't' }, CLI_COMMON_LONGOPTS,
+        { 0, 0, 0, 0 },
+    };
+    tprof_merge_opts o = { 0 };
+    cli_common co = { 0 };
+    int64_t *ranks = NULL;
+    size_t nranks = 0, ndrop = 0, nin = 0;
+    char **drop = NULL, **inputs = NULL;
+    int status = EXIT_USAGE, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        long long a, b;
+        int h = cli_common_option(c, optarg, &co);
+        if (h == 1) continue;
+        if (h < 0) goto out;
+        switch (c) {
+        case 'o': o.output = optarg; break;
+        case 'a':
+            if (tprof_align_parse(optarg, &o.align) != 0) {
+                cli_error("--align takes auto, none, base-time, first-step or collective, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case 'R':
+            if (parse_ranks(optarg, &ranks, &nranks) != 0) {
+                cli_error("--ranks takes a list like 0-3,7, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case 's':
+            if (cli_parse_steps(optarg, &a, &b) != 0) {
+                cli_error("--steps takes A..B (ProfilerStep numbers), not '%s'", optarg);
+                goto out;
+            }
+            o.has_steps = 1;
+            o.step_first = a;
+            o.step_last = b;
+            break;
+        case 'd':
+            if (split_list(optarg, &drop, &ndrop) != 0) goto out;
+            break;
+        case 'm':
+            if (parse_duration(optarg, &o.min_dur_ns) != 0) {
+                cli_error("--min-dur takes a duration like 2us, 500ns or 1ms, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case 'l':
+            o.level = atoi(optarg);
+            if (o.level < 1 || o.level > 22) {
+                cli_error("--level takes 1..9 (gzip) or 1..22 (zstd), not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case 'b':
+            if (parse_size(optarg, &o.mem_budget) != 0 || o.mem_budget < (1u << 20)) {
+                cli_error("--mem-budget takes a size of at least 1M, like 256M or 2G, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case 't': o.tmp_dir = optarg; break;
+        case 'h':
+            help(stdout);
+            status = EXIT_OK;
+            goto out;
+        default: help(stderr); goto out;
+        }
+    }
+    if (co.fmt == FMT_CSV) {
+        cli_error("merge reports as a table or JSON (--format table|json)");
+        goto out;
+    }
+    for (int i = optind; i < argc; i++)
+        if (add_input(argv[i], &inputs, &nin) != 0) {
+            cli_error("%s: cannot list the directory", argv[i]);
+            status = EXIT_INPUT;
+            goto out;
+        }
+    if (!nin || !o.output) {
+        cli_error(nin ? "merge needs an output file: -o OUT.json.gz" : "merge needs at least one trace");
+        help(stderr);
+        goto out;
+    }
+    o.inputs = (const char *const *)inputs;
+    o.ninputs = nin;
+    o.ranks = ranks;
+    o.nranks = nranks;
+    o.drop_cats = (const char *const *)drop;
+    o.ndrop_cats = ndrop;
+    o.classifier = co.cls;
+    tprof_merge_report *rep;
+    char err[1024] = "";
+    int rc = tprof_merge(&o, &rep, err, sizeof err);
+    if (rc && rc != TPROF_ETRUNC) {
+        cli_error("%s", err[0] ? err : tprof_strerror(rc));
+        status = rc == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
+        goto out;
+    }
+    for (char *p = rep->problems; *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        cli_warn("%s", p);
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    for (size_t i = 0; i < rep->nranks; i++)
+        if (rep->ranks[i].truncated)
+            cli_warn("%s: the input ended early: the events read before the cut are merged", rep->ranks[i].path);
+    if (co.fmt == FMT_JSON) print_json(rep, o.output);
+    else print_table(rep, o.output);
+    tprof_merge_report_free(rep);
+    status = rc == TPROF_ETRUNC ? EXIT_TRUNC : EXIT_OK;
+out:
+    for (size_t i = 0; i < nin; i++) free(inputs[i]);
+    for (size_t i = 0; i < ndrop; i++) free(drop[i]);
+    free(inputs);
+    free(drop);
+    free(ranks);
+    cli_common_free(&co);
+    return status;
+}
