@@ -58,6 +58,7 @@ test-fuzz: deps
 bench: build
 	@scripts/install-deps.sh --bench
 	bench/run_bench.sh 1G $(BUILD)
+	bench/merge_bench.sh 250M $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

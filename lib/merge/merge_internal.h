@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "trainprof/merge.h"
 
@@ -13,7 +14,18 @@ typedef struct {
     char *p;
     size_t len, cap;
 } mbuf;
-int mbuf_put(mbuf *b, const void *data, size_t n);
+int mbuf_grow(mbuf *b, size_t need);
+/* inline: the rewrite appends many short pieces per event */
+static inline int mbuf_put(mbuf *b, const void *data, size_t n)
+{
+    if (b->len + n + 1 > b->cap && mbuf_grow(b, b->len + n + 1)) return -2; /* TPROF_ENOMEM */
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+}
+/* V in decimal, without printf. */
+int mbuf_i64(mbuf *b, int64_t v);
 int mbuf_puts(mbuf *b, const char *s);
 int mbuf_printf(mbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* S as a JSON string, quoted and escaped. */

@@ -12,20 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mbuf_put(mbuf *b, const void *data, size_t n)
+int mbuf_grow(mbuf *b, size_t need)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap : 256;
-        while (c < b->len + n + 1) c *= 2;
-        char *p = realloc(b->p, c);
-        if (!p) return TPROF_ENOMEM;
-        b->p = p;
-        b->cap = c;
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = 0;
+    size_t c = b->cap ? b->cap : 256;
+    while (c < need) c *= 2;
+    char *p = realloc(b->p, c);
+    if (!p) return TPROF_ENOMEM;
+    b->p = p;
+    b->cap = c;
     return 0;
+}
+
+int mbuf_i64(mbuf *b, int64_t v)
+{
+    char tmp[24];
+    int i = sizeof tmp;
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do tmp[--i] = (char)('0' + a % 10);
+    while ((a /= 10));
+    if (v < 0) tmp[--i] = '-';
+    return mbuf_put(b, tmp + i, sizeof tmp - (size_t)i);
 }
 
 int mbuf_puts(mbuf *b, const char *s) { return mbuf_put(b, s, strlen(s)); }
@@ -253,9 +259,16 @@ static int64_t unique_id(rw *w, int64_t id)
 static int put_ns_as_us(mbuf *b, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    if (a % 1000 == 0) return mbuf_printf(b, "%s%llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000));
-    return mbuf_printf(b, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000),
-                       (unsigned long long)(a % 1000));
+    char frac[4] = { '.', (char)('0' + a % 1000 / 100), (char)('0' + a % 100 / 10), (char)('0' + a % 10) };
+    if (ns < 0 && mbuf_put(b, "-", 1)) return TPROF_ENOMEM;
+    /* INT64_MIN's magnitude does not fit int64: print it in two parts */
+    char tmp[24];
+    int i = sizeof tmp;
+    uint64_t q = a / 1000;
+    do tmp[--i] = (char)('0' + q % 10);
+    while ((q /= 10));
+    if (mbuf_put(b, tmp + i, sizeof tmp - (size_t)i)) return TPROF_ENOMEM;
+    return a % 1000 ? mbuf_put(b, frac, 4) : 0;
 }
 
 #define KEYIS(tok, lit) ((tok)->len == sizeof(lit) - 1 && memcmp((tok)->text, lit, sizeof(lit) - 1) == 0)
@@ -277,7 +290,7 @@ static int rewrite_args(rw *w, tprof_json *j, mbuf *b)
         if ((rc = tprof_json_next(j, &tok))) return rc;
         int64_t v;
         if (is_id && tok.type == TPROF_JSON_NUMBER && tprof_json_parse_int(tok.text, tok.len, &v) == 0) {
-            if ((rc = mbuf_printf(b, "%lld", (long long)unique_id(w, v)))) return rc;
+            if ((rc = mbuf_i64(b, unique_id(w, v)))) return rc;
             continue;
         }
         if ((rc = ser_value(j, b, &tok))) return rc;
@@ -395,9 +408,9 @@ static int rewrite_event(rw *w, tprof_json *j)
         return rc;
     mbuf *e = &w->ev;
     e->len = 0;
-    if ((rc = mbuf_printf(e, "{\"pid\":%lld", (long long)newpid))) return rc;
+    if ((rc = mbuf_puts(e, "{\"pid\":")) || (rc = mbuf_i64(e, newpid))) return rc;
     if (has_ts && ((rc = mbuf_puts(e, ",\"ts\":")) || (rc = put_ns_as_us(e, out_ts)))) return rc;
-    if (has_id && (rc = mbuf_printf(e, ",\"id\":%lld", (long long)unique_id(w, id)))) return rc;
+    if (has_id && ((rc = mbuf_puts(e, ",\"id\":")) || (rc = mbuf_i64(e, unique_id(w, id))))) return rc;
     if ((rc = mbuf_put(e, w->body.p ? w->body.p : "", w->body.len)) || (rc = mbuf_put(e, "}", 1))) return rc;
     return add_record(w, key, e->p, e->len, 1);
 }
