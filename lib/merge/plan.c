@@ -108,7 +108,7 @@ static int digest(merge_input *in, const tprof_trace *t, const tprof_merge_opts 
     in->steps = malloc((m->nsteps + 1) * sizeof *in->steps);
     in->step_gpu_end = calloc(m->nsteps + 1, sizeof *in->step_gpu_end);
     if (!in->steps || !in->step_gpu_end) return TPROF_ENOMEM;
-    memcpy(in->steps, m->steps, m->nsteps * sizeof *m->steps);
+    if (m->nsteps) memcpy(in->steps, m->steps, m->nsteps * sizeof *m->steps);
     in->nsteps = m->nsteps;
     if (o->has_steps && m->nsteps) {
         tprof_steps_result *sr;

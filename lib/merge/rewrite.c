@@ -454,10 +454,12 @@ static int read_document(rw *w, tprof_json *j, mbuf *meta)
             }
             continue;
         }
+        size_t mark = meta->len; /* a member cut short is taken back: the output stays valid JSON */
         if ((meta->len && (rc = mbuf_put(meta, ",", 1))) || (rc = mbuf_json_str(meta, tok.text, tok.len)) ||
-            (rc = mbuf_put(meta, ":", 1)))
+            (rc = mbuf_put(meta, ":", 1)) || (rc = tprof_json_next(j, &tok)) || (rc = ser_value(j, meta, &tok))) {
+            meta->len = mark;
             return rc;
-        if ((rc = tprof_json_next(j, &tok)) || (rc = ser_value(j, meta, &tok))) return rc;
+        }
     }
 }
 

@@ -194,7 +194,7 @@ static void sift_down(cursor **heap, size_t n, size_t i)
 
 int merge_runs_finish(merge_runs *r, merge_emit_fn emit, void *ctx)
 {
-    qsort(r->recs, r->nrec, sizeof *r->recs, cmp_rec);
+    if (r->nrec) qsort(r->recs, r->nrec, sizeof *r->recs, cmp_rec);
     size_t nc = r->nfiles + 1, n = 0;
     cursor *cs = calloc(nc, sizeof *cs);
     cursor **heap = calloc(nc, sizeof *heap);

@@ -31,7 +31,12 @@ gzip -c "$work/trace/seed0" > "$work/trace/seed2"
   done
   printf '  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 900, "dur": 900}\n],\n"distributedInfo": {"rank": 1}}\n'; } > "$work/trace/seed4"
 if command -v zstd >/dev/null; then zstd -q -c "$work/trace/seed0" > "$work/trace/seed3"; fi
-for t in fuzz_json fuzz_trace; do
+# merge: the first byte picks options, 0xFF splits two inputs
+mkdir -p "$work/merge"
+for f in seed0 seed4 seed5; do
+  { printf '\x21'; cat "$work/trace/$f"; printf '\xff'; sed 's/"rank":[ ]*[01]/"rank": 1/' "$work/trace/$f"; } > "$work/merge/$f"
+done
+for t in fuzz_json fuzz_trace fuzz_merge; do
   corpus="$work/${t#fuzz_}"
   echo "fuzz: $t for ${secs}s"
   "$build/tests/fuzz/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \

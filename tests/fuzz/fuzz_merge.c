@@ -1,0 +1,73 @@
+/* libFuzzer target: trainprof merge on two inputs cut from the fuzz data.
+ * Whatever the inputs, a merge that succeeds must write a trace that the
+ * reader accepts whole (valid JSON, not truncated), and fail cleanly
+ * otherwise. Options vary with the first byte; the tiny memory budget
+ * makes every merge spill sorted runs. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trainprof/error.h"
+#include "trainprof/merge.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64];
+
+static int put(const char *path, const uint8_t *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(p, 1, n, f);
+    return fclose(f) == 0 && w == n ? 0 : -1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/tprof-fuzz-merge.XXXXXX");
+        if (!mkdtemp(dir)) abort();
+    }
+    uint8_t flags = data[0];
+    data++, size--;
+    /* two inputs: split at the first 0xFF byte, else in the middle */
+    const uint8_t *cut = memchr(data, 0xFF, size);
+    size_t n1 = cut ? (size_t)(cut - data) : size / 2, n2 = size - n1 - (cut ? 1 : 0);
+    char a[96], b[96], out[96];
+    snprintf(a, sizeof a, "%s/a_rank0.json", dir);
+    snprintf(b, sizeof b, "%s/b_rank1.json", dir);
+    snprintf(out, sizeof out, "%s/out.json", dir);
+    if (put(a, data, n1) || put(b, data + n1 + (cut ? 1 : 0), n2)) abort();
+    const char *in[] = { a, b };
+    const char *drop[] = { "cpu_op" };
+    int64_t ranks[] = { 1 };
+    tprof_merge_opts o = { .inputs = in, .ninputs = 2, .output = out, .mem_budget = 4096 };
+    o.align = (tprof_align)(flags % 5);
+    if (flags & 0x08) o.min_dur_ns = 1000;
+    if (flags & 0x10) o.drop_cats = drop, o.ndrop_cats = 1;
+    if (flags & 0x20) o.has_steps = 1, o.step_first = 1, o.step_last = 2;
+    if (flags & 0x40) o.ranks = ranks, o.nranks = 1;
+    if (flags & 0x80) o.ninputs = 1;
+    tprof_merge_report *rep = NULL;
+    char err[1024] = "";
+    int rc = tprof_merge(&o, &rep, err, sizeof err);
+    if (rc == 0 || rc == TPROF_ETRUNC) {
+        if (!rep) abort();
+        tprof_trace *t = NULL;
+        char err2[512];
+        tprof_read_opts ro = { .keep = TPROF_KEEP_ALL, .threads = 1 };
+        if (tprof_trace_read(&t, out, &ro, err2, sizeof err2) != 0) {
+            fprintf(stderr, "merge output unreadable: %s\n", err2);
+            abort();
+        }
+        tprof_trace_free(t);
+        tprof_merge_report_free(rep);
+    } else if (rep || !err[0]) {
+        abort(); /* a failure carries a message and no report */
+    }
+    unlink(out);
+    return 0;
+}
