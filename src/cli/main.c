@@ -18,6 +18,7 @@ static const cli_command commands[] = {
     { "launch", "launch overhead, launch queue, CPU-bound detection", cmd_launch },
     { "ranks", "ranks side by side: stragglers, step-time skew, exposed communication", cmd_ranks },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
+    { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff },
 };
 
 static void usage(FILE *f)
