@@ -275,5 +275,5 @@ cut = os.path.join(tmp, "cut.json")
 with open(A[0], "rb") as f, open(cut, "wb") as o:
     o.write(f.read()[: os.path.getsize(A[0]) // 2])
 rc, out, err = run([TRAINPROF, "diff", "--format", "json", cut, A[1]])
-check(rc == 4 and "truncated" in err and json.loads(out)["base"]["files"][0]["truncated"], f"truncated input: exit {rc}")
+check(rc == 4 and "results cover" in err and json.loads(out)["base"]["files"][0]["truncated"], f"truncated input: exit {rc}")
 finish("diff of trace_diff, trace_compare, generated ranks and a step-less trace")
