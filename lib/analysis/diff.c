@@ -144,7 +144,7 @@ size_t tprof_kernel_name_normalize(const char *name, char *buf, size_t len)
         }
         /* copy up to the next place a rule could start */
         size_t k = i + 1;
-        while (k < t && !(is_digit(tmp[k]) || tmp[k] == 'a') ) k++;
+        while (k < t && !(is_digit(tmp[k]) || tmp[k] == 'a')) k++;
         put(&out, tmp + i, k - i);
         i = k;
     }
