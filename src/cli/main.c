@@ -19,6 +19,7 @@ static const cli_command commands[] = {
     { "ranks", "ranks side by side: stragglers, step-time skew, exposed communication", cmd_ranks },
     { "merge", "every rank's trace in one timeline: own pids, unique ids, aligned clocks", cmd_merge },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
+    { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff },
 };
 
 static void usage(FILE *f)

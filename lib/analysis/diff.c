@@ -1,0 +1,469 @@
+/* diff: two runs side by side, on top of the per-trace analyses (steps,
+ * temporal, comm, kernels). Every figure is normalised per ProfilerStep so
+ * runs of different lengths compare (docs/METRICS.md, "trainprof diff"). */
+#include "trainprof/diff.h"
+#include "trainprof/error.h"
+#include "../util/i64map.h"
+#include "../util/strtab.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const metric_names[TPROF_DIFF_METRICS] = {
+    "step_time", "kernel_time", "gpu_busy", "gpu_idle", "compute", "non_compute", "comm", "comm_exposed",
+    "cpu_data", "cpu_forward", "cpu_backward", "cpu_optimizer", "cpu_other",
+    "gpu_data", "gpu_forward", "gpu_backward", "gpu_optimizer", "gpu_other",
+};
+
+const char *tprof_diff_metric_name(tprof_diff_metric m)
+{
+    return (unsigned)m < TPROF_DIFF_METRICS ? metric_names[m] : NULL;
+}
+
+int tprof_diff_metric_parse(const char *s, tprof_diff_metric *out)
+{
+    for (int i = 0; i < TPROF_DIFF_METRICS; i++)
+        if (!strcmp(s, metric_names[i])) {
+            *out = (tprof_diff_metric)i;
+            return 0;
+        }
+    return -1;
+}
+
+double tprof_diff_pct(double base, double cand)
+{
+    if (base == 0) return cand == 0 ? 0.0 : cand > 0 ? INFINITY : -INFINITY;
+    return (cand - base) / fabs(base) * 100.0;
+}
+
+/* ---- kernel names ---- */
+
+static int is_alnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Appends to a bounded buffer while counting the full length. */
+typedef struct {
+    char *buf;
+    size_t len, n;
+} sink;
+
+static void put(sink *s, const char *p, size_t k)
+{
+    for (size_t i = 0; i < k; i++, s->n++)
+        if (s->n + 1 < s->len) s->buf[s->n] = p[i];
+}
+
+/* Skips a balanced group opened at NAME[i] (OPEN) and returns the index
+ * after its closing CLOSE, or the end of the name when it is unbalanced. */
+static size_t skip_group(const char *name, size_t i, char open, char close)
+{
+    int depth = 0;
+    for (; name[i]; i++) {
+        if (name[i] == open) depth++;
+        else if (name[i] == close && --depth == 0) return i + 1;
+    }
+    return i;
+}
+
+/* A leading architecture word: the kernel libraries name one kernel per GPU
+ * generation, and those should meet across hardware. */
+static size_t arch_prefix(const char *s)
+{
+    static const char *const words[] = { "maxwell_", "pascal_", "volta_", "turing_", "ampere_", "ada_", "hopper_",
+                                         "blackwell_" };
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (!strncmp(s, words[i], strlen(words[i]))) return strlen(words[i]);
+    if (s[0] == 's' && s[1] == 'm' && is_digit(s[2])) {
+        size_t k = 2;
+        while (is_digit(s[k])) k++;
+        if (s[k] == '_') return k + 1;
+    }
+    return 0;
+}
+
+size_t tprof_kernel_name_normalize(const char *name, char *buf, size_t len)
+{
+    /* pass 1: "void " and the bracketed groups (into a temporary copy) */
+    size_t n = strlen(name);
+    char *tmp = malloc(n + 1);
+    sink out = { buf, len, 0 };
+    if (!tmp) { /* no memory: the name as it is */
+        put(&out, name, n);
+        if (len) buf[out.n < len ? out.n : len - 1] = 0;
+        return out.n;
+    }
+    size_t t = 0, i = 0;
+    if (!strncmp(name, "void ", 5)) i = 5;
+    while (name[i]) {
+        char c = name[i];
+        if (c == '<') {
+            tmp[t++] = '<';
+            tmp[t++] = '>';
+            i = skip_group(name, i, '<', '>');
+        } else if (c == '(' && t > 0 && (is_alnum(tmp[t - 1]) || tmp[t - 1] == '_' || tmp[t - 1] == '>' ||
+                                         tmp[t - 1] == ')')) {
+            /* an argument list: right after a name, a template list or another list */
+            tmp[t++] = '(';
+            tmp[t++] = ')';
+            i = skip_group(name, i, '(', ')');
+        } else
+            tmp[t++] = name[i++];
+    }
+    while (t > 0 && tmp[t - 1] == ' ') t--;
+    tmp[t] = 0;
+
+    /* pass 2: architecture word, tile shapes, alignments */
+    i = arch_prefix(tmp);
+    if (i) put(&out, "{arch}_", 7);
+    while (i < t) {
+        int boundary = i == 0 || !is_alnum(tmp[i - 1]);
+        if (boundary && is_digit(tmp[i])) {
+            /* digits (x digits)+, not followed by a letter or digit */
+            size_t k = i, groups = 0;
+            while (is_digit(tmp[k])) k++;
+            while (tmp[k] == 'x' && is_digit(tmp[k + 1])) {
+                k++;
+                while (is_digit(tmp[k])) k++;
+                groups++;
+            }
+            if (groups && !is_alnum(tmp[k])) {
+                put(&out, "{tile}", 6);
+                i = k;
+                continue;
+            }
+        }
+        if (boundary && !strncmp(tmp + i, "align", 5) && is_digit(tmp[i + 5])) {
+            size_t k = i + 5;
+            while (is_digit(tmp[k])) k++;
+            if (!is_alnum(tmp[k])) {
+                put(&out, "align{n}", 8);
+                i = k;
+                continue;
+            }
+        }
+        /* copy up to the next place a rule could start */
+        size_t k = i + 1;
+        while (k < t && !(is_digit(tmp[k]) || tmp[k] == 'a')) k++;
+        put(&out, tmp + i, k - i);
+        i = k;
+    }
+    free(tmp);
+    if (len) buf[out.n < len ? out.n : len - 1] = 0;
+    return out.n;
+}
+
+/* ---- the diff ---- */
+
+typedef struct {
+    tprof_strtab strs; /* normalised and raw names */
+} dpriv;
+
+void tprof_diff_free(tprof_diff_result *r)
+{
+    if (!r) return;
+    dpriv *p = r->priv;
+    if (p) {
+        tprof_strtab_free(&p->strs);
+        free(p);
+    }
+    free(r->comm);
+    free(r->kernels);
+    free(r->regressions);
+    free(r->improvements);
+    free(r->gone);
+    free(r->added);
+    free(r);
+}
+
+/* One side's figures from its traces; per-trace figures are divided by the
+ * trace's steps, then averaged over the traces. */
+static int side_metrics(const tprof_trace *const *tr, size_t n, tprof_diff_side *s, tprof_diff_comm **comm,
+                        size_t *ncomm, size_t which)
+{
+    memset(s, 0, sizeof *s);
+    s->traces = n;
+    for (size_t i = 0; i < n; i++) {
+        const tprof_trace_meta *m = tprof_trace_meta_get(tr[i]);
+        tprof_steps_result *st;
+        tprof_comm_result *cm;
+        tprof_temporal_result tp;
+        tprof_temporal_opts to = { .keep_last_step = 1 };
+        int rc = tprof_steps(tr[i], &st);
+        if (rc) return rc;
+        rc = tprof_comm(tr[i], &cm);
+        if (rc) {
+            tprof_steps_free(st);
+            return rc;
+        }
+        rc = tprof_temporal(tr[i], &to, &tp);
+        double steps = st->nsteps ? (double)st->nsteps : 1.0;
+        double v[TPROF_DIFF_METRICS] = { 0 };
+        if (st->nsteps)
+            v[TPROF_DIFF_STEP_TIME] = (double)st->mean_ns;
+        else /* one step: the whole trace */
+            v[TPROF_DIFF_STEP_TIME] = m->ts_max > m->ts_min ? (double)tprof_span_ns(m->ts_min, m->ts_max) : 0.0;
+        int64_t ktotal = 0;
+        const tprof_event *ev = tprof_trace_events(tr[i]);
+        for (size_t e = 0, ne = tprof_trace_nevents(tr[i]); e < ne; e++)
+            if (ev[e].kind == TPROF_KIND_GPU) ktotal = tprof_sat_add(ktotal, ev[e].dur);
+        v[TPROF_DIFF_KERNEL_TIME] = (double)ktotal / steps;
+        v[TPROF_DIFF_GPU_BUSY] = (double)tp.busy_ns / steps;
+        v[TPROF_DIFF_GPU_IDLE] = (double)tp.idle_ns / steps;
+        v[TPROF_DIFF_COMPUTE] = (double)tp.compute_ns / steps;
+        v[TPROF_DIFF_NON_COMPUTE] = (double)tp.non_compute_ns / steps;
+        v[TPROF_DIFF_COMM] = (double)cm->comm_ns / steps;
+        v[TPROF_DIFF_COMM_EXPOSED] = (double)cm->exposed_ns / steps;
+        for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
+            v[TPROF_DIFF_CPU_DATA + p] = (double)st->phase_cpu_ns[p] / steps;
+            v[TPROF_DIFF_GPU_DATA + p] = (double)st->phase_gpu_ns[p] / steps;
+        }
+        for (int k = 0; k < TPROF_DIFF_METRICS; k++) s->metric[k] += v[k] / (double)n;
+        s->steps += st->nsteps ? st->nsteps : 1;
+        s->traces_no_steps += st->nsteps == 0;
+        s->phases_found |= st->phases_found;
+        /* collective types: merged by their (static) name */
+        for (size_t y = 0; !rc && y < cm->ntypes; y++) {
+            size_t k = 0;
+            while (k < *ncomm && strcmp((*comm)[k].type, cm->types[y].type)) k++;
+            if (k == *ncomm) {
+                tprof_diff_comm *nc = realloc(*comm, (*ncomm + 1) * sizeof *nc);
+                if (!nc) {
+                    rc = TPROF_ENOMEM;
+                    break;
+                }
+                *comm = nc;
+                nc[k] = (tprof_diff_comm){ .type = cm->types[y].type };
+                (*ncomm)++;
+            }
+            (*comm)[k].time_ns[which] += (double)cm->types[y].time_ns / steps / (double)n;
+            (*comm)[k].exposed_ns[which] += (double)cm->types[y].exposed_ns / steps / (double)n;
+        }
+        tprof_steps_free(st);
+        tprof_comm_free(cm);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* A raw name's totals on one side, to find each kernel's largest variant. */
+typedef struct {
+    uint32_t raw;  /* string id */
+    size_t kernel; /* index in kernels */
+    int side;
+    tprof_class klass;
+    int64_t total_ns;
+} variant;
+
+typedef struct {
+    tprof_diff_result *r;
+    dpriv *p;
+    tprof_i64map by_norm;    /* normalised id -> kernel index */
+    tprof_i64map by_variant; /* raw id x side -> variant index */
+    variant *vars;
+    size_t nvars, capvars, capk;
+    char *buf;
+    size_t buflen;
+} kbuild;
+
+static int add_row(kbuild *b, const tprof_kernel_row *row, size_t side)
+{
+    size_t need = tprof_kernel_name_normalize(row->key, b->buf, b->buflen) + 1;
+    if (need > b->buflen) {
+        char *nb = realloc(b->buf, need);
+        if (!nb) return TPROF_ENOMEM;
+        b->buf = nb;
+        b->buflen = need;
+        tprof_kernel_name_normalize(row->key, b->buf, b->buflen);
+    }
+    uint32_t nid = tprof_strtab_intern(&b->p->strs, b->buf, need - 1);
+    uint32_t rid = tprof_strtab_intern(&b->p->strs, row->key, strlen(row->key));
+    if (nid == UINT32_MAX || rid == UINT32_MAX) return TPROF_ENOMEM;
+    tprof_diff_result *r = b->r;
+    int64_t k;
+    if (!tprof_i64map_get(&b->by_norm, nid, &k)) {
+        if (r->nkernels == b->capk) {
+            size_t nc = b->capk ? b->capk * 2 : 128;
+            tprof_diff_kernel *nk = realloc(r->kernels, nc * sizeof *nk);
+            if (!nk) return TPROF_ENOMEM;
+            r->kernels = nk;
+            b->capk = nc;
+        }
+        k = (int64_t)r->nkernels;
+        /* name holds the string id until the strings stop moving */
+        r->kernels[r->nkernels++] = (tprof_diff_kernel){ .name = (const char *)(uintptr_t)nid };
+        if (tprof_i64map_put(&b->by_norm, nid, k)) return TPROF_ENOMEM;
+    }
+    tprof_diff_kernel *x = &r->kernels[k];
+    x->count[side] += row->count;
+    x->total_ns[side] = tprof_sat_add(x->total_ns[side], row->total_ns);
+    int64_t v;
+    if (!tprof_i64map_get(&b->by_variant, (int64_t)rid * 2 + (int64_t)side, &v)) {
+        if (b->nvars == b->capvars) {
+            size_t nc = b->capvars ? b->capvars * 2 : 256;
+            variant *nv = realloc(b->vars, nc * sizeof *nv);
+            if (!nv) return TPROF_ENOMEM;
+            b->vars = nv;
+            b->capvars = nc;
+        }
+        v = (int64_t)b->nvars;
+        b->vars[b->nvars++] = (variant){ .raw = rid, .kernel = (size_t)k, .side = (int)side, .klass = row->klass };
+        if (tprof_i64map_put(&b->by_variant, (int64_t)rid * 2 + (int64_t)side, v)) return TPROF_ENOMEM;
+        x->variants[side]++;
+    }
+    b->vars[v].total_ns = tprof_sat_add(b->vars[v].total_ns, row->total_ns);
+    return 0;
+}
+
+static int side_kernels(kbuild *b, const tprof_trace *const *tr, size_t n, size_t side)
+{
+    for (size_t i = 0; i < n; i++) {
+        tprof_kernels_result *kr;
+        int rc = tprof_kernels(tr[i], NULL, &kr);
+        if (rc) return rc;
+        for (size_t j = 0; !rc && j < kr->nrows; j++) rc = add_row(b, &kr->rows[j], side);
+        tprof_kernels_free(kr);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static double kmax(const tprof_diff_kernel *k)
+{
+    return k->total_per_step[0] > k->total_per_step[1] ? k->total_per_step[0] : k->total_per_step[1];
+}
+
+static int cmp_kernel(const void *a, const void *b)
+{
+    const tprof_diff_kernel *x = a, *y = b;
+    double mx = kmax(x), my = kmax(y);
+    if (mx != my) return mx > my ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Index lists are sorted as pointers into the kernels array (no global
+ * context, so diffs may run on several threads). */
+static int cmp_delta_desc(const void *a, const void *b)
+{
+    const tprof_diff_kernel *x = *(const tprof_diff_kernel *const *)a, *y = *(const tprof_diff_kernel *const *)b;
+    if (x->delta_ns != y->delta_ns) return x->delta_ns > y->delta_ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int cmp_delta_asc(const void *a, const void *b) { return cmp_delta_desc(b, a); }
+
+static int cmp_size(const void *a, const void *b)
+{
+    return cmp_kernel(*(const tprof_diff_kernel *const *)a, *(const tprof_diff_kernel *const *)b);
+}
+
+static int cmp_comm(const void *a, const void *b)
+{
+    const tprof_diff_comm *x = a, *y = b;
+    double sx = x->time_ns[0] + x->time_ns[1], sy = y->time_ns[0] + y->time_ns[1];
+    if (sx != sy) return sx > sy ? -1 : 1;
+    return strcmp(x->type, y->type);
+}
+
+/* The indexes of the kernels that KEEP, sorted by CMP, at most TOP. */
+static int pick(const tprof_diff_result *r, int (*keep)(const tprof_diff_kernel *), int (*cmp)(const void *, const void *),
+                size_t top, size_t **out, size_t *nout)
+{
+    size_t n = 0, cap = r->nkernels ? r->nkernels : 1;
+    const tprof_diff_kernel **px = malloc(cap * sizeof *px);
+    size_t *ix = malloc(cap * sizeof *ix);
+    if (!px || !ix) {
+        free(px);
+        free(ix);
+        return TPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < r->nkernels; i++)
+        if (keep(&r->kernels[i])) px[n++] = &r->kernels[i];
+    if (n) qsort(px, n, sizeof *px, cmp);
+    for (size_t i = 0; i < n; i++) ix[i] = (size_t)(px[i] - r->kernels);
+    free(px);
+    *out = ix;
+    *nout = top && top < n ? top : n;
+    return 0;
+}
+
+static int is_worse(const tprof_diff_kernel *k) { return k->delta_ns > 0; }
+static int is_better(const tprof_diff_kernel *k) { return k->delta_ns < 0; }
+static int is_gone(const tprof_diff_kernel *k) { return k->count[0] && !k->count[1]; }
+static int is_added(const tprof_diff_kernel *k) { return !k->count[0] && k->count[1]; }
+
+int tprof_diff(const tprof_trace *const *base, size_t nbase, const tprof_trace *const *cand, size_t ncand,
+               const tprof_diff_opts *opts, tprof_diff_result **out)
+{
+    *out = NULL;
+    if (!nbase || !ncand) return TPROF_EUSAGE;
+    size_t top = opts ? opts->top : 0;
+    tprof_diff_result *r = calloc(1, sizeof *r);
+    dpriv *p = calloc(1, sizeof *p);
+    if (!r || !p || tprof_strtab_init(&p->strs)) {
+        free(r);
+        free(p);
+        return TPROF_ENOMEM;
+    }
+    r->priv = p;
+    int rc = side_metrics(base, nbase, &r->side[0], &r->comm, &r->ncomm, 0);
+    if (!rc) rc = side_metrics(cand, ncand, &r->side[1], &r->comm, &r->ncomm, 1);
+    if (rc) {
+        tprof_diff_free(r);
+        return rc;
+    }
+    if (r->ncomm) qsort(r->comm, r->ncomm, sizeof *r->comm, cmp_comm);
+
+    kbuild b = { .r = r, .p = p };
+    if (tprof_i64map_init(&b.by_norm, 256) || tprof_i64map_init(&b.by_variant, 512)) rc = TPROF_ENOMEM;
+    if (!rc) rc = side_kernels(&b, base, nbase, 0);
+    if (!rc) rc = side_kernels(&b, cand, ncand, 1);
+    /* each kernel's largest variant per side (first seen on ties); its class
+     * is that of the largest variant of either side */
+    int64_t *best = rc ? NULL : malloc((r->nkernels ? r->nkernels : 1) * sizeof *best);
+    if (!rc && !best) rc = TPROF_ENOMEM;
+    for (size_t i = 0; best && i < r->nkernels; i++) best[i] = -1;
+    for (size_t v = 0; !rc && v < b.nvars; v++) {
+        const variant *x = &b.vars[v];
+        tprof_diff_kernel *k = &r->kernels[x->kernel];
+        size_t cur = (size_t)(uintptr_t)k->top[x->side];
+        if (!cur || x->total_ns > b.vars[cur - 1].total_ns) k->top[x->side] = (const char *)(uintptr_t)(v + 1);
+        if (x->total_ns > best[x->kernel]) {
+            best[x->kernel] = x->total_ns;
+            k->klass = x->klass;
+        }
+    }
+    free(best);
+    for (size_t i = 0; !rc && i < r->nkernels; i++) {
+        tprof_diff_kernel *k = &r->kernels[i];
+        k->name = tprof_strtab_get(&p->strs, (uint32_t)(uintptr_t)k->name);
+        for (int s = 0; s < 2; s++) {
+            size_t v = (size_t)(uintptr_t)k->top[s];
+            k->top[s] = v ? tprof_strtab_get(&p->strs, b.vars[v - 1].raw) : NULL;
+            double steps = (double)r->side[s].steps;
+            k->count_per_step[s] = (double)k->count[s] / steps;
+            k->total_per_step[s] = (double)k->total_ns[s] / steps;
+            k->mean_ns[s] = k->count[s] ? (double)k->total_ns[s] / (double)k->count[s] : 0.0;
+        }
+        k->delta_ns = k->total_per_step[1] - k->total_per_step[0];
+        k->delta_pct = tprof_diff_pct(k->total_per_step[0], k->total_per_step[1]);
+        if (k->count[0] && k->count[1]) r->matched++;
+        else if (k->count[0]) r->only_base++;
+        else r->only_cand++;
+    }
+    if (b.by_norm.keys) tprof_i64map_free(&b.by_norm);
+    if (b.by_variant.keys) tprof_i64map_free(&b.by_variant);
+    free(b.vars);
+    free(b.buf);
+    if (!rc && r->nkernels) qsort(r->kernels, r->nkernels, sizeof *r->kernels, cmp_kernel);
+    if (!rc) rc = pick(r, is_worse, cmp_delta_desc, top, &r->regressions, &r->nregressions);
+    if (!rc) rc = pick(r, is_better, cmp_delta_asc, top, &r->improvements, &r->nimprovements);
+    if (!rc) rc = pick(r, is_gone, cmp_size, top, &r->gone, &r->ngone);
+    if (!rc) rc = pick(r, is_added, cmp_size, top, &r->added, &r->nadded);
+    if (rc) {
+        tprof_diff_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
