@@ -50,6 +50,7 @@ typedef struct {
     const tprof_classifier *classifier;
     tprof_progress_fn progress;
     void *progress_ctx;
+    int generic_only;        /* re-serialize every event token by token (tests compare both paths) */
 } tprof_merge_opts;
 
 typedef enum {

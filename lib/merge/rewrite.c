@@ -4,6 +4,7 @@
  * to the external sort with its new timestamp as the key. */
 #include "merge_internal.h"
 #include "../io/pipe.h"
+#include "../json/scan.h"
 #include "trainprof/error.h"
 #include "trainprof/json.h"
 
@@ -273,6 +274,8 @@ static int put_ns_as_us(mbuf *b, int64_t ns)
 
 #define KEYIS(tok, lit) ((tok)->len == sizeof(lit) - 1 && memcmp((tok)->text, lit, sizeof(lit) - 1) == 0)
 
+static int is_id_arg(const char *k, size_t n);
+
 /* The args object (after its '{'), with its ids rewritten. */
 static int rewrite_args(rw *w, tprof_json *j, mbuf *b)
 {
@@ -282,7 +285,7 @@ static int rewrite_args(rw *w, tprof_json *j, mbuf *b)
     for (;;) {
         if ((rc = tprof_json_next(j, &tok))) return rc;
         if (tok.type == TPROF_JSON_OBJ_END) break;
-        int is_id = KEYIS(&tok, "correlation") || KEYIS(&tok, "External id") || KEYIS(&tok, "external id");
+        int is_id = is_id_arg(tok.text, tok.len);
         if ((!first && (rc = mbuf_put(b, ",", 1))) || (rc = mbuf_json_str(b, tok.text, tok.len)) ||
             (rc = mbuf_put(b, ":", 1)))
             return rc;
@@ -299,26 +302,99 @@ static int rewrite_args(rw *w, tprof_json *j, mbuf *b)
 }
 
 typedef enum { PID_NONE, PID_NUM, PID_STR } pid_form;
+typedef enum { M_OTHER, M_PID, M_TS, M_ID, M_ARGS, M_PH, M_CAT, M_NAME, M_TID, M_DUR } member;
 
-/* One event (after its '{'). */
-static int rewrite_event(rw *w, tprof_json *j)
+static member member_of(const char *k, size_t n)
+{
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
+    return IS("pid") ? M_PID : IS("ts") ? M_TS : IS("id") ? M_ID : IS("args") ? M_ARGS : IS("ph") ? M_PH
+         : IS("cat") ? M_CAT : IS("name") ? M_NAME : IS("tid") ? M_TID : IS("dur") ? M_DUR : M_OTHER;
+#undef IS
+}
+
+static int is_id_arg(const char *k, size_t n)
+{
+    return (n == 11 && memcmp(k, "correlation", 11) == 0) || (n == 11 && memcmp(k, "External id", 11) == 0) ||
+           (n == 11 && memcmp(k, "external id", 11) == 0);
+}
+
+/* What an event's members said; the members other than pid, ts and id are
+ * already written to w->body, each as ',"key":value'. */
+typedef struct {
+    pid_form pf;
+    int64_t pid, tid, ts, dur, id;
+    int tid_num, has_ts, has_dur, has_id, has_cat;
+    char ph;
+} fields;
+
+/* Filters the event, then writes it with its new pid, ts and id. */
+static int finish_event(rw *w, const fields *f)
 {
     const tprof_merge_opts *o = w->o;
     merge_input *in = w->in;
+    int rc;
+    /* which process: a GPU stream (Kineto: pid = device, tid = stream) or a host process */
+    int gpu = f->pf == PID_NUM && f->tid_num && has_i64(in->gpu_pids, in->ngpu_pids, f->pid);
+    int64_t out_ts = tprof_sat_add(f->ts, in->out->offset_ns), key = f->has_ts ? out_ts : MERGE_KEY_UNTIMED;
+    if (f->ph == 'M') {
+        /* the rank's processes are named anew; thread names stay, GPU ones only for tracks with events */
+        const char *n = w->name.p ? w->name.p : "";
+        if (strncmp(n, "process_", 8) == 0 || (gpu && !has_track(in, f->pid, f->tid))) {
+            in->out->dropped++;
+            return 0;
+        }
+        key = MERGE_KEY_META;
+    } else {
+        if (f->has_cat && o->ndrop_cats) {
+            for (size_t i = 0; i < o->ndrop_cats; i++)
+                if (strcmp(o->drop_cats[i], w->cat.p) == 0) {
+                    in->out->dropped++;
+                    return 0;
+                }
+        }
+        if (f->ph == 'X' && o->min_dur_ns > 0 && f->has_dur && f->dur < o->min_dur_ns) {
+            in->out->dropped++;
+            return 0;
+        }
+        if (o->has_steps && f->has_ts) {
+            int64_t lo = gpu ? in->gpu_lo : in->cpu_lo, hi = gpu ? in->gpu_hi : in->cpu_hi;
+            int64_t end = f->ph == 'X' && f->has_dur && f->dur > 0 ? tprof_end_ns(f->ts, f->dur) : f->ts;
+            if (in->window_empty || end < lo || f->ts > hi) {
+                in->out->dropped++;
+                return 0;
+            }
+        }
+    }
+    int64_t newpid;
+    if ((rc = proc_pid(w, (uint8_t)gpu, gpu || f->pf == PID_NUM ? f->pid : 0, gpu ? f->tid : 0,
+                       f->pf == PID_NUM ? NULL : f->pf == PID_STR ? (w->spid.p ? w->spid.p : "") : "", &newpid)))
+        return rc;
+    mbuf *e = &w->ev;
+    e->len = 0;
+    if ((rc = mbuf_puts(e, "{\"pid\":")) || (rc = mbuf_i64(e, newpid))) return rc;
+    if (f->has_ts && ((rc = mbuf_puts(e, ",\"ts\":")) || (rc = put_ns_as_us(e, out_ts)))) return rc;
+    if (f->has_id && ((rc = mbuf_puts(e, ",\"id\":")) || (rc = mbuf_i64(e, unique_id(w, f->id))))) return rc;
+    if ((rc = mbuf_put(e, w->body.p ? w->body.p : "", w->body.len)) || (rc = mbuf_put(e, "}", 1))) return rc;
+    return add_record(w, key, e->p, e->len, 1);
+}
+
+static void reset_event(rw *w, fields *f)
+{
+    *f = (fields){ .pf = PID_NONE };
+    w->body.len = w->cat.len = w->name.len = w->spid.len = 0;
+}
+
+/* The token path: one event (after its '{'), every value re-serialized. */
+static int rewrite_event(rw *w, tprof_json *j)
+{
     tprof_json_token tok;
     int rc;
-    pid_form pf = PID_NONE;
-    int64_t pid = 0, tid = 0, ts = 0, dur = 0, id = 0;
-    int tid_num = 0, has_ts = 0, has_dur = 0, has_id = 0, has_cat = 0;
-    char ph = 0;
-    w->body.len = w->cat.len = w->name.len = w->spid.len = 0;
+    fields f;
+    reset_event(w, &f);
     for (;;) {
         if ((rc = tprof_json_next(j, &tok))) return rc;
         if (tok.type == TPROF_JSON_OBJ_END) break;
-        enum { OTHER, PID, TS, ID, ARGS, PH, CAT, NAME, TID, DUR } k =
-            KEYIS(&tok, "pid") ? PID : KEYIS(&tok, "ts") ? TS : KEYIS(&tok, "id") ? ID
-            : KEYIS(&tok, "args") ? ARGS : KEYIS(&tok, "ph") ? PH : KEYIS(&tok, "cat") ? CAT
-            : KEYIS(&tok, "name") ? NAME : KEYIS(&tok, "tid") ? TID : KEYIS(&tok, "dur") ? DUR : OTHER;
+        member k = member_of(tok.text, tok.len);
         /* the key goes to the body now (its text lasts until the next token) unless it is rewritten */
         mbuf *b = &w->body;
         size_t mark = b->len;
@@ -327,92 +403,238 @@ static int rewrite_event(rw *w, tprof_json *j)
         if ((rc = tprof_json_next(j, &tok))) return rc;
         int is_num = tok.type == TPROF_JSON_NUMBER, is_str = tok.type == TPROF_JSON_STRING;
         switch (k) {
-        case PID:
-            if (is_num && tprof_json_parse_int(tok.text, tok.len, &pid) == 0) pf = PID_NUM;
+        case M_PID:
+            if (is_num && tprof_json_parse_int(tok.text, tok.len, &f.pid) == 0) f.pf = PID_NUM;
             else if (is_str) {
-                pf = PID_STR;
+                f.pf = PID_STR;
                 if ((rc = mbuf_put(&w->spid, tok.text, tok.len))) return rc;
             } else break;
             b->len = mark;
             continue;
-        case TS:
-            if ((is_num || is_str) && tprof_json_parse_scaled(tok.text, tok.len, 3, &ts) == 0) {
-                has_ts = 1;
+        case M_TS:
+            if ((is_num || is_str) && tprof_json_parse_scaled(tok.text, tok.len, 3, &f.ts) == 0) {
+                f.has_ts = 1;
                 b->len = mark;
                 continue;
             }
             break;
-        case ID:
-            if (is_num && tprof_json_parse_int(tok.text, tok.len, &id) == 0) {
-                has_id = 1;
+        case M_ID:
+            if (is_num && tprof_json_parse_int(tok.text, tok.len, &f.id) == 0) {
+                f.has_id = 1;
                 b->len = mark;
                 continue;
             }
             break;
-        case ARGS:
+        case M_ARGS:
             if (tok.type == TPROF_JSON_OBJ_BEGIN) {
                 if ((rc = rewrite_args(w, j, b))) return rc;
                 continue;
             }
             break;
-        case PH: if (is_str && tok.len) ph = tok.text[0]; break;
-        case CAT:
-            has_cat = is_str;
+        case M_PH: if (is_str && tok.len) f.ph = tok.text[0]; break;
+        case M_CAT:
+            f.has_cat = is_str;
             if (is_str && (rc = mbuf_put(&w->cat, tok.text, tok.len))) return rc;
             break;
-        case NAME:
+        case M_NAME:
             if (is_str && (rc = mbuf_put(&w->name, tok.text, tok.len))) return rc;
             break;
-        case TID: tid_num = is_num && tprof_json_parse_int(tok.text, tok.len, &tid) == 0; break;
-        case DUR: has_dur = (is_num || is_str) && tprof_json_parse_scaled(tok.text, tok.len, 3, &dur) == 0; break;
+        case M_TID: f.tid_num = is_num && tprof_json_parse_int(tok.text, tok.len, &f.tid) == 0; break;
+        case M_DUR:
+            f.has_dur = (is_num || is_str) && tprof_json_parse_scaled(tok.text, tok.len, 3, &f.dur) == 0;
+            break;
         default: break;
         }
         if ((rc = ser_value(j, b, &tok))) return rc;
     }
+    return finish_event(w, &f);
+}
 
-    /* which process: a GPU stream (Kineto: pid = device, tid = stream) or a host process */
-    int gpu = pf == PID_NUM && tid_num && has_i64(in->gpu_pids, in->ngpu_pids, pid);
-    int64_t out_ts = tprof_sat_add(ts, in->out->offset_ns), key = has_ts ? out_ts : MERGE_KEY_UNTIMED;
-    if (ph == 'M') {
-        /* the rank's processes are named anew; thread names stay, GPU ones only for tracks with events */
-        const char *n = w->name.p ? w->name.p : "";
-        if (strncmp(n, "process_", 8) == 0 || (gpu && !has_track(in, pid, tid))) {
-            in->out->dropped++;
-            return 0;
-        }
-        key = MERGE_KEY_META;
-    } else {
-        if (has_cat && o->ndrop_cats) {
-            for (size_t i = 0; i < o->ndrop_cats; i++)
-                if (strcmp(o->drop_cats[i], w->cat.p) == 0) {
-                    in->out->dropped++;
-                    return 0;
-                }
-        }
-        if (ph == 'X' && o->min_dur_ns > 0 && has_dur && dur < o->min_dur_ns) {
-            in->out->dropped++;
-            return 0;
-        }
-        if (o->has_steps && has_ts) {
-            int64_t lo = gpu ? in->gpu_lo : in->cpu_lo, hi = gpu ? in->gpu_hi : in->cpu_hi;
-            int64_t end = ph == 'X' && has_dur && dur > 0 ? tprof_end_ns(ts, dur) : ts;
-            if (in->window_empty || end < lo || ts > hi) {
-                in->out->dropped++;
-                return 0;
-            }
-        }
+/* ---- the fast path: members copied as byte spans from the window ---- */
+
+enum { FAST_SLOW = 1 };
+
+/* Whitespace, then the member separator or the end of the object at P. */
+static int next_member(const uint8_t **pp, const uint8_t *end, int first, int *done)
+{
+    const uint8_t *p = js_ws(*pp, end);
+    if (p == end) return JS_MORE;
+    *done = 0;
+    if (*p == '}') {
+        *done = 1;
+        *pp = p + 1;
+        return JS_OK;
     }
-    int64_t newpid;
-    if ((rc = proc_pid(w, (uint8_t)gpu, gpu ? pid : pf == PID_NUM ? pid : 0, gpu ? tid : 0,
-                       pf == PID_NUM ? NULL : pf == PID_STR ? (w->spid.p ? w->spid.p : "") : "", &newpid)))
-        return rc;
-    mbuf *e = &w->ev;
-    e->len = 0;
-    if ((rc = mbuf_puts(e, "{\"pid\":")) || (rc = mbuf_i64(e, newpid))) return rc;
-    if (has_ts && ((rc = mbuf_puts(e, ",\"ts\":")) || (rc = put_ns_as_us(e, out_ts)))) return rc;
-    if (has_id && ((rc = mbuf_puts(e, ",\"id\":")) || (rc = mbuf_i64(e, unique_id(w, id))))) return rc;
-    if ((rc = mbuf_put(e, w->body.p ? w->body.p : "", w->body.len)) || (rc = mbuf_put(e, "}", 1))) return rc;
-    return add_record(w, key, e->p, e->len, 1);
+    if (!first) {
+        if (*p != ',') return JS_ERR;
+        if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
+    }
+    *pp = p;
+    return JS_OK;
+}
+
+/* A key without escapes and its ':' at *PP; leaves *PP at the value. */
+static int raw_key(const uint8_t **pp, const uint8_t *end, const uint8_t **key, size_t *klen)
+{
+    const uint8_t *p = *pp, *t;
+    js_error err;
+    int esc, rc;
+    if (*p != '"') return JS_ERR;
+    if ((rc = js_string_raw(p, end, &t, klen, &p, &esc, &err))) return rc;
+    if (esc) return JS_ERR; /* decoded by the token path */
+    *key = t;
+    if ((p = js_ws(p, end)) == end) return JS_MORE;
+    if (*p != ':') return JS_ERR;
+    if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
+    *pp = p;
+    return JS_OK;
+}
+
+/* A number's span at P, checked. */
+static int raw_number(const uint8_t *p, const uint8_t *end, const uint8_t **next)
+{
+    js_error err;
+    if (*p != '-' && (*p < '0' || *p > '9')) return JS_ERR;
+    return js_number(p, end, 0, next, &err);
+}
+
+static int put_member(mbuf *b, const uint8_t *key, size_t klen, const uint8_t *v, const uint8_t *vend)
+{
+    int rc = mbuf_put(b, ",\"", 2);
+    if (!rc) rc = mbuf_put(b, key, klen);
+    if (!rc) rc = mbuf_put(b, "\":", 2);
+    if (!rc) rc = mbuf_put(b, v, (size_t)(vend - v));
+    return rc;
+}
+
+static int fast_args(rw *w, const uint8_t **pp, const uint8_t *end, int depth_left)
+{
+    const uint8_t *p = *pp;
+    mbuf *b = &w->body;
+    js_error err;
+    int rc, done;
+    if ((rc = mbuf_put(b, ",\"args\":{", 9))) return -1;
+    for (int first = 1;; first = 0) {
+        if ((rc = next_member(&p, end, first, &done))) return rc;
+        if (done) break;
+        const uint8_t *key, *v, *vend;
+        size_t klen;
+        if ((rc = raw_key(&p, end, &key, &klen))) return rc;
+        v = p;
+        if ((rc = js_skip_value(p, end, depth_left, &vend, &err))) return rc;
+        p = vend;
+        if (!first && mbuf_put(b, ",", 1)) return -1;
+        int64_t id;
+        const uint8_t *nend;
+        if (is_id_arg((const char *)key, klen) && raw_number(v, end, &nend) == JS_OK && nend == vend &&
+            tprof_json_parse_int((const char *)v, (size_t)(vend - v), &id) == 0) {
+            if (mbuf_put(b, "\"", 1) || mbuf_put(b, key, klen) || mbuf_put(b, "\":", 2) || mbuf_i64(b, unique_id(w, id)))
+                return -1;
+            continue;
+        }
+        if (mbuf_put(b, "\"", 1) || mbuf_put(b, key, klen) || mbuf_put(b, "\":", 2) ||
+            mbuf_put(b, v, (size_t)(vend - v)))
+            return -1;
+    }
+    if (mbuf_put(b, "}", 1)) return -1;
+    *pp = p;
+    return JS_OK;
+}
+
+/* The event body from P (after its '{') to just past its '}' (*pp). Returns
+ * JS_OK, JS_MORE, JS_ERR (the token path takes over), or -1 (no memory). */
+static int fast_body(rw *w, fields *f, const uint8_t **pp, const uint8_t *end, int depth_left)
+{
+    const uint8_t *p = *pp;
+    js_error err;
+    int rc, done;
+    for (int first = 1;; first = 0) {
+        if ((rc = next_member(&p, end, first, &done))) return rc;
+        if (done) break;
+        const uint8_t *key, *v, *vend, *t;
+        size_t klen, tlen;
+        if ((rc = raw_key(&p, end, &key, &klen))) return rc;
+        member k = member_of((const char *)key, klen);
+        v = p;
+        if (k == M_ARGS && *p == '{') {
+            if (depth_left < 1) return JS_ERR;
+            p++;
+            if ((rc = fast_args(w, &p, end, depth_left - 1))) return rc;
+            continue;
+        }
+        int is_str = *p == '"', esc = 0;
+        if (is_str) {
+            if ((rc = js_string_raw(p, end, &t, &tlen, &vend, &esc, &err))) return rc;
+            if (esc && k != M_OTHER) return JS_ERR; /* the token path decodes what it reads */
+        } else if ((rc = js_skip_value(p, end, depth_left, &vend, &err))) {
+            return rc;
+        }
+        p = vend;
+        int is_num = *v == '-' || (*v >= '0' && *v <= '9');
+        const char *num = (const char *)(is_str ? t : v);
+        size_t nlen = is_str ? tlen : (size_t)(vend - v);
+        switch (k) {
+        case M_PID:
+            if (is_num && tprof_json_parse_int(num, nlen, &f->pid) == 0) f->pf = PID_NUM;
+            else if (is_str) {
+                f->pf = PID_STR;
+                if (mbuf_put(&w->spid, t, tlen)) return -1;
+            } else break;
+            continue;
+        case M_TS:
+            if ((is_num || (is_str && !esc)) && tprof_json_parse_scaled(num, nlen, 3, &f->ts) == 0) {
+                f->has_ts = 1;
+                continue;
+            }
+            break;
+        case M_ID:
+            if (is_num && tprof_json_parse_int(num, nlen, &f->id) == 0) {
+                f->has_id = 1;
+                continue;
+            }
+            break;
+        case M_PH: if (is_str && tlen) f->ph = (char)t[0]; break;
+        case M_CAT:
+            f->has_cat = is_str;
+            if (is_str && mbuf_put(&w->cat, t, tlen)) return -1;
+            break;
+        case M_NAME:
+            if (is_str && mbuf_put(&w->name, t, tlen)) return -1;
+            break;
+        case M_TID: f->tid_num = is_num && tprof_json_parse_int(num, nlen, &f->tid) == 0; break;
+        case M_DUR:
+            f->has_dur = (is_num || (is_str && !esc)) && tprof_json_parse_scaled(num, nlen, 3, &f->dur) == 0;
+            break;
+        default: break;
+        }
+        if (put_member(&w->body, key, klen, v, vend)) return -1;
+    }
+    *pp = p;
+    return JS_OK;
+}
+
+/* The event whose '{' was the last token: 0 when written (or dropped) and
+ * the tokenizer moved past it, FAST_SLOW when the token path must read it
+ * from the same place, or an error. */
+static int rewrite_event_fast(rw *w, tprof_json *j)
+{
+    int depth_left = TPROF_JSON_MAX_DEPTH - tprof_json_depth(j);
+    for (;;) {
+        const uint8_t *p, *end;
+        fields f;
+        reset_event(w, &f);
+        tprof_json_window(j, &p, &end);
+        int rc = fast_body(w, &f, &p, end, depth_left);
+        if (rc == JS_OK) {
+            tprof_json_window_close_object(j, p);
+            return finish_event(w, &f);
+        }
+        if (rc < 0) return TPROF_ENOMEM;
+        if (rc == JS_ERR) return FAST_SLOW;
+        int m = tprof_json_window_more(j); /* the window ends inside the event */
+        if (m < 0) return m;
+        if (m == 0) return FAST_SLOW;
+    }
 }
 
 static int read_events(rw *w, tprof_json *j)
@@ -424,7 +646,9 @@ static int read_events(rw *w, tprof_json *j)
         if (tok.type == TPROF_JSON_ARR_END) return 0;
         if (tok.type == TPROF_JSON_OBJ_BEGIN) {
             w->in->out->events_in++;
-            if ((rc = rewrite_event(w, j))) return rc;
+            rc = w->o->generic_only ? FAST_SLOW : rewrite_event_fast(w, j);
+            if (rc == FAST_SLOW) rc = rewrite_event(w, j);
+            if (rc) return rc;
             continue;
         }
         w->in->out->dropped++; /* not an event object: skipped, as the reader does */

@@ -40,6 +40,8 @@ static void help(FILE *f)
             "                        temporary file (default 256M)\n"
             "  --tmp-dir DIR         where spilled runs go (default: the output's directory)\n"
             "  --format table|json   the report on stdout\n"
+            "  --token-path          re-serialize every event token by token instead of copying\n"
+            "                        its members (slower; the tests compare both paths)\n"
             "  --class-rule CLASS:GLOB, --class-file FILE   as for the other commands (which\n"
             "                        kernels are collectives, for --align collective)\n"
             "  --color auto|always|never\n");
@@ -256,7 +258,7 @@ int cmd_merge(int argc, char **argv)
         { "ranks", required_argument, 0, 'R' },   { "steps", required_argument, 0, 's' },
         { "drop-cat", required_argument, 0, 'd' }, { "min-dur", required_argument, 0, 'm' },
         { "level", required_argument, 0, 'l' },   { "mem-budget", required_argument, 0, 'b' },
-        { "tmp-dir", required_argument, 0, 't' }, CLI_COMMON_LONGOPTS,
+        { "tmp-dir", required_argument, 0, 't' }, { "token-path", no_argument, 0, 'T' }, CLI_COMMON_LONGOPTS,
         { 0, 0, 0, 0 },
     };
     tprof_merge_opts o = { 0 };
@@ -317,6 +319,7 @@ int cmd_merge(int argc, char **argv)
             }
             break;
         case 't': o.tmp_dir = optarg; break;
+        case 'T': o.generic_only = 1; break;
         case 'h':
             help(stdout);
             status = EXIT_OK;

@@ -188,6 +188,12 @@ check(all(len(r["metadata"]["deviceProperties"]) == 8 for r in tm.get("ranks", [
 rc, so, se = run([TRAINPROF, "info", out])
 check(rc == 0 and "events" in so, f"trainprof info on the merged trace: {rc} {se}")
 
+# ---- the token path (every value re-serialized) writes the same events ----
+out_t = os.path.join(tmp, "dlrm-token.json")
+rc, so, se = merge(["--token-path", *dlrm], out_t)
+check(rc == 0 and observed(out_t)[1] == want, f"--token-path: same events as predicted: {rc} {se}")
+check(json.loads(open(out_t).read()) == json.loads(gzip.open(out).read()), "token path and fast path: same JSON")
+
 # ---- spilling sorted runs gives the same bytes ----
 out_small = os.path.join(tmp, "dlrm-spill.json")
 rc, so, se = run([TRAINPROF, "merge", *dlrm, "-o", out_small, "--mem-budget", "1M", "--format", "json"])
@@ -233,6 +239,10 @@ for mode in ("first-step", "base-time", "collective"):
     rc, so, se = merge(["--align", mode, *gen], o)
     w, offs_m = predict(gen, mode=mode)
     check(rc == 0 and observed(o)[1] == w, f"generated, --align {mode}: {rc} {se}")
+    if mode == "collective":
+        o2 = os.path.join(tmp, "gen-token.json")
+        rc, so2, se = merge(["--align", mode, "--token-path", *gen], o2)
+        check(rc == 0 and load_any(o2) == load_any(o), "generated: token path and fast path write the same JSON")
     check([r["offset_ns"] for r in json.loads(so)["ranks"]] == offs_m, f"generated --align {mode} offsets")
 
 # ---- --steps: events overlapping the window; GPU work launched in it ----
