@@ -277,9 +277,9 @@ int cmd_mfu(int argc, char **argv)
         static const char *const hdr[] = { "step", "time s", "tokens/s", "TFLOP/s/GPU", "TFLOP/s total", "MFU" };
         tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
         for (size_t i = 0; t && i < nrows; i++) {
-            char name[64] = "-";
-            if (rows[i].number >= 0) snprintf(name, sizeof name, "%s#%" PRId64, ntraces > 1 ? "" : "", rows[i].number);
-            if (ntraces > 1) snprintf(name, sizeof name, "%.40s #%" PRId64, rows[i].label, rows[i].number);
+            char name[64] = "-"; /* --step-time */
+            if (ntraces == 1) snprintf(name, sizeof name, "#%" PRId64, rows[i].number);
+            else if (ntraces > 1) snprintf(name, sizeof name, "%.40s #%" PRId64, rows[i].label, rows[i].number);
             table_row(t, name, &rows[i]);
         }
         if (t && traces) table_row(t, "mean", &mean);
