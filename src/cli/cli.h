@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "trainprof/analysis.h"
+#include "trainprof/flops.h"
 #include "trainprof/report.h"
 #include "trainprof/trace.h"
 
@@ -122,11 +123,43 @@ int cmd_advice(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_flops(int argc, char **argv);
+int cmd_mfu(int argc, char **argv);
 
 /* Advice as a list (table format), CSV rows, or a JSON array on W. */
 void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w);
 
 /* Label for a trace in reports: "rank R" when known, else the file index. */
 void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len);
+
+/* The model options of flops and mfu (model_args.c). */
+enum { CLI_OPT_CONFIG = 1000, CLI_OPT_SEQLENS, CLI_OPT_IMAGES, CLI_OPT_FREEZE_VIT };
+#define CLI_MODEL_LONGOPTS                                                                            \
+    { "config", required_argument, 0, CLI_OPT_CONFIG }, { "seqlens", required_argument, 0, CLI_OPT_SEQLENS }, \
+        { "images", required_argument, 0, CLI_OPT_IMAGES }, { "freeze-vit", no_argument, 0, CLI_OPT_FREEZE_VIT }
+#define CLI_MODEL_HELP                                                                                \
+    "  --config FILE         the model's Hugging Face config.json (required)\n"                       \
+    "  --seqlens LIST        tokens of each sequence in one step on one rank, all\n"                 \
+    "                        micro-batches: 4096,4096 or 4096x2 (required)\n"                       \
+    "  --images LIST         pre-merge patches of each image or video frame (h*w per\n"              \
+    "                        frame of a grid_thw row) for the vision tower\n"                        \
+    "  --freeze-vit          the vision tower is frozen (forward only)\n"
+
+typedef struct {
+    const char *config;
+    int64_t *seqlens, *images;
+    size_t nseqs, nimages;
+    int freeze_vit;
+    tprof_model *model;
+    tprof_flops flops; /* of one step, after cli_model_load */
+} cli_model_args;
+
+/* 1 handled, 0 not a model option, -1 a bad value (printed). */
+int cli_model_option(int c, const char *arg, cli_model_args *a);
+/* Loads the config and estimates one step; prints why not. Returns an exit code. */
+int cli_model_load(cli_model_args *a);
+void cli_model_free(cli_model_args *a);
+/* KEY: V as a JSON integer when it is a whole number a double holds exactly. */
+void cli_jw_count(tprof_jw *w, const char *key, double v);
 
 #endif

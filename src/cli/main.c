@@ -18,6 +18,8 @@ static const cli_command commands[] = {
     { "launch", "launch overhead, launch queue, CPU-bound detection", cmd_launch },
     { "ranks", "ranks side by side: stragglers, step-time skew, exposed communication", cmd_ranks },
     { "merge", "every rank's trace in one timeline: own pids, unique ids, aligned clocks", cmd_merge },
+    { "flops", "FLOPs of one training step from a model's config.json: linear, attention, vision", cmd_flops },
+    { "mfu", "tokens/s, TFLOP/s per GPU and MFU from a step time or the ProfilerSteps of traces", cmd_mfu },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
     { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff },
 };

@@ -1,0 +1,111 @@
+/* FLOPs per training step from a Hugging Face config.json, device peaks,
+ * and a step meter (tokens/s, achieved TFLOP/s, MFU).
+ *
+ * The formulas follow VeOmni's VeomniFlopsCounter and EnvironMeter; every
+ * one is written out in docs/METRICS.md ("FLOPs and MFU"). This part of the
+ * library does not use the trace reader, so a training program can link it
+ * for the meter alone.
+ *
+ * Ownership: tprof_model_load/_parse return a model the caller frees with
+ * tprof_model_free; tprof_meter_new returns a meter freed with
+ * tprof_meter_free (it borrows the model, which must outlive it). */
+#ifndef TRAINPROF_FLOPS_H
+#define TRAINPROF_FLOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tprof_model tprof_model;
+
+/* Reads a config.json. Returns 0, or TPROF_EIO (unreadable), TPROF_EFORMAT
+ * (not JSON, not an object: errbuf names the byte), TPROF_EUSAGE (a
+ * model_type trainprof has no formula for: errbuf lists the supported ones). */
+int tprof_model_load(tprof_model **out, const char *path, char *errbuf, size_t errlen);
+int tprof_model_parse(tprof_model **out, const void *data, size_t len, const char *name, char *errbuf,
+                      size_t errlen);
+void tprof_model_free(tprof_model *m);
+const char *tprof_model_type(const tprof_model *m);
+/* "llama, seed_oss, qwen2, ..." */
+const char *tprof_flops_supported(void);
+
+/* One optimizer step on one rank. */
+typedef struct {
+    const int64_t *seqlens; /* valid tokens of each sequence, all micro-batches */
+    size_t nseqs;
+    const int64_t *images;  /* pre-merge patches of each image or video frame */
+    size_t nimages;
+    int freeze_vit;         /* the vision tower runs forward only */
+} tprof_flops_input;
+
+typedef struct {
+    double linear;    /* 6·N·T: the text tower's matmuls (and mHC mixing for deepseek_v4) */
+    double attention; /* score and value matmuls, GatedDeltaNet recurrence, indexer */
+    double vision;    /* the whole vision tower, linear and attention */
+    double vision_attention; /* the part of VISION that is attention */
+    double total;
+    double params_active;   /* N: text parameters one token passes through (LM head included,
+                               embedding excluded; for MoE the routed top-k only) */
+    double params_vision;   /* N of the vision tower, 0 when it has none */
+    double tokens;          /* Σ seqlens */
+    double image_tokens;    /* Σ images */
+} tprof_flops;
+
+/* FLOPs of one step. Returns 0, TPROF_EUSAGE (a negative length), or
+ * TPROF_EFORMAT (a config key the formula needs is missing or invalid: errbuf
+ * names it). */
+int tprof_flops_estimate(const tprof_model *m, const tprof_flops_input *in, tprof_flops *out, char *errbuf,
+                         size_t errlen);
+
+/* Dense BF16 peak TFLOP/s of one device from its name (as torch reports it),
+ * by substring in a fixed order (docs/METRICS.md). Returns 0 and sets *tflops,
+ * or TPROF_EUSAGE for a device not in the table: never a silent 0. */
+int tprof_device_peak(const char *device_name, double *tflops);
+/* Row I of the table (0..): the substring and its peak; NULL past the end. */
+const char *tprof_device_peak_row(size_t i, double *tflops);
+
+/* The step meter (VeOmni's EnvironMeter). Add each micro-batch's sequences
+ * with tprof_meter_add; tprof_meter_step then computes the step's metrics and
+ * starts the next step. */
+typedef struct tprof_meter tprof_meter;
+
+typedef struct {
+    double flops_achieved_T;   /* "flops_achieved(T)": Σ over DP ranks of FLOPs / Δt / 1e12 */
+    double flops_promised_T;   /* "flops_promised(T)": peak × world size */
+    double mfu;                /* "mfu": achieved / promised, 0..1 */
+    double avg_effective_len;  /* "training/avg_effective_len": tokens / global batch size */
+    double avg_sample_seq_len; /* "training/avg_sample_seq_len": tokens / sequences */
+    double tokens_per_second_M; /* "tokens_per_second(M)" */
+    double consume_tokens_M;   /* "consume_tokens(M)": cumulative */
+    double consume_tokens_B;   /* "consume_tokens(B)" */
+    double consumed_chunk_num; /* "consumed_chunk_num": cumulative sequences */
+} tprof_meter_metrics;
+
+#define TPROF_METER_NMETRICS 9
+
+/* PEAK_TFLOPS > 0 is one device's peak; WORLD_SIZE >= 1; GLOBAL_BATCH_SIZE
+ * (sequences per step over all ranks) may be 0 when unknown. NULL on bad
+ * arguments or no memory. */
+tprof_meter *tprof_meter_new(const tprof_model *m, double peak_tflops, int world_size, int64_t global_batch_size);
+void tprof_meter_free(tprof_meter *mt);
+int tprof_meter_add(tprof_meter *mt, const int64_t *seqlens, size_t n, const int64_t *images, size_t nimages);
+
+/* This rank's share of a step: {achieved TFLOP/s, tokens, sequences}, the
+ * three numbers a data-parallel program sums over its DP group. */
+int tprof_meter_local(tprof_meter *mt, double delta_time, double local[3], char *errbuf, size_t errlen);
+/* Ends the step with the DP sums (SUMS = local[] on one rank). */
+int tprof_meter_finish(tprof_meter *mt, double delta_time, const double sums[3], tprof_meter_metrics *out);
+/* Both, for a single DP rank. */
+int tprof_meter_step(tprof_meter *mt, double delta_time, tprof_meter_metrics *out, char *errbuf, size_t errlen);
+
+/* The metrics as VeOmni names them, in the order above; returns the count
+ * (TPROF_METER_NMETRICS). NAMES and VALUES hold at least that many. */
+size_t tprof_meter_list(const tprof_meter_metrics *m, const char **names, double *values);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
