@@ -107,6 +107,9 @@ typedef struct {
  * arguments or no memory. */
 tprof_meter *tprof_meter_new(const tprof_model *m, double peak_tflops, int world_size, int64_t global_batch_size);
 void tprof_meter_free(tprof_meter *mt);
+/* How the model trains: a frozen vision tower, LoRA (borrowed, may be NULL:
+ * full fine-tuning). The default is full fine-tuning of every tower. */
+void tprof_meter_set_training(tprof_meter *mt, int freeze_vit, const tprof_lora *lora);
 int tprof_meter_add(tprof_meter *mt, const int64_t *seqlens, size_t n, const int64_t *images, size_t nimages);
 
 /* This rank's share of a step: {achieved TFLOP/s, tokens, sequences}, the
