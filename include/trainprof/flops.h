@@ -32,13 +32,26 @@ const char *tprof_model_type(const tprof_model *m);
 /* "llama, seed_oss, qwen2, ..." */
 const char *tprof_flops_supported(void);
 
+/* LoRA fine-tuning (VeOmni's VeOmniLoraConfig; docs/METRICS.md, "LoRA"). */
+typedef struct {
+    int64_t r;                  /* rank, > 0 */
+    const char *const *targets; /* target_modules: module names, e.g. "q_proj" */
+    size_t ntargets;
+    const char *const *params;  /* target_parameters: routed-expert weights ending in
+                                   gate_up_proj or down_proj (MoE types only) */
+    size_t nparams;
+    int moe_shared;             /* moe_mode "shared" (else "independent") */
+    int bias_all;               /* bias "all": biases train, so the vision tower needs gradients */
+} tprof_lora;
+
 /* One optimizer step on one rank. */
 typedef struct {
     const int64_t *seqlens; /* valid tokens of each sequence, all micro-batches */
     size_t nseqs;
     const int64_t *images;  /* pre-merge patches of each image or video frame */
     size_t nimages;
-    int freeze_vit;         /* the vision tower runs forward only */
+    int freeze_vit;         /* the vision tower runs forward only (ignored with LoRA) */
+    const tprof_lora *lora; /* NULL: full fine-tuning */
 } tprof_flops_input;
 
 typedef struct {
@@ -52,9 +65,12 @@ typedef struct {
     double params_vision;   /* N of the vision tower, 0 when it has none */
     double tokens;          /* Σ seqlens */
     double image_tokens;    /* Σ images */
+    double params_lora;     /* LoRA adapter parameters one token passes through: text
+                               (routed experts: the top-k) plus vision; 0 without LoRA */
 } tprof_flops;
 
-/* FLOPs of one step. Returns 0, TPROF_EUSAGE (a negative length), or
+/* FLOPs of one step. Returns 0, TPROF_EUSAGE (a negative length, a LoRA
+ * config the model_type does not take: errbuf says why), or
  * TPROF_EFORMAT (a config key the formula needs is missing or invalid: errbuf
  * names it). */
 int tprof_flops_estimate(const tprof_model *m, const tprof_flops_input *in, tprof_flops *out, char *errbuf,
@@ -91,6 +107,9 @@ typedef struct {
  * arguments or no memory. */
 tprof_meter *tprof_meter_new(const tprof_model *m, double peak_tflops, int world_size, int64_t global_batch_size);
 void tprof_meter_free(tprof_meter *mt);
+/* How the model trains: a frozen vision tower, LoRA (borrowed, may be NULL:
+ * full fine-tuning). The default is full fine-tuning of every tower. */
+void tprof_meter_set_training(tprof_meter *mt, int freeze_vit, const tprof_lora *lora);
 int tprof_meter_add(tprof_meter *mt, const int64_t *seqlens, size_t n, const int64_t *images, size_t nimages);
 
 /* This rank's share of a step: {achieved TFLOP/s, tokens, sequences}, the

@@ -69,7 +69,9 @@ int tprof_flops_estimate(const tprof_model *m, const tprof_flops_input *in, tpro
             t = tc;
             c.where = "text_config.";
         }
-        families[i].text(&c, t, &s, out);
+        if (in->lora) lora_check(&c, in->lora);
+        if (!c.rc) families[i].text(&c, t, &s, out);
+        if (!c.rc && in->lora) lora_text(&c, t, in->lora, &s, out);
         c.where = "";
         const cv *v = cv_get(&m->root, "vision_config");
         /* images without a vision tower in the config count nothing, as the reference */

@@ -70,6 +70,19 @@ void fam_qwen3_5(fctx *c, const cv *t, const fsums *s, tprof_flops *o);
 void vit_qwen3(fctx *c, const cv *v, const fsums *s, tprof_flops *o);
 void vit_qwen2(fctx *c, const cv *v, const fsums *s, tprof_flops *o);
 
+/* Full and linear attention layers of a hybrid (Qwen3-Next / Qwen3.5) config. */
+void hybrid_layers(fctx *c, const cv *t, double *nf, double *nl);
+
+/* LoRA (lora.c). Checks the config against the model type (TPROF_EUSAGE),
+ * then turns the full fine-tuning text part of O into the LoRA one. */
+int lora_check(fctx *c, const tprof_lora *l);
+void lora_text(fctx *c, const cv *t, const tprof_lora *l, const fsums *s, tprof_flops *o);
+/* The vision tower's linear FLOPs under LoRA; *grad: the tower needs
+ * gradients (attention factor 12, else 4). QWEN: 2 for Qwen2-VL, 25 for
+ * Qwen2.5-VL, 3 for the Qwen3 ViT; PATCH the patch conv's parameters. */
+double lora_vit(fctx *c, const cv *v, const tprof_lora *l, int qwen, double N, double patch, const fsums *s,
+                tprof_flops *o, int *grad);
+
 /* Causal band: scores of a sequence of S tokens under a window of W. */
 double sw_scores(double s, double w);
 

@@ -8,24 +8,37 @@
 #define I(key) ((double)need_int(c, t, key))
 #define P(key) ((double)need_pos(c, t, key))
 
-/* Linear parameters of the attention layers and the count of each kind. */
-static double hybrid_attn(fctx *c, const cv *t, double *nf_out, double *nl_out)
+/* Full and linear attention layers: layer_types, else one full layer every
+ * full_attention_interval (legacy configs). */
+void hybrid_layers(fctx *c, const cv *t, double *nf_out, double *nl_out)
 {
-    double H = I("hidden_size"), L = I("num_hidden_layers"), nh = P("num_attention_heads");
-    double nkv = I("num_key_value_heads");
-    double hd = cv_get(t, "head_dim") ? I("head_dim") : (nh > 0 ? floor(H / nh) : 0);
+    double L = I("num_hidden_layers");
     double nf = (double)count_str(c, t, "layer_types", "full_attention");
     double nl = (double)count_str(c, t, "layer_types", "linear_attention");
-    if (c->rc) return 0;
-    if (nf < 0) { /* legacy configs: one full layer every full_attention_interval */
+    *nf_out = *nl_out = 0;
+    if (c->rc) return;
+    if (nf < 0) {
         double f = P("full_attention_interval");
-        if (c->rc) return 0;
+        if (c->rc) return;
         nf = floor(L / f);
         nl = L - nf;
     } else if (nf + nl != L) {
         fail(c, "%slayer_types: %.0f full + %.0f linear layers, but num_hidden_layers is %.0f", c->where, nf, nl, L);
-        return 0;
+        return;
     }
+    *nf_out = nf;
+    *nl_out = nl;
+}
+
+/* Linear parameters of the attention layers and the count of each kind. */
+static double hybrid_attn(fctx *c, const cv *t, double *nf_out, double *nl_out)
+{
+    double H = I("hidden_size"), nh = P("num_attention_heads");
+    double nkv = I("num_key_value_heads");
+    double hd = cv_get(t, "head_dim") ? I("head_dim") : (nh > 0 ? floor(H / nh) : 0);
+    double nf, nl;
+    hybrid_layers(c, t, &nf, &nl);
+    if (c->rc) return 0;
     double q = nh * hd, kv = nkv * hd;
     double full = H * (3 * q + 2 * kv); /* q_proj emits the query and its output gate */
     double lk = I("linear_num_key_heads") * I("linear_key_head_dim");

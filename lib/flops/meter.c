@@ -15,7 +15,15 @@ struct tprof_meter {
     int64_t *seqs, *imgs;
     size_t nseqs, nimgs, cseqs, cimgs;
     double consumed_tokens, consumed_chunks;
+    int freeze_vit;
+    const tprof_lora *lora;
 };
+
+void tprof_meter_set_training(tprof_meter *mt, int freeze_vit, const tprof_lora *lora)
+{
+    mt->freeze_vit = freeze_vit;
+    mt->lora = lora;
+}
 
 tprof_meter *tprof_meter_new(const tprof_model *m, double peak_tflops, int world_size, int64_t global_batch_size)
 {
@@ -69,7 +77,8 @@ int tprof_meter_local(tprof_meter *mt, double delta_time, double local[3], char 
         if (errlen) snprintf(errbuf, errlen, "step time %g s: must be positive", delta_time);
         return TPROF_EUSAGE;
     }
-    tprof_flops_input in = { .seqlens = mt->seqs, .nseqs = mt->nseqs, .images = mt->imgs, .nimages = mt->nimgs };
+    tprof_flops_input in = { .seqlens = mt->seqs, .nseqs = mt->nseqs, .images = mt->imgs, .nimages = mt->nimgs,
+                             .freeze_vit = mt->freeze_vit, .lora = mt->lora };
     tprof_flops f;
     int rc = tprof_flops_estimate(mt->model, &in, &f, errbuf, errlen);
     if (rc) return rc;

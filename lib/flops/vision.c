@@ -20,6 +20,14 @@ void vit_qwen3(fctx *c, const cv *v, const fsums *s, tprof_flops *o)
     double hdv = floor(d / hv), dm = d * sm * sm;
     /* patch conv, blocks (plain MLP, qkv + proj), one merger per deepstack level */
     o->params_vision = patch + (2 * d * m + 4 * d * d) * D + (out + dm) * dm * mc;
+    if (s->in->lora) { /* freeze_vit is ignored under LoRA, as the reference */
+        int grad;
+        double lin = lora_vit(c, v, s->in->lora, 3, o->params_vision, patch, s, o, &grad);
+        if (c->rc) return;
+        o->vision_attention = (grad ? 12 : 4) * s->Si2 * hdv * hv * D;
+        o->vision = lin + o->vision_attention;
+        return;
+    }
     int fz = s->in->freeze_vit;
     o->vision_attention = (fz ? 4 : 12) * s->Si2 * hdv * hv * D;
     o->vision = (fz ? 2 : 6) * o->params_vision * s->Ti + o->vision_attention;
@@ -55,7 +63,14 @@ void vit_qwen2(fctx *c, const cv *v, const fsums *s, tprof_flops *o)
     double hdv = floor(d / hv), dm = d * sm * sm;
     o->params_vision = (mlpfac * d * m + 4 * d * d) * D + (out + dm) * dm;
     int fz = s->in->freeze_vit;
+    double lin = (fz ? 2 : 6) * o->params_vision * s->Ti;
+    if (s->in->lora) {
+        int grad;
+        lin = lora_vit(c, v, s->in->lora, qwen2 ? 2 : 25, o->params_vision, 0, s, o, &grad);
+        if (c->rc) return;
+        fz = !grad;
+    }
     double f = fz ? 4 : 12;
     o->vision_attention = f * s->Si2 * hdv * hv * nfull + (D - nfull) * f * s->Ti * wtok * wtok * hdv * hv;
-    o->vision = (fz ? 2 : 6) * o->params_vision * s->Ti + o->vision_attention;
+    o->vision = lin + o->vision_attention;
 }

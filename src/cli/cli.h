@@ -125,6 +125,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_mfu(int argc, char **argv);
+int cmd_log(int argc, char **argv);
 
 /* Advice as a list (table format), CSV rows, or a JSON array on W. */
 void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w);
@@ -133,23 +134,31 @@ void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w);
 void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len);
 
 /* The model options of flops and mfu (model_args.c). */
-enum { CLI_OPT_CONFIG = 1000, CLI_OPT_SEQLENS, CLI_OPT_IMAGES, CLI_OPT_FREEZE_VIT };
+enum { CLI_OPT_CONFIG = 1000, CLI_OPT_SEQLENS, CLI_OPT_IMAGES, CLI_OPT_FREEZE_VIT, CLI_OPT_LORA };
 #define CLI_MODEL_LONGOPTS                                                                            \
     { "config", required_argument, 0, CLI_OPT_CONFIG }, { "seqlens", required_argument, 0, CLI_OPT_SEQLENS }, \
-        { "images", required_argument, 0, CLI_OPT_IMAGES }, { "freeze-vit", no_argument, 0, CLI_OPT_FREEZE_VIT }
+        { "images", required_argument, 0, CLI_OPT_IMAGES }, { "freeze-vit", no_argument, 0, CLI_OPT_FREEZE_VIT }, \
+        { "lora", required_argument, 0, CLI_OPT_LORA }
 #define CLI_MODEL_HELP                                                                                \
     "  --config FILE         the model's Hugging Face config.json (required)\n"                       \
     "  --seqlens LIST        tokens of each sequence in one step on one rank, all\n"                 \
     "                        micro-batches: 4096,4096 or 4096x2 (required)\n"                       \
     "  --images LIST         pre-merge patches of each image or video frame (h*w per\n"              \
     "                        frame of a grid_thw row) for the vision tower\n"                        \
-    "  --freeze-vit          the vision tower is frozen (forward only)\n"
+    "  --freeze-vit          the vision tower is frozen (forward only)\n"                            \
+    "  --lora SPEC           LoRA fine-tuning: r=R[,targets=M+M...][,params=P+P...]\n"               \
+    "                        [,moe_mode=shared|independent][,bias=none|all|lora_only], e.g.\n"     \
+    "                        r=16,targets=q_proj+k_proj+v_proj+o_proj (docs/METRICS.md)\n"
 
 typedef struct {
     const char *config;
     int64_t *seqlens, *images;
     size_t nseqs, nimages;
     int freeze_vit;
+    int has_lora;
+    tprof_lora lora;      /* --lora; its strings point into lora_buf */
+    char *lora_buf;
+    const char *lora_names[64];
     tprof_model *model;
     tprof_flops flops; /* of one step, after cli_model_load */
 } cli_model_args;

@@ -27,6 +27,11 @@ static void print_table(const cli_model_args *a)
                            a->nimages == 1 ? "" : "s", a->freeze_vit ? " (vision tower frozen)" : "");
     printf("\nparameters   %.0f active in the text tower (LM head included, embedding not)", f->params_active);
     if (f->params_vision > 0) printf(", %.0f in the vision tower", f->params_vision);
+    if (a->has_lora)
+        printf("\nLoRA         rank %lld, %zu target module%s, %zu routed-expert target%s: %.0f adapter parameters "
+               "per token (base forward and backward only)",
+               (long long)a->lora.r, a->lora.ntargets, a->lora.ntargets == 1 ? "" : "s", a->lora.nparams,
+               a->lora.nparams == 1 ? "" : "s", f->params_lora);
     printf("\n\n");
     static const char *const hdr[] = { "part", "FLOPs", "TFLOPs", "share" };
     tprof_table *t = tprof_table_new(4, hdr, "lrrr");
@@ -58,6 +63,7 @@ static void print_csv(const cli_model_args *a)
     printf("sequences,%zu\ntokens,%.0f\nimages,%zu\nimage_tokens,%.0f\nfreeze_vit,%d\n", a->nseqs, f->tokens,
            a->nimages, f->image_tokens, a->freeze_vit);
     printf("params_active,%.0f\nparams_vision,%.0f\n", f->params_active, f->params_vision);
+    if (a->has_lora) printf("lora_rank,%lld\nparams_lora,%.0f\n", (long long)a->lora.r, f->params_lora);
     printf("flops_linear,%.17g\nflops_attention,%.17g\nflops_vision,%.17g\nflops_vision_attention,%.17g\n"
            "flops_total,%.17g\n",
            f->linear, f->attention, f->vision, f->vision_attention, f->total);
@@ -78,6 +84,10 @@ static void print_json(const cli_model_args *a)
     tprof_jw_kbool(&w, "freeze_vit", a->freeze_vit);
     cli_jw_count(&w, "params_active", f->params_active);
     cli_jw_count(&w, "params_vision", f->params_vision);
+    if (a->has_lora) {
+        tprof_jw_kint(&w, "lora_rank", a->lora.r);
+        cli_jw_count(&w, "params_lora", f->params_lora);
+    }
     tprof_jw_key(&w, "flops");
     tprof_jw_obj(&w);
     cli_jw_count(&w, "linear", f->linear);

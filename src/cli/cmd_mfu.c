@@ -59,6 +59,7 @@ static int measure(cli_model_args *a, double peak, int world, row *r)
 {
     tprof_meter *mt = tprof_meter_new(a->model, peak, world, 0);
     if (!mt) return EXIT_USAGE;
+    tprof_meter_set_training(mt, a->freeze_vit, a->has_lora ? &a->lora : NULL);
     char err[512];
     double local[3], sums[3];
     int rc = tprof_meter_add(mt, a->seqlens, a->nseqs, a->images, a->nimages);

@@ -20,6 +20,7 @@ static const cli_command commands[] = {
     { "merge", "every rank's trace in one timeline: own pids, unique ids, aligned clocks", cmd_merge },
     { "flops", "FLOPs of one training step from a model's config.json: linear, attention, vision", cmd_flops },
     { "mfu", "tokens/s, TFLOP/s per GPU and MFU from a step time or the ProfilerSteps of traces", cmd_mfu },
+    { "log", "training logs into per-step series: metric summary, anomalies, CSV/JSON, SVG plot", cmd_log },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
     { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff },
 };

@@ -300,6 +300,30 @@ bad(["mfu", "--config", q, "--seqlens", "8", "--step-time", "0", "--device", "H1
 bad(["mfu", "--config", q, "--seqlens", "8", "--step-time", "1", "--peak-tflops", "-1"], 2, "--peak-tflops")
 bad(["mfu", "--config", q, "--seqlens", "8", "--device", "H100", "--trace", os.path.join(tmp, "no.json")], 3, "no.json")
 bad(["mfu", "--config", unk, "--seqlens", "8", "--step-time", "1", "--device", "H100"], 3, "gemma3")
+# LoRA (docs/METRICS.md "LoRA"): the base at 4·N·T, adapters r·(in+out)·layers at 6, attention unchanged
+qc = json.load(open(cfg("qwen3_toy")))
+seqs = [1024, 512]
+N, lin, att = dense(qc, seqs)
+H, L, hd = qc["hidden_size"], qc["num_hidden_layers"], hd_of(qc)
+qd, kvd = qc["num_attention_heads"] * hd, qc["num_key_value_heads"] * hd
+loraP = 16 * (H + qd) * L + 16 * (H + kvd) * L
+rc, out, err = run([TRAINPROF, "flops", "--config", cfg("qwen3_toy"), "--seqlens", "1024,512", "--format", "json",
+                    "--lora", "r=16,targets=q_proj+v_proj"])
+j = json.loads(out) if rc == 0 else {}
+check(rc == 0 and j.get("params_lora") == loraP and j["flops"]["linear"] == (4 * N + 6 * loraP) * sum(seqs)
+      and j["flops"]["attention"] == att, f"flops --lora: rc {rc} {err} {j}")
+bad(["flops", "--config", cfg("qwen3_toy"), "--seqlens", "8", "--lora", "r=16,targets=qkv"], 2, "qkv", "q_proj")
+bad(["flops", "--config", cfg("qwen3_toy"), "--seqlens", "8", "--lora", "targets=q_proj"], 2, "--lora")
+bad(["flops", "--config", cfg("gpt_oss_toy"), "--seqlens", "8", "--lora", "r=4"], 2, "gpt_oss")
+rc, out, err = run([TRAINPROF, "mfu", "--config", cfg("qwen3_toy"), "--seqlens", "1024,512", "--step-time", "1",
+                    "--device", "H100", "--format", "json", "--lora", "r=16,targets=q_proj+v_proj"])
+j = json.loads(out) if rc == 0 else {}
+total = (4 * N + 6 * loraP) * sum(seqs) + att
+tf = total / 1e12
+got = j["steps"][0]["tflops_per_gpu"] if rc == 0 else None
+check(rc == 0 and abs(got - tf) <= 1e-12 * tf and j["flops_per_step"] == total,
+      f"mfu --lora: rc {rc} {err} {out[:300]}")
+
 rc, out, _ = run([TRAINPROF, "flops", "--help"])
 check(rc == 0 and "--seqlens" in out, "flops --help")
 rc, out, _ = run([TRAINPROF, "--help"])

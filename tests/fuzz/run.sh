@@ -36,7 +36,12 @@ mkdir -p "$work/merge"
 for f in seed0 seed4 seed5; do
   { printf '\x21'; cat "$work/trace/$f"; printf '\xff'; sed 's/"rank":[ ]*[01]/"rank": 1/' "$work/trace/$f"; } > "$work/merge/$f"
 done
-for t in fuzz_json fuzz_trace fuzz_merge; do
+# logs: one line of each format, with NaN, ANSI and tqdm carriage returns
+mkdir -p "$work/log"
+printf '\x07{"step": 5, "loss": 2.5e-1, "mfu": NaN}\nstep=6: {'"'"'flops_achieved(T)'"'"': 1.5, '"'"'x'"'"': {'"'"'y'"'"': inf}}\n' > "$work/log/seed0"
+printf '\x10 12%%|#  | 120/1000 [01:23<10:12, 1.44it/s, loss=2.31, lr=3e-4]\r 13%%|#  | 121/1000 [01:24<10:12, 3.50s/it, total_loss: 1.2]\n' > "$work/log/seed1"
+printf '\x20step    5/74 | loss 10.98 (+0.00z)| norm 1.5 | lr 6.00e-06 | 1234.56 ms | 45.1%% bf16 MFU | 123456 tok/s\n\x1b[32mINFO\x1b[0m step 7 loss=inf time=1.2s\n iteration 100/ 1000 | lm loss: 2.3E+00 | elapsed time per iteration (ms): 12.5 |\n' > "$work/log/seed2"
+for t in fuzz_json fuzz_trace fuzz_merge fuzz_log; do
   corpus="$work/${t#fuzz_}"
   echo "fuzz: $t for ${secs}s"
   "$build/tests/fuzz/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \

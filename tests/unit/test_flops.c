@@ -297,6 +297,130 @@ static void test_errors(void **state)
     tprof_model_free(m);
 }
 
+
+/* LoRA (docs/METRICS.md, "LoRA"), every expectation derived by hand from
+ * the reference's formulas (section 4.8). */
+static const char lora_qwen3[] =
+    "{\"model_type\":\"qwen3\",\"head_dim\":16,\"hidden_size\":64,\"intermediate_size\":128,"
+    "\"num_attention_heads\":4,\"num_hidden_layers\":2,\"num_key_value_heads\":2,\"vocab_size\":1000}";
+static const char lora_moe[] =
+    "{\"model_type\":\"qwen3_moe\",\"head_dim\":16,\"hidden_size\":64,\"moe_intermediate_size\":32,"
+    "\"num_experts\":8,\"num_experts_per_tok\":2,\"num_attention_heads\":4,\"num_hidden_layers\":2,"
+    "\"num_key_value_heads\":2,\"vocab_size\":1000}";
+static const char lora_vl[] =
+    "{\"model_type\":\"qwen3_vl\",\"text_config\":{\"head_dim\":16,\"hidden_size\":64,\"intermediate_size\":128,"
+    "\"num_attention_heads\":4,\"num_hidden_layers\":2,\"num_key_value_heads\":2,\"vocab_size\":1000},"
+    "\"vision_config\":{\"deepstack_visual_indexes\":[],\"depth\":1,\"hidden_size\":8,\"in_channels\":3,"
+    "\"intermediate_size\":16,\"num_heads\":2,\"out_hidden_size\":64,\"patch_size\":2,"
+    "\"spatial_merge_size\":2,\"temporal_patch_size\":2}}";
+static const int64_t lora_seqs[] = { 10, 6 }; /* T = 16, S2 = 100 + 36 = 136 */
+
+static tprof_flops lora_estimate(const char *json, const tprof_lora *l, const int64_t *imgs, size_t ni, int rc_want)
+{
+    tprof_model *m = parse(json);
+    tprof_flops_input in = { .seqlens = lora_seqs, .nseqs = 2, .images = imgs, .nimages = ni, .lora = l };
+    tprof_flops f;
+    char err[512];
+    int rc = tprof_flops_estimate(m, &in, &f, err, sizeof err);
+    tprof_model_free(m);
+    if (rc != rc_want) fail_msg("rc %d, want %d: %s", rc, rc_want, err);
+    return f;
+}
+
+static void test_lora_text(void **state)
+{
+    (void)state;
+    /* qwen3, H 64, I 128, L 2, nh 4, nkv 2, hd 16 -> q 64, kv 32, V 1000:
+     * N = (3·64·128 + 64·(2·64 + 2·32))·2 + 1000·64 = (24576 + 12288)·2 + 64000 = 137728
+     * attention = 12·S2·hd·nh·L = 12·136·16·4·2 = 208896 (unchanged by LoRA) */
+    const char *qv[] = { "q_proj", "v_proj" };
+    tprof_lora l = { .r = 8, .targets = qv, .ntargets = 2 };
+    tprof_flops f = lora_estimate(lora_qwen3, &l, NULL, 0, 0);
+    /* loraP = r·(in+out)·count: q_proj 8·(64+64)·2 = 2048, v_proj 8·(64+32)·2 = 1536 -> 3584
+     * linear = (4·N + 6·loraP)·T = (550912 + 21504)·16 = 9158656 */
+    assert_true(f.params_active == 137728 && f.params_lora == 3584);
+    assert_true(f.linear == 9158656 && f.attention == 208896 && f.total == 9367552);
+    /* no target at all: the base still runs backward for input gradients, 4·N·T = 8814592 */
+    tprof_lora none = { .r = 8 };
+    f = lora_estimate(lora_qwen3, &none, NULL, 0, 0);
+    assert_true(f.linear == 4.0 * 137728 * 16 && f.params_lora == 0);
+    /* every MLP module: gate/up 8·(64+128)·2 = 3072 each, down 8·(128+64)·2 = 3072 -> 9216;
+     * linear = (550912 + 55296)·16 = 9699328 */
+    const char *mlp[] = { "gate_proj", "up_proj", "down_proj" };
+    tprof_lora lm = { .r = 8, .targets = mlp, .ntargets = 3 };
+    f = lora_estimate(lora_qwen3, &lm, NULL, 0, 0);
+    assert_true(f.params_lora == 9216 && f.linear == 9699328);
+}
+
+static void test_lora_moe(void **state)
+{
+    (void)state;
+    /* qwen3_moe, H 64, L 2, E 8, k 2, Im 32, q 64, kv 32, V 1000:
+     * N = (64·8 + 3·64·32·2 + 64·192)·2 + 64000 = (512 + 12288 + 12288)·2 + 64000 = 114176
+     * o_proj adapter: 4·(64+64)·2 = 1024 */
+    const char *o[] = { "o_proj" };
+    const char *gu[] = { "mlp.experts.gate_up_proj" };
+    tprof_lora l = { .r = 4, .targets = o, .ntargets = 1, .params = gu, .nparams = 1 };
+    tprof_flops f = lora_estimate(lora_moe, &l, NULL, 0, 0);
+    /* routed, independent: uses 3k = 6 per layer, 4·(64+32)·6·2 = 4608;
+     * linear = (4·114176 + 6·(1024 + 4608))·16 = (456704 + 33792)·16 = 7847936 */
+    assert_true(f.params_active == 114176 && f.params_lora == 1024 + 4608 && f.linear == 7847936);
+    /* shared: uses 2 + k = 4, 4·96·4·2 = 3072; (456704 + 6·4096)·16 = 7700480 */
+    l.moe_shared = 1;
+    f = lora_estimate(lora_moe, &l, NULL, 0, 0);
+    assert_true(f.params_lora == 1024 + 3072 && f.linear == 7700480);
+    /* Qwen3-MoE has no dense MLP modules to target */
+    const char *bad[] = { "gate_proj" };
+    tprof_lora lb = { .r = 4, .targets = bad, .ntargets = 1 };
+    lora_estimate(lora_moe, &lb, NULL, 0, TPROF_EUSAGE);
+}
+
+static void test_lora_vision(void **state)
+{
+    (void)state;
+    /* Qwen3 ViT, d 8, m 16, o 64, sm 2, hv 2 (hdv 4), D 1, no deepstack (mc 1):
+     * patch = 8·3·2·2·2 = 192, blocks (2·8·16 + 4·64)·1 = 512, merger (64 + 32)·32 = 3072,
+     * N = 3776; one image of 4 patches: Ti 4, Si2 16 */
+    const int64_t img[] = { 4 };
+    const char *qv[] = { "q_proj" };
+    tprof_lora l = { .r = 8, .targets = qv, .ntargets = 1 };
+    tprof_flops f = lora_estimate(lora_vl, &l, img, 1, 0);
+    /* no vision target, bias none: forward only, 2·N·Ti = 30208; attention 4·Si2·hdv·hv·D = 512 */
+    assert_true(f.params_vision == 3776 && f.vision == 30208 + 512 && f.vision_attention == 512);
+    assert_true(f.params_lora == 8 * (64 + 64) * 2); /* the text q_proj only */
+    /* bias all: (2·patch + 4·(N − patch))·Ti = (384 + 14336)·4 = 58880; attention 12·16·4·2 = 1536 */
+    l.bias_all = 1;
+    f = lora_estimate(lora_vl, &l, img, 1, 0);
+    assert_true(f.vision == 58880 + 1536);
+    /* targets qkv (d -> 3d) and linear_fc1 (block 8->16, merger 32->32), r 2:
+     * 2·(8+24)·1 + 2·(8+16)·1 + 2·(32+32)·1 = 64 + 48 + 128 = 240 adapter parameters;
+     * linear (384 + 14336 + 6·240)·4 = 64640, attention 1536 */
+    const char *vt[] = { "qkv", "linear_fc1" };
+    tprof_lora lv = { .r = 2, .targets = vt, .ntargets = 2 };
+    f = lora_estimate(lora_vl, &lv, img, 1, 0);
+    assert_true(f.params_lora == 240 && f.vision == 64640 + 1536);
+    /* the text tower has none of these modules: 4·N·T */
+    assert_true(f.linear == 4.0 * 137728 * 16);
+}
+
+static void test_lora_errors(void **state)
+{
+    (void)state;
+    const char *qv[] = { "q_proj", "q_proj" };
+    tprof_lora dup = { .r = 8, .targets = qv, .ntargets = 2 };
+    lora_estimate(lora_qwen3, &dup, NULL, 0, TPROF_EUSAGE); /* duplicates */
+    tprof_lora zero = { .r = 0 };
+    lora_estimate(lora_qwen3, &zero, NULL, 0, TPROF_EUSAGE); /* rank 0 */
+    const char *gu[] = { "experts.gate_up_proj" };
+    tprof_lora dense = { .r = 8, .params = gu, .nparams = 1 };
+    lora_estimate(lora_qwen3, &dense, NULL, 0, TPROF_EUSAGE); /* routed targets on a dense model */
+    const char *odd[] = { "experts.w1" };
+    tprof_lora moe = { .r = 8, .params = odd, .nparams = 1 };
+    lora_estimate(lora_moe, &moe, NULL, 0, TPROF_EUSAGE); /* not gate_up_proj / down_proj */
+    tprof_lora ok = { .r = 8 };
+    lora_estimate(gpt_oss_toy, &ok, NULL, 0, TPROF_EUSAGE); /* no LoRA accounting for gpt_oss */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +428,8 @@ int main(void)
         cmocka_unit_test(test_gpt_oss),     cmocka_unit_test(test_deepseek_v4),
         cmocka_unit_test(test_qwen3_8b_and_meter), cmocka_unit_test(test_peaks),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_lora_text),   cmocka_unit_test(test_lora_moe),
+        cmocka_unit_test(test_lora_vision), cmocka_unit_test(test_lora_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,313 @@
+"""trainprof log against an independent Python reading of logs it writes
+itself, one per style (JSON lines, VeOmni-style metric dicts and tqdm bars
+built from the reference's metric names, llm.c, key-value, Megatron): the
+per-step series, the summary statistics and the anomaly rules of
+docs/METRICS.md ("trainprof log") recomputed here; CSV, JSON and SVG
+validity; exit codes (no metric 3, truncated gzip 4 with results)."""
+import csv
+import gzip
+import io
+import json
+import math
+import os
+import random
+import statistics
+import sys
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import TRAINPROF, check, finish, run, scratch  # noqa: E402
+
+tmp = scratch("tprof-log-")
+
+
+def write(name, text, gz=False):
+    p = os.path.join(tmp, name)
+    data = text.encode()
+    with open(p, "wb") as f:
+        f.write(gzip.compress(data) if gz else data)
+    return p
+
+
+# ---- the rules, restated -------------------------------------------------
+
+def stats(vals):
+    fin = [v for v in vals if math.isfinite(v)]
+    out = {"count": len(fin), "nonfinite": len(vals) - len(fin)}
+    if fin:
+        out.update(mean=sum(fin) / len(fin), p50=statistics.median(fin), min=min(fin), max=max(fin))
+    if len(fin) >= 2:
+        k = max(1, len(fin) // 10)
+        out["warmup"] = k
+        out["steady_mean"] = sum(fin[k:]) / (len(fin) - k)
+    return out
+
+
+def role(name):
+    low = name.lower()
+    last = low.rsplit("/", 1)[-1] if "/" in low and not low.endswith("/s") else low
+    if last.startswith("mfu"):
+        return "mfu"
+    if any(w in low for w in ("tokens_per_second", "tok/s", "tokens/s", "tokens_per_sec")) or \
+            last.startswith("throughput"):
+        return "throughput"
+    if last.startswith("step_time") or "time_per_iteration" in last or "iter_time" in last or last == "dt" \
+            or last.startswith("dt("):
+        return "step_time"
+    if "loss" in last and "scale" not in last:
+        return "loss"
+    return None
+
+
+def anomalies(name, series):
+    out, win = [], []
+    r = role(name)
+    for step, v in series:
+        if not math.isfinite(v):
+            out.append(("nonfinite", name, step))
+            continue
+        if len(win) >= 5 and r:
+            med = statistics.median(win[-20:])
+            if med > 0:
+                if r == "loss" and v > 1.5 * med:
+                    out.append(("loss_spike", name, step))
+                if r == "step_time" and v > 2 * med:
+                    out.append(("step_time_spike", name, step))
+                if r == "mfu" and v < 0.7 * med:
+                    out.append(("mfu_drop", name, step))
+                if r == "throughput" and v < 0.7 * med:
+                    out.append(("throughput_drop", name, step))
+        win.append(v)
+    return out
+
+
+def close(a, b):
+    if a is None or b is None:
+        return a is b
+    return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def compare(path, expect, label):
+    """EXPECT: {metric: [(step, value)]}. Checks --series json, the summary
+    and the anomalies."""
+    rc, out, err = run([TRAINPROF, "log", "--format", "json", "--series", path])
+    check(rc == 0, f"{label}: exit {rc} {err}")
+    if rc:
+        return None
+    doc = json.loads(out)
+    f = doc["files"][0]
+    names = [m["name"] for m in f["metrics"]]
+    check(set(names) == set(expect), f"{label}: metrics {sorted(names)} != {sorted(expect)}")
+    got = {}
+    for row in f["series"]:
+        for k, v in row.items():
+            if k != "step":
+                got.setdefault(k, []).append((row["step"], v))
+    for name, pts in expect.items():
+        want = [(s, v if math.isfinite(v) else None) for s, v in pts]
+        check(got.get(name) == want, f"{label}: series of {name}: {got.get(name)} != {want}")
+        m = next((m for m in f["metrics"] if m["name"] == name), None)
+        if m is None:
+            continue
+        st = stats([v for _, v in pts])
+        for k in ("count", "nonfinite"):
+            check(m[k] == st[k], f"{label}: {name} {k} {m[k]} != {st[k]}")
+        for k in ("mean", "p50", "min", "max", "steady_mean"):
+            check(close(m[k], st.get(k)), f"{label}: {name} {k} {m[k]} != {st.get(k)}")
+    want_an = sorted(a for name, pts in expect.items() for a in anomalies(name, pts))
+    got_an = sorted((a["kind"], a["metric"], a["step"]) for a in f["anomalies"])
+    check(got_an == want_an, f"{label}: anomalies {got_an} != {want_an}")
+    return f
+
+
+rng = random.Random(7)
+
+# ---- VeOmni style: tqdm bar (postfix "k: v", 2 decimals, \r redraws) and
+# the env metrics as the reference's wandb payload, "step=N:" then a dict ----
+N = 60
+veomni, expect = [], {}
+cons_tok, cons_chunk = 0, 0
+
+
+def put(name, step, v):
+    expect.setdefault(name, []).append((step, v))
+
+
+bar = []
+for s in range(1, N + 1):
+    dt = 2.0 + rng.uniform(-0.05, 0.05)
+    if s == 30:
+        dt = 4.5  # a slow step: MFU and tokens/s drop
+    tokens = 16384 * 8
+    cons_tok += tokens
+    cons_chunk += 16
+    ach = 215.68 * 8 * 2.0 / dt
+    loss = 2.5 * math.exp(-s / 40) + rng.uniform(0, 0.01)
+    if s == 40:
+        loss = 5.0
+    if s == 45:
+        loss = float("nan")
+    m = {"flops_achieved(T)": ach, "flops_promised(T)": 7912.0, "mfu": ach / 7912.0,
+         "training/avg_effective_len": 8192.0, "training/avg_sample_seq_len": 4096.0,
+         "tokens_per_second(M)": tokens / dt / 1e6, "consume_tokens(M)": cons_tok / 1e6,
+         "consume_tokens(B)": cons_tok / 1e9, "consumed_chunk_num": cons_chunk,
+         "max_memory_allocated(GB)": 61.2, "max_memory_reserved(GB)": 70.5, "cpu_used_memory(GB)": 210.3,
+         "cpu_available_memory(GB)": 1750.1, "cpu_memory_usage(%)": 10.7, "num_alloc_retries": 0,
+         "training/total_loss": loss, "training/foundation_loss": loss, "training/grad_norm": 0.87,
+         "training/lr": 1e-05}
+    pct = 100 * s // N
+    post = f"total_loss: {loss:.2f}, foundation_loss: {loss:.2f}, grad_norm: 0.87, lr: 0.00"
+    bar.append(f"Epoch 1/1: {pct:3d}%|#    | {s}/{N} [00:{s:02d}<05:15,  {dt:.2f}s/it, {post}]")
+    if s % 10 == 0 or s == N:  # tqdm flushes a line now and then; \r redraws in between
+        veomni.append("\r".join(bar))
+        bar = []
+    veomni.append(f"step={s}:")
+    veomni.append("{" + ", ".join(f"'{k}': {v!r}" for k, v in m.items()) + "}")
+    for k, v in m.items():
+        put(k, s, float(v))
+    put("step_time(s)", s, float(f"{dt:.2f}"))
+    for k in ("total_loss", "foundation_loss"):
+        put(k, s, float(f"{loss:.2f}") if math.isfinite(loss) else loss)
+    put("grad_norm", s, 0.87)
+    put("lr", s, 0.0)
+veomni.append("VRAM usage after epoch 1: cur 61.20GB, max 70.50GB.")
+p = write("veomni.log", "\n".join(veomni) + "\n")
+f = compare(p, expect, "veomni")
+if f:
+    kinds = {(a["kind"], a["metric"], a["step"]) for a in f["anomalies"]}
+    for want in (("mfu_drop", "mfu", 30), ("throughput_drop", "tokens_per_second(M)", 30),
+                 ("step_time_spike", "step_time(s)", 30), ("loss_spike", "training/total_loss", 40),
+                 ("nonfinite", "training/total_loss", 45)):
+        check(want in kinds, f"veomni: anomaly {want} missing")
+    check(f["lines_by_format"]["json"] == N and f["lines_by_format"]["tqdm"] == N,
+          f"veomni: formats {f['lines_by_format']}")
+
+# ---- JSON lines ------------------------------------------------------------
+lines, expect = [], {}
+for s in range(0, 30):
+    loss = 3.0 - 0.01 * s
+    lines.append(json.dumps({"step": s, "loss": loss, "lr": 3e-4 * (s + 1) / 30, "tag": "x",
+                             "eval": {"acc": s / 100}}))
+    expect.setdefault("loss", []).append((s, loss))
+    expect.setdefault("lr", []).append((s, 3e-4 * (s + 1) / 30))
+    expect.setdefault("eval/acc", []).append((s, s / 100))
+compare(write("jsonl.log", "\n".join(lines) + "\n"), expect, "jsonl")
+
+# ---- llm.c -----------------------------------------------------------------
+lines, expect = [], {}
+for s in range(1, 41):
+    ms = 1234.5 if s != 25 else 3000.0
+    mfu = 45.1 if s != 25 else 20.0
+    tok = 500000 * 1234.5 / ms
+    loss = 10.9 - 0.1 * s
+    lines.append(f"step {s:4d}/40 | loss {loss:.6f} (+0.00z)| norm {1.5:6.4f} (+0.00z)| lr {6e-4:.2e} | "
+                 f"{ms:.2f} ms | {mfu:.1f}% bf16 MFU | {tok:.0f} tok/s")
+    for k, v in (("loss", float(f"{loss:.6f}")), ("norm", 1.5), ("lr", 6e-4), ("step_time(ms)", float(f"{ms:.2f}")),
+                 ("mfu", float(f"{mfu:.1f}") / 100), ("tokens_per_second", float(f"{tok:.0f}"))):
+        expect.setdefault(k, []).append((s, v))
+lines.insert(0, "Using device cuda, 1 GPU")
+f = compare(write("llmc.log", "\n".join(lines) + "\n"), expect, "llm.c")
+
+# ---- key-value, with ANSI colours, scientific notation, units, inf -----------
+lines, expect = [], {}
+for s in range(1, 21):
+    loss = 1e-1 * (20 - s) + 0.5
+    v = "inf" if s == 7 else repr(loss)
+    lines.append(f"\x1b[32m2024-05-01 12:00:{s:02d}\x1b[0m INFO step {s}: loss={v}, time={0.5 * s:.1f}s "
+                 f"mem: 3.5e+01GB")
+    expect.setdefault("loss", []).append((s, float(v)))
+    expect.setdefault("time(s)", []).append((s, float(f"{0.5 * s:.1f}")))
+    expect.setdefault("mem(GB)", []).append((s, 35.0))
+    lines.append("INFO saving checkpoint to /tmp/x")
+compare(write("kv.log", "\n".join(lines) + "\n"), expect, "kv")
+
+# ---- Megatron ----------------------------------------------------------------
+lines, expect = [], {}
+for s in range(10, 110, 10):
+    lines.append(f" iteration {s:8d}/     100 | consumed samples: {s * 512:10d} | elapsed time per iteration (ms): "
+                 f"{1200.0 + s:.1f} | learning rate: {1e-4:.6E} | global batch size:   512 | lm loss: "
+                 f"{2.0 + 1 / s:.6E} | loss scale: 1.0 |")
+    for k, v in (("consumed_samples", s * 512), ("elapsed_time_per_iteration(ms)", float(f"{1200.0 + s:.1f}")),
+                 ("learning_rate", float(f"{1e-4:.6E}")), ("global_batch_size", 512),
+                 ("lm_loss", float(f"{2.0 + 1 / s:.6E}")), ("loss_scale", 1.0)):
+        expect.setdefault(k, []).append((s, float(v)))
+compare(write("megatron.log", "\n".join(lines) + "\n"), expect, "megatron")
+
+# ---- CSV summary and series ------------------------------------------------
+p_llmc = os.path.join(tmp, "llmc.log")
+p_json = os.path.join(tmp, "jsonl.log")
+rc, out, err = run([TRAINPROF, "log", "--format", "csv", p_llmc, p_json])
+rows = list(csv.DictReader(io.StringIO(out)))
+check(rc == 0 and len(rows) == 6 + 3, f"csv summary: rc {rc}, {len(rows)} rows")
+r = next(r for r in rows if r["file"] == p_llmc and r["metric"] == "step_time(ms)")
+ms = [1234.5] * 39 + [3000.0]
+check(float(r["max"]) == 3000.0 and close(float(r["mean"]), sum(ms) / 40) and r["warmup"] == "4",
+      f"csv summary row {r}")
+rc, out, err = run([TRAINPROF, "log", "--format", "csv", "--series", p_llmc, p_json])
+rows = list(csv.reader(io.StringIO(out)))
+hdr = rows[0]
+check(hdr[:2] == ["file", "step"] and len(hdr) == 2 + 6 + 3, f"csv series header {hdr}")
+check(all(len(r) == len(hdr) for r in rows), "csv series: ragged rows")
+check(len(rows) == 1 + 40 + 30, f"csv series: {len(rows)} rows")
+r5 = next(r for r in rows[1:] if r[0] == p_llmc and r[1] == "5")
+check(float(r5[hdr.index("loss")]) == 10.4 and r5[hdr.index("eval/acc")] == "", f"csv series row {r5}")
+
+# ---- table -------------------------------------------------------------------
+rc, out, err = run([TRAINPROF, "log", p_llmc])
+check(rc == 0 and "step_time_spike" in out and "mfu_drop" in out and "llm.c" in out, f"table: {out[:400]}")
+
+# ---- SVG -------------------------------------------------------------------
+svg = os.path.join(tmp, "plot.svg")
+rc, out, err = run([TRAINPROF, "log", "--svg", svg, os.path.join(tmp, "veomni.log"), p_llmc])
+check(rc == 0, f"svg: exit {rc} {err}")
+try:
+    root = ET.parse(svg).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    check(root.tag == ns + "svg", f"svg root {root.tag}")
+    polys = root.findall(f".//{ns}polyline")
+    check(len(polys) == 6, f"svg: {len(polys)} polylines, want 3 panels x 2 logs")
+    for pl in polys:
+        pts = pl.get("points").split()
+        check(all(len(p.split(",")) == 2 for p in pts) and pts, "svg: points")
+except ET.ParseError as e:
+    check(False, f"svg does not parse: {e}")
+# downsampling: 50000 points become at most 2000 per line, spikes kept
+big = "\n".join(f"step {s} loss={(9.0 if s == 31337 else 1.0)}" for s in range(1, 50001)) + "\n"
+rc, out, err = run([TRAINPROF, "log", "--svg", svg, write("big.log", big)])
+pl = ET.parse(svg).getroot().findall(".//{http://www.w3.org/2000/svg}polyline")
+ys = [float(p.split(",")[1]) for p in pl[0].get("points").split()] if pl else []
+check(rc == 0 and 0 < len(ys) <= 2000 and len(set(ys)) == 2, f"svg downsampled: {len(ys)} points")
+
+# ---- exit codes ------------------------------------------------------------
+rc, out, err = run([TRAINPROF, "log", write("none.log", "hello\nworld 12:00\n")])
+check(rc == 3 and "none.log" in err and "no metric" in err, f"no metric: rc {rc} {err}")
+rc, out, err = run([TRAINPROF, "log", os.path.join(tmp, "missing.log")])
+check(rc == 3 and "missing.log" in err, f"missing: rc {rc} {err}")
+rc, out, err = run([TRAINPROF, "log"])
+check(rc == 2, f"no file: rc {rc}")
+rc, out, err = run([TRAINPROF, "log", "--format", "xml", p_llmc])
+check(rc == 2, f"bad format: rc {rc}")
+# a good file next to a bad one: the good one is still reported, exit 3
+rc, out, err = run([TRAINPROF, "log", "--format", "json", p_llmc, os.path.join(tmp, "none.log")])
+check(rc == 3 and len(json.loads(out)["files"]) == 1, f"mixed: rc {rc}")
+# truncated gzip: exit 4, results for the lines before the cut
+text = "".join(f"step {s} loss={s}\n" for s in range(1, 20001))
+gz = gzip.compress(text.encode())
+p = os.path.join(tmp, "cut.log.gz")
+with open(p, "wb") as fh:
+    fh.write(gz[: len(gz) // 2])
+rc, out, err = run([TRAINPROF, "log", "--format", "json", p])
+check(rc == 4 and "truncated" in err, f"truncated: rc {rc} {err}")
+if rc == 4:
+    m = json.loads(out)["files"][0]["metrics"][0]
+    check(0 < m["count"] < 20000 and m["min"] == 1, f"truncated: {m['count']} points")
+# whole gzip and stdin
+rc, out, err = run([TRAINPROF, "log", "--format", "json", write("ok.log.gz", text, gz=True)])
+check(rc == 0 and json.loads(out)["files"][0]["metrics"][0]["count"] == 20000, f"gzip: rc {rc}")
+rc, out, err = run([TRAINPROF, "log", "--format", "json", "-"], stdin=text.encode())
+check(rc == 0 and json.loads(out)["files"][0]["metrics"][0]["max"] == 20000, f"stdin: rc {rc}")
+# binary garbage: counted, no crash, no metric -> 3
+rc, out, err = run([TRAINPROF, "log", write("bin.log", "".join(chr(rng.randrange(1, 0x2ff)) for _ in range(5000)))])
+check(rc in (0, 3), f"garbage: rc {rc}")
+
+finish("trainprof log")
