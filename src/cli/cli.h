@@ -122,6 +122,7 @@ int cmd_advice(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_mem(int argc, char **argv);
 
 /* Advice as a list (table format), CSV rows, or a JSON array on W. */
 void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w);

@@ -20,13 +20,15 @@ static const cli_command commands[] = {
     { "merge", "every rank's trace in one timeline: own pids, unique ids, aligned clocks", cmd_merge },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
     { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff },
+    { "mem", "CUDA memory snapshots: peak and who holds it, reserved, fragmentation, OOMs; --timeline, --compare",
+      cmd_mem },
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: trainprof [--version] [--help] COMMAND [ARGS]\n\n"
-            "Profiles deep-learning training runs from PyTorch/Kineto traces.\n\n"
+            "Profiles deep-learning training runs from PyTorch/Kineto traces and CUDA memory snapshots.\n\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
