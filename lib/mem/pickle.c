@@ -237,7 +237,7 @@ static int make_tuple(tprof_pickle *p, size_t from)
     tprof_pv t;
     int rc = new_node(p, TPROF_PK_TUPLE, &t);
     if (rc) return rc;
-    rc = add_items(p, t, p->stack + from, n);
+    rc = n ? add_items(p, t, p->stack + from, n) : 0; /* the stack may still be NULL */
     if (rc) return rc;
     p->nstack = from;
     return push(p, t);
@@ -277,7 +277,7 @@ static int close_after_cut(tprof_pickle *p)
         if (m > 0 && is_container(p, p->stack[m - 1], 1, 1)) {
             size_t n = p->nstack - m;
             if (p->nodes[p->stack[m - 1]].type == TPROF_PK_DICT) n &= ~(size_t)1;
-            rc = add_items(p, p->stack[m - 1], p->stack + m, n);
+            rc = n ? add_items(p, p->stack[m - 1], p->stack + m, n) : 0;
             p->nstack = m;
         } else {
             rc = make_tuple(p, m);
