@@ -1,7 +1,7 @@
 /* Unit tests of the safe pickle decoder (lib/mem/pickle.c) and the snapshot
  * model. Inputs are written byte by byte here; the expectations come from
  * the pickle format (Lib/pickletools.py documents every opcode). Bytes are
- * written as 3-digit octal escapes, which, unlike \\x, never swallow the
+ * written as 3-digit octal escapes, which, unlike hex escapes, never swallow the
  * letters that follow. */
 #include <setjmp.h>
 #include <stdarg.h>
