@@ -43,7 +43,7 @@ typedef enum {
     TPROF_PK_DICT,  /* items are key, value, key, value ... */
 } tprof_pk_type;
 
-typedef uint32_t tprof_pv; /* a value handle */
+typedef uint32_t tprof_pv; /* a value handle (small ints are held in the handle itself) */
 
 #define TPROF_PICKLE_MAX_DEPTH 4096 /* open MARKs at once */
 

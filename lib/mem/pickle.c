@@ -13,6 +13,10 @@
 #define NO_CHUNK UINT32_MAX
 #define NO_MEMO UINT32_MAX
 #define F_UNSIGNED 0x01
+/* Ints 0 .. 2^31-2 live in the handle itself (sizes, streams, line numbers,
+ * most of a snapshot's ints), so they need no value storage. */
+#define PV_IMM 0x80000000u
+#define IMM_MAX 0x7ffffffeu
 
 /* 16 bytes per value. Strings: B = offset into the data, A = length.
  * Containers: A = items (pairs for dicts); while decoding B holds the first
@@ -80,7 +84,7 @@ static int grow(void **ptr, size_t *cap, size_t need, size_t elem)
 
 static int new_node(tprof_pickle *p, uint8_t type, tprof_pv *out)
 {
-    if (p->nnodes >= UINT32_MAX - 1) return TPROF_ELIMIT;
+    if (p->nnodes >= PV_IMM - 1) return TPROF_ELIMIT;
     if (grow((void **)&p->nodes, &p->capnodes, p->nnodes + 1, sizeof(node))) return TPROF_ENOMEM;
     node *n = &p->nodes[p->nnodes];
     memset(n, 0, sizeof *n);
@@ -96,6 +100,11 @@ static int push(tprof_pickle *p, tprof_pv v)
     if (grow((void **)&p->stack, &p->capstack, p->nstack + 1, sizeof(tprof_pv))) return TPROF_ENOMEM;
     p->stack[p->nstack++] = v;
     return 0;
+}
+
+static uint8_t type_of(const tprof_pickle *p, tprof_pv v)
+{
+    return (v & PV_IMM) ? TPROF_PK_INT : p->nodes[v].type;
 }
 
 static int push_new(tprof_pickle *p, uint8_t type, tprof_pv *out)
@@ -187,6 +196,19 @@ static uint64_t le(const unsigned char *s, size_t n)
     return v;
 }
 
+static int push_int(tprof_pickle *p, uint64_t v, uint8_t flags, tprof_pv *out)
+{
+    if (!flags && v <= IMM_MAX) {
+        *out = PV_IMM | (tprof_pv)v;
+        return push(p, *out);
+    }
+    int rc = push_new(p, TPROF_PK_INT, out);
+    if (rc) return rc;
+    p->nodes[*out].b = v;
+    p->nodes[*out].flags = flags;
+    return 0;
+}
+
 /* LONG1/LONG4 payload: little-endian two's complement, up to 9 bytes. */
 static int decode_long(tprof_pickle *p, size_t at, const unsigned char *s, size_t n, tprof_pv *out)
 {
@@ -204,11 +226,7 @@ static int decode_long(tprof_pickle *p, size_t at, const unsigned char *s, size_
     } else {
         return fail(p, TPROF_EFORMAT, at, "integer of %zu bytes is wider than 64 bits", n);
     }
-    int rc = push_new(p, TPROF_PK_INT, out);
-    if (rc) return rc;
-    p->nodes[*out].b = v;
-    p->nodes[*out].flags = flags;
-    return 0;
+    return push_int(p, v, flags, out);
 }
 
 static int pop_mark(tprof_pickle *p, size_t at, size_t *mark)
@@ -227,7 +245,7 @@ static int need_stack(tprof_pickle *p, size_t at, size_t n, const char *what)
 
 static int is_container(const tprof_pickle *p, tprof_pv v, int dict_ok, int list_ok)
 {
-    uint8_t t = p->nodes[v].type;
+    uint8_t t = type_of(p, v);
     return (dict_ok && t == TPROF_PK_DICT) || (list_ok && t == TPROF_PK_LIST);
 }
 
@@ -276,7 +294,7 @@ static int close_after_cut(tprof_pickle *p)
         int rc;
         if (m > 0 && is_container(p, p->stack[m - 1], 1, 1)) {
             size_t n = p->nstack - m;
-            if (p->nodes[p->stack[m - 1]].type == TPROF_PK_DICT) n &= ~(size_t)1;
+            if (type_of(p, p->stack[m - 1]) == TPROF_PK_DICT) n &= ~(size_t)1;
             rc = n ? add_items(p, p->stack[m - 1], p->stack + m, n) : 0;
             p->nstack = m;
         } else {
@@ -342,7 +360,7 @@ static int decode(tprof_pickle *p)
             if ((rc = need_stack(p, at, 3, "SETITEM"))) return rc;
             if (!is_container(p, p->stack[p->nstack - 3], 1, 0))
                 return fail(p, TPROF_EFORMAT, at, "SETITEM on a %s, not a dict",
-                            tprof_pickle_type_name(p->nodes[p->stack[p->nstack - 3]].type));
+                            tprof_pickle_type_name(type_of(p, p->stack[p->nstack - 3])));
             rc = add_items(p, p->stack[p->nstack - 3], p->stack + p->nstack - 2, 2);
             p->nstack -= 2;
             break;
@@ -362,21 +380,19 @@ static int decode(tprof_pickle *p)
             if ((rc = need_stack(p, at, 2, "APPEND"))) return rc;
             if (!is_container(p, p->stack[p->nstack - 2], 0, 1))
                 return fail(p, TPROF_EFORMAT, at, "APPEND on a %s, not a list",
-                            tprof_pickle_type_name(p->nodes[p->stack[p->nstack - 2]].type));
+                            tprof_pickle_type_name(type_of(p, p->stack[p->nstack - 2])));
             rc = add_items(p, p->stack[p->nstack - 2], p->stack + p->nstack - 1, 1);
             p->nstack -= 1;
             break;
         case 'J': /* BININT */
             NEED(4);
-            if ((rc = push_new(p, TPROF_PK_INT, &v))) return rc;
-            p->nodes[v].b = (uint64_t)(int64_t)(int32_t)(uint32_t)le(d + pos, 4);
+            rc = push_int(p, (uint64_t)(int64_t)(int32_t)(uint32_t)le(d + pos, 4), 0, &v);
             pos += 4;
             break;
         case 'K': case 'M': { /* BININT1, BININT2 */
             size_t n = op == 'K' ? 1 : 2;
             NEED(n);
-            if ((rc = push_new(p, TPROF_PK_INT, &v))) return rc;
-            p->nodes[v].b = le(d + pos, n);
+            rc = push_int(p, le(d + pos, n), 0, &v);
             pos += n;
             break;
         }
@@ -633,9 +649,18 @@ size_t tprof_pickle_memory(const tprof_pickle *p)
     return sizeof *p + p->len + p->capnodes * sizeof(node) + p->cappool * sizeof(tprof_pv);
 }
 
-static const node *nd(const tprof_pickle *p, tprof_pv v) { return &p->nodes[v < p->nnodes ? v : 0]; }
+/* The value of handle V; immediates are expanded into TMP. */
+static const node *nd_ptr(const tprof_pickle *p, tprof_pv v, node *tmp)
+{
+    if (!(v & PV_IMM)) return &p->nodes[v < p->nnodes ? v : 0];
+    *tmp = (node){ .type = TPROF_PK_INT, .b = v & ~PV_IMM };
+    return tmp;
+}
 
-tprof_pk_type tprof_pickle_type(const tprof_pickle *p, tprof_pv v) { return (tprof_pk_type)nd(p, v)->type; }
+tprof_pk_type tprof_pickle_type(const tprof_pickle *p, tprof_pv v)
+{
+    return (v & PV_IMM) ? TPROF_PK_INT : (tprof_pk_type)p->nodes[v < p->nnodes ? v : 0].type;
+}
 
 const char *tprof_pickle_type_name(tprof_pk_type t)
 {
@@ -645,7 +670,8 @@ const char *tprof_pickle_type_name(tprof_pk_type t)
 
 int64_t tprof_pickle_int(const tprof_pickle *p, tprof_pv v, int64_t dflt)
 {
-    const node *n = nd(p, v);
+    node tmp;
+    const node *n = nd_ptr(p, v, &tmp);
     if (n->type == TPROF_PK_INT || n->type == TPROF_PK_BOOL)
         return (n->flags & F_UNSIGNED) ? INT64_MAX : (int64_t)n->b;
     if (n->type == TPROF_PK_FLOAT) {
@@ -661,15 +687,20 @@ int64_t tprof_pickle_int(const tprof_pickle *p, tprof_pv v, int64_t dflt)
 
 uint64_t tprof_pickle_uint(const tprof_pickle *p, tprof_pv v)
 {
-    const node *n = nd(p, v);
+    node tmp;
+    const node *n = nd_ptr(p, v, &tmp);
     return n->type == TPROF_PK_INT || n->type == TPROF_PK_BOOL ? n->b : 0;
 }
 
-int tprof_pickle_is_unsigned(const tprof_pickle *p, tprof_pv v) { return (nd(p, v)->flags & F_UNSIGNED) != 0; }
+int tprof_pickle_is_unsigned(const tprof_pickle *p, tprof_pv v)
+{
+    return !(v & PV_IMM) && (p->nodes[v < p->nnodes ? v : 0].flags & F_UNSIGNED);
+}
 
 double tprof_pickle_float(const tprof_pickle *p, tprof_pv v, double dflt)
 {
-    const node *n = nd(p, v);
+    node tmp;
+    const node *n = nd_ptr(p, v, &tmp);
     if (n->type == TPROF_PK_FLOAT) {
         double f;
         memcpy(&f, &n->b, sizeof f);
@@ -682,7 +713,8 @@ double tprof_pickle_float(const tprof_pickle *p, tprof_pv v, double dflt)
 
 const char *tprof_pickle_str(const tprof_pickle *p, tprof_pv v, size_t *len)
 {
-    const node *n = nd(p, v);
+    node tmp;
+    const node *n = nd_ptr(p, v, &tmp);
     if (n->type != TPROF_PK_STR && n->type != TPROF_PK_BYTES) {
         if (len) *len = 0;
         return NULL;
@@ -700,38 +732,44 @@ int tprof_pickle_str_eq(const tprof_pickle *p, tprof_pv v, const char *s)
 
 size_t tprof_pickle_len(const tprof_pickle *p, tprof_pv v)
 {
-    const node *n = nd(p, v);
+    node tmp;
+    const node *n = nd_ptr(p, v, &tmp);
     return n->type == TPROF_PK_LIST || n->type == TPROF_PK_TUPLE || n->type == TPROF_PK_DICT ? n->a : 0;
 }
 
 tprof_pv tprof_pickle_item(const tprof_pickle *p, tprof_pv v, size_t i)
 {
-    const node *n = nd(p, v);
+    node tmp;
+    const node *n = nd_ptr(p, v, &tmp);
     if ((n->type != TPROF_PK_LIST && n->type != TPROF_PK_TUPLE) || i >= n->a) return TPROF_PV_NONE;
     return p->pool[n->b + i];
 }
 
 tprof_pv tprof_pickle_dict_key(const tprof_pickle *p, tprof_pv v, size_t i)
 {
-    const node *n = nd(p, v);
+    node tmp;
+    const node *n = nd_ptr(p, v, &tmp);
     if (n->type != TPROF_PK_DICT || i >= n->a) return TPROF_PV_NONE;
     return p->pool[n->b + 2 * i];
 }
 
 tprof_pv tprof_pickle_dict_value(const tprof_pickle *p, tprof_pv v, size_t i)
 {
-    const node *n = nd(p, v);
+    node tmp;
+    const node *n = nd_ptr(p, v, &tmp);
     if (n->type != TPROF_PK_DICT || i >= n->a) return TPROF_PV_NONE;
     return p->pool[n->b + 2 * i + 1];
 }
 
 tprof_pv tprof_pickle_get(const tprof_pickle *p, tprof_pv d, const char *key)
 {
-    const node *n = nd(p, d);
+    node tmp;
+    const node *n = nd_ptr(p, d, &tmp);
     if (n->type != TPROF_PK_DICT) return TPROF_PV_NONE;
     size_t kl = strlen(key);
     for (size_t i = n->a; i-- > 0;) {
-        const node *k = nd(p, p->pool[n->b + 2 * i]);
+        node ktmp;
+        const node *k = nd_ptr(p, p->pool[n->b + 2 * i], &ktmp);
         if (k->type == TPROF_PK_STR && k->a == kl && !memcmp(p->data + k->b, key, kl)) return p->pool[n->b + 2 * i + 1];
     }
     return TPROF_PV_NONE;

@@ -137,21 +137,43 @@ static int add_traces(tprof_mem_snapshot *s, tprof_pv list)
         size_t k = 0;
         for (size_t i = 0; i < m; i++) {
             tprof_pv e = tprof_pickle_item(pk, tl, i);
-            tprof_pv act = tprof_pickle_get(pk, e, "action");
-            if (tprof_pickle_type(pk, act) != TPROF_PK_STR) {
+            /* one pass over the entry's keys (the hot loop of a large file) */
+            tprof_mem_event x = { .time_us = -1, .device_free = -1, .frames = TPROF_PV_NONE };
+            int has_action = 0;
+            size_t np = tprof_pickle_len(pk, e);
+            if (tprof_pickle_type(pk, e) != TPROF_PK_DICT) np = 0;
+            for (size_t j = 0; j < np; j++) {
+                size_t kl;
+                const char *kk = tprof_pickle_str(pk, tprof_pickle_dict_key(pk, e, j), &kl);
+                tprof_pv v = tprof_pickle_dict_value(pk, e, j);
+                if (!kk) continue;
+                switch (kl) {
+                case 4:
+                    if (!memcmp(kk, "addr", 4)) x.addr = tprof_pickle_uint(pk, v);
+                    else if (!memcmp(kk, "size", 4)) x.size = tprof_pickle_int(pk, v, 0);
+                    break;
+                case 6:
+                    if (!memcmp(kk, "action", 6)) {
+                        has_action = tprof_pickle_type(pk, v) == TPROF_PK_STR;
+                        x.action = action_of(pk, v);
+                    } else if (!memcmp(kk, "frames", 6)) x.frames = v;
+                    else if (!memcmp(kk, "stream", 6)) x.stream = tprof_pickle_int(pk, v, 0);
+                    break;
+                case 7:
+                    if (!memcmp(kk, "time_us", 7)) x.time_us = tprof_pickle_int(pk, v, -1);
+                    break;
+                case 11:
+                    if (!memcmp(kk, "device_free", 11)) x.device_free = tprof_pickle_int(pk, v, -1);
+                    break;
+                default:
+                    break;
+                }
+            }
+            if (!has_action) {
                 s->skipped++; /* not an entry, or one cut by truncation */
                 continue;
             }
-            ev[k] = (tprof_mem_event){
-                .action = action_of(pk, act),
-                .addr = tprof_pickle_uint(pk, tprof_pickle_get(pk, e, "addr")),
-                .size = geti(pk, e, "size", 0),
-                .time_us = geti(pk, e, "time_us", -1),
-                .stream = geti(pk, e, "stream", 0),
-                .device_free = geti(pk, e, "device_free", -1),
-                .frames = tprof_pickle_get(pk, e, "frames"),
-            };
-            k++;
+            ev[k++] = x;
         }
         s->ntrace[d] = k;
     }

@@ -16,7 +16,7 @@ static void walk(const tprof_pickle *p, tprof_pv v, int depth, size_t *budget)
 {
     if (depth > 64 || *budget == 0) return;
     (*budget)--;
-    if (v >= tprof_pickle_nvalues(p)) __builtin_trap();
+    if (!(v & 0x80000000u) && v >= tprof_pickle_nvalues(p)) __builtin_trap(); /* else an immediate int */
     size_t n;
     switch (tprof_pickle_type(p, v)) {
     case TPROF_PK_STR:
