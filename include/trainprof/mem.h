@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "trainprof/pickle.h"
+#include "trainprof/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -217,6 +218,41 @@ typedef struct {
 
 int tprof_mem_compare_reports(const tprof_mem_report *a, const tprof_mem_report *b, tprof_mem_compare *out);
 void tprof_mem_compare_free(tprof_mem_compare *c);
+
+/* The profiler's memory view in a Kineto trace: its [memory] instant events
+ * (read with TPROF_KEEP_MEMORY), per device ("Device Id", -1 the host).
+ * Allocated bytes are "Total Allocated" when the event has it, else the
+ * running sum of "Bytes" from the first event (older traces). */
+typedef struct {
+    int64_t ts;                   /* ns; of the bucket's highest point */
+    int64_t allocated, reserved;  /* reserved -1 when unknown */
+} tprof_mem_kpoint;
+
+typedef struct {
+    int64_t number, ts, dur;      /* the ProfilerStep */
+    int64_t peak_allocated, peak_reserved; /* -1: no sample in the step */
+} tprof_mem_kstep;
+
+typedef struct {
+    int64_t device;
+    uint64_t samples;
+    int has_totals;               /* "Total Allocated" present (else a running sum) */
+    int64_t peak_allocated, peak_allocated_ts, peak_step; /* step number, -1 if outside steps */
+    int64_t peak_reserved, peak_reserved_ts;
+    int64_t allocated_at_end, reserved_at_end;
+    tprof_mem_kstep *steps;
+    size_t nsteps;
+    tprof_mem_kpoint *pts;
+    size_t npts;
+} tprof_mem_kdevice;
+
+typedef struct {
+    tprof_mem_kdevice *dev;
+    size_t ndev;
+} tprof_mem_kreport;
+
+int tprof_mem_from_trace(const tprof_trace *t, size_t max_points, tprof_mem_kreport *out);
+void tprof_mem_kreport_free(tprof_mem_kreport *r);
 
 #ifdef __cplusplus
 }

@@ -11,10 +11,11 @@
 #include "trainprof/error.h"
 #include "trainprof/mem.h"
 #include "trainprof/report.h"
+#include "trainprof/source.h"
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: trainprof mem [options] SNAPSHOT...\n"
+    fprintf(f, "usage: trainprof mem [options] SNAPSHOT|TRACE...\n"
                "       trainprof mem --compare A B\n\n"
                "CUDA caching-allocator memory snapshots (torch.cuda.memory._dump_snapshot pickles,\n"
                "plain, gzip or zstd). Per device: peak active memory as PyTorch's memory viewer\n"
@@ -22,7 +23,10 @@ static void help(FILE *f)
                "and in which annotation, the call sites live at the peak, reserved memory and its\n"
                "peak, fragmentation, OOMs with what was live, allocator retries.\n"
                "The pickle is decoded, never executed: pickles that import or call anything are\n"
-               "refused.\n\noptions:\n"
+               "refused.\n"
+               "A Kineto trace (JSON, recorded with profile_memory=True) is read through its\n"
+               "[memory] events instead: peak allocated and reserved bytes per device, the\n"
+               "ProfilerStep of the peak and each step's peak; --timeline works the same.\n\noptions:\n"
                "  --format table|csv|json\n"
                "  --depth N             Python frames per call site (default 4)\n"
                "  --top N               call sites shown in the table (default 10, 0 = all)\n"
@@ -270,6 +274,24 @@ done:
     return worst;
 }
 
+/* A JSON document (a Kineto trace) rather than a pickle: its first
+ * non-blank byte, after decompression, is '{' or '['. stdin is never
+ * sniffed (it can be read once): it is taken as a pickle. */
+static int is_json(const char *path)
+{
+    if (!strcmp(path, "-")) return 0;
+    tprof_source *src;
+    if (tprof_source_open(&src, path, NULL, 0)) return 0;
+    unsigned char b[256];
+    ssize_t n = tprof_source_read(src, b, sizeof b);
+    tprof_source_close(src);
+    for (ssize_t i = 0; i < n; i++) {
+        if (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') continue;
+        return b[i] == '{' || b[i] == '[';
+    }
+    return 0;
+}
+
 static int parse_count(const char *opt, const char *v, int lo, int *out)
 {
     char *end;
@@ -337,6 +359,12 @@ int cmd_mem(int argc, char **argv)
     } else if (a.fmt == FMT_CSV)
         printf("file,device,metric,site,value\n");
     for (int i = 0; i < nfiles; i++) {
+        if (is_json(files[i])) { /* a Kineto trace: its [memory] events */
+            if (a.fmt == FMT_TABLE && i) printf("\n");
+            int e = mem_cli_trace(files[i], a.fmt, &jw, a.timeline, (size_t)a.points);
+            if (e > worst) worst = e;
+            continue;
+        }
         tprof_mem_snapshot *s;
         int e = open_snapshot(files[i], &s);
         if (e > worst) worst = e;

@@ -272,3 +272,231 @@ void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare
     tprof_table_print(t, stdout);
     tprof_table_free(t);
 }
+
+/* ---- the [memory] events of a Kineto trace ------------------------------ */
+
+static void ktimeline_svg(FILE *f, const tprof_mem_kreport *r)
+{
+    const double W = 1000, H = 260, L = 80, R = 20, P = H + 70;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"%.0f\" font-family=\"sans-serif\">\n",
+            P * (double)(r->ndev ? r->ndev : 1));
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    for (size_t i = 0; i < r->ndev; i++) {
+        const tprof_mem_kdevice *d = &r->dev[i];
+        int64_t maxv = 1, t0 = d->npts ? d->pts[0].ts : 0, t1 = t0 + 1;
+        for (size_t j = 0; j < d->npts; j++) {
+            if (d->pts[j].allocated > maxv) maxv = d->pts[j].allocated;
+            if (d->pts[j].reserved > maxv) maxv = d->pts[j].reserved;
+            if (d->pts[j].ts > t1) t1 = d->pts[j].ts;
+        }
+        char a[32], b[32];
+        double y0 = P * (double)i + 30;
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"14\">device %" PRId64 ": allocated (blue, peak %s), "
+                   "reserved (dashed, peak %s)</text>\n",
+                L, y0 - 10, d->device, tprof_fmt_bytes(a, sizeof a, d->peak_allocated),
+                d->peak_reserved >= 0 ? tprof_fmt_bytes(b, sizeof b, d->peak_reserved) : "unknown");
+        for (int pass = 0; pass < 2; pass++) {
+            fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", pass ? "black" : "#4e79a7",
+                    pass ? " stroke-dasharray=\"4,3\"" : "");
+            for (size_t j = 0; j < d->npts; j++) {
+                int64_t v = pass ? d->pts[j].reserved : d->pts[j].allocated;
+                if (v < 0) continue;
+                fprintf(f, "%.1f,%.1f ", L + (W - L - R) * (double)(d->pts[j].ts - t0) / (double)(t1 - t0),
+                        y0 + H - H * (double)v / (double)maxv);
+            }
+            fprintf(f, "\"/>\n");
+        }
+        fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, y0 + H, W - R, y0 + H);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"end\">%s</text>\n", L - 4, y0 + 4,
+                tprof_fmt_bytes(a, sizeof a, maxv));
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\">%s of trace time</text>\n", L, y0 + H + 14,
+                tprof_fmt_duration(a, sizeof a, t1 - t0));
+    }
+    fprintf(f, "</svg>\n");
+}
+
+static int ktimeline(const char *path, const tprof_mem_kreport *r, const char *prefix, int json)
+{
+    char *dbuf = NULL, *sbuf = NULL;
+    size_t dlen = 0, slen = 0;
+    FILE *df = open_memstream(&dbuf, &dlen), *sf = open_memstream(&sbuf, &slen);
+    if (!df || !sf) {
+        if (df) fclose(df);
+        if (sf) fclose(sf);
+        free(dbuf);
+        free(sbuf);
+        return EXIT_INPUT;
+    }
+    tprof_jw w;
+    if (json) {
+        tprof_jw_init(&w, df);
+        tprof_jw_obj(&w);
+        tprof_jw_kstr(&w, "file", path);
+        tprof_jw_key(&w, "devices");
+        tprof_jw_arr(&w);
+    } else
+        fprintf(df, "device,ts_ns,allocated_bytes,reserved_bytes\n");
+    for (size_t i = 0; i < r->ndev; i++) {
+        const tprof_mem_kdevice *d = &r->dev[i];
+        if (json) {
+            tprof_jw_obj(&w);
+            tprof_jw_kint(&w, "device", d->device);
+            tprof_jw_key(&w, "points");
+            tprof_jw_arr(&w);
+        }
+        for (size_t j = 0; j < d->npts; j++) {
+            if (json) {
+                tprof_jw_obj(&w);
+                tprof_jw_kint(&w, "ts_ns", d->pts[j].ts);
+                tprof_jw_kint(&w, "allocated_bytes", d->pts[j].allocated);
+                tprof_jw_kint(&w, "reserved_bytes", d->pts[j].reserved);
+                tprof_jw_obj_end(&w);
+            } else
+                fprintf(df, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", d->device, d->pts[j].ts,
+                        d->pts[j].allocated, d->pts[j].reserved);
+        }
+        if (json) {
+            tprof_jw_arr_end(&w);
+            tprof_jw_obj_end(&w);
+        }
+    }
+    if (json) {
+        tprof_jw_arr_end(&w);
+        tprof_jw_obj_end(&w);
+        fputc('\n', df);
+    }
+    ktimeline_svg(sf, r);
+    fclose(df);
+    fclose(sf);
+    size_t pl = strlen(prefix);
+    char *out = malloc(pl + 8);
+    int e = out ? EXIT_OK : EXIT_INPUT;
+    if (out) {
+        snprintf(out, pl + 8, "%s.%s", prefix, json ? "json" : "csv");
+        if (commit(out, dbuf, dlen)) e = EXIT_INPUT;
+        snprintf(out, pl + 8, "%s.svg", prefix);
+        if (!e && commit(out, sbuf, slen)) e = EXIT_INPUT;
+    }
+    free(out);
+    free(dbuf);
+    free(sbuf);
+    return e;
+}
+
+int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *prefix, size_t points)
+{
+    tprof_read_opts opts = { .keep = TPROF_KEEP_MEMORY };
+    tprof_read_result res;
+    char *paths[1] = { (char *)path };
+    int worst = cli_read_traces(paths, 1, &opts, &res);
+    if (!res.trace) return worst;
+    tprof_mem_kreport r;
+    if (tprof_mem_from_trace(res.trace, points, &r)) {
+        cli_error("%s: out of memory", path);
+        tprof_trace_free(res.trace);
+        return EXIT_INPUT;
+    }
+    if (!r.ndev) cli_warn("%s: no [memory] events (record with profile_memory=True)", path);
+    char a[32], b[32], c[32];
+    if (fmt == FMT_JSON) {
+        tprof_jw_obj(jw);
+        tprof_jw_kstr(jw, "file", path);
+        tprof_jw_kstr(jw, "form", "Kineto trace ([memory] events)");
+        tprof_jw_kbool(jw, "truncated", tprof_trace_meta_get(res.trace)->truncated);
+        tprof_jw_key(jw, "devices");
+        tprof_jw_arr(jw);
+    }
+    if (fmt == FMT_TABLE) printf("%s\n  format        Kineto trace, [memory] events of the profiler's memory view\n", path);
+    for (size_t i = 0; i < r.ndev; i++) {
+        const tprof_mem_kdevice *d = &r.dev[i];
+        if (fmt == FMT_JSON) {
+            tprof_jw_obj(jw);
+            tprof_jw_kint(jw, "device", d->device);
+            tprof_jw_kuint(jw, "samples", d->samples);
+            tprof_jw_kbool(jw, "has_totals", d->has_totals);
+            tprof_jw_kint(jw, "peak_allocated_bytes", d->peak_allocated);
+            tprof_jw_kint(jw, "peak_allocated_ts_ns", d->peak_allocated_ts);
+            tprof_jw_kint(jw, "peak_step", d->peak_step);
+            tprof_jw_kint(jw, "peak_reserved_bytes", d->peak_reserved);
+            tprof_jw_kint(jw, "peak_reserved_ts_ns", d->peak_reserved_ts);
+            tprof_jw_kint(jw, "allocated_at_end_bytes", d->allocated_at_end);
+            tprof_jw_kint(jw, "reserved_at_end_bytes", d->reserved_at_end);
+            tprof_jw_key(jw, "steps");
+            tprof_jw_arr(jw);
+            for (size_t j = 0; j < d->nsteps; j++) {
+                tprof_jw_obj(jw);
+                tprof_jw_kint(jw, "step", d->steps[j].number);
+                tprof_jw_kint(jw, "peak_allocated_bytes", d->steps[j].peak_allocated);
+                tprof_jw_kint(jw, "peak_reserved_bytes", d->steps[j].peak_reserved);
+                tprof_jw_obj_end(jw);
+            }
+            tprof_jw_arr_end(jw);
+            tprof_jw_obj_end(jw);
+        } else if (fmt == FMT_CSV) {
+            char dev[32];
+            snprintf(dev, sizeof dev, "%" PRId64, d->device);
+#define KROW(m, s, v)                                                                                                  \
+    do {                                                                                                               \
+        tprof_csv_field(stdout, path);                                                                                 \
+        printf(",%s,%s,%s,%" PRId64 "\n", dev, m, s, (int64_t)(v));                                                    \
+    } while (0)
+            KROW("samples", "", d->samples);
+            KROW("peak_allocated_bytes", "", d->peak_allocated);
+            KROW("peak_allocated_ts_ns", "", d->peak_allocated_ts);
+            KROW("peak_step", "", d->peak_step);
+            KROW("peak_reserved_bytes", "", d->peak_reserved);
+            for (size_t j = 0; j < d->nsteps; j++) {
+                char st[40];
+                snprintf(st, sizeof st, "ProfilerStep#%" PRId64, d->steps[j].number);
+                KROW("step_peak_allocated_bytes", st, d->steps[j].peak_allocated);
+            }
+#undef KROW
+        } else {
+            if (d->device < 0) printf("\nhost (Device Id %" PRId64 ")\n", d->device);
+            else printf("\ndevice %" PRId64 "\n", d->device);
+            printf("  samples       %" PRIu64 "%s\n", d->samples,
+                   d->has_totals ? "" : " (no Total Allocated: running sum of Bytes from the first event)");
+            printf("  peak alloc.   %s (%" PRId64 " B) at ts %" PRId64 " ns", tprof_fmt_bytes(a, sizeof a, d->peak_allocated),
+                   d->peak_allocated, d->peak_allocated_ts);
+            if (d->peak_step >= 0) printf(", in ProfilerStep#%" PRId64, d->peak_step);
+            printf("\n");
+            if (d->peak_reserved >= 0)
+                printf("  peak reserved %s at ts %" PRId64 " ns\n", tprof_fmt_bytes(b, sizeof b, d->peak_reserved),
+                       d->peak_reserved_ts);
+            printf("  at the end    allocated %s", tprof_fmt_bytes(c, sizeof c, d->allocated_at_end));
+            if (d->reserved_at_end >= 0) printf(", reserved %s", tprof_fmt_bytes(a, sizeof a, d->reserved_at_end));
+            printf("\n");
+            if (d->nsteps) {
+                static const char *const hdr[] = { "step", "peak allocated", "peak reserved" };
+                tprof_table *t = tprof_table_new(3, hdr, "rrr");
+                for (size_t j = 0; t && j < d->nsteps; j++) {
+                    char st[32];
+                    snprintf(st, sizeof st, "%" PRId64, d->steps[j].number);
+                    const char *row[] = { st,
+                                          d->steps[j].peak_allocated >= 0
+                                              ? tprof_fmt_bytes(a, sizeof a, d->steps[j].peak_allocated)
+                                              : "-",
+                                          d->steps[j].peak_reserved >= 0
+                                              ? tprof_fmt_bytes(b, sizeof b, d->steps[j].peak_reserved)
+                                              : "-" };
+                    tprof_table_row(t, row);
+                }
+                if (t) {
+                    tprof_table_print(t, stdout);
+                    tprof_table_free(t);
+                }
+            }
+        }
+    }
+    if (fmt == FMT_JSON) {
+        tprof_jw_arr_end(jw);
+        tprof_jw_obj_end(jw);
+    }
+    if (prefix) {
+        int e = ktimeline(path, &r, prefix, fmt == FMT_JSON);
+        if (e > worst) worst = e;
+    }
+    tprof_mem_kreport_free(&r);
+    tprof_trace_free(res.trace);
+    return worst;
+}

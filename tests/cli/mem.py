@@ -115,6 +115,72 @@ for path in sorted(real):
             check(g.get("actions") == t["actions_kept"], f"{exp} device {d}: actions {g.get('actions')}")
             check(len(g.get("ooms", [])) == t["actions_kept"].get("oom", 0), f"{exp} device {d}: OOMs")
 
+# --- Kineto traces: the [memory] instant events ---------------------------------
+def kineto_memory(path):
+    """Per device: peak of Total Allocated (else the running sum of Bytes),
+    peak of Total Reserved, and each ProfilerStep's peak allocated."""
+    from common import load_exact, steps_of, us_to_ns
+    doc = load_exact(path)
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    mem = [e for e in ev if isinstance(e, dict) and e.get("ph") in ("i", "I") and e.get("name") == "[memory]"
+           and "ts" in e]
+    steps = steps_of(ev)
+    out = {}
+    order = sorted(range(len(mem)), key=lambda i: (int((mem[i].get("args") or {}).get("Device Id", -1)),
+                                                   us_to_ns(mem[i]["ts"]), i))
+    run_sum = {}
+    for i in order:
+        e = mem[i]
+        a = e.get("args") or {}
+        d = int(a.get("Device Id", -1))
+        run_sum[d] = run_sum.get(d, 0) + int(a.get("Bytes", 0))
+        alloc = int(a["Total Allocated"]) if "Total Allocated" in a else run_sum[d]
+        res = int(a.get("Total Reserved", -1))
+        o = out.setdefault(str(d), {"peak_allocated_bytes": -1, "peak_reserved_bytes": -1, "steps": {}})
+        o["peak_allocated_bytes"] = max(o["peak_allocated_bytes"], alloc)
+        o["peak_reserved_bytes"] = max(o["peak_reserved_bytes"], res)
+        t = us_to_ns(e["ts"])
+        for ts, dur, name in steps:
+            if ts <= t <= ts + dur:
+                k = int(name.split("#")[1])
+                o["steps"][k] = max(o["steps"].get(k, -1), alloc)
+                break
+    return out
+
+
+traces = []
+if data is not None:
+    for root, _, files in os.walk(os.path.join(data, "traces")):
+        for f in files:
+            p = os.path.join(root, f)
+            if f.endswith((".json", ".json.gz")) and os.path.getsize(p) < 20 << 20:
+                raw = open(p, "rb").read()
+                if raw[:2] == b"\x1f\x8b":
+                    raw = gzip.decompress(raw)
+                if b'"[memory]"' in raw:
+                    traces.append(p)
+for path in sorted(traces):
+    rc, doc, err = mem_json(path)
+    check(rc == 0, f"{path}: exit {rc}: {err}")
+    if rc != 0:
+        continue
+    got = by_device(doc)
+    want = kineto_memory(path)
+    check(sorted(got) == sorted(want), f"{path}: devices {sorted(got)} vs {sorted(want)}")
+    for d, w in want.items():
+        g = got.get(d, {})
+        for k in ("peak_allocated_bytes", "peak_reserved_bytes"):
+            check(g.get(k) == w[k], f"{path} device {d}: {k} {g.get(k)} != {w[k]}")
+        steps = {s["step"]: s["peak_allocated_bytes"] for s in g.get("steps", []) if s["peak_allocated_bytes"] >= 0}
+        check(steps == w["steps"], f"{path} device {d}: per-step peaks {steps} != {w['steps']}")
+        print(f"  {os.path.relpath(path, data)} device {d}: peak allocated {g.get('peak_allocated_bytes')}")
+if traces:
+    prefix = os.path.join(tmp, "ktl")
+    rc, out, err = run([TRAINPROF, "mem", "--timeline", prefix, traces[0]])
+    check(rc == 0 and os.path.exists(prefix + ".svg"), f"trace timeline: {err}")
+    if rc == 0:
+        ET.parse(prefix + ".svg")
+
 # --- bad, malicious and truncated input ----------------------------------------
 class Evil:
     def __reduce__(self):
@@ -137,7 +203,8 @@ for proto in (2, 4):
 
 cases = [
     ("empty", b"", 3, "empty"),
-    ("json", b'{"traceEvents": []}', 3, "not a pickle opcode"),
+    ("junk", b"\x00\x01", 3, "not a pickle opcode: 0x00"),
+    ("json", b'{"traceEvents": []}', 0, "no [memory] events"),
     ("int", pickle.dumps(42, protocol=4), 3, "not a memory snapshot"),
     ("badmemo", b"\x80\x04h\x05.", 3, "memo index 5"),
     ("badlong", b"\x80\x04\x8a\x0a" + b"\x01" * 10 + b".", 3, "wider than 64 bits"),
