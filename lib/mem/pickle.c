@@ -13,14 +13,17 @@
 #define NO_CHUNK UINT32_MAX
 #define NO_MEMO UINT32_MAX
 #define F_UNSIGNED 0x01
+#define F_CHUNKED 0x02 /* a container whose items came in separate runs: B = first | last chunk */
 /* Ints 0 .. 2^31-2 live in the handle itself (sizes, streams, line numbers,
  * most of a snapshot's ints), so they need no value storage. */
 #define PV_IMM 0x80000000u
 #define IMM_MAX 0x7ffffffeu
 
 /* 16 bytes per value. Strings: B = offset into the data, A = length.
- * Containers: A = items (pairs for dicts); while decoding B holds the first
- * and last chunk, after it the offset of the items in the pool. */
+ * Containers: A = items (pairs for dicts), B = the offset of the items in the
+ * pool; a container filled in several runs that are not contiguous in the
+ * pool (rare: nested containers filled in between) holds a chunk list while
+ * decoding (F_CHUNKED) and is laid out contiguously at the end. */
 typedef struct {
     uint8_t type, flags;
     uint16_t pad;
@@ -89,8 +92,6 @@ static int new_node(tprof_pickle *p, uint8_t type, tprof_pv *out)
     node *n = &p->nodes[p->nnodes];
     memset(n, 0, sizeof *n);
     n->type = type;
-    if (type == TPROF_PK_LIST || type == TPROF_PK_TUPLE || type == TPROF_PK_DICT)
-        n->b = (uint64_t)NO_CHUNK | ((uint64_t)NO_CHUNK << 32);
     *out = (tprof_pv)p->nnodes++;
     return 0;
 }
@@ -116,8 +117,17 @@ static int push_new(tprof_pickle *p, uint8_t type, tprof_pv *out)
     return push(p, v);
 }
 
-/* Appends N stack values to container C: extends its last chunk when that
- * ends the pool (the common case), else links a new chunk. */
+static int new_chunk(tprof_pickle *p, uint64_t off, size_t n, uint32_t *k)
+{
+    if (p->nchunks >= UINT32_MAX - 1) return TPROF_ELIMIT;
+    if (grow((void **)&p->chunks, &p->capchunks, p->nchunks + 1, sizeof(chunk))) return TPROF_ENOMEM;
+    *k = (uint32_t)p->nchunks++;
+    p->chunks[*k] = (chunk){ .off = off, .n = (uint32_t)n, .next = NO_CHUNK };
+    return 0;
+}
+
+/* Appends N stack values to container C: extends its run when that ends
+ * the pool (the common case), else links a new chunk. */
 static int add_items(tprof_pickle *p, tprof_pv c, const tprof_pv *items, size_t n)
 {
     if (!n) return 0;
@@ -125,19 +135,33 @@ static int add_items(tprof_pickle *p, tprof_pv c, const tprof_pv *items, size_t 
     if ((uint64_t)nd->a + n > UINT32_MAX) return TPROF_ELIMIT;
     if (grow((void **)&p->pool, &p->cappool, p->npool + n, sizeof(tprof_pv))) return TPROF_ENOMEM;
     memmove(p->pool + p->npool, items, n * sizeof *items);
+    uint64_t raw = nd->type == TPROF_PK_DICT ? 2 * (uint64_t)nd->a : nd->a;
+    if (!(nd->flags & F_CHUNKED)) {
+        if (raw == 0) nd->b = p->npool; /* the first run */
+        else if (nd->b + raw != p->npool) { /* not contiguous: switch to chunks */
+            if (raw > UINT32_MAX) return TPROF_ELIMIT;
+            uint32_t k0, k1;
+            int rc = new_chunk(p, nd->b, (size_t)raw, &k0);
+            if (!rc) rc = new_chunk(p, p->npool, n, &k1);
+            if (rc) return rc;
+            p->chunks[k0].next = k1;
+            nd->flags |= F_CHUNKED;
+            nd->b = (uint64_t)k0 | ((uint64_t)k1 << 32);
+        }
+        nd->a += (uint32_t)(nd->type == TPROF_PK_DICT ? n / 2 : n);
+        p->npool += n;
+        return 0;
+    }
     uint32_t first = (uint32_t)nd->b, last = (uint32_t)(nd->b >> 32);
     if (last != NO_CHUNK && p->chunks[last].off + p->chunks[last].n == p->npool &&
         (uint64_t)p->chunks[last].n + n <= UINT32_MAX) {
         p->chunks[last].n += (uint32_t)n;
     } else {
-        if (p->nchunks >= UINT32_MAX - 1) return TPROF_ELIMIT;
-        if (grow((void **)&p->chunks, &p->capchunks, p->nchunks + 1, sizeof(chunk))) return TPROF_ENOMEM;
-        uint32_t k = (uint32_t)p->nchunks++;
-        p->chunks[k] = (chunk){ .off = p->npool, .n = (uint32_t)n, .next = NO_CHUNK };
-        if (last != NO_CHUNK) p->chunks[last].next = k;
-        else first = k;
+        uint32_t k;
+        int rc = new_chunk(p, p->npool, n, &k);
+        if (rc) return rc;
+        p->chunks[last].next = k;
         last = k;
-        nd = &p->nodes[c];
     }
     nd->b = (uint64_t)first | ((uint64_t)last << 32);
     nd->a += (uint32_t)(p->nodes[c].type == TPROF_PK_DICT ? n / 2 : n);
@@ -488,16 +512,8 @@ static int finalize(tprof_pickle *p)
 {
     for (size_t i = 0; i < p->nnodes; i++) {
         node *n = &p->nodes[i];
-        if (n->type != TPROF_PK_LIST && n->type != TPROF_PK_TUPLE && n->type != TPROF_PK_DICT) continue;
+        if (!(n->flags & F_CHUNKED)) continue;
         uint32_t first = (uint32_t)n->b;
-        if (first == NO_CHUNK) {
-            n->b = 0;
-            continue;
-        }
-        if (p->chunks[first].next == NO_CHUNK) {
-            n->b = p->chunks[first].off;
-            continue;
-        }
         size_t total = 0;
         for (uint32_t c = first; c != NO_CHUNK; c = p->chunks[c].next) total += p->chunks[c].n;
         if (grow((void **)&p->pool, &p->cappool, p->npool + total, sizeof(tprof_pv))) return TPROF_ENOMEM;
@@ -507,6 +523,7 @@ static int finalize(tprof_pickle *p)
             p->npool += p->chunks[c].n;
         }
         p->nodes[i].b = off;
+        p->nodes[i].flags &= (uint8_t)~F_CHUNKED;
     }
     free(p->chunks);
     p->chunks = NULL;
