@@ -128,6 +128,8 @@ typedef struct {
     uint64_t count;
 } tprof_mem_site;
 
+#define TPROF_MEM_MAX_OOM_SITES 64 /* OOMs (per device) that get their call sites */
+
 typedef struct {
     size_t index;           /* in the device's trace */
     int64_t time_us, size, device_free;

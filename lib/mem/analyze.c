@@ -228,6 +228,9 @@ static int analyze_device(const tprof_mem_snapshot *s, const tprof_mem_opts *o, 
             oo->device_free = ev[i].device_free;
             oo->active = mem_total_at(&r, k);
             oo->reserved = i ? res_after[i - 1] : d->reserved_initial;
+            /* each OOM's sites cost a pass over the allocations: the first
+             * TPROF_MEM_MAX_OOM_SITES OOMs get them, so no file is quadratic */
+            if (d->nooms > TPROF_MEM_MAX_OOM_SITES) continue;
             rc = sites_at(s, &r, &ms, k, o && o->max_oom_sites ? o->max_oom_sites : 5, &oo->sites, &oo->nsites);
         }
     }

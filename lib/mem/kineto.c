@@ -21,13 +21,20 @@ static int cmp_sample(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-/* The step holding time T (steps are sorted by ts), or -1. */
+/* The step holding time T: the latest-starting step that begins at or
+ * before T, if T is inside it (steps are sorted by ts and do not overlap);
+ * -1 otherwise. A binary search, so long traces with many steps stay linear. */
 static int64_t step_at(const tprof_trace_meta *meta, int64_t t)
 {
-    for (size_t i = 0; i < meta->nsteps; i++)
-        if (meta->steps[i].ts <= t && t <= tprof_end_ns(meta->steps[i].ts, meta->steps[i].dur))
-            return (int64_t)i;
-    return -1;
+    size_t lo = 0, hi = meta->nsteps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (meta->steps[mid].ts <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return -1;
+    const tprof_step *s = &meta->steps[lo - 1];
+    return t <= tprof_end_ns(s->ts, s->dur) ? (int64_t)(lo - 1) : -1;
 }
 
 static int device_of(const tprof_trace *t, const ksample *s, size_t n, size_t max_points, tprof_mem_kdevice *d)

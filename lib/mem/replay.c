@@ -11,6 +11,10 @@
 #include "mem_internal.h"
 #include "trainprof/error.h"
 
+/* The hash map's empty-slot key is INT64_MIN; the one address that maps to
+ * it (2^63, never a device address) shares a key with 2^63 + 1. */
+static int64_t addr_key(uint64_t a) { return (int64_t)a == INT64_MIN ? INT64_MIN + 1 : (int64_t)a; }
+
 static int add_elem(mem_replay *r, size_t *cap, mem_elem e)
 {
     if (r->nel == *cap) {
@@ -45,12 +49,12 @@ int tprof_mem_replay(const tprof_mem_snapshot *s, int64_t device, mem_replay *r)
         int64_t k = (int64_t)r->nact, el;
         if (e->action == TPROF_MEM_ALLOC) {
             rc = add_elem(r, &cap, (mem_elem){ .size = e->size, .start = k, .end = INT64_MAX, .frames = e->frames });
-            if (!rc && tprof_i64map_put(&live, (int64_t)e->addr, (int64_t)r->nel - 1)) rc = TPROF_ENOMEM;
+            if (!rc && tprof_i64map_put(&live, addr_key(e->addr), (int64_t)r->nel - 1)) rc = TPROF_ENOMEM;
             el = (int64_t)r->nel - 1;
         } else if (e->action == TPROF_MEM_FREE_COMPLETED || e->action == TPROF_MEM_FREE) {
-            if (tprof_i64map_get(&live, (int64_t)e->addr, &el) && el >= 0) {
+            if (tprof_i64map_get(&live, addr_key(e->addr), &el) && el >= 0) {
                 r->el[el].end = k;
-                if (tprof_i64map_put(&live, (int64_t)e->addr, -1)) rc = TPROF_ENOMEM;
+                if (tprof_i64map_put(&live, addr_key(e->addr), -1)) rc = TPROF_ENOMEM;
             } else {
                 /* freed, never allocated in the history: live from the start */
                 rc = add_elem(r, &cap, (mem_elem){ .size = e->size, .start = -1, .end = k, .frames = e->frames });
@@ -72,7 +76,7 @@ int tprof_mem_replay(const tprof_mem_snapshot *s, int64_t device, mem_replay *r)
             const tprof_mem_block *bl = &s->blocks[b];
             int64_t el;
             if (bl->state != TPROF_BLOCK_ACTIVE_ALLOCATED) continue;
-            if (tprof_i64map_get(&live, (int64_t)bl->addr, &el) && el >= 0) continue;
+            if (tprof_i64map_get(&live, addr_key(bl->addr), &el) && el >= 0) continue;
             rc = add_elem(r, &cap,
                           (mem_elem){ .size = bl->requested_size, .start = -1, .end = INT64_MAX, .frames = bl->frames });
             r->from_blocks++;
