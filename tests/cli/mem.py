@@ -148,6 +148,28 @@ def kineto_memory(path):
     return out
 
 
+# a small trace of our own (runs without ../shared): totals on device 0, a
+# running sum of Bytes on the host, one ProfilerStep around the peak
+own = os.path.join(tmp, "own.pt.trace.json")
+with open(own, "w") as f:
+    def m(ts, dev, b, tot=None, res=None):
+        a = {"Device Type": 1 if dev >= 0 else 0, "Device Id": dev, "Bytes": b}
+        if tot is not None:
+            a.update({"Total Allocated": tot, "Total Reserved": res})
+        return {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": ts, "args": a}
+    json.dump({"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 15, "dur": 10},
+        m(10, 0, 100, 100, 512), m(20, 0, 200, 300, 1024), m(30, 0, -100, 200, 1024),
+        m(11, -1, 4), m(21, -1, 8), m(31, -1, -4)]}, f)
+rc, doc, err = mem_json(own)
+check(rc == 0, f"own trace: exit {rc}: {err}")
+if rc == 0:
+    g = by_device(doc)
+    check(g["0"]["peak_allocated_bytes"] == 300 and g["0"]["peak_reserved_bytes"] == 1024, f"own trace: {g['0']}")
+    check(g["0"]["peak_step"] == 7 and g["0"]["peak_allocated_ts_ns"] == 20000, "own trace: peak step and time")
+    check([s["peak_allocated_bytes"] for s in g["0"]["steps"]] == [300], "own trace: step peak")
+    check(g["-1"]["peak_allocated_bytes"] == 12 and not g["-1"]["has_totals"], f"own trace: host {g['-1']}")
+
 traces = []
 if data is not None:
     for root, _, files in os.walk(os.path.join(data, "traces")):
