@@ -295,6 +295,10 @@ if rc == 0:
         r["a_bytes"] for r in c["sites"]), "compare: deltas add up")
 else:
     check(False, f"compare: exit {rc}: {err}")
+# stdin
+rc, out, err = run([TRAINPROF, "mem", "--format", "json", "-"], stdin=open(a, "rb").read())
+check(rc == 0 and json.loads(out)[0]["devices"][0]["peak_active_bytes"] == by_device(mem_json(a)[1])["0"][
+    "peak_active_bytes"], f"stdin: exit {rc}: {err}")
 rc, out, err = run([TRAINPROF, "mem", "--compare", a])
 check(rc == 2, "compare with one file: usage")
 

@@ -130,6 +130,11 @@ static void test_binput_protocol2(void **st)
     assert_int_equal(tprof_pickle_item(p, l, 1), tprof_pickle_item(p, l, 0));
     assert_int_equal(tprof_pickle_item(p, l, 2), tprof_pickle_item(p, l, 0));
     tprof_pickle_close(p);
+    /* POP_MARK drops everything above the MARK: [1, 2] discarded, [3] kept */
+    p = parse_ok(P("\200\004](K\001K\0021K\003a."));
+    assert_int_equal(tprof_pickle_len(p, tprof_pickle_root(p)), 1);
+    assert_int_equal(tprof_pickle_int(p, tprof_pickle_item(p, tprof_pickle_root(p), 0), 0), 3);
+    tprof_pickle_close(p);
 }
 
 static void test_refusals(void **st)
