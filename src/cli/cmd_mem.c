@@ -45,7 +45,7 @@ typedef struct {
 
 static const char *fmtb(char *buf, size_t n, int64_t v) { return tprof_fmt_bytes(buf, n, v); }
 
-static void print_sites(const tprof_mem_site *s, size_t n, int64_t whole, int top, const char *indent)
+static void print_sites(const tprof_mem_site *s, size_t n, int64_t whole, int top)
 {
     static const char *const hdr[] = { "bytes", "share", "count", "call site (outermost;...;innermost)" };
     tprof_table *t = tprof_table_new(4, hdr, "rrrl");
@@ -59,7 +59,6 @@ static void print_sites(const tprof_mem_site *s, size_t n, int64_t whole, int to
         const char *row[] = { b, p, c, s[i].site };
         tprof_table_row(t, row);
     }
-    (void)indent;
     tprof_table_print(t, stdout);
     tprof_table_free(t);
     if (top > 0 && n > (size_t)top) printf("  ... %zu more call sites (--top 0 shows all)\n", n - (size_t)top);
@@ -108,10 +107,10 @@ static void print_table(const tprof_mem_snapshot *s, const tprof_mem_report *r, 
             printf("  OOM           event %zu: requested %s", o->index, fmtb(x, sizeof x, o->size));
             if (o->device_free >= 0) printf(", CUDA had %s free", fmtb(y, sizeof y, o->device_free));
             printf("; active %s, reserved %s; live:\n", fmtb(x, sizeof x, o->active), fmtb(z, sizeof z, o->reserved));
-            print_sites(o->sites, o->nsites, o->active, 0, "    ");
+            print_sites(o->sites, o->nsites, o->active, 0);
         }
         printf("  call sites live at the peak (depth %d):\n", a->depth);
-        print_sites(d->sites, d->nsites, d->peak_active, a->top, "  ");
+        print_sites(d->sites, d->nsites, d->peak_active, a->top);
     }
 }
 
