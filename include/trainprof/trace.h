@@ -42,6 +42,7 @@ typedef enum {
 #define TPROF_KEEP(kind) (1u << (kind))
 #define TPROF_KEEP_MARKERS (1u << 30) /* CPU spans that mark a phase (TPROF_EV_MARKER) */
 #define TPROF_KEEP_CALLS (1u << 29)   /* record_param_comms spans, with tprof_collective_call */
+#define TPROF_KEEP_MEMORY (1u << 28)  /* [memory] instant events, with tprof_memory_sample */
 #define TPROF_KEEP_ALL 0xFFFFFFFFu
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
@@ -108,6 +109,16 @@ typedef struct {
     uint32_t dtype;   /* string id: Float, BFloat16, ... */
     int64_t in_nelems, out_nelems, group_size; /* -1 when absent */
 } tprof_collective_call;
+
+/* A [memory] instant event of the profiler's memory view (kept with
+ * TPROF_KEEP_MEMORY): the allocator's totals after one alloc or free. */
+typedef struct {
+    size_t event;            /* the instant's index in tprof_trace_events() */
+    int64_t device;          /* "Device Id" (-1 when absent: the host) */
+    int64_t bytes;           /* "Bytes": + allocated, - freed */
+    int64_t total_allocated; /* "Total Allocated", -1 when absent */
+    int64_t total_reserved;  /* "Total Reserved", -1 when absent */
+} tprof_memory_sample;
 
 typedef struct {
     int64_t id;
@@ -233,6 +244,8 @@ const char *tprof_trace_str(const tprof_trace *t, uint32_t id);
 size_t tprof_trace_nstrings(const tprof_trace *t);
 size_t tprof_trace_ncalls(const tprof_trace *t);
 const tprof_collective_call *tprof_trace_calls(const tprof_trace *t); /* in file order */
+size_t tprof_trace_nmem_samples(const tprof_trace *t);
+const tprof_memory_sample *tprof_trace_mem_samples(const tprof_trace *t); /* in file order */
 /* Bytes of memory held by the trace (records, strings, tables). */
 size_t tprof_trace_memory(const tprof_trace *t);
 

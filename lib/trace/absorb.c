@@ -51,6 +51,13 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         c.dtype = map[c.dtype];
         dst->calls[dst->ncalls++] = c;
     }
+    /* [memory] samples likewise */
+    if (tprof_grow((void **)&dst->mems, &dst->memcap, dst->nmems + src->nmems, sizeof *dst->mems)) goto oom;
+    for (size_t i = 0; i < src->nmems; i++) {
+        tprof_memory_sample m = src->mems[i];
+        m.event += dst->nev;
+        dst->mems[dst->nmems++] = m;
+    }
     /* events, in order */
     if (tprof_grow((void **)&dst->ev, &dst->evcap, dst->nev + src->nev, sizeof *dst->ev)) goto oom;
     for (size_t i = 0; i < src->nev; i++) {

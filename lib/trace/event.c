@@ -34,13 +34,18 @@ event_key tprof_event_key(const char *k, size_t n)
 arg_key tprof_arg_key(const char *k, size_t n)
 {
     switch (n) {
-    case 5: return keyis(k, n, "bytes") ? A_BYTES : keyis(k, n, "dtype") ? A_DTYPE : A_OTHER;
+    case 5:
+        return keyis(k, n, "bytes") ? A_BYTES : keyis(k, n, "dtype") ? A_DTYPE : keyis(k, n, "Bytes") ? A_MEM_BYTES : A_OTHER;
     case 10: return keyis(k, n, "Group size") ? A_GROUP_SIZE : A_OTHER;
     case 13: return keyis(k, n, "In msg nelems") ? A_IN_NELEMS : A_OTHER;
-    case 14: return keyis(k, n, "Out msg nelems") ? A_OUT_NELEMS : A_OTHER;
-    case 15: return keyis(k, n, "Collective name") ? A_COLL : A_OTHER;
+    case 14:
+        return keyis(k, n, "Out msg nelems") ? A_OUT_NELEMS : keyis(k, n, "Total Reserved") ? A_MEM_RESERVED : A_OTHER;
+    case 15: return keyis(k, n, "Collective name") ? A_COLL : keyis(k, n, "Total Allocated") ? A_MEM_ALLOC : A_OTHER;
     case 6: return keyis(k, n, "device") ? A_DEVICE : keyis(k, n, "stream") ? A_STREAM : A_OTHER;
-    case 9: return keyis(k, n, "Task Type") ? A_TASK_TYPE : keyis(k, n, "Stream Id") ? A_STREAM : A_OTHER;
+    case 9:
+        if (keyis(k, n, "Task Type")) return A_TASK_TYPE;
+        if (keyis(k, n, "Stream Id")) return A_STREAM;
+        return keyis(k, n, "Device Id") ? A_MEM_DEVICE : A_OTHER;
     case 11:
         if (keyis(k, n, "correlation")) return A_CORRELATION;
         if (keyis(k, n, "External id") || keyis(k, n, "external id")) return A_EXTERNAL_ID;
@@ -52,7 +57,8 @@ arg_key tprof_arg_key(const char *k, size_t n)
 void tprof_raw_event_init(reader *r, raw_event *e)
 {
     *e = (raw_event){ .device = -1, .stream = -1, .correlation = -1, .external_id = -1, .flow_id = -1,
-                      .bytes = -1, .in_nelems = -1, .out_nelems = -1, .group_size = -1 };
+                      .bytes = -1, .in_nelems = -1, .out_nelems = -1, .group_size = -1,
+                      .mem_device = -1, .mem_bytes = 0, .mem_alloc = -1, .mem_reserved = -1 };
     r->name_len = 0;
 }
 
@@ -133,6 +139,10 @@ int64_t *tprof_arg_slot(raw_event *e, arg_key key)
     case A_IN_NELEMS: return &e->in_nelems;
     case A_OUT_NELEMS: return &e->out_nelems;
     case A_GROUP_SIZE: return &e->group_size;
+    case A_MEM_DEVICE: return &e->mem_device;
+    case A_MEM_BYTES: return &e->mem_bytes;
+    case A_MEM_ALLOC: return &e->mem_alloc;
+    case A_MEM_RESERVED: return &e->mem_reserved;
     default: return NULL;
     }
 }
@@ -375,7 +385,9 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
     int is_call = kind == TPROF_KIND_CPU && e.ph == 'X' && timed && (r->opts->keep & TPROF_KEEP_CALLS) &&
                   r->name_len == 18 && !memcmp(r->name_buf, "record_param_comms", 18);
     if (is_call) flags |= TPROF_EV_CALL;
-    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker && !is_call) return 0;
+    int is_mem = kind == TPROF_KIND_INSTANT && timed && (r->opts->keep & TPROF_KEEP_MEMORY) && r->name_len == 8 &&
+                 !memcmp(r->name_buf, "[memory]", 8);
+    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker && !is_call && !is_mem) return 0;
     if (!timed && kind != TPROF_KIND_META) return 0;
     if (tprof_grow((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];
@@ -412,6 +424,12 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         t->calls[t->ncalls++] = (tprof_collective_call){ .event = t->nev, .name = cn, .dtype = dt,
                                                          .in_nelems = e.in_nelems, .out_nelems = e.out_nelems,
                                                          .group_size = e.group_size };
+    }
+    if (is_mem) {
+        if (tprof_grow((void **)&t->mems, &t->memcap, t->nmems + 1, sizeof *t->mems)) return TPROF_ENOMEM;
+        t->mems[t->nmems++] = (tprof_memory_sample){ .event = t->nev, .device = e.mem_device, .bytes = e.mem_bytes,
+                                                     .total_allocated = e.mem_alloc,
+                                                     .total_reserved = e.mem_reserved };
     }
     t->nev++;
     return 0;

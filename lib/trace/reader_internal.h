@@ -29,6 +29,8 @@ typedef struct {
     char coll[32], dtype[16];
     uint8_t coll_len, dtype_len;
     int64_t in_nelems, out_nelems, group_size;
+    /* [memory] instant args (the profiler's memory view) */
+    int64_t mem_device, mem_bytes, mem_alloc, mem_reserved;
 } raw_event;
 
 #include <stdlib.h>
@@ -66,7 +68,8 @@ static inline void warn_at(reader *r, uint64_t *counter, uint64_t off)
 typedef enum { K_OTHER = 0, K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_ID, K_ARGS } event_key;
 typedef enum {
     A_OTHER = 0, A_BYTES, A_DEVICE, A_STREAM, A_TASK_TYPE, A_CORRELATION, A_EXTERNAL_ID,
-    A_COLL, A_DTYPE, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE
+    A_COLL, A_DTYPE, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE,
+    A_MEM_DEVICE, A_MEM_BYTES, A_MEM_ALLOC, A_MEM_RESERVED
 } arg_key;
 /* A scalar value as written: a number, a string (decoded), or true/false/null. */
 typedef enum { V_NUMBER, V_STRING, V_LITERAL } value_type;

@@ -24,6 +24,8 @@ struct tprof_trace {
     size_t ntracks, trackcap;
     tprof_collective_call *calls;
     size_t ncalls, callcap;
+    tprof_memory_sample *mems;
+    size_t nmems, memcap;
     tprof_cpu_track *threads;
     size_t nthreads, threadcap, last_thread;
     uint64_t *cat_counts;   /* per string id, for category ids */

@@ -126,6 +126,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_mfu(int argc, char **argv);
 int cmd_log(int argc, char **argv);
+int cmd_mem(int argc, char **argv);
 
 /* Advice as a list (table format), CSV rows, or a JSON array on W. */
 void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w);

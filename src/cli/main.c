@@ -23,13 +23,15 @@ static const cli_command commands[] = {
     { "log", "training logs into per-step series: metric summary, anomalies, CSV/JSON, SVG plot", cmd_log },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice },
     { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff },
+    { "mem", "CUDA memory snapshots: peak and who holds it, reserved, fragmentation, OOMs; --timeline, --compare",
+      cmd_mem },
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: trainprof [--version] [--help] COMMAND [ARGS]\n\n"
-            "Profiles deep-learning training runs from PyTorch/Kineto traces.\n\n"
+            "Profiles deep-learning training runs from PyTorch/Kineto traces and CUDA memory snapshots.\n\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);

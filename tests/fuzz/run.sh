@@ -41,7 +41,39 @@ mkdir -p "$work/log"
 printf '\x07{"step": 5, "loss": 2.5e-1, "mfu": NaN}\nstep=6: {'"'"'flops_achieved(T)'"'"': 1.5, '"'"'x'"'"': {'"'"'y'"'"': inf}}\n' > "$work/log/seed0"
 printf '\x10 12%%|#  | 120/1000 [01:23<10:12, 1.44it/s, loss=2.31, lr=3e-4]\r 13%%|#  | 121/1000 [01:24<10:12, 3.50s/it, total_loss: 1.2]\n' > "$work/log/seed1"
 printf '\x20step    5/74 | loss 10.98 (+0.00z)| norm 1.5 | lr 6.00e-06 | 1234.56 ms | 45.1%% bf16 MFU | 123456 tok/s\n\x1b[32mINFO\x1b[0m step 7 loss=inf time=1.2s\n iteration 100/ 1000 | lm loss: 2.3E+00 | elapsed time per iteration (ms): 12.5 |\n' > "$work/log/seed2"
-for t in fuzz_json fuzz_trace fuzz_merge fuzz_log; do
+# pickle: small memory snapshots in protocols 2-5 written by Python's pickle
+# (when python3 is there), a few hand-made ones, and a refused GLOBAL
+mkdir -p "$work/pickle"
+printf '\x80\x04]\x94(K\x01\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00G?\xf8\x00\x00\x00\x00\x00\x00e.' > "$work/pickle/seed0"
+printf '\x80\x02cos\nsystem\nX\x02\x00\x00\x00ls\x85R.' > "$work/pickle/seed1"
+if command -v python3 >/dev/null; then
+  python3 - "$work/pickle" <<'PY'
+import pickle, sys
+fr = [{"name": "forward", "filename": "/w/model.py", "line": 54}, {"name": "f", "filename": "??", "line": 2**64 - 1}]
+tr = [{"action": "segment_alloc", "addr": 4096, "size": 2 << 20, "stream": 0, "time_us": 1, "frames": fr},
+      {"action": "alloc", "addr": 4096, "size": 1000, "stream": 0, "time_us": 2, "frames": fr},
+      {"action": "free_requested", "addr": 4096, "size": 1000, "stream": 0, "time_us": 3, "frames": fr},
+      {"action": "free_completed", "addr": 4096, "size": 1000, "stream": 0, "time_us": 4, "frames": fr},
+      {"action": "free_completed", "addr": 8192, "size": 77, "stream": 0, "time_us": 5, "frames": []},
+      {"action": "oom", "addr": 0, "size": 1 << 40, "stream": 0, "time_us": 6, "device_free": 5, "frames": fr}]
+seg = {"device": 0, "address": 4096, "total_size": 2 << 20, "allocated_size": 512, "active_size": 512,
+       "requested_size": 500, "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0), "is_expandable": False,
+       "frames": fr, "blocks": [{"address": 4096, "size": 512, "requested_size": 500, "state": "active_allocated",
+                                 "frames": fr}, {"address": 4608, "size": (2 << 20) - 512, "requested_size": 0,
+                                                 "state": "inactive", "frames": []}]}
+snap = {"segments": [seg], "device_traces": [tr, []], "allocator_settings": {},
+        "external_annotations": [{"stage": "START", "name": "fwd", "device": 0, "time_us": 1}]}
+old = {"segments": [{"device": 0, "address": 0, "total_size": 1024, "stream": 0, "segment_type": "small",
+                     "blocks": [{"size": 1024, "requested_size": 1000, "state": "active_allocated",
+                                 "history": [{"addr": 0, "real_size": 1000, "frames": fr}]}]}],
+       "device_traces": [[{"action": "snapshot", "addr": 0, "size": 0, "stream": 0}]]}
+for i, p in enumerate((2, 3, 4, 5)):
+    open(f"{sys.argv[1]}/py{p}", "wb").write(pickle.dumps(snap, protocol=p))
+open(f"{sys.argv[1]}/old", "wb").write(pickle.dumps(old, protocol=4))
+open(f"{sys.argv[1]}/list", "wb").write(pickle.dumps([seg], protocol=4))
+PY
+fi
+for t in fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle; do
   corpus="$work/${t#fuzz_}"
   echo "fuzz: $t for ${secs}s"
   "$build/tests/fuzz/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \

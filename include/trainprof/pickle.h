@@ -1,0 +1,93 @@
+/* A safe decoder for the Python pickles that PyTorch writes as CUDA memory
+ * snapshots (torch.cuda.memory._dump_snapshot).
+ *
+ * Only the data opcodes of protocols 2-5 are understood: containers, ints
+ * (LONG1/LONG4 up to 9 bytes, so 2^64-1 fits), floats, strings, bytes, None,
+ * booleans, MARK and the memo. Nothing is ever imported or called: GLOBAL,
+ * STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ(_EX), EXT1/2/4, PERSID,
+ * BINPERSID and out-of-band buffers are refused with an error naming the
+ * file, the byte offset and the opcode. No real snapshot contains them.
+ *
+ * Memo entries are references: a value fetched twice (BINGET) is the same
+ * value, and containers memoized while empty see the items added later.
+ * Shared values can therefore form cycles; walk a tree with a depth bound.
+ *
+ * Memory is proportional to the input: the decompressed bytes (strings point
+ * into them) plus 16 bytes per value and 4 per container item.
+ *
+ * A pickle cut short (no STOP) is closed as if each open MARK had been
+ * completed by the container below it, so the caller gets everything decoded
+ * before the cut; the load returns TPROF_ETRUNC and keeps the result.
+ *
+ * Ownership: the caller frees the handle with tprof_pickle_close(); values
+ * and strings live as long as the handle. */
+#ifndef TRAINPROF_PICKLE_H
+#define TRAINPROF_PICKLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    TPROF_PK_NONE = 0,
+    TPROF_PK_BOOL,
+    TPROF_PK_INT,   /* int64, or uint64 when tprof_pickle_is_unsigned() */
+    TPROF_PK_FLOAT,
+    TPROF_PK_STR,   /* UTF-8 as written (not validated) */
+    TPROF_PK_BYTES,
+    TPROF_PK_LIST,
+    TPROF_PK_TUPLE,
+    TPROF_PK_DICT,  /* items are key, value, key, value ... */
+} tprof_pk_type;
+
+typedef uint32_t tprof_pv; /* a value handle (small ints are held in the handle itself) */
+
+#define TPROF_PICKLE_MAX_DEPTH 4096 /* open MARKs at once */
+
+typedef struct tprof_pickle tprof_pickle;
+
+/* Reads PATH (plain, gzip or zstd; "-" is stdin) and decodes it. Returns 0,
+ * TPROF_ETRUNC (the pickle was cut short: *out holds what was decoded), or
+ * another negative code (*out is NULL unless the error is in the data, when
+ * it holds the message). ERRBUF gets the message in every failure case. */
+int tprof_pickle_load(tprof_pickle **out, const char *path, char *errbuf, size_t errlen);
+/* Decodes a buffer (copied). NAME is used in messages. Same returns. */
+int tprof_pickle_parse(tprof_pickle **out, const void *data, size_t len, const char *name, char *errbuf,
+                       size_t errlen);
+void tprof_pickle_close(tprof_pickle *p);
+
+tprof_pv tprof_pickle_root(const tprof_pickle *p);
+int tprof_pickle_protocol(const tprof_pickle *p);
+int tprof_pickle_truncated(const tprof_pickle *p);
+uint64_t tprof_pickle_bytes(const tprof_pickle *p);   /* decompressed bytes */
+uint64_t tprof_pickle_nvalues(const tprof_pickle *p); /* values created */
+size_t tprof_pickle_memory(const tprof_pickle *p);    /* bytes held */
+
+tprof_pk_type tprof_pickle_type(const tprof_pickle *p, tprof_pv v);
+const char *tprof_pickle_type_name(tprof_pk_type t);
+/* Integer (or bool) value; floats are truncated; other types give DFLT. A
+ * uint64 above INT64_MAX saturates to INT64_MAX. */
+int64_t tprof_pickle_int(const tprof_pickle *p, tprof_pv v, int64_t dflt);
+uint64_t tprof_pickle_uint(const tprof_pickle *p, tprof_pv v); /* raw 64 bits of an int */
+int tprof_pickle_is_unsigned(const tprof_pickle *p, tprof_pv v);
+double tprof_pickle_float(const tprof_pickle *p, tprof_pv v, double dflt);
+/* String or bytes: pointer (not NUL-terminated) and length; NULL otherwise. */
+const char *tprof_pickle_str(const tprof_pickle *p, tprof_pv v, size_t *len);
+int tprof_pickle_str_eq(const tprof_pickle *p, tprof_pv v, const char *s);
+/* Containers: item count (pairs for a dict) and items. */
+size_t tprof_pickle_len(const tprof_pickle *p, tprof_pv v);
+tprof_pv tprof_pickle_item(const tprof_pickle *p, tprof_pv v, size_t i);
+tprof_pv tprof_pickle_dict_key(const tprof_pickle *p, tprof_pv v, size_t i);
+tprof_pv tprof_pickle_dict_value(const tprof_pickle *p, tprof_pv v, size_t i);
+/* Value of string key KEY in dict D (the last one when repeated), or
+ * TPROF_PV_NONE when absent or D is not a dict. */
+tprof_pv tprof_pickle_get(const tprof_pickle *p, tprof_pv d, const char *key);
+#define TPROF_PV_NONE ((tprof_pv)0) /* handle 0 is always the None value */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

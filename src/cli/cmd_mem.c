@@ -1,0 +1,397 @@
+/* trainprof mem: CUDA memory snapshots (peak, call sites, fragmentation,
+ * OOMs, timeline, two snapshots compared). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mem_cli.h"
+#include "trainprof/error.h"
+#include "trainprof/mem.h"
+#include "trainprof/report.h"
+#include "trainprof/source.h"
+
+static void help(FILE *f)
+{
+    fprintf(f, "usage: trainprof mem [options] SNAPSHOT|TRACE...\n"
+               "       trainprof mem --compare A B\n\n"
+               "CUDA caching-allocator memory snapshots (torch.cuda.memory._dump_snapshot pickles,\n"
+               "plain, gzip or zstd). Per device: peak active memory as PyTorch's memory viewer\n"
+               "defines it (including memory live before the history began), when it happened\n"
+               "and in which annotation, the call sites live at the peak, reserved memory and its\n"
+               "peak, fragmentation, OOMs with what was live, allocator retries.\n"
+               "The pickle is decoded, never executed: pickles that import or call anything are\n"
+               "refused.\n"
+               "A Kineto trace (JSON, recorded with profile_memory=True) is read through its\n"
+               "[memory] events instead: peak allocated and reserved bytes per device, the\n"
+               "ProfilerStep of the peak and each step's peak; --timeline works the same.\n\noptions:\n"
+               "  --format table|csv|json\n"
+               "  --depth N             Python frames per call site (default 4)\n"
+               "  --top N               call sites shown in the table (default 10, 0 = all)\n"
+               "  --timeline PREFIX     write PREFIX.csv (or .json with --format json) with the\n"
+               "                        memory over time and PREFIX.svg, the top call sites stacked\n"
+               "  --points N            timeline points per device (default 2000)\n"
+               "  --compare             two snapshots: bytes live at the peak by call site, B - A\n"
+               "  --color auto|always|never\n");
+}
+
+typedef struct {
+    cli_format fmt;
+    int depth, top, points, compare;
+    const char *timeline;
+} mem_args;
+
+static const char *fmtb(char *buf, size_t n, int64_t v) { return tprof_fmt_bytes(buf, n, v); }
+
+static void print_sites(const tprof_mem_site *s, size_t n, int64_t whole, int top)
+{
+    static const char *const hdr[] = { "bytes", "share", "count", "call site (outermost;...;innermost)" };
+    tprof_table *t = tprof_table_new(4, hdr, "rrrl");
+    if (!t) return;
+    tprof_table_limit(t, 3, 110);
+    for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++) {
+        char b[32], p[16], c[24];
+        fmtb(b, sizeof b, s[i].bytes);
+        snprintf(p, sizeof p, "%.1f%%", cli_pct(s[i].bytes, whole));
+        snprintf(c, sizeof c, "%" PRIu64, s[i].count);
+        const char *row[] = { b, p, c, s[i].site };
+        tprof_table_row(t, row);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    if (top > 0 && n > (size_t)top) printf("  ... %zu more call sites (--top 0 shows all)\n", n - (size_t)top);
+}
+
+static void print_table(const tprof_mem_snapshot *s, const tprof_mem_report *r, const mem_args *a)
+{
+    char x[32], y[32], z[32];
+    printf("%s\n", s->path);
+    printf("  format        %s, pickle protocol %d, %s%s\n", tprof_snap_form_name(s->form), tprof_pickle_protocol(s->pk),
+           fmtb(x, sizeof x, (int64_t)tprof_pickle_bytes(s->pk)), s->truncated ? " (TRUNCATED)" : "");
+    if (!r->ndev) printf("  no device has segments or trace events\n");
+    for (size_t i = 0; i < r->ndev; i++) {
+        const tprof_mem_device *d = &r->dev[i];
+        printf("\ndevice %" PRId64 "\n", d->device);
+        printf("  events        %" PRIu64, d->events);
+        int first = 1;
+        for (int k = 0; k < TPROF_MEM_ACTION_COUNT; k++)
+            if (d->counts[k]) {
+                printf("%s%s %" PRIu64, first ? " (" : ", ", tprof_mem_action_name((tprof_mem_action)k), d->counts[k]);
+                first = 0;
+            }
+        printf("%s\n", first ? "" : ")");
+        printf("  peak active   %s (%" PRId64 " B)", fmtb(x, sizeof x, d->peak_active), d->peak_active);
+        if (d->peak_index >= 0) {
+            printf(" at event %" PRId64, d->peak_index);
+            if (d->peak_time_us >= 0) printf(", time_us %" PRId64, d->peak_time_us);
+        } else
+            printf(" in the snapshot's state (no alloc or free in the history)");
+        printf("\n");
+        if (d->peak_annotation) printf("  annotation    %s (open at the peak)\n", d->peak_annotation);
+        printf("  live at start %s (%" PRIu64 " freed but never allocated in the history, %" PRIu64
+               " live blocks never allocated in it)\n",
+               fmtb(x, sizeof x, d->initial_active), d->initial_from_frees, d->initial_from_blocks);
+        printf("  reserved      peak %s, at start %s, at the snapshot %s in %" PRIu64 " segments\n",
+               fmtb(x, sizeof x, d->reserved_peak), fmtb(y, sizeof y, d->reserved_initial),
+               fmtb(z, sizeof z, d->reserved_at_end), d->nsegments);
+        printf("  snapshot      allocated %s (requested %s), fragmentation %s (reserved - allocated)\n",
+               fmtb(x, sizeof x, d->allocated_at_end), fmtb(y, sizeof y, d->requested_at_end),
+               fmtb(z, sizeof z, d->fragmentation));
+        printf("  free blocks   %" PRIu64 " inactive split blocks, %s; largest free block %s\n", d->inactive_split_blocks,
+               fmtb(x, sizeof x, d->inactive_split_bytes), fmtb(y, sizeof y, d->largest_free_block));
+        printf("  retries       %" PRIu64 " (cache flushed before a cudaMalloc retry)\n", d->retries);
+        for (size_t j = 0; j < d->nooms; j++) {
+            const tprof_mem_oom *o = &d->ooms[j];
+            printf("  OOM           event %zu: requested %s", o->index, fmtb(x, sizeof x, o->size));
+            if (o->device_free >= 0) printf(", CUDA had %s free", fmtb(y, sizeof y, o->device_free));
+            printf("; active %s, reserved %s; live:\n", fmtb(x, sizeof x, o->active), fmtb(z, sizeof z, o->reserved));
+            print_sites(o->sites, o->nsites, o->active, 0);
+        }
+        printf("  call sites live at the peak (depth %d):\n", a->depth);
+        print_sites(d->sites, d->nsites, d->peak_active, a->top);
+    }
+}
+
+static void json_sites(tprof_jw *w, const char *key, const tprof_mem_site *s, size_t n)
+{
+    tprof_jw_key(w, key);
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < n; i++) {
+        tprof_jw_obj(w);
+        tprof_jw_kstr(w, "site", s[i].site);
+        tprof_jw_kint(w, "bytes", s[i].bytes);
+        tprof_jw_kuint(w, "count", s[i].count);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+}
+
+static void print_json(tprof_jw *w, const tprof_mem_snapshot *s, const tprof_mem_report *r)
+{
+    tprof_jw_obj(w);
+    tprof_jw_kstr(w, "file", s->path);
+    tprof_jw_kstr(w, "form", tprof_snap_form_name(s->form));
+    tprof_jw_kint(w, "protocol", tprof_pickle_protocol(s->pk));
+    tprof_jw_kuint(w, "bytes", tprof_pickle_bytes(s->pk));
+    tprof_jw_kbool(w, "truncated", s->truncated);
+    tprof_jw_kuint(w, "skipped", s->skipped);
+    tprof_jw_key(w, "devices");
+    tprof_jw_arr(w);
+    for (size_t i = 0; i < r->ndev; i++) {
+        const tprof_mem_device *d = &r->dev[i];
+        tprof_jw_obj(w);
+        tprof_jw_kint(w, "device", d->device);
+        tprof_jw_kuint(w, "events", d->events);
+        tprof_jw_key(w, "actions");
+        tprof_jw_obj(w);
+        for (int k = 0; k < TPROF_MEM_ACTION_COUNT; k++)
+            if (d->counts[k]) tprof_jw_kuint(w, tprof_mem_action_name((tprof_mem_action)k), d->counts[k]);
+        tprof_jw_obj_end(w);
+        tprof_jw_kint(w, "peak_active_bytes", d->peak_active);
+        tprof_jw_kint(w, "peak_index", d->peak_index);
+        tprof_jw_kint(w, "peak_time_us", d->peak_time_us);
+        tprof_jw_kstr(w, "peak_annotation", d->peak_annotation);
+        tprof_jw_kint(w, "initial_active_bytes", d->initial_active);
+        tprof_jw_kuint(w, "initial_from_frees", d->initial_from_frees);
+        tprof_jw_kuint(w, "initial_from_blocks", d->initial_from_blocks);
+        tprof_jw_kint(w, "active_at_end_bytes", d->active_at_end);
+        tprof_jw_kint(w, "reserved_initial_bytes", d->reserved_initial);
+        tprof_jw_kint(w, "reserved_peak_bytes", d->reserved_peak);
+        tprof_jw_kint(w, "reserved_peak_index", d->reserved_peak_index);
+        tprof_jw_kint(w, "reserved_at_end_bytes", d->reserved_at_end);
+        tprof_jw_kuint(w, "segments", d->nsegments);
+        tprof_jw_kint(w, "allocated_at_end_bytes", d->allocated_at_end);
+        tprof_jw_kint(w, "requested_at_end_bytes", d->requested_at_end);
+        tprof_jw_kint(w, "fragmentation_bytes", d->fragmentation);
+        tprof_jw_kuint(w, "inactive_split_blocks", d->inactive_split_blocks);
+        tprof_jw_kint(w, "inactive_split_bytes", d->inactive_split_bytes);
+        tprof_jw_kint(w, "largest_free_block_bytes", d->largest_free_block);
+        tprof_jw_kuint(w, "retries", d->retries);
+        json_sites(w, "sites_at_peak", d->sites, d->nsites);
+        tprof_jw_key(w, "ooms");
+        tprof_jw_arr(w);
+        for (size_t j = 0; j < d->nooms; j++) {
+            const tprof_mem_oom *o = &d->ooms[j];
+            tprof_jw_obj(w);
+            tprof_jw_kuint(w, "index", o->index);
+            tprof_jw_kint(w, "time_us", o->time_us);
+            tprof_jw_kint(w, "requested_bytes", o->size);
+            tprof_jw_kint(w, "device_free_bytes", o->device_free);
+            tprof_jw_kint(w, "active_bytes", o->active);
+            tprof_jw_kint(w, "reserved_bytes", o->reserved);
+            json_sites(w, "sites", o->sites, o->nsites);
+            tprof_jw_obj_end(w);
+        }
+        tprof_jw_arr_end(w);
+        tprof_jw_obj_end(w);
+    }
+    tprof_jw_arr_end(w);
+    tprof_jw_obj_end(w);
+}
+
+static void csv_row(const char *path, int64_t dev, const char *metric, const char *site, int64_t v)
+{
+    tprof_csv_field(stdout, path);
+    printf(",%" PRId64 ",%s,", dev, metric);
+    tprof_csv_field(stdout, site ? site : "");
+    printf(",%" PRId64 "\n", v);
+}
+
+static void print_csv(const tprof_mem_snapshot *s, const tprof_mem_report *r)
+{
+    for (size_t i = 0; i < r->ndev; i++) {
+        const tprof_mem_device *d = &r->dev[i];
+        const char *p = s->path;
+        csv_row(p, d->device, "events", NULL, (int64_t)d->events);
+        csv_row(p, d->device, "peak_active_bytes", NULL, d->peak_active);
+        csv_row(p, d->device, "peak_index", NULL, d->peak_index);
+        csv_row(p, d->device, "peak_time_us", NULL, d->peak_time_us);
+        csv_row(p, d->device, "initial_active_bytes", NULL, d->initial_active);
+        csv_row(p, d->device, "active_at_end_bytes", NULL, d->active_at_end);
+        csv_row(p, d->device, "reserved_initial_bytes", NULL, d->reserved_initial);
+        csv_row(p, d->device, "reserved_peak_bytes", NULL, d->reserved_peak);
+        csv_row(p, d->device, "reserved_at_end_bytes", NULL, d->reserved_at_end);
+        csv_row(p, d->device, "allocated_at_end_bytes", NULL, d->allocated_at_end);
+        csv_row(p, d->device, "fragmentation_bytes", NULL, d->fragmentation);
+        csv_row(p, d->device, "inactive_split_blocks", NULL, (int64_t)d->inactive_split_blocks);
+        csv_row(p, d->device, "inactive_split_bytes", NULL, d->inactive_split_bytes);
+        csv_row(p, d->device, "retries", NULL, (int64_t)d->retries);
+        csv_row(p, d->device, "ooms", NULL, (int64_t)d->nooms);
+        for (size_t j = 0; j < d->nsites; j++) csv_row(p, d->device, "site_bytes", d->sites[j].site, d->sites[j].bytes);
+    }
+}
+
+/* Opens a snapshot, printing why not. Returns an exit code; *out is set
+ * for EXIT_OK and EXIT_TRUNC. */
+static int open_snapshot(const char *path, tprof_mem_snapshot **out)
+{
+    char err[1024];
+    int rc = tprof_mem_snapshot_open(out, path, err, sizeof err);
+    if (rc == TPROF_ETRUNC) {
+        cli_warn("%s (results cover what came before the cut)", err[0] ? err : path);
+        return EXIT_TRUNC;
+    }
+    if (rc) {
+        cli_error("%s", err[0] ? err : tprof_strerror(rc));
+        return EXIT_INPUT;
+    }
+    return EXIT_OK;
+}
+
+static int run_compare(char **paths, const mem_args *a)
+{
+    tprof_mem_snapshot *s[2] = { NULL, NULL };
+    tprof_mem_report r[2];
+    memset(r, 0, sizeof r);
+    int worst = EXIT_OK;
+    tprof_mem_opts o = { .depth = a->depth };
+    for (int i = 0; i < 2; i++) {
+        int e = open_snapshot(paths[i], &s[i]);
+        if (e > worst) worst = e;
+        if (e == EXIT_INPUT) goto done;
+        if (tprof_mem_analyze(s[i], &o, &r[i])) {
+            cli_error("%s: out of memory", paths[i]);
+            worst = EXIT_INPUT;
+            goto done;
+        }
+    }
+    tprof_mem_compare c;
+    if (tprof_mem_compare_reports(&r[0], &r[1], &c)) {
+        cli_error("out of memory");
+        worst = EXIT_INPUT;
+        goto done;
+    }
+    mem_cli_print_compare(paths[0], paths[1], &c, a->fmt, a->top);
+    tprof_mem_compare_free(&c);
+done:
+    for (int i = 0; i < 2; i++) {
+        tprof_mem_report_free(&r[i]);
+        tprof_mem_snapshot_close(s[i]);
+    }
+    return worst;
+}
+
+/* A JSON document (a Kineto trace) rather than a pickle: its first
+ * non-blank byte, after decompression, is '{' or '['. stdin is never
+ * sniffed (it can be read once): it is taken as a pickle. */
+static int is_json(const char *path)
+{
+    if (!strcmp(path, "-")) return 0;
+    tprof_source *src;
+    if (tprof_source_open(&src, path, NULL, 0)) return 0;
+    unsigned char b[256];
+    ssize_t n = tprof_source_read(src, b, sizeof b);
+    tprof_source_close(src);
+    for (ssize_t i = 0; i < n; i++) {
+        if (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') continue;
+        return b[i] == '{' || b[i] == '[';
+    }
+    return 0;
+}
+
+static int parse_count(const char *opt, const char *v, int lo, int *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < lo || n > 1000000) {
+        cli_error("%s takes a count >= %d, not '%s'", opt, lo, v);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+int cmd_mem(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "format", required_argument, 0, 'f' }, { "color", required_argument, 0, 'c' },
+        { "depth", required_argument, 0, 'd' },  { "top", required_argument, 0, 't' },
+        { "timeline", required_argument, 0, 'T' }, { "points", required_argument, 0, 'p' },
+        { "compare", no_argument, 0, 'C' },      { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    mem_args a = { .fmt = FMT_TABLE, .depth = 4, .top = 10, .points = 2000 };
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (cli_parse_format(optarg, &a.fmt)) {
+                cli_error("--format must be table, csv or json, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'c': cli_set_color(optarg); break;
+        case 'd': if (parse_count("--depth", optarg, 1, &a.depth)) return EXIT_USAGE; break;
+        case 't': if (parse_count("--top", optarg, 0, &a.top)) return EXIT_USAGE; break;
+        case 'p': if (parse_count("--points", optarg, 2, &a.points)) return EXIT_USAGE; break;
+        case 'T': a.timeline = optarg; break;
+        case 'C': a.compare = 1; break;
+        case 'h': help(stdout); return EXIT_OK;
+        default: help(stderr); return EXIT_USAGE;
+        }
+    }
+    int nfiles = argc - optind;
+    char **files = argv + optind;
+    if (a.compare) {
+        if (nfiles != 2) {
+            cli_error("--compare takes two snapshots, A and B (%d given)", nfiles);
+            return EXIT_USAGE;
+        }
+        return run_compare(files, &a);
+    }
+    if (nfiles < 1) {
+        cli_error("mem needs a snapshot file (see trainprof mem --help)");
+        return EXIT_USAGE;
+    }
+    if (a.timeline && nfiles != 1) {
+        cli_error("--timeline takes one snapshot (%d given)", nfiles);
+        return EXIT_USAGE;
+    }
+    int worst = EXIT_OK;
+    tprof_jw jw;
+    if (a.fmt == FMT_JSON) {
+        tprof_jw_init(&jw, stdout);
+        tprof_jw_arr(&jw);
+    } else if (a.fmt == FMT_CSV)
+        printf("file,device,metric,site,value\n");
+    for (int i = 0; i < nfiles; i++) {
+        if (is_json(files[i])) { /* a Kineto trace: its [memory] events */
+            if (a.fmt == FMT_TABLE && i) printf("\n");
+            int e = mem_cli_trace(files[i], a.fmt, &jw, a.timeline, (size_t)a.points);
+            if (e > worst) worst = e;
+            continue;
+        }
+        tprof_mem_snapshot *s;
+        int e = open_snapshot(files[i], &s);
+        if (e > worst) worst = e;
+        if (e == EXIT_INPUT) continue;
+        tprof_mem_report r;
+        tprof_mem_opts o = { .depth = a.depth };
+        if (tprof_mem_analyze(s, &o, &r)) {
+            cli_error("%s: out of memory", files[i]);
+            worst = EXIT_INPUT;
+            tprof_mem_snapshot_close(s);
+            continue;
+        }
+        if (a.fmt == FMT_JSON) print_json(&jw, s, &r);
+        else if (a.fmt == FMT_CSV) print_csv(s, &r);
+        else {
+            if (i) printf("\n");
+            print_table(s, &r, &a);
+        }
+        if (a.timeline) {
+            int te = mem_cli_write_timeline(s, &r, a.timeline, a.fmt == FMT_JSON, a.depth, (size_t)a.points);
+            if (te > worst) worst = te;
+        }
+        tprof_mem_report_free(&r);
+        tprof_mem_snapshot_close(s);
+    }
+    if (a.fmt == FMT_JSON) {
+        tprof_jw_arr_end(&jw);
+        printf("\n");
+    }
+    return worst;
+}

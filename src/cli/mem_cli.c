@@ -1,0 +1,502 @@
+/* trainprof mem: the timeline files (CSV/JSON series and an SVG of the top
+ * call sites stacked) and the --compare output. */
+#include "mem_cli.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trainprof/report.h"
+#include "trainprof/sink.h"
+
+#define NTOP 10
+
+static const char *const colors[] = { "#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f",
+                                      "#edc949", "#af7aa1", "#ff9da7", "#9c755f", "#bab0ab" };
+
+static void xml_escape(FILE *f, const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; *s && n < max; s++, n++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*s >= 0x20) fputc(*s, f);
+        }
+    }
+    if (*s) fputs("...", f);
+}
+
+/* the innermost frame of a collapsed stack: what a legend can show */
+static const char *leaf(const char *site)
+{
+    const char *p = strrchr(site, ';');
+    return p ? p + 1 : site;
+}
+
+static void svg_panel(FILE *f, const tprof_mem_timeline *t, const tprof_mem_device *d, double y0)
+{
+    const double W = 1000, H = 300, L = 80, R = 20;
+    double pw = W - L - R;
+    int64_t maxv = 1, maxidx = 1;
+    for (size_t i = 0; i < t->npts; i++) {
+        if (t->pts[i].active > maxv) maxv = t->pts[i].active;
+        if (t->pts[i].reserved > maxv) maxv = t->pts[i].reserved;
+        if (t->pts[i].index + 1 > maxidx) maxidx = t->pts[i].index + 1;
+    }
+    char a[32], b[32];
+    fprintf(f, "<g transform=\"translate(0,%.0f)\">\n", y0);
+    fprintf(f, "<text x=\"%.0f\" y=\"20\" font-size=\"14\">device %" PRId64 ": active memory by call site (peak %s), "
+               "reserved dashed (peak %s)</text>\n",
+            L, d->device, tprof_fmt_bytes(a, sizeof a, d->peak_active), tprof_fmt_bytes(b, sizeof b, d->reserved_peak));
+    double top = 30;
+#define X(p) (L + pw * (double)((p)->index + 1) / (double)maxidx)
+#define Y(v) (top + H - H * (double)(v) / (double)maxv)
+    size_t w = t->ntop + 1;
+    for (size_t layer = 0; layer < w; layer++) {
+        fprintf(f, "<polygon fill=\"%s\" points=\"", layer < t->ntop ? colors[layer % 10] : "#cccccc");
+        for (size_t i = 0; i < t->npts; i++) {
+            int64_t base = 0;
+            for (size_t j = 0; j <= layer; j++) base += t->pts[i].site_bytes[j];
+            fprintf(f, "%.1f,%.1f ", X(&t->pts[i]), Y(base));
+        }
+        for (size_t i = t->npts; i-- > 0;) {
+            int64_t base = 0;
+            for (size_t j = 0; j < layer; j++) base += t->pts[i].site_bytes[j];
+            fprintf(f, "%.1f,%.1f ", X(&t->pts[i]), Y(base));
+        }
+        fprintf(f, "\"/>\n");
+    }
+    fprintf(f, "<polyline fill=\"none\" stroke=\"black\" stroke-dasharray=\"4,3\" points=\"");
+    for (size_t i = 0; i < t->npts; i++) fprintf(f, "%.1f,%.1f ", X(&t->pts[i]), Y(t->pts[i].reserved));
+    fprintf(f, "\"/>\n");
+    fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, top + H, L + pw, top + H);
+    fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, top, L, top + H);
+    for (int k = 0; k <= 4; k++) {
+        int64_t v = maxv / 4 * k;
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%s</text>\n", L - 4, Y(v) + 3,
+                tprof_fmt_bytes(a, sizeof a, v));
+    }
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\">trace event 0 .. %" PRId64 "</text>\n", L, top + H + 14,
+            maxidx - 1);
+    for (size_t layer = 0; layer < w; layer++) {
+        double ly = top + H + 30 + 14.0 * (double)layer;
+        fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>", L, ly - 9,
+                layer < t->ntop ? colors[layer % 10] : "#cccccc");
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\"><title>", L + 14, ly);
+        xml_escape(f, layer < t->ntop ? t->top[layer] : "other", 4096);
+        fprintf(f, "</title>");
+        xml_escape(f, layer < t->ntop ? leaf(t->top[layer]) : "other call sites", 140);
+        fprintf(f, "</text>\n");
+    }
+    fprintf(f, "</g>\n");
+#undef X
+#undef Y
+}
+
+static int commit(const char *path, char *buf, size_t len)
+{
+    char err[512];
+    tprof_sink *k;
+    int rc = tprof_sink_open(&k, path, TPROF_COMP_NONE, 0, err, sizeof err);
+    if (!rc) {
+        rc = tprof_sink_write(k, buf, len);
+        if (rc) {
+            snprintf(err, sizeof err, "%s", tprof_sink_errmsg(k));
+            tprof_sink_abort(k);
+        } else
+            rc = tprof_sink_commit(k, err, sizeof err);
+    }
+    if (rc) cli_error("%s", err);
+    return rc;
+}
+
+int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *r, const char *prefix, int json,
+                           int depth, size_t points)
+{
+    char *dbuf = NULL, *sbuf = NULL;
+    size_t dlen = 0, slen = 0;
+    FILE *df = open_memstream(&dbuf, &dlen), *sf = open_memstream(&sbuf, &slen);
+    if (!df || !sf) {
+        if (df) fclose(df);
+        if (sf) fclose(sf);
+        free(dbuf);
+        free(sbuf);
+        cli_error("out of memory");
+        return EXIT_INPUT;
+    }
+    double panel = 300 + 30 + 40 + 14.0 * (NTOP + 1) + 20;
+    fprintf(sf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"%.0f\" font-family=\"sans-serif\">\n",
+            panel * (double)(r->ndev ? r->ndev : 1));
+    fprintf(sf, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    tprof_jw w;
+    if (json) {
+        tprof_jw_init(&w, df);
+        tprof_jw_obj(&w);
+        tprof_jw_kstr(&w, "file", s->path);
+        tprof_jw_key(&w, "devices");
+        tprof_jw_arr(&w);
+    } else
+        fprintf(df, "device,index,time_us,active_bytes,reserved_bytes,layer,layer_bytes\n");
+    int rc = 0;
+    for (size_t i = 0; i < r->ndev && !rc; i++) {
+        tprof_mem_timeline t;
+        rc = tprof_mem_timeline_build(s, r->dev[i].device, depth, NTOP, points, &t);
+        if (rc) break;
+        svg_panel(sf, &t, &r->dev[i], panel * (double)i);
+        if (json) {
+            tprof_jw_obj(&w);
+            tprof_jw_kint(&w, "device", t.device);
+            tprof_jw_key(&w, "layers");
+            tprof_jw_arr(&w);
+            for (size_t j = 0; j < t.ntop; j++) tprof_jw_str(&w, t.top[j]);
+            tprof_jw_str(&w, "other");
+            tprof_jw_arr_end(&w);
+            tprof_jw_key(&w, "points");
+            tprof_jw_arr(&w);
+            for (size_t p = 0; p < t.npts; p++) {
+                const tprof_mem_point *pt = &t.pts[p];
+                tprof_jw_obj(&w);
+                tprof_jw_kint(&w, "index", pt->index);
+                tprof_jw_kint(&w, "time_us", pt->time_us);
+                tprof_jw_kint(&w, "active_bytes", pt->active);
+                tprof_jw_kint(&w, "reserved_bytes", pt->reserved);
+                tprof_jw_key(&w, "layer_bytes");
+                tprof_jw_arr(&w);
+                for (size_t j = 0; j <= t.ntop; j++) tprof_jw_int(&w, pt->site_bytes[j]);
+                tprof_jw_arr_end(&w);
+                tprof_jw_obj_end(&w);
+            }
+            tprof_jw_arr_end(&w);
+            tprof_jw_obj_end(&w);
+        } else {
+            for (size_t p = 0; p < t.npts; p++) {
+                const tprof_mem_point *pt = &t.pts[p];
+                for (size_t j = 0; j <= t.ntop; j++) {
+                    fprintf(df, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", t.device, pt->index,
+                            pt->time_us, pt->active, pt->reserved);
+                    tprof_csv_field(df, j < t.ntop ? t.top[j] : "other");
+                    fprintf(df, ",%" PRId64 "\n", pt->site_bytes[j]);
+                }
+            }
+        }
+        tprof_mem_timeline_free(&t);
+    }
+    if (json) {
+        tprof_jw_arr_end(&w);
+        tprof_jw_obj_end(&w);
+        fputc('\n', df);
+    }
+    fprintf(sf, "</svg>\n");
+    fclose(df);
+    fclose(sf);
+    if (rc) {
+        cli_error("%s: out of memory building the timeline", s->path);
+        free(dbuf);
+        free(sbuf);
+        return EXIT_INPUT;
+    }
+    size_t pl = strlen(prefix);
+    char *path = malloc(pl + 8);
+    int e = EXIT_OK;
+    if (!path) e = EXIT_INPUT;
+    else {
+        snprintf(path, pl + 8, "%s.%s", prefix, json ? "json" : "csv");
+        if (commit(path, dbuf, dlen)) e = EXIT_INPUT;
+        snprintf(path, pl + 8, "%s.svg", prefix);
+        if (!e && commit(path, sbuf, slen)) e = EXIT_INPUT;
+    }
+    free(path);
+    free(dbuf);
+    free(sbuf);
+    return e;
+}
+
+void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top)
+{
+    char x[32], y[32], z[32];
+    if (fmt == FMT_JSON) {
+        tprof_jw w;
+        tprof_jw_init(&w, stdout);
+        tprof_jw_obj(&w);
+        tprof_jw_kstr(&w, "a", a);
+        tprof_jw_kstr(&w, "b", b);
+        tprof_jw_kint(&w, "peak_a_bytes", c->peak_a);
+        tprof_jw_kint(&w, "peak_b_bytes", c->peak_b);
+        tprof_jw_kint(&w, "peak_delta_bytes", c->peak_b - c->peak_a);
+        tprof_jw_key(&w, "sites");
+        tprof_jw_arr(&w);
+        for (size_t i = 0; i < c->nrows; i++) {
+            tprof_jw_obj(&w);
+            tprof_jw_kstr(&w, "site", c->rows[i].site);
+            tprof_jw_kint(&w, "a_bytes", c->rows[i].a);
+            tprof_jw_kint(&w, "b_bytes", c->rows[i].b);
+            tprof_jw_kint(&w, "delta_bytes", c->rows[i].delta);
+            tprof_jw_obj_end(&w);
+        }
+        tprof_jw_arr_end(&w);
+        tprof_jw_obj_end(&w);
+        printf("\n");
+        return;
+    }
+    if (fmt == FMT_CSV) {
+        printf("site,a_bytes,b_bytes,delta_bytes\n");
+        printf("(peak),%" PRId64 ",%" PRId64 ",%" PRId64 "\n", c->peak_a, c->peak_b, c->peak_b - c->peak_a);
+        for (size_t i = 0; i < c->nrows; i++) {
+            tprof_csv_field(stdout, c->rows[i].site);
+            printf(",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", c->rows[i].a, c->rows[i].b, c->rows[i].delta);
+        }
+        return;
+    }
+    printf("A  %s\nB  %s\n", a, b);
+    char d[40];
+    int64_t dp = c->peak_b - c->peak_a;
+    snprintf(d, sizeof d, "%s%s", dp >= 0 ? "+" : "-", tprof_fmt_bytes(z, sizeof z, dp >= 0 ? dp : -dp));
+    printf("peak active (all devices): A %s, B %s, %s\n\n", tprof_fmt_bytes(x, sizeof x, c->peak_a),
+           tprof_fmt_bytes(y, sizeof y, c->peak_b), d);
+    static const char *const hdr[] = { "B - A", "A", "B", "call site live at the peak" };
+    tprof_table *t = tprof_table_new(4, hdr, "rrrl");
+    if (!t) return;
+    tprof_table_limit(t, 3, 110);
+    for (size_t i = 0; i < c->nrows && (top <= 0 || i < (size_t)top); i++) {
+        int64_t v = c->rows[i].delta;
+        snprintf(d, sizeof d, "%s%s", v >= 0 ? "+" : "-", tprof_fmt_bytes(z, sizeof z, v >= 0 ? v : -v));
+        const char *row[] = { d, tprof_fmt_bytes(x, sizeof x, c->rows[i].a), tprof_fmt_bytes(y, sizeof y, c->rows[i].b),
+                              c->rows[i].site };
+        tprof_table_row(t, row);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+}
+
+/* ---- the [memory] events of a Kineto trace ------------------------------ */
+
+static void ktimeline_svg(FILE *f, const tprof_mem_kreport *r)
+{
+    const double W = 1000, H = 260, L = 80, R = 20, P = H + 70;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"%.0f\" font-family=\"sans-serif\">\n",
+            P * (double)(r->ndev ? r->ndev : 1));
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    for (size_t i = 0; i < r->ndev; i++) {
+        const tprof_mem_kdevice *d = &r->dev[i];
+        int64_t maxv = 1, t0 = d->npts ? d->pts[0].ts : 0, t1 = t0 + 1;
+        for (size_t j = 0; j < d->npts; j++) {
+            if (d->pts[j].allocated > maxv) maxv = d->pts[j].allocated;
+            if (d->pts[j].reserved > maxv) maxv = d->pts[j].reserved;
+            if (d->pts[j].ts > t1) t1 = d->pts[j].ts;
+        }
+        char a[32], b[32];
+        double y0 = P * (double)i + 30;
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"14\">device %" PRId64 ": allocated (blue, peak %s), "
+                   "reserved (dashed, peak %s)</text>\n",
+                L, y0 - 10, d->device, tprof_fmt_bytes(a, sizeof a, d->peak_allocated),
+                d->peak_reserved >= 0 ? tprof_fmt_bytes(b, sizeof b, d->peak_reserved) : "unknown");
+        for (int pass = 0; pass < 2; pass++) {
+            fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", pass ? "black" : "#4e79a7",
+                    pass ? " stroke-dasharray=\"4,3\"" : "");
+            for (size_t j = 0; j < d->npts; j++) {
+                int64_t v = pass ? d->pts[j].reserved : d->pts[j].allocated;
+                if (v < 0) continue;
+                fprintf(f, "%.1f,%.1f ", L + (W - L - R) * (double)(d->pts[j].ts - t0) / (double)(t1 - t0),
+                        y0 + H - H * (double)v / (double)maxv);
+            }
+            fprintf(f, "\"/>\n");
+        }
+        fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, y0 + H, W - R, y0 + H);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"end\">%s</text>\n", L - 4, y0 + 4,
+                tprof_fmt_bytes(a, sizeof a, maxv));
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\">%s of trace time</text>\n", L, y0 + H + 14,
+                tprof_fmt_duration(a, sizeof a, t1 - t0));
+    }
+    fprintf(f, "</svg>\n");
+}
+
+static int ktimeline(const char *path, const tprof_mem_kreport *r, const char *prefix, int json)
+{
+    char *dbuf = NULL, *sbuf = NULL;
+    size_t dlen = 0, slen = 0;
+    FILE *df = open_memstream(&dbuf, &dlen), *sf = open_memstream(&sbuf, &slen);
+    if (!df || !sf) {
+        if (df) fclose(df);
+        if (sf) fclose(sf);
+        free(dbuf);
+        free(sbuf);
+        return EXIT_INPUT;
+    }
+    tprof_jw w;
+    if (json) {
+        tprof_jw_init(&w, df);
+        tprof_jw_obj(&w);
+        tprof_jw_kstr(&w, "file", path);
+        tprof_jw_key(&w, "devices");
+        tprof_jw_arr(&w);
+    } else
+        fprintf(df, "device,ts_ns,allocated_bytes,reserved_bytes\n");
+    for (size_t i = 0; i < r->ndev; i++) {
+        const tprof_mem_kdevice *d = &r->dev[i];
+        if (json) {
+            tprof_jw_obj(&w);
+            tprof_jw_kint(&w, "device", d->device);
+            tprof_jw_key(&w, "points");
+            tprof_jw_arr(&w);
+        }
+        for (size_t j = 0; j < d->npts; j++) {
+            if (json) {
+                tprof_jw_obj(&w);
+                tprof_jw_kint(&w, "ts_ns", d->pts[j].ts);
+                tprof_jw_kint(&w, "allocated_bytes", d->pts[j].allocated);
+                tprof_jw_kint(&w, "reserved_bytes", d->pts[j].reserved);
+                tprof_jw_obj_end(&w);
+            } else
+                fprintf(df, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", d->device, d->pts[j].ts,
+                        d->pts[j].allocated, d->pts[j].reserved);
+        }
+        if (json) {
+            tprof_jw_arr_end(&w);
+            tprof_jw_obj_end(&w);
+        }
+    }
+    if (json) {
+        tprof_jw_arr_end(&w);
+        tprof_jw_obj_end(&w);
+        fputc('\n', df);
+    }
+    ktimeline_svg(sf, r);
+    fclose(df);
+    fclose(sf);
+    size_t pl = strlen(prefix);
+    char *out = malloc(pl + 8);
+    int e = out ? EXIT_OK : EXIT_INPUT;
+    if (out) {
+        snprintf(out, pl + 8, "%s.%s", prefix, json ? "json" : "csv");
+        if (commit(out, dbuf, dlen)) e = EXIT_INPUT;
+        snprintf(out, pl + 8, "%s.svg", prefix);
+        if (!e && commit(out, sbuf, slen)) e = EXIT_INPUT;
+    }
+    free(out);
+    free(dbuf);
+    free(sbuf);
+    return e;
+}
+
+int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *prefix, size_t points)
+{
+    tprof_read_opts opts = { .keep = TPROF_KEEP_MEMORY };
+    tprof_read_result res;
+    char *paths[1] = { (char *)path };
+    int worst = cli_read_traces(paths, 1, &opts, &res);
+    if (!res.trace) return worst;
+    tprof_mem_kreport r;
+    if (tprof_mem_from_trace(res.trace, points, &r)) {
+        cli_error("%s: out of memory", path);
+        tprof_trace_free(res.trace);
+        return EXIT_INPUT;
+    }
+    if (!r.ndev) cli_warn("%s: no [memory] events (record with profile_memory=True)", path);
+    char a[32], b[32], c[32];
+    if (fmt == FMT_JSON) {
+        tprof_jw_obj(jw);
+        tprof_jw_kstr(jw, "file", path);
+        tprof_jw_kstr(jw, "form", "Kineto trace ([memory] events)");
+        tprof_jw_kbool(jw, "truncated", tprof_trace_meta_get(res.trace)->truncated);
+        tprof_jw_key(jw, "devices");
+        tprof_jw_arr(jw);
+    }
+    if (fmt == FMT_TABLE) printf("%s\n  format        Kineto trace, [memory] events of the profiler's memory view\n", path);
+    for (size_t i = 0; i < r.ndev; i++) {
+        const tprof_mem_kdevice *d = &r.dev[i];
+        if (fmt == FMT_JSON) {
+            tprof_jw_obj(jw);
+            tprof_jw_kint(jw, "device", d->device);
+            tprof_jw_kuint(jw, "samples", d->samples);
+            tprof_jw_kbool(jw, "has_totals", d->has_totals);
+            tprof_jw_kint(jw, "peak_allocated_bytes", d->peak_allocated);
+            tprof_jw_kint(jw, "peak_allocated_ts_ns", d->peak_allocated_ts);
+            tprof_jw_kint(jw, "peak_step", d->peak_step);
+            tprof_jw_kint(jw, "peak_reserved_bytes", d->peak_reserved);
+            tprof_jw_kint(jw, "peak_reserved_ts_ns", d->peak_reserved_ts);
+            tprof_jw_kint(jw, "allocated_at_end_bytes", d->allocated_at_end);
+            tprof_jw_kint(jw, "reserved_at_end_bytes", d->reserved_at_end);
+            tprof_jw_key(jw, "steps");
+            tprof_jw_arr(jw);
+            for (size_t j = 0; j < d->nsteps; j++) {
+                tprof_jw_obj(jw);
+                tprof_jw_kint(jw, "step", d->steps[j].number);
+                tprof_jw_kint(jw, "peak_allocated_bytes", d->steps[j].peak_allocated);
+                tprof_jw_kint(jw, "peak_reserved_bytes", d->steps[j].peak_reserved);
+                tprof_jw_obj_end(jw);
+            }
+            tprof_jw_arr_end(jw);
+            tprof_jw_obj_end(jw);
+        } else if (fmt == FMT_CSV) {
+            char dev[32];
+            snprintf(dev, sizeof dev, "%" PRId64, d->device);
+#define KROW(m, s, v)                                                                                                  \
+    do {                                                                                                               \
+        tprof_csv_field(stdout, path);                                                                                 \
+        printf(",%s,%s,%s,%" PRId64 "\n", dev, m, s, (int64_t)(v));                                                    \
+    } while (0)
+            KROW("samples", "", d->samples);
+            KROW("peak_allocated_bytes", "", d->peak_allocated);
+            KROW("peak_allocated_ts_ns", "", d->peak_allocated_ts);
+            KROW("peak_step", "", d->peak_step);
+            KROW("peak_reserved_bytes", "", d->peak_reserved);
+            for (size_t j = 0; j < d->nsteps; j++) {
+                char st[40];
+                snprintf(st, sizeof st, "ProfilerStep#%" PRId64, d->steps[j].number);
+                KROW("step_peak_allocated_bytes", st, d->steps[j].peak_allocated);
+            }
+#undef KROW
+        } else {
+            if (d->device < 0) printf("\nhost (Device Id %" PRId64 ")\n", d->device);
+            else printf("\ndevice %" PRId64 "\n", d->device);
+            printf("  samples       %" PRIu64 "%s\n", d->samples,
+                   d->has_totals ? "" : " (no Total Allocated: running sum of Bytes from the first event)");
+            printf("  peak alloc.   %s (%" PRId64 " B) at ts %" PRId64 " ns", tprof_fmt_bytes(a, sizeof a, d->peak_allocated),
+                   d->peak_allocated, d->peak_allocated_ts);
+            if (d->peak_step >= 0) printf(", in ProfilerStep#%" PRId64, d->peak_step);
+            printf("\n");
+            if (d->peak_reserved >= 0)
+                printf("  peak reserved %s at ts %" PRId64 " ns\n", tprof_fmt_bytes(b, sizeof b, d->peak_reserved),
+                       d->peak_reserved_ts);
+            printf("  at the end    allocated %s", tprof_fmt_bytes(c, sizeof c, d->allocated_at_end));
+            if (d->reserved_at_end >= 0) printf(", reserved %s", tprof_fmt_bytes(a, sizeof a, d->reserved_at_end));
+            printf("\n");
+            if (d->nsteps) {
+                static const char *const hdr[] = { "step", "peak allocated", "peak reserved" };
+                tprof_table *t = tprof_table_new(3, hdr, "rrr");
+                for (size_t j = 0; t && j < d->nsteps; j++) {
+                    char st[32];
+                    snprintf(st, sizeof st, "%" PRId64, d->steps[j].number);
+                    const char *row[] = { st,
+                                          d->steps[j].peak_allocated >= 0
+                                              ? tprof_fmt_bytes(a, sizeof a, d->steps[j].peak_allocated)
+                                              : "-",
+                                          d->steps[j].peak_reserved >= 0
+                                              ? tprof_fmt_bytes(b, sizeof b, d->steps[j].peak_reserved)
+                                              : "-" };
+                    tprof_table_row(t, row);
+                }
+                if (t) {
+                    tprof_table_print(t, stdout);
+                    tprof_table_free(t);
+                }
+            }
+        }
+    }
+    if (fmt == FMT_JSON) {
+        tprof_jw_arr_end(jw);
+        tprof_jw_obj_end(jw);
+    }
+    if (prefix) {
+        int e = ktimeline(path, &r, prefix, fmt == FMT_JSON);
+        if (e > worst) worst = e;
+    }
+    tprof_mem_kreport_free(&r);
+    tprof_trace_free(res.trace);
+    return worst;
+}

@@ -1,0 +1,17 @@
+/* trainprof mem's renderers for the timeline and the comparison (internal). */
+#ifndef TPROF_MEM_CLI_H
+#define TPROF_MEM_CLI_H
+
+#include "cli.h"
+#include "trainprof/mem.h"
+
+/* Writes PREFIX.csv (PREFIX.json when JSON) and PREFIX.svg for every device
+ * of R. Returns an exit code (EXIT_OK or EXIT_INPUT after printing why). */
+int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *r, const char *prefix, int json,
+                           int depth, size_t points);
+/* The [memory] events of a Kineto trace: report (and timeline files when
+ * PREFIX is not NULL). JW is the open JSON array for FMT_JSON. */
+int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *prefix, size_t points);
+void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top);
+
+#endif
