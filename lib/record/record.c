@@ -132,7 +132,7 @@ static inline void publish(rec_thread *t, size_t idx) { atomic_store_explicit(&t
 /* A token: the generation's low 24 bits, then the event index + 1. */
 static inline tprof_range token(size_t idx) { return ((uint64_t)(tl_gen & 0xffffff) << 40) | (uint64_t)(idx + 1); }
 
-static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs, int64_t a)
+__attribute__((noinline)) static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs, int64_t a)
 {
     rec_thread *t = cur();
     if (!t) return 0;
@@ -286,7 +286,7 @@ static int mem_insert(int64_t addr, int64_t size, int32_t dev, int segment)
     return 0;
 }
 
-static void mem_history(int action, int64_t addr, int64_t size, int32_t dev)
+__attribute__((noinline)) static void mem_history(int action, int64_t addr, int64_t size, int32_t dev)
 {
     if (!g.cfg.profile_memory) return;
     if (g.hist_n == g.hist_cap) {
