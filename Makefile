@@ -19,14 +19,18 @@ build: deps
 	@cmake -S . -B $(BUILD) -DTPROF_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The demo: generated training traces of 2 ranks, then what trainprof sees in them.
+# The demo: the tiny trainer (examples/tiny_gpt) records steps 2-3 of a
+# 5-step run through the recording library, then trainprof reads what it
+# wrote; then generated GPU traces of 2 ranks, and what trainprof sees in them.
 run: build
-	@mkdir -p $(DEMO_DIR)
+	@rm -rf $(DEMO_DIR)/trace && mkdir -p $(DEMO_DIR)
+	$(BUILD)/examples/tiny_gpt configs/tiny.yaml --train.max_steps=5 --train.profile.enable \
+	  --train.profile.start_step=2 --train.profile.end_step=4 --train.profile.trace_dir=$(DEMO_DIR)/trace
+	$(BUILD)/trainprof info $(DEMO_DIR)/trace/*.pt.trace.json.gz
+	$(BUILD)/trainprof summary $(DEMO_DIR)/trace/*.pt.trace.json.gz
 	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 0 --world 2 --seed 1 -o $(DEMO_DIR)/demo_rank0.pt.trace.json
 	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 1 --world 2 --seed 2 -o $(DEMO_DIR)/demo_rank1.pt.trace.json
 	@gzip -1 -f $(DEMO_DIR)/demo_rank1.pt.trace.json
-	$(BUILD)/trainprof info $(DEMO_DIR)/demo_rank0.pt.trace.json
-	$(BUILD)/trainprof summary $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 
 # Every test: the normal build, the ASan+UBSan build, the threaded reading

@@ -177,22 +177,32 @@ __attribute__((noinline)) static tprof_range begin(int kind, const char *name, c
     return token(i);
 }
 
+/* The public entry points must stay a frame of their own (no tail call), so
+ * that with_stack can skip exactly begin() and the entry point. */
+#define NO_TAIL(r) __asm__ volatile("" : "+r"(r) : : "memory")
+
 tprof_range tprof_range_begin(const char *name)
 {
     if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return 0;
-    return begin(EV_RANGE, name, NULL, NULL, 0, 0);
+    tprof_range r = begin(EV_RANGE, name, NULL, NULL, 0, 0);
+    NO_TAIL(r);
+    return r;
 }
 
 tprof_range tprof_op_begin(const char *name, const int64_t *dims, const int *ndims, int ninputs)
 {
     if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return 0;
-    return begin(EV_OP, name, dims, ndims, ninputs, 0);
+    tprof_range r = begin(EV_OP, name, dims, ndims, ninputs, 0);
+    NO_TAIL(r);
+    return r;
 }
 
 tprof_range tprof_module_begin(const char *name)
 {
     if (!atomic_load_explicit(&g.on, memory_order_relaxed) || !g.cfg.with_modules) return 0;
-    return begin(EV_MODULE, name, NULL, NULL, 0, 0);
+    tprof_range r = begin(EV_MODULE, name, NULL, NULL, 0, 0);
+    NO_TAIL(r);
+    return r;
 }
 
 void tprof_range_end(tprof_range r)
