@@ -30,7 +30,13 @@ int64_t tprof__now_ns(void)
 
 static void log_stderr(const char *line) { fprintf(stderr, "trainprof: %s\n", line); }
 
-void tprof_profiler_set_log(void (*fn)(const char *line)) { g.log = fn; }
+static int log_set; /* set_log was called: NULL then means silent */
+
+void tprof_profiler_set_log(void (*fn)(const char *line))
+{
+    g.log = fn;
+    log_set = 1;
+}
 
 void tprof__log(const char *fmt, ...)
 {
@@ -516,7 +522,7 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
         g.world = env_int("WORLD_SIZE", 1);
     }
     if (g.world < 1) g.world = 1;
-    if (!g.log && !getenv("TPROF_QUIET")) g.log = log_stderr;
+    if (!log_set) g.log = getenv("TPROF_QUIET") ? NULL : log_stderr;
     g.cfg = *c;
     g.records = c->enable && (!c->rank0_only || g.rank == 0);
     g.written = g.window_started = 0;
