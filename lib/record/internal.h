@@ -80,6 +80,30 @@ typedef struct {
 
 extern rec_state tprof__g;
 
+/* GPU activity (lib/record/cupti.c; stubs unless built with TPROF_CUDA). */
+typedef struct {
+    uint8_t kind; /* 1 kernel, 2 memcpy, 3 memset, 4 runtime API */
+    uint8_t copy_kind, src_kind, dst_kind;
+    uint32_t device, stream, correlation, thread, regs, cbid;
+    int64_t start, end, bytes;
+    int32_t grid[3], block[3];
+    int32_t smem;
+    char *name; /* owned */
+} rec_gpu;
+
+typedef struct {
+    uint32_t id, cc_major, cc_minor, sms;
+    uint64_t mem;
+    char name[128];
+} rec_gpu_device;
+
+int tprof__gpu_start(void);   /* 0: CUPTI activity on; else no GPU (or no CUDA build) */
+void tprof__gpu_flush(void);  /* the activity buffers into the arrays below */
+void tprof__gpu_stop(void);
+const rec_gpu *tprof__gpu_events(size_t *n);
+const rec_gpu_device *tprof__gpu_devices(size_t *n);
+const char *tprof__gpu_memcpy_kind(int kind);
+
 int64_t tprof__now_ns(void);
 int tprof__write_trace(char *errbuf, size_t errlen);
 int tprof__write_snapshot(const char *path, char *errbuf, size_t errlen);

@@ -552,6 +552,12 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
             tprof__log("profiling on ALL ranks is enabled: this saves a file per rank, which takes time and space");
         tprof__log("profiler schedule: steps [%d, %d) recorded%s, trace written at the end of step %d", c->start_step,
                    c->end_step, c->start_step > 1 ? ", one warm-up step before" : "", c->end_step - 1);
+#ifdef TPROF_HAVE_CUPTI
+        if (tprof__gpu_start() == 0)
+            tprof__log("CUDA activity (kernels, memcpys, runtime calls) recorded through CUPTI");
+        else
+            tprof__log("no GPU or CUDA driver: CPU events only");
+#endif
         signals_install();
         if (!atexit_done) {
             atexit(at_exit);
@@ -613,6 +619,7 @@ int tprof_profiler_stop(void)
         if (rc) tprof__log("%s", eb);
         g.written = 1;
     }
+    tprof__gpu_stop();
     for (rec_thread *t = g.threads, *n; t; t = n) {
         n = t->next;
         free(t->ev);

@@ -119,7 +119,7 @@ static const char *kind_cat(int k)
     }
 }
 
-static void write_event(out_t *o, const rec_thread *t, const rec_event *e, int pid, int64_t *extid, int *first)
+static void write_event(out_t *o, const rec_thread *t, const rec_event *e, int pid, int64_t extid, int *first)
 {
     int64_t ts = e->ts - g.base_mono;
     emit(o, "%s\n  {", *first ? "" : ",");
@@ -146,7 +146,7 @@ static void write_event(out_t *o, const rec_thread *t, const rec_event *e, int p
         us(o, ts);
         emit(o, ",\"dur\":");
         us(o, dur);
-        emit(o, ",\"args\":{\"External id\":%" PRId64, ++*extid);
+        emit(o, ",\"args\":{\"External id\":%" PRId64, extid);
         if (open) emit(o, ",\"trainprof truncated\":1");
         if (e->ninputs) {
             emit(o, ",\"Input Dims\":[");
@@ -194,6 +194,114 @@ static void write_event(out_t *o, const rec_thread *t, const rec_event *e, int p
     }
 }
 
+/* ---- GPU activity (TPROF_CUDA builds) -------------------------------------- */
+
+/* The External id of the innermost range of thread TID holding [a, b]: the
+ * range a runtime call (and so its kernels) ran under. 0 when none. */
+static int64_t range_at(long tid, int64_t a, int64_t b)
+{
+    int64_t base = 0;
+    for (rec_thread *t = g.threads; t; t = t->next) {
+        size_t n = atomic_load_explicit(&t->n, memory_order_acquire);
+        if (t->tid == tid) {
+            size_t lo = 0, hi = n; /* events are in time order: the last one starting at or before A */
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (t->ev[mid].ts <= a)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (size_t i = lo, k = 0; i-- > 0 && k < 4096; k++) {
+                const rec_event *e = &t->ev[i];
+                if (e->kind > EV_STEP) continue;
+                int64_t d = atomic_load_explicit(&e->dur, memory_order_relaxed);
+                if (d < 0 || e->ts + d >= b) return base + (int64_t)i + 1;
+            }
+            return 0;
+        }
+        base += (int64_t)n;
+    }
+    return 0;
+}
+
+typedef struct {
+    uint32_t corr;
+    int64_t ext;
+} corr_ext;
+
+static int by_corr(const void *a, const void *b)
+{
+    const corr_ext *x = a, *y = b;
+    return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+static void write_gpu(out_t *o, int pid)
+{
+    size_t n;
+    const rec_gpu *ge = tprof__gpu_events(&n);
+    if (!n) return;
+    corr_ext *map = malloc(n * sizeof *map);
+    size_t nm = 0;
+    uint32_t seen_dev = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rec_gpu *e = &ge[i];
+        if (e->start < g.window_start || e->start > g.window_end) continue;
+        if (e->kind == 4) {
+            int64_t ext = range_at((long)e->thread, e->start, e->end);
+            if (map) map[nm++] = (corr_ext){ e->correlation, ext };
+            emit(o, ",\n  {\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":");
+            jstr(o, e->name);
+            emit(o, ",\"pid\":%d,\"tid\":%u,\"ts\":", pid, e->thread);
+            us(o, e->start - g.base_mono);
+            emit(o, ",\"dur\":");
+            us(o, e->end - e->start);
+            emit(o, ",\"args\":{\"cbid\":%u,\"correlation\":%u,\"External id\":%" PRId64 "}}", e->cbid,
+                 e->correlation, ext);
+            emit(o, ",\n  {\"ph\":\"s\",\"id\":%u,\"pid\":%d,\"tid\":%u,\"ts\":", e->correlation, pid, e->thread);
+            us(o, e->start - g.base_mono);
+            emit(o, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+        }
+    }
+    if (map) qsort(map, nm, sizeof *map, by_corr);
+    for (size_t i = 0; i < n; i++) {
+        const rec_gpu *e = &ge[i];
+        if (e->kind == 4 || e->start < g.window_start || e->start > g.window_end) continue;
+        if (e->device < 32) seen_dev |= 1u << e->device;
+        corr_ext key = { e->correlation, 0 }, *hit = map ? bsearch(&key, map, nm, sizeof *map, by_corr) : NULL;
+        int64_t ext = hit ? hit->ext : 0;
+        emit(o, ",\n  {\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
+             e->kind == 1 ? "kernel" : e->kind == 2 ? "gpu_memcpy" : "gpu_memset");
+        if (e->kind == 1) {
+            jstr(o, e->name);
+        } else if (e->kind == 2) {
+            emit(o, "\"Memcpy %s\"", tprof__gpu_memcpy_kind(e->copy_kind));
+        } else {
+            emit(o, "\"Memset (Device)\"");
+        }
+        emit(o, ",\"pid\":%u,\"tid\":%u,\"ts\":", e->device, e->stream);
+        us(o, e->start - g.base_mono);
+        emit(o, ",\"dur\":");
+        us(o, e->end - e->start);
+        emit(o, ",\"args\":{\"device\":%u,\"stream\":%u,\"correlation\":%u,\"External id\":%" PRId64, e->device,
+             e->stream, e->correlation, ext);
+        if (e->kind == 1)
+            emit(o, ",\"registers per thread\":%u,\"shared memory\":%d,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", e->regs,
+                 e->smem, e->grid[0], e->grid[1], e->grid[2], e->block[0], e->block[1], e->block[2]);
+        else
+            emit(o, ",\"bytes\":%" PRId64 ",\"memory bandwidth (GB/s)\":%.3f", e->bytes,
+                 e->end > e->start ? (double)e->bytes / (double)(e->end - e->start) : 0.0);
+        emit(o, "}}");
+        emit(o, ",\n  {\"ph\":\"f\",\"id\":%u,\"pid\":%u,\"tid\":%u,\"ts\":", e->correlation, e->device, e->stream);
+        us(o, e->start - g.base_mono);
+        emit(o, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+    }
+    for (uint32_t d = 0; d < 32; d++)
+        if (seen_dev & (1u << d))
+            emit(o, ",\n  {\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":\"GPU %u\"}}", d, d);
+    free(map);
+}
+
 int tprof__write_trace(char *errbuf, size_t errlen)
 {
     g.window_end = tprof__now_ns();
@@ -216,7 +324,17 @@ int tprof__write_trace(char *errbuf, size_t errlen)
     uint64_t dropped = g.lost;
     for (rec_thread *t = g.threads; t; t = t->next) dropped += atomic_load(&t->dropped);
     int pid = (int)getpid();
-    emit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+    tprof__gpu_flush(); /* the activity buffers CUPTI still holds */
+    emit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
+    size_t ndev;
+    const rec_gpu_device *dev = tprof__gpu_devices(&ndev);
+    for (size_t i = 0; i < ndev; i++) {
+        emit(o, "%s\n    {\"id\": %u, \"name\": ", i ? "," : "", dev[i].id);
+        jstr(o, dev[i].name);
+        emit(o, ", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %u, \"computeMinor\": %u, \"numSms\": %u}",
+             dev[i].mem, dev[i].cc_major, dev[i].cc_minor, dev[i].sms);
+    }
+    emit(o, "%s],\n", ndev ? "\n  " : "");
     emit(o, "  \"distributedInfo\": {\"backend\": \"%s\", \"rank\": %d, \"world_size\": %d},\n",
          g.world > 1 ? "mpi" : "none", g.rank, g.world);
     emit(o, "  \"record_shapes\": %d,\n  \"profile_memory\": %d,\n  \"with_stack\": %d,\n  \"with_modules\": %d,\n",
@@ -224,7 +342,7 @@ int tprof__write_trace(char *errbuf, size_t errlen)
     emit(o, "  \"trainprof_dropped_events\": %" PRIu64 ",\n", dropped);
     emit(o, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %" PRId64 ",\n  \"traceEvents\": [", g.base_wall);
     int first = 1;
-    int64_t extid = 0;
+    int64_t extbase = 0;
     emit(o, "\n  {\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", pid);
     jstr(o, program_invocation_short_name);
     emit(o, "}},\n  {\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%d,\"tid\":0,\"args\":{\"labels\":\"CPU\"}}", pid);
@@ -243,9 +361,11 @@ int tprof__write_trace(char *errbuf, size_t errlen)
         for (size_t i = 0; i < n && !o->rc; i++) {
             const rec_event *e = &t->ev[i];
             if (e->ts < g.window_start || e->ts > g.window_end) continue; /* warm-up, or after the window */
-            write_event(o, t, e, pid, &extid, &first);
+            write_event(o, t, e, pid, extbase + (int64_t)i + 1, &first);
         }
+        extbase += (int64_t)n;
     }
+    write_gpu(o, pid);
     if (dropped) {
         emit(o, ",\n  {\"ph\":\"i\",\"s\":\"g\",\"cat\":\"trainprof\",\"name\":\"trainprof: events dropped\",\"pid\":%d,"
                 "\"tid\":0,\"ts\":", pid);
