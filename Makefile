@@ -46,13 +46,14 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
-# The tests that run the parallel reader and the read-ahead thread.
+# The tests that run the parallel reader, the read-ahead thread and the
+# recording library's per-thread buffers.
 test-tsan: deps
 	@CC=clang cmake -S . -B $(TSAN_BUILD) -DTPROF_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_FLAGS="-fsanitize=thread" >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 TPROF_SANITIZED=1 \
-	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|unit_trace|unit_source'
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|unit_trace|unit_source|unit_record'
 
 test-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DTPROF_WERROR=ON -DTPROF_FUZZ=ON -DTPROF_TESTS=OFF >/dev/null

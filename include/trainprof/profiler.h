@@ -160,7 +160,7 @@ void tprof__range_cleanup(tprof_range *r);
 #ifndef __cplusplus
 /* Ends the range when the enclosing block exits (gcc/clang cleanup). */
 #define TPROF_RANGE(name) \
-    __attribute__((cleanup(tprof__range_cleanup))) tprof_range TPROF__CAT(tprof__r_, __LINE__) = tprof_range_begin(name)
+    __attribute__((cleanup(tprof__range_cleanup), unused)) tprof_range TPROF__CAT(tprof__r_, __LINE__) = tprof_range_begin(name)
 #endif
 
 /* ---- step meter line ---------------------------------------------------- */

@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -204,5 +205,46 @@ for lib in (LIB, SO):
     check("tprof_range_begin" in defined and "tprof_meter_step" in defined, f"{lib} has the recording API and the meter")
 p = subprocess.run(["nm", TINY], capture_output=True, text=True)
 check("tprof_trace_read" not in p.stdout and "tprof_kernels" not in p.stdout, "tiny_gpt links no analysis code")
+
+# 8. C++: the header compiles as C++ and TPROF_RANGE is an RAII object there
+cxx = shutil.which("g++") or shutil.which("clang++")
+if os.environ.get("TPROF_SANITIZED"):
+    print("the C++ check is skipped in sanitized builds (the library needs the sanitizer runtime)")
+elif cxx and os.path.exists(LIB):
+    src = os.path.join(tmp, "raii.cpp")
+    with open(src, "w") as f:
+        f.write("""#include "trainprof/profiler.h"
+#include <cstdio>
+int main() {
+    tprof_profile_config c; tprof_config_default(&c);
+    c.enable = true; c.with_stack = false; c.profile_memory = false;
+    std::snprintf(c.trace_dir, sizeof c.trace_dir, "%s", TDIR);
+    if (tprof_profiler_start(&c, nullptr, 0)) return 1;
+    tprof_step_begin(1);
+    for (int i = 0; i < 3; i++) { TPROF_RANGE("cxx_scope"); }
+    tprof_step_end(1);
+    tprof_profiler_stop();
+    std::puts(tprof_profiler_trace_path());
+}
+""")
+    exe = os.path.join(tmp, "raii")
+    inc = [os.path.join(SRC, "include")]
+    pc = subprocess.run(["pkg-config", "--libs", "yaml-0.1", "libzstd", "zlib"], capture_output=True, text=True)
+    libs = pc.stdout.split() if pc.returncode == 0 else ["-lyaml", "-lzstd", "-lz"]
+    isal = ["-lisal"] if subprocess.run(["nm", LIB], capture_output=True, text=True).stdout.find(" U isal_") >= 0 else []
+    p = subprocess.run([cxx, "-std=c++17", "-Wall", "-Werror", "-I" + inc[0], "-DTDIR=\"" + os.path.join(tmp, "cxx") + "\"",
+                        src, "-o", exe, LIB] + isal + libs + ["-lpthread", "-ldl", "-lm"], capture_output=True, text=True)
+    check(p.returncode == 0, f"C++ compile: {p.stderr}")
+    if p.returncode == 0:
+        q = subprocess.run([exe], capture_output=True, text=True, env=dict(os.environ, TPROF_QUIET="1"))
+        check(q.returncode == 0, f"C++ program: {q.stderr}")
+        path = q.stdout.strip()
+        if q.returncode == 0 and path:
+            with gzip.open(path, "rb") as f:
+                doc = json.load(f)
+            n = sum(1 for e in doc["traceEvents"] if e.get("name") == "cxx_scope")
+            check(n == 3, f"3 RAII ranges, got {n}")
+else:
+    print("no C++ compiler: the C++ check is skipped")
 
 finish("recording: names, trace, snapshot, window, resume, ranks, errors, SIGTERM, link set")

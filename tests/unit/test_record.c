@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,46 @@ static void test_rank0_only(void **state)
     assert_int_equal(tprof_profiler_start(&c, err, sizeof err), TPROF_EUSAGE);
 }
 
+static void *thread_work(void *arg)
+{
+    (void)arg;
+    tprof_thread_name("worker");
+    for (int k = 0; k < 1000; k++) {
+        TPROF_RANGE("threaded");
+        tprof_counter("k", k);
+    }
+    return NULL;
+}
+
+/* Threads register their own buffers on their first event and record
+ * without locks; every event of every thread is in the trace. */
+static void test_threads(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    tprof_config_default(&c);
+    c.enable = true;
+    c.with_stack = false;
+    c.profile_memory = false;
+    snprintf(c.trace_dir, sizeof c.trace_dir, "%s/t", tmpdir);
+    tprof_profiler_set_rank(0, 1);
+    assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+    tprof_step_begin(1);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) assert_int_equal(pthread_create(&th[i], NULL, thread_work, NULL), 0);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    tprof_step_end(1);
+    assert_int_equal(tprof_profiler_dropped(), 0);
+    tprof_profiler_stop();
+    char name[600];
+    assert_int_equal(files("t", ".pt.trace.json.gz", name, sizeof name), 1);
+    char *doc = gunzip(name);
+    assert_int_equal(count(doc, "\"name\":\"threaded\""), 4000);
+    assert_int_equal(count(doc, "\"ph\":\"C\""), 4000);
+    assert_int_equal(count(doc, "\"args\":{\"name\":\"worker\"}"), 4);
+    free(doc);
+}
+
 static void test_step_line(void **state)
 {
     (void)state;
@@ -438,7 +479,8 @@ int main(void)
         cmocka_unit_test(test_yaml),           cmocka_unit_test(test_yaml_errors),
         cmocka_unit_test(test_schedule_table), cmocka_unit_test(test_window_and_names),
         cmocka_unit_test(test_resume),         cmocka_unit_test(test_buffer_limit),
-        cmocka_unit_test(test_rank0_only),     cmocka_unit_test(test_step_line),
+        cmocka_unit_test(test_rank0_only),     cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_step_line),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
