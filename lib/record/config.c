@@ -326,9 +326,14 @@ int tprof_config_from_args(tprof_profile_config *c, int *argc, char **argv, tpro
     /* the file first: flags override it wherever they stand */
     for (int i = 1; i < n; i++) {
         if (strcmp(argv[i], "--") == 0) break;
-        if (argv[i][0] == '-') continue;
-        if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] == '-' && !strchr(argv[i - 1], '=')) continue;
-        if (is_yaml(argv[i])) {
+        if (argv[i][0] == '-' || !is_yaml(argv[i])) continue;
+        /* a *.yaml is the file unless it is the value of a non-boolean profile flag */
+        const char *prev = argv[i - 1];
+        if (i > 1 && strncmp(prev, "--" PFX, 2 + strlen(PFX)) == 0 && !strchr(prev, '=')) {
+            const field *f = find_field(prev + 2 + strlen(PFX));
+            if (f && f->kind != K_BOOL) continue;
+        }
+        {
             if ((rc = tprof_config_load_yaml(c, argv[i], other, ud, errbuf, errlen))) goto out;
             used[i] = 1;
             break;

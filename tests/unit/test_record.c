@@ -206,6 +206,10 @@ static void test_yaml(void **state)
     assert_int_equal(parse(&c, err, sizeof err, 1, path), 1);
     assert_int_equal(c.start_step, 3);
     assert_int_equal(parse(&c, err, sizeof err, 1, "conf.json"), 2);
+    /* after a bare boolean flag the file is still the file */
+    assert_int_equal(parse(&c, err, sizeof err, 2, "--train.profile.enable", path), 1);
+    assert_true(c.enable);
+    assert_int_equal(c.start_step, 3);
 }
 
 static void yaml_error(const char *text, const char *expect)
