@@ -60,8 +60,55 @@ void pk_int(pk_buf *b, int64_t v)
     put(b, x, 10);
 }
 
+/* Length of the valid UTF-8 sequence at S, or 0 (then the byte is replaced
+ * by U+FFFD: names come from the program, and traces and pickles must be
+ * valid UTF-8). S is NUL-terminated or long enough. */
+int tprof__utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 2 && s[0] < 0xC2) return 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
+    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || s[0] > 0xF4 || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
+    return n;
+}
+
 void pk_str_n(pk_buf *b, const char *s, size_t n)
 {
+    size_t bad = 0;
+    for (size_t i = 0; i < n;) {
+        int k = s[i] ? tprof__utf8_len((const unsigned char *)s + i) : 1;
+        if (!k || i + (size_t)k > n) {
+            bad++;
+            k = 1;
+        }
+        i += (size_t)k;
+    }
+    if (bad) { /* Python would refuse the whole pickle: replace the bad bytes */
+        char *t = malloc(n + 2 * bad + 1);
+        if (!t) {
+            b->err = 1;
+            return;
+        }
+        size_t m = 0;
+        for (size_t i = 0; i < n;) {
+            int k = s[i] ? tprof__utf8_len((const unsigned char *)s + i) : 1;
+            if (!k || i + (size_t)k > n) {
+                memcpy(t + m, "\xEF\xBF\xBD", 3);
+                m += 3;
+                i++;
+            } else {
+                memcpy(t + m, s + i, (size_t)k);
+                m += (size_t)k;
+                i += (size_t)k;
+            }
+        }
+        t[m] = 0; /* the validator may look one sequence ahead */
+        pk_str_n(b, t, m);
+        free(t);
+        return;
+    }
     /* BINUNICODE: 4-byte length, UTF-8 bytes */
     unsigned char x[5] = { 'X', (unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
                            (unsigned char)(n >> 24) };

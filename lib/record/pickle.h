@@ -30,4 +30,7 @@ void pk_str(pk_buf *b, const char *s);
 void pk_str_n(pk_buf *b, const char *s, size_t n);
 void pk_free(pk_buf *b);
 
+/* Length of the valid UTF-8 sequence at S (1-4), or 0 for an invalid byte. */
+int tprof__utf8_len(const unsigned char *s);
+
 #endif

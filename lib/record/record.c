@@ -569,19 +569,25 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
 
 bool tprof_profiler_active(void) { return g.started && g.records; }
 
+/* The step calls take the lock (once per step, not the hot path): the signal
+ * watcher reads the window and sets `written` under it. */
 int tprof_step_begin(int64_t s)
 {
-    if (!g.started || !g.records || g.written) return 0;
+    if (!g.started || !g.records) return 0;
     tprof_step_action a = tprof_schedule_action(&g.cfg, s);
     if (a == TPROF_STEP_NONE) return 0;
-    if (a != TPROF_STEP_WARMUP && !g.window_started) {
+    pthread_mutex_lock(&g.lock);
+    int written = g.written;
+    if (!written && a != TPROF_STEP_WARMUP && !g.window_started) {
         /* what the warm-up recorded is before this and is not written */
         g.window_start = tprof__now_ns();
         g.window_started = 1;
     }
+    pthread_mutex_unlock(&g.lock);
+    if (written) return 0;
     atomic_store_explicit(&g.on, 1, memory_order_release);
     if (a != TPROF_STEP_WARMUP) {
-        g.step_tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1);
+        g.step_tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1); /* may register this thread: outside the lock */
         g.step_open = s;
     }
     return 0;
@@ -589,18 +595,21 @@ int tprof_step_begin(int64_t s)
 
 int tprof_step_end(int64_t s)
 {
-    if (!g.started || !g.records || g.written) return 0;
+    if (!g.started || !g.records) return 0;
     if (g.step_open == s) {
         tprof_range_end(g.step_tok);
         g.step_tok = 0;
         g.step_open = -1;
     }
-    if (tprof_schedule_action(&g.cfg, s) != TPROF_STEP_RECORD_SAVE || !g.window_started) return 0;
-    atomic_store_explicit(&g.on, 0, memory_order_release);
+    if (tprof_schedule_action(&g.cfg, s) != TPROF_STEP_RECORD_SAVE) return 0;
     char eb[512];
+    int rc = 0;
     pthread_mutex_lock(&g.lock);
-    int rc = g.written ? 0 : tprof__write_trace(eb, sizeof eb);
-    g.written = 1;
+    if (!g.written && g.window_started) {
+        atomic_store_explicit(&g.on, 0, memory_order_release);
+        rc = tprof__write_trace(eb, sizeof eb);
+        g.written = 1;
+    }
     pthread_mutex_unlock(&g.lock);
     if (rc) tprof__log("%s", eb);
     return rc;

@@ -60,8 +60,18 @@ static void jstr(out_t *o, const char *s)
             o->buf[o->n++] = (char)c;
         } else if (c < 0x20) {
             o->n += (size_t)snprintf(o->buf + o->n, 8, "\\u%04x", c);
-        } else {
+        } else if (c < 0x80) {
             o->buf[o->n++] = (char)c;
+        } else {
+            int k = tprof__utf8_len((const unsigned char *)s); /* 0: replaced by U+FFFD */
+            if (k) {
+                memcpy(o->buf + o->n, s, (size_t)k);
+                o->n += (size_t)k;
+                s += k - 1;
+            } else {
+                memcpy(o->buf + o->n, "\xEF\xBF\xBD", 3);
+                o->n += 3;
+            }
         }
     }
     o->buf[o->n++] = '"';

@@ -456,6 +456,31 @@ static void test_threads(void **state)
     free(doc);
 }
 
+/* Names are the program's bytes; the trace must stay valid UTF-8. */
+static void test_utf8_names(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    tprof_config_default(&c);
+    c.enable = true;
+    c.with_stack = false;
+    c.profile_memory = false;
+    snprintf(c.trace_dir, sizeof c.trace_dir, "%s/u", tmpdir);
+    tprof_profiler_set_rank(0, 1);
+    assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+    tprof_step_begin(1);
+    tprof_range_end(tprof_range_begin("caf\xc3\xa9 \"q\" \xff\xfe end\xe2\x82"));
+    tprof_instant("tab\there");
+    tprof_step_end(1);
+    tprof_profiler_stop();
+    char name[600];
+    assert_int_equal(files("u", ".pt.trace.json.gz", name, sizeof name), 1);
+    char *doc = gunzip(name);
+    assert_non_null(strstr(doc, "\"name\":\"caf\xc3\xa9 \\\"q\\\" \xef\xbf\xbd\xef\xbf\xbd end\xef\xbf\xbd\xef\xbf\xbd\""));
+    assert_non_null(strstr(doc, "\"name\":\"tab\\u0009here\""));
+    free(doc);
+}
+
 static void test_step_line(void **state)
 {
     (void)state;
@@ -484,7 +509,7 @@ int main(void)
         cmocka_unit_test(test_schedule_table), cmocka_unit_test(test_window_and_names),
         cmocka_unit_test(test_resume),         cmocka_unit_test(test_buffer_limit),
         cmocka_unit_test(test_rank0_only),     cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_step_line),
+        cmocka_unit_test(test_utf8_names),     cmocka_unit_test(test_step_line),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
