@@ -252,7 +252,8 @@ int main() {
     libs = pc.stdout.split() if pc.returncode == 0 else ["-lyaml", "-lzstd", "-lz"]
     isal = ["-lisal"] if subprocess.run(["nm", LIB], capture_output=True, text=True).stdout.find(" U isal_") >= 0 else []
     p = subprocess.run([cxx, "-std=c++17", "-Wall", "-Werror", "-I" + inc[0], "-DTDIR=\"" + os.path.join(tmp, "cxx") + "\"",
-                        src, "-o", exe, LIB] + isal + libs + ["-lpthread", "-ldl", "-lm"], capture_output=True, text=True)
+                        src, "-o", exe, LIB] + isal + libs + os.environ.get("RECORD_EXTRA_LIBS", "").split()
+                       + ["-lpthread", "-ldl", "-lm"], capture_output=True, text=True)
     check(p.returncode == 0, f"C++ compile: {p.stderr}")
     if p.returncode == 0:
         q = subprocess.run([exe], capture_output=True, text=True, env=dict(os.environ, TPROF_QUIET="1"))
