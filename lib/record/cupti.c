@@ -137,6 +137,8 @@ int tprof__gpu_start(void)
 {
     if (on) return 0;
     if (cuptiActivityRegisterTimestampCallback(stamp) != CUPTI_SUCCESS) return -1;
+    /* the launching thread as the kernel's gettid(), the id CPU events carry */
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (cuptiActivityRegisterCallbacks(buf_request, buf_complete) != CUPTI_SUCCESS) return -1;
     static const CUpti_ActivityKind kinds[] = { CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                                 CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
