@@ -47,7 +47,7 @@ typedef struct {
     bool rank0_only;       /* true: only global rank 0 records */
     /* trainprof's own keys, also accepted in the profile block */
     char prefix[64];       /* "trainprof": file names are PREFIX_rank{R}_{unix seconds}.* */
-    int64_t max_events;    /* 262144: events kept per thread (about 64 B each); beyond, counted as dropped */
+    int64_t max_events;    /* 262144: events kept per thread (72 bytes each); beyond, counted as dropped */
 } tprof_profile_config;
 
 void tprof_config_default(tprof_profile_config *c);

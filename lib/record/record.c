@@ -17,6 +17,8 @@
 rec_state tprof__g = { .lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1 };
 #define g tprof__g
 
+_Static_assert(sizeof(rec_event) == 72, "docs/RECORDING.md and profiler.h state 72 bytes per event");
+
 static _Thread_local rec_thread *tl;
 static _Thread_local unsigned tl_gen;
 static _Thread_local char tl_name[64];
