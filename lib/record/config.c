@@ -216,7 +216,7 @@ int tprof_config_load_yaml(tprof_profile_config *c, const char *path, tprof_conf
         int mapping;
         char *key; /* NULL while a key is expected */
     } st[MAXDEPTH];
-    int depth = 0, rc = 0, done = 0, skip = 0; /* skip: nesting inside an ignored sequence/alias */
+    int depth = 0, rc = 0, done = 0, skip = 0, ndocs = 0; /* skip: nesting inside an ignored sequence/alias */
     char dotted[1024];
     while (!done && !rc) {
         yaml_event_t ev;
@@ -244,6 +244,14 @@ int tprof_config_load_yaml(tprof_profile_config *c, const char *path, tprof_conf
         int is_profile_value = !inkey && !in_seq && strncmp(dotted, PFX, strlen(PFX)) == 0;
         switch (ev.type) {
         case YAML_STREAM_END_EVENT: done = 1; break;
+        case YAML_DOCUMENT_START_EVENT:
+            /* as yaml.safe_load: one document */
+            if (++ndocs > 1) {
+                char line[32];
+                snprintf(line, sizeof line, "%zu", ev.start_mark.line + 1);
+                rc = err(errbuf, errlen, "%s: line %s: expected a single YAML document", path, line);
+            }
+            break;
         case YAML_SCALAR_EVENT:
             if (inkey && !skip) {
                 st[depth - 1].key = strdup((const char *)ev.data.scalar.value);

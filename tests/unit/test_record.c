@@ -241,6 +241,7 @@ static void test_yaml_errors(void **state)
     yaml_error("train:\n  profile:\n    start_step: 5\n    end_step: 3\n", "must be greater than start_step");
     yaml_error("train:\n  profile:\n    start_step: 0\n", "must be >= 1");
     yaml_error("a: b: c\n", "line 1");
+    yaml_error("a: 1\n---\nb: 2\n", "line 2: expected a single YAML document");
     char err[256];
     tprof_profile_config c;
     assert_int_equal(tprof_config_load_yaml(&c, "/nonexistent/x.yaml", NULL, NULL, err, sizeof err), TPROF_EIO);
