@@ -57,7 +57,7 @@ test-tsan: deps
 
 test-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DTPROF_WERROR=ON -DTPROF_FUZZ=ON -DTPROF_TESTS=OFF >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_json fuzz_trace fuzz_merge
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_json fuzz_trace fuzz_merge fuzz_config
 	tests/fuzz/run.sh $(FUZZ_BUILD) 30
 
 bench: build

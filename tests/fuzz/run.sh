@@ -36,7 +36,12 @@ mkdir -p "$work/merge"
 for f in seed0 seed4 seed5; do
   { printf '\x21'; cat "$work/trace/$f"; printf '\xff'; sed 's/"rank":[ ]*[01]/"rank": 1/' "$work/trace/$f"; } > "$work/merge/$f"
 done
-for t in fuzz_json fuzz_trace fuzz_merge; do
+# config: YAML files and command lines (NUL-separated)
+mkdir -p "$work/config"
+cp "$here/../../configs/tiny.yaml" "$work/config/seed0"
+printf 'train:\n  profile:\n    enable: yes\n    start_step: 3\n    end_step: 5\n    trace_dir: "/t"\n' > "$work/config/seed1"
+printf -- '--train.profile.enable\0--train.profile.start_step\0005\0x.yaml\0--train.profile.end_step=9\0--a.b\0c' > "$work/config/seed2"
+for t in fuzz_json fuzz_trace fuzz_merge fuzz_config; do
   corpus="$work/${t#fuzz_}"
   echo "fuzz: $t for ${secs}s"
   "$build/tests/fuzz/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
