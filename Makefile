@@ -19,14 +19,18 @@ build: deps
 	@cmake -S . -B $(BUILD) -DTPROF_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The demo: generated training traces of 2 ranks, then what trainprof sees in them.
+# The demo: the tiny trainer (examples/tiny_gpt) records steps 2-3 of a
+# 5-step run through the recording library, then trainprof reads what it
+# wrote; then generated GPU traces of 2 ranks, and what trainprof sees in them.
 run: build
-	@mkdir -p $(DEMO_DIR)
+	@rm -rf $(DEMO_DIR)/trace && mkdir -p $(DEMO_DIR)
+	$(BUILD)/examples/tiny_gpt configs/tiny.yaml --train.max_steps=5 --train.profile.enable \
+	  --train.profile.start_step=2 --train.profile.end_step=4 --train.profile.trace_dir=$(DEMO_DIR)/trace
+	$(BUILD)/trainprof info $(DEMO_DIR)/trace/*.pt.trace.json.gz
+	$(BUILD)/trainprof summary $(DEMO_DIR)/trace/*.pt.trace.json.gz
 	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 0 --world 2 --seed 1 -o $(DEMO_DIR)/demo_rank0.pt.trace.json
 	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 1 --world 2 --seed 2 -o $(DEMO_DIR)/demo_rank1.pt.trace.json
 	@gzip -1 -f $(DEMO_DIR)/demo_rank1.pt.trace.json
-	$(BUILD)/trainprof info $(DEMO_DIR)/demo_rank0.pt.trace.json
-	$(BUILD)/trainprof summary $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
 
 # Every test: the normal build, the ASan+UBSan build, the threaded reading
@@ -42,17 +46,18 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
-# The tests that run the parallel reader and the read-ahead thread.
+# The tests that run the parallel reader, the read-ahead thread and the
+# recording library's per-thread buffers.
 test-tsan: deps
 	@CC=clang cmake -S . -B $(TSAN_BUILD) -DTPROF_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_FLAGS="-fsanitize=thread" >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 TPROF_SANITIZED=1 \
-	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|unit_trace|unit_source'
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|unit_trace|unit_source|unit_record'
 
 test-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DTPROF_WERROR=ON -DTPROF_FUZZ=ON -DTPROF_TESTS=OFF >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle fuzz_config
 	tests/fuzz/run.sh $(FUZZ_BUILD) 30
 
 bench: build

@@ -8,6 +8,7 @@ packages=(
   gcc make cmake pkg-config         # build
   zlib1g-dev libzstd-dev            # gzip fallback, zstd
   libisal-dev isal                  # ISA-L fast gzip (library, igzip for benchmarks)
+  libyaml-dev                       # ProfileConfig YAML files (recording library)
   libcmocka-dev                     # unit tests
   clang libclang-rt-14-dev          # libFuzzer targets, sanitizers
   python3 gzip zstd                 # independent checks in tests, fixtures

@@ -73,7 +73,12 @@ open(f"{sys.argv[1]}/old", "wb").write(pickle.dumps(old, protocol=4))
 open(f"{sys.argv[1]}/list", "wb").write(pickle.dumps([seg], protocol=4))
 PY
 fi
-for t in fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle; do
+# config: YAML files and command lines (NUL-separated)
+mkdir -p "$work/config"
+cp "$here/../../configs/tiny.yaml" "$work/config/seed0"
+printf 'train:\n  profile:\n    enable: yes\n    start_step: 3\n    end_step: 5\n    trace_dir: "/t"\n' > "$work/config/seed1"
+printf -- '--train.profile.enable\0--train.profile.start_step\0005\0x.yaml\0--train.profile.end_step=9\0--a.b\0c' > "$work/config/seed2"
+for t in fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle fuzz_config; do
   corpus="$work/${t#fuzz_}"
   echo "fuzz: $t for ${secs}s"
   "$build/tests/fuzz/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \

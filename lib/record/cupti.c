@@ -1,0 +1,216 @@
+/* GPU activity through CUPTI's activity API: kernels, memcpys, memsets and
+ * the runtime calls that launched them (correlation ids), on the profiler's
+ * own clock. Built only with -DTPROF_CUDA=ON; otherwise the stubs at the end
+ * report "no GPU". At run time, a machine without a GPU or driver makes
+ * cuptiActivityEnable fail, and the profiler records the CPU side only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifdef TPROF_HAVE_CUPTI
+#include <cupti.h>
+#include <pthread.h>
+
+#define BUF_SIZE (8u << 20)
+
+static pthread_mutex_t gl = PTHREAD_MUTEX_INITIALIZER;
+static rec_gpu *ev;
+static size_t nev, cev;
+static rec_gpu_device dev[16];
+static size_t ndev;
+static int on;
+
+/* CUPTI timestamps on CLOCK_MONOTONIC, the CPU events' clock. */
+static uint64_t CUPTIAPI stamp(void) { return (uint64_t)tprof__now_ns(); }
+
+static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(8, BUF_SIZE);
+    *size = *buffer ? BUF_SIZE : 0;
+    *max_records = 0;
+}
+
+static rec_gpu *push(void)
+{
+    if (nev == cev) {
+        size_t c = cev ? cev * 2 : 4096;
+        rec_gpu *p = realloc(ev, c * sizeof *p);
+        if (!p) return NULL;
+        ev = p;
+        cev = c;
+    }
+    rec_gpu *e = &ev[nev++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    (void)ctx;
+    (void)stream;
+    (void)size;
+    CUpti_Activity *r = NULL;
+    pthread_mutex_lock(&gl);
+    while (valid && cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+        rec_gpu *e;
+        switch (r->kind) {
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        case CUPTI_ACTIVITY_KIND_KERNEL: {
+            const CUpti_ActivityKernel10 *k = (const void *)r;
+            if (!(e = push())) break;
+            e->kind = 1;
+            e->start = (int64_t)k->start;
+            e->end = (int64_t)k->end;
+            e->device = k->deviceId;
+            e->stream = k->streamId;
+            e->correlation = k->correlationId;
+            e->grid[0] = k->gridX, e->grid[1] = k->gridY, e->grid[2] = k->gridZ;
+            e->block[0] = k->blockX, e->block[1] = k->blockY, e->block[2] = k->blockZ;
+            e->regs = k->registersPerThread;
+            e->smem = k->staticSharedMemory + k->dynamicSharedMemory;
+            e->name = strdup(k->name ? k->name : "kernel");
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+            const CUpti_ActivityMemcpy6 *m = (const void *)r;
+            if (!(e = push())) break;
+            e->kind = 2;
+            e->start = (int64_t)m->start;
+            e->end = (int64_t)m->end;
+            e->device = m->deviceId;
+            e->stream = m->streamId;
+            e->correlation = m->correlationId;
+            e->bytes = (int64_t)m->bytes;
+            e->copy_kind = m->copyKind;
+            e->src_kind = m->srcKind;
+            e->dst_kind = m->dstKind;
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+            const CUpti_ActivityMemset4 *m = (const void *)r;
+            if (!(e = push())) break;
+            e->kind = 3;
+            e->start = (int64_t)m->start;
+            e->end = (int64_t)m->end;
+            e->device = m->deviceId;
+            e->stream = m->streamId;
+            e->correlation = m->correlationId;
+            e->bytes = (int64_t)m->bytes;
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_RUNTIME: {
+            const CUpti_ActivityAPI *a = (const void *)r;
+            const char *nm = NULL;
+            if (!(e = push())) break;
+            e->kind = 4;
+            e->start = (int64_t)a->start;
+            e->end = (int64_t)a->end;
+            e->thread = a->threadId;
+            e->correlation = a->correlationId;
+            e->cbid = a->cbid;
+            cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &nm);
+            e->name = strdup(nm ? nm : "cudaRuntime");
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_DEVICE: {
+            const CUpti_ActivityDevice5 *d = (const void *)r;
+            if (ndev < sizeof dev / sizeof dev[0]) {
+                rec_gpu_device *x = &dev[ndev++];
+                x->id = d->id;
+                x->cc_major = d->computeCapabilityMajor;
+                x->cc_minor = d->computeCapabilityMinor;
+                x->sms = d->numMultiprocessors;
+                x->mem = d->globalMemorySize;
+                snprintf(x->name, sizeof x->name, "%s", d->name ? d->name : "");
+            }
+            break;
+        }
+        default: break;
+        }
+    }
+    pthread_mutex_unlock(&gl);
+    free(buffer);
+}
+
+int tprof__gpu_start(void)
+{
+    if (on) return 0;
+    if (cuptiActivityRegisterTimestampCallback(stamp) != CUPTI_SUCCESS) return -1;
+    /* the launching thread as the kernel's gettid(), the id CPU events carry */
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (cuptiActivityRegisterCallbacks(buf_request, buf_complete) != CUPTI_SUCCESS) return -1;
+    static const CUpti_ActivityKind kinds[] = { CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                                CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                                                CUPTI_ACTIVITY_KIND_RUNTIME };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS) {
+            for (size_t j = 0; j < i; j++) cuptiActivityDisable(kinds[j]);
+            return -1; /* no driver or no GPU: the CPU side only */
+        }
+    on = 1;
+    return 0;
+}
+
+void tprof__gpu_flush(void)
+{
+    if (on) cuptiActivityFlushAll(1);
+}
+
+void tprof__gpu_stop(void)
+{
+    if (!on) return;
+    cuptiActivityFlushAll(1);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    pthread_mutex_lock(&gl);
+    for (size_t i = 0; i < nev; i++) free(ev[i].name);
+    free(ev);
+    ev = NULL;
+    nev = cev = 0;
+    ndev = 0;
+    pthread_mutex_unlock(&gl);
+    on = 0;
+}
+
+/* Called by the writer after tprof__gpu_flush, under the profiler's lock. */
+const rec_gpu *tprof__gpu_events(size_t *n)
+{
+    *n = nev;
+    return ev;
+}
+
+const rec_gpu_device *tprof__gpu_devices(size_t *n)
+{
+    *n = ndev;
+    return dev;
+}
+
+#else /* no CUDA build */
+
+int tprof__gpu_start(void) { return -1; }
+void tprof__gpu_flush(void) {}
+void tprof__gpu_stop(void) {}
+const rec_gpu *tprof__gpu_events(size_t *n)
+{
+    *n = 0;
+    return NULL;
+}
+const rec_gpu_device *tprof__gpu_devices(size_t *n)
+{
+    *n = 0;
+    return NULL;
+}
+
+#endif
+
+const char *tprof__gpu_memcpy_kind(int kind)
+{
+    /* CUpti_ActivityMemcpyKind, as Kineto names them */
+    static const char *const names[] = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
+                                         "HtoH", "PtoP" };
+    return kind >= 0 && kind < (int)(sizeof names / sizeof names[0]) ? names[kind] : "Unknown";
+}
