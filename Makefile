@@ -28,10 +28,13 @@ run: build
 	  --train.profile.start_step=2 --train.profile.end_step=4 --train.profile.trace_dir=$(DEMO_DIR)/trace
 	$(BUILD)/trainprof info $(DEMO_DIR)/trace/*.pt.trace.json.gz
 	$(BUILD)/trainprof summary $(DEMO_DIR)/trace/*.pt.trace.json.gz
+	$(BUILD)/trainprof mem $(DEMO_DIR)/trace/*.pkl
 	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 0 --world 2 --seed 1 -o $(DEMO_DIR)/demo_rank0.pt.trace.json
 	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 1 --world 2 --seed 2 -o $(DEMO_DIR)/demo_rank1.pt.trace.json
 	@gzip -1 -f $(DEMO_DIR)/demo_rank1.pt.trace.json
 	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
+	$(BUILD)/trainprof merge $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz \
+	  -o $(DEMO_DIR)/merged.pt.trace.json.gz
 
 # Every test: the normal build, the ASan+UBSan build, the threaded reading
 # under ThreadSanitizer, and a short fuzzing run.
