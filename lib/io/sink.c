@@ -1,5 +1,6 @@
 /* Compressed output through a temporary file renamed on commit. */
 #include "trainprof/sink.h"
+#include "avx.h"
 #include "trainprof/error.h"
 
 #include <errno.h>
@@ -106,7 +107,9 @@ static int encode(tprof_sink *s, int finish)
             for (;;) {
                 s->isal.next_out = s->out;
                 s->isal.avail_out = OUT_CAP;
-                if (isal_deflate(&s->isal) != COMP_OK) {
+                int dr = isal_deflate(&s->isal);
+                tprof_clear_upper_avx();
+                if (dr != COMP_OK) {
                     snprintf(s->err, sizeof s->err, "%s: gzip encoder failed", s->path);
                     return TPROF_EIO;
                 }

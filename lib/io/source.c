@@ -1,5 +1,6 @@
 /* Byte sources with magic-byte detection and streaming decompression. */
 #include "trainprof/source.h"
+#include "avx.h"
 #include "trainprof/error.h"
 
 #include <errno.h>
@@ -344,6 +345,7 @@ static ssize_t read_isal(tprof_source *s, uint8_t *buf, size_t cap)
         st->next_out = buf;
         st->avail_out = (uint32_t)cap;
         int ret = isal_inflate(st);
+        tprof_clear_upper_avx();
         size_t used = (s->in_len - s->in_pos) - st->avail_in;
         s->in_pos += used;
         __atomic_fetch_add(&s->bytes_in, (uint64_t)(used), __ATOMIC_RELAXED);

@@ -312,18 +312,6 @@ static void write_gpu(out_t *o, int pid)
     free(map);
 }
 
-/* ISA-L's deflate leaves the upper halves of the AVX registers dirty on this
- * thread; until they are cleared, every legacy-SSE instruction the program
- * runs next pays a transition penalty (tiny_gpt's steps took twice as long
- * after the trace was written). vzeroupper clears them; it only exists on CPUs
- * with AVX, where the penalty does. */
-static void clear_upper_avx(void)
-{
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (__builtin_cpu_supports("avx")) __asm__ volatile("vzeroupper" ::: "memory");
-#endif
-}
-
 int tprof__write_trace(char *errbuf, size_t errlen)
 {
     g.window_end = tprof__now_ns();
@@ -406,7 +394,6 @@ int tprof__write_trace(char *errbuf, size_t errlen)
         rc = tprof_sink_commit(o->s, errbuf, errlen);
     }
     free(o);
-    clear_upper_avx();
     if (rc) {
         g.trace_path[0] = 0;
         return rc;
