@@ -101,6 +101,16 @@ static int spaced(const char *p, size_t n, tprof_log_record *r)
     for (size_t i = 0; i < kl; i++)
         if (!(lg_keychar(p[i]) || lg_space(p[i]) || p[i] == '(' || p[i] == ')')) return 0;
     while (kl && lg_space(p[kl - 1])) kl--;
+    /* a word of digits is a value, not part of a key: "step 2 loss=2" is a step and a metric */
+    for (size_t i = 0; i < kl;) {
+        size_t w = i;
+        while (w < kl && !lg_space(p[w])) w++;
+        int digits = w > i;
+        for (size_t k = i; k < w; k++) digits &= isdigit((unsigned char)p[k]) != 0;
+        if (digits) return 0;
+        i = w;
+        while (i < kl && lg_space(p[i])) i++;
+    }
     size_t j = (size_t)(sep - p) + 1;
     while (j < n && lg_space(p[j])) j++;
     double v;

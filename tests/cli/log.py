@@ -306,6 +306,17 @@ rc, out, err = run([TRAINPROF, "log", "--format", "json", write("ok.log.gz", tex
 check(rc == 0 and json.loads(out)["files"][0]["metrics"][0]["count"] == 20000, f"gzip: rc {rc}")
 rc, out, err = run([TRAINPROF, "log", "--format", "json", "-"], stdin=text.encode())
 check(rc == 0 and json.loads(out)["files"][0]["metrics"][0]["max"] == 20000, f"stdin: rc {rc}")
+# malformed lines among good ones: skipped and counted, never fatal; a log
+# that stops in the middle of its last line keeps what that line holds
+mixed = "".join(f"step {s} loss={s / 10}\n" + ("{\"step\": oops\n" if s % 3 == 0 else "") +
+                ("|||| ???\n" if s % 5 == 0 else "") for s in range(1, 31))
+rc, out, err = run([TRAINPROF, "log", "--format", "json", write("mixed.log", mixed + "step 31 loss=3.1 | step_t")])
+check(rc == 0, f"malformed lines are not fatal: rc {rc} {err}")
+if rc == 0:
+    f0 = json.loads(out)["files"][0]
+    loss = [m for m in f0["metrics"] if m["name"] == "loss"][0]
+    check(loss["count"] == 31 and close(loss["max"], 3.1), f"every good line read, the cut one too: {loss}")
+    check(f0["lines_without_metric"] == 10 + 6, f"malformed lines counted: {f0['lines_without_metric']}")
 # binary garbage: counted, no crash, no metric -> 3
 rc, out, err = run([TRAINPROF, "log", write("bin.log", "".join(chr(rng.randrange(1, 0x2ff)) for _ in range(5000)))])
 check(rc in (0, 3), f"garbage: rc {rc}")
