@@ -51,6 +51,7 @@ typedef struct {
     tprof_progress_fn progress;
     void *progress_ctx;
     int generic_only;        /* re-serialize every event token by token (tests compare both paths) */
+    int threads;             /* inputs rewritten at once: 0 = one per core */
 } tprof_merge_opts;
 
 typedef enum {

@@ -6,9 +6,11 @@
 #include "trainprof/version.h"
 
 #include <libgen.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     tprof_sink *sink;
@@ -76,6 +78,59 @@ void tprof_merge_report_free(tprof_merge_report *r)
     free(r);
 }
 
+/* The second reads, on several threads: each takes the next input (in rank
+ * order) and writes its rewritten events into its own run set. */
+typedef struct {
+    const tprof_merge_opts *o;
+    merge_input *ins;
+    const size_t *order;
+    size_t n, next;
+    mbuf *metas;
+    pthread_mutex_t lock;
+    int rc, trunc;
+    char err[1024];
+} pool;
+
+typedef struct {
+    pool *p;
+    merge_runs *runs;
+} worker;
+
+static void *rewrite_worker(void *arg)
+{
+    worker *wk = arg;
+    pool *p = wk->p;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        size_t i = p->next;
+        while (i < p->n && !p->ins[p->order[i]].out->included) i++;
+        p->next = i + 1;
+        int stop = p->rc != 0 || i >= p->n;
+        pthread_mutex_unlock(&p->lock);
+        if (stop) return NULL;
+        char err[1024] = "";
+        int rc = merge_rewrite_input(p->o, &p->ins[p->order[i]], wk->runs, &p->metas[p->order[i]], err, sizeof err);
+        pthread_mutex_lock(&p->lock);
+        if (rc == TPROF_ETRUNC) p->trunc = 1;
+        else if (rc && !p->rc) {
+            p->rc = rc;
+            snprintf(p->err, sizeof p->err, "%s", err);
+        }
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+/* Threads for the second reads: one per core, at most one per input. */
+static size_t rewrite_threads(const tprof_merge_opts *o, const merge_input *ins, size_t n)
+{
+    size_t included = 0;
+    for (size_t i = 0; i < n; i++) included += ins[i].out->included != 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t t = o->threads > 0 ? (size_t)o->threads : cores > 0 ? (size_t)cores : 1;
+    if (t > included) t = included;
+    return t ? t : 1;
+}
+
 int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *errbuf, size_t errlen)
 {
     *report = NULL;
@@ -94,7 +149,8 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
     size_t *order = calloc(n, sizeof *order);
     mbuf *metas = calloc(n, sizeof *metas);
     char *outdir = strdup(o->output);
-    merge_runs *runs = NULL;
+    merge_runs **runs = NULL;
+    size_t nthreads = 0;
     tprof_sink *sink = NULL;
     mbuf tail = { 0 };
     int rc = 0, trunc = 0;
@@ -104,25 +160,51 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
     }
     rep->nranks = n;
     if ((rc = merge_plan(o, ins, order, rep, errbuf, errlen))) goto done;
-    if ((rc = merge_runs_new(&runs, o->mem_budget, o->tmp_dir ? o->tmp_dir : dirname(outdir)))) goto done;
-    for (size_t i = 0; i < n; i++) {
-        merge_input *in = &ins[order[i]];
-        if (!in->out->included) continue;
-        rc = merge_rewrite_input(o, in, runs, &metas[order[i]], errbuf, errlen);
-        if (rc == TPROF_ETRUNC) {
-            trunc = 1;
-            rc = 0;
-        }
-        if (rc) goto done;
-        rep->events_out += in->out->events_out;
+    /* the memory budget is shared by the threads */
+    nthreads = rewrite_threads(o, ins, n);
+    size_t budget = (o->mem_budget ? o->mem_budget : (size_t)256 << 20) / nthreads;
+    if (!(runs = calloc(nthreads, sizeof *runs))) {
+        rc = TPROF_ENOMEM;
+        goto done;
     }
+    for (size_t t = 0; t < nthreads; t++)
+        if ((rc = merge_runs_new(&runs[t], budget, o->tmp_dir ? o->tmp_dir : dirname(outdir)))) goto done;
+    {
+        pool p = { .o = o, .ins = ins, .order = order, .n = n, .metas = metas };
+        pthread_mutex_init(&p.lock, NULL);
+        worker *wk = calloc(nthreads, sizeof *wk);
+        pthread_t *tid = calloc(nthreads, sizeof *tid);
+        char *started = calloc(nthreads, 1);
+        if (wk && tid && started) {
+            for (size_t t = 0; t < nthreads; t++) wk[t] = (worker){ &p, runs[t] };
+            /* this thread is worker 0; a thread that cannot start leaves its share to the others */
+            for (size_t t = 1; t < nthreads; t++) started[t] = pthread_create(&tid[t], NULL, rewrite_worker, &wk[t]) == 0;
+            rewrite_worker(&wk[0]);
+            for (size_t t = 1; t < nthreads; t++)
+                if (started[t]) pthread_join(tid[t], NULL);
+        } else {
+            p.rc = TPROF_ENOMEM;
+        }
+        free(started);
+        free(wk);
+        free(tid);
+        pthread_mutex_destroy(&p.lock);
+        rc = p.rc;
+        trunc = p.trunc;
+        if (rc) {
+            snprintf(errbuf, errlen, "%s", p.err);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (ins[i].out->included) rep->events_out += ins[i].out->events_out;
     if ((rc = tprof_sink_open(&sink, o->output, tprof_compression_for_path(o->output), o->level, errbuf, errlen)))
         goto done;
     static const char head[] = "{\"traceEvents\":[\n";
     emitter em = { sink, 0 };
     if ((rc = tprof_sink_write(sink, head, sizeof head - 1))) goto sink_failed;
-    if ((rc = merge_runs_finish(runs, emit, &em))) {
-        if (merge_runs_errmsg(runs)[0]) snprintf(errbuf, errlen, "%s", merge_runs_errmsg(runs));
+    if ((rc = merge_runs_finish(runs, nthreads, emit, &em))) {
+        if (merge_runs_errmsg(runs[0])[0]) snprintf(errbuf, errlen, "%s", merge_runs_errmsg(runs[0]));
         goto sink_failed;
     }
     if ((rc = trailer(&tail, rep, ins, order, n, metas))) goto sink_failed;
@@ -133,7 +215,7 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
     if (rc) goto done;
     struct stat st;
     if (stat(o->output, &st) == 0) rep->file_bytes = (uint64_t)st.st_size;
-    rep->runs_spilled = merge_runs_spilled(runs);
+    for (size_t t = 0; t < nthreads; t++) rep->runs_spilled += merge_runs_spilled(runs[t]);
     goto done;
 sink_failed:
     if (!errbuf[0] && sink) snprintf(errbuf, errlen, "%s", tprof_sink_errmsg(sink));
@@ -154,7 +236,8 @@ done:
     free(order);
     free(outdir);
     free(tail.p);
-    merge_runs_free(runs);
+    for (size_t t = 0; runs && t < nthreads; t++) merge_runs_free(runs[t]);
+    free(runs);
     tprof_merge_report_free(rep);
     return rc;
 }

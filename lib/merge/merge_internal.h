@@ -61,12 +61,14 @@ int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof
 void merge_input_free(merge_input *in);
 
 /* Sorted runs of (key, input position, sequence, bytes), spilled to
- * temporary files beyond a memory budget, then merged in key order. */
+ * temporary files beyond a memory budget, then merged in key order. One
+ * run set per thread; the order does not depend on which thread read what. */
 typedef struct merge_runs merge_runs;
 int merge_runs_new(merge_runs **out, size_t budget, const char *tmp_dir);
 int merge_runs_add(merge_runs *r, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len);
 typedef int (*merge_emit_fn)(void *ctx, const char *data, size_t len);
-int merge_runs_finish(merge_runs *r, merge_emit_fn emit, void *ctx);
+/* Merges every run of the NR run sets (each filled by one thread) in key order. */
+int merge_runs_finish(merge_runs *const *rs, size_t nr, merge_emit_fn emit, void *ctx);
 uint64_t merge_runs_spilled(const merge_runs *r);
 const char *merge_runs_errmsg(const merge_runs *r);
 void merge_runs_free(merge_runs *r);

@@ -141,8 +141,9 @@ int merge_runs_add(merge_runs *r, int64_t key, uint32_t pos, uint64_t seq, const
 
 /* A cursor over one run: a spilled file, or the sorted records in memory. */
 typedef struct {
+    merge_runs *r; /* whose memory records (when f is NULL) */
     FILE *f;
-    size_t next; /* memory run: index of the next record */
+    size_t next;   /* memory run: index of the next record */
     disk_rec h;
     char *buf;
     size_t cap;
@@ -150,9 +151,10 @@ typedef struct {
 } cursor;
 
 /* Loads the cursor's next record; 1 when there is one, 0 at the end, <0 on error. */
-static int advance(merge_runs *r, cursor *c)
+static int advance(cursor *c)
 {
     if (!c->f) {
+        merge_runs *r = c->r;
         if (c->next >= r->nrec) return 0;
         const rec *e = &r->recs[c->next++];
         c->h = (disk_rec){ e->key, e->pos, e->len, e->seq };
@@ -192,30 +194,37 @@ static void sift_down(cursor **heap, size_t n, size_t i)
     }
 }
 
-int merge_runs_finish(merge_runs *r, merge_emit_fn emit, void *ctx)
+int merge_runs_finish(merge_runs *const *rs, size_t nr, merge_emit_fn emit, void *ctx)
 {
-    if (r->nrec) qsort(r->recs, r->nrec, sizeof *r->recs, cmp_rec);
-    size_t nc = r->nfiles + 1, n = 0;
+    size_t nc = 0, n = 0;
+    for (size_t k = 0; k < nr; k++) {
+        merge_runs *r = rs[k];
+        if (r->nrec) qsort(r->recs, r->nrec, sizeof *r->recs, cmp_rec);
+        nc += r->nfiles + 1;
+    }
     cursor *cs = calloc(nc, sizeof *cs);
     cursor **heap = calloc(nc, sizeof *heap);
     int rc = cs && heap ? 0 : TPROF_ENOMEM;
-    for (size_t i = 0; !rc && i < nc; i++) {
-        cs[i].f = i < r->nfiles ? r->files[i] : NULL;
-        int a = advance(r, &cs[i]);
-        if (a < 0) rc = a;
-        else if (a) heap[n++] = &cs[i];
-    }
+    for (size_t k = 0, c = 0; !rc && k < nr; k++)
+        for (size_t i = 0; !rc && i <= rs[k]->nfiles; i++, c++) {
+            cs[c].r = rs[k];
+            cs[c].f = i < rs[k]->nfiles ? rs[k]->files[i] : NULL;
+            int a = advance(&cs[c]);
+            if (a < 0) rc = a;
+            else if (a) heap[n++] = &cs[c];
+        }
     for (size_t i = n / 2; !rc && i-- > 0;) sift_down(heap, n, i);
     while (!rc && n) {
         cursor *c = heap[0];
         if ((rc = emit(ctx, c->data, c->h.len))) break;
-        int a = advance(r, c);
+        int a = advance(c);
         if (a < 0) rc = a;
         else if (!a) heap[0] = heap[--n];
         sift_down(heap, n, 0);
     }
-    if (rc == TPROF_EIO && !r->err[0])
-        snprintf(r->err, sizeof r->err, "%s: cannot read back a sorted run: %s", r->tmp_dir, strerror(errno));
+    if (rc == TPROF_EIO && nr && !rs[0]->err[0])
+        snprintf(rs[0]->err, sizeof rs[0]->err, "%s: cannot read back a sorted run: %s", rs[0]->tmp_dir,
+                 strerror(errno));
     for (size_t i = 0; cs && i < nc; i++) free(cs[i].buf);
     free(cs);
     free(heap);

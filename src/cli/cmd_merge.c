@@ -349,6 +349,7 @@ int cmd_merge(int argc, char **argv)
     o.drop_cats = (const char *const *)drop;
     o.ndrop_cats = ndrop;
     o.classifier = co.cls;
+    o.threads = co.threads;
     tprof_merge_report *rep;
     char err[1024] = "";
     int rc = tprof_merge(&o, &rep, err, sizeof err);
