@@ -56,7 +56,8 @@ static void print_sites(const tprof_mem_site *s, size_t n, int64_t whole, int to
         fmtb(b, sizeof b, s[i].bytes);
         snprintf(p, sizeof p, "%.1f%%", cli_pct(s[i].bytes, whole));
         snprintf(c, sizeof c, "%" PRIu64, s[i].count);
-        const char *row[] = { b, p, c, s[i].site };
+        char site[1024];
+        const char *row[] = { b, p, c, mem_cli_short_site(s[i].site, site, sizeof site) };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);

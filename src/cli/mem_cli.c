@@ -265,12 +265,35 @@ void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare
     for (size_t i = 0; i < c->nrows && (top <= 0 || i < (size_t)top); i++) {
         int64_t v = c->rows[i].delta;
         snprintf(d, sizeof d, "%s%s", v >= 0 ? "+" : "-", tprof_fmt_bytes(z, sizeof z, v >= 0 ? v : -v));
+        char site[1024];
         const char *row[] = { d, tprof_fmt_bytes(x, sizeof x, c->rows[i].a), tprof_fmt_bytes(y, sizeof y, c->rows[i].b),
-                              c->rows[i].site };
+                              mem_cli_short_site(c->rows[i].site, site, sizeof site) };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
+}
+
+const char *mem_cli_short_site(const char *site, char *buf, size_t len)
+{
+    size_t o = 0;
+    for (const char *f = site; *f && o + 1 < len;) {
+        const char *end = strchr(f, ';');
+        if (!end) end = f + strlen(f);
+        /* the file is what comes before ":LINE:" ending the frame; keep its base name */
+        const char *start = f;
+        for (const char *q = f; q < end; q++)
+            if (*q == '/') start = q + 1;
+        if (start > end) start = f;
+        size_t n = (size_t)(end - start);
+        if (o + n + 2 > len) n = len - o - 2;
+        memcpy(buf + o, start, n);
+        o += n;
+        if (*end == ';' && o + 1 < len) buf[o++] = ';';
+        f = *end ? end + 1 : end;
+    }
+    buf[o] = 0;
+    return buf;
 }
 
 /* ---- the [memory] events of a Kineto trace ------------------------------ */

@@ -12,6 +12,10 @@ int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *
 /* The [memory] events of a Kineto trace: report (and timeline files when
  * PREFIX is not NULL). JW is the open JSON array for FMT_JSON. */
 int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *prefix, size_t points);
+/* A call site for a table: each frame's file reduced to its base name
+ * ("model.py:102:forward;functional.py:373:einsum"), so that sites that
+ * differ in the middle of long paths stay apart. CSV and JSON keep the paths. */
+const char *mem_cli_short_site(const char *site, char *buf, size_t len);
 void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top);
 
 #endif
