@@ -232,6 +232,7 @@ static void dp_init(int *argc, char ***argv)
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &dp_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &dp_world);
+    tprof_profiler_set_rank(dp_rank, dp_world); /* before start: the file name, rank0_only, distributedInfo */
 }
 static void dp_finish(void) { MPI_Finalize(); }
 static void dp_bcast_floats(float *p, size_t n) { MPI_Bcast(p, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD); }
@@ -241,6 +242,7 @@ static void dp_sum_doubles(double *p, size_t n)
     MPI_Allreduce(MPI_IN_PLACE, p, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 #else
+/* the profiler takes RANK and WORLD_SIZE from the environment, if set */
 static void dp_init(int *argc, char ***argv) { (void)argc, (void)argv; }
 static void dp_finish(void) {}
 static void dp_bcast_floats(float *p, size_t n) { (void)p, (void)n; }
@@ -698,7 +700,6 @@ static int run(int argc, char **argv)
     tprof_config_default(&cfg);
     snprintf(cfg.prefix, sizeof cfg.prefix, "tiny_gpt");
     char err[1200];
-    tprof_profiler_set_rank(dp_rank, dp_world); /* before start: it picks the file name and rank0_only */
     if (tprof_config_from_args(&cfg, &argc, argv, set_opt, &o, err, sizeof err)) {
         fprintf(stderr, "tiny_gpt: %s\n", err);
         return 2;
