@@ -28,7 +28,12 @@ model = [os.path.join(SRC, "configs/tiny.yaml"), "--model.n_layer=2", "--model.n
          "--train.log_json=true", "--train.data=" + os.path.join(SRC, "examples/tiny_gpt/corpus.txt")]
 # root in CI containers; more ranks than cores on small machines
 mpirun = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2"]
-env = dict(os.environ, TPROF_QUIET="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+env = dict(os.environ, TPROF_QUIET="1")
+if os.environ.get("TPROF_SANITIZED"):
+    # OpenMPI's own leaks (tests/lsan-openmpi.supp); its stacks need the slow unwinder to be matched
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "fast_unwind_on_malloc=0"]))
+    env["LSAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("LSAN_OPTIONS"), "print_suppressions=0",
+                                                 "suppressions=" + os.path.join(SRC, "tests/lsan-openmpi.supp")]))
 tmp = tempfile.mkdtemp(prefix="tprof_mpi_")
 
 
