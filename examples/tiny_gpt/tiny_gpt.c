@@ -749,7 +749,9 @@ static int run(int argc, char **argv)
     float *weights = span(&m, 0, &nw);
     if (dp_world > 1) { /* rank 0's initial weights everywhere, whatever each rank's seed */
         TPROF_RANGE("broadcast_parameters");
+        tprof_range c = tprof_comm_begin("broadcast", "Float", (int64_t)nw, dp_world);
         dp_bcast_floats(weights, nw);
+        tprof_range_end(c);
     }
     if (dp_rank == 0)
         printf("tiny_gpt: %d layers, n_embd %d, %d heads, %zu parameters (N = %.0f without embeddings and norms), "
@@ -784,7 +786,10 @@ static int run(int argc, char **argv)
             TPROF_RANGE("allreduce_gradients");
             size_t ng;
             float *g = span(&m, 1, &ng);
+            /* as c10d records it, so trainprof comm sees the call and its bytes */
+            tprof_range c = tprof_comm_begin("allreduce", "Float", (int64_t)ng, dp_world);
             dp_sum_floats(g, ng);
+            tprof_range_end(c);
             for (size_t i = 0; i < ng; i++) g[i] /= (float)dp_world;
         }
         double gn = adamw(&m, step - o.resume_step);
@@ -799,7 +804,9 @@ static int run(int argc, char **argv)
         }
         if (dp_world > 1) {
             TPROF_RANGE("allreduce_metrics");
+            tprof_range c = tprof_comm_begin("allreduce", "Double", 4, dp_world);
             dp_sum_doubles(sums, 4);
+            tprof_range_end(c);
         }
         double loss = sums[3] / dp_world;
         tprof_counter("loss", loss);

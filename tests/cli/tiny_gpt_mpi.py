@@ -98,6 +98,10 @@ for i, t in enumerate(traces):
     names = {e.get("name") for e in doc["traceEvents"]}
     check("allreduce_gradients" in names, "the gradient all-reduce is a range in the trace")
 if len(traces) == 2:
+    # no GPU, so no communication kernels; the recorded calls (record_param_comms) still show
+    rc, out, err = run([TRAINPROF, "comm", "--format", "json", traces[1]])
+    calls = {c["name"]: c for c in json.loads(out)[0]["calls"]} if rc == 0 else {}
+    check("allreduce" in calls and calls["allreduce"]["group_size"] == 2, f"trainprof comm: {rc} {out} {err}")
     rc, out, err = run([TRAINPROF, "ranks"] + traces)
     check(rc == 0 and out.count("\n") >= 3, f"trainprof ranks: {rc} {out} {err}")
     merged = os.path.join(tmp, "merged.pt.trace.json.gz")
