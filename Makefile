@@ -33,6 +33,7 @@ run: build
 	@# data-parallel over 2 MPI ranks, a trace each, when built with MPI
 	@if [ -x $(BUILD)/examples/tiny_gpt_mpi ] && command -v mpirun >/dev/null; then \
 	  rm -rf $(DEMO_DIR)/mpi && set -x && \
+	  OMPI_MCA_btl_vader_single_copy_mechanism=none \
 	  mpirun --allow-run-as-root --oversubscribe -np 2 $(BUILD)/examples/tiny_gpt_mpi configs/tiny.yaml \
 	    --train.max_steps=5 --train.profile.enable --train.profile.rank0_only=false \
 	    --train.profile.trace_dir=$(DEMO_DIR)/mpi && \

@@ -28,7 +28,9 @@ model = [os.path.join(SRC, "configs/tiny.yaml"), "--model.n_layer=2", "--model.n
          "--train.log_json=true", "--train.data=" + os.path.join(SRC, "examples/tiny_gpt/corpus.txt")]
 # root in CI containers; more ranks than cores on small machines
 mpirun = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2"]
-env = dict(os.environ, TPROF_QUIET="1")
+# containers often forbid the cross-process reads (CMA) OpenMPI's shared-memory
+# transport uses for large messages: copy through shared memory instead
+env = dict(os.environ, TPROF_QUIET="1", OMPI_MCA_btl_vader_single_copy_mechanism="none")
 if os.environ.get("TPROF_SANITIZED"):
     # OpenMPI's own leaks (tests/lsan-openmpi.supp); its stacks need the slow unwinder to be matched
     env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "fast_unwind_on_malloc=0"]))
