@@ -8,7 +8,12 @@
  * written out by hand below; one thread, plain loops.
  *
  * Configuration: configs/tiny.yaml (model.*, train.*, train.profile.*) and
- * the same keys as --key=value flags, which win. */
+ * the same keys as --key=value flags, which win.
+ *
+ * Built with TINY_GPT_MPI (the tiny_gpt_mpi target), it trains data-parallel
+ * over the processes of `mpirun -np W`: same initial weights (rank 0's,
+ * broadcast), each rank its own slice of every global batch, gradients
+ * averaged with one MPI_Allreduce per step, each rank its own trace. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,11 +25,15 @@
 #include "trainprof/flops.h"
 #include "trainprof/profiler.h"
 
+#ifdef TINY_GPT_MPI
+#include <mpi.h>
+#endif
+
 /* ---- options ---------------------------------------------------------------- */
 
 typedef struct {
     int n_layer, n_embd, n_head, inter, seq;
-    int batch, max_steps, resume_step, seed, log_json, gradcheck;
+    int batch, max_steps, resume_step, seed, log_json, gradcheck, log_ranks;
     double lr, wd, peak_tflops;
     char data[1024];
 } opts;
@@ -65,9 +74,12 @@ static int set_opt(void *ud, const char *key, const char *v, char *errbuf, size_
         snprintf(o->data, sizeof o->data, "%s", v);
         return 0;
     }
-    if (strcmp(key, "train.log_json") == 0 || strcmp(key, "train.gradcheck") == 0) {
-        int b = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
-        *(key[6] == 'l' ? &o->log_json : &o->gradcheck) = b;
+    int *flag = strcmp(key, "train.log_json") == 0    ? &o->log_json
+                : strcmp(key, "train.gradcheck") == 0  ? &o->gradcheck
+                : strcmp(key, "train.log_ranks") == 0 ? &o->log_ranks
+                                                       : NULL;
+    if (flag) {
+        *flag = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
         return 0;
     }
     return 1;
@@ -187,12 +199,14 @@ static void model_init(model *m)
     arena_init(&m->persist, total);
     m->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)m->o.seed * 0x2545F4914F6CDD1DULL;
     if (!m->rng) m->rng = 1;
+    /* all weights back to back, then all gradients, then the moments: one
+     * span each, so a broadcast or an all-reduce is one call (padding is zero) */
+    for (int i = 0; i < m->np; i++) m->p[i].w = arena_floats(&m->persist, m->p[i].n);
+    for (int i = 0; i < m->np; i++) m->p[i].g = arena_floats(&m->persist, m->p[i].n);
+    for (int i = 0; i < m->np; i++) m->p[i].m = arena_floats(&m->persist, m->p[i].n);
+    for (int i = 0; i < m->np; i++) m->p[i].v = arena_floats(&m->persist, m->p[i].n);
     for (int i = 0; i < m->np; i++) {
         param *p = &m->p[i];
-        p->w = arena_floats(&m->persist, p->n);
-        p->g = arena_floats(&m->persist, p->n);
-        p->m = arena_floats(&m->persist, p->n);
-        p->v = arena_floats(&m->persist, p->n);
         int w = i < P_GLOBAL ? i : (i - P_GLOBAL) % P_PER_LAYER;
         int is_ln = i < P_GLOBAL ? (w == P_LNF_G || w == P_LNF_B) : (w == P_LN1G || w == P_LN1B || w == P_LN2G || w == P_LN2B);
         int is_gain = i < P_GLOBAL ? w == P_LNF_G : (w == P_LN1G || w == P_LN2G);
@@ -206,6 +220,54 @@ static void model_init(model *m)
     size_t BT = (size_t)m->B * T;
     size_t per_layer = BT * H * 12 + BT * I * 6 + (size_t)m->B * m->nh * T * T * 2 + BT * 4;
     arena_init(&m->act, (per_layer * (size_t)m->L + BT * (H * 8 + V * 3) + BT * 8) * sizeof(float) + 64 * 1024 * 64);
+}
+
+/* ---- data parallelism: MPI when built with it, one process otherwise ---------------- */
+
+static int dp_rank, dp_world = 1;
+
+#ifdef TINY_GPT_MPI
+static void dp_init(int *argc, char ***argv)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &dp_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &dp_world);
+    tprof_profiler_set_rank(dp_rank, dp_world); /* before start: the file name, rank0_only, distributedInfo */
+}
+static void dp_finish(void) { MPI_Finalize(); }
+static void dp_bcast_floats(float *p, size_t n) { MPI_Bcast(p, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD); }
+static void dp_sum_floats(float *p, size_t n) { MPI_Allreduce(MPI_IN_PLACE, p, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }
+static void dp_sum_doubles(double *p, size_t n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, p, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+#else
+/* the profiler takes RANK and WORLD_SIZE from the environment, if set */
+static void dp_init(int *argc, char ***argv) { (void)argc, (void)argv; }
+static void dp_finish(void) {}
+static void dp_bcast_floats(float *p, size_t n) { (void)p, (void)n; }
+static void dp_sum_floats(float *p, size_t n) { (void)p, (void)n; }
+static void dp_sum_doubles(double *p, size_t n) { (void)p, (void)n; }
+#endif
+
+/* Every tensor's weights (or gradients) as one span: model_init lays each
+ * kind out back to back, the padding between tensors zero. */
+static float *span(const model *m, int grads, size_t *n)
+{
+    const param *a = &m->p[0], *z = &m->p[m->np - 1];
+    float *first = grads ? a->g : a->w;
+    *n = (size_t)((grads ? z->g : z->w) + z->n - first);
+    return first;
+}
+
+/* FNV-1a over the weights' bytes: equal on every rank iff the replicas agree. */
+static uint64_t weights_hash(const model *m)
+{
+    size_t n;
+    const unsigned char *b = (const unsigned char *)span(m, 0, &n);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n * sizeof(float); i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
 }
 
 /* ---- kernels ---------------------------------------------------------------------- */
@@ -619,7 +681,17 @@ static uint8_t *read_file(const char *path, size_t *len)
     return p;
 }
 
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    dp_init(&argc, &argv);
+    int rc = run(argc, argv);
+    dp_finish();
+    return rc;
+}
+
+static int run(int argc, char **argv)
 {
     opts o = { .n_layer = 2, .n_embd = 64, .n_head = 4, .inter = 128, .seq = 64, .batch = 8, .max_steps = 20,
                .resume_step = 0, .seed = 1, .lr = 3e-3, .wd = 0.01, .peak_tflops = 1.0 };
@@ -666,15 +738,27 @@ int main(int argc, char **argv)
         fprintf(stderr, "tiny_gpt: %s\n", err);
         return 1;
     }
-    tprof_meter *meter = tprof_meter_new(fm, o.peak_tflops, 1, m.B);
+    /* promised FLOPs: peak x world size; the global batch: every rank's */
+    tprof_meter *meter = tprof_meter_new(fm, o.peak_tflops, dp_world, (int64_t)m.B * dp_world);
     /* our own count, to show it agrees: 6*N*T + 12*B*T^2*hd*nh*L */
     double N = (3.0 * m.H * m.I + 4.0 * m.H * m.H) * m.L + (double)m.V * m.H;
     double own = 6 * N * m.B * m.T + 12.0 * m.B * (double)m.T * m.T * m.hd * m.nh * m.L;
     size_t nparams = 0;
     for (int i = 0; i < m.np; i++) nparams += m.p[i].n;
-    printf("tiny_gpt: %d layers, n_embd %d, %d heads, %zu parameters (N = %.0f without embeddings and norms), "
+    size_t nw;
+    float *weights = span(&m, 0, &nw);
+    if (dp_world > 1) { /* rank 0's initial weights everywhere, whatever each rank's seed */
+        TPROF_RANGE("broadcast_parameters");
+        tprof_range c = tprof_comm_begin("broadcast", "Float", (int64_t)nw, dp_world);
+        dp_bcast_floats(weights, nw);
+        tprof_range_end(c);
+    }
+    if (dp_rank == 0)
+        printf("tiny_gpt: %d layers, n_embd %d, %d heads, %zu parameters (N = %.0f without embeddings and norms), "
            "%.4g FLOPs/step\n",
            m.L, m.H, m.nh, nparams, N, own);
+    if (dp_rank == 0 && dp_world > 1)
+        printf("tiny_gpt: data-parallel over %d ranks, %d sequences per rank per step\n", dp_world, m.B);
 
     uint8_t *tok = malloc((size_t)m.B * m.T), *tgt = malloc((size_t)m.B * m.T);
     int64_t *seqlens = malloc((size_t)m.B * sizeof *seqlens);
@@ -685,31 +769,61 @@ int main(int argc, char **argv)
         double t0 = now_s();
         {
             TPROF_RANGE("data");
-            for (int b = 0; b < m.B; b++) {
+            /* the shard: every rank draws the whole global batch (B x world
+             * offsets, one stream from the seed) and keeps its own B */
+            for (int gb = 0; gb < m.B * dp_world; gb++) {
                 size_t off = (size_t)(rnd(&drng) % (dlen - (size_t)m.T - 1));
+                int b = gb - m.B * dp_rank;
+                if (b < 0 || b >= m.B) continue;
                 memcpy(tok + (size_t)b * m.T, data + off, (size_t)m.T);
                 memcpy(tgt + (size_t)b * m.T, data + off + 1, (size_t)m.T);
                 seqlens[b] = m.T;
             }
             tprof_meter_add(meter, seqlens, (size_t)m.B, NULL, 0);
         }
-        float loss = train_step(&m, tok, tgt);
+        float local_loss = train_step(&m, tok, tgt);
+        if (dp_world > 1) { /* the mean gradient over ranks, as DDP: every replica takes the same update */
+            TPROF_RANGE("allreduce_gradients");
+            size_t ng;
+            float *g = span(&m, 1, &ng);
+            /* as c10d records it, so trainprof comm sees the call and its bytes */
+            tprof_range c = tprof_comm_begin("allreduce", "Float", (int64_t)ng, dp_world);
+            dp_sum_floats(g, ng);
+            tprof_range_end(c);
+            for (size_t i = 0; i < ng; i++) g[i] /= (float)dp_world;
+        }
         double gn = adamw(&m, step - o.resume_step);
         arena_reset(&m.act);
         double dt = now_s() - t0;
-        tprof_counter("loss", loss);
-        tprof_step_end(step);
-        tprof_meter_metrics mm;
-        if (tprof_meter_step(meter, dt, &mm, err, sizeof err)) {
+        /* the meter's three per-rank numbers summed over ranks, the loss averaged (the reference's all_reduce) */
+        double sums[4] = { 0, 0, 0, local_loss };
+        if (tprof_meter_local(meter, dt, sums, err, sizeof err)) {
             fprintf(stderr, "tiny_gpt: meter: %s\n", err);
             rc = 1;
             break;
         }
-        const char *xn[4] = { "training/total_loss", "training/grad_norm", "training/lr", "step_time(s)" };
-        double xv[4] = { loss, gn, o.lr, dt };
-        char line[2048];
-        tprof_step_line(line, sizeof line, step, &mm, xn, xv, 4, o.log_json);
-        printf("%s\n", line);
+        if (dp_world > 1) {
+            TPROF_RANGE("allreduce_metrics");
+            tprof_range c = tprof_comm_begin("allreduce", "Double", 4, dp_world);
+            dp_sum_doubles(sums, 4);
+            tprof_range_end(c);
+        }
+        double loss = sums[3] / dp_world;
+        tprof_counter("loss", loss);
+        if (dp_world > 1) tprof_counter("local_loss", local_loss);
+        tprof_step_end(step);
+        tprof_meter_metrics mm;
+        tprof_meter_finish(meter, dt, sums, &mm);
+        if (o.log_ranks) /* one write per line, so mpirun keeps the ranks' lines whole */
+            printf("{\"rank\": %d, \"step\": %lld, \"local_loss\": %.9g, \"weights\": \"%016llx\"}\n", dp_rank,
+                   (long long)step, local_loss, (unsigned long long)weights_hash(&m));
+        if (dp_rank == 0) {
+            const char *xn[4] = { "training/total_loss", "training/grad_norm", "training/lr", "step_time(s)" };
+            double xv[4] = { loss, gn, o.lr, dt };
+            char line[2048];
+            tprof_step_line(line, sizeof line, step, &mm, xn, xv, 4, o.log_json);
+            printf("%s\n", line);
+        }
         fflush(stdout);
     }
     if (o.gradcheck && !rc) { /* after the training steps, when attention is no longer uniform */

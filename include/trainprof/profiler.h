@@ -137,6 +137,12 @@ tprof_range tprof_range_begin(const char *name);
 tprof_range tprof_op_begin(const char *name, const int64_t *dims, const int *ndims, int ninputs);
 /* "nn.Module: NAME" annotations, recorded only with with_modules. */
 tprof_range tprof_module_begin(const char *name);
+/* A collective call, as PyTorch's c10d records one: a "record_param_comms"
+ * cpu_op with "Collective name" (COLLECTIVE: "allreduce", "broadcast", ...),
+ * "dtype" (DTYPE: "Float", "Double", ...), NELEMS elements in and out and
+ * "Group size". trainprof comm lists such calls with their bytes (and, on a
+ * GPU, the kernels launched inside). The strings are not copied. */
+tprof_range tprof_comm_begin(const char *collective, const char *dtype, int64_t nelems, int group_size);
 /* Ends a range begun on this thread. */
 void tprof_range_end(tprof_range r);
 void tprof_instant(const char *name);

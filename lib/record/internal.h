@@ -10,7 +10,8 @@
 #include "trainprof/profiler.h"
 #include "trainprof/sink.h"
 
-enum { EV_RANGE = 1, EV_OP, EV_MODULE, EV_STEP, EV_INSTANT, EV_COUNTER, EV_MEM };
+/* ranges first, up to EV_STEP (write.c looks for enclosing ranges by kind) */
+enum { EV_RANGE = 1, EV_OP, EV_MODULE, EV_COMM, EV_STEP, EV_INSTANT, EV_COUNTER, EV_MEM };
 
 #define TPROF_MAX_FRAMES 16
 
@@ -22,7 +23,8 @@ typedef struct {
     uint16_t ninputs;    /* shapes: inputs in the shape arena from shape_off */
     uint32_t shape_off, frame_off;
     int32_t device;
-    int64_t a, b, c, d;  /* mem: addr, bytes, total allocated, total reserved; counter: a = value bits; step: a = N */
+    int64_t a, b, c, d;  /* mem: addr, bytes, total allocated, total reserved; counter: a = value bits; step: a = N;
+                          * comm: a = elements, b = group size, c = the dtype string */
 } rec_event;
 
 typedef struct rec_thread {

@@ -140,7 +140,8 @@ static inline void publish(rec_thread *t, size_t idx) { atomic_store_explicit(&t
 /* A token: the generation's low 24 bits, then the event index + 1. */
 static inline tprof_range token(size_t idx) { return ((uint64_t)(tl_gen & 0xffffff) << 40) | (uint64_t)(idx + 1); }
 
-__attribute__((noinline)) static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs, int64_t a)
+__attribute__((noinline)) static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs,
+                                                   int64_t a, int64_t b, int64_t c)
 {
     rec_thread *t = cur();
     if (!t) return 0;
@@ -152,6 +153,8 @@ __attribute__((noinline)) static tprof_range begin(int kind, const char *name, c
     e->ninputs = 0;
     e->nframes = 0;
     e->a = a;
+    e->b = b;
+    e->c = c;
     if (ninputs > 0 && t->shape_cap && g.cfg.record_shapes) {
         size_t need = (size_t)ninputs;
         for (int k = 0; k < ninputs; k++) need += ndims[k] > 0 ? (size_t)ndims[k] : 0;
@@ -192,7 +195,7 @@ __attribute__((noinline)) static tprof_range begin(int kind, const char *name, c
 tprof_range tprof_range_begin(const char *name)
 {
     if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return 0;
-    tprof_range r = begin(EV_RANGE, name, NULL, NULL, 0, 0);
+    tprof_range r = begin(EV_RANGE, name, NULL, NULL, 0, 0, 0, 0);
     NO_TAIL(r);
     return r;
 }
@@ -200,7 +203,7 @@ tprof_range tprof_range_begin(const char *name)
 tprof_range tprof_op_begin(const char *name, const int64_t *dims, const int *ndims, int ninputs)
 {
     if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return 0;
-    tprof_range r = begin(EV_OP, name, dims, ndims, ninputs, 0);
+    tprof_range r = begin(EV_OP, name, dims, ndims, ninputs, 0, 0, 0);
     NO_TAIL(r);
     return r;
 }
@@ -208,7 +211,15 @@ tprof_range tprof_op_begin(const char *name, const int64_t *dims, const int *ndi
 tprof_range tprof_module_begin(const char *name)
 {
     if (!atomic_load_explicit(&g.on, memory_order_relaxed) || !g.cfg.with_modules) return 0;
-    tprof_range r = begin(EV_MODULE, name, NULL, NULL, 0, 0);
+    tprof_range r = begin(EV_MODULE, name, NULL, NULL, 0, 0, 0, 0);
+    NO_TAIL(r);
+    return r;
+}
+
+tprof_range tprof_comm_begin(const char *collective, const char *dtype, int64_t nelems, int group_size)
+{
+    if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return 0;
+    tprof_range r = begin(EV_COMM, collective, NULL, NULL, 0, nelems, group_size, (int64_t)(intptr_t)dtype);
     NO_TAIL(r);
     return r;
 }
@@ -589,7 +600,7 @@ int tprof_step_begin(int64_t s)
     if (written) return 0;
     atomic_store_explicit(&g.on, 1, memory_order_release);
     if (a != TPROF_STEP_WARMUP) {
-        g.step_tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1); /* may register this thread: outside the lock */
+        g.step_tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1, 0, 0); /* may register this thread: outside the lock */
         g.step_open = s;
     }
     return 0;

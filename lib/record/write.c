@@ -123,7 +123,8 @@ static void call_stack(out_t *o, void *const *frames, int n)
 static const char *kind_cat(int k)
 {
     switch (k) {
-    case EV_OP: return "cpu_op";
+    case EV_OP:
+    case EV_COMM: return "cpu_op";
     case EV_MODULE: return "python_function";
     default: return "user_annotation";
     }
@@ -138,6 +139,7 @@ static void write_event(out_t *o, const rec_thread *t, const rec_event *e, int p
     case EV_RANGE:
     case EV_OP:
     case EV_MODULE:
+    case EV_COMM:
     case EV_STEP: {
         int64_t dur = atomic_load_explicit(&e->dur, memory_order_relaxed);
         int open = dur < 0;
@@ -145,6 +147,8 @@ static void write_event(out_t *o, const rec_thread *t, const rec_event *e, int p
         emit(o, "\"ph\":\"X\",\"cat\":\"%s\",\"name\":", kind_cat(e->kind));
         if (e->kind == EV_STEP) {
             emit(o, "\"ProfilerStep#%" PRId64 "\"", e->a);
+        } else if (e->kind == EV_COMM) {
+            emit(o, "\"record_param_comms\""); /* c10d's name, which the comm analysis looks for */
         } else if (e->kind == EV_MODULE) {
             char m[300];
             snprintf(m, sizeof m, "nn.Module: %s", e->name ? e->name : "");
@@ -158,6 +162,15 @@ static void write_event(out_t *o, const rec_thread *t, const rec_event *e, int p
         us(o, dur);
         emit(o, ",\"args\":{\"External id\":%" PRId64, extid);
         if (open) emit(o, ",\"trainprof truncated\":1");
+        if (e->kind == EV_COMM) {
+            const char *dtype = (const char *)(intptr_t)e->c;
+            emit(o, ",\"Collective name\":");
+            jstr(o, e->name ? e->name : "");
+            emit(o, ",\"dtype\":");
+            jstr(o, dtype ? dtype : "");
+            emit(o, ",\"In msg nelems\":%" PRId64 ",\"Out msg nelems\":%" PRId64 ",\"Group size\":%" PRId64, e->a, e->a,
+                 e->b);
+        }
         if (e->ninputs) {
             emit(o, ",\"Input Dims\":[");
             const int64_t *s = t->shapes + e->shape_off;

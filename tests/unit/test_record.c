@@ -396,6 +396,38 @@ static void test_buffer_limit(void **state)
     free(doc);
 }
 
+/* A collective call is written as c10d's record_param_comms, with the args
+ * trainprof comm reads (docs/RECORDING.md, "API"). */
+static void test_comm_call(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    tprof_config_default(&c);
+    c.enable = true;
+    c.with_stack = false;
+    snprintf(c.trace_dir, sizeof c.trace_dir, "%s/comm", tmpdir);
+    snprintf(c.prefix, sizeof c.prefix, "unit");
+    tprof_profiler_set_rank(0, 2);
+    assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+    tprof_step_begin(1);
+    {
+        TPROF_RANGE("allreduce_gradients");
+        tprof_range r = tprof_comm_begin("allreduce", "Float", 1000, 2);
+        assert_true(r != 0);
+        tprof_range_end(r);
+    }
+    tprof_step_end(1);
+    assert_int_equal(tprof_profiler_stop(), 0);
+    char name[600];
+    assert_int_equal(files("comm", ".pt.trace.json.gz", name, sizeof name), 1);
+    char *doc = gunzip(name);
+    assert_int_equal(count(doc, "\"cat\":\"cpu_op\",\"name\":\"record_param_comms\""), 1);
+    assert_non_null(strstr(doc, "\"Collective name\":\"allreduce\",\"dtype\":\"Float\",\"In msg nelems\":1000,"
+                                "\"Out msg nelems\":1000,\"Group size\":2"));
+    assert_int_equal(count(doc, "\"name\":\"allreduce_gradients\""), 1);
+    free(doc);
+}
+
 static void test_rank0_only(void **state)
 {
     (void)state;
@@ -511,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_resume),         cmocka_unit_test(test_buffer_limit),
         cmocka_unit_test(test_rank0_only),     cmocka_unit_test(test_threads),
         cmocka_unit_test(test_utf8_names),     cmocka_unit_test(test_step_line),
+        cmocka_unit_test(test_comm_call),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,124 @@
+"""tiny_gpt_mpi: data-parallel training over 2 MPI processes. Each rank writes
+its own trace (rank and world size in distributedInfo), the replicas keep
+identical weights (gradients averaged), the run equals one process training
+on the same global batch, trainprof reads the two traces together, and
+rank0_only leaves one trace. Skipped when the MPI build or mpirun is absent."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import SRC, TRAINPROF, check, finish, load_exact, run, SKIP  # noqa: E402
+
+MPI_GPT = os.environ.get("TINY_GPT_MPI", "")
+TINY = os.environ.get("TINY_GPT", "build/examples/tiny_gpt")
+MPIEXEC = os.environ.get("MPIEXEC") or shutil.which("mpirun") or ""
+if not MPI_GPT or not os.path.exists(MPI_GPT) or not MPIEXEC or not os.path.exists(MPIEXEC):
+    print("SKIP: no MPI build (tiny_gpt_mpi) or no mpirun")
+    sys.exit(SKIP)
+
+STEPS = 12
+model = [os.path.join(SRC, "configs/tiny.yaml"), "--model.n_layer=2", "--model.n_embd=64", "--model.n_head=4",
+         "--model.intermediate=128", "--model.seq_len=32", f"--train.max_steps={STEPS}", "--train.seed=7",
+         "--train.log_json=true", "--train.data=" + os.path.join(SRC, "examples/tiny_gpt/corpus.txt")]
+# root in CI containers; more ranks than cores on small machines
+mpirun = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2"]
+# containers often forbid the cross-process reads (CMA) OpenMPI's shared-memory
+# transport uses for large messages: copy through shared memory instead
+env = dict(os.environ, TPROF_QUIET="1", OMPI_MCA_btl_vader_single_copy_mechanism="none")
+if os.environ.get("TPROF_SANITIZED"):
+    # OpenMPI's own leaks (tests/lsan-openmpi.supp); its stacks need the slow unwinder to be matched
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "fast_unwind_on_malloc=0"]))
+    env["LSAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("LSAN_OPTIONS"), "print_suppressions=0",
+                                                 "suppressions=" + os.path.join(SRC, "tests/lsan-openmpi.supp")]))
+tmp = tempfile.mkdtemp(prefix="tprof_mpi_")
+
+
+def train(trace_dir, rank0_only):
+    args = mpirun + [MPI_GPT] + model + ["--train.batch_size=8", "--train.log_ranks=true",
+                                         "--train.profile.enable", "--train.profile.start_step=2",
+                                         "--train.profile.end_step=4", "--train.profile.trace_dir=" + trace_dir,
+                                         f"--train.profile.rank0_only={'true' if rank0_only else 'false'}"]
+    t0 = time.time()
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    dt = time.time() - t0
+    check(p.returncode == 0, f"mpirun exit {p.returncode}: {p.stderr[-2000:]}")
+    steps, ranks = [], {0: {}, 1: {}}
+    for ln in p.stdout.splitlines():
+        if not ln.startswith("{"):
+            continue
+        r = json.loads(ln)
+        if "rank" in r:
+            ranks[r["rank"]][r["step"]] = r
+        else:
+            steps.append(r)
+    return steps, ranks, dt
+
+
+# 1. every rank records
+steps, ranks, dt = train(os.path.join(tmp, "all"), rank0_only=False)
+print(f"2 ranks x {STEPS} steps: {dt:.2f} s")
+check(len(steps) == STEPS, f"rank 0 alone prints the {STEPS} step lines: {len(steps)}")
+for r in (0, 1):
+    check(sorted(ranks[r]) == list(range(1, STEPS + 1)), f"rank {r} reports every step: {sorted(ranks[r])}")
+if len(steps) == STEPS and all(len(ranks[r]) == STEPS for r in (0, 1)):
+    for s in range(1, STEPS + 1):
+        a, b = ranks[0][s], ranks[1][s]
+        # averaged gradients: the replicas take the same update, bit for bit
+        check(a["weights"] == b["weights"], f"step {s}: weights differ across ranks: {a['weights']} {b['weights']}")
+        # the reported loss is the ranks' mean (the reference's all_reduce), the same line for both
+        mean = (a["local_loss"] + b["local_loss"]) / 2
+        check(abs(steps[s - 1]["training/total_loss"] - mean) < 1e-4, f"step {s}: total_loss is the ranks' mean")
+        print(f"step {s}: rank 0 {a['local_loss']:.4f}, rank 1 {b['local_loss']:.4f}, "
+              f"mean {steps[s - 1]['training/total_loss']:.4f}")
+    # different shards: the first step's local losses differ though the weights are the same
+    check(ranks[0][1]["local_loss"] != ranks[1][1]["local_loss"], "each rank trains on its own shard")
+    loss = [r["training/total_loss"] for r in steps]
+    check(sum(loss[-3:]) / 3 < sum(loss[:3]) / 3 - 0.8, f"loss goes down: {loss}")
+    last = steps[-1]
+    check(last["flops_promised(T)"] == 2.0, f"promised = peak 1.0 x world 2: {last['flops_promised(T)']}")
+    check(abs(last["consume_tokens(M)"] - STEPS * 2 * 8 * 32 / 1e6) < 1e-9, "tokens summed over ranks")
+    check(last["training/avg_effective_len"] == 32, "global batch = 8 sequences x 2 ranks")
+    # 2 ranks x 8 sequences = one process x 16 sequences: the shards tile the same global batch
+    p = subprocess.run([TINY] + model + ["--train.batch_size=16"], capture_output=True, text=True, timeout=300)
+    one = [json.loads(ln)["training/total_loss"] for ln in p.stdout.splitlines() if ln.startswith("{")]
+    check(len(one) == STEPS and all(abs(x - y) < 2e-3 for x, y in zip(one, loss)),
+          f"same losses as one process on the global batch: {one} vs {loss}")
+
+traces = sorted(glob.glob(os.path.join(tmp, "all", "tiny_gpt_rank*_*.pt.trace.json.gz")))
+check(len(traces) == 2, f"one trace per rank: {traces}")
+check(len(glob.glob(os.path.join(tmp, "all", "tiny_gpt_rank*_*.pkl"))) == 2, "one snapshot per rank")
+for i, t in enumerate(traces):
+    check(os.path.basename(t).startswith(f"tiny_gpt_rank{i}_"), f"file name carries the rank: {t}")
+    doc = load_exact(t)
+    check(doc["distributedInfo"] == {"backend": "mpi", "rank": i, "world_size": 2}, f"{doc['distributedInfo']}")
+    names = {e.get("name") for e in doc["traceEvents"]}
+    check("allreduce_gradients" in names, "the gradient all-reduce is a range in the trace")
+if len(traces) == 2:
+    # no GPU, so no communication kernels; the recorded calls (record_param_comms) still show
+    rc, out, err = run([TRAINPROF, "comm", "--format", "json", traces[1]])
+    calls = {c["name"]: c for c in json.loads(out)[0]["calls"]} if rc == 0 else {}
+    check("allreduce" in calls and calls["allreduce"]["group_size"] == 2, f"trainprof comm: {rc} {out} {err}")
+    rc, out, err = run([TRAINPROF, "ranks"] + traces)
+    check(rc == 0 and out.count("\n") >= 3, f"trainprof ranks: {rc} {out} {err}")
+    merged = os.path.join(tmp, "merged.pt.trace.json.gz")
+    rc, out, err = run([TRAINPROF, "merge"] + traces + ["-o", merged])
+    check(rc == 0 and os.path.exists(merged), f"trainprof merge: {rc} {err}")
+    if rc == 0:
+        pids = {e.get("args", {}).get("name") for e in load_exact(merged)["traceEvents"]
+                if e.get("ph") == "M" and e.get("name") == "process_name"}
+        check(any("rank 0" in str(n) for n in pids) and any("rank 1" in str(n) for n in pids),
+              f"both ranks in the merged trace: {pids}")
+
+# 2. rank0_only (the default): one trace, rank 0's
+train(os.path.join(tmp, "r0"), rank0_only=True)
+only = glob.glob(os.path.join(tmp, "r0", "*.pt.trace.json.gz"))
+check(len(only) == 1 and "_rank0_" in only[0], f"rank0_only: rank 0's trace alone: {only}")
+
+shutil.rmtree(tmp, ignore_errors=True)
+finish("tiny_gpt over 2 MPI ranks: a trace each, identical replicas, the global batch's losses")
