@@ -204,6 +204,7 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
     emitter em = { sink, 0 };
     if ((rc = tprof_sink_write(sink, head, sizeof head - 1))) goto sink_failed;
     if ((rc = merge_runs_finish(runs, nthreads, emit, &em))) {
+        /* a run that could not be read back says so; else the output failed and the sink says why */
         if (merge_runs_errmsg(runs[0])[0]) snprintf(errbuf, errlen, "%s", merge_runs_errmsg(runs[0]));
         goto sink_failed;
     }

@@ -137,6 +137,7 @@ typedef struct {
     int numeric_cpu; /* CPU processes with a numeric pid so far */
     uint64_t seq;
     mbuf ev, body, cat, name, spid;
+    uint32_t event_kept_ids; /* ids of the current event kept as written */
 } rw;
 
 static uint64_t proc_hash(uint8_t gpu, int64_t pid, int64_t tid, const char *spid)
@@ -253,7 +254,7 @@ static int has_track(const merge_input *in, int64_t dev, int64_t stream)
 static int64_t unique_id(rw *w, int64_t id)
 {
     if (id >= 0 && id < MERGE_ID_STRIDE && w->in->pos < 9000) return (int64_t)w->in->pos * MERGE_ID_STRIDE + id;
-    w->in->out->ids_kept++;
+    w->event_kept_ids++; /* counted when the event is written: a retried event counts once */
     return id;
 }
 
@@ -375,13 +376,20 @@ static int finish_event(rw *w, const fields *f)
     if (f->has_ts && ((rc = mbuf_puts(e, ",\"ts\":")) || (rc = put_ns_as_us(e, out_ts)))) return rc;
     if (f->has_id && ((rc = mbuf_puts(e, ",\"id\":")) || (rc = mbuf_i64(e, unique_id(w, f->id))))) return rc;
     if ((rc = mbuf_put(e, w->body.p ? w->body.p : "", w->body.len)) || (rc = mbuf_put(e, "}", 1))) return rc;
+    in->out->ids_kept += w->event_kept_ids;
     return add_record(w, key, e->p, e->len, 1);
 }
 
 static void reset_event(rw *w, fields *f)
 {
     *f = (fields){ .pf = PID_NONE };
-    w->body.len = w->cat.len = w->name.len = w->spid.len = 0;
+    w->event_kept_ids = 0;
+    /* emptied, and terminated: an event without a name must not see the last one's */
+    mbuf *bufs[] = { &w->body, &w->cat, &w->name, &w->spid };
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
+        bufs[i]->len = 0;
+        if (bufs[i]->p) bufs[i]->p[0] = 0;
+    }
 }
 
 /* The token path: one event (after its '{'), every value re-serialized. */

@@ -213,18 +213,25 @@ int merge_runs_finish(merge_runs *const *rs, size_t nr, merge_emit_fn emit, void
             if (a < 0) rc = a;
             else if (a) heap[n++] = &cs[c];
         }
+    cursor *failed = NULL; /* a run that could not be read back (not the output: EMIT words its own errors) */
+    for (size_t i = 0; i < nc && rc; i++)
+        if (cs[i].f && (ferror(cs[i].f) || feof(cs[i].f))) failed = &cs[i];
     for (size_t i = n / 2; !rc && i-- > 0;) sift_down(heap, n, i);
     while (!rc && n) {
         cursor *c = heap[0];
         if ((rc = emit(ctx, c->data, c->h.len))) break;
         int a = advance(c);
-        if (a < 0) rc = a;
-        else if (!a) heap[0] = heap[--n];
+        if (a < 0) {
+            rc = a;
+            failed = c;
+        } else if (!a) {
+            heap[0] = heap[--n];
+        }
         sift_down(heap, n, 0);
     }
-    if (rc == TPROF_EIO && nr && !rs[0]->err[0])
+    if (failed && rc == TPROF_EIO && nr && !rs[0]->err[0])
         snprintf(rs[0]->err, sizeof rs[0]->err, "%s: cannot read back a sorted run: %s", rs[0]->tmp_dir,
-                 strerror(errno));
+                 failed->f && ferror(failed->f) ? strerror(errno) : "it ended early");
     for (size_t i = 0; cs && i < nc; i++) free(cs[i].buf);
     free(cs);
     free(heap);

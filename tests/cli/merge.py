@@ -298,6 +298,20 @@ rcut = [x for x in json.loads(so)["ranks"] if x["file"] == cut][0] if so else {}
 check(rcut.get("truncated") == 1 and rcut.get("events_out", 0) > 1000, "the truncated rank's events are merged")
 load_any(out_c)  # valid JSON
 
+# ---- a metadata event without a string name is kept; ids out of range counted once each ----
+odd = os.path.join(tmp, "odd_rank0.json")
+with open(odd, "w") as f:
+    f.write('{"traceEvents":[{"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"x"}},'
+            '{"ph":"M","name":5,"pid":1,"tid":7,"args":{}},'
+            '{"ph":"s","id":2000000000000,"pid":1,"tid":1,"ts":1,"cat":"ac2g","name":"ac2g"},'
+            '{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":2,"dur":1,'
+            '"args":{"correlation":3000000000000,"External id":4}}]}')
+rc, so, se = merge([odd], os.path.join(tmp, "odd.json"))
+r0 = json.loads(so)["ranks"][0] if rc == 0 else {}
+check(rc == 0 and r0.get("events_out") == 3 and r0.get("dropped") == 1,
+      f"only the process_name event dropped (a later event without a string name kept): {rc} {r0}")
+check(r0.get("ids_unchanged") == 2, f"two ids beyond 10^12 kept and counted once: {r0.get('ids_unchanged')}")
+
 # ---- bad input, never overwriting an input ----
 bad = os.path.join(tmp, "bad.json")
 open(bad, "w").write('{"traceEvents":[{"ph":"X","ts":1,}]}')
