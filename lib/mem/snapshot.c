@@ -65,6 +65,10 @@ static int add_segments(tprof_mem_snapshot *s, tprof_pv list)
     const tprof_pickle *pk = s->pk;
     size_t n = tprof_pickle_len(pk, list), nb = 0;
     for (size_t i = 0; i < n; i++) nb += tprof_pickle_len(pk, tprof_pickle_get(pk, tprof_pickle_item(pk, list, i), "blocks"));
+    /* memo references can repeat one list of blocks under many segments: a
+     * few KiB of pickle would become billions of records. A real snapshot's
+     * blocks are distinct values, so there are never more of them than values. */
+    if (nb > tprof_pickle_nvalues(pk) + 16) return TPROF_ELIMIT;
     s->segs = calloc(n ? n : 1, sizeof *s->segs);
     s->blocks = calloc(nb ? nb : 1, sizeof *s->blocks);
     if (!s->segs || !s->blocks) return TPROF_ENOMEM;
@@ -128,6 +132,9 @@ static int add_traces(tprof_mem_snapshot *s, tprof_pv list)
     s->ntrace = calloc(n ? n : 1, sizeof *s->ntrace);
     if (!s->traces || !s->ntrace) return TPROF_ENOMEM;
     s->ntraces = n;
+    uint64_t total = 0; /* as for blocks: trace entries repeated through the memo are refused */
+    for (size_t d = 0; d < n; d++) total += tprof_pickle_len(pk, tprof_pickle_item(pk, list, d));
+    if (total > tprof_pickle_nvalues(pk) + 16) return TPROF_ELIMIT;
     for (size_t d = 0; d < n; d++) {
         tprof_pv tl = tprof_pickle_item(pk, list, d);
         size_t m = tprof_pickle_len(pk, tl);
@@ -242,7 +249,15 @@ int tprof_mem_snapshot_from_pickle(tprof_mem_snapshot **out, tprof_pickle *pk, c
         return TPROF_EFORMAT;
     }
     if (rc) {
-        if (errbuf && errlen) snprintf(errbuf, errlen, "%s: out of memory", path);
+        if (errbuf && errlen) {
+            if (rc == TPROF_ELIMIT)
+                snprintf(errbuf, errlen,
+                         "%s: not a memory snapshot PyTorch writes: its segments or device traces repeat the same "
+                         "lists through pickle references (more records than the %llu values in the file); refused",
+                         path, (unsigned long long)tprof_pickle_nvalues(pk));
+            else
+                snprintf(errbuf, errlen, "%s: out of memory", path);
+        }
         tprof_mem_snapshot_close(s);
         return rc;
     }

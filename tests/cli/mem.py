@@ -223,6 +223,15 @@ for proto in (2, 4):
     check("GLOBAL" in err and "refused" in err and "byte " in err and p in err, f"evil pickle: message: {err!r}")
     check(not os.path.exists(os.path.join(tmp, "PWNED")), "evil pickle: the payload ran")
 
+# memo references repeating one list: a small file that would expand to 4e8 blocks (or trace entries)
+blk = [{"size": 1, "state": "active_allocated"}] * 20000
+for name, doc in (("bomb-blocks", {"segments": [{"device": 0, "blocks": blk}] * 20000, "device_traces": []}),
+                  ("bomb-traces", {"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 1}] * 20000] * 20000})):
+    p = write(name + ".pickle", pickle.dumps(doc, protocol=4))
+    check(os.path.getsize(p) < 300000, f"{name}: a small file ({os.path.getsize(p)} bytes)")
+    rc, out, err = run([TRAINPROF, "mem", p], timeout=60)
+    check(rc == 3 and "refused" in err and p in err, f"{name}: refused quickly with exit 3: {rc} {err!r}")
+
 cases = [
     ("empty", b"", 3, "empty"),
     ("junk", b"\x00\x01", 3, "not a pickle opcode: 0x00"),
