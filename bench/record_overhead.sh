@@ -32,3 +32,11 @@ echo "  profiling on:  ${mn} s   runs: ${on[*]}"
 awk -v a="$mo" -v b="$mn" 'BEGIN{printf "  overhead (medians): %+.2f%%\n", (b-a)/a*100}'
 fo=$(sort -g "$tmp/all.off" | head -1); fn=$(sort -g "$tmp/all.on" | head -1)
 awk -v a="$fo" -v b="$fn" 'BEGIN{printf "  fastest step: off %s s, on %s s, overhead %+.2f%%\n", a, b, (b-a)/a*100}'
+# 3. steps after the trace was written run as fast as before it (ISA-L's gzip
+#    once left the AVX state dirty and doubled the step time after the write;
+#    lib/io/avx.h clears it): a benchmark, not a test, since it is a timing
+echo "steps before and after the trace is written (window 2-3, steps 2-9):"
+TPROF_QUIET=1 "$BUILD/examples/tiny_gpt" configs/tiny.yaml --train.max_steps=9 --train.profile.enable \
+  --train.profile.start_step=2 --train.profile.end_step=4 --train.profile.trace_dir="$tmp/after" \
+  | awk '/^step /{for(i=1;i<=NF;i++) if ($i=="step_time(s):") { v=$(i+1); sub(",","",v); t[++n]=v } }
+         END{ printf "  before the write (steps 2-4): %s %s %s s\n  after (steps 5-9): %s %s %s %s %s s\n", t[2],t[3],t[4],t[5],t[6],t[7],t[8],t[9] }'
