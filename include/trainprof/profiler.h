@@ -35,6 +35,10 @@ extern "C" {
 
 /* ---- configuration: train.profile.* ---------------------------------- */
 
+/* The largest max_events: 72-byte events plus 4 shape and 8 frame words per
+ * event must stay addressable with 32-bit offsets (about 4.5 GiB a thread). */
+#define TPROF_MAX_EVENTS_LIMIT ((int64_t)1 << 26)
+
 typedef struct {
     bool enable;           /* false */
     int start_step;        /* 1: first recorded global step */
@@ -47,7 +51,8 @@ typedef struct {
     bool rank0_only;       /* true: only global rank 0 records */
     /* trainprof's own keys, also accepted in the profile block */
     char prefix[64];       /* "trainprof": file names are PREFIX_rank{R}_{unix seconds}.* */
-    int64_t max_events;    /* 262144: events kept per thread (72 bytes each); beyond, counted as dropped */
+    int64_t max_events;    /* 262144: events kept per thread (72 bytes each); beyond, counted as dropped;
+                            * at most TPROF_MAX_EVENTS_LIMIT */
 } tprof_profile_config;
 
 void tprof_config_default(tprof_profile_config *c);
@@ -78,7 +83,7 @@ int tprof_config_from_args(tprof_profile_config *c, int *argc, char **argv, tpro
                            char *errbuf, size_t errlen);
 
 /* start_step >= 1, end_step > start_step, a local trace_dir, a prefix
- * without '/', max_events >= 16. Returns 0 or TPROF_EUSAGE with a message. */
+ * without '/', 16 <= max_events <= TPROF_MAX_EVENTS_LIMIT. Returns 0 or TPROF_EUSAGE with a message. */
 int tprof_config_validate(const tprof_profile_config *c, char *errbuf, size_t errlen);
 
 /* ---- schedule ---------------------------------------------------------- */

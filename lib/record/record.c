@@ -68,18 +68,25 @@ static rec_thread *register_thread(void)
     pthread_mutex_lock(&g.lock);
     rec_thread *t = NULL;
     if (!g.started || !g.records) goto out;
-    size_t cap = (size_t)g.cfg.max_events;
+    size_t cap = (size_t)g.cfg.max_events, evb, shb = 0, frb = 0;
+    /* validation bounds max_events; checked anyway, since an overflow here
+     * would make a short buffer that slot() then writes past */
+    if (g.cfg.max_events < 16 || g.cfg.max_events > TPROF_MAX_EVENTS_LIMIT ||
+        __builtin_mul_overflow(cap, sizeof(rec_event), &evb) ||
+        __builtin_mul_overflow(cap, (size_t)4 * sizeof(int64_t), &shb) ||
+        __builtin_mul_overflow(cap, (size_t)8 * sizeof(void *), &frb))
+        goto out;
     t = calloc(1, sizeof *t);
     if (!t) goto out;
-    t->ev = malloc(cap * sizeof *t->ev);
+    t->ev = malloc(evb);
     t->cap = cap;
     if (g.cfg.record_shapes) {
         t->shape_cap = cap * 4;
-        t->shapes = malloc(t->shape_cap * sizeof *t->shapes);
+        t->shapes = malloc(shb);
     }
     if (g.cfg.with_stack) {
         t->frame_cap = cap * 8;
-        t->frames = malloc(t->frame_cap * sizeof *t->frames);
+        t->frames = malloc(frb);
     }
     if (!t->ev || (g.cfg.record_shapes && !t->shapes) || (g.cfg.with_stack && !t->frames)) {
         free(t->ev);

@@ -176,6 +176,26 @@ static void test_args_errors(void **state)
     assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=3"), TPROF_EUSAGE);
 }
 
+/* max_events has an upper bound: 2^61 events once wrapped cap*72 to 0. */
+static void test_max_events_bound(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    char err[512];
+    assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=2305843009213693952"), TPROF_EUSAGE);
+    assert_non_null(strstr(err, "max_events = 2305843009213693952: must be <= 1<<26"));
+    assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=67108865"), TPROF_EUSAGE);
+    assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=67108864"), 1);
+    assert_int_equal(c.max_events, TPROF_MAX_EVENTS_LIMIT);
+    tprof_config_default(&c);
+    c.max_events = INT64_MAX;
+    assert_int_equal(tprof_config_validate(&c, err, sizeof err), TPROF_EUSAGE);
+    /* start refuses it too, before any buffer is made */
+    c.enable = true;
+    assert_int_equal(tprof_profiler_start(&c, err, sizeof err), TPROF_EUSAGE);
+    assert_false(tprof_profiler_active());
+}
+
 static void test_yaml(void **state)
 {
     (void)state;
@@ -543,7 +563,7 @@ int main(void)
         cmocka_unit_test(test_resume),         cmocka_unit_test(test_buffer_limit),
         cmocka_unit_test(test_rank0_only),     cmocka_unit_test(test_threads),
         cmocka_unit_test(test_utf8_names),     cmocka_unit_test(test_step_line),
-        cmocka_unit_test(test_comm_call),
+        cmocka_unit_test(test_comm_call),      cmocka_unit_test(test_max_events_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
