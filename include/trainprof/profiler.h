@@ -19,7 +19,9 @@
  * them are not copied: they must stay valid until the trace is written
  * (string literals, or strings the program keeps).
  *
- * Ownership: the profiler owns its buffers; tprof_profiler_stop frees them. */
+ * Ownership: the profiler owns its buffers. tprof_profiler_stop frees its
+ * tables but keeps the per-thread event buffers until the process exits
+ * (another thread may still be recording into them). */
 #ifndef TRAINPROF_PROFILER_H
 #define TRAINPROF_PROFILER_H
 

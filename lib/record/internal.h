@@ -65,6 +65,7 @@ typedef struct {
     int rank, world, rank_set;
     pthread_mutex_t lock;       /* thread list, memory table, writing */
     rec_thread *threads;
+    rec_thread *retired;        /* buffers of stopped runs: never freed, another thread may still write */
     int64_t base_mono, base_wall, window_start, window_end;
     tprof_range step_tok;
     int64_t step_open;

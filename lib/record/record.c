@@ -649,12 +649,17 @@ int tprof_profiler_stop(void)
         g.written = 1;
     }
     tprof__gpu_stop();
-    for (rec_thread *t = g.threads, *n; t; t = n) {
-        n = t->next;
-        free(t->ev);
-        free(t->shapes);
-        free(t->frames);
-        free(t);
+    /* stale thread pointers re-register from here on, and find it stopped */
+    atomic_fetch_add(&g.gen, 1);
+    /* Another thread may have passed its generation check and still be inside
+     * begin(), point() or tprof_range_end with its buffer: nothing tells when
+     * it leaves, so the buffers are retired (reachable, kept until the process
+     * exits), never freed. Only the pages that were written cost memory. */
+    if (g.threads) {
+        rec_thread *last = g.threads;
+        while (last->next) last = last->next;
+        last->next = g.retired;
+        g.retired = g.threads;
     }
     g.threads = NULL;
     free(g.slots);
@@ -665,7 +670,6 @@ int tprof_profiler_stop(void)
     g.hist_n = g.hist_cap = 0;
     g.started = 0;
     g.records = 0;
-    atomic_fetch_add(&g.gen, 1);
     pthread_mutex_unlock(&g.lock);
     return rc;
 }

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,6 +510,52 @@ static void test_threads(void **state)
     free(doc);
 }
 
+static atomic_int stop_racers_quit;
+
+static void *stop_racer(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop_racers_quit)) {
+        tprof_range r = tprof_range_begin("racing");
+        tprof_instant("tick");
+        tprof_counter("c", 1.0);
+        tprof_range_end(r);
+    }
+    return NULL;
+}
+
+/* Stop while two threads record in a loop: their buffers must stay valid
+ * (stop used to free them under the threads; run under TSan/ASan). A few
+ * cycles, each with new threads so that start happens before them. */
+static void test_stop_while_recording(void **state)
+{
+    (void)state;
+    for (int cycle = 0; cycle < 20; cycle++) {
+        tprof_profile_config c;
+        tprof_config_default(&c);
+        c.enable = true;
+        c.with_stack = false;
+        c.profile_memory = false;
+        c.max_events = 1 << 16;
+        snprintf(c.trace_dir, sizeof c.trace_dir, "%s/s%d", tmpdir, cycle);
+        tprof_profiler_set_rank(0, 1);
+        assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+        tprof_step_begin(1);
+        atomic_store(&stop_racers_quit, 0);
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, stop_racer, NULL), 0);
+        struct timespec ms = { 0, 2 * 1000 * 1000 };
+        nanosleep(&ms, NULL);
+        assert_int_equal(tprof_profiler_stop(), 0);
+        assert_false(tprof_profiler_active());
+        nanosleep(&ms, NULL); /* the threads keep calling in after stop */
+        atomic_store(&stop_racers_quit, 1);
+        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    }
+    char name[600];
+    assert_int_equal(files("s0", ".pt.trace.json.gz", name, sizeof name), 1);
+}
+
 /* Names are the program's bytes; the trace must stay valid UTF-8. */
 static void test_utf8_names(void **state)
 {
@@ -564,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_rank0_only),     cmocka_unit_test(test_threads),
         cmocka_unit_test(test_utf8_names),     cmocka_unit_test(test_step_line),
         cmocka_unit_test(test_comm_call),      cmocka_unit_test(test_max_events_bound),
+        cmocka_unit_test(test_stop_while_recording),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
