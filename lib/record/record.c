@@ -64,8 +64,10 @@ tprof_step_action tprof_schedule_action(const tprof_profile_config *c, int64_t s
 
 static rec_thread *register_thread(void)
 {
-    unsigned gen = atomic_load_explicit(&g.gen, memory_order_acquire);
     pthread_mutex_lock(&g.lock);
+    /* read under the lock: a start or stop between would tag this buffer with
+     * the previous run's generation (or the next run with this one) */
+    unsigned gen = atomic_load_explicit(&g.gen, memory_order_acquire);
     rec_thread *t = NULL;
     if (!g.started || !g.records) goto out;
     size_t cap = (size_t)g.cfg.max_events, evb, shb = 0, frb = 0;
