@@ -337,6 +337,9 @@ int tprof_config_from_args(tprof_profile_config *c, int *argc, char **argv, tpro
                            char *errbuf, size_t errlen)
 {
     int n = *argc, rc;
+    /* no argv[0] (execve with an empty argv): nothing to parse, and argv[1]
+     * is past the array, so argv is left as it is */
+    if (n < 1 || !argv) return tprof_config_validate(c, errbuf, errlen);
     char *used = calloc((size_t)n + 1, 1);
     if (!used) return TPROF_ENOMEM;
     /* the file first: flags override it wherever they stand */

@@ -177,6 +177,24 @@ static void test_args_errors(void **state)
     assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=3"), TPROF_EUSAGE);
 }
 
+/* argc == 0 (execve with an empty argv): argv is only its NULL end, which
+ * must stay the only slot written; the config is still validated. */
+static void test_args_empty(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    char err[512];
+    char *argv[2] = { NULL, (char *)"canary" };
+    int argc = 0;
+    tprof_config_default(&c);
+    assert_int_equal(tprof_config_from_args(&c, &argc, argv, other, NULL, err, sizeof err), 0);
+    assert_int_equal(argc, 0);
+    assert_null(argv[0]);
+    assert_string_equal(argv[1], "canary");
+    c.max_events = 3;
+    assert_int_equal(tprof_config_from_args(&c, &argc, argv, other, NULL, err, sizeof err), TPROF_EUSAGE);
+}
+
 /* max_events has an upper bound: 2^61 events once wrapped cap*72 to 0. */
 static void test_max_events_bound(void **state)
 {
@@ -611,7 +629,7 @@ int main(void)
         cmocka_unit_test(test_rank0_only),     cmocka_unit_test(test_threads),
         cmocka_unit_test(test_utf8_names),     cmocka_unit_test(test_step_line),
         cmocka_unit_test(test_comm_call),      cmocka_unit_test(test_max_events_bound),
-        cmocka_unit_test(test_stop_while_recording),
+        cmocka_unit_test(test_stop_while_recording), cmocka_unit_test(test_args_empty),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
