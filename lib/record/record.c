@@ -433,6 +433,16 @@ static void on_signal(int s)
     sem_post(&sig_sem);
 }
 
+/* Puts OLD back on SIG only while our handler is still there: one the
+ * program installed after tprof_profiler_start stays. Returns 1 if ours was. */
+static int restore_if_ours(int sig, const struct sigaction *old)
+{
+    struct sigaction now;
+    if (sigaction(sig, NULL, &now) || (now.sa_flags & SA_SIGINFO) || now.sa_handler != on_signal) return 0;
+    sigaction(sig, old, NULL);
+    return 1;
+}
+
 static void *sig_watch(void *arg)
 {
     (void)arg;
@@ -450,10 +460,11 @@ static void *sig_watch(void *arg)
             g.written = 1;
         }
         pthread_mutex_unlock(&g.lock);
-        /* the default action now: the process ends as the signal meant */
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        signal(s, SIG_DFL);
+        /* the default action now: the process ends as the signal meant; where
+         * the program has put its own handler since, the signal goes to it */
+        int ours = restore_if_ours(s, s == SIGINT ? &old_int : &old_term);
+        restore_if_ours(s == SIGINT ? SIGTERM : SIGINT, s == SIGINT ? &old_term : &old_int);
+        if (ours) signal(s, SIG_DFL);
         kill(getpid(), s);
         return NULL;
     }
@@ -488,8 +499,8 @@ static void signals_install(void)
 static void signals_remove(void)
 {
     if (!sig_installed) return;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    restore_if_ours(SIGINT, &old_int);
+    restore_if_ours(SIGTERM, &old_term);
     sig_quit = 1;
     sem_post(&sig_sem);
     pthread_join(sig_thread, NULL);

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,33 @@ static void test_args_errors(void **state)
     assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.trace_dir=hdfs://a/b"), TPROF_EUSAGE);
     assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.prefix=a/b"), TPROF_EUSAGE);
     assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=3"), TPROF_EUSAGE);
+}
+
+static void program_handler(int sig) { (void)sig; }
+
+/* A handler the program installs after start survives stop; the ones the
+ * profiler installed (where the default was) go back to the default. */
+static void test_signals_kept(void **state)
+{
+    (void)state;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    tprof_profile_config c;
+    tprof_config_default(&c);
+    c.enable = true;
+    snprintf(c.trace_dir, sizeof c.trace_dir, "%s/g", tmpdir);
+    tprof_profiler_set_rank(0, 1);
+    assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+    struct sigaction now;
+    assert_int_equal(sigaction(SIGTERM, NULL, &now), 0);
+    assert_true(now.sa_handler != SIG_DFL); /* the profiler's */
+    signal(SIGINT, program_handler);
+    tprof_profiler_stop();
+    assert_int_equal(sigaction(SIGINT, NULL, &now), 0);
+    assert_true(now.sa_handler == program_handler);
+    assert_int_equal(sigaction(SIGTERM, NULL, &now), 0);
+    assert_true(now.sa_handler == SIG_DFL);
+    signal(SIGINT, SIG_DFL);
 }
 
 /* argc == 0 (execve with an empty argv): argv is only its NULL end, which
@@ -630,6 +658,7 @@ int main(void)
         cmocka_unit_test(test_utf8_names),     cmocka_unit_test(test_step_line),
         cmocka_unit_test(test_comm_call),      cmocka_unit_test(test_max_events_bound),
         cmocka_unit_test(test_stop_while_recording), cmocka_unit_test(test_args_empty),
+        cmocka_unit_test(test_signals_kept),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
