@@ -101,10 +101,12 @@ typedef struct {
 } rec_gpu_device;
 
 int tprof__gpu_start(void);   /* 0: CUPTI activity on; else no GPU (or no CUDA build) */
-void tprof__gpu_flush(void);  /* the activity buffers into the arrays below */
+void tprof__gpu_flush(void);  /* the final flush (activity disabled first) into the arrays below */
 void tprof__gpu_stop(void);
-const rec_gpu *tprof__gpu_events(size_t *n);
-const rec_gpu_device *tprof__gpu_devices(size_t *n);
+/* Copies taken under cupti.c's lock (CUPTI's thread may still append): the
+ * caller frees the array; names stay valid until tprof__gpu_stop. */
+rec_gpu *tprof__gpu_events(size_t *n);
+size_t tprof__gpu_devices(rec_gpu_device *out, size_t max);
 const char *tprof__gpu_memcpy_kind(int kind);
 
 int64_t tprof__now_ns(void);
