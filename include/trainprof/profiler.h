@@ -114,8 +114,9 @@ bool tprof_profiler_active(void);
 /* Marks the start and the end of global step G (the trainer's own counter,
  * so a resumed run still records its window). The step is labelled
  * ProfilerStep#(G-1), as torch labels a fresh run. At the end of step
- * end_step-1 the trace (and snapshot) are written. Returns 0 or the write's
- * error. */
+ * end_step-1 the trace (and snapshot) are written. A step may begin and end
+ * on different threads (the span is on the thread that began it). Returns 0
+ * or the write's error. */
 int tprof_step_begin(int64_t global_step);
 int tprof_step_end(int64_t global_step);
 /* Writes what was recorded if the window was not written yet (a run that

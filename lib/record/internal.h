@@ -67,7 +67,8 @@ typedef struct {
     rec_thread *threads;
     rec_thread *retired;        /* buffers of stopped runs: never freed, another thread may still write */
     int64_t base_mono, base_wall, window_start, window_end;
-    tprof_range step_tok;
+    tprof_range step_tok;       /* the open step span, in step_thr's buffer (step_end may run on another thread) */
+    rec_thread *step_thr;
     int64_t step_open;
     uint64_t lost;              /* events lost outside thread buffers (a thread buffer could not be made) */
     char trace_path[1200], snap_path[1200];

@@ -563,6 +563,7 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
     g.lost = 0;
     g.trace_path[0] = g.snap_path[0] = 0;
     g.step_tok = 0;
+    g.step_thr = NULL;
     g.step_open = -1;
     memset(g.total_alloc, 0, sizeof g.total_alloc);
     memset(g.total_reserved, 0, sizeof g.total_reserved);
@@ -620,8 +621,13 @@ int tprof_step_begin(int64_t s)
     if (written) return 0;
     atomic_store_explicit(&g.on, 1, memory_order_release);
     if (a != TPROF_STEP_WARMUP) {
-        g.step_tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1, 0, 0); /* may register this thread: outside the lock */
+        tprof_range tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1, 0, 0); /* may register this thread: outside the lock */
+        /* the buffer the span is in, so that step_end can close it from any thread */
+        pthread_mutex_lock(&g.lock);
+        g.step_tok = tok;
+        g.step_thr = tok ? tl : NULL;
         g.step_open = s;
+        pthread_mutex_unlock(&g.lock);
     }
     return 0;
 }
@@ -629,11 +635,27 @@ int tprof_step_begin(int64_t s)
 int tprof_step_end(int64_t s)
 {
     if (!g.started || !g.records) return 0;
+    int64_t now = tprof__now_ns();
+    pthread_mutex_lock(&g.lock);
     if (g.step_open == s) {
-        tprof_range_end(g.step_tok);
+        /* closed in the buffer of the thread that began it (not the caller's),
+         * if it is still this run's: thread buffers are never freed */
+        rec_thread *t = g.step_thr;
+        tprof_range r = g.step_tok;
+        unsigned gen = atomic_load_explicit(&g.gen, memory_order_relaxed);
+        if (t && r && (r >> 40) == (gen & 0xffffff)) {
+            size_t i = (size_t)(r & 0xffffffffffULL) - 1;
+            if (i < atomic_load_explicit(&t->n, memory_order_acquire)) {
+                rec_event *e = &t->ev[i];
+                if (atomic_load_explicit(&e->dur, memory_order_relaxed) < 0)
+                    atomic_store_explicit(&e->dur, now - e->ts, memory_order_relaxed);
+            }
+        }
         g.step_tok = 0;
+        g.step_thr = NULL;
         g.step_open = -1;
     }
+    pthread_mutex_unlock(&g.lock);
     if (tprof_schedule_action(&g.cfg, s) != TPROF_STEP_RECORD_SAVE) return 0;
     char eb[512];
     int rc = 0;

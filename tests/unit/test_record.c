@@ -646,6 +646,42 @@ static void test_step_line(void **state)
     assert_int_equal(strlen(small), sizeof small - 1);
 }
 
+static void *step_handover(void *arg)
+{
+    (void)arg;
+    tprof_step_end(1);
+    tprof_step_begin(2);
+    return NULL;
+}
+
+/* A step begun on one thread and ended on another is closed, not left open
+ * (the span is closed in the buffer of the thread that began it). */
+static void test_step_across_threads(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    tprof_config_default(&c);
+    c.enable = true;
+    c.with_stack = false;
+    c.start_step = 1;
+    c.end_step = 3;
+    snprintf(c.trace_dir, sizeof c.trace_dir, "%s/x", tmpdir);
+    tprof_profiler_set_rank(0, 1);
+    assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+    tprof_step_begin(1);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, step_handover, NULL), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(tprof_step_end(2), 0);
+    tprof_profiler_stop();
+    char name[600];
+    assert_int_equal(files("x", ".pt.trace.json.gz", name, sizeof name), 1);
+    char *doc = gunzip(name);
+    assert_int_equal(count(doc, "\"ProfilerStep#"), 2);
+    assert_null(strstr(doc, "trainprof truncated"));
+    free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -658,7 +694,7 @@ int main(void)
         cmocka_unit_test(test_utf8_names),     cmocka_unit_test(test_step_line),
         cmocka_unit_test(test_comm_call),      cmocka_unit_test(test_max_events_bound),
         cmocka_unit_test(test_stop_while_recording), cmocka_unit_test(test_args_empty),
-        cmocka_unit_test(test_signals_kept),
+        cmocka_unit_test(test_signals_kept),   cmocka_unit_test(test_step_across_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
