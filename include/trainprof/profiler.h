@@ -19,7 +19,9 @@
  * them are not copied: they must stay valid until the trace is written
  * (string literals, or strings the program keeps).
  *
- * Ownership: the profiler owns its buffers; tprof_profiler_stop frees them. */
+ * Ownership: the profiler owns its buffers. tprof_profiler_stop frees its
+ * tables but keeps the per-thread event buffers until the process exits
+ * (another thread may still be recording into them). */
 #ifndef TRAINPROF_PROFILER_H
 #define TRAINPROF_PROFILER_H
 
@@ -35,6 +37,10 @@ extern "C" {
 
 /* ---- configuration: train.profile.* ---------------------------------- */
 
+/* The largest max_events: 72-byte events plus 4 shape and 8 frame words per
+ * event must stay addressable with 32-bit offsets (about 4.5 GiB a thread). */
+#define TPROF_MAX_EVENTS_LIMIT ((int64_t)1 << 26)
+
 typedef struct {
     bool enable;           /* false */
     int start_step;        /* 1: first recorded global step */
@@ -47,7 +53,8 @@ typedef struct {
     bool rank0_only;       /* true: only global rank 0 records */
     /* trainprof's own keys, also accepted in the profile block */
     char prefix[64];       /* "trainprof": file names are PREFIX_rank{R}_{unix seconds}.* */
-    int64_t max_events;    /* 262144: events kept per thread (72 bytes each); beyond, counted as dropped */
+    int64_t max_events;    /* 262144: events kept per thread (72 bytes each); beyond, counted as dropped;
+                            * at most TPROF_MAX_EVENTS_LIMIT */
 } tprof_profile_config;
 
 void tprof_config_default(tprof_profile_config *c);
@@ -78,7 +85,7 @@ int tprof_config_from_args(tprof_profile_config *c, int *argc, char **argv, tpro
                            char *errbuf, size_t errlen);
 
 /* start_step >= 1, end_step > start_step, a local trace_dir, a prefix
- * without '/', max_events >= 16. Returns 0 or TPROF_EUSAGE with a message. */
+ * without '/', 16 <= max_events <= TPROF_MAX_EVENTS_LIMIT. Returns 0 or TPROF_EUSAGE with a message. */
 int tprof_config_validate(const tprof_profile_config *c, char *errbuf, size_t errlen);
 
 /* ---- schedule ---------------------------------------------------------- */
@@ -107,8 +114,9 @@ bool tprof_profiler_active(void);
 /* Marks the start and the end of global step G (the trainer's own counter,
  * so a resumed run still records its window). The step is labelled
  * ProfilerStep#(G-1), as torch labels a fresh run. At the end of step
- * end_step-1 the trace (and snapshot) are written. Returns 0 or the write's
- * error. */
+ * end_step-1 the trace (and snapshot) are written. A step may begin and end
+ * on different threads (the span is on the thread that began it). Returns 0
+ * or the write's error. */
 int tprof_step_begin(int64_t global_step);
 int tprof_step_end(int64_t global_step);
 /* Writes what was recorded if the window was not written yet (a run that

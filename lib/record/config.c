@@ -3,6 +3,7 @@
  * key named, instead of later inside the profiler's schedule. */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,13 @@ int tprof_config_validate(const tprof_profile_config *c, char *errbuf, size_t er
     if (!c->prefix[0] || strchr(c->prefix, '/'))
         return err(errbuf, errlen, PFX "prefix = '%s': must be non-empty, without '/'%s", c->prefix, "");
     if (c->max_events < 16) return err(errbuf, errlen, PFX "max_events: must be >= 16%s%s", "", "");
+    /* the buffers are max_events * 72 bytes (more with shapes and stacks) and
+     * shape/frame offsets are 32-bit: a bound keeps the sizes representable */
+    if (c->max_events > TPROF_MAX_EVENTS_LIMIT) {
+        char v[32];
+        snprintf(v, sizeof v, "%" PRId64, c->max_events);
+        return err(errbuf, errlen, PFX "max_events = %s: must be <= %s (67108864, 4.5 GiB per thread)", v, "1<<26");
+    }
     return 0;
 }
 
@@ -329,6 +337,9 @@ int tprof_config_from_args(tprof_profile_config *c, int *argc, char **argv, tpro
                            char *errbuf, size_t errlen)
 {
     int n = *argc, rc;
+    /* no argv[0] (execve with an empty argv): nothing to parse, and argv[1]
+     * is past the array, so argv is left as it is */
+    if (n < 1 || !argv) return tprof_config_validate(c, errbuf, errlen);
     char *used = calloc((size_t)n + 1, 1);
     if (!used) return TPROF_ENOMEM;
     /* the file first: flags override it wherever they stand */

@@ -133,6 +133,11 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     free(buffer);
 }
 
+static const CUpti_ActivityKind kinds[] = { CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                            CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                                            CUPTI_ACTIVITY_KIND_RUNTIME };
+static int enabled; /* activity kinds enabled; cleared by the final flush */
+
 int tprof__gpu_start(void)
 {
     if (on) return 0;
@@ -140,32 +145,32 @@ int tprof__gpu_start(void)
     /* the launching thread as the kernel's gettid(), the id CPU events carry */
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (cuptiActivityRegisterCallbacks(buf_request, buf_complete) != CUPTI_SUCCESS) return -1;
-    static const CUpti_ActivityKind kinds[] = { CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                                CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                                                CUPTI_ACTIVITY_KIND_RUNTIME };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS) {
             for (size_t j = 0; j < i; j++) cuptiActivityDisable(kinds[j]);
             return -1; /* no driver or no GPU: the CPU side only */
         }
     on = 1;
+    enabled = 1;
     return 0;
 }
 
+/* Disabled first, so that nothing new arrives after the flush: the arrays are
+ * complete once it returns. The trace is written once, so this is final. */
 void tprof__gpu_flush(void)
 {
-    if (on) cuptiActivityFlushAll(1);
+    if (!on) return;
+    if (enabled) {
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) cuptiActivityDisable(kinds[i]);
+        enabled = 0;
+    }
+    cuptiActivityFlushAll(1);
 }
 
 void tprof__gpu_stop(void)
 {
     if (!on) return;
-    cuptiActivityFlushAll(1);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    tprof__gpu_flush();
     pthread_mutex_lock(&gl);
     for (size_t i = 0; i < nev; i++) free(ev[i].name);
     free(ev);
@@ -176,17 +181,25 @@ void tprof__gpu_stop(void)
     on = 0;
 }
 
-/* Called by the writer after tprof__gpu_flush, under the profiler's lock. */
-const rec_gpu *tprof__gpu_events(size_t *n)
+/* Called by the writer after tprof__gpu_flush, under the profiler's lock;
+ * CUPTI's thread appends (and reallocs) under gl, so the copy is taken under it. */
+rec_gpu *tprof__gpu_events(size_t *n)
 {
-    *n = nev;
-    return ev;
+    pthread_mutex_lock(&gl);
+    rec_gpu *c = nev ? malloc(nev * sizeof *c) : NULL;
+    *n = c ? nev : 0;
+    if (c) memcpy(c, ev, nev * sizeof *c);
+    pthread_mutex_unlock(&gl);
+    return c;
 }
 
-const rec_gpu_device *tprof__gpu_devices(size_t *n)
+size_t tprof__gpu_devices(rec_gpu_device *out, size_t max)
 {
-    *n = ndev;
-    return dev;
+    pthread_mutex_lock(&gl);
+    size_t n = ndev < max ? ndev : max;
+    memcpy(out, dev, n * sizeof *out);
+    pthread_mutex_unlock(&gl);
+    return n;
 }
 
 #else /* no CUDA build */
@@ -194,15 +207,16 @@ const rec_gpu_device *tprof__gpu_devices(size_t *n)
 int tprof__gpu_start(void) { return -1; }
 void tprof__gpu_flush(void) {}
 void tprof__gpu_stop(void) {}
-const rec_gpu *tprof__gpu_events(size_t *n)
+rec_gpu *tprof__gpu_events(size_t *n)
 {
     *n = 0;
     return NULL;
 }
-const rec_gpu_device *tprof__gpu_devices(size_t *n)
+size_t tprof__gpu_devices(rec_gpu_device *out, size_t max)
 {
-    *n = 0;
-    return NULL;
+    (void)out;
+    (void)max;
+    return 0;
 }
 
 #endif

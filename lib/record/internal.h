@@ -65,8 +65,10 @@ typedef struct {
     int rank, world, rank_set;
     pthread_mutex_t lock;       /* thread list, memory table, writing */
     rec_thread *threads;
+    rec_thread *retired;        /* buffers of stopped runs: never freed, another thread may still write */
     int64_t base_mono, base_wall, window_start, window_end;
-    tprof_range step_tok;
+    tprof_range step_tok;       /* the open step span, in step_thr's buffer (step_end may run on another thread) */
+    rec_thread *step_thr;
     int64_t step_open;
     uint64_t lost;              /* events lost outside thread buffers (a thread buffer could not be made) */
     char trace_path[1200], snap_path[1200];
@@ -100,10 +102,12 @@ typedef struct {
 } rec_gpu_device;
 
 int tprof__gpu_start(void);   /* 0: CUPTI activity on; else no GPU (or no CUDA build) */
-void tprof__gpu_flush(void);  /* the activity buffers into the arrays below */
+void tprof__gpu_flush(void);  /* the final flush (activity disabled first) into the arrays below */
 void tprof__gpu_stop(void);
-const rec_gpu *tprof__gpu_events(size_t *n);
-const rec_gpu_device *tprof__gpu_devices(size_t *n);
+/* Copies taken under cupti.c's lock (CUPTI's thread may still append): the
+ * caller frees the array; names stay valid until tprof__gpu_stop. */
+rec_gpu *tprof__gpu_events(size_t *n);
+size_t tprof__gpu_devices(rec_gpu_device *out, size_t max);
 const char *tprof__gpu_memcpy_kind(int kind);
 
 int64_t tprof__now_ns(void);

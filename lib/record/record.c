@@ -64,22 +64,31 @@ tprof_step_action tprof_schedule_action(const tprof_profile_config *c, int64_t s
 
 static rec_thread *register_thread(void)
 {
-    unsigned gen = atomic_load_explicit(&g.gen, memory_order_acquire);
     pthread_mutex_lock(&g.lock);
+    /* read under the lock: a start or stop between would tag this buffer with
+     * the previous run's generation (or the next run with this one) */
+    unsigned gen = atomic_load_explicit(&g.gen, memory_order_acquire);
     rec_thread *t = NULL;
     if (!g.started || !g.records) goto out;
-    size_t cap = (size_t)g.cfg.max_events;
+    size_t cap = (size_t)g.cfg.max_events, evb, shb = 0, frb = 0;
+    /* validation bounds max_events; checked anyway, since an overflow here
+     * would make a short buffer that slot() then writes past */
+    if (g.cfg.max_events < 16 || g.cfg.max_events > TPROF_MAX_EVENTS_LIMIT ||
+        __builtin_mul_overflow(cap, sizeof(rec_event), &evb) ||
+        __builtin_mul_overflow(cap, (size_t)4 * sizeof(int64_t), &shb) ||
+        __builtin_mul_overflow(cap, (size_t)8 * sizeof(void *), &frb))
+        goto out;
     t = calloc(1, sizeof *t);
     if (!t) goto out;
-    t->ev = malloc(cap * sizeof *t->ev);
+    t->ev = malloc(evb);
     t->cap = cap;
     if (g.cfg.record_shapes) {
         t->shape_cap = cap * 4;
-        t->shapes = malloc(t->shape_cap * sizeof *t->shapes);
+        t->shapes = malloc(shb);
     }
     if (g.cfg.with_stack) {
         t->frame_cap = cap * 8;
-        t->frames = malloc(t->frame_cap * sizeof *t->frames);
+        t->frames = malloc(frb);
     }
     if (!t->ev || (g.cfg.record_shapes && !t->shapes) || (g.cfg.with_stack && !t->frames)) {
         free(t->ev);
@@ -424,6 +433,16 @@ static void on_signal(int s)
     sem_post(&sig_sem);
 }
 
+/* Puts OLD back on SIG only while our handler is still there: one the
+ * program installed after tprof_profiler_start stays. Returns 1 if ours was. */
+static int restore_if_ours(int sig, const struct sigaction *old)
+{
+    struct sigaction now;
+    if (sigaction(sig, NULL, &now) || (now.sa_flags & SA_SIGINFO) || now.sa_handler != on_signal) return 0;
+    sigaction(sig, old, NULL);
+    return 1;
+}
+
 static void *sig_watch(void *arg)
 {
     (void)arg;
@@ -441,10 +460,11 @@ static void *sig_watch(void *arg)
             g.written = 1;
         }
         pthread_mutex_unlock(&g.lock);
-        /* the default action now: the process ends as the signal meant */
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        signal(s, SIG_DFL);
+        /* the default action now: the process ends as the signal meant; where
+         * the program has put its own handler since, the signal goes to it */
+        int ours = restore_if_ours(s, s == SIGINT ? &old_int : &old_term);
+        restore_if_ours(s == SIGINT ? SIGTERM : SIGINT, s == SIGINT ? &old_term : &old_int);
+        if (ours) signal(s, SIG_DFL);
         kill(getpid(), s);
         return NULL;
     }
@@ -479,8 +499,8 @@ static void signals_install(void)
 static void signals_remove(void)
 {
     if (!sig_installed) return;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    restore_if_ours(SIGINT, &old_int);
+    restore_if_ours(SIGTERM, &old_term);
     sig_quit = 1;
     sem_post(&sig_sem);
     pthread_join(sig_thread, NULL);
@@ -543,6 +563,7 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
     g.lost = 0;
     g.trace_path[0] = g.snap_path[0] = 0;
     g.step_tok = 0;
+    g.step_thr = NULL;
     g.step_open = -1;
     memset(g.total_alloc, 0, sizeof g.total_alloc);
     memset(g.total_reserved, 0, sizeof g.total_reserved);
@@ -600,8 +621,13 @@ int tprof_step_begin(int64_t s)
     if (written) return 0;
     atomic_store_explicit(&g.on, 1, memory_order_release);
     if (a != TPROF_STEP_WARMUP) {
-        g.step_tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1, 0, 0); /* may register this thread: outside the lock */
+        tprof_range tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1, 0, 0); /* may register this thread: outside the lock */
+        /* the buffer the span is in, so that step_end can close it from any thread */
+        pthread_mutex_lock(&g.lock);
+        g.step_tok = tok;
+        g.step_thr = tok ? tl : NULL;
         g.step_open = s;
+        pthread_mutex_unlock(&g.lock);
     }
     return 0;
 }
@@ -609,11 +635,27 @@ int tprof_step_begin(int64_t s)
 int tprof_step_end(int64_t s)
 {
     if (!g.started || !g.records) return 0;
+    int64_t now = tprof__now_ns();
+    pthread_mutex_lock(&g.lock);
     if (g.step_open == s) {
-        tprof_range_end(g.step_tok);
+        /* closed in the buffer of the thread that began it (not the caller's),
+         * if it is still this run's: thread buffers are never freed */
+        rec_thread *t = g.step_thr;
+        tprof_range r = g.step_tok;
+        unsigned gen = atomic_load_explicit(&g.gen, memory_order_relaxed);
+        if (t && r && (r >> 40) == (gen & 0xffffff)) {
+            size_t i = (size_t)(r & 0xffffffffffULL) - 1;
+            if (i < atomic_load_explicit(&t->n, memory_order_acquire)) {
+                rec_event *e = &t->ev[i];
+                if (atomic_load_explicit(&e->dur, memory_order_relaxed) < 0)
+                    atomic_store_explicit(&e->dur, now - e->ts, memory_order_relaxed);
+            }
+        }
         g.step_tok = 0;
+        g.step_thr = NULL;
         g.step_open = -1;
     }
+    pthread_mutex_unlock(&g.lock);
     if (tprof_schedule_action(&g.cfg, s) != TPROF_STEP_RECORD_SAVE) return 0;
     char eb[512];
     int rc = 0;
@@ -642,12 +684,17 @@ int tprof_profiler_stop(void)
         g.written = 1;
     }
     tprof__gpu_stop();
-    for (rec_thread *t = g.threads, *n; t; t = n) {
-        n = t->next;
-        free(t->ev);
-        free(t->shapes);
-        free(t->frames);
-        free(t);
+    /* stale thread pointers re-register from here on, and find it stopped */
+    atomic_fetch_add(&g.gen, 1);
+    /* Another thread may have passed its generation check and still be inside
+     * begin(), point() or tprof_range_end with its buffer: nothing tells when
+     * it leaves, so the buffers are retired (reachable, kept until the process
+     * exits), never freed. Only the pages that were written cost memory. */
+    if (g.threads) {
+        rec_thread *last = g.threads;
+        while (last->next) last = last->next;
+        last->next = g.retired;
+        g.retired = g.threads;
     }
     g.threads = NULL;
     free(g.slots);
@@ -658,7 +705,6 @@ int tprof_profiler_stop(void)
     g.hist_n = g.hist_cap = 0;
     g.started = 0;
     g.records = 0;
-    atomic_fetch_add(&g.gen, 1);
     pthread_mutex_unlock(&g.lock);
     return rc;
 }

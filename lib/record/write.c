@@ -262,8 +262,8 @@ static int by_corr(const void *a, const void *b)
 static void write_gpu(out_t *o, int pid)
 {
     size_t n;
-    const rec_gpu *ge = tprof__gpu_events(&n);
-    if (!n) return;
+    rec_gpu *ge = tprof__gpu_events(&n);
+    if (!ge) return;
     corr_ext *map = malloc(n * sizeof *map);
     size_t nm = 0;
     uint32_t seen_dev = 0;
@@ -323,6 +323,7 @@ static void write_gpu(out_t *o, int pid)
         if (seen_dev & (1u << d))
             emit(o, ",\n  {\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":\"GPU %u\"}}", d, d);
     free(map);
+    free(ge);
 }
 
 int tprof__write_trace(char *errbuf, size_t errlen)
@@ -347,10 +348,10 @@ int tprof__write_trace(char *errbuf, size_t errlen)
     uint64_t dropped = g.lost;
     for (rec_thread *t = g.threads; t; t = t->next) dropped += atomic_load(&t->dropped);
     int pid = (int)getpid();
-    tprof__gpu_flush(); /* the activity buffers CUPTI still holds */
+    tprof__gpu_flush(); /* the activity buffers CUPTI still holds (the trace is written once) */
     emit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
-    size_t ndev;
-    const rec_gpu_device *dev = tprof__gpu_devices(&ndev);
+    rec_gpu_device dev[16];
+    size_t ndev = tprof__gpu_devices(dev, sizeof dev / sizeof dev[0]);
     for (size_t i = 0; i < ndev; i++) {
         emit(o, "%s\n    {\"id\": %u, \"name\": ", i ? "," : "", dev[i].id);
         jstr(o, dev[i].name);

@@ -10,6 +10,8 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +176,71 @@ static void test_args_errors(void **state)
     assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.trace_dir=hdfs://a/b"), TPROF_EUSAGE);
     assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.prefix=a/b"), TPROF_EUSAGE);
     assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=3"), TPROF_EUSAGE);
+}
+
+static void program_handler(int sig) { (void)sig; }
+
+/* A handler the program installs after start survives stop; the ones the
+ * profiler installed (where the default was) go back to the default. */
+static void test_signals_kept(void **state)
+{
+    (void)state;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    tprof_profile_config c;
+    tprof_config_default(&c);
+    c.enable = true;
+    snprintf(c.trace_dir, sizeof c.trace_dir, "%s/g", tmpdir);
+    tprof_profiler_set_rank(0, 1);
+    assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+    struct sigaction now;
+    assert_int_equal(sigaction(SIGTERM, NULL, &now), 0);
+    assert_true(now.sa_handler != SIG_DFL); /* the profiler's */
+    signal(SIGINT, program_handler);
+    tprof_profiler_stop();
+    assert_int_equal(sigaction(SIGINT, NULL, &now), 0);
+    assert_true(now.sa_handler == program_handler);
+    assert_int_equal(sigaction(SIGTERM, NULL, &now), 0);
+    assert_true(now.sa_handler == SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+}
+
+/* argc == 0 (execve with an empty argv): argv is only its NULL end, which
+ * must stay the only slot written; the config is still validated. */
+static void test_args_empty(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    char err[512];
+    char *argv[2] = { NULL, (char *)"canary" };
+    int argc = 0;
+    tprof_config_default(&c);
+    assert_int_equal(tprof_config_from_args(&c, &argc, argv, other, NULL, err, sizeof err), 0);
+    assert_int_equal(argc, 0);
+    assert_null(argv[0]);
+    assert_string_equal(argv[1], "canary");
+    c.max_events = 3;
+    assert_int_equal(tprof_config_from_args(&c, &argc, argv, other, NULL, err, sizeof err), TPROF_EUSAGE);
+}
+
+/* max_events has an upper bound: 2^61 events once wrapped cap*72 to 0. */
+static void test_max_events_bound(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    char err[512];
+    assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=2305843009213693952"), TPROF_EUSAGE);
+    assert_non_null(strstr(err, "max_events = 2305843009213693952: must be <= 1<<26"));
+    assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=67108865"), TPROF_EUSAGE);
+    assert_int_equal(parse(&c, err, sizeof err, 1, "--train.profile.max_events=67108864"), 1);
+    assert_int_equal(c.max_events, TPROF_MAX_EVENTS_LIMIT);
+    tprof_config_default(&c);
+    c.max_events = INT64_MAX;
+    assert_int_equal(tprof_config_validate(&c, err, sizeof err), TPROF_EUSAGE);
+    /* start refuses it too, before any buffer is made */
+    c.enable = true;
+    assert_int_equal(tprof_profiler_start(&c, err, sizeof err), TPROF_EUSAGE);
+    assert_false(tprof_profiler_active());
 }
 
 static void test_yaml(void **state)
@@ -489,6 +556,52 @@ static void test_threads(void **state)
     free(doc);
 }
 
+static atomic_int stop_racers_quit;
+
+static void *stop_racer(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop_racers_quit)) {
+        tprof_range r = tprof_range_begin("racing");
+        tprof_instant("tick");
+        tprof_counter("c", 1.0);
+        tprof_range_end(r);
+    }
+    return NULL;
+}
+
+/* Stop while two threads record in a loop: their buffers must stay valid
+ * (stop used to free them under the threads; run under TSan/ASan). A few
+ * cycles, each with new threads so that start happens before them. */
+static void test_stop_while_recording(void **state)
+{
+    (void)state;
+    for (int cycle = 0; cycle < 20; cycle++) {
+        tprof_profile_config c;
+        tprof_config_default(&c);
+        c.enable = true;
+        c.with_stack = false;
+        c.profile_memory = false;
+        c.max_events = 1 << 16;
+        snprintf(c.trace_dir, sizeof c.trace_dir, "%s/s%d", tmpdir, cycle);
+        tprof_profiler_set_rank(0, 1);
+        assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+        tprof_step_begin(1);
+        atomic_store(&stop_racers_quit, 0);
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, stop_racer, NULL), 0);
+        struct timespec ms = { 0, 2 * 1000 * 1000 };
+        nanosleep(&ms, NULL);
+        assert_int_equal(tprof_profiler_stop(), 0);
+        assert_false(tprof_profiler_active());
+        nanosleep(&ms, NULL); /* the threads keep calling in after stop */
+        atomic_store(&stop_racers_quit, 1);
+        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    }
+    char name[600];
+    assert_int_equal(files("s0", ".pt.trace.json.gz", name, sizeof name), 1);
+}
+
 /* Names are the program's bytes; the trace must stay valid UTF-8. */
 static void test_utf8_names(void **state)
 {
@@ -533,6 +646,42 @@ static void test_step_line(void **state)
     assert_int_equal(strlen(small), sizeof small - 1);
 }
 
+static void *step_handover(void *arg)
+{
+    (void)arg;
+    tprof_step_end(1);
+    tprof_step_begin(2);
+    return NULL;
+}
+
+/* A step begun on one thread and ended on another is closed, not left open
+ * (the span is closed in the buffer of the thread that began it). */
+static void test_step_across_threads(void **state)
+{
+    (void)state;
+    tprof_profile_config c;
+    tprof_config_default(&c);
+    c.enable = true;
+    c.with_stack = false;
+    c.start_step = 1;
+    c.end_step = 3;
+    snprintf(c.trace_dir, sizeof c.trace_dir, "%s/x", tmpdir);
+    tprof_profiler_set_rank(0, 1);
+    assert_int_equal(tprof_profiler_start(&c, NULL, 0), 0);
+    tprof_step_begin(1);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, step_handover, NULL), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(tprof_step_end(2), 0);
+    tprof_profiler_stop();
+    char name[600];
+    assert_int_equal(files("x", ".pt.trace.json.gz", name, sizeof name), 1);
+    char *doc = gunzip(name);
+    assert_int_equal(count(doc, "\"ProfilerStep#"), 2);
+    assert_null(strstr(doc, "trainprof truncated"));
+    free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,7 +692,9 @@ int main(void)
         cmocka_unit_test(test_resume),         cmocka_unit_test(test_buffer_limit),
         cmocka_unit_test(test_rank0_only),     cmocka_unit_test(test_threads),
         cmocka_unit_test(test_utf8_names),     cmocka_unit_test(test_step_line),
-        cmocka_unit_test(test_comm_call),
+        cmocka_unit_test(test_comm_call),      cmocka_unit_test(test_max_events_bound),
+        cmocka_unit_test(test_stop_while_recording), cmocka_unit_test(test_args_empty),
+        cmocka_unit_test(test_signals_kept),   cmocka_unit_test(test_step_across_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
