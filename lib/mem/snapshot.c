@@ -230,8 +230,8 @@ int tprof_mem_snapshot_from_pickle(tprof_mem_snapshot **out, tprof_pickle *pk, c
         rc = add_segments(s, tprof_pickle_get(pk, root, "segments"));
         if (!rc) rc = add_traces(s, tprof_pickle_get(pk, root, "device_traces"));
         if (!rc) rc = add_annotations(s, tprof_pickle_get(pk, root, "external_annotations"));
-        int history = 0;
-        for (size_t i = 0; !history && i < tprof_pickle_len(pk, tprof_pickle_get(pk, root, "segments")); i++) {
+        int history = 0; /* (after a refusal the lists are not walked) */
+        for (size_t i = 0; !rc && !history && i < tprof_pickle_len(pk, tprof_pickle_get(pk, root, "segments")); i++) {
             tprof_pv bl = tprof_pickle_get(pk, tprof_pickle_item(pk, tprof_pickle_get(pk, root, "segments"), i), "blocks");
             for (size_t j = 0; !history && j < tprof_pickle_len(pk, bl); j++)
                 history = has_key(pk, tprof_pickle_item(pk, bl, j), "history");
