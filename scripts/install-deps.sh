@@ -14,6 +14,7 @@ packages=(
   python3 gzip zstd                 # independent checks in tests, fixtures
   time                              # /usr/bin/time: peak RSS in tests and benchmarks
   libopenmpi-dev openmpi-bin        # tiny_gpt_mpi (data-parallel example) and its test
+  openssh-client                    # mpirun refuses to start, even on one host, without an rsh/ssh agent
 )
 
 # `--bench`: also the benchmark peers (bench/run_bench.sh)
