@@ -152,13 +152,17 @@ void merge_input_free(merge_input *in)
     free(in->coll_ends);
 }
 
-static const merge_input *g_sort_ins; /* qsort has no context argument */
+/* (rank, argument index) pairs, sorted to give the rank order */
+typedef struct {
+    int64_t rank;
+    size_t index;
+} rank_key;
+
 static int cmp_rank(const void *a, const void *b)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int64_t rx = g_sort_ins[x].out->rank, ry = g_sort_ins[y].out->rank;
-    if (rx != ry) return rx < ry ? -1 : 1;
-    return (x > y) - (x < y);
+    const rank_key *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
 }
 
 static int rank_wanted(const tprof_merge_opts *o, int64_t rank)
@@ -340,9 +344,12 @@ int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof
         }
     }
 
-    for (size_t i = 0; i < n; i++) order[i] = i;
-    g_sort_ins = ins;
-    qsort(order, n, sizeof *order, cmp_rank);
+    rank_key *keys = malloc(n * sizeof *keys);
+    if (!keys) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) keys[i] = (rank_key){ ins[i].out->rank, i };
+    qsort(keys, n, sizeof *keys, cmp_rank);
+    for (size_t i = 0; i < n; i++) order[i] = keys[i].index;
+    free(keys);
     int64_t world = -1;
     for (size_t i = 0; i < n; i++) {
         merge_input *in = &ins[order[i]];
