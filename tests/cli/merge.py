@@ -312,6 +312,30 @@ check(rc == 0 and r0.get("events_out") == 3 and r0.get("dropped") == 1,
       f"only the process_name event dropped (a later event without a string name kept): {rc} {r0}")
 check(r0.get("ids_unchanged") == 2, f"two ids beyond 10^12 kept and counted once: {r0.get('ids_unchanged')}")
 
+# ---- a file name that is not UTF-8 and a long non-ASCII collective name (its note is cut) ----
+def coll_trace(rank, end_us):
+    name = "ncclKernel_Ünïcödé_" + "é" * 60
+    return json.dumps({"distributedInfo": {"rank": rank, "world_size": 2}, "traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": end_us - 5, "dur": 5,
+         "args": {"device": 0, "stream": 7}}]})
+odd_dir = os.fsencode(tmp)
+for r in (0, 1):
+    with open(os.path.join(odd_dir, b"r%d_\xff\xfe.json" % r), "w") as f:
+        f.write(coll_trace(r, 100 + 7 * r))
+odd_out = os.path.join(tmp, "odd-names.json")
+rc = __import__("subprocess").run([os.fsencode(TRAINPROF), b"merge", os.path.join(odd_dir, b"r0_\xff\xfe.json"),
+                                   os.path.join(odd_dir, b"r1_\xff\xfe.json"), b"-o", os.fsencode(odd_out)],
+                                  capture_output=True).returncode
+check(rc == 0, f"merge of oddly named files: {rc}")
+try:
+    dd = json.loads(open(odd_out, "rb").read().decode("utf-8"))
+    check(dd["trainprofMerge"]["align"] == "collective" and "\ufffd" in dd["trainprofMerge"]["ranks"][0]["file"],
+          "invalid bytes in names become U+FFFD; the output is valid UTF-8 JSON")
+except (ValueError, KeyError) as ex:
+    check(False, f"output not valid UTF-8 JSON: {ex}")
+rc, so, se = run([TRAINPROF, "info", odd_out])
+check(rc == 0, f"trainprof info reads it: {se}")
+
 # ---- bad input, never overwriting an input ----
 bad = os.path.join(tmp, "bad.json")
 open(bad, "w").write('{"traceEvents":[{"ph":"X","ts":1,}]}')
