@@ -45,6 +45,20 @@ static rec_gpu *push(void)
     return e;
 }
 
+/* A GPU record with what every kind of activity has (call with gl held). */
+static rec_gpu *push_span(int kind, uint64_t start, uint64_t end, uint32_t device, uint32_t stream, uint32_t correlation)
+{
+    rec_gpu *e = push();
+    if (!e) return NULL;
+    e->kind = kind;
+    e->start = (int64_t)start;
+    e->end = (int64_t)end;
+    e->device = device;
+    e->stream = stream;
+    e->correlation = correlation;
+    return e;
+}
+
 static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
     (void)ctx;
@@ -58,13 +72,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         case CUPTI_ACTIVITY_KIND_KERNEL: {
             const CUpti_ActivityKernel10 *k = (const void *)r;
-            if (!(e = push())) break;
-            e->kind = 1;
-            e->start = (int64_t)k->start;
-            e->end = (int64_t)k->end;
-            e->device = k->deviceId;
-            e->stream = k->streamId;
-            e->correlation = k->correlationId;
+            if (!(e = push_span(1, k->start, k->end, k->deviceId, k->streamId, k->correlationId))) break;
             e->grid[0] = k->gridX, e->grid[1] = k->gridY, e->grid[2] = k->gridZ;
             e->block[0] = k->blockX, e->block[1] = k->blockY, e->block[2] = k->blockZ;
             e->regs = k->registersPerThread;
@@ -74,13 +82,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
             const CUpti_ActivityMemcpy6 *m = (const void *)r;
-            if (!(e = push())) break;
-            e->kind = 2;
-            e->start = (int64_t)m->start;
-            e->end = (int64_t)m->end;
-            e->device = m->deviceId;
-            e->stream = m->streamId;
-            e->correlation = m->correlationId;
+            if (!(e = push_span(2, m->start, m->end, m->deviceId, m->streamId, m->correlationId))) break;
             e->bytes = (int64_t)m->bytes;
             e->copy_kind = m->copyKind;
             e->src_kind = m->srcKind;
@@ -89,13 +91,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
             const CUpti_ActivityMemset4 *m = (const void *)r;
-            if (!(e = push())) break;
-            e->kind = 3;
-            e->start = (int64_t)m->start;
-            e->end = (int64_t)m->end;
-            e->device = m->deviceId;
-            e->stream = m->streamId;
-            e->correlation = m->correlationId;
+            if (!(e = push_span(3, m->start, m->end, m->deviceId, m->streamId, m->correlationId))) break;
             e->bytes = (int64_t)m->bytes;
             break;
         }
