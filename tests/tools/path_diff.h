@@ -76,6 +76,13 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
                  x.in_nelems == y.in_nelems && x.out_nelems == y.out_nelems && x.group_size == y.group_size,
              "collective call");
     }
+    SAME(tprof_trace_nmem_samples(a) == tprof_trace_nmem_samples(b), "memory sample count");
+    for (size_t i = 0; i < tprof_trace_nmem_samples(a); i++) {
+        tprof_memory_sample x = tprof_trace_mem_samples(a)[i], y = tprof_trace_mem_samples(b)[i];
+        SAME(x.event == y.event && x.device == y.device && x.bytes == y.bytes &&
+                 x.total_allocated == y.total_allocated && x.total_reserved == y.total_reserved,
+             "memory sample");
+    }
 #undef SAME
 #undef STREQ
     size_t n = tprof_trace_nevents(a);
