@@ -76,6 +76,8 @@ bench: build
 	@scripts/install-deps.sh --bench
 	bench/run_bench.sh 1G $(BUILD)
 	bench/merge_bench.sh 250M $(BUILD)
+	bench/mem_bench.sh $(BUILD) 5000000
+	bench/record_overhead.sh $(BUILD) 5
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
