@@ -25,7 +25,7 @@ build: deps
 # generated GPU traces of 2 ranks, and what trainprof sees in them.
 run: build
 	@rm -rf $(DEMO_DIR)/trace && mkdir -p $(DEMO_DIR)
-	$(BUILD)/examples/tiny_gpt configs/tiny.yaml --train.max_steps=5 --train.profile.enable \
+	$(BUILD)/examples/tiny_gpt configs/tiny.yaml --train.max_steps=5 --train.profile.enable --train.profile.with_stack=true \
 	  --train.profile.start_step=2 --train.profile.end_step=4 --train.profile.trace_dir=$(DEMO_DIR)/trace
 	$(BUILD)/trainprof info $(DEMO_DIR)/trace/*.pt.trace.json.gz
 	$(BUILD)/trainprof summary $(DEMO_DIR)/trace/*.pt.trace.json.gz

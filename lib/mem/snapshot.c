@@ -302,7 +302,8 @@ char *tprof_mem_call_site(const tprof_mem_snapshot *s, tprof_pv frames, int dept
         return buf;
     }
     if (depth < 1) depth = 1;
-    /* frames are innermost first; keep the DEPTH innermost Python ones */
+    /* frames are innermost first; keep the DEPTH innermost Python ones (as
+     * PyTorch's viewer), or the innermost frames when none is Python */
     size_t idx[64];
     int k = 0;
     for (size_t i = 0; i < n && k < depth && k < 64; i++) {
@@ -310,9 +311,12 @@ char *tprof_mem_call_site(const tprof_mem_snapshot *s, tprof_pv frames, int dept
         const char *f = tprof_pickle_str(pk, tprof_pickle_get(pk, tprof_pickle_item(pk, frames, i), "filename"), &fl);
         if (f && is_python(f, fl)) idx[k++] = i;
     }
+    /* a C/C++ program (trainprof's recording library) has native frames only: use those */
     if (!k) {
-        snprintf(buf, len, "(no Python frames)");
-        return buf;
+        size_t m = n < (size_t)depth ? n : (size_t)depth;
+        if (m > 64) m = 64;
+        for (size_t i = 0; i < m; i++) idx[i] = i;
+        k = (int)m;
     }
     size_t used = 0;
     for (int j = k - 1; j >= 0; j--) {

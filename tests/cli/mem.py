@@ -223,6 +223,14 @@ for proto in (2, 4):
     check("GLOBAL" in err and "refused" in err and "byte " in err and p in err, f"evil pickle: message: {err!r}")
     check(not os.path.exists(os.path.join(tmp, "PWNED")), "evil pickle: the payload ran")
 
+# a C program's stack (native frames only, as trainprof's recorder writes them): the innermost frames are the site
+nat = [{"filename": "/b/prog", "line": 0, "name": "alloc_weights"}, {"filename": "/b/prog", "line": 0, "name": "main"}]
+doc = {"segments": [], "device_traces": [[{"action": "alloc", "addr": 4096, "size": 1000, "stream": 0, "frames": nat}]]}
+p = write("native.pickle", pickle.dumps(doc, protocol=2))
+rc, out, err = run([TRAINPROF, "mem", "--format", "json", p])
+sites = json.loads(out)[0]["devices"][0]["sites_at_peak"] if rc == 0 else []
+check(sites and sites[0]["site"] == "/b/prog:0:main;/b/prog:0:alloc_weights", f"native frames as the call site: {sites}")
+
 # memo references repeating one list: a small file that would expand to 4e8 blocks (or trace entries)
 blk = [{"size": 1, "state": "active_allocated"}] * 20000
 for name, doc in (("bomb-blocks", {"segments": [{"device": 0, "blocks": blk}] * 20000, "device_traces": []}),
