@@ -115,6 +115,25 @@ static int commit(const char *path, char *buf, size_t len)
     return rc;
 }
 
+/* PREFIX.csv (or .json) and PREFIX.svg from the two buffers, which it frees.
+ * Returns an exit code. */
+static int commit_timeline(const char *prefix, int json, char *dbuf, size_t dlen, char *sbuf, size_t slen)
+{
+    size_t pl = strlen(prefix);
+    char *path = malloc(pl + 8);
+    int e = path ? EXIT_OK : EXIT_INPUT;
+    if (path) {
+        snprintf(path, pl + 8, "%s.%s", prefix, json ? "json" : "csv");
+        if (commit(path, dbuf, dlen)) e = EXIT_INPUT;
+        snprintf(path, pl + 8, "%s.svg", prefix);
+        if (!e && commit(path, sbuf, slen)) e = EXIT_INPUT;
+    }
+    free(path);
+    free(dbuf);
+    free(sbuf);
+    return e;
+}
+
 int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *r, const char *prefix, int json,
                            int depth, size_t points)
 {
@@ -200,20 +219,7 @@ int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *
         free(sbuf);
         return EXIT_INPUT;
     }
-    size_t pl = strlen(prefix);
-    char *path = malloc(pl + 8);
-    int e = EXIT_OK;
-    if (!path) e = EXIT_INPUT;
-    else {
-        snprintf(path, pl + 8, "%s.%s", prefix, json ? "json" : "csv");
-        if (commit(path, dbuf, dlen)) e = EXIT_INPUT;
-        snprintf(path, pl + 8, "%s.svg", prefix);
-        if (!e && commit(path, sbuf, slen)) e = EXIT_INPUT;
-    }
-    free(path);
-    free(dbuf);
-    free(sbuf);
-    return e;
+    return commit_timeline(prefix, json, dbuf, dlen, sbuf, slen);
 }
 
 void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top)
@@ -391,19 +397,7 @@ static int ktimeline(const char *path, const tprof_mem_kreport *r, const char *p
     ktimeline_svg(sf, r);
     fclose(df);
     fclose(sf);
-    size_t pl = strlen(prefix);
-    char *out = malloc(pl + 8);
-    int e = out ? EXIT_OK : EXIT_INPUT;
-    if (out) {
-        snprintf(out, pl + 8, "%s.%s", prefix, json ? "json" : "csv");
-        if (commit(out, dbuf, dlen)) e = EXIT_INPUT;
-        snprintf(out, pl + 8, "%s.svg", prefix);
-        if (!e && commit(out, sbuf, slen)) e = EXIT_INPUT;
-    }
-    free(out);
-    free(dbuf);
-    free(sbuf);
-    return e;
+    return commit_timeline(prefix, json, dbuf, dlen, sbuf, slen);
 }
 
 int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *prefix, size_t points)
