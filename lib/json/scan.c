@@ -3,9 +3,7 @@
 
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid,
- * -1 if the range ends inside it (and what is there is a valid prefix). */
-static int utf8_len(const uint8_t *p, const uint8_t *end)
+int js_utf8_len(const uint8_t *p, const uint8_t *end)
 {
     uint8_t c = p[0];
     int n;
@@ -136,7 +134,7 @@ int js_string(const uint8_t *start, const uint8_t *end, uint8_t *out, const uint
             continue;
         }
         if (c < 0x20) return bad(err, JE_CTRL, p);
-        int n = utf8_len(p, end);
+        int n = js_utf8_len(p, end);
         if (n < 0) return JS_MORE;
         if (n == 0) return bad(err, JE_UTF8, p);
         if (o) {

@@ -65,6 +65,11 @@ static inline const uint8_t *js_scan_plain(const uint8_t *p, const uint8_t *end)
     return end;
 }
 
+/* Length of the valid UTF-8 sequence at P (lead byte >= 0x80), 0 if invalid
+ * (overlongs and UTF-16 surrogates included), -1 if the range ends inside it
+ * and what is there is a valid prefix. Reads no byte past the first bad one. */
+int js_utf8_len(const uint8_t *p, const uint8_t *end);
+
 /* Scans the string whose opening quote is at P. With OUT (capacity at least
  * end - p) escapes are decoded into it; without, they are only checked.
  * On JS_OK: TEXT and LEN give the string's content (raw bytes when it has no

@@ -48,23 +48,6 @@ int mbuf_printf(mbuf *b, const char *fmt, ...)
     return mbuf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-/* Length of the valid UTF-8 sequence at S (N bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (!len || len > n) return 0;
-    unsigned lo = 0x80, hi = 0xBF; /* the second byte's range rules out overlongs and surrogates */
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    return len;
-}
-
 int mbuf_json_str(mbuf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -75,9 +58,9 @@ int mbuf_json_str(mbuf *b, const char *s, size_t n)
         unsigned char c = u[i];
         if (c >= 0x80) {
             /* decoded JSON is valid UTF-8; a file name or a cut note may not be: U+FFFD keeps the output valid */
-            size_t l = utf8_len(u + i, n - i);
-            if (l) {
-                i += l;
+            int l = js_utf8_len(u + i, u + n);
+            if (l > 0) {
+                i += (size_t)l;
                 continue;
             }
             if (mbuf_put(b, s + run, i - run) || mbuf_put(b, "\\ufffd", 6)) return TPROF_ENOMEM;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pickle.h"
+#include "../json/scan.h"
 
 static void put(pk_buf *b, const void *p, size_t n)
 {
@@ -65,13 +66,10 @@ void pk_int(pk_buf *b, int64_t v)
  * valid UTF-8). S is NUL-terminated or long enough. */
 int tprof__utf8_len(const unsigned char *s)
 {
-    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
-    if (n == 2 && s[0] < 0xC2) return 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
-    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || s[0] > 0xF4 || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
-    return n;
+    if (s[0] < 0x80) return 1;
+    /* the JSON scanner's check; it stops at the first bad byte, so a NUL ends it */
+    int n = js_utf8_len(s, s + 4);
+    return n > 0 ? n : 0;
 }
 
 void pk_str_n(pk_buf *b, const char *s, size_t n)
