@@ -29,6 +29,11 @@ void tprof_table_free(tprof_table *t);
 /* CSV: a field quoted when it holds a comma, quote or newline (RFC 4180). */
 void tprof_csv_field(FILE *f, const char *s);
 
+/* S as XML text (SVG labels): markup characters escaped, valid UTF-8 kept,
+ * control bytes and broken UTF-8 written as '?'. At most MAX bytes of S, cut
+ * between characters and followed by "..." when cut. */
+void tprof_xml_text(FILE *f, const char *s, size_t max);
+
 /* A streaming JSON writer with commas and escaping handled; nesting up to
  * TPROF_JW_MAX_DEPTH levels. */
 #define TPROF_JW_MAX_DEPTH 1024

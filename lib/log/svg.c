@@ -7,6 +7,7 @@
 
 #include "trainprof/error.h"
 #include "trainprof/log.h"
+#include "trainprof/report.h"
 
 #define W 800
 #define PH 200 /* panel height */
@@ -14,22 +15,6 @@
 #define MR 20
 #define MT 30
 #define MAX_POINTS 2000
-
-static void esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&apos;", f); break;
-        default:
-            /* ASCII only: control bytes and broken UTF-8 would make invalid XML */
-            fputc((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s : '?', f);
-        }
-    }
-}
 
 static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
 
@@ -120,13 +105,13 @@ int tprof_log_svg(const tprof_log *const *logs, size_t n, FILE *f)
     }
     for (size_t l = 0; l < n; l++) { /* legend: file and the metrics drawn */
         fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">", ML, top + 14 + (int)l * 16, colours[l % 6]);
-        esc(f, tprof_log_name(logs[l]));
+        tprof_xml_text(f, tprof_log_name(logs[l]), SIZE_MAX);
         for (size_t p = 0, first = 1; p < 3; p++) {
             long mi = tprof_log_find_role(logs[l], panels[p].role);
             if (mi < 0) continue;
             fputs(first ? ": " : ", ", f);
             first = 0;
-            esc(f, tprof_log_metric(logs[l], (size_t)mi));
+            tprof_xml_text(f, tprof_log_metric(logs[l], (size_t)mi), SIZE_MAX);
         }
         fputs("</text>\n", f);
     }

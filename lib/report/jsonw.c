@@ -1,7 +1,9 @@
 #include "trainprof/report.h"
+#include "../json/scan.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 void tprof_json_escape(FILE *f, const char *s)
 {
@@ -149,4 +151,30 @@ void tprof_jw_kbool(tprof_jw *w, const char *k, int v)
 {
     tprof_jw_key(w, k);
     tprof_jw_bool(w, v);
+}
+
+void tprof_xml_text(FILE *f, const char *s, size_t max)
+{
+    const uint8_t *p = (const uint8_t *)s, *end = p + strlen(s);
+    size_t used = 0;
+    while (p < end) {
+        int n = *p < 0x80 ? 1 : js_utf8_len(p, end);
+        if (used + (size_t)(n > 0 ? n : 1) > max) break;
+        used += (size_t)(n > 0 ? n : 1);
+        if (n <= 0 || (*p < 0x20)) { /* broken UTF-8 or a control byte: not allowed in XML */
+            fputc('?', f);
+            p++;
+            continue;
+        }
+        switch (*p) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default: fwrite(p, 1, (size_t)n, f);
+        }
+        p += n;
+    }
+    if (p < end) fputs("...", f);
 }

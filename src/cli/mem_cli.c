@@ -15,22 +15,6 @@
 static const char *const colors[] = { "#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f",
                                       "#edc949", "#af7aa1", "#ff9da7", "#9c755f", "#bab0ab" };
 
-static void xml_escape(FILE *f, const char *s, size_t max)
-{
-    size_t n = 0;
-    for (; *s && n < max; s++, n++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default:
-            if ((unsigned char)*s >= 0x20) fputc(*s, f);
-        }
-    }
-    if (*s) fputs("...", f);
-}
-
 /* the innermost frame of a collapsed stack: what a legend can show */
 static const char *leaf(const char *site)
 {
@@ -88,9 +72,9 @@ static void svg_panel(FILE *f, const tprof_mem_timeline *t, const tprof_mem_devi
         fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>", L, ly - 9,
                 layer < t->ntop ? colors[layer % 10] : "#cccccc");
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\"><title>", L + 14, ly);
-        xml_escape(f, layer < t->ntop ? t->top[layer] : "other", 4096);
+        tprof_xml_text(f, layer < t->ntop ? t->top[layer] : "other", 4096);
         fprintf(f, "</title>");
-        xml_escape(f, layer < t->ntop ? leaf(t->top[layer]) : "other call sites", 140);
+        tprof_xml_text(f, layer < t->ntop ? leaf(t->top[layer]) : "other call sites", 140);
         fprintf(f, "</text>\n");
     }
     fprintf(f, "</g>\n");
