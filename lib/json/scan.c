@@ -171,14 +171,14 @@ int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **
     if (*p == '-') p++;
     AT_END(0);
     if (*p == '0') p++;
-    else if (is_digit(*p)) while (p < end && (unsigned)*p - '0' <= 9) p++;
+    else if (is_digit(*p)) p = js_digits(p, end);
     else return bad(err, JE_NUMBER, p);
     AT_END(1);
     if (*p == '.') {
         p++;
         AT_END(0);
         if (!is_digit(*p)) return bad(err, JE_NUMBER, p);
-        while (p < end && is_digit(*p)) p++;
+        p = js_digits(p, end);
         AT_END(1);
     }
     if (*p == 'e' || *p == 'E') {
@@ -197,67 +197,142 @@ int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **
     return JS_OK;
 }
 
+/* The deepest nesting js_skip_value follows (the tokenizer's limit). */
+#define SKIP_MAX_DEPTH 512
+
+/* One loop with an explicit stack rather than recursion: skipped values
+ * (argument lists, shapes, call stacks) are a large share of a trace. */
 int js_skip_value(const uint8_t *p, const uint8_t *end, int depth_left, const uint8_t **next, js_error *err)
 {
-    p = js_ws(p, end);
-    if (p == end) return JS_MORE;
+    uint8_t is_obj[SKIP_MAX_DEPTH]; /* of each container open in this call */
+    int depth = 0, r;
     const uint8_t *t;
     size_t l;
-    int r;
+    if (depth_left > SKIP_MAX_DEPTH) depth_left = SKIP_MAX_DEPTH;
+    p = js_ws(p, end);
+value:
+    if (p == end) return JS_MORE;
     switch (*p) {
-    case '"':
-        return js_string(p, end, NULL, &t, &l, next, err);
+    case '"': {
+        const uint8_t *q = js_scan_plain(p + 1, end);
+        if (q < end && *q == '"') p = q + 1;
+        else if ((r = js_string(p, end, NULL, &t, &l, &p, err))) return r;
+        break;
+    }
     case '{':
     case '[': {
-        uint8_t close = *p == '{' ? '}' : ']';
-        if (depth_left <= 0) return bad(err, JE_SYNTAX, p);
+        int obj = *p == '{';
+        if (depth >= depth_left) return bad(err, JE_SYNTAX, p);
+        is_obj[depth++] = (uint8_t)obj;
         p = js_ws(p + 1, end);
         if (p == end) return JS_MORE;
-        if (*p == close) {
-            *next = p + 1;
-            return JS_OK;
+        if (*p == (obj ? '}' : ']')) {
+            depth--;
+            p++;
+            break;
         }
-        for (;;) {
-            if (close == '}') {
-                if (*p != '"') return bad(err, JE_SYNTAX, p);
-                if ((r = js_string(p, end, NULL, &t, &l, &p, err))) return r;
-                p = js_ws(p, end);
-                if (p == end) return JS_MORE;
-                if (*p != ':') return bad(err, JE_SYNTAX, p);
-                p++;
-            }
-            if ((r = js_skip_value(p, end, depth_left - 1, &p, err))) return r;
-            p = js_ws(p, end);
-            if (p == end) return JS_MORE;
-            if (*p == close) {
-                *next = p + 1;
-                return JS_OK;
-            }
-            if (*p != ',') return bad(err, JE_SYNTAX, p);
-            p = js_ws(p + 1, end);
-            if (p == end) return JS_MORE;
-        }
+        if (obj) goto key;
+        goto value;
     }
     case 't':
     case 'f':
     case 'n': {
         const char *w = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
-        size_t n = strlen(w), have = (size_t)(end - p) < n ? (size_t)(end - p) : n;
+        size_t n = *p == 'f' ? 5 : 4, have = (size_t)(end - p) < n ? (size_t)(end - p) : n;
         if (memcmp(p, w, have)) return bad(err, JE_SYNTAX, p);
         if (have < n) return JS_MORE;
-        *next = p + n;
-        return JS_OK;
+        p += n;
+        break;
     }
     default:
-        if (*p == '-' || is_digit(*p)) return js_number(p, end, 0, next, err);
-        return bad(err, JE_SYNTAX, p);
+        if (*p != '-' && !is_digit(*p)) return bad(err, JE_SYNTAX, p);
+        if ((r = js_number(p, end, 0, &p, err))) return r;
+        break;
     }
+    /* after a value: the end of this call's value, a comma or a closing bracket */
+    for (;;) {
+        if (depth == 0) {
+            *next = p;
+            return JS_OK;
+        }
+        p = js_ws(p, end);
+        if (p == end) return JS_MORE;
+        int obj = is_obj[depth - 1];
+        if (*p == ',') {
+            p = js_ws(p + 1, end);
+            if (p == end) return JS_MORE;
+            if (obj) goto key;
+            goto value;
+        }
+        if (*p != (obj ? '}' : ']')) return bad(err, JE_SYNTAX, p);
+        depth--;
+        p++;
+    }
+key:
+    if (*p != '"') return bad(err, JE_SYNTAX, p);
+    {
+        const uint8_t *q = js_scan_plain(p + 1, end);
+        if (q < end && *q == '"') p = q + 1;
+        else if ((r = js_string(p, end, NULL, &t, &l, &p, err))) return r;
+    }
+    p = js_ws(p, end);
+    if (p == end) return JS_MORE;
+    if (*p != ':') return bad(err, JE_SYNTAX, p);
+    p = js_ws(p + 1, end);
+    goto value;
 }
+
+static const int64_t pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+
+static inline int ends_number(uint8_t c)
+{
+    return !is_digit(c) && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-';
+}
+
+#if JS_SWAR
+/* The value of N (1..18) digits at P, with at least 8 readable bytes past them. */
+static inline int64_t digits_value(const uint8_t *p, int n)
+{
+    int64_t v = 0;
+    for (; n >= 8; p += 8, n -= 8) v = v * 100000000 + (int64_t)js_value8(js_load8(p), 8);
+    if (n) v = v * pow10[n] + (int64_t)js_value8(js_load8(p), n);
+    return v;
+}
+
+/* js_decimal's plain forms a word at a time; 0 when the number at P is not
+ * one of them (or lies near END): the byte-wise routine then decides. */
+static int decimal_swar(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, const uint8_t **next)
+{
+    int neg = *p == '-';
+    p += neg;
+    const uint8_t *d = js_digits(p, end);
+    int ndig = (int)(d - p);
+    if (ndig == 0 || ndig > 18 || (*p == '0' && ndig > 1) || end - d < 16) return 0;
+    int64_t v = digits_value(p, ndig);
+    int frac = 0;
+    if (*d == '.') {
+        const uint8_t *f = js_digits(d + 1, end);
+        frac = (int)(f - d - 1);
+        if (frac == 0 || frac > scale || ndig + frac > 18 || end - f < 8) return 0;
+        v = v * pow10[frac] + digits_value(d + 1, frac);
+        d = f;
+    }
+    if (!ends_number(*d) || __builtin_mul_overflow(v, pow10[scale - frac], &v)) return 0;
+    *value = neg ? -v : v;
+    *next = d;
+    return 1;
+}
+#endif
 
 int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, int *exact,
                const uint8_t **next, js_error *err)
 {
-    static const int64_t pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+#if JS_SWAR
+    if (scale >= 0 && scale <= 6 && end - p >= 48 && decimal_swar(p, end, scale, value, next)) {
+        *exact = 1;
+        return JS_OK;
+    }
+#endif
     const uint8_t *s = p;
     int neg = *p == '-';
     p += neg;
@@ -283,8 +358,7 @@ int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, 
         if (frac) p = f;
     }
     /* the plain form ends here when the next byte cannot continue a number */
-    if (ndig && p < end && !is_digit(*p) && *p != '.' && *p != 'e' && *p != 'E' && *p != '+' && *p != '-' &&
-        scale >= 0 && scale <= 6 &&
+    if (ndig && p < end && ends_number(*p) && scale >= 0 && scale <= 6 &&
         !__builtin_mul_overflow(v, pow10[scale - frac], &v)) {
         *value = neg ? -v : v;
         *exact = 1;

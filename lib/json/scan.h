@@ -31,10 +31,15 @@ typedef struct {
     const uint8_t *at;
 } js_error;
 
-static inline int js_is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+/* Space, \n, \r and \t as bits of a word: one compare and one test per byte. */
+#define JS_WS_BITS ((1ull << ' ') | (1ull << '\n') | (1ull << '\r') | (1ull << '\t'))
+static inline int js_is_ws(uint8_t c) { return c <= ' ' && (JS_WS_BITS >> c & 1); }
 
 static inline const uint8_t *js_ws(const uint8_t *p, const uint8_t *end)
 {
+    /* the usual cases first: no whitespace, or the one space of ", " and ": " */
+    if (p < end && *p > ' ') return p;
+    if (end - p >= 2 && *p == ' ' && p[1] > ' ') return p + 1;
     while (p < end && js_is_ws(*p)) p++;
     return p;
 }
@@ -63,6 +68,52 @@ static inline const uint8_t *js_scan_plain(const uint8_t *p, const uint8_t *end)
         p++;
     }
     return end;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JS_SWAR 1 /* eight digits at a time in a 64-bit word */
+static inline uint64_t js_load8(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+/* Bit 7 of each byte of W that is not an ASCII digit: the digits become
+ * 0..9 after the XOR, and adding 0x76 to the low seven bits sets bit 7 of
+ * every other value without carrying into the next byte. */
+static inline uint64_t js_nondigits8(uint64_t w)
+{
+    uint64_t d = w ^ 0x3030303030303030ull;
+    return (((d & 0x7F7F7F7F7F7F7F7Full) + 0x7676767676767676ull) | d) & 0x8080808080808080ull;
+}
+
+/* The value of the N (1..8) digits in the low bytes of W, the first one
+ * most significant. */
+static inline uint64_t js_value8(uint64_t w, int n)
+{
+    w -= 0x3030303030303030ull; /* borrows only run up into the bytes shifted out */
+    w <<= 8 * (8 - n);
+    w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;
+    w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;
+    return (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;
+}
+#else
+#define JS_SWAR 0
+#endif
+
+/* First byte in [p, end) that is not an ASCII digit. */
+static inline const uint8_t *js_digits(const uint8_t *p, const uint8_t *end)
+{
+#if JS_SWAR
+    while (end - p >= 8) {
+        uint64_t m = js_nondigits8(js_load8(p));
+        if (m) return p + (__builtin_ctzll(m) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < end && (unsigned)*p - '0' <= 9) p++;
+    return p;
 }
 
 /* Length of the valid UTF-8 sequence at P (lead byte >= 0x80), 0 if invalid
