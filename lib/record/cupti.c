@@ -10,6 +10,7 @@
 
 #ifdef TPROF_HAVE_CUPTI
 #include <cupti.h>
+#include <dlfcn.h>
 #include <pthread.h>
 
 #define BUF_SIZE (8u << 20)
@@ -59,6 +60,41 @@ static rec_gpu *push_span(int kind, uint64_t start, uint64_t end, uint32_t devic
     return e;
 }
 
+/* CUPTI gives kernels their mangled names; PyTorch's traces show them
+ * demangled. The C++ runtime's demangler is used where the program has one
+ * loaded (CUDA programs are C++), else the name stays as CUPTI gave it.
+ * Called with gl held. */
+static char *kernel_name(const char *nm)
+{
+    typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+    static demangle_fn demangle;
+    static int looked;
+    if (!nm) return strdup("kernel");
+    if (nm[0] == '_' && nm[1] == 'Z') {
+        if (!looked) {
+            void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+            memcpy(&demangle, &sym, sizeof demangle);
+            looked = 1;
+        }
+        int status = -1;
+        char *d = demangle ? demangle(nm, NULL, NULL, &status) : NULL;
+        if (d && status == 0) return d;
+        free(d);
+    }
+    return strdup(nm);
+}
+
+/* CUPTI names runtime calls with the CUDA version that introduced them
+ * ("cudaLaunchKernel_v7000"); traces, Kineto's included, use the API's name. */
+static char *runtime_name(const char *nm)
+{
+    if (!nm) return strdup("cudaRuntime");
+    size_t n = strlen(nm), d = n;
+    while (d > 0 && nm[d - 1] >= '0' && nm[d - 1] <= '9') d--;
+    if (d < n && d >= 3 && nm[d - 1] == 'v' && nm[d - 2] == '_') n = d - 2;
+    return strndup(nm, n);
+}
+
 static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
     (void)ctx;
@@ -77,7 +113,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
             e->block[0] = k->blockX, e->block[1] = k->blockY, e->block[2] = k->blockZ;
             e->regs = k->registersPerThread;
             e->smem = k->staticSharedMemory + k->dynamicSharedMemory;
-            e->name = strdup(k->name ? k->name : "kernel");
+            e->name = kernel_name(k->name);
             break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -106,7 +142,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
             e->correlation = a->correlationId;
             e->cbid = a->cbid;
             cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &nm);
-            e->name = strdup(nm ? nm : "cudaRuntime");
+            e->name = runtime_name(nm);
             break;
         }
         case CUPTI_ACTIVITY_KIND_DEVICE: {

@@ -60,7 +60,8 @@ typedef struct {
 typedef struct {
     _Atomic int on;             /* recording (warm-up or window); the hot path reads this */
     _Atomic unsigned gen;       /* bumped by every start, so stale thread pointers re-register */
-    int started, records, written, window_started;
+    _Atomic int started, records; /* read without the lock by the hooks */
+    int written, window_started;
     tprof_profile_config cfg;
     int rank, world, rank_set;
     pthread_mutex_t lock;       /* thread list, memory table, writing */

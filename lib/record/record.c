@@ -203,7 +203,7 @@ __attribute__((noinline)) static tprof_range begin(int kind, const char *name, c
 
 tprof_range tprof_range_begin(const char *name)
 {
-    if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return 0;
+    if (!atomic_load_explicit(&g.on, memory_order_acquire)) return 0;
     tprof_range r = begin(EV_RANGE, name, NULL, NULL, 0, 0, 0, 0);
     NO_TAIL(r);
     return r;
@@ -211,7 +211,7 @@ tprof_range tprof_range_begin(const char *name)
 
 tprof_range tprof_op_begin(const char *name, const int64_t *dims, const int *ndims, int ninputs)
 {
-    if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return 0;
+    if (!atomic_load_explicit(&g.on, memory_order_acquire)) return 0;
     tprof_range r = begin(EV_OP, name, dims, ndims, ninputs, 0, 0, 0);
     NO_TAIL(r);
     return r;
@@ -219,7 +219,7 @@ tprof_range tprof_op_begin(const char *name, const int64_t *dims, const int *ndi
 
 tprof_range tprof_module_begin(const char *name)
 {
-    if (!atomic_load_explicit(&g.on, memory_order_relaxed) || !g.cfg.with_modules) return 0;
+    if (!atomic_load_explicit(&g.on, memory_order_acquire) || !g.cfg.with_modules) return 0;
     tprof_range r = begin(EV_MODULE, name, NULL, NULL, 0, 0, 0, 0);
     NO_TAIL(r);
     return r;
@@ -227,7 +227,7 @@ tprof_range tprof_module_begin(const char *name)
 
 tprof_range tprof_comm_begin(const char *collective, const char *dtype, int64_t nelems, int group_size)
 {
-    if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return 0;
+    if (!atomic_load_explicit(&g.on, memory_order_acquire)) return 0;
     tprof_range r = begin(EV_COMM, collective, NULL, NULL, 0, nelems, group_size, (int64_t)(intptr_t)dtype);
     NO_TAIL(r);
     return r;
@@ -272,13 +272,13 @@ static void point(int kind, const char *name, int64_t a, int64_t b, int64_t c, i
 
 void tprof_instant(const char *name)
 {
-    if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return;
+    if (!atomic_load_explicit(&g.on, memory_order_acquire)) return;
     point(EV_INSTANT, name, 0, 0, 0, 0, 0);
 }
 
 void tprof_counter(const char *name, double value)
 {
-    if (!atomic_load_explicit(&g.on, memory_order_relaxed)) return;
+    if (!atomic_load_explicit(&g.on, memory_order_acquire)) return;
     int64_t bits;
     memcpy(&bits, &value, sizeof bits);
     point(EV_COUNTER, name, bits, 0, 0, 0, 0);
@@ -394,7 +394,7 @@ void tprof_mem_alloc(void *ptr, size_t size, int device)
     res = reserved(d);
     mem_history(0, (int64_t)(intptr_t)ptr, (int64_t)size, device);
     pthread_mutex_unlock(&g.lock);
-    if (g.cfg.profile_memory && atomic_load_explicit(&g.on, memory_order_relaxed))
+    if (g.cfg.profile_memory && atomic_load_explicit(&g.on, memory_order_acquire))
         point(EV_MEM, "[memory]", (int64_t)(intptr_t)ptr, (int64_t)size, tot, res, device);
 }
 
@@ -414,7 +414,7 @@ void tprof_mem_free(void *ptr)
     int64_t tot = g.total_alloc[d] -= size, res = reserved(d);
     mem_history(1, (int64_t)(intptr_t)ptr, size, device);
     pthread_mutex_unlock(&g.lock);
-    if (g.cfg.profile_memory && atomic_load_explicit(&g.on, memory_order_relaxed))
+    if (g.cfg.profile_memory && atomic_load_explicit(&g.on, memory_order_acquire))
         point(EV_MEM, "[memory]", (int64_t)(intptr_t)ptr, -size, tot, res, device);
 }
 

@@ -289,9 +289,12 @@ static void write_gpu(out_t *o, int pid)
     if (map) qsort(map, nm, sizeof *map, by_corr);
     for (size_t i = 0; i < n; i++) {
         const rec_gpu *e = &ge[i];
-        if (e->kind == 4 || e->start < g.window_start || e->start > g.window_end) continue;
-        if (e->device < 32) seen_dev |= 1u << e->device;
+        if (e->kind == 4) continue;
         corr_ext key = { e->correlation, 0 }, *hit = map ? bsearch(&key, map, nm, sizeof *map, by_corr) : NULL;
+        /* work launched in the window is kept even where the GPU ran it after
+         * the window's end (the last step's kernels, asynchronous) */
+        if (!hit && (e->start < g.window_start || e->start > g.window_end)) continue;
+        if (e->device < 32) seen_dev |= 1u << e->device;
         int64_t ext = hit ? hit->ext : 0;
         emit(o, ",\n  {\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
              e->kind == 1 ? "kernel" : e->kind == 2 ? "gpu_memcpy" : "gpu_memset");
