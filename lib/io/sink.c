@@ -1,6 +1,7 @@
 /* Compressed output through a temporary file renamed on commit. */
 #include "trainprof/sink.h"
 #include "avx.h"
+#include "pgzip.h"
 #include "trainprof/error.h"
 
 #include <errno.h>
@@ -31,6 +32,7 @@ struct tprof_sink {
     struct isal_zstream isal;
     uint8_t *isal_level_buf;
     int use_isal;
+    pgzip *pg; /* with tprof_sink_set_threads: ISA-L on several threads */
 #endif
     ZSTD_CCtx *zstd;
     char err[512];
@@ -100,6 +102,10 @@ static int encode(tprof_sink *s, int finish)
     }
     case TPROF_COMP_GZIP:
 #ifdef TPROF_HAVE_ISAL
+        if (s->pg) {
+            int rc = pgzip_submit(s->pg, &s->in, n, finish);
+            return rc ? rc : finish ? pgzip_finish(s->pg) : 0;
+        }
         if (s->use_isal) {
             s->isal.next_in = (uint8_t *)p;
             s->isal.avail_in = (uint32_t)n;
@@ -139,6 +145,9 @@ static int encode(tprof_sink *s, int finish)
 
 static void release(tprof_sink *s)
 {
+#ifdef TPROF_HAVE_ISAL
+    pgzip_free(s->pg); /* first: its threads may hold the input buffers */
+#endif
     if (s->fd >= 0) close(s->fd);
     if (s->z_ready) deflateEnd(&s->z);
     ZSTD_freeCCtx(s->zstd);
@@ -221,6 +230,30 @@ bad:
     if (s->fd >= 0) unlink(s->tmp);
     release(s);
     return rc;
+}
+
+static int pg_write(void *ctx, const uint8_t *data, size_t len)
+{
+    tprof_sink *s = ctx;
+    errno = 0;
+    return write_all(s, data, len);
+}
+
+int tprof_sink_set_threads(tprof_sink *s, int threads)
+{
+    if (threads <= 1 || s->bytes_in) return 0;
+    if (s->comp == TPROF_COMP_ZSTD) {
+        /* zstd's own workers, where the library was built with them */
+        if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_nbWorkers, threads))) return 0;
+        return threads;
+    }
+#ifdef TPROF_HAVE_ISAL
+    if (s->comp == TPROF_COMP_GZIP && s->use_isal && !s->pg) {
+        int rc = pgzip_new(&s->pg, threads, IN_CAP, pg_write, s);
+        return rc ? -rc : threads;
+    }
+#endif
+    return 0;
 }
 
 int tprof_sink_write(tprof_sink *s, const void *data, size_t len)

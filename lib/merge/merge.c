@@ -200,6 +200,12 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
         if (ins[i].out->included) rep->events_out += ins[i].out->events_out;
     if ((rc = tprof_sink_open(&sink, o->output, tprof_compression_for_path(o->output), o->level, errbuf, errlen)))
         goto done;
+    /* the output is compressed on the rewrite threads' cores while this one merges */
+    if ((rc = tprof_sink_set_threads(sink, (int)nthreads)) < 0) {
+        rc = -rc;
+        goto sink_failed;
+    }
+    rc = 0;
     static const char head[] = "{\"traceEvents\":[\n";
     emitter em = { sink, 0 };
     if ((rc = tprof_sink_write(sink, head, sizeof head - 1))) goto sink_failed;

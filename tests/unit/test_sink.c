@@ -1,0 +1,188 @@
+/* The output sinks (include/trainprof/sink.h): what is written reads back
+ * whole through zlib and libzstd, one thread or several; gzip output is one
+ * member whatever the thread count; failures leave no file behind. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "trainprof/sink.h"
+#include "unit.h"
+
+static char dir[] = "/tmp/tprof_sink_XXXXXX";
+
+/* Compressible bytes that are not all alike: JSON-ish lines with counters. */
+static uint8_t *make_data(size_t n)
+{
+    uint8_t *d = malloc(n ? n : 1);
+    size_t i = 0;
+    for (uint64_t k = 0; i < n; k++) {
+        char line[128];
+        int l = snprintf(line, sizeof line, "{\"ph\":\"X\",\"ts\":%llu.%03u,\"name\":\"k%llu\"},\n",
+                         (unsigned long long)(1700000000000ull + k * 37), (unsigned)(k * 7919 % 1000),
+                         (unsigned long long)(k * 2654435761u % 97));
+        for (int j = 0; j < l && i < n; j++) d[i++] = (uint8_t)line[j];
+    }
+    return d;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+/* Inflates one gzip member that must fill the file exactly. */
+static void check_gzip(const char *path, const uint8_t *want, size_t n)
+{
+    size_t zlen;
+    uint8_t *z = slurp(path, &zlen);
+    uint8_t *out = malloc(n + 64);
+    z_stream s = { 0 };
+    assert_int_equal(inflateInit2(&s, 16 + MAX_WBITS), Z_OK);
+    s.next_in = z;
+    s.avail_in = (uInt)zlen;
+    s.next_out = out;
+    s.avail_out = (uInt)(n + 64);
+    assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END);
+    assert_int_equal(s.avail_in, 0); /* one member, nothing after it */
+    assert_int_equal(s.total_out, n);
+    assert_memory_equal(out, want, n);
+    inflateEnd(&s);
+    free(out);
+    free(z);
+}
+
+static void check_zstd(const char *path, const uint8_t *want, size_t n)
+{
+    size_t zlen;
+    uint8_t *z = slurp(path, &zlen);
+    uint8_t *out = malloc(n + 64);
+    size_t got = ZSTD_decompress(out, n + 64, z, zlen);
+    assert_false(ZSTD_isError(got));
+    assert_int_equal(got, n);
+    assert_memory_equal(out, want, n);
+    free(out);
+    free(z);
+}
+
+/* Writes DATA in pieces of STEP bytes through a sink of COMP on THREADS. */
+static void write_through(const char *path, tprof_compression comp, int threads, const uint8_t *data, size_t n,
+                          size_t step)
+{
+    tprof_sink *s;
+    char err[256];
+    assert_int_equal(tprof_sink_open(&s, path, comp, 0, err, sizeof err), 0);
+    int used = tprof_sink_set_threads(s, threads);
+    assert_true(used >= 0);
+    if (threads > 1 && comp == TPROF_COMP_GZIP && strcmp(tprof_sink_gzip_backend(), "isa-l") == 0)
+        assert_int_equal(used, threads);
+    for (size_t at = 0; at < n; at += step) assert_int_equal(tprof_sink_write(s, data + at, n - at < step ? n - at : step), 0);
+    assert_int_equal(tprof_sink_bytes_in(s), n);
+    assert_int_equal(tprof_sink_commit(s, err, sizeof err), 0);
+}
+
+static void test_round_trips(void **state)
+{
+    (void)state;
+    const size_t mib = 1u << 20;
+    static const size_t sizes[] = { 0, 1, 1000, (1u << 20) - 1, 1u << 20, (1u << 20) + 1, 5 * (1u << 20) + 12345 };
+    uint8_t *data = make_data(6 * mib);
+    char path[300];
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (int threads = 1; threads <= 3; threads++) {
+            size_t n = sizes[i];
+            snprintf(path, sizeof path, "%s/out.gz", dir);
+            write_through(path, TPROF_COMP_GZIP, threads, data, n, 65536 + 7);
+            check_gzip(path, data, n);
+            snprintf(path, sizeof path, "%s/out.zst", dir);
+            write_through(path, TPROF_COMP_ZSTD, threads, data, n, 300000);
+            check_zstd(path, data, n);
+            snprintf(path, sizeof path, "%s/out.json", dir);
+            write_through(path, TPROF_COMP_NONE, threads, data, n, 4096);
+            size_t len;
+            uint8_t *plain = slurp(path, &len);
+            assert_int_equal(len, n);
+            assert_memory_equal(plain, data, n);
+            free(plain);
+        }
+    free(data);
+}
+
+/* Several threads compress about as well as one: each 1 MiB piece starts
+ * without history, which costs little. */
+static void test_parallel_ratio(void **state)
+{
+    (void)state;
+    size_t n = 8u << 20;
+    uint8_t *data = make_data(n);
+    char one[300], two[300];
+    snprintf(one, sizeof one, "%s/one.gz", dir);
+    snprintf(two, sizeof two, "%s/two.gz", dir);
+    write_through(one, TPROF_COMP_GZIP, 1, data, n, 1u << 20);
+    write_through(two, TPROF_COMP_GZIP, 2, data, n, 1u << 20);
+    struct stat a, b;
+    assert_int_equal(stat(one, &a), 0);
+    assert_int_equal(stat(two, &b), 0);
+    check_gzip(two, data, n);
+    if (strcmp(tprof_sink_gzip_backend(), "isa-l") == 0)
+        assert_true((double)b.st_size < (double)a.st_size * 1.005);
+    free(data);
+}
+
+static void test_abort_leaves_nothing(void **state)
+{
+    (void)state;
+    char path[300], err[256];
+    snprintf(path, sizeof path, "%s/aborted.gz", dir);
+    tprof_sink *s;
+    assert_int_equal(tprof_sink_open(&s, path, TPROF_COMP_GZIP, 0, err, sizeof err), 0);
+    assert_true(tprof_sink_set_threads(s, 2) >= 0);
+    uint8_t *data = make_data(3u << 20);
+    assert_int_equal(tprof_sink_write(s, data, 3u << 20), 0);
+    tprof_sink_abort(s);
+    free(data);
+    struct stat st;
+    assert_int_not_equal(stat(path, &st), 0);
+    /* nor its temporary file */
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls %s | grep -q aborted", dir);
+    assert_int_not_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_parallel_ratio),
+        cmocka_unit_test(test_abort_leaves_nothing),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
