@@ -52,15 +52,29 @@ static inline const uint8_t *js_scan_plain(const uint8_t *p, const uint8_t *end)
     const __m128i quote = _mm_set1_epi8('"');
     const __m128i bslash = _mm_set1_epi8('\\');
     const __m128i ctl = _mm_set1_epi8(0x1F);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)p);
-        /* <= 0x1F unsigned: min(v, 0x1F) == v; >= 0x80: the sign bit */
-        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
-        int mask = _mm_movemask_epi8(m) | _mm_movemask_epi8(v);
-        if (mask) return p + __builtin_ctz((unsigned)mask);
+    /* <= 0x1F unsigned: min(v, 0x1F) == v; >= 0x80: the sign bit */
+#define JS_PLAIN_STOPS(v)                                                                                   \
+    (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),       \
+                                    _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v))) |                              \
+     _mm_movemask_epi8(v))
+    if (end - p >= 16) { /* most strings end within 16 bytes */
+        unsigned mask = (unsigned)JS_PLAIN_STOPS(_mm_loadu_si128((const __m128i *)p));
+        if (mask) return p + __builtin_ctz(mask);
         p += 16;
     }
+    while (end - p >= 32) { /* long ones (kernel names): two vectors per step */
+        unsigned lo = (unsigned)JS_PLAIN_STOPS(_mm_loadu_si128((const __m128i *)p));
+        unsigned hi = (unsigned)JS_PLAIN_STOPS(_mm_loadu_si128((const __m128i *)(p + 16)));
+        unsigned mask = lo | hi << 16;
+        if (mask) return p + __builtin_ctz(mask);
+        p += 32;
+    }
+    while (end - p >= 16) {
+        unsigned mask = (unsigned)JS_PLAIN_STOPS(_mm_loadu_si128((const __m128i *)p));
+        if (mask) return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#undef JS_PLAIN_STOPS
 #endif
     while (p < end) {
         uint8_t c = *p;
