@@ -284,55 +284,15 @@ key:
 
 static const int64_t pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
 
-static inline int ends_number(uint8_t c)
-{
-    return !is_digit(c) && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-';
-}
-
-#if JS_SWAR
-/* The value of N (1..18) digits at P, with at least 8 readable bytes past them. */
-static inline int64_t digits_value(const uint8_t *p, int n)
-{
-    int64_t v = 0;
-    for (; n >= 8; p += 8, n -= 8) v = v * 100000000 + (int64_t)js_value8(js_load8(p), 8);
-    if (n) v = v * pow10[n] + (int64_t)js_value8(js_load8(p), n);
-    return v;
-}
-
-/* js_decimal's plain forms a word at a time; 0 when the number at P is not
- * one of them (or lies near END): the byte-wise routine then decides. */
-static int decimal_swar(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, const uint8_t **next)
-{
-    int neg = *p == '-';
-    p += neg;
-    const uint8_t *d = js_digits(p, end);
-    int ndig = (int)(d - p);
-    if (ndig == 0 || ndig > 18 || (*p == '0' && ndig > 1) || end - d < 16) return 0;
-    int64_t v = digits_value(p, ndig);
-    int frac = 0;
-    if (*d == '.') {
-        const uint8_t *f = js_digits(d + 1, end);
-        frac = (int)(f - d - 1);
-        if (frac == 0 || frac > scale || ndig + frac > 18 || end - f < 8) return 0;
-        v = v * pow10[frac] + digits_value(d + 1, frac);
-        d = f;
-    }
-    if (!ends_number(*d) || __builtin_mul_overflow(v, pow10[scale - frac], &v)) return 0;
-    *value = neg ? -v : v;
-    *next = d;
-    return 1;
-}
-#endif
+static inline int ends_number(uint8_t c) { return js_ends_number(c); }
 
 int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, int *exact,
                const uint8_t **next, js_error *err)
 {
-#if JS_SWAR
-    if (scale >= 0 && scale <= 6 && end - p >= 48 && decimal_swar(p, end, scale, value, next)) {
+    if (js_decimal_plain(p, end, scale, value, next)) {
         *exact = 1;
         return JS_OK;
     }
-#endif
     const uint8_t *s = p;
     int neg = *p == '-';
     p += neg;

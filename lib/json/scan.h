@@ -161,6 +161,61 @@ static inline int js_string_raw(const uint8_t *p, const uint8_t *end, const uint
     return rc;
 }
 
+/* C cannot continue a JSON number. */
+static inline int js_ends_number(uint8_t c)
+{
+    return ((unsigned)c - '0' > 9) && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-';
+}
+
+/* js_decimal's plain forms, -?digits(.digits)?, a word at a time, inline
+ * for the callers that read many numbers: sets *value (in units of
+ * 10^-SCALE, 0 <= SCALE <= 6) and *next and returns 1, or returns 0 when the
+ * number is anything else or lies near END (then js_decimal decides). */
+static inline int js_decimal_plain(const uint8_t *p, const uint8_t *end, int scale, int64_t *value,
+                                   const uint8_t **next)
+{
+#if JS_SWAR
+    static const int64_t p10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+    if (end - p < 48 || scale < 0 || scale > 6) return 0;
+    int neg = *p == '-';
+    p += neg;
+    uint64_t w = js_load8(p), m = js_nondigits8(w);
+    const uint8_t *d;
+    int64_t v;
+    int n;
+    if (m) { /* up to 7 digits: one word (pids, tids, ids) */
+        n = __builtin_ctzll(m) >> 3;
+        if (n == 0 || (*p == '0' && n > 1)) return 0;
+        v = (int64_t)js_value8(w, n);
+        d = p + n;
+    } else {
+        d = js_digits(p + 8, end);
+        n = (int)(d - p);
+        if (n > 18 || *p == '0' || end - d < 16) return 0;
+        v = (int64_t)js_value8(w, 8);
+        for (int left = n - 8; left > 0; left -= 8) {
+            int k = left < 8 ? left : 8;
+            v = v * p10[k] + (int64_t)js_value8(js_load8(d - left), k);
+        }
+    }
+    int frac = 0;
+    if (*d == '.') {
+        uint64_t f = js_load8(d + 1), fm = js_nondigits8(f);
+        frac = fm ? __builtin_ctzll(fm) >> 3 : 8;
+        if (frac == 0 || frac > scale || n + frac > 18) return 0;
+        v = v * p10[frac] + (int64_t)js_value8(f, frac);
+        d += 1 + frac;
+    }
+    if (!js_ends_number(*d) || __builtin_mul_overflow(v, p10[scale - frac], &v)) return 0;
+    *value = neg ? -v : v;
+    *next = d;
+    return 1;
+#else
+    (void)p, (void)end, (void)scale, (void)value, (void)next;
+    return 0;
+#endif
+}
+
 /* A JSON number at P read as an integer in units of 10^-SCALE (e.g. scale 3:
  * microseconds to nanoseconds). The plain forms (-?digits(.digits)?) that
  * fit are converted while scanning; *exact is 0 when the text needs the

@@ -56,6 +56,10 @@ static int number(const uint8_t **pp, const uint8_t *end, int scale, int64_t *ds
     int exact;
     int64_t v;
     const uint8_t *p = *pp, *next;
+    if (js_decimal_plain(p, end, scale, dst, pp)) {
+        *rc = JS_OK;
+        return 1;
+    }
     *rc = js_decimal(p, end, scale, &v, &exact, &next, &err);
     if (*rc) return 0;
     *pp = next;
