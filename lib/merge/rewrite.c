@@ -544,11 +544,19 @@ static int fast_args(rw *w, const uint8_t **pp, const uint8_t *end, int depth_le
         size_t klen;
         if ((rc = raw_key(&p, end, &key, &klen))) return rc;
         v = p;
+        int64_t id;
+        const uint8_t *nend;
+        if (is_id_arg((const char *)key, klen) && js_decimal_plain(p, end, 0, &id, &nend)) {
+            /* a plain integer id, read and checked at once */
+            p = nend;
+            if ((!first && mbuf_put(b, ",", 1)) || mbuf_put(b, "\"", 1) || mbuf_put(b, key, klen) ||
+                mbuf_put(b, "\":", 2) || mbuf_i64(b, unique_id(w, id)))
+                return -1;
+            continue;
+        }
         if ((rc = js_skip_value(p, end, depth_left, &vend, &err))) return rc;
         p = vend;
         if (!first && mbuf_put(b, ",", 1)) return -1;
-        int64_t id;
-        const uint8_t *nend;
         if (is_id_arg((const char *)key, klen) && raw_number(v, end, &nend) == JS_OK && nend == vend &&
             tprof_json_parse_int((const char *)v, (size_t)(vend - v), &id) == 0) {
             if (mbuf_put(b, "\"", 1) || mbuf_put(b, key, klen) || mbuf_put(b, "\":", 2) || mbuf_i64(b, unique_id(w, id)))
@@ -579,6 +587,22 @@ static int fast_body(rw *w, fields *f, const uint8_t **pp, const uint8_t *end, i
         if ((rc = raw_key(&p, end, &key, &klen))) return rc;
         member k = member_of((const char *)key, klen);
         v = p;
+        int64_t nv;
+        const uint8_t *nend;
+        if ((k == M_TS || k == M_DUR || k == M_PID || k == M_TID || k == M_ID) &&
+            js_decimal_plain(p, end, k == M_TS || k == M_DUR ? 3 : 0, &nv, &nend)) {
+            /* the plain number forms, read and checked at once (else below) */
+            p = nend;
+            switch (k) {
+            case M_TS: f->ts = nv, f->has_ts = 1; continue;
+            case M_PID: f->pid = nv, f->pf = PID_NUM; continue;
+            case M_ID: f->id = nv, f->has_id = 1; continue;
+            case M_TID: f->tid = nv, f->tid_num = 1; break;
+            default: f->dur = nv, f->has_dur = 1; break; /* M_DUR */
+            }
+            if (put_member(&w->body, key, klen, v, nend)) return -1;
+            continue;
+        }
         if (k == M_ARGS && *p == '{') {
             if (depth_left < 1) return JS_ERR;
             p++;
