@@ -7,7 +7,10 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #define COLL_MAX 256 /* collectives remembered per input for the alignment */
@@ -315,34 +318,88 @@ static int align(const tprof_merge_opts *o, merge_input *ins, const size_t *orde
     return 0;
 }
 
+/* The first read of one input: what the plan needs from it. */
+static int plan_input(const tprof_merge_opts *o, const tprof_read_opts *ro, merge_input *in, size_t i,
+                      tprof_merge_rank *out, char *errbuf, size_t errlen)
+{
+    in->out = out;
+    in->out->path = o->inputs[i];
+    in->out->rank = -1;
+    in->out->window_lo = INT64_MIN;
+    in->out->window_hi = INT64_MAX;
+    tprof_trace *t;
+    int rc = tprof_trace_read(&t, o->inputs[i], ro, errbuf, errlen);
+    if (rc && rc != TPROF_ETRUNC) return rc;
+    rc = digest(in, t, o);
+    tprof_trace_free(t);
+    if (rc) return rc;
+    if (in->has_rank_meta) in->out->rank_source = TPROF_RANK_FROM_DISTRIBUTED;
+    else if (rank_from_name(o->inputs[i], &in->out->rank)) in->out->rank_source = TPROF_RANK_FROM_NAME;
+    else {
+        in->out->rank_source = TPROF_RANK_FROM_ORDER;
+        in->out->rank = (int64_t)i;
+    }
+    return 0;
+}
+
+/* The first reads, several inputs at once (one per core); each read then
+ * gets its share of the cores for its own chunks. */
+typedef struct {
+    const tprof_merge_opts *o;
+    const tprof_read_opts *ro;
+    merge_input *ins;
+    tprof_merge_report *rep;
+    int *rcs;
+    char (*errs)[512];
+    atomic_size_t next;
+} plan_pool;
+
+static void *plan_worker(void *arg)
+{
+    plan_pool *p = arg;
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->o->ninputs;)
+        p->rcs[i] = plan_input(p->o, p->ro, &p->ins[i], i, &p->rep->ranks[i], p->errs[i], sizeof p->errs[i]);
+    return NULL;
+}
+
 int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof_merge_report *rep,
                char *errbuf, size_t errlen)
 {
     size_t n = o->ninputs;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nthreads = o->threads > 0 ? (size_t)o->threads : cores > 0 ? (size_t)cores : 1;
+    if (nthreads > n) nthreads = n ? n : 1;
     tprof_read_opts ro = { .keep = o->has_steps ? TPROF_STEPS_KEEP : TPROF_KEEP(TPROF_KIND_GPU),
                            .classifier = o->classifier,
                            .progress = o->progress,
-                           .progress_ctx = o->progress_ctx };
-    for (size_t i = 0; i < n; i++) {
-        merge_input *in = &ins[i];
-        in->out = &rep->ranks[i];
-        in->out->path = o->inputs[i];
-        in->out->rank = -1;
-        in->out->window_lo = INT64_MIN;
-        in->out->window_hi = INT64_MAX;
-        tprof_trace *t;
-        int rc = tprof_trace_read(&t, o->inputs[i], &ro, errbuf, errlen);
-        if (rc && rc != TPROF_ETRUNC) return rc;
-        rc = digest(in, t, o);
-        tprof_trace_free(t);
-        if (rc) return rc;
-        if (in->has_rank_meta) in->out->rank_source = TPROF_RANK_FROM_DISTRIBUTED;
-        else if (rank_from_name(o->inputs[i], &in->out->rank)) in->out->rank_source = TPROF_RANK_FROM_NAME;
-        else {
-            in->out->rank_source = TPROF_RANK_FROM_ORDER;
-            in->out->rank = (int64_t)i;
-        }
+                           .progress_ctx = o->progress_ctx,
+                           .threads = cores > (long)nthreads ? (int)(cores / (long)nthreads) : 1 };
+    plan_pool p = { .o = o, .ro = &ro, .ins = ins, .rep = rep, .rcs = calloc(n, sizeof *p.rcs),
+                    .errs = calloc(n, sizeof *p.errs) };
+    pthread_t *tid = calloc(nthreads, sizeof *tid);
+    if (!p.rcs || !p.errs || !tid) {
+        free(p.rcs);
+        free(p.errs);
+        free(tid);
+        return TPROF_ENOMEM;
     }
+    atomic_init(&p.next, 0);
+    size_t started = 0;
+    for (; started + 1 < nthreads; started++)
+        if (pthread_create(&tid[started], NULL, plan_worker, &p)) break;
+    plan_worker(&p); /* this thread reads too */
+    for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    free(tid);
+    /* the first failing input in argument order, whatever the threads did */
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (p.rcs[i]) {
+            rc = p.rcs[i];
+            snprintf(errbuf, errlen, "%s", p.errs[i]);
+        }
+    free(p.rcs);
+    free(p.errs);
+    if (rc) return rc;
 
     rank_key *keys = malloc(n * sizeof *keys);
     if (!keys) return TPROF_ENOMEM;
