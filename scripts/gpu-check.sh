@@ -8,7 +8,7 @@ set -euo pipefail
 BUILD=${1:-build-cuda}
 cmake -S . -B "$BUILD" -DTPROF_CUDA=ON -DTPROF_WERROR=ON -DTPROF_TESTS=ON >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target trainprof tiny_gpt cuda_smoke unit_record json_dump path_diff \
-  trainprof-gentrace >/dev/null
+  trainprof-gentrace cupti_fake_smoke >/dev/null
 rc=0
 ctest --test-dir "$BUILD" -R 'record' --output-on-failure -V | tee "${OUT:-/tmp}/gpu-check.log" || rc=$?
 "$BUILD/examples/cuda_smoke" "${OUT:-/tmp}/cuda_trace" || rc=$?
