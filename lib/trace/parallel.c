@@ -160,7 +160,22 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
         job *m = at_end || seq - merged == p.njobs ? &p.jobs[merged % p.njobs] : NULL;
         if (m) {
             pthread_mutex_lock(&p.mu);
-            while (m->state != JOB_DONE) pthread_cond_wait(&p.done, &p.mu);
+            while (m->state != JOB_DONE) {
+                /* rather than wait, parse a queued chunk here: its core would idle otherwise */
+                job *q = NULL;
+                for (size_t i = 0; i < p.njobs && !q; i++)
+                    if (p.jobs[i].state == JOB_QUEUED) q = &p.jobs[i];
+                if (!q) {
+                    pthread_cond_wait(&p.done, &p.mu);
+                    continue;
+                }
+                q->state = JOB_RUNNING;
+                pthread_mutex_unlock(&p.mu);
+                run_job(&p, q);
+                pthread_mutex_lock(&p.mu);
+                q->state = JOB_DONE;
+                pthread_cond_broadcast(&p.done);
+            }
             pthread_mutex_unlock(&p.mu);
             int want = m->last ? (m->rc == 0 || m->rc == TPROF_ETRUNC) : m->rc == TPROF_CHUNK_END;
             if (!want) outcome = PAR_FALLBACK;
