@@ -27,10 +27,12 @@ tprof_compression tprof_compression_for_path(const char *path);
  * zstd 1). On failure *out is NULL and errbuf says why. */
 int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, int level, char *errbuf,
                     size_t errlen);
-/* Compresses on THREADS threads (before the first write): gzip through
- * ISA-L as one ordinary member built from independently compressed pieces,
- * zstd through its own workers. Returns the threads used (0: one, as before,
- * e.g. zlib or plain output) or a negative TPROF_E* code. */
+/* Compresses on THREADS (>= 1) worker threads, called before the first
+ * write: gzip through ISA-L as one ordinary member built from independently
+ * compressed 1 MiB pieces, zstd through its own workers. The bytes written
+ * do not depend on THREADS. Returns the threads used (0: none, the sink
+ * compresses on the caller's thread as it does without this call: zlib,
+ * plain output, or no threads in the library) or a negative TPROF_E* code. */
 int tprof_sink_set_threads(tprof_sink *s, int threads);
 int tprof_sink_write(tprof_sink *s, const void *data, size_t len);
 /* Finishes the stream, closes and renames the file. Returns 0 or an error

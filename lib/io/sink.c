@@ -241,7 +241,7 @@ static int pg_write(void *ctx, const uint8_t *data, size_t len)
 
 int tprof_sink_set_threads(tprof_sink *s, int threads)
 {
-    if (threads <= 1 || s->bytes_in) return 0;
+    if (threads < 1 || s->bytes_in) return 0;
     if (s->comp == TPROF_COMP_ZSTD) {
         /* zstd's own workers, where the library was built with them */
         if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_nbWorkers, threads))) return 0;

@@ -200,7 +200,9 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
         if (ins[i].out->included) rep->events_out += ins[i].out->events_out;
     if ((rc = tprof_sink_open(&sink, o->output, tprof_compression_for_path(o->output), o->level, errbuf, errlen)))
         goto done;
-    /* the output is compressed on the rewrite threads' cores while this one merges */
+    /* the output is compressed on the rewrite threads' cores while this one
+     * merges; in the same pieces whatever their number, so that the file is
+     * the same byte for byte whatever --threads says */
     if ((rc = tprof_sink_set_threads(sink, (int)nthreads)) < 0) {
         rc = -rc;
         goto sink_failed;

@@ -10,6 +10,7 @@ import gzip
 import json
 import os
 import shutil
+import zlib
 
 from common import (GENTRACE, TRAINPROF, check, finish, gpu_class, load_exact, need_testdata, run, scratch,
                     us_to_ns, GPU_CATS)
@@ -200,6 +201,23 @@ rc, so, se = run([TRAINPROF, "merge", *dlrm, "-o", out_small, "--mem-budget", "1
 check(rc == 0 and json.loads(so)["runs_spilled"] >= 4, f"small budget spills runs: {rc} {so[:200]}")
 check(open(out_small, "rb").read() == gzip.open(out).read(), "spilled merge identical to the in-memory one")
 check(not [f for f in os.listdir(tmp) if ".tmp." in f or "merge-run" in f], "no temporary files left")
+
+# ---- the compressed file is the same byte for byte whatever the threads ----
+# (gzip: 1 MiB pieces compressed on worker threads, joined into one member;
+# the 6 MiB of JSON here make several pieces)
+for ext in ("gz", "zst"):
+    outs = []
+    for threads in (1, 2, 3):
+        o = os.path.join(tmp, f"dlrm-t{threads}.json.{ext}")
+        rc, so, se = run([TRAINPROF, "merge", *dlrm, "-o", o, "--threads", str(threads)])
+        check(rc == 0, f"--threads {threads} .{ext}: {rc} {se}")
+        outs.append(open(o, "rb").read())
+    check(outs[0] == outs[1] == outs[2], f".{ext} output identical for 1, 2 and 3 threads")
+    if ext == "gz":
+        d = zlib.decompressobj(31)
+        body = d.decompress(outs[1])
+        check(d.eof and not d.unused_data and body == gzip.open(out).read(),
+              "the threaded gzip output is one member with the same JSON")
 
 # ---- zstd output ----
 out_z = os.path.join(tmp, "dlrm.json.zst")
