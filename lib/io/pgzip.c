@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PGZIP_MAX_THREADS 8
+
 typedef enum { JOB_FREE, JOB_QUEUED, JOB_WORKING, JOB_DONE } job_state;
 
 typedef struct {
@@ -136,7 +138,7 @@ void pgzip_free(pgzip *z)
 {
     if (!z) return;
     stop_threads(z);
-    for (size_t i = 0; i < z->njobs; i++) {
+    for (size_t i = 0; z->jobs && i < z->njobs; i++) {
         free(z->jobs[i].in);
         free(z->jobs[i].out);
     }
@@ -160,6 +162,9 @@ int pgzip_new(pgzip **out, int threads, size_t chunk_cap, pgzip_write_fn write, 
     z->ctx = ctx;
     z->chunk_cap = chunk_cap;
     z->crc = 0;
+    /* at level 1 a few cores outrun any disk; more would only hold memory
+     * (each job holds about 2.2 MiB) */
+    if (threads > PGZIP_MAX_THREADS) threads = PGZIP_MAX_THREADS;
     z->njobs = (size_t)threads * 2 + 1; /* every worker busy, and as many waiting to be written */
     z->jobs = calloc(z->njobs, sizeof *z->jobs);
     z->threads = calloc((size_t)threads, sizeof *z->threads);

@@ -104,7 +104,11 @@ static int encode(tprof_sink *s, int finish)
 #ifdef TPROF_HAVE_ISAL
         if (s->pg) {
             int rc = pgzip_submit(s->pg, &s->in, n, finish);
-            return rc ? rc : finish ? pgzip_finish(s->pg) : 0;
+            if (!rc && finish) rc = pgzip_finish(s->pg);
+            /* a failed write has said why; a failed worker has not */
+            if (rc && !s->err[0])
+                snprintf(s->err, sizeof s->err, "%s: gzip encoder failed: %s", s->path, tprof_strerror(rc));
+            return rc;
         }
         if (s->use_isal) {
             s->isal.next_in = (uint8_t *)p;
@@ -250,7 +254,7 @@ int tprof_sink_set_threads(tprof_sink *s, int threads)
 #ifdef TPROF_HAVE_ISAL
     if (s->comp == TPROF_COMP_GZIP && s->use_isal && !s->pg) {
         int rc = pgzip_new(&s->pg, threads, IN_CAP, pg_write, s);
-        return rc ? -rc : threads;
+        return rc ? rc : threads; /* TPROF_E* codes are negative */
     }
 #endif
     return 0;

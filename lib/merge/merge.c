@@ -203,10 +203,7 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
     /* the output is compressed on the rewrite threads' cores while this one
      * merges; in the same pieces whatever their number, so that the file is
      * the same byte for byte whatever --threads says */
-    if ((rc = tprof_sink_set_threads(sink, (int)nthreads)) < 0) {
-        rc = -rc;
-        goto sink_failed;
-    }
+    if ((rc = tprof_sink_set_threads(sink, (int)nthreads)) < 0) goto sink_failed;
     rc = 0;
     static const char head[] = "{\"traceEvents\":[\n";
     emitter em = { sink, 0 };

@@ -342,15 +342,17 @@ static int plan_input(const tprof_merge_opts *o, const tprof_read_opts *ro, merg
     return 0;
 }
 
-/* The first reads, several inputs at once (one per core); each read then
- * gets its share of the cores for its own chunks. */
+/* The first reads, several inputs at once (one per core, at most
+ * PLAN_MAX_AT_ONCE); each read then gets its share of the cores for its own
+ * chunks. */
+#define PLAN_MAX_AT_ONCE 8
 typedef struct {
     const tprof_merge_opts *o;
     const tprof_read_opts *ro;
     merge_input *ins;
     tprof_merge_report *rep;
     int *rcs;
-    char (*errs)[512];
+    char (*errs)[1024];
     atomic_size_t next;
 } plan_pool;
 
@@ -368,6 +370,8 @@ int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof
     size_t n = o->ninputs;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nthreads = o->threads > 0 ? (size_t)o->threads : cores > 0 ? (size_t)cores : 1;
+    /* each input read at once holds its GPU events until digested: a few at a time */
+    if (nthreads > PLAN_MAX_AT_ONCE) nthreads = PLAN_MAX_AT_ONCE;
     if (nthreads > n) nthreads = n ? n : 1;
     tprof_read_opts ro = { .keep = o->has_steps ? TPROF_STEPS_KEEP : TPROF_KEEP(TPROF_KIND_GPU),
                            .classifier = o->classifier,

@@ -171,7 +171,8 @@ static int spill(merge_runs *r)
 int merge_runs_add(merge_runs *r, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len)
 {
     if (len > UINT32_MAX) return TPROF_ELIMIT;
-    if (r->nrec && r->alen + len + (r->nrec + 1) * sizeof(rec) > r->budget) {
+    /* each record counts twice: the sort before a spill copies the records */
+    if (r->nrec && r->alen + len + 2 * (r->nrec + 1) * sizeof(rec) > r->budget) {
         int rc = spill(r);
         if (rc) return rc;
     }

@@ -73,6 +73,10 @@ static char *kernel_name(const char *nm)
     if (nm[0] == '_' && nm[1] == 'Z') {
         if (!looked) {
             void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+            if (!sym) { /* loaded, but not in the global scope (RTLD_LOCAL, as some interpreters load) */
+                void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+                if (h) sym = dlsym(h, "__cxa_demangle"); /* the handle stays: the library is loaded anyway */
+            }
             memcpy(&demangle, &sym, sizeof demangle);
             looked = 1;
         }

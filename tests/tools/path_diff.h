@@ -98,7 +98,9 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
         x.name = y.name = x.cat = y.cat = 0;
         if (x.flags & TPROF_EV_PID_STR) same &= !strcmp(tprof_trace_str(a, (uint32_t)x.pid), tprof_trace_str(b, (uint32_t)y.pid)), x.pid = y.pid = 0;
         if (x.flags & TPROF_EV_TID_STR) same &= !strcmp(tprof_trace_str(a, (uint32_t)x.tid), tprof_trace_str(b, (uint32_t)y.tid)), x.tid = y.tid = 0;
-        /* field by field: the records' padding bytes are not part of them */
+        /* field by field: the records' padding bytes are not part of them
+         * (a field added to tprof_event must be added here: the size says so) */
+        _Static_assert(sizeof(tprof_event) == 96, "tprof_event changed: compare its new fields below");
         same &= x.ts == y.ts && x.dur == y.dur && x.pid == y.pid && x.tid == y.tid &&
                 x.correlation == y.correlation && x.external_id == y.external_id && x.flow_id == y.flow_id &&
                 x.bytes == y.bytes && x.device == y.device && x.stream == y.stream && x.ph == y.ph &&

@@ -108,13 +108,15 @@ static void check_number(const char *text, const char *tail)
     assert_int_equal(pos[0], pos[1]);
 }
 
-static void digits(char *out, int n, unsigned seed)
+/* N pseudo-random digits; LEAD: the first is not 0 (an integer part). */
+static void digits(char *out, int n, unsigned seed, int lead)
 {
     for (int i = 0; i < n; i++) {
         seed = seed * 1103515245u + 12345u;
         out[i] = (char)('0' + (seed >> 16) % 10);
     }
-    if (n > 0 && out[0] == '0') out[0] = '7';
+    if (lead && n > 0 && out[0] == '0') out[0] = '7';
+    if (!lead && n > 1) out[0] = '0'; /* fractions like .05 */
     out[n] = 0;
 }
 
@@ -127,8 +129,8 @@ static void test_decimal_forms(void **state)
         for (int nf = -1; nf <= 8; nf++)
             for (int neg = 0; neg < 2; neg++)
                 for (size_t t = 0; t < sizeof tails / sizeof *tails; t++) {
-                    digits(a, ni, (unsigned)(ni * 31 + nf * 7 + neg));
-                    digits(f, nf < 0 ? 0 : nf, (unsigned)(ni + nf * 13));
+                    digits(a, ni, (unsigned)(ni * 31 + nf * 7 + neg), 1);
+                    digits(f, nf < 0 ? 0 : nf, (unsigned)(ni + nf * 13), (ni + nf) % 2);
                     snprintf(num, sizeof num, "%s%s%s%s", neg ? "-" : "", a, nf >= 0 ? "." : "", f);
                     for (int scale = 0; scale <= 6; scale += 3) check_decimal(num, tails[t], scale);
                     check_number(num, tails[t]);
