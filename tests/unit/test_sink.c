@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -197,6 +200,46 @@ static void test_abort_leaves_nothing(void **state)
     assert_int_not_equal(system(cmd), 0);
 }
 
+/* A write that fails (the file size limit, in a child process): the error
+ * names the file and the cause, and no file is left, threads or not. */
+static void test_write_failure(void **state)
+{
+    (void)state;
+    for (int threads = 0; threads <= 2; threads++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            signal(SIGXFSZ, SIG_IGN); /* write() then fails with EFBIG */
+            struct rlimit rl = { 256 << 10, 256 << 10 };
+            if (setrlimit(RLIMIT_FSIZE, &rl)) _exit(10);
+            char path[300], err[512] = "";
+            snprintf(path, sizeof path, "%s/full%d.gz", dir, threads);
+            tprof_sink *s;
+            if (tprof_sink_open(&s, path, TPROF_COMP_GZIP, 0, err, sizeof err)) _exit(11);
+            if (threads && tprof_sink_set_threads(s, threads) < 0) _exit(12);
+            /* random bytes do not compress: the limit is passed */
+            uint8_t *d = malloc(4u << 20);
+            uint32_t x = 1;
+            for (size_t i = 0; i < (4u << 20); i++) d[i] = (uint8_t)((x = x * 1664525u + 1013904223u) >> 24);
+            int rc = tprof_sink_write(s, d, 4u << 20);
+            if (rc == 0) rc = tprof_sink_commit(s, err, sizeof err);
+            else {
+                snprintf(err, sizeof err, "%s", tprof_sink_errmsg(s));
+                tprof_sink_abort(s);
+            }
+            struct stat st;
+            if (rc != TPROF_EIO) _exit(13);
+            if (!strstr(err, path) || !strstr(err, "File too large")) _exit(14);
+            if (stat(path, &st) == 0) _exit(15);
+            _exit(0);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("threads %d: child status %d", threads, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -218,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_parallel_ratio),
         cmocka_unit_test(test_same_bytes_any_threads),
         cmocka_unit_test(test_abort_leaves_nothing),
+        cmocka_unit_test(test_write_failure),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
