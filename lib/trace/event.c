@@ -2,7 +2,9 @@
  * once it is complete (counts, checks, classification, storage). */
 #include "reader_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #define NS_PER_DAY (86400LL * 1000000000LL)
 
@@ -56,9 +58,8 @@ arg_key tprof_arg_key(const char *k, size_t n)
 
 void tprof_raw_event_init(reader *r, raw_event *e)
 {
-    *e = (raw_event){ .device = -1, .stream = -1, .correlation = -1, .external_id = -1, .flow_id = -1,
-                      .bytes = -1, .in_nelems = -1, .out_nelems = -1, .group_size = -1,
-                      .mem_device = -1, .mem_bytes = 0, .mem_alloc = -1, .mem_reserved = -1 };
+    memset(e, 0xFF, offsetof(raw_event, ph)); /* -1 in every int64 */
+    memset(&e->ph, 0, offsetof(raw_event, coll) - offsetof(raw_event, ph));
     r->name_len = 0;
 }
 

@@ -16,21 +16,27 @@ typedef struct {
     size_t name_len, name_cap;
 } reader;
 
-/* One event's fields as read, before it becomes a record. */
+/* One event's fields as read, before it becomes a record. Laid out for
+ * tprof_raw_event_init, which runs once per event: first the fields that
+ * start at -1 (absent), then those that start at 0, then the text buffers,
+ * which are read only up to their lengths and so need no clearing. */
 typedef struct {
+    int64_t device, stream, correlation, external_id, flow_id, bytes;
+    /* record_param_comms args (PyTorch's record of a collective call) */
+    int64_t in_nelems, out_nelems, group_size;
+    /* [memory] instant args (the profiler's memory view) */
+    int64_t mem_device, mem_alloc, mem_reserved;
+    /* from here on: 0 */
     char ph;
     int has_cat, has_name, has_ts, has_dur, has_pid, has_tid, task_type, ts_bad;
     uint32_t cat;
     int64_t ts, dur;
     int64_t pid, tid;
     uint8_t flags;
-    int64_t device, stream, correlation, external_id, flow_id, bytes;
-    /* record_param_comms args (PyTorch's record of a collective call) */
-    char coll[32], dtype[16];
+    int64_t mem_bytes;
     uint8_t coll_len, dtype_len;
-    int64_t in_nelems, out_nelems, group_size;
-    /* [memory] instant args (the profiler's memory view) */
-    int64_t mem_device, mem_bytes, mem_alloc, mem_reserved;
+    /* from here on: not cleared */
+    char coll[32], dtype[16];
 } raw_event;
 
 #include <stdlib.h>
