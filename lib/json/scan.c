@@ -255,6 +255,11 @@ value:
             *next = p;
             return JS_OK;
         }
+        if (end - p >= 3 && p[0] == ',' && p[1] == ' ' && p[2] > ' ') { /* the usual ", " */
+            p += 2;
+            if (is_obj[depth - 1]) goto key;
+            goto value;
+        }
         p = js_ws(p, end);
         if (p == end) return JS_MORE;
         int obj = is_obj[depth - 1];

@@ -75,14 +75,36 @@ static int number(const uint8_t **pp, const uint8_t *end, int scale, int64_t *ds
 
 static int is_number_start(uint8_t c) { return c == '-' || (c >= '0' && c <= '9'); }
 
-/* The members of an object after its '{', calling ON_MEMBER for each key
- * with P at the value. A key with escapes goes to the generic path. */
+enum { JS_END = 3 }; /* next_key: the object ended */
+
+/* Moves *PP to the next member's key (JS_OK), or past the object's '}'
+ * (JS_END). Writers put ", " between members: that case is one compare. */
+static inline int next_key(const uint8_t **pp, const uint8_t *end, int first)
+{
+    const uint8_t *p = *pp;
+    if (!first && end - p >= 3 && p[0] == ',' && p[1] == ' ' && p[2] == '"') {
+        *pp = p + 2;
+        return JS_OK;
+    }
+    if ((p = js_ws(p, end)) == end) return JS_MORE;
+    if (*p == '}') {
+        *pp = p + 1;
+        return JS_END;
+    }
+    if (!first) {
+        if (*p != ',') return JS_ERR;
+        if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
+    }
+    *pp = p;
+    return JS_OK;
+}
+
+/* The members of an object after its '{': the body runs once per member
+ * with P at its key. A key with escapes goes to the generic path. */
 #define FOR_MEMBERS(p, end)                                                        \
-    for (int first_ = 1;; first_ = 0)                                              \
-        if ((p = js_ws(p, end)) == end) return JS_MORE;                            \
-        else if (*p == '}') { p++; break; }                                        \
-        else if (!first_ && *p != ',') return JS_ERR;                              \
-        else if (!first_ && (p = js_ws(p + 1, end)) == end) return JS_MORE;       \
+    for (int first_ = 1, nk_;; first_ = 0)                                         \
+        if ((nk_ = next_key(&p, end, first_)) == JS_END) break;                    \
+        else if (nk_) return nk_;                                                  \
         else
 
 static int member_key(const uint8_t **pp, const uint8_t *end, const char **key, size_t *klen)
@@ -94,6 +116,10 @@ static int member_key(const uint8_t **pp, const uint8_t *end, const char **key, 
     if (rc) return rc;
     if (escaped) return JS_ERR;
     *key = (const char *)t;
+    if (end - p >= 3 && p[0] == ':' && p[1] == ' ' && p[2] > ' ') { /* the usual ": " */
+        *pp = p + 2;
+        return JS_OK;
+    }
     if ((p = js_ws(p, end)) == end) return JS_MORE;
     if (*p != ':') return JS_ERR;
     if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
