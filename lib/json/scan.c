@@ -287,9 +287,6 @@ key:
     goto value;
 }
 
-static const int64_t pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
-
-static inline int ends_number(uint8_t c) { return js_ends_number(c); }
 
 int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, int *exact,
                const uint8_t **next, js_error *err)
@@ -323,8 +320,8 @@ int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, 
         if (frac) p = f;
     }
     /* the plain form ends here when the next byte cannot continue a number */
-    if (ndig && p < end && ends_number(*p) && scale >= 0 && scale <= 6 &&
-        !__builtin_mul_overflow(v, pow10[scale - frac], &v)) {
+    if (ndig && p < end && js_ends_number(*p) && scale >= 0 && scale <= 6 &&
+        !__builtin_mul_overflow(v, js_pow10[scale - frac], &v)) {
         *value = neg ? -v : v;
         *exact = 1;
         *next = p;

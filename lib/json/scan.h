@@ -161,6 +161,9 @@ static inline int js_string_raw(const uint8_t *p, const uint8_t *end, const uint
     return rc;
 }
 
+/* 10^0 .. 10^8, for the number readers. */
+static const int64_t js_pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+
 /* C cannot continue a JSON number. */
 static inline int js_ends_number(uint8_t c)
 {
@@ -175,7 +178,6 @@ static inline int js_decimal_plain(const uint8_t *p, const uint8_t *end, int sca
                                    const uint8_t **next)
 {
 #if JS_SWAR
-    static const int64_t p10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
     if (end - p < 48 || scale < 0 || scale > 6) return 0;
     int neg = *p == '-';
     p += neg;
@@ -195,7 +197,7 @@ static inline int js_decimal_plain(const uint8_t *p, const uint8_t *end, int sca
         v = (int64_t)js_value8(w, 8);
         for (int left = n - 8; left > 0; left -= 8) {
             int k = left < 8 ? left : 8;
-            v = v * p10[k] + (int64_t)js_value8(js_load8(d - left), k);
+            v = v * js_pow10[k] + (int64_t)js_value8(js_load8(d - left), k);
         }
     }
     int frac = 0;
@@ -203,10 +205,10 @@ static inline int js_decimal_plain(const uint8_t *p, const uint8_t *end, int sca
         uint64_t f = js_load8(d + 1), fm = js_nondigits8(f);
         frac = fm ? __builtin_ctzll(fm) >> 3 : 8;
         if (frac == 0 || frac > scale || n + frac > 18) return 0;
-        v = v * p10[frac] + (int64_t)js_value8(f, frac);
+        v = v * js_pow10[frac] + (int64_t)js_value8(f, frac);
         d += 1 + frac;
     }
-    if (!js_ends_number(*d) || __builtin_mul_overflow(v, p10[scale - frac], &v)) return 0;
+    if (!js_ends_number(*d) || __builtin_mul_overflow(v, js_pow10[scale - frac], &v)) return 0;
     *value = neg ? -v : v;
     *next = d;
     return 1;
@@ -214,6 +216,56 @@ static inline int js_decimal_plain(const uint8_t *p, const uint8_t *end, int sca
     (void)p, (void)end, (void)scale, (void)value, (void)next;
     return 0;
 #endif
+}
+
+/* ---- an object's members, for the paths that parse whole objects from a
+ * window (the reader's fast path, merge's rewrite) ---- */
+
+enum { JS_END = 3 }; /* js_next_member: the object ended */
+
+/* In an object's member list (after its '{', or after a member's value):
+ * moves *PP to the next member's key (JS_OK) or past the '}' (JS_END).
+ * FIRST: at the first member, no ',' before it. Writers put ", " between
+ * members: that case is one compare. */
+static inline int js_next_member(const uint8_t **pp, const uint8_t *end, int first)
+{
+    const uint8_t *p = *pp;
+    if (!first && end - p >= 3 && p[0] == ',' && p[1] == ' ' && p[2] == '"') {
+        *pp = p + 2;
+        return JS_OK;
+    }
+    if ((p = js_ws(p, end)) == end) return JS_MORE;
+    if (*p == '}') {
+        *pp = p + 1;
+        return JS_END;
+    }
+    if (!first) {
+        if (*p != ',') return JS_ERR;
+        if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
+    }
+    *pp = p;
+    return JS_OK;
+}
+
+/* The key at *PP (its raw text in KEY, KLEN) and its ':'; leaves *PP at the
+ * value. A key with escapes is JS_ERR: the callers' token paths decode it. */
+static inline int js_member_key(const uint8_t **pp, const uint8_t *end, const uint8_t **key, size_t *klen)
+{
+    const uint8_t *p = *pp;
+    js_error err;
+    if (*p != '"') return JS_ERR;
+    int escaped, rc = js_string_raw(p, end, key, klen, &p, &escaped, &err);
+    if (rc) return rc;
+    if (escaped) return JS_ERR;
+    if (end - p >= 3 && p[0] == ':' && p[1] == ' ' && p[2] > ' ') { /* the usual ": " */
+        *pp = p + 2;
+        return JS_OK;
+    }
+    if ((p = js_ws(p, end)) == end) return JS_MORE;
+    if (*p != ':') return JS_ERR;
+    if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
+    *pp = p;
+    return JS_OK;
 }
 
 /* A JSON number at P read as an integer in units of 10^-SCALE (e.g. scale 3:

@@ -477,42 +477,6 @@ static int rewrite_event(rw *w, tprof_json *j)
 
 enum { FAST_SLOW = 1 };
 
-/* Whitespace, then the member separator or the end of the object at P. */
-static int next_member(const uint8_t **pp, const uint8_t *end, int first, int *done)
-{
-    const uint8_t *p = js_ws(*pp, end);
-    if (p == end) return JS_MORE;
-    *done = 0;
-    if (*p == '}') {
-        *done = 1;
-        *pp = p + 1;
-        return JS_OK;
-    }
-    if (!first) {
-        if (*p != ',') return JS_ERR;
-        if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
-    }
-    *pp = p;
-    return JS_OK;
-}
-
-/* A key without escapes and its ':' at *PP; leaves *PP at the value. */
-static int raw_key(const uint8_t **pp, const uint8_t *end, const uint8_t **key, size_t *klen)
-{
-    const uint8_t *p = *pp, *t;
-    js_error err;
-    int esc, rc;
-    if (*p != '"') return JS_ERR;
-    if ((rc = js_string_raw(p, end, &t, klen, &p, &esc, &err))) return rc;
-    if (esc) return JS_ERR; /* decoded by the token path */
-    *key = t;
-    if ((p = js_ws(p, end)) == end) return JS_MORE;
-    if (*p != ':') return JS_ERR;
-    if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
-    *pp = p;
-    return JS_OK;
-}
-
 /* A number's span at P, checked. */
 static int raw_number(const uint8_t *p, const uint8_t *end, const uint8_t **next)
 {
@@ -535,14 +499,14 @@ static int fast_args(rw *w, const uint8_t **pp, const uint8_t *end, int depth_le
     const uint8_t *p = *pp;
     mbuf *b = &w->body;
     js_error err;
-    int rc, done;
+    int rc;
     if ((rc = mbuf_put(b, ",\"args\":{", 9))) return -1;
     for (int first = 1;; first = 0) {
-        if ((rc = next_member(&p, end, first, &done))) return rc;
-        if (done) break;
+        if ((rc = js_next_member(&p, end, first)) == JS_END) break;
+        if (rc) return rc;
         const uint8_t *key, *v, *vend;
         size_t klen;
-        if ((rc = raw_key(&p, end, &key, &klen))) return rc;
+        if ((rc = js_member_key(&p, end, &key, &klen))) return rc;
         v = p;
         int64_t id;
         const uint8_t *nend;
@@ -578,13 +542,13 @@ static int fast_body(rw *w, fields *f, const uint8_t **pp, const uint8_t *end, i
 {
     const uint8_t *p = *pp;
     js_error err;
-    int rc, done;
+    int rc;
     for (int first = 1;; first = 0) {
-        if ((rc = next_member(&p, end, first, &done))) return rc;
-        if (done) break;
+        if ((rc = js_next_member(&p, end, first)) == JS_END) break;
+        if (rc) return rc;
         const uint8_t *key, *v, *vend, *t;
         size_t klen, tlen;
-        if ((rc = raw_key(&p, end, &key, &klen))) return rc;
+        if ((rc = js_member_key(&p, end, &key, &klen))) return rc;
         member k = member_of((const char *)key, klen);
         v = p;
         int64_t nv;

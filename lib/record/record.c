@@ -149,14 +149,14 @@ static inline void publish(rec_thread *t, size_t idx) { atomic_store_explicit(&t
 /* A token: the generation's low 24 bits, then the event index + 1. */
 static inline tprof_range token(size_t idx) { return ((uint64_t)(tl_gen & 0xffffff) << 40) | (uint64_t)(idx + 1); }
 
-__attribute__((noinline)) static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs,
-                                                   int64_t a, int64_t b, int64_t c)
+/* This thread's next event slot with what every event has, or NULL (not
+ * recording, or the buffer is full: counted as dropped). */
+static inline rec_event *claim(rec_thread **tp, size_t *i, int kind, const char *name, int64_t a, int64_t b,
+                               int64_t c)
 {
-    rec_thread *t = cur();
-    if (!t) return 0;
-    size_t i;
-    rec_event *e = slot(t, &i);
-    if (!e) return 0;
+    rec_thread *t = *tp = cur();
+    rec_event *e = t ? slot(t, i) : NULL;
+    if (!e) return NULL;
     e->kind = (uint8_t)kind;
     e->name = name;
     e->ninputs = 0;
@@ -164,6 +164,16 @@ __attribute__((noinline)) static tprof_range begin(int kind, const char *name, c
     e->a = a;
     e->b = b;
     e->c = c;
+    return e;
+}
+
+__attribute__((noinline)) static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs,
+                                                   int64_t a, int64_t b, int64_t c)
+{
+    rec_thread *t;
+    size_t i;
+    rec_event *e = claim(&t, &i, kind, name, a, b, c);
+    if (!e) return 0;
     if (ninputs > 0 && t->shape_cap && g.cfg.record_shapes) {
         size_t need = (size_t)ninputs;
         for (int k = 0; k < ninputs; k++) need += ndims[k] > 0 ? (size_t)ndims[k] : 0;
@@ -251,18 +261,10 @@ void tprof__range_cleanup(tprof_range *r) { tprof_range_end(*r); }
 
 static void point(int kind, const char *name, int64_t a, int64_t b, int64_t c, int64_t d, int32_t dev)
 {
-    rec_thread *t = cur();
-    if (!t) return;
+    rec_thread *t;
     size_t i;
-    rec_event *e = slot(t, &i);
+    rec_event *e = claim(&t, &i, kind, name, a, b, c);
     if (!e) return;
-    e->kind = (uint8_t)kind;
-    e->name = name;
-    e->ninputs = 0;
-    e->nframes = 0;
-    e->a = a;
-    e->b = b;
-    e->c = c;
     e->d = d;
     e->device = dev;
     atomic_store_explicit(&e->dur, 0, memory_order_relaxed);

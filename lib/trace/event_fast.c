@@ -75,57 +75,13 @@ static int number(const uint8_t **pp, const uint8_t *end, int scale, int64_t *ds
 
 static int is_number_start(uint8_t c) { return c == '-' || (c >= '0' && c <= '9'); }
 
-enum { JS_END = 3 }; /* next_key: the object ended */
-
-/* Moves *PP to the next member's key (JS_OK), or past the object's '}'
- * (JS_END). Writers put ", " between members: that case is one compare. */
-static inline int next_key(const uint8_t **pp, const uint8_t *end, int first)
-{
-    const uint8_t *p = *pp;
-    if (!first && end - p >= 3 && p[0] == ',' && p[1] == ' ' && p[2] == '"') {
-        *pp = p + 2;
-        return JS_OK;
-    }
-    if ((p = js_ws(p, end)) == end) return JS_MORE;
-    if (*p == '}') {
-        *pp = p + 1;
-        return JS_END;
-    }
-    if (!first) {
-        if (*p != ',') return JS_ERR;
-        if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
-    }
-    *pp = p;
-    return JS_OK;
-}
-
 /* The members of an object after its '{': the body runs once per member
  * with P at its key. A key with escapes goes to the generic path. */
 #define FOR_MEMBERS(p, end)                                                        \
     for (int first_ = 1, nk_;; first_ = 0)                                         \
-        if ((nk_ = next_key(&p, end, first_)) == JS_END) break;                    \
+        if ((nk_ = js_next_member(&p, end, first_)) == JS_END) break;              \
         else if (nk_) return nk_;                                                  \
         else
-
-static int member_key(const uint8_t **pp, const uint8_t *end, const char **key, size_t *klen)
-{
-    const uint8_t *p = *pp, *t;
-    js_error err;
-    if (*p != '"') return JS_ERR;
-    int escaped, rc = js_string_raw(p, end, &t, klen, &p, &escaped, &err);
-    if (rc) return rc;
-    if (escaped) return JS_ERR;
-    *key = (const char *)t;
-    if (end - p >= 3 && p[0] == ':' && p[1] == ' ' && p[2] > ' ') { /* the usual ": " */
-        *pp = p + 2;
-        return JS_OK;
-    }
-    if ((p = js_ws(p, end)) == end) return JS_MORE;
-    if (*p != ':') return JS_ERR;
-    if ((p = js_ws(p + 1, end)) == end) return JS_MORE;
-    *pp = p;
-    return JS_OK;
-}
 
 #if JS_SWAR
 static inline uint64_t lit(const char *s, size_t n)
@@ -176,11 +132,11 @@ static inline int event_member_key(const uint8_t **pp, const uint8_t *end, event
         return JS_OK;
     }
 #endif
-    const char *key;
+    const uint8_t *key;
     size_t klen;
-    int rc = member_key(&p, end, &key, &klen);
+    int rc = js_member_key(&p, end, &key, &klen);
     if (rc) return rc;
-    *k = tprof_event_key(key, klen);
+    *k = tprof_event_key((const char *)key, klen);
     *pp = p;
     return JS_OK;
 }
@@ -191,10 +147,11 @@ static int args_body(raw_event *e, const uint8_t **pp, const uint8_t *end, int d
     int rc;
     FOR_MEMBERS(p, end)
     {
-        const char *key, *text;
+        const uint8_t *key;
+        const char *text;
         size_t klen, len;
-        if ((rc = member_key(&p, end, &key, &klen))) return rc;
-        arg_key k = tprof_arg_key(key, klen);
+        if ((rc = js_member_key(&p, end, &key, &klen))) return rc;
+        arg_key k = tprof_arg_key((const char *)key, klen);
         if (k == A_OTHER) {
             js_error err;
             if ((rc = js_skip_value(p, end, depth_left, &p, &err))) return rc;

@@ -99,39 +99,62 @@ static int commit(const char *path, char *buf, size_t len)
     return rc;
 }
 
-/* PREFIX.csv (or .json) and PREFIX.svg from the two buffers, which it frees.
- * Returns an exit code. */
-static int commit_timeline(const char *prefix, int json, char *dbuf, size_t dlen, char *sbuf, size_t slen)
+/* A timeline's two outputs, written to memory first so that nothing is left
+ * half-written on disk. */
+typedef struct {
+    FILE *data, *svg;
+    char *dbuf, *sbuf;
+    size_t dlen, slen;
+} timeline_files;
+
+static void timeline_discard(timeline_files *t)
 {
+    if (t->data) fclose(t->data);
+    if (t->svg) fclose(t->svg);
+    free(t->dbuf);
+    free(t->sbuf);
+}
+
+static int timeline_open(timeline_files *t)
+{
+    *t = (timeline_files){ 0 };
+    t->data = open_memstream(&t->dbuf, &t->dlen);
+    t->svg = open_memstream(&t->sbuf, &t->slen);
+    if (t->data && t->svg) return 0;
+    timeline_discard(t);
+    return -1;
+}
+
+/* Closes both streams and writes PREFIX.csv (or .json) and PREFIX.svg.
+ * Returns an exit code. */
+static int commit_timeline(const char *prefix, int json, timeline_files *t)
+{
+    fclose(t->data);
+    fclose(t->svg);
     size_t pl = strlen(prefix);
     char *path = malloc(pl + 8);
     int e = path ? EXIT_OK : EXIT_INPUT;
     if (path) {
         snprintf(path, pl + 8, "%s.%s", prefix, json ? "json" : "csv");
-        if (commit(path, dbuf, dlen)) e = EXIT_INPUT;
+        if (commit(path, t->dbuf, t->dlen)) e = EXIT_INPUT;
         snprintf(path, pl + 8, "%s.svg", prefix);
-        if (!e && commit(path, sbuf, slen)) e = EXIT_INPUT;
+        if (!e && commit(path, t->sbuf, t->slen)) e = EXIT_INPUT;
     }
     free(path);
-    free(dbuf);
-    free(sbuf);
+    free(t->dbuf);
+    free(t->sbuf);
     return e;
 }
 
 int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *r, const char *prefix, int json,
                            int depth, size_t points)
 {
-    char *dbuf = NULL, *sbuf = NULL;
-    size_t dlen = 0, slen = 0;
-    FILE *df = open_memstream(&dbuf, &dlen), *sf = open_memstream(&sbuf, &slen);
-    if (!df || !sf) {
-        if (df) fclose(df);
-        if (sf) fclose(sf);
-        free(dbuf);
-        free(sbuf);
+    timeline_files tf;
+    if (timeline_open(&tf)) {
         cli_error("out of memory");
         return EXIT_INPUT;
     }
+    FILE *df = tf.data, *sf = tf.svg;
     double panel = 300 + 30 + 40 + 14.0 * (NTOP + 1) + 20;
     fprintf(sf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"%.0f\" font-family=\"sans-serif\">\n",
             panel * (double)(r->ndev ? r->ndev : 1));
@@ -195,15 +218,12 @@ int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *
         fputc('\n', df);
     }
     fprintf(sf, "</svg>\n");
-    fclose(df);
-    fclose(sf);
     if (rc) {
         cli_error("%s: out of memory building the timeline", s->path);
-        free(dbuf);
-        free(sbuf);
+        timeline_discard(&tf);
         return EXIT_INPUT;
     }
-    return commit_timeline(prefix, json, dbuf, dlen, sbuf, slen);
+    return commit_timeline(prefix, json, &tf);
 }
 
 void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top)
@@ -330,16 +350,9 @@ static void ktimeline_svg(FILE *f, const tprof_mem_kreport *r)
 
 static int ktimeline(const char *path, const tprof_mem_kreport *r, const char *prefix, int json)
 {
-    char *dbuf = NULL, *sbuf = NULL;
-    size_t dlen = 0, slen = 0;
-    FILE *df = open_memstream(&dbuf, &dlen), *sf = open_memstream(&sbuf, &slen);
-    if (!df || !sf) {
-        if (df) fclose(df);
-        if (sf) fclose(sf);
-        free(dbuf);
-        free(sbuf);
-        return EXIT_INPUT;
-    }
+    timeline_files tf;
+    if (timeline_open(&tf)) return EXIT_INPUT;
+    FILE *df = tf.data, *sf = tf.svg;
     tprof_jw w;
     if (json) {
         tprof_jw_init(&w, df);
@@ -379,9 +392,7 @@ static int ktimeline(const char *path, const tprof_mem_kreport *r, const char *p
         fputc('\n', df);
     }
     ktimeline_svg(sf, r);
-    fclose(df);
-    fclose(sf);
-    return commit_timeline(prefix, json, dbuf, dlen, sbuf, slen);
+    return commit_timeline(prefix, json, &tf);
 }
 
 int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *prefix, size_t points)

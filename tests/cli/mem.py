@@ -1,7 +1,8 @@
 """trainprof mem: memory snapshots.
 
 - every real snapshot in ../shared/data/snapshots against tests/tools/viewer_peak.py
-  (the viewer's definition restated in Python over Python's pickle);
+  (the viewer's definition restated in Python over Python's pickle; skipped,
+  and said so, where ../shared is absent: the generated snapshots still run);
 - the synthetic ones against their *.expected.json (exact);
 - snapshots generated here (tests/tools/gen_snapshot.py) against the
   simulation's own ground truth, in every layout and protocol 2-5;
