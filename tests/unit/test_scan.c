@@ -245,6 +245,37 @@ static void test_skip_invalid(void **state)
     }
 }
 
+/* Numbers inside a skipped array: the short forms are skipped a word at a
+ * time when 32 bytes follow, byte-wise otherwise; both must stop at the same
+ * byte with the same answer, valid or not. */
+static void test_skip_numbers(void **state)
+{
+    (void)state;
+    static const char *forms[] = {
+        "0", "-0", "7", "-7", "10", "01", "-01", "00", "1234567", "12345678", "-1234567", "1.5", "-1.5",
+        "0.5", "0.", "1.", "-", "-.5", ".5", "1.1234567", "1.12345678", "1e5", "1.5E-3", "1.5e", "2-",
+        "3.4.5", "1x", "1+", "9999999.9999999", "0.0000000",
+    };
+    char text[64];
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
+        for (int where = 0; where < 2; where++) {
+            snprintf(text, sizeof text, where ? "[%s, 1]" : "[1, %s]", forms[i]);
+            int rcs[2];
+            size_t at[2];
+            for (int padded = 0; padded < 2; padded++) {
+                size_t len;
+                uint8_t *b = place(text, "", padded, &len);
+                const uint8_t *next = NULL;
+                js_error err = { 0 };
+                rcs[padded] = js_skip_value(b, b + len, 8, &next, &err);
+                at[padded] = rcs[padded] == JS_OK ? (size_t)(next - b) : rcs[padded] == JS_ERR ? (size_t)(err.at - b) : 0;
+                free(b);
+            }
+            if (rcs[0] != rcs[1] || at[0] != at[1])
+                fail_msg("%s: byte-wise %d at %zu, word-wise %d at %zu", text, rcs[0], at[0], rcs[1], at[1]);
+        }
+}
+
 static void test_skip_depth(void **state)
 {
     (void)state;
@@ -278,7 +309,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decimal_forms), cmocka_unit_test(test_decimal_values),
         cmocka_unit_test(test_digits_runs),   cmocka_unit_test(test_skip_valid),
-        cmocka_unit_test(test_skip_invalid),  cmocka_unit_test(test_skip_depth),
+        cmocka_unit_test(test_skip_invalid),  cmocka_unit_test(test_skip_numbers),  cmocka_unit_test(test_skip_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
