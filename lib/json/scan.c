@@ -1,6 +1,7 @@
 /* JSON scanning primitives shared by the tokenizer and the fast event path. */
 #include "scan.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int js_utf8_len(const uint8_t *p, const uint8_t *end)
@@ -318,6 +319,76 @@ key:
     goto value;
 }
 
+/* 256 sets of 4 containers of 8..126 bytes: 128 KiB, within a core's L2.
+ * A set is chosen by the first 8 bytes, which lie inside every value held,
+ * so what follows a value in the input does not decide where it goes. */
+#define CACHE_SETS 256
+#define CACHE_WAYS 4
+#define CACHE_MIN 8
+#define CACHE_MAX 126
+/* at most CACHE_MAX / 2 levels deep: every depth_left at least this passes */
+#define CACHE_DEPTH_OK (CACHE_MAX / 2 + 1)
+
+typedef struct {
+    uint8_t len; /* 0: empty */
+    uint8_t next_victim; /* used in way 0 only: the way to replace next */
+    uint8_t bytes[CACHE_MAX];
+} cache_way;
+
+struct js_skip_cache {
+    cache_way sets[CACHE_SETS][CACHE_WAYS];
+};
+
+js_skip_cache *js_skip_cache_new(void) { return calloc(1, sizeof(js_skip_cache)); }
+void js_skip_cache_free(js_skip_cache *c) { free(c); }
+
+static inline int way_holds(const cache_way *w, const uint8_t *p, const uint8_t *end)
+{
+    size_t len = w->len;
+    if (!len || len > (size_t)(end - p)) return 0;
+#if defined(__SSE2__)
+    /* the first 16 bytes in one compare (P has 16 readable bytes) */
+    unsigned eq = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), _mm_loadu_si128((const __m128i *)w->bytes)));
+    unsigned want = len >= 16 ? 0xFFFFu : (1u << len) - 1;
+    if ((eq & want) != want) return 0;
+    return len <= 16 || memcmp(p + 16, w->bytes + 16, len - 16) == 0;
+#else
+    return memcmp(p, w->bytes, len) == 0;
+#endif
+}
+
+int js_skip_value_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                         const uint8_t **next, js_error *err)
+{
+    if (*p != '[' && *p != '{') {
+        /* not cached; the numbers among them (ids, counts) skipped here */
+        const uint8_t *q = js_skip_plain_number(p, end);
+        if (q) {
+            *next = q;
+            return JS_OK;
+        }
+        return js_skip_value(p, end, depth_left, next, err);
+    }
+    if (!c || end - p < 16 || depth_left < CACHE_DEPTH_OK) return js_skip_value(p, end, depth_left, next, err);
+    uint64_t w8;
+    memcpy(&w8, p, 8);
+    cache_way *set = c->sets[(w8 * 0x9E3779B97F4A7C15ull) >> 56];
+    for (int i = 0; i < CACHE_WAYS; i++)
+        if (way_holds(&set[i], p, end)) {
+            *next = p + set[i].len;
+            return JS_OK;
+        }
+    int rc = js_skip_value(p, end, depth_left, next, err);
+    size_t n = (size_t)(*next - p);
+    if (rc == JS_OK && n >= CACHE_MIN && n <= CACHE_MAX) {
+        cache_way *w = &set[set[0].next_victim];
+        set[0].next_victim = (uint8_t)((set[0].next_victim + 1) % CACHE_WAYS);
+        memcpy(w->bytes, p, n);
+        w->len = (uint8_t)n;
+    }
+    return rc;
+}
 
 int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, int *exact,
                const uint8_t **next, js_error *err)

@@ -282,6 +282,18 @@ int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **
  * at most DEPTH_LEFT levels. */
 int js_skip_value(const uint8_t *p, const uint8_t *end, int depth_left, const uint8_t **next, js_error *err);
 
+/* Recently skipped containers, to skip a repeat without scanning it: trace
+ * args repeat (shapes, types, launch grids come back every step). Sound
+ * because a container is prefix-free: bytes equal to a value js_skip_value
+ * accepted are that same value, ending at the same byte, whatever follows.
+ * Not shared between threads. */
+typedef struct js_skip_cache js_skip_cache;
+js_skip_cache *js_skip_cache_new(void); /* NULL when out of memory: then skip uncached */
+void js_skip_cache_free(js_skip_cache *c);
+/* js_skip_value, answered from C (may be NULL) when the value at P repeats
+ * one it holds, else scanned and remembered. */
+int js_skip_value_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                         const uint8_t **next, js_error *err);
 
 /* ---- the tokenizer's window, for fast paths that parse whole objects ---- */
 struct tprof_json;
@@ -307,5 +319,11 @@ int tprof_json_open_chunk(struct tprof_json **out, const void *data, size_t len,
                           uint64_t base, int depth, int outer_object, int lenient_end, int cut);
 /* Current nesting depth. */
 int tprof_json_depth(const struct tprof_json *j);
+/* Between two elements of an array: when the window holds ',' and then '{'
+ * (whitespace around them allowed), consumes both as tprof_json_next would
+ * and returns 1 with the '{' offset: the caller has an OBJ_BEGIN token.
+ * Returns 0 when anything else comes next; then call tprof_json_next. Saves
+ * the general token machinery between the events of a trace. */
+int tprof_json_next_object_element(struct tprof_json *j, uint64_t *offset);
 
 #endif

@@ -429,6 +429,22 @@ void tprof_json_window_close_object(tprof_json *j, const uint8_t *p)
 
 int tprof_json_depth(const tprof_json *j) { return j->depth; }
 
+int tprof_json_next_object_element(tprof_json *j, uint64_t *offset)
+{
+    if (j->err || j->st != ST_AFTER || j->depth == 0 || j->is_obj[j->depth] || j->depth >= TPROF_JSON_MAX_DEPTH)
+        return 0;
+    const uint8_t *p = j->buf + j->pos, *end = j->buf + j->len;
+    if ((p = js_ws(p, end)) == end || *p != ',') return 0;
+    if ((p = js_ws(p + 1, end)) == end || *p != '{') return 0;
+    /* what tprof_json_next does for ',' and then '{' */
+    j->pos = (size_t)(p - j->buf) + 1;
+    *offset = j->base + j->pos - 1;
+    j->depth++;
+    j->is_obj[j->depth] = 1;
+    j->st = ST_FIRST_KEY;
+    return 1;
+}
+
 int tprof_json_open_chunk(tprof_json **out, const void *data, size_t len, const char *name, uint64_t base,
                           int depth, int outer_object, int lenient_end, int cut)
 {

@@ -141,7 +141,7 @@ static inline int event_member_key(const uint8_t **pp, const uint8_t *end, event
     return JS_OK;
 }
 
-static int args_body(raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
+static int args_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
 {
     const uint8_t *p = *pp;
     int rc;
@@ -154,7 +154,7 @@ static int args_body(raw_event *e, const uint8_t **pp, const uint8_t *end, int d
         arg_key k = tprof_arg_key((const char *)key, klen);
         if (k == A_OTHER) {
             js_error err;
-            if ((rc = js_skip_value(p, end, depth_left, &p, &err))) return rc;
+            if ((rc = js_skip_value_cached(r->skip_cache, p, end, depth_left, &p, &err))) return rc;
             continue;
         }
         int64_t *dst = tprof_arg_slot(e, k);
@@ -186,12 +186,12 @@ static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t
         if (k == K_ARGS && *p == '{') {
             if (depth_left < 1) return JS_ERR;
             p++;
-            if ((rc = args_body(e, &p, end, depth_left - 1))) return rc;
+            if ((rc = args_body(r, e, &p, end, depth_left - 1))) return rc;
             continue;
         }
         if (k == K_OTHER) {
             js_error err;
-            if ((rc = js_skip_value(p, end, depth_left, &p, &err))) return rc;
+            if ((rc = js_skip_value_cached(r->skip_cache, p, end, depth_left, &p, &err))) return rc;
             continue;
         }
         if (is_number_start(*p) && k != K_PH && k != K_CAT && k != K_NAME && k != K_ARGS) {

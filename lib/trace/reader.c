@@ -1,6 +1,7 @@
 /* The streaming Kineto/Chrome trace reader: JSON tokens -> compact events. */
 #include "reader_internal.h"
 #include "../io/pipe.h"
+#include "../json/scan.h"
 #include "trainprof/error.h"
 #include "trainprof/json.h"
 
@@ -44,6 +45,12 @@ static int parse_events(reader *r)
     tprof_json_token tok;
     int rc;
     for (uint64_t i = 0;; i++) {
+        uint64_t off;
+        if (i > 0 && tprof_json_next_object_element(r->j, &off)) { /* the usual "},\n  {" */
+            if ((rc = tprof_parse_event(r, off))) return rc;
+            if ((i & 4095) == 0) maybe_progress(r);
+            continue;
+        }
         if ((rc = tprof_json_next(r->j, &tok))) return rc;
         if (tok.type == TPROF_JSON_ARR_END) return 0;
         if (tok.type == TPROF_JSON_EOF) return TPROF_CHUNK_END; /* a chunk ended between events */
@@ -231,9 +238,10 @@ static int parse_document(reader *r)
     return TPROF_ENOTTRACE;
 }
 
-int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start)
+int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start,
+                      struct js_skip_cache *cache)
 {
-    reader r = { .t = t, .j = j, .opts = opts };
+    reader r = { .t = t, .j = j, .opts = opts, .skip_cache = cache };
     int rc;
     if (start == TPROF_CHUNK_DOCUMENT) {
         rc = parse_document(&r);
@@ -361,9 +369,10 @@ static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pi
     *out = NULL;
     tprof_trace *t = tprof_trace_new(name);
     if (!t) return TPROF_ENOMEM;
-    reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &default_opts };
+    reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &default_opts, .skip_cache = js_skip_cache_new() };
     int rc = parse_document(&r);
     free(r.name_buf);
+    js_skip_cache_free(r.skip_cache);
     if (pipe && *pipe) { /* the source is ours again */
         tprof_pipe_stop(*pipe);
         *pipe = NULL;

@@ -14,6 +14,7 @@ typedef struct {
     uint64_t next_progress;
     char *name_buf; /* the current event's name, copied: interned only if kept */
     size_t name_len, name_cap;
+    struct js_skip_cache *skip_cache; /* repeated args values (scan.h); NULL: none */
 } reader;
 
 /* One event's fields as read, before it becomes a record. Laid out for
@@ -104,9 +105,11 @@ typedef enum {
  * exactly where the next chunk starts. A new parser of metadata arrays must
  * keep treating an unexpected EOF token as an error. */
 
-/* Parses a document, or one chunk of it, into T. Returns 0 at the end of the
+/* Parses a document, or one chunk of it, into T, skipping repeated values
+ * through CACHE (the calling thread's, or NULL). Returns 0 at the end of the
  * document, TPROF_CHUNK_END, or an error. */
-int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start);
+int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start,
+                      struct js_skip_cache *cache);
 
 tprof_trace *tprof_trace_new(const char *name);
 void tprof_trace_set_note(tprof_trace *t, const char *note);

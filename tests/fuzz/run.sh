@@ -24,10 +24,11 @@ J
 printf '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":100,"dur":50,"args":{"Collective name":"allreduce","dtype":"Float","In msg nelems":1000,"Out msg nelems":1000,"Group size":4}},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":120,"dur":2,"args":{"correlation":11}},{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":9,"ts":200,"dur":10,"args":{"device":0,"stream":9,"correlation":11}}]}' > "$work/trace/seed5"
 printf '[{"ph":"X","name":"k","pid":800,"tid":3,"ts":"1704161511420306.491","dur":1.35,"args":{"Task Type":"AI_CORE","Stream Id":3}}]' > "$work/trace/seed1"
 gzip -c "$work/trace/seed0" > "$work/trace/seed2"
-# a few KiB in Kineto's layout, so that reads in parallel chunks are exercised too
+# a few KiB in Kineto's layout, so that reads in parallel chunks are exercised too,
+# with repeated args values (the skip cache)
 { printf '{"schemaVersion": 1, "traceEvents": [\n'
   for i in $(seq 1 40); do
-    printf '  {"ph": "X", "cat": "kernel", "name": "k%d", "pid": 0, "tid": 7, "ts": %d.5, "dur": 3, "args": {"device": 0, "stream": 7, "correlation": %d}},\n' $((i % 4)) $((1000 + i * 10)) "$i"
+    printf '  {"ph": "X", "cat": "kernel", "name": "k%d", "pid": 0, "tid": 7, "ts": %d.5, "dur": 3, "args": {"device": 0, "stream": 7, "correlation": %d, "grid": [%d, 1, 1], "Input Dims": [[8, 2048], []]}},\n' $((i % 4)) $((1000 + i * 10)) "$i" $((i % 3 * 100))
   done
   printf '  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 900, "dur": 900}\n],\n"distributedInfo": {"rank": 1}}\n'; } > "$work/trace/seed4"
 if command -v zstd >/dev/null; then zstd -q -c "$work/trace/seed0" > "$work/trace/seed3"; fi

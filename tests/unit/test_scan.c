@@ -276,6 +276,67 @@ static void test_skip_numbers(void **state)
         }
 }
 
+/* js_skip_value_cached over TEXT placed in a buffer of exactly its length
+ * plus PAD spaces: the result and where it stops (or the error offset). */
+static int cached_over(js_skip_cache *c, const char *text, size_t pad, int depth, size_t *at)
+{
+    size_t n = strlen(text);
+    uint8_t *b = malloc(n + pad + 1);
+    memcpy(b, text, n);
+    memset(b + n, ' ', pad);
+    const uint8_t *next = NULL;
+    js_error err = { 0 };
+    int rc = js_skip_value_cached(c, b, b + n + pad, depth, &next, &err);
+    *at = rc == JS_OK ? (size_t)(next - b) : rc == JS_ERR ? (size_t)(err.at - b) : 0;
+    free(b);
+    return rc;
+}
+
+/* The cache answers exactly as the scanner would: repeats, values that
+ * start like a held one, invalid ones (never held), values cut by the end
+ * of the window, and depth limits. */
+static void test_skip_cache(void **state)
+{
+    (void)state;
+    js_skip_cache *c = js_skip_cache_new();
+    assert_non_null(c);
+    static const char *texts[] = {
+        "[[4096, 1]], \"Input Dims\": [[8]]",     "[[4096, 1], [1]]",        "[[4096, 1]]",
+        "[[4096, 1]",                                 "[[4096, 1 2]]",           "[[4096, 1]]]",
+        "{\"a\": [1, 2], \"b\": \"c\"}, 7",      "{\"a\": [1, 2], \"b\": \"c\"",
+        "[\"c10::BFloat16\", \"\", \"\"]",       "[\"c10::BFloat16\", \"\", \"\", \"\"]",
+        "[\"c10::BFloat16\", \"\", \"\"x]",      "[2112, 1, 1], \"block\": [128, 1, 1]",
+        "[2112, 1, 1]",                               "[2112, 1, 01]",           "12345, 7",
+        "-1.5, 7",                                    "\"str\", 7",            "[[[[[[[[1]]]]]]]]",
+    };
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+            for (size_t pad = 0; pad < 40; pad += 13)
+                for (int depth = 3; depth <= 100; depth += 97) {
+                    size_t want_at, got_at;
+                    size_t n = strlen(texts[i]);
+                    uint8_t *b = malloc(n + pad + 1);
+                    memcpy(b, texts[i], n);
+                    memset(b + n, ' ', pad);
+                    const uint8_t *next = NULL;
+                    js_error err = { 0 };
+                    int want = js_skip_value(b, b + n + pad, depth, &next, &err);
+                    want_at = want == JS_OK ? (size_t)(next - b) : want == JS_ERR ? (size_t)(err.at - b) : 0;
+                    free(b);
+                    int got = cached_over(c, texts[i], pad, depth, &got_at);
+                    if (got != want || got_at != want_at)
+                        fail_msg("round %d: %s (pad %zu, depth %d): cached %d at %zu, scanned %d at %zu", round,
+                                 texts[i], pad, depth, got, got_at, want, want_at);
+                }
+    /* a held value whose bytes end past the window asks for more, as the scanner does */
+    size_t at;
+    assert_int_equal(cached_over(c, "[\"c10::BFloat16\", \"\", \"\"]", 20, 100, &at), JS_OK);
+    assert_int_equal(cached_over(c, "[\"c10::BFloat16\", \"\",                ", 0, 100, &at), JS_MORE);
+    js_skip_cache_free(c);
+    assert_int_equal(cached_over(NULL, "[1, 2, 3]", 20, 100, &at), JS_OK); /* no cache: plain skip */
+    assert_int_equal(at, 9);
+}
+
 static void test_skip_depth(void **state)
 {
     (void)state;
@@ -309,7 +370,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decimal_forms), cmocka_unit_test(test_decimal_values),
         cmocka_unit_test(test_digits_runs),   cmocka_unit_test(test_skip_valid),
-        cmocka_unit_test(test_skip_invalid),  cmocka_unit_test(test_skip_numbers),  cmocka_unit_test(test_skip_depth),
+        cmocka_unit_test(test_skip_invalid),  cmocka_unit_test(test_skip_numbers), cmocka_unit_test(test_skip_cache),  cmocka_unit_test(test_skip_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
