@@ -198,31 +198,6 @@ int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **
     return JS_OK;
 }
 
-/* The end of the number at P when it has the usual short form,
- * -?digits(.digits)? with at most 7 digits on either side, else NULL (then
- * js_number decides). Shapes, strides and ids are such numbers. */
-static inline const uint8_t *js_skip_plain_number(const uint8_t *p, const uint8_t *end)
-{
-#if JS_SWAR
-    if (end - p < 32) return NULL;
-    const uint8_t *q = p + (*p == '-');
-    uint64_t m = js_nondigits8(js_load8(q));
-    if (!m) return NULL;
-    int n = __builtin_ctzll(m) >> 3;
-    if (n == 0 || (*q == '0' && n > 1)) return NULL;
-    q += n;
-    if (*q == '.') {
-        m = js_nondigits8(js_load8(q + 1));
-        if (!m || !(n = __builtin_ctzll(m) >> 3)) return NULL;
-        q += 1 + n;
-    }
-    return js_ends_number(*q) ? q : NULL;
-#else
-    (void)p, (void)end;
-    return NULL;
-#endif
-}
-
 /* The deepest nesting js_skip_value follows (the tokenizer's limit). */
 #define SKIP_MAX_DEPTH 512
 
@@ -358,18 +333,9 @@ static inline int way_holds(const cache_way *w, const uint8_t *p, const uint8_t 
 #endif
 }
 
-int js_skip_value_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
-                         const uint8_t **next, js_error *err)
+int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                             const uint8_t **next, js_error *err)
 {
-    if (*p != '[' && *p != '{') {
-        /* not cached; the numbers among them (ids, counts) skipped here */
-        const uint8_t *q = js_skip_plain_number(p, end);
-        if (q) {
-            *next = q;
-            return JS_OK;
-        }
-        return js_skip_value(p, end, depth_left, next, err);
-    }
     if (!c || end - p < 16 || depth_left < CACHE_DEPTH_OK) return js_skip_value(p, end, depth_left, next, err);
     uint64_t w8;
     memcpy(&w8, p, 8);

@@ -278,6 +278,31 @@ int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, 
 /* Number at P. AT_EOF: nothing follows END, so a number may end there. */
 int js_number(const uint8_t *p, const uint8_t *end, int at_eof, const uint8_t **next, js_error *err);
 
+/* The end of the number at P when it has the usual short form,
+ * -?digits(.digits)? with at most 7 digits on either side, else NULL (then
+ * js_number decides). Shapes, strides and ids are such numbers. */
+static inline const uint8_t *js_skip_plain_number(const uint8_t *p, const uint8_t *end)
+{
+#if JS_SWAR
+    if (end - p < 32) return NULL;
+    const uint8_t *q = p + (*p == '-');
+    uint64_t m = js_nondigits8(js_load8(q));
+    if (!m) return NULL;
+    int n = __builtin_ctzll(m) >> 3;
+    if (n == 0 || (*q == '0' && n > 1)) return NULL;
+    q += n;
+    if (*q == '.') {
+        m = js_nondigits8(js_load8(q + 1));
+        if (!m || !(n = __builtin_ctzll(m) >> 3)) return NULL;
+        q += 1 + n;
+    }
+    return js_ends_number(*q) ? q : NULL;
+#else
+    (void)p, (void)end;
+    return NULL;
+#endif
+}
+
 /* Checks and skips one value of any kind at P (after whitespace), nesting
  * at most DEPTH_LEFT levels. */
 int js_skip_value(const uint8_t *p, const uint8_t *end, int depth_left, const uint8_t **next, js_error *err);
@@ -290,10 +315,23 @@ int js_skip_value(const uint8_t *p, const uint8_t *end, int depth_left, const ui
 typedef struct js_skip_cache js_skip_cache;
 js_skip_cache *js_skip_cache_new(void); /* NULL when out of memory: then skip uncached */
 void js_skip_cache_free(js_skip_cache *c);
-/* js_skip_value, answered from C (may be NULL) when the value at P repeats
- * one it holds, else scanned and remembered. */
-int js_skip_value_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
-                         const uint8_t **next, js_error *err);
+/* js_skip_value for the container at P ('[' or '{'), answered from C (may
+ * be NULL) when it repeats one C holds, else scanned and remembered. */
+int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                             const uint8_t **next, js_error *err);
+/* js_skip_value for any value at P (after whitespace): containers through C,
+ * short numbers (ids, counts) inline. */
+static inline int js_skip_value_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                                       const uint8_t **next, js_error *err)
+{
+    if (*p == '[' || *p == '{') return js_skip_container_cached(c, p, end, depth_left, next, err);
+    const uint8_t *q = js_skip_plain_number(p, end);
+    if (q) {
+        *next = q;
+        return JS_OK;
+    }
+    return js_skip_value(p, end, depth_left, next, err);
+}
 
 /* ---- the tokenizer's window, for fast paths that parse whole objects ---- */
 struct tprof_json;

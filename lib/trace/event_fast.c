@@ -10,9 +10,13 @@
 
 enum { FAST_SLOW = 1 };
 
+/* Inlined into both member loops, where the compiler specialises them per
+ * call site: as calls they cost ~8% of the parse (callgrind). */
+#define PER_VALUE static inline __attribute__((always_inline))
+
 /* A scalar value at P: sets type/text/len, or skips a container (*skipped).
  * A string with escapes goes to the generic path, which decodes it. */
-static int scalar(const uint8_t *p, const uint8_t *end, int depth_left, value_type *type, const char **text,
+PER_VALUE int scalar(const uint8_t *p, const uint8_t *end, int depth_left, value_type *type, const char **text,
                   size_t *len, int *skipped, const uint8_t **next)
 {
     js_error err;
@@ -50,7 +54,7 @@ static int scalar(const uint8_t *p, const uint8_t *end, int depth_left, value_ty
 
 /* A number converted while scanning: *dst = value when exact, else parsed
  * from its text by the general routine. Returns 1 if DST was set. */
-static int number(const uint8_t **pp, const uint8_t *end, int scale, int64_t *dst, int *rc)
+PER_VALUE int number(const uint8_t **pp, const uint8_t *end, int scale, int64_t *dst, int *rc)
 {
     js_error err;
     int exact;
