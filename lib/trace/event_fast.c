@@ -17,7 +17,7 @@ enum { FAST_SLOW = 1 };
 /* A scalar value at P: sets type/text/len, or skips a container (*skipped).
  * A string with escapes goes to the generic path, which decodes it. */
 PER_VALUE int scalar(const uint8_t *p, const uint8_t *end, int depth_left, value_type *type, const char **text,
-                  size_t *len, int *skipped, const uint8_t **next)
+              size_t *len, int *skipped, const uint8_t **next)
 {
     js_error err;
     const uint8_t *t;
