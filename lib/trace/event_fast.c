@@ -145,6 +145,22 @@ static inline int event_member_key(const uint8_t **pp, const uint8_t *end, event
     return JS_OK;
 }
 
+/* The category's string id: the few categories of a trace are kept with
+ * their ids, so most events need no hashing. */
+static inline uint32_t cat_id(reader *r, const char *s, size_t len)
+{
+    if (len >= sizeof r->cats[0].text) return tprof_reader_intern(r, s, len);
+    reader_cat *c = &r->cats[(len + (uint8_t)(len ? s[0] : 0)) % TPROF_READER_CATS];
+    if (c->len == len + 1 && memcmp(c->text, s, len) == 0) return c->id;
+    uint32_t id = tprof_reader_intern(r, s, len);
+    if (id != UINT32_MAX) {
+        memcpy(c->text, s, len);
+        c->len = (uint8_t)(len + 1);
+        c->id = id;
+    }
+    return id;
+}
+
 static int args_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
 {
     const uint8_t *p = *pp;
@@ -214,7 +230,13 @@ static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t
         value_type type;
         int skipped;
         if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, &p))) return rc;
-        if (!skipped && k != K_ARGS && tprof_event_set(r, e, k, type, text, len)) return -1;
+        if (skipped || k == K_ARGS) continue;
+        if (k == K_CAT && type == V_STRING) { /* every event has one: interned through a small cache */
+            e->has_cat = 1;
+            if ((e->cat = cat_id(r, text, len)) == UINT32_MAX) return -1;
+            continue;
+        }
+        if (tprof_event_set(r, e, k, type, text, len)) return -1;
     }
     *pp = p;
     return JS_OK;

@@ -6,6 +6,13 @@
 #include "trace_internal.h"
 #include "trainprof/json.h"
 
+#define TPROF_READER_CATS 8
+typedef struct {
+    uint8_t len; /* the text's length + 1; 0: empty slot */
+    char text[27];
+    uint32_t id;
+} reader_cat;
+
 typedef struct {
     tprof_trace *t;
     tprof_json *j;
@@ -15,6 +22,7 @@ typedef struct {
     char *name_buf; /* the current event's name, copied: interned only if kept */
     size_t name_len, name_cap;
     struct js_skip_cache *skip_cache; /* repeated args values (scan.h); NULL: none */
+    reader_cat cats[TPROF_READER_CATS]; /* recent categories and their ids (event_fast.c) */
 } reader;
 
 /* One event's fields as read, before it becomes a record. Laid out for
