@@ -153,6 +153,7 @@ typedef struct {
     uint64_t seq;
     mbuf ev, body, cat, name, spid;
     uint32_t event_kept_ids; /* ids of the current event kept as written */
+    js_skip_cache *skip_cache; /* repeated args values; NULL: none */
 } rw;
 
 static uint64_t proc_hash(uint8_t gpu, int64_t pid, int64_t tid, const char *spid)
@@ -518,7 +519,7 @@ static int fast_args(rw *w, const uint8_t **pp, const uint8_t *end, int depth_le
                 return -1;
             continue;
         }
-        if ((rc = js_skip_value(p, end, depth_left, &vend, &err))) return rc;
+        if ((rc = js_skip_value_cached(w->skip_cache, p, end, depth_left, &vend, &err))) return rc;
         p = vend;
         if (!first && mbuf_put(b, ",", 1)) return -1;
         if (is_id_arg((const char *)key, klen) && raw_number(v, end, &nend) == JS_OK && nend == vend &&
@@ -577,7 +578,7 @@ static int fast_body(rw *w, fields *f, const uint8_t **pp, const uint8_t *end, i
         if (is_str) {
             if ((rc = js_string_raw(p, end, &t, &tlen, &vend, &esc, &err))) return rc;
             if (esc && k != M_OTHER) return JS_ERR; /* the token path decodes what it reads */
-        } else if ((rc = js_skip_value(p, end, depth_left, &vend, &err))) {
+        } else if ((rc = js_skip_value_cached(w->skip_cache, p, end, depth_left, &vend, &err))) {
             return rc;
         }
         p = vend;
@@ -716,7 +717,7 @@ int merge_rewrite_input(const tprof_merge_opts *o, merge_input *in, merge_runs *
         tprof_source_close(src);
         return rc;
     }
-    rw w = { .o = o, .in = in, .runs = runs };
+    rw w = { .o = o, .in = in, .runs = runs, .skip_cache = js_skip_cache_new() };
     /* the GPU streams first, so that their pids follow device and stream order */
     int64_t newpid;
     for (size_t i = 0; i < in->ngpu_tracks && !rc; i++)
@@ -742,5 +743,6 @@ int merge_rewrite_input(const tprof_merge_opts *o, merge_input *in, merge_runs *
     free(w.cat.p);
     free(w.name.p);
     free(w.spid.p);
+    js_skip_cache_free(w.skip_cache);
     return rc;
 }
