@@ -208,8 +208,10 @@ typedef struct {
     void *progress_ctx;
     int generic_only; /* parse every event token by token (tests compare both paths) */
     int threads;      /* threads for one large file (chunks parsed in parallel): 0 = one per
-                         core, 1 = a single thread. tprof_trace_read_many shares the cores
-                         between its files. */
+                         core, 1 = a single thread (a compressed file still decompresses on
+                         a second one). For compressed files the decompressing thread is
+                         one of them. tprof_trace_read_many shares the cores between its
+                         files. */
     size_t chunk_bytes; /* bytes per parallel chunk, 0 (or below 64) = 2 MiB; plain files
                            from 8 chunks and compressed files from 1 chunk on disk are cut */
 } tprof_read_opts;

@@ -417,7 +417,11 @@ static int read_input(tprof_trace **out, const input *in, const tprof_read_opts 
     int big = tprof_source_compression(src) == TPROF_COMP_NONE ? size >= 8 * chunk : size >= chunk;
     int rereadable = !in->path || strcmp(in->path, "-") != 0;
     if (threads > 1 && big && rereadable && !(opts && opts->generic_only)) {
-        rc = tprof_read_parallel(out, src, tprof_source_name(src), opts ? opts : &default_opts, threads, errbuf,
+        /* compressed: this thread decompresses, and parses whenever it is
+         * ahead, so it is one of the THREADS (on 2 cores: 0.98 s against
+         * 1.035 s median wall for the 1 GiB .gz, 6 alternating pairs) */
+        int workers = tprof_source_compression(src) != TPROF_COMP_NONE ? threads - 1 : threads;
+        rc = tprof_read_parallel(out, src, tprof_source_name(src), opts ? opts : &default_opts, workers, errbuf,
                                  errlen);
         tprof_source_close(src);
         if (rc != TPROF_PAR_FALLBACK) return rc;
