@@ -5,6 +5,7 @@
  * the generic path, which parses it again and words any error precisely. */
 #include "reader_internal.h"
 #include "../json/scan.h"
+#include "../util/strtab.h"
 
 #include <string.h>
 
@@ -78,14 +79,6 @@ PER_VALUE int number(const uint8_t **pp, const uint8_t *end, int scale, int64_t 
 }
 
 static int is_number_start(uint8_t c) { return c == '-' || (c >= '0' && c <= '9'); }
-
-/* The members of an object after its '{': the body runs once per member
- * with P at its key. A key with escapes goes to the generic path. */
-#define FOR_MEMBERS(p, end)                                                        \
-    for (int first_ = 1, nk_;; first_ = 0)                                         \
-        if ((nk_ = js_next_member(&p, end, first_)) == JS_END) break;              \
-        else if (nk_) return nk_;                                                  \
-        else
 
 #if JS_SWAR
 static inline uint64_t lit(const char *s, size_t n)
@@ -161,83 +154,241 @@ static inline uint32_t cat_id(reader *r, const char *s, size_t len)
     return id;
 }
 
-static int args_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
+/* ---- recording an event's shape (shape.h) ---- */
+
+/* The value of FIELD starts at P: the bytes since the last value are the
+ * next step's stretch. Gives up the recording when the shape is full. */
+static inline void rec_value(reader *r, const uint8_t *p, unsigned field)
+{
+    event_shape *s = r->rec;
+    size_t n = (size_t)(p - r->rec_last);
+    if (s->nsteps == SHAPE_STEPS || n > UINT8_MAX || s->nbytes + n > SHAPE_BYTES) {
+        r->rec = NULL;
+        return;
+    }
+    memcpy(s->bytes + s->nbytes, r->rec_last, n);
+    s->steps[s->nsteps++] = (shape_step){ .lit_at = s->nbytes, .lit_len = (uint8_t)n, .field = (uint8_t)field };
+    s->nbytes = (uint16_t)(s->nbytes + n);
+}
+
+/* The event ended at P (past its '}'): the last stretch, and the shape is
+ * ready for the next event of its key. */
+static void rec_finish(reader *r, const uint8_t *p)
+{
+    event_shape *s = r->rec;
+    size_t n = (size_t)(p - r->rec_last);
+    r->rec = NULL;
+    if (n > UINT8_MAX || s->nbytes + n > SHAPE_BYTES) return;
+    memcpy(s->bytes + s->nbytes, r->rec_last, n);
+    s->tail_at = s->nbytes;
+    s->tail_len = (uint8_t)n;
+    s->nbytes = (uint16_t)(s->nbytes + n);
+    s->key = r->rec_key;
+}
+
+/* N bytes at P equal those at Q (each has N + 16 readable bytes). */
+static inline int same_bytes(const uint8_t *p, const uint8_t *q, size_t n)
+{
+#if defined(__SSE2__)
+    for (;; p += 16, q += 16, n -= 16) {
+        unsigned eq = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), _mm_loadu_si128((const __m128i *)q)));
+        if (n <= 16) return ((~eq) & ((1u << n) - 1)) == 0;
+        if (eq != 0xFFFF) return 0;
+    }
+#else
+    return memcmp(p, q, n) == 0;
+#endif
+}
+
+/* ---- the members of an event and of its args ---- */
+
+enum { AT_EVENT = 0, AT_ARGS = 1, MATCH_STOP = 4 };
+
+static int args_members(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left, int first);
+
+/* The value of args member K at *PP. */
+PER_VALUE int arg_value(reader *r, raw_event *e, arg_key k, const uint8_t **pp, const uint8_t *end, int depth_left)
+{
+    const uint8_t *p = *pp;
+    const char *text;
+    size_t len;
+    int rc;
+    if (k == A_OTHER) {
+        js_error err;
+        if ((rc = js_skip_value_cached(r->skip_cache, p, end, depth_left, pp, &err))) return rc;
+        return JS_OK;
+    }
+    int64_t *dst = tprof_arg_slot(e, k);
+    if (dst && is_number_start(*p)) {
+        number(pp, end, 0, dst, &rc);
+        return rc;
+    }
+    value_type type;
+    int skipped;
+    if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, pp))) return rc;
+    if (k == A_TASK_TYPE) e->task_type = 1;
+    else if (!skipped) tprof_event_set_arg(e, k, type, text, len);
+    return JS_OK;
+}
+
+/* The value of event member K at *PP (an args object: all its members). */
+PER_VALUE int event_value(reader *r, raw_event *e, event_key k, const uint8_t **pp, const uint8_t *end,
+                          int depth_left)
+{
+    const uint8_t *p = *pp;
+    const char *text;
+    size_t len;
+    int rc;
+    if (k == K_ARGS && *p == '{') {
+        if (depth_left < 1) return JS_ERR;
+        *pp = p + 1;
+        return args_members(r, e, pp, end, depth_left - 1, 1);
+    }
+    if (k == K_OTHER) {
+        js_error err;
+        return js_skip_value_cached(r->skip_cache, p, end, depth_left, pp, &err);
+    }
+    if (is_number_start(*p) && k != K_PH && k != K_CAT && k != K_NAME && k != K_ARGS) {
+        int64_t v = 0;
+        int set = number(pp, end, k == K_TS || k == K_DUR ? 3 : 0, &v, &rc);
+        if (rc) return rc;
+        switch (k) {
+        case K_TS: e->has_ts = 1; e->ts_bad = !set; e->ts = v; break;
+        case K_DUR: if (set) { e->has_dur = 1; e->dur = v; } break;
+        case K_PID: e->has_pid = 1; e->pid = set ? v : 0; break;
+        case K_TID: e->has_tid = 1; e->tid = set ? v : 0; break;
+        default: if (set) e->flow_id = v; break; /* K_ID */
+        }
+        return JS_OK;
+    }
+    value_type type;
+    int skipped;
+    if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, pp))) return rc;
+    if (skipped || k == K_ARGS) return JS_OK;
+    if (k == K_CAT && type == V_STRING) { /* every event has one: interned through a small cache */
+        e->has_cat = 1;
+        return (e->cat = cat_id(r, text, len)) == UINT32_MAX ? -1 : JS_OK;
+    }
+    return tprof_event_set(r, e, k, type, text, len) ? -1 : JS_OK;
+}
+
+/* The members of the args object from *PP (FIRST: right after its '{';
+ * else after a member's value) through its '}'. */
+static int args_members(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left, int first)
 {
     const uint8_t *p = *pp;
     int rc;
-    FOR_MEMBERS(p, end)
-    {
+    for (;; first = 0) {
+        if ((rc = js_next_member(&p, end, first)) == JS_END) break;
+        if (rc) return rc;
         const uint8_t *key;
-        const char *text;
-        size_t klen, len;
+        size_t klen;
         if ((rc = js_member_key(&p, end, &key, &klen))) return rc;
         arg_key k = tprof_arg_key((const char *)key, klen);
-        if (k == A_OTHER) {
-            js_error err;
-            if ((rc = js_skip_value_cached(r->skip_cache, p, end, depth_left, &p, &err))) return rc;
-            continue;
-        }
-        int64_t *dst = tprof_arg_slot(e, k);
-        if (dst && is_number_start(*p)) {
-            number(&p, end, 0, dst, &rc);
-            if (rc) return rc;
-            continue;
-        }
-        value_type type;
-        int skipped;
-        if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, &p))) return rc;
-        if (k == A_TASK_TYPE) e->task_type = 1;
-        else if (!skipped) tprof_event_set_arg(e, k, type, text, len);
+        if (r->rec) rec_value(r, p, (unsigned)k | SHAPE_IN_ARGS);
+        if ((rc = arg_value(r, e, k, &p, end, depth_left))) return rc;
+        r->rec_last = p;
     }
     *pp = p;
     return JS_OK;
 }
 
-static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
+/* The rest of an event after its name, along shape S: JS_OK with *PP past
+ * the event's '}', MATCH_STOP with *PP after a value at *LEVEL where the
+ * bytes differ, or a value's error. */
+static int follow_shape(reader *r, raw_event *e, const event_shape *s, const uint8_t **pp, const uint8_t *end,
+                        int depth_left, int *level)
 {
     const uint8_t *p = *pp;
     int rc;
-    FOR_MEMBERS(p, end)
-    {
-        const char *text;
-        size_t len;
+    *level = AT_EVENT;
+    for (unsigned i = 0; i < s->nsteps; i++) {
+        const shape_step *st = &s->steps[i];
+        if (end - p < st->lit_len + 64 || !same_bytes(p, s->bytes + st->lit_at, st->lit_len)) {
+            *pp = p;
+            return MATCH_STOP;
+        }
+        p += st->lit_len;
+        if (st->field & SHAPE_IN_ARGS) {
+            *level = AT_ARGS;
+            rc = arg_value(r, e, (arg_key)(st->field & ~SHAPE_IN_ARGS), &p, end, depth_left - 1);
+        } else {
+            *level = AT_EVENT;
+            rc = event_value(r, e, (event_key)st->field, &p, end, depth_left);
+        }
+        if (rc) return rc;
+    }
+    if (end - p < s->tail_len + 64 || !same_bytes(p, s->bytes + s->tail_at, s->tail_len)) {
+        *pp = p;
+        return MATCH_STOP;
+    }
+    *pp = p + s->tail_len;
+    return JS_OK;
+}
+
+/* The key of the N bytes of an event up to its name (at least 16 bytes
+ * follow them): its first and last 32 bytes and its length, which tell ops
+ * apart (long kernel names differ at their ends) at a fixed cost. It only
+ * picks the shape to try: the bytes decide whether it fits. */
+static inline uint64_t shape_key(const uint8_t *p, size_t n)
+{
+    if (n < 32) return tprof_hash_bytes(p, n) | 1;
+    uint64_t w[8], h = n * 0x9E3779B97F4A7C15ull;
+    memcpy(w, p, 32);
+    memcpy(w + 4, p + n - 32, 32);
+    for (int i = 0; i < 4; i++)
+        h = (h ^ w[i] * 0xC2B2AE3D27D4EB4Full ^ w[i + 4] * 0x165667B19E3779F9ull) * 0xFF51AFD7ED558CCDull;
+    return (h ^ h >> 29) | 1;
+}
+
+/* Right after the name of an event whose ph, cat and name came first (as
+ * Kineto writes them), from START (after its '{'): follow the shape of its
+ * op, or record it. Returns JS_OK with the event read (*pp past its '}'),
+ * MATCH_STOP to go on with the member loop, or an error. */
+static int use_shape(reader *r, raw_event *e, const uint8_t *start, const uint8_t **pp, const uint8_t *end,
+                     int depth_left)
+{
+    uint64_t key = shape_key(start, (size_t)(*pp - start));
+    event_shape *s = tprof_shape_slot(r->shapes, key);
+    if (s->key == key && !s->stale && s->depth_left == depth_left) {
+        int level, rc = follow_shape(r, e, s, pp, end, depth_left, &level);
+        if (rc != MATCH_STOP) return rc;
+        s->stale = 1;
+        if (level == AT_ARGS && (rc = args_members(r, e, pp, end, depth_left - 1, 0))) return rc;
+        return MATCH_STOP;
+    }
+    *s = (event_shape){ .depth_left = depth_left }; /* key 0 until the recording is complete */
+    r->rec = s;
+    r->rec_last = *pp;
+    r->rec_key = key;
+    return MATCH_STOP;
+}
+
+/* The members of an event from P, right after its '{'. */
+static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
+{
+    const uint8_t *p = *pp, *start = p;
+    int rc, n = 0;
+    for (int first = 1;; first = 0) {
+        if ((rc = js_next_member(&p, end, first)) == JS_END) break;
+        if (rc) return rc;
         event_key k;
         if ((rc = event_member_key(&p, end, &k))) return rc;
-        if (k == K_ARGS && *p == '{') {
-            if (depth_left < 1) return JS_ERR;
-            p++;
-            if ((rc = args_body(r, e, &p, end, depth_left - 1))) return rc;
-            continue;
-        }
-        if (k == K_OTHER) {
-            js_error err;
-            if ((rc = js_skip_value_cached(r->skip_cache, p, end, depth_left, &p, &err))) return rc;
-            continue;
-        }
-        if (is_number_start(*p) && k != K_PH && k != K_CAT && k != K_NAME && k != K_ARGS) {
-            int64_t v = 0;
-            int set = number(&p, end, k == K_TS || k == K_DUR ? 3 : 0, &v, &rc);
-            if (rc) return rc;
-            switch (k) {
-            case K_TS: e->has_ts = 1; e->ts_bad = !set; e->ts = v; break;
-            case K_DUR: if (set) { e->has_dur = 1; e->dur = v; } break;
-            case K_PID: e->has_pid = 1; e->pid = set ? v : 0; break;
-            case K_TID: e->has_tid = 1; e->tid = set ? v : 0; break;
-            default: if (set) e->flow_id = v; break; /* K_ID */
+        int rec = r->rec && !(k == K_ARGS && *p == '{'); /* an args object records its own members */
+        if (rec) rec_value(r, p, (unsigned)k);
+        if ((rc = event_value(r, e, k, &p, end, depth_left))) return rc;
+        if (rec) r->rec_last = p;
+        if (++n == 3 && k == K_NAME && e->ph && e->has_cat && e->has_name && r->shapes) {
+            rc = use_shape(r, e, start, &p, end, depth_left);
+            if (rc == JS_OK) {
+                *pp = p;
+                return JS_OK;
             }
-            continue;
+            if (rc != MATCH_STOP) return rc;
         }
-        value_type type;
-        int skipped;
-        if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, &p))) return rc;
-        if (skipped || k == K_ARGS) continue;
-        if (k == K_CAT && type == V_STRING) { /* every event has one: interned through a small cache */
-            e->has_cat = 1;
-            if ((e->cat = cat_id(r, text, len)) == UINT32_MAX) return -1;
-            continue;
-        }
-        if (tprof_event_set(r, e, k, type, text, len)) return -1;
     }
+    if (r->rec) rec_finish(r, p);
     *pp = p;
     return JS_OK;
 }
@@ -249,7 +400,9 @@ int tprof_parse_event_fast(reader *r, raw_event *e)
         const uint8_t *p, *end;
         tprof_json_window(r->j, &p, &end);
         tprof_raw_event_init(r, e);
+        r->rec = NULL;
         int rc = event_body(r, e, &p, end, depth_left);
+        r->rec = NULL;
         if (rc == JS_OK) {
             tprof_json_window_close_object(r->j, p);
             return 0;

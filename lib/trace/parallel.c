@@ -45,8 +45,8 @@ typedef struct {
     const char *name;
 } pool;
 
-/* CACHE: the calling thread's (a chunk is parsed by one thread). */
-static void run_job(pool *p, job *jb, js_skip_cache *cache)
+/* CACHES: the calling thread's (a chunk is parsed by one thread). */
+static void run_job(pool *p, job *jb, reader_caches *caches)
 {
     jb->t = tprof_trace_new(p->name);
     if (!jb->t) {
@@ -58,7 +58,7 @@ static void run_job(pool *p, job *jb, js_skip_cache *cache)
     jb->rc = tprof_json_open_chunk(&j, jb->data, jb->len, p->name, jb->base, depth, jb->outer_object, !jb->last,
                                    jb->cut);
     if (jb->rc) return;
-    jb->rc = tprof_parse_chunk(jb->t, j, p->opts, jb->start, cache);
+    jb->rc = tprof_parse_chunk(jb->t, j, p->opts, jb->start, caches);
     snprintf(jb->jmsg, sizeof jb->jmsg, "%s", tprof_json_errmsg(j));
     tprof_json_close(j);
 }
@@ -66,7 +66,8 @@ static void run_job(pool *p, job *jb, js_skip_cache *cache)
 static void *worker(void *arg)
 {
     pool *p = arg;
-    js_skip_cache *cache = js_skip_cache_new();
+    reader_caches caches;
+    tprof_reader_caches_init(&caches);
     pthread_mutex_lock(&p->mu);
     for (;;) {
         job *jb = NULL;
@@ -79,13 +80,13 @@ static void *worker(void *arg)
         }
         jb->state = JOB_RUNNING;
         pthread_mutex_unlock(&p->mu);
-        run_job(p, jb, cache);
+        run_job(p, jb, &caches);
         pthread_mutex_lock(&p->mu);
         jb->state = JOB_DONE;
         pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
-    js_skip_cache_free(cache);
+    tprof_reader_caches_free(&caches);
     return NULL;
 }
 
@@ -152,7 +153,8 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
             if (pthread_create(&tid[started], NULL, worker, &p)) break;
 
     tprof_trace *acc = NULL; /* chunks appended so far */
-    js_skip_cache *main_cache = js_skip_cache_new(); /* for the chunks this thread parses */
+    reader_caches main_caches; /* for the chunks this thread parses */
+    tprof_reader_caches_init(&main_caches);
     int outcome = started ? PAR_OK : PAR_FALLBACK, rc = 0, at_end = 0, cut = 0;
     tprof_chunk_start events_start = TPROF_CHUNK_EVENTS_IN_OBJECT;
     uint64_t offset = 0, next_progress = PROGRESS_EVERY;
@@ -175,7 +177,7 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
                 }
                 q->state = JOB_RUNNING;
                 pthread_mutex_unlock(&p.mu);
-                run_job(&p, q, main_cache);
+                run_job(&p, q, &main_caches);
                 pthread_mutex_lock(&p.mu);
                 q->state = JOB_DONE;
                 pthread_cond_broadcast(&p.done);
@@ -291,7 +293,7 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
     free(tid);
     free(p.jobs);
     free(carry);
-    js_skip_cache_free(main_cache);
+    tprof_reader_caches_free(&main_caches);
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.work);
     pthread_cond_destroy(&p.done);

@@ -238,10 +238,22 @@ static int parse_document(reader *r)
     return TPROF_ENOTTRACE;
 }
 
-int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start,
-                      struct js_skip_cache *cache)
+void tprof_reader_caches_init(reader_caches *c)
 {
-    reader r = { .t = t, .j = j, .opts = opts, .skip_cache = cache };
+    c->skip = js_skip_cache_new();
+    c->shapes = tprof_shapes_new();
+}
+
+void tprof_reader_caches_free(reader_caches *c)
+{
+    js_skip_cache_free(c->skip);
+    tprof_shapes_free(c->shapes);
+}
+
+int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start,
+                      reader_caches *caches)
+{
+    reader r = { .t = t, .j = j, .opts = opts, .skip_cache = caches->skip, .shapes = caches->shapes };
     int rc;
     if (start == TPROF_CHUNK_DOCUMENT) {
         rc = parse_document(&r);
@@ -369,10 +381,13 @@ static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pi
     *out = NULL;
     tprof_trace *t = tprof_trace_new(name);
     if (!t) return TPROF_ENOMEM;
-    reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &default_opts, .skip_cache = js_skip_cache_new() };
+    reader_caches caches;
+    tprof_reader_caches_init(&caches);
+    reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &default_opts, .skip_cache = caches.skip,
+                 .shapes = caches.shapes };
     int rc = parse_document(&r);
     free(r.name_buf);
-    js_skip_cache_free(r.skip_cache);
+    tprof_reader_caches_free(&caches);
     if (pipe && *pipe) { /* the source is ours again */
         tprof_pipe_stop(*pipe);
         *pipe = NULL;

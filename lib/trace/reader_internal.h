@@ -3,6 +3,7 @@
 #ifndef TPROF_READER_INTERNAL_H
 #define TPROF_READER_INTERNAL_H
 
+#include "shape.h"
 #include "trace_internal.h"
 #include "trainprof/json.h"
 
@@ -22,8 +23,21 @@ typedef struct {
     char *name_buf; /* the current event's name, copied: interned only if kept */
     size_t name_len, name_cap;
     struct js_skip_cache *skip_cache; /* repeated args values (scan.h); NULL: none */
+    tprof_shapes *shapes;             /* event layouts (shape.h); NULL: none */
+    event_shape *rec;                 /* the shape being recorded from this event, or NULL */
+    const uint8_t *rec_last;          /* where the recording's current stretch starts */
+    uint64_t rec_key;
     reader_cat cats[TPROF_READER_CATS]; /* recent categories and their ids (event_fast.c) */
 } reader;
+
+/* A thread's caches for the fast path, kept across the chunks it parses. */
+typedef struct {
+    struct js_skip_cache *skip;
+    tprof_shapes *shapes;
+} reader_caches;
+/* Either cache may be left NULL (out of memory): the fast path goes without. */
+void tprof_reader_caches_init(reader_caches *c);
+void tprof_reader_caches_free(reader_caches *c);
 
 /* One event's fields as read, before it becomes a record. Laid out for
  * tprof_raw_event_init, which runs once per event: first the fields that
@@ -113,11 +127,11 @@ typedef enum {
  * exactly where the next chunk starts. A new parser of metadata arrays must
  * keep treating an unexpected EOF token as an error. */
 
-/* Parses a document, or one chunk of it, into T, skipping repeated values
- * through CACHE (the calling thread's, or NULL). Returns 0 at the end of the
- * document, TPROF_CHUNK_END, or an error. */
+/* Parses a document, or one chunk of it, into T, with the calling thread's
+ * CACHES. Returns 0 at the end of the document, TPROF_CHUNK_END, or an
+ * error. */
 int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start,
-                      struct js_skip_cache *cache);
+                      reader_caches *caches);
 
 tprof_trace *tprof_trace_new(const char *name);
 void tprof_trace_set_note(tprof_trace *t, const char *note);

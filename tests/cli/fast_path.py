@@ -16,6 +16,16 @@ rc, _, err = run([GENTRACE, "--size", "3M", "--seed", "7", "-o", gen])
 check(rc == 0, f"gentrace failed: {err}")
 files.append(gen)
 text = open(gen, "rb").read()
+
+
+def nth_replace(data, old, new, n):
+    """DATA with the Nth occurrence of OLD (counting from 1) replaced."""
+    at = -1
+    for _ in range(n):
+        at = data.index(old, at + 1)
+    return data[:at] + new + data[at + len(old):]
+
+
 # malformed and unusual variants: escapes in keys and values, odd types, cuts
 variants = {
     "esc_key.json": text.replace(b'"name"', b'"n\\u0061me"', 50),
@@ -25,6 +35,14 @@ variants = {
     "cut.json": text[: len(text) // 3],
     "bad.json": text[: len(text) // 2] + b"}}" + text[len(text) // 2:],
     "crlf.json": text.replace(b"\n", b"\r\n"),
+    # events of one op whose layouts differ (shapes, event_fast.c): in the args,
+    # at the event's level, in the spaces, and an error after many that fit
+    "shape_args.json": text.replace(b'"correlation": ', b'"correlatioN": ', 300),
+    "shape_args_len.json": text.replace(b'"Record function id"', b'"Record fn id"', 300),
+    "shape_event.json": text.replace(b'"args": {"External id"', b'"x": [1], "args": {"External id"', 300),
+    "shape_ws.json": text.replace(b', "tid": ', b',"tid":', 300).replace(b'}},', b'} },', 200),
+    "shape_scalar_args.json": text.replace(b'"args": {"External id": ', b'"args": 7, "a2": {"External id": ', 50),
+    "shape_bad.json": nth_replace(text, b'"dur": ', b'"dur": 01', 4000),
     "meta_after.json": text.replace(b'"traceEvents": [', b'"traceEvents": [', 1).replace(
         b'"schemaVersion": 1,', b'"schemaVersion": 1, "note": "\\"traceEvents\\": [",', 1),
 }

@@ -1,0 +1,50 @@
+/* Event shapes (internal): the bytes between the values of an event.
+ *
+ * Events of one op repeat their layout exactly: the same keys in the same
+ * order with the same separators, only the values differ. The fast path
+ * records that layout once per op (keyed by the event's bytes up to its
+ * name), and for the next event of the op checks each stretch of bytes
+ * between two values with one compare instead of scanning separators and
+ * keys token by token; the values are still read, and checked, one by one.
+ *
+ * Sound because a stretch equal to one recorded in the same grammatical
+ * place (after a value, at the same depth) takes the parser through the
+ * same keys and the same states: it holds only whitespace, ',', ':', '{'
+ * and '}' and keys without escapes. Where the bytes differ, the event goes
+ * on through the ordinary member loops from that point. */
+#ifndef TPROF_SHAPE_H
+#define TPROF_SHAPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHAPE_STEPS 48
+#define SHAPE_BYTES 768
+#define SHAPE_IN_ARGS 0x80 /* in a step's field: an args member */
+
+typedef struct {
+    uint16_t lit_at;  /* the bytes before the value: bytes[lit_at, lit_at + lit_len) */
+    uint8_t lit_len;
+    uint8_t field;    /* the member's event_key, or its arg_key | SHAPE_IN_ARGS */
+} shape_step;
+
+typedef struct {
+    uint64_t key;     /* of the event's bytes up to its name; 0: empty or being recorded */
+    int depth_left;   /* the event's nesting allowance when recorded */
+    uint16_t nsteps, nbytes;
+    uint16_t tail_at; /* after the last value, through the event's '}' */
+    uint8_t tail_len;
+    uint8_t stale;    /* an event of this key differed: record the next one again */
+    shape_step steps[SHAPE_STEPS];
+    uint8_t bytes[SHAPE_BYTES + 16]; /* + 16: read a vector at a time */
+} event_shape;
+
+/* A thread's shapes (reused across the chunks it parses). */
+typedef struct tprof_shapes tprof_shapes;
+tprof_shapes *tprof_shapes_new(void); /* NULL when out of memory: then no shapes */
+void tprof_shapes_free(tprof_shapes *s);
+/* The slot for KEY: it holds that key's shape, or is the one to replace
+ * (empty, else the one used less recently of its set). */
+event_shape *tprof_shape_slot(tprof_shapes *s, uint64_t key);
+
+#endif
