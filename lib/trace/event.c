@@ -324,66 +324,65 @@ static int gpu_class(reader *r, uint32_t name, uint32_t cat)
     return (n >> 4) - 1;
 }
 
-static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
+static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
 {
-    raw_event e = *ep;
     tprof_trace *t = r->t;
     int rc;
     tprof_trace_meta *m = &t->meta;
     m->nevents++;
-    uint32_t cat = e.has_cat ? e.cat : 0;
+    uint32_t cat = e->has_cat ? e->cat : 0;
     if (tprof_grow((void **)&t->cat_counts, &t->cat_counts_cap, (size_t)cat + 1, sizeof *t->cat_counts))
         return TPROF_ENOMEM;
     t->cat_counts[cat]++;
-    tprof_kind kind = kind_of(r, &e);
+    tprof_kind kind = kind_of(r, e);
     m->kind_counts[kind]++;
     int64_t dur = 0;
-    uint8_t flags = e.flags;
+    uint8_t flags = e->flags;
     if (kind != TPROF_KIND_META) {
-        if (!e.has_ts) warn_at(r, &m->warn.ts_missing, ev_off);
-        else if (e.ts_bad) warn_at(r, &m->warn.ts_bad, ev_off);
+        if (!e->has_ts) warn_at(r, &m->warn.ts_missing, ev_off);
+        else if (e->ts_bad) warn_at(r, &m->warn.ts_bad, ev_off);
     }
-    if (e.ph == 'X') {
-        if (!e.has_dur) {
+    if (e->ph == 'X') {
+        if (!e->has_dur) {
             warn_at(r, &m->warn.dur_missing, ev_off);
             flags |= TPROF_EV_NO_DUR;
-        } else if (e.dur < 0) {
+        } else if (e->dur < 0) {
             warn_at(r, &m->warn.dur_negative, ev_off);
             flags |= TPROF_EV_BAD_DUR;
-        } else if (e.dur > NS_PER_DAY) {
+        } else if (e->dur > NS_PER_DAY) {
             warn_at(r, &m->warn.dur_absurd, ev_off);
             flags |= TPROF_EV_BAD_DUR;
         } else
-            dur = e.dur;
+            dur = e->dur;
     }
-    int timed = e.has_ts && !e.ts_bad && kind != TPROF_KIND_META;
+    int timed = e->has_ts && !e->ts_bad && kind != TPROF_KIND_META;
     if (timed) {
-        if (e.ts < m->ts_min) m->ts_min = e.ts;
-        if (tprof_end_ns(e.ts, dur) > m->ts_max) m->ts_max = tprof_end_ns(e.ts, dur);
+        if (e->ts < m->ts_min) m->ts_min = e->ts;
+        if (tprof_end_ns(e->ts, dur) > m->ts_max) m->ts_max = tprof_end_ns(e->ts, dur);
     }
     if (kind == TPROF_KIND_GPU) {
-        if (e.device < 0 && e.has_pid && !(flags & TPROF_EV_PID_STR)) e.device = e.pid;
-        if (e.stream < 0 && e.has_tid && !(flags & TPROF_EV_TID_STR)) e.stream = e.tid;
-        add_track(t, e.device, e.stream);
+        if (e->device < 0 && e->has_pid && !(flags & TPROF_EV_PID_STR)) e->device = e->pid;
+        if (e->stream < 0 && e->has_tid && !(flags & TPROF_EV_TID_STR)) e->stream = e->tid;
+        add_track(t, e->device, e->stream);
     } else if (kind == TPROF_KIND_CPU || kind == TPROF_KIND_RUNTIME)
-        add_thread(t, e.pid, e.tid, flags);
-    int is_step = kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name &&
+        add_thread(t, e->pid, e->tid, flags);
+    int is_step = kind == TPROF_KIND_CPU && e->ph == 'X' && timed && e->has_name &&
                   r->name_len > 13 && memcmp(r->name_buf, "ProfilerStep#", 13) == 0;
     if (is_step) {
         r->name_buf[r->name_len] = 0;
-        if ((rc = add_step(t, r->name_buf, e.ts, dur))) return rc;
+        if ((rc = add_step(t, r->name_buf, e->ts, dur))) return rc;
         flags |= TPROF_EV_STEP;
     }
     /* phase markers, when asked for: a few per step, plus the autograd engine's spans */
     int is_marker = 0;
     tprof_phase phase = TPROF_PHASE_OTHER;
-    if (kind == TPROF_KIND_CPU && e.ph == 'X' && timed && e.has_name && (r->opts->keep & TPROF_KEEP_MARKERS)) {
+    if (kind == TPROF_KIND_CPU && e->ph == 'X' && timed && e->has_name && (r->opts->keep & TPROF_KEEP_MARKERS)) {
         r->name_buf[r->name_len] = 0;
         phase = tprof_phase_of(r->opts->classifier, r->name_buf);
         is_marker = phase != TPROF_PHASE_OTHER;
     }
     if (is_marker) flags |= TPROF_EV_MARKER;
-    int is_call = kind == TPROF_KIND_CPU && e.ph == 'X' && timed && (r->opts->keep & TPROF_KEEP_CALLS) &&
+    int is_call = kind == TPROF_KIND_CPU && e->ph == 'X' && timed && (r->opts->keep & TPROF_KEEP_CALLS) &&
                   r->name_len == 18 && !memcmp(r->name_buf, "record_param_comms", 18);
     if (is_call) flags |= TPROF_EV_CALL;
     int is_mem = kind == TPROF_KIND_INSTANT && timed && (r->opts->keep & TPROF_KEEP_MEMORY) && r->name_len == 8 &&
@@ -392,7 +391,7 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
     if (!timed && kind != TPROF_KIND_META) return 0;
     if (tprof_grow((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];
-    uint32_t name = e.has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;
+    uint32_t name = e->has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;
     if (name == UINT32_MAX || cat == UINT32_MAX) return TPROF_ENOMEM;
     uint8_t klass = is_marker ? (uint8_t)phase : TPROF_CLASS_COMPUTE;
     if (kind == TPROF_KIND_GPU) {
@@ -401,36 +400,36 @@ static int finish_event(reader *r, raw_event *ep, uint64_t ev_off)
         klass = (uint8_t)k;
     }
     *ev = (tprof_event){
-        .ts = e.has_ts && !e.ts_bad ? e.ts : 0,
+        .ts = e->has_ts && !e->ts_bad ? e->ts : 0,
         .dur = dur,
-        .pid = e.pid,
-        .tid = e.tid,
-        .correlation = e.correlation,
-        .external_id = e.external_id,
-        .flow_id = e.flow_id,
-        .bytes = e.bytes,
+        .pid = e->pid,
+        .tid = e->tid,
+        .correlation = e->correlation,
+        .external_id = e->external_id,
+        .flow_id = e->flow_id,
+        .bytes = e->bytes,
         .name = name,
         .cat = cat,
-        .device = e.device,
-        .stream = e.stream,
-        .ph = e.ph,
+        .device = e->device,
+        .stream = e->stream,
+        .ph = e->ph,
         .kind = (uint8_t)kind,
         .klass = klass,
         .flags = flags,
     };
     if (is_call) {
         if (tprof_grow((void **)&t->calls, &t->callcap, t->ncalls + 1, sizeof *t->calls)) return TPROF_ENOMEM;
-        uint32_t cn = tprof_reader_intern(r, e.coll, e.coll_len), dt = tprof_reader_intern(r, e.dtype, e.dtype_len);
+        uint32_t cn = tprof_reader_intern(r, e->coll, e->coll_len), dt = tprof_reader_intern(r, e->dtype, e->dtype_len);
         if (cn == UINT32_MAX || dt == UINT32_MAX) return TPROF_ENOMEM;
         t->calls[t->ncalls++] = (tprof_collective_call){ .event = t->nev, .name = cn, .dtype = dt,
-                                                         .in_nelems = e.in_nelems, .out_nelems = e.out_nelems,
-                                                         .group_size = e.group_size };
+                                                         .in_nelems = e->in_nelems, .out_nelems = e->out_nelems,
+                                                         .group_size = e->group_size };
     }
     if (is_mem) {
         if (tprof_grow((void **)&t->mems, &t->memcap, t->nmems + 1, sizeof *t->mems)) return TPROF_ENOMEM;
-        t->mems[t->nmems++] = (tprof_memory_sample){ .event = t->nev, .device = e.mem_device, .bytes = e.mem_bytes,
-                                                     .total_allocated = e.mem_alloc,
-                                                     .total_reserved = e.mem_reserved };
+        t->mems[t->nmems++] = (tprof_memory_sample){ .event = t->nev, .device = e->mem_device, .bytes = e->mem_bytes,
+                                                     .total_allocated = e->mem_alloc,
+                                                     .total_reserved = e->mem_reserved };
     }
     t->nev++;
     return 0;

@@ -183,7 +183,7 @@ static void rec_finish(reader *r, const uint8_t *p)
     s->tail_at = s->nbytes;
     s->tail_len = (uint8_t)n;
     s->nbytes = (uint16_t)(s->nbytes + n);
-    s->key = r->rec_key;
+    tprof_shape_done(r->shapes, s);
 }
 
 /* N bytes at P equal those at Q (each has N + 16 readable bytes). */
@@ -350,18 +350,17 @@ static int use_shape(reader *r, raw_event *e, const uint8_t *start, const uint8_
                      int depth_left)
 {
     uint64_t key = shape_key(start, (size_t)(*pp - start));
-    event_shape *s = tprof_shape_slot(r->shapes, key);
-    if (s->key == key && !s->stale && s->depth_left == depth_left) {
+    const event_shape *s = tprof_shape_find(r->shapes, key);
+    if (s && s->depth_left == depth_left) {
         int level, rc = follow_shape(r, e, s, pp, end, depth_left, &level);
         if (rc != MATCH_STOP) return rc;
-        s->stale = 1;
+        tprof_shape_drop(r->shapes, s);
         if (level == AT_ARGS && (rc = args_members(r, e, pp, end, depth_left - 1, 0))) return rc;
         return MATCH_STOP;
     }
-    *s = (event_shape){ .depth_left = depth_left }; /* key 0 until the recording is complete */
-    r->rec = s;
+    r->rec = tprof_shape_begin(r->shapes, key);
+    r->rec->depth_left = depth_left;
     r->rec_last = *pp;
-    r->rec_key = key;
     return MATCH_STOP;
 }
 

@@ -26,7 +26,6 @@ typedef struct {
     tprof_shapes *shapes;             /* event layouts (shape.h); NULL: none */
     event_shape *rec;                 /* the shape being recorded from this event, or NULL */
     const uint8_t *rec_last;          /* where the recording's current stretch starts */
-    uint64_t rec_key;
     reader_cat cats[TPROF_READER_CATS]; /* recent categories and their ids (event_fast.c) */
 } reader;
 

@@ -1,7 +1,7 @@
-/* The shape table: 512 sets of 2 shapes (~1 KiB each), by key. A trace
- * has a few hundred distinct ops; with one shape per slot, ops whose keys
- * met in a slot pushed each other out at every event (1 in 20 events was
- * recorded again on the generated trace; 2 ways make that rare). */
+/* The shape table: 512 sets of 2 shapes (~1 KiB each) by key, with the
+ * keys apart in a small array so that a look-up reads one cache line. A
+ * trace has a few hundred distinct ops; with one shape per slot, ops whose
+ * keys met in a slot pushed each other out at every event. */
 #include "shape.h"
 
 #include <stdlib.h>
@@ -9,18 +9,47 @@
 #define SHAPE_SETS 512
 
 struct tprof_shapes {
+    uint64_t keys[SHAPE_SETS][2]; /* of the shapes ready to follow; 0: none */
+    uint8_t recent[SHAPE_SETS];   /* the way used last in each set */
     event_shape ways[SHAPE_SETS][2];
-    uint8_t recent[SHAPE_SETS]; /* the way used last in each set */
 };
 
 tprof_shapes *tprof_shapes_new(void) { return calloc(1, sizeof(tprof_shapes)); }
 void tprof_shapes_free(tprof_shapes *s) { free(s); }
 
-event_shape *tprof_shape_slot(tprof_shapes *s, uint64_t key)
+static size_t set_of(uint64_t key) { return (key >> 7) % SHAPE_SETS; }
+
+const event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key)
 {
-    size_t set = (key >> 7) % SHAPE_SETS;
-    event_shape *w = s->ways[set];
-    int i = w[0].key == key ? 0 : w[1].key == key ? 1 : !w[0].key ? 0 : !w[1].key ? 1 : !s->recent[set];
+    size_t set = set_of(key);
+    for (int i = 0; i < 2; i++)
+        if (s->keys[set][i] == key) {
+            s->recent[set] = (uint8_t)i;
+            return &s->ways[set][i];
+        }
+    return NULL;
+}
+
+event_shape *tprof_shape_begin(tprof_shapes *s, uint64_t key)
+{
+    size_t set = set_of(key);
+    int i = !s->keys[set][0] ? 0 : !s->keys[set][1] ? 1 : !s->recent[set];
+    s->keys[set][i] = 0;
     s->recent[set] = (uint8_t)i;
-    return &w[i];
+    event_shape *sh = &s->ways[set][i];
+    sh->key = key;
+    sh->nsteps = sh->nbytes = 0;
+    return sh;
+}
+
+void tprof_shape_done(tprof_shapes *s, const event_shape *sh)
+{
+    size_t set = set_of(sh->key);
+    s->keys[set][sh - s->ways[set]] = sh->key;
+}
+
+void tprof_shape_drop(tprof_shapes *s, const event_shape *sh)
+{
+    size_t set = set_of(sh->key);
+    s->keys[set][sh - s->ways[set]] = 0;
 }

@@ -29,12 +29,11 @@ typedef struct {
 } shape_step;
 
 typedef struct {
-    uint64_t key;     /* of the event's bytes up to its name; 0: empty or being recorded */
+    uint64_t key;     /* of the event's bytes up to its name */
     int depth_left;   /* the event's nesting allowance when recorded */
     uint16_t nsteps, nbytes;
     uint16_t tail_at; /* after the last value, through the event's '}' */
     uint8_t tail_len;
-    uint8_t stale;    /* an event of this key differed: record the next one again */
     shape_step steps[SHAPE_STEPS];
     uint8_t bytes[SHAPE_BYTES + 16]; /* + 16: read a vector at a time */
 } event_shape;
@@ -43,8 +42,13 @@ typedef struct {
 typedef struct tprof_shapes tprof_shapes;
 tprof_shapes *tprof_shapes_new(void); /* NULL when out of memory: then no shapes */
 void tprof_shapes_free(tprof_shapes *s);
-/* The slot for KEY: it holds that key's shape, or is the one to replace
- * (empty, else the one used less recently of its set). */
-event_shape *tprof_shape_slot(tprof_shapes *s, uint64_t key);
+/* The shape recorded for KEY, or NULL. */
+const event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key);
+/* An empty shape to record KEY's into (replacing the one of its set used
+ * less recently); it is found only once tprof_shape_done publishes it. */
+event_shape *tprof_shape_begin(tprof_shapes *s, uint64_t key);
+void tprof_shape_done(tprof_shapes *s, const event_shape *sh);
+/* Forgets a shape (an event of its key differed: the next one records). */
+void tprof_shape_drop(tprof_shapes *s, const event_shape *sh);
 
 #endif
