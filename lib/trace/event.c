@@ -56,10 +56,16 @@ arg_key tprof_arg_key(const char *k, size_t n)
     }
 }
 
+/* Every field up to the text buffers as a new event starts: -1 (absent)
+ * then 0; copied in one go (a constant-size copy the compiler inlines). */
+static const raw_event blank_event = {
+    .device = -1, .stream = -1, .correlation = -1, .external_id = -1, .flow_id = -1, .bytes = -1,
+    .in_nelems = -1, .out_nelems = -1, .group_size = -1, .mem_device = -1, .mem_alloc = -1, .mem_reserved = -1,
+};
+
 void tprof_raw_event_init(reader *r, raw_event *e)
 {
-    memset(e, 0xFF, offsetof(raw_event, ph)); /* -1 in every int64 */
-    memset(&e->ph, 0, offsetof(raw_event, coll) - offsetof(raw_event, ph));
+    memcpy(e, &blank_event, offsetof(raw_event, coll));
     r->name_len = 0;
 }
 

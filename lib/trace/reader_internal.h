@@ -50,7 +50,7 @@ typedef struct {
     int64_t mem_device, mem_alloc, mem_reserved;
     /* from here on: 0 */
     char ph;
-    int has_cat, has_name, has_ts, has_dur, has_pid, has_tid, task_type, ts_bad;
+    uint8_t has_cat, has_name, has_ts, has_dur, has_pid, has_tid, task_type, ts_bad;
     uint32_t cat;
     int64_t ts, dur;
     int64_t pid, tid;
