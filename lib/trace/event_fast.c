@@ -266,9 +266,20 @@ PER_VALUE int event_value(reader *r, raw_event *e, event_key k, const uint8_t **
     int skipped;
     if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, pp))) return rc;
     if (skipped || k == K_ARGS) return JS_OK;
-    if (k == K_CAT && type == V_STRING) { /* every event has one: interned through a small cache */
+    /* ph, cat and name, which every event has, here; the rest in event.c */
+    if (k == K_PH && type == V_STRING) {
+        e->ph = len >= 1 ? text[0] : '?';
+        return JS_OK;
+    }
+    if (k == K_CAT && type == V_STRING) { /* interned through a small cache */
         e->has_cat = 1;
         return (e->cat = cat_id(r, text, len)) == UINT32_MAX ? -1 : JS_OK;
+    }
+    if (k == K_NAME && type == V_STRING && len < r->name_cap) {
+        memcpy(r->name_buf, text, len);
+        r->name_len = len;
+        e->has_name = 1;
+        return JS_OK;
     }
     return tprof_event_set(r, e, k, type, text, len) ? -1 : JS_OK;
 }
