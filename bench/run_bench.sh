@@ -11,7 +11,9 @@
 #   trainprof kernels FILE --format csv      plain, .gz, .zst
 #   bench/py_kernels.py FILE                 json.load peer, plain and .gz
 #   gzip -dc / igzip -dc / zstd -dc          decompression alone
-#   bench/simdjson_kernels.cpp               On-Demand peer (if simdjson.h exists)
+#   bench/simdjson_kernels.cpp               On-Demand peer (if simdjson.h exists),
+#                                            and with --dom the DOM parse alone
+#                                            (every byte validated: a floor)
 #   cat FILE                                 page-cache read baseline
 #
 # Wall seconds come from `date +%s%N`; peak RSS from /usr/bin/time -f %M
