@@ -338,10 +338,10 @@ static int follow_shape(reader *r, raw_event *e, const event_shape *s, const uin
     return JS_OK;
 }
 
-/* The key of the N bytes of an event up to its name (at least 16 bytes
- * follow them): its first and last 32 bytes and its length, which tell ops
- * apart (long kernel names differ at their ends) at a fixed cost. It only
- * picks the shape to try: the bytes decide whether it fits. */
+/* The key of the N bytes of an event up to its name: its first and last 32
+ * bytes and its length, which tell ops apart (long kernel names differ at
+ * their ends) at a fixed cost. It only picks the shape to try: the bytes
+ * decide whether it fits. */
 static inline uint64_t shape_key(const uint8_t *p, size_t n)
 {
     if (n < 32) return tprof_hash_bytes(p, n) | 1;
