@@ -375,12 +375,39 @@ static int use_shape(reader *r, raw_event *e, const uint8_t *start, const uint8_
     return MATCH_STOP;
 }
 
+/* Kineto starts every event with "ph": "X", "cat": : its bytes at P, with
+ * a ph of one printable ASCII character (a valid string), are checked with
+ * two compares instead of read key by key (whose dispatch on the key the
+ * CPU mispredicted: ~5% of the time in samples). */
+static inline int kineto_head(const uint8_t *p)
+{
+    return memcmp(p, "\"ph\": \"", 7) == 0 && p[7] > ' ' && p[7] < 0x7F && p[7] != '"' && p[7] != '\\' &&
+           memcmp(p + 8, "\", \"cat\": ", 10) == 0;
+}
+
 /* The members of an event from P, right after its '{'. */
 static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
 {
     const uint8_t *p = *pp, *start = p;
-    int rc, n = 0;
-    for (int first = 1;; first = 0) {
+    int rc, n = 0, first = 1;
+    if (end - p >= 64 && kineto_head(p)) { /* then usually ", "name": " */
+        e->ph = (char)p[7];
+        p += 18;
+        if ((rc = event_value(r, e, K_CAT, &p, end, depth_left))) return rc;
+        n = 2;
+        first = 0;
+        if (end - p >= 16 && memcmp(p, ", \"name\": ", 10) == 0) {
+            p += 10;
+            if ((rc = event_value(r, e, K_NAME, &p, end, depth_left))) return rc;
+            n = 3;
+            if (e->has_cat && e->has_name && r->shapes) {
+                rc = use_shape(r, e, start, &p, end, depth_left);
+                if (rc == JS_OK) goto done;
+                if (rc != MATCH_STOP) return rc;
+            }
+        }
+    }
+    for (;; first = 0) {
         if ((rc = js_next_member(&p, end, first)) == JS_END) break;
         if (rc) return rc;
         event_key k;
@@ -391,14 +418,12 @@ static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t
         if (rec) r->rec_last = p;
         if (++n == 3 && k == K_NAME && e->ph && e->has_cat && e->has_name && r->shapes) {
             rc = use_shape(r, e, start, &p, end, depth_left);
-            if (rc == JS_OK) {
-                *pp = p;
-                return JS_OK;
-            }
+            if (rc == JS_OK) goto done;
             if (rc != MATCH_STOP) return rc;
         }
     }
     if (r->rec) rec_finish(r, p);
+done:
     *pp = p;
     return JS_OK;
 }
