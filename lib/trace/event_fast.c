@@ -353,14 +353,12 @@ static inline uint64_t shape_key(const uint8_t *p, size_t n)
     return (h ^ h >> 29) | 1;
 }
 
-/* Right after the name of an event whose ph, cat and name came first (as
- * Kineto writes them), from START (after its '{'): follow the shape of its
- * op, or record it. Returns JS_OK with the event read (*pp past its '}'),
- * MATCH_STOP to go on with the member loop, or an error. */
-static int use_shape(reader *r, raw_event *e, const uint8_t *start, const uint8_t **pp, const uint8_t *end,
-                     int depth_left)
+/* At *PP (the event's start, or after a value), with KEY from the bytes
+ * before: follow the shape recorded for KEY, or record it. Returns JS_OK
+ * with the event read (*pp past its '}'), MATCH_STOP to go on with the
+ * member loop from *PP, or an error. */
+static int use_shape(reader *r, raw_event *e, uint64_t key, const uint8_t **pp, const uint8_t *end, int depth_left)
 {
-    uint64_t key = shape_key(start, (size_t)(*pp - start));
     const event_shape *s = tprof_shape_find(r->shapes, key);
     if (s && s->depth_left == depth_left) {
         int level, rc = follow_shape(r, e, s, pp, end, depth_left, &level);
@@ -385,27 +383,31 @@ static inline int kineto_head(const uint8_t *p)
            memcmp(p + 8, "\", \"cat\": ", 10) == 0;
 }
 
-/* The members of an event from P, right after its '{'. */
+/* The members of an event from P, right after its '{'. Events are read
+ * along shapes: those that start as Kineto writes them from after their
+ * name (or their cat when no name follows), keyed by the bytes so far,
+ * which name the op; the others (flow arrows, ...) from their start, keyed
+ * by their first 12 bytes (ph and the next key: their layout, not their
+ * ids). */
 static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
 {
     const uint8_t *p = *pp, *start = p;
-    int rc, n = 0, first = 1;
-    if (end - p >= 64 && kineto_head(p)) { /* then usually ", "name": " */
+    int rc, first = 1;
+    if (end - p >= 64 && kineto_head(p)) {
         e->ph = (char)p[7];
         p += 18;
         if ((rc = event_value(r, e, K_CAT, &p, end, depth_left))) return rc;
-        n = 2;
         first = 0;
         if (end - p >= 16 && memcmp(p, ", \"name\": ", 10) == 0) {
             p += 10;
             if ((rc = event_value(r, e, K_NAME, &p, end, depth_left))) return rc;
-            n = 3;
-            if (e->has_cat && e->has_name && r->shapes) {
-                rc = use_shape(r, e, start, &p, end, depth_left);
-                if (rc == JS_OK) goto done;
-                if (rc != MATCH_STOP) return rc;
-            }
         }
+        if (r->shapes && (rc = use_shape(r, e, shape_key(start, (size_t)(p - start)), &p, end, depth_left)) != MATCH_STOP)
+            goto done_rc;
+    } else if (end - p >= 64 && r->shapes) {
+        rc = use_shape(r, e, shape_key(start, 12) ^ 0x5A5A5A5A5A5A5A5Aull, &p, end, depth_left);
+        if (rc != MATCH_STOP) goto done_rc;
+        first = p == start;
     }
     for (;; first = 0) {
         if ((rc = js_next_member(&p, end, first)) == JS_END) break;
@@ -416,16 +418,13 @@ static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t
         if (rec) rec_value(r, p, (unsigned)k);
         if ((rc = event_value(r, e, k, &p, end, depth_left))) return rc;
         if (rec) r->rec_last = p;
-        if (++n == 3 && k == K_NAME && e->ph && e->has_cat && e->has_name && r->shapes) {
-            rc = use_shape(r, e, start, &p, end, depth_left);
-            if (rc == JS_OK) goto done;
-            if (rc != MATCH_STOP) return rc;
-        }
     }
     if (r->rec) rec_finish(r, p);
-done:
     *pp = p;
     return JS_OK;
+done_rc:
+    if (rc == JS_OK) *pp = p;
+    return rc;
 }
 
 int tprof_parse_event_fast(reader *r, raw_event *e)
