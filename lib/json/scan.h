@@ -84,6 +84,23 @@ static inline const uint8_t *js_scan_plain(const uint8_t *p, const uint8_t *end)
     return end;
 }
 
+/* N bytes at P equal those at Q. Both are read in whole 16-byte blocks, up
+ * to the first multiple of 16 at or above N (16 when N is 0): that many
+ * bytes must be readable at each. */
+static inline int js_same_bytes(const uint8_t *p, const uint8_t *q, size_t n)
+{
+#if defined(__SSE2__)
+    for (;; p += 16, q += 16, n -= 16) {
+        unsigned eq = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), _mm_loadu_si128((const __m128i *)q)));
+        if (n <= 16) return ((~eq) & ((1u << n) - 1)) == 0;
+        if (eq != 0xFFFF) return 0;
+    }
+#else
+    return memcmp(p, q, n) == 0;
+#endif
+}
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define JS_SWAR 1 /* eight digits at a time in a 64-bit word */
 static inline uint64_t js_load8(const uint8_t *p)

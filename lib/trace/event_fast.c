@@ -139,12 +139,16 @@ static inline int event_member_key(const uint8_t **pp, const uint8_t *end, event
 }
 
 /* The category's string id: the few categories of a trace are kept with
- * their ids, so most events need no hashing. */
-static inline uint32_t cat_id(reader *r, const char *s, size_t len)
+ * their ids, so most events need no hashing. S lies in the window, which
+ * ends at END. */
+static inline uint32_t cat_id(reader *r, const char *s, size_t len, const uint8_t *end)
 {
     if (len >= sizeof r->cats[0].text) return tprof_reader_intern(r, s, len);
     reader_cat *c = &r->cats[(len + (uint8_t)(len ? s[0] : 0)) % TPROF_READER_CATS];
-    if (c->len == len + 1 && memcmp(c->text, s, len) == 0) return c->id;
+    if (c->len == len + 1 &&
+        (end - (const uint8_t *)s >= 32 ? js_same_bytes((const uint8_t *)s, (const uint8_t *)c->text, len)
+                                         : memcmp(c->text, s, len) == 0))
+        return c->id;
     uint32_t id = tprof_reader_intern(r, s, len);
     if (id != UINT32_MAX) {
         memcpy(c->text, s, len);
@@ -184,21 +188,6 @@ static void rec_finish(reader *r, const uint8_t *p)
     s->tail_len = (uint8_t)n;
     s->nbytes = (uint16_t)(s->nbytes + n);
     tprof_shape_done(r->shapes, s);
-}
-
-/* N bytes at P equal those at Q (each has N + 16 readable bytes). */
-static inline int same_bytes(const uint8_t *p, const uint8_t *q, size_t n)
-{
-#if defined(__SSE2__)
-    for (;; p += 16, q += 16, n -= 16) {
-        unsigned eq = (unsigned)_mm_movemask_epi8(
-            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), _mm_loadu_si128((const __m128i *)q)));
-        if (n <= 16) return ((~eq) & ((1u << n) - 1)) == 0;
-        if (eq != 0xFFFF) return 0;
-    }
-#else
-    return memcmp(p, q, n) == 0;
-#endif
 }
 
 /* ---- the members of an event and of its args ---- */
@@ -273,7 +262,7 @@ PER_VALUE int event_value(reader *r, raw_event *e, event_key k, const uint8_t **
     }
     if (k == K_CAT && type == V_STRING) { /* interned through a small cache */
         e->has_cat = 1;
-        return (e->cat = cat_id(r, text, len)) == UINT32_MAX ? -1 : JS_OK;
+        return (e->cat = cat_id(r, text, len, end)) == UINT32_MAX ? -1 : JS_OK;
     }
     if (k == K_NAME && type == V_STRING && len < r->name_cap) {
         memcpy(r->name_buf, text, len);
@@ -316,7 +305,7 @@ static int follow_shape(reader *r, raw_event *e, const event_shape *s, const uin
     *level = AT_EVENT;
     for (unsigned i = 0; i < s->nsteps; i++) {
         const shape_step *st = &s->steps[i];
-        if (end - p < st->lit_len + 64 || !same_bytes(p, s->bytes + st->lit_at, st->lit_len)) {
+        if (end - p < st->lit_len + 64 || !js_same_bytes(p, s->bytes + st->lit_at, st->lit_len)) {
             *pp = p;
             return MATCH_STOP;
         }
@@ -330,7 +319,7 @@ static int follow_shape(reader *r, raw_event *e, const event_shape *s, const uin
         }
         if (rc) return rc;
     }
-    if (end - p < s->tail_len + 64 || !same_bytes(p, s->bytes + s->tail_at, s->tail_len)) {
+    if (end - p < s->tail_len + 64 || !js_same_bytes(p, s->bytes + s->tail_at, s->tail_len)) {
         *pp = p;
         return MATCH_STOP;
     }

@@ -9,8 +9,8 @@
 
 #define TPROF_READER_CATS 8
 typedef struct {
-    uint8_t len; /* the text's length + 1; 0: empty slot */
-    char text[27];
+    char text[32]; /* up to 31 bytes; compared a vector at a time */
+    uint8_t len;   /* the text's length + 1; 0: empty slot */
     uint32_t id;
 } reader_cat;
 
