@@ -142,18 +142,17 @@ static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_
         size_t nev = tprof_trace_nevents(t);
         int64_t dtoh_ns = 0;
         uint64_t dtoh = 0;
-        tprof_launches launch;
-        if (tprof_launches_build(t, &launch)) return TPROF_ENOMEM;
+        const int64_t *launched = tprof_launch_times(t);
+        if (!launched) return TPROF_ENOMEM;
         for (size_t i = 0; i < nev; i++) {
             const tprof_event *e = &ev[i];
             if (e->kind == TPROF_KIND_GPU && e->klass == TPROF_CLASS_MEMORY &&
                 !strncmp(tprof_trace_str(t, e->name), "Memcpy DtoH", 11) &&
-                tprof_step_at(m->steps, m->nsteps, tprof_launch_time(&launch, e)) >= 0) {
+                tprof_step_at(m->steps, m->nsteps, launched[i]) >= 0) {
                 dtoh++;
                 dtoh_ns = tprof_sat_add(dtoh_ns, e->dur);
             }
         }
-        tprof_launches_free(&launch);
         double per_step = (double)dtoh / (double)m->nsteps;
         if (per_step >= HOST_SYNC_MIN)
             rc |= add(a, cap, "host-sync", rank, per_step, HOST_SYNC_MIN,

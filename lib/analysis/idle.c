@@ -62,8 +62,8 @@ int tprof_idle(const tprof_trace *t, const tprof_idle_opts *opts, tprof_idle_res
     size_t nev = tprof_trace_nevents(t), n = 0;
     tprof_idle_result *r = calloc(1, sizeof *r);
     work *w = malloc((nev ? nev : 1) * sizeof *w);
-    tprof_launches launch;
-    if (!r || !w || tprof_launches_build(t, &launch)) {
+    const int64_t *launched = r && w ? tprof_launch_times(t) : NULL;
+    if (!launched) {
         free(r);
         free(w);
         return TPROF_ENOMEM;
@@ -72,9 +72,8 @@ int tprof_idle(const tprof_trace *t, const tprof_idle_opts *opts, tprof_idle_res
     for (size_t i = 0; i < nev; i++) {
         const tprof_event *e = &ev[i];
         if (e->kind != TPROF_KIND_GPU || e->klass == TPROF_CLASS_OTHER) continue;
-        w[n++] = (work){ e->device, e->stream, e->ts, tprof_end_ns(e->ts, e->dur), tprof_launch_time(&launch, e) };
+        w[n++] = (work){ e->device, e->stream, e->ts, tprof_end_ns(e->ts, e->dur), launched[i] };
     }
-    tprof_launches_free(&launch);
     if (n) qsort(w, n, sizeof *w, cmp_work);
     size_t cap = 0;
     for (size_t a = 0; a < n;) {

@@ -113,7 +113,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
     /* step window: the steps numbered A..B, in time order */
     tprof_step *sel = NULL;
     size_t nsel = 0;
-    tprof_launches launch = { 0 };
+    const int64_t *launched = NULL;
     int windowed = opts->step_first >= 0 || opts->step_last >= 0;
     if (windowed) {
         int64_t lo = opts->step_first >= 0 ? opts->step_first : 0;
@@ -136,7 +136,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
         }
         r->windowed = 1;
         r->nsteps = nsel;
-        if (tprof_launches_build(t, &launch)) goto oom;
+        if (!(launched = tprof_launch_times(t))) goto oom;
     }
 
     grouper g;
@@ -152,7 +152,7 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
         const tprof_event *e = &ev[i];
         if (e->kind != TPROF_KIND_GPU) continue;
         if (windowed) {
-            if (tprof_step_at(sel, nsel, tprof_launch_time(&launch, e)) < 0) continue;
+            if (tprof_step_at(sel, nsel, launched[i]) < 0) continue;
         }
         int idx;
         char label[64];
@@ -193,13 +193,11 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
     r->span_ns = niv ? tprof_span_ns(first, last) : 0;
     free(iv);
     tprof_i64map_free(&g.index);
-    if (windowed) tprof_launches_free(&launch);
     free(sel);
     finish_rows(r);
     *out = r;
     return 0;
 oom:
-    if (windowed && launch.by_corr.keys) tprof_launches_free(&launch);
     free(sel);
     tprof_kernels_free(r);
     return TPROF_ENOMEM;

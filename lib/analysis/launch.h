@@ -3,18 +3,13 @@
 #define TPROF_LAUNCH_H
 
 #include "trainprof/trace.h"
-#include "../util/i64map.h"
 
-/* correlation id -> ts of the runtime call (cudaLaunchKernel, ...) */
-typedef struct {
-    tprof_i64map by_corr;
-} tprof_launches;
-
-int tprof_launches_build(const tprof_trace *t, tprof_launches *l);
-void tprof_launches_free(tprof_launches *l);
-/* The launch time of GPU event E: its runtime call's start, or its own
- * start when the trace has no matching call. */
-int64_t tprof_launch_time(const tprof_launches *l, const tprof_event *e);
+/* Per event index, when the host launched it: for a GPU event the start of
+ * its runtime call (cudaLaunchKernel, ... matched by correlation id), or
+ * its own start when the trace has no such call; for other events their
+ * own start. Built on first use and kept with the trace (one summary asks
+ * five analyses for it); NULL when out of memory. */
+const int64_t *tprof_launch_times(const tprof_trace *t);
 
 /* The step in S[0..n) (sorted by ts) whose span holds AT: the latest one
  * starting at or before AT, if it is still running; -1 when none. */

@@ -159,8 +159,8 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     /* GPU work by the step it was launched in */
     const tprof_event *ev = tprof_trace_events(t);
     size_t nev = tprof_trace_nevents(t);
-    tprof_launches launch;
-    if (tprof_launches_build(t, &launch)) {
+    const int64_t *launched = tprof_launch_times(t);
+    if (!launched) {
         free(seg);
         free(sfirst);
         goto oom_out;
@@ -175,14 +175,13 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
         free(iv);
         free(seg);
         free(sfirst);
-        tprof_launches_free(&launch);
         goto oom_out;
     }
     for (size_t i = 0; i < nev; i++) {
         const tprof_event *e = &ev[i];
         owner[i] = -1;
         if (e->kind != TPROF_KIND_GPU || e->klass == TPROF_CLASS_OTHER) continue;
-        int64_t at = tprof_launch_time(&launch, e);
+        int64_t at = launched[i];
         long s = tprof_step_at(m->steps, n, at);
         if (s < 0) continue;
         owner[i] = s;
@@ -195,7 +194,6 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
         if (end > row->gpu_end_ns) row->gpu_end_ns = end;
         first[s + 1]++;
     }
-    tprof_launches_free(&launch);
     for (size_t s = 0; s < n; s++) first[s + 1] += first[s];
     for (size_t i = 0; i < nev; i++)
         if (owner[i] >= 0) iv[first[owner[i]]++] = (tprof_interval){ ev[i].ts, tprof_end_ns(ev[i].ts, ev[i].dur) };

@@ -20,18 +20,17 @@ int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_
     /* as HTA does: with two or more steps, the last one's work is left out
      * (the profiler usually stops in the middle of it) */
     int64_t cutoff = INT64_MAX;
-    tprof_launches launch = { 0 };
+    const int64_t *launched = NULL;
     if (m->nsteps >= 2 && !(opts && opts->keep_last_step)) {
         cutoff = m->steps[m->nsteps - 1].ts;
         r->last_step_excluded = 1;
         r->last_step = m->steps[m->nsteps - 1].number;
-        if (tprof_launches_build(t, &launch)) return TPROF_ENOMEM;
+        if (!(launched = tprof_launch_times(t))) return TPROF_ENOMEM;
     }
     tprof_interval *all = malloc((nev ? nev : 1) * sizeof *all), *comp = malloc((nev ? nev : 1) * sizeof *comp);
     if (!all || !comp) {
         free(all);
         free(comp);
-        if (launch.by_corr.keys) tprof_launches_free(&launch);
         return TPROF_ENOMEM;
     }
     size_t na = 0, nc = 0;
@@ -39,7 +38,7 @@ int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_
     for (size_t i = 0; i < nev; i++) {
         const tprof_event *e = &ev[i];
         if (!is_work(e)) continue;
-        if (cutoff != INT64_MAX && tprof_launch_time(&launch, e) >= cutoff) continue;
+        if (cutoff != INT64_MAX && launched[i] >= cutoff) continue;
         tprof_interval iv = { e->ts, tprof_end_ns(e->ts, e->dur) };
         all[na++] = iv;
         if (e->klass == TPROF_CLASS_COMPUTE) comp[nc++] = iv;
@@ -58,6 +57,5 @@ int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_
     }
     free(all);
     free(comp);
-    if (launch.by_corr.keys) tprof_launches_free(&launch);
     return 0;
 }

@@ -328,6 +328,7 @@ tprof_trace *tprof_trace_new(const char *name)
         free(t);
         return NULL;
     }
+    pthread_mutex_init(&t->derived_mu, NULL);
     t->path = strdup(name);
     if (!t->path) {
         tprof_trace_free(t);

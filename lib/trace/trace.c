@@ -6,6 +6,9 @@
 void tprof_trace_free(tprof_trace *t)
 {
     if (!t) return;
+    for (int k = 0; k < TPROF_DERIVED_COUNT; k++)
+        if (t->derived[k]) t->derived_free[k](t->derived[k]);
+    pthread_mutex_destroy(&t->derived_mu);
     tprof_strtab_free(&t->strs);
     free(t->ev);
     free(t->devices);
@@ -40,4 +43,15 @@ size_t tprof_trace_memory(const tprof_trace *t)
            t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks + t->threadcap * sizeof *t->threads + t->callcap * sizeof *t->calls + t->memcap * sizeof *t->mems +
            t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap +
            t->class_of_cat_cap;
+}
+
+const void *tprof_trace_derived(const tprof_trace *t, tprof_derived_kind k, void *(*build)(const tprof_trace *),
+                                void (*destroy)(void *))
+{
+    tprof_trace *m = (tprof_trace *)t; /* a cache behind the const interface, under its lock */
+    pthread_mutex_lock(&m->derived_mu);
+    if (!m->derived[k] && (m->derived[k] = build(t))) m->derived_free[k] = destroy;
+    void *d = m->derived[k];
+    pthread_mutex_unlock(&m->derived_mu);
+    return d;
 }

@@ -4,6 +4,9 @@
 
 #include "trainprof/trace.h"
 #include "../util/strtab.h"
+#include "derived.h"
+
+#include <pthread.h>
 
 /* The pieces of tprof_classify, cached separately by the reader because a
  * class depends on both the name and the category. -1: no rule matched. */
@@ -40,6 +43,10 @@ struct tprof_trace {
     size_t class_of_name_cap;
     char *path;
     char trunc_msg[400];
+    /* derived.h: built by analyses on first use */
+    pthread_mutex_t derived_mu;
+    void *derived[TPROF_DERIVED_COUNT];
+    void (*derived_free[TPROF_DERIVED_COUNT])(void *);
 };
 
 #endif
