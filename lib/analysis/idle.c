@@ -38,6 +38,87 @@ static int cmp_work(const void *a, const void *b)
     return x->end < y->end ? -1 : x->end > y->end;
 }
 
+static int cmp_time(const void *a, const void *b)
+{
+    const work *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+typedef struct {
+    int64_t device, stream;
+    size_t count, at;
+} stream_group;
+
+static int cmp_group(const void *a, const void *b)
+{
+    const stream_group *x = a, *y = b;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+#define MAX_GROUPS 64
+
+/* W[0..n) in cmp_work order, as qsort would leave it but in about linear
+ * time: a trace has few streams and writes each one's events nearly in
+ * time order, so the events are gathered by stream (stable), and a stream
+ * is sorted by time only when it is not in order already. More streams
+ * than MAX_GROUPS: one qsort. Returns -1 when out of memory. */
+static int sort_work(work *w, size_t n)
+{
+    stream_group g[MAX_GROUPS];
+    size_t ng = 0, last = 0;
+    uint8_t *gi = malloc(n ? n : 1);
+    work *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!gi || !tmp) {
+        free(gi);
+        free(tmp);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = last;
+        if (k >= ng || g[k].device != w[i].device || g[k].stream != w[i].stream)
+            for (k = 0; k < ng && (g[k].device != w[i].device || g[k].stream != w[i].stream); k++) {
+            }
+        if (k == ng) {
+            if (ng == MAX_GROUPS) {
+                free(gi);
+                free(tmp);
+                qsort(w, n, sizeof *w, cmp_work);
+                return 0;
+            }
+            g[ng++] = (stream_group){ w[i].device, w[i].stream, 0, 0 };
+        }
+        g[k].count++;
+        gi[i] = (uint8_t)k;
+        last = k;
+    }
+    /* the groups in (device, stream) order: where each one's events go */
+    stream_group order[MAX_GROUPS];
+    memcpy(order, g, ng * sizeof *g);
+    qsort(order, ng, sizeof *order, cmp_group);
+    for (size_t k = 0, at = 0; k < ng; k++) {
+        for (size_t j = 0; j < ng; j++)
+            if (g[j].device == order[k].device && g[j].stream == order[k].stream) g[j].at = at;
+        at += order[k].count;
+    }
+    for (size_t i = 0; i < n; i++) tmp[g[gi[i]].at++] = w[i];
+    memcpy(w, tmp, n * sizeof *w);
+    for (size_t k = 0, at = 0; k < ng; k++) {
+        work *s = w + at;
+        size_t m = order[k].count;
+        for (size_t j = 1; j < m; j++)
+            if (cmp_time(&s[j - 1], &s[j]) > 0) {
+                qsort(s, m, sizeof *s, cmp_time);
+                break;
+            }
+        at += m;
+    }
+    free(gi);
+    free(tmp);
+    return 0;
+}
+
 static void add_gap(tprof_idle_stat *s, int64_t gap)
 {
     s->count++;
@@ -74,7 +155,11 @@ int tprof_idle(const tprof_trace *t, const tprof_idle_opts *opts, tprof_idle_res
         if (e->kind != TPROF_KIND_GPU || e->klass == TPROF_CLASS_OTHER) continue;
         w[n++] = (work){ e->device, e->stream, e->ts, tprof_end_ns(e->ts, e->dur), launched[i] };
     }
-    if (n) qsort(w, n, sizeof *w, cmp_work);
+    if (sort_work(w, n)) {
+        free(w);
+        free(r);
+        return TPROF_ENOMEM;
+    }
     size_t cap = 0;
     for (size_t a = 0; a < n;) {
         size_t b = a;
