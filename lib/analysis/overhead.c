@@ -17,7 +17,9 @@ int tprof_launch_overhead_from(const tprof_trace *t, const tprof_steps_result *s
     const tprof_event *ev = tprof_trace_events(t);
     size_t nev = tprof_trace_nevents(t);
     tprof_i64map calls; /* correlation -> index of the runtime call */
-    if (tprof_i64map_init(&calls, 1024)) return TPROF_ENOMEM;
+    size_t ncalls = 0;  /* sized once: no rehashing while filling */
+    for (size_t i = 0; i < nev; i++) ncalls += ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0;
+    if (tprof_i64map_init(&calls, ncalls)) return TPROF_ENOMEM;
     for (size_t i = 0; i < nev; i++)
         if (ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0 &&
             tprof_i64map_put(&calls, ev[i].correlation, (int64_t)i)) {
