@@ -29,20 +29,23 @@ typedef struct {
     int64_t device, stream, start, end, launch;
 } work;
 
+/* Start, end, then launch: a full order, so that events alike in time are
+ * in the same order with any sort (the earliest launch first: of work
+ * that starts together, the first queued decides a gap's cause). */
+static int cmp_time(const void *a, const void *b)
+{
+    const work *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return x->launch < y->launch ? -1 : x->launch > y->launch;
+}
+
 static int cmp_work(const void *a, const void *b)
 {
     const work *x = a, *y = b;
     if (x->device != y->device) return x->device < y->device ? -1 : 1;
     if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return x->end < y->end ? -1 : x->end > y->end;
-}
-
-static int cmp_time(const void *a, const void *b)
-{
-    const work *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return x->end < y->end ? -1 : x->end > y->end;
+    return cmp_time(a, b);
 }
 
 typedef struct {

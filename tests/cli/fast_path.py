@@ -52,6 +52,15 @@ variants = {
     "meta_after.json": text.replace(b'"traceEvents": [', b'"traceEvents": [', 1).replace(
         b'"schemaVersion": 1,', b'"schemaVersion": 1, "note": "\\"traceEvents\\": [",', 1),
 }
+# a crafted Kineto head whose shape key equalled that of an event's start
+# (a review found it): the fast path then took "{," for the stretch ", "
+collide = os.path.join(tmp, "shape_collide.json")
+with open(collide, "wb") as f:
+    pad = b'{"ph": "i", "cat": "other", "name": "pad", "ts": 1, "pid": 1, "tid": 1, "s": "t"}'
+    f.write(b'{"traceEvents": [\n' + pad + b',\n'
+            b'{"ph": "X", "cat": "kernel", "name": "xxxxxxxxP1Mq0YRrHYVatwqdNvVO27jR3`weeU*", "ts": 1234, "dur": 5},\n'
+            b'{, "ts": 1234, "dur": 5},\n' + pad + b',\n' + pad + b'\n]}\n')
+files.append(collide)
 kineto = os.path.join(tmp, "kineto.json")
 rc, _, err = run([GENTRACE, "--size", "2M", "--seed", "8", "--layout", "kineto", "-o", kineto])
 check(rc == 0, f"gentrace --layout kineto failed: {err}")
