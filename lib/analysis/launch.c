@@ -24,7 +24,8 @@ static void *launch_times_build(const tprof_trace *t)
         }
     for (size_t i = 0; i < n; i++) {
         at[i] = ev[i].ts;
-        if (ev[i].kind == TPROF_KIND_GPU && ev[i].correlation >= 0) tprof_i64map_get(&by_corr, ev[i].correlation, &at[i]);
+        if (ev[i].kind == TPROF_KIND_GPU && ev[i].correlation >= 0)
+            tprof_i64map_get(&by_corr, ev[i].correlation, &at[i]);
     }
     tprof_i64map_free(&by_corr);
     return at;

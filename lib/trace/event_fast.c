@@ -401,8 +401,10 @@ static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t
             p += 10;
             if ((rc = event_value(r, e, K_NAME, &p, end, depth_left))) return rc;
         }
-        if (r->shapes && (rc = use_shape(r, e, shape_key(start, (size_t)(p - start)), &p, end, depth_left)) != MATCH_STOP)
-            goto done_rc;
+        if (r->shapes) {
+            rc = use_shape(r, e, shape_key(start, (size_t)(p - start)), &p, end, depth_left);
+            if (rc != MATCH_STOP) goto done_rc;
+        }
     } else if (end - p >= 64 && r->shapes) {
         rc = use_shape(r, e, (shape_key(start, 12) & ~1ull) | 2, &p, end, depth_left); /* even: at the start */
         if (rc != MATCH_STOP) goto done_rc;
