@@ -294,7 +294,7 @@ key:
     goto value;
 }
 
-/* 256 sets of 4 containers of 8..126 bytes: 128 KiB, within a core's L2.
+/* 256 sets of 4 containers of 8..126 bytes: 144 KiB, within a core's L2.
  * A set is chosen by the 24 bytes at the value, which for a short value
  * include what follows it (usually the next key, which repeats with it):
  * shapes and type lists share their first 8 or 16 bytes too often to tell
@@ -311,7 +311,7 @@ key:
 typedef struct {
     uint8_t len; /* 0: empty */
     uint8_t next_victim; /* used in way 0 only: the way to replace next */
-    uint8_t bytes[CACHE_MAX];
+    uint8_t bytes[CACHE_MAX + 16];
 } cache_way;
 
 struct js_skip_cache {
@@ -325,16 +325,8 @@ static inline int way_holds(const cache_way *w, const uint8_t *p, const uint8_t 
 {
     size_t len = w->len;
     if (!len || len > (size_t)(end - p)) return 0;
-#if defined(__SSE2__)
-    /* the first 16 bytes in one compare (P has 16 readable bytes) */
-    unsigned eq = (unsigned)_mm_movemask_epi8(
-        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), _mm_loadu_si128((const __m128i *)w->bytes)));
-    unsigned want = len >= 16 ? 0xFFFFu : (1u << len) - 1;
-    if ((eq & want) != want) return 0;
-    return len <= 16 || memcmp(p + 16, w->bytes + 16, len - 16) == 0;
-#else
-    return memcmp(p, w->bytes, len) == 0;
-#endif
+    if ((size_t)(end - p) < len + 16) return memcmp(p, w->bytes, len) == 0;
+    return js_same_bytes(p, w->bytes, len); /* whole vectors: bytes[] has 16 spare */
 }
 
 int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,

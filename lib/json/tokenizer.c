@@ -434,15 +434,8 @@ int tprof_json_next_object_element(tprof_json *j, uint64_t *offset)
     if (j->err || j->st != ST_AFTER || j->depth == 0 || j->is_obj[j->depth] || j->depth >= TPROF_JSON_MAX_DEPTH)
         return 0;
     const uint8_t *p = j->buf + j->pos, *end = j->buf + j->len;
-    if (end - p >= 64 && *p == ',') { /* the usual ",\n  {" */
-        const uint8_t *lim = p + 64;
-        for (p++; p < lim && js_is_ws(*p); p++) {
-        }
-        if (p == lim || *p != '{') return 0;
-    } else {
-        if ((p = js_ws(p, end)) == end || *p != ',') return 0;
-        if ((p = js_ws(p + 1, end)) == end || *p != '{') return 0;
-    }
+    if ((p = js_ws(p, end)) == end || *p != ',') return 0;
+    if ((p = js_ws(p + 1, end)) == end || *p != '{') return 0;
     /* what tprof_json_next does for ',' and then '{' */
     j->pos = (size_t)(p - j->buf) + 1;
     *offset = j->base + j->pos - 1;
