@@ -4,36 +4,66 @@
 
 #include <stdlib.h>
 
-static void *launch_times_build(const tprof_trace *t)
+/* Both per-event arrays of launch.h, derived together. */
+typedef struct {
+    int64_t *at, *call;
+} launches;
+
+static void launches_free(void *p)
+{
+    launches *l = p;
+    free(l->at);
+    free(l->call);
+    free(l);
+}
+
+static void *launches_build(const tprof_trace *t)
 {
     const tprof_event *ev = tprof_trace_events(t);
     size_t n = tprof_trace_nevents(t), calls = 0; /* sized once: no rehashing while filling */
     for (size_t i = 0; i < n; i++) calls += ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0;
-    tprof_i64map by_corr; /* correlation id -> ts of the runtime call */
-    int64_t *at = malloc((n ? n : 1) * sizeof *at);
-    if (!at || tprof_i64map_init(&by_corr, calls)) {
-        free(at);
+    tprof_i64map by_corr; /* correlation id -> index of the runtime call */
+    launches *l = calloc(1, sizeof *l);
+    if (l) {
+        l->at = malloc((n ? n : 1) * sizeof *l->at);
+        l->call = malloc((n ? n : 1) * sizeof *l->call);
+    }
+    if (!l || !l->at || !l->call || tprof_i64map_init(&by_corr, calls)) {
+        if (l) launches_free(l);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
         if (ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0 &&
-            tprof_i64map_put(&by_corr, ev[i].correlation, ev[i].ts)) {
+            tprof_i64map_put(&by_corr, ev[i].correlation, (int64_t)i)) {
             tprof_i64map_free(&by_corr);
-            free(at);
+            launches_free(l);
             return NULL;
         }
     for (size_t i = 0; i < n; i++) {
-        at[i] = ev[i].ts;
+        l->call[i] = -1;
         if (ev[i].kind == TPROF_KIND_GPU && ev[i].correlation >= 0)
-            tprof_i64map_get(&by_corr, ev[i].correlation, &at[i]);
+            tprof_i64map_get(&by_corr, ev[i].correlation, &l->call[i]);
+        l->at[i] = l->call[i] >= 0 ? ev[l->call[i]].ts : ev[i].ts;
     }
     tprof_i64map_free(&by_corr);
-    return at;
+    return l;
+}
+
+static const launches *launches_of(const tprof_trace *t)
+{
+    return tprof_trace_derived(t, TPROF_DERIVED_LAUNCHES, launches_build, launches_free);
 }
 
 const int64_t *tprof_launch_times(const tprof_trace *t)
 {
-    return tprof_trace_derived(t, TPROF_DERIVED_LAUNCH_TIMES, launch_times_build, free);
+    const launches *l = launches_of(t);
+    return l ? l->at : NULL;
+}
+
+const int64_t *tprof_launch_calls(const tprof_trace *t)
+{
+    const launches *l = launches_of(t);
+    return l ? l->call : NULL;
 }
 
 long tprof_step_at(const tprof_step *s, size_t n, int64_t at)

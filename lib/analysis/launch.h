@@ -10,6 +10,9 @@
  * own start. Built on first use and kept with the trace (one summary asks
  * five analyses for it); NULL when out of memory. */
 const int64_t *tprof_launch_times(const tprof_trace *t);
+/* Per event index, the index of the runtime call that launched it (GPU
+ * events), or -1; derived with the launch times. NULL when out of memory. */
+const int64_t *tprof_launch_calls(const tprof_trace *t);
 
 /* The step in S[0..n) (sorted by ts) whose span holds AT: the latest one
  * starting at or before AT, if it is still running; -1 when none. */

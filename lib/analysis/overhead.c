@@ -3,8 +3,8 @@
  * (docs/METRICS.md). */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
-#include "../util/i64map.h"
 #include "intervals.h"
+#include "launch.h"
 #include "overhead.h"
 
 #include <stdlib.h>
@@ -16,16 +16,8 @@ int tprof_launch_overhead_from(const tprof_trace *t, const tprof_steps_result *s
     memset(r, 0, sizeof *r);
     const tprof_event *ev = tprof_trace_events(t);
     size_t nev = tprof_trace_nevents(t);
-    tprof_i64map calls; /* correlation -> index of the runtime call */
-    size_t ncalls = 0;  /* sized once: no rehashing while filling */
-    for (size_t i = 0; i < nev; i++) ncalls += ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0;
-    if (tprof_i64map_init(&calls, ncalls)) return TPROF_ENOMEM;
-    for (size_t i = 0; i < nev; i++)
-        if (ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0 &&
-            tprof_i64map_put(&calls, ev[i].correlation, (int64_t)i)) {
-            tprof_i64map_free(&calls);
-            return TPROF_ENOMEM;
-        }
+    const int64_t *calls = tprof_launch_calls(t); /* shared with the other analyses */
+    if (!calls) return TPROF_ENOMEM;
     /* launch delays, and the queue as two sorted lists: launches and completions */
     int64_t *delay = malloc((nev ? nev : 1) * sizeof *delay);
     int64_t *up = malloc((nev ? nev : 1) * sizeof *up), *down = malloc((nev ? nev : 1) * sizeof *down);
@@ -33,7 +25,6 @@ int tprof_launch_overhead_from(const tprof_trace *t, const tprof_steps_result *s
         free(delay);
         free(up);
         free(down);
-        tprof_i64map_free(&calls);
         return TPROF_ENOMEM;
     }
     size_t nd = 0;
@@ -41,12 +32,11 @@ int tprof_launch_overhead_from(const tprof_trace *t, const tprof_steps_result *s
     for (size_t i = 0; i < nev; i++) {
         const tprof_event *e = &ev[i];
         if (e->kind != TPROF_KIND_GPU || e->klass == TPROF_CLASS_OTHER) continue;
-        int64_t ci;
-        if (e->correlation < 0 || !tprof_i64map_get(&calls, e->correlation, &ci)) {
+        if (calls[i] < 0) {
             r->unmatched++;
             continue;
         }
-        const tprof_event *call = &ev[ci];
+        const tprof_event *call = &ev[calls[i]];
         int64_t d = tprof_span_ns(call->ts, e->ts);
         delay[nd++] = d;
         sum = tprof_sat_add(sum, d);
@@ -54,7 +44,6 @@ int tprof_launch_overhead_from(const tprof_trace *t, const tprof_steps_result *s
         up[nd - 1] = call->ts;
         down[nd - 1] = tprof_end_ns(e->ts, e->dur);
     }
-    tprof_i64map_free(&calls);
     r->launched = nd;
     if (nd) {
         tprof_sort_i64(delay, nd);
