@@ -43,7 +43,7 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
     const tprof_trace_meta *s = &src->meta;
 
     /* collective calls: their events are appended next, after dst's */
-    if (tprof_grow((void **)&dst->calls, &dst->callcap, dst->ncalls + src->ncalls, sizeof *dst->calls)) goto oom;
+    if (tprof_grow_items((void **)&dst->calls, &dst->callcap, dst->ncalls + src->ncalls, sizeof *dst->calls)) goto oom;
     for (size_t i = 0; i < src->ncalls; i++) {
         tprof_collective_call c = src->calls[i];
         c.event += dst->nev;
@@ -52,14 +52,14 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         dst->calls[dst->ncalls++] = c;
     }
     /* [memory] samples likewise */
-    if (tprof_grow((void **)&dst->mems, &dst->memcap, dst->nmems + src->nmems, sizeof *dst->mems)) goto oom;
+    if (tprof_grow_items((void **)&dst->mems, &dst->memcap, dst->nmems + src->nmems, sizeof *dst->mems)) goto oom;
     for (size_t i = 0; i < src->nmems; i++) {
         tprof_memory_sample m = src->mems[i];
         m.event += dst->nev;
         dst->mems[dst->nmems++] = m;
     }
     /* events, in order */
-    if (tprof_grow((void **)&dst->ev, &dst->evcap, dst->nev + src->nev, sizeof *dst->ev)) goto oom;
+    if (tprof_grow_items((void **)&dst->ev, &dst->evcap, dst->nev + src->nev, sizeof *dst->ev)) goto oom;
     for (size_t i = 0; i < src->nev; i++) {
         tprof_event e = src->ev[i];
         e.name = map[e.name];
@@ -88,7 +88,7 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
     if (s->ts_min < d->ts_min) d->ts_min = s->ts_min;
     if (s->ts_max > d->ts_max) d->ts_max = s->ts_max;
     /* steps (sorted when the read ends), tracks, threads */
-    if (tprof_grow((void **)&dst->steps, &dst->stepcap, dst->nsteps + src->nsteps, sizeof *dst->steps)) goto oom;
+    if (tprof_grow_items((void **)&dst->steps, &dst->stepcap, dst->nsteps + src->nsteps, sizeof *dst->steps)) goto oom;
     for (size_t i = 0; i < src->nsteps; i++) dst->steps[dst->nsteps++] = src->steps[i];
     for (size_t i = 0; i < src->ntracks; i++) add_gpu_track(dst, &src->tracks[i]);
     for (size_t i = 0; i < src->nthreads; i++) {

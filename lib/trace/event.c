@@ -267,7 +267,7 @@ static int add_step(tprof_trace *t, const char *name, int64_t ts, int64_t dur)
     int64_t n = 0;
     const char *p = name + strlen("ProfilerStep#");
     if (tprof_json_parse_int(p, strlen(p), &n)) n = -1;
-    if (tprof_grow((void **)&t->steps, &t->stepcap, t->nsteps + 1, sizeof *t->steps)) return TPROF_ENOMEM;
+    if (tprof_grow_items((void **)&t->steps, &t->stepcap, t->nsteps + 1, sizeof *t->steps)) return TPROF_ENOMEM;
     t->steps[t->nsteps++] = (tprof_step){ .number = n, .ts = ts, .dur = dur };
     return 0;
 }
@@ -395,7 +395,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
                  !memcmp(r->name_buf, "[memory]", 8);
     if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker && !is_call && !is_mem) return 0;
     if (!timed && kind != TPROF_KIND_META) return 0;
-    if (tprof_grow((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
+    if (tprof_grow_items((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];
     uint32_t name = e->has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;
     if (name == UINT32_MAX || cat == UINT32_MAX) return TPROF_ENOMEM;
@@ -424,7 +424,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         .flags = flags,
     };
     if (is_call) {
-        if (tprof_grow((void **)&t->calls, &t->callcap, t->ncalls + 1, sizeof *t->calls)) return TPROF_ENOMEM;
+        if (tprof_grow_items((void **)&t->calls, &t->callcap, t->ncalls + 1, sizeof *t->calls)) return TPROF_ENOMEM;
         uint32_t cn = tprof_reader_intern(r, e->coll, e->coll_len), dt = tprof_reader_intern(r, e->dtype, e->dtype_len);
         if (cn == UINT32_MAX || dt == UINT32_MAX) return TPROF_ENOMEM;
         t->calls[t->ncalls++] = (tprof_collective_call){ .event = t->nev, .name = cn, .dtype = dt,
@@ -432,7 +432,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
                                                          .group_size = e->group_size };
     }
     if (is_mem) {
-        if (tprof_grow((void **)&t->mems, &t->memcap, t->nmems + 1, sizeof *t->mems)) return TPROF_ENOMEM;
+        if (tprof_grow_items((void **)&t->mems, &t->memcap, t->nmems + 1, sizeof *t->mems)) return TPROF_ENOMEM;
         t->mems[t->nmems++] = (tprof_memory_sample){ .event = t->nev, .device = e->mem_device, .bytes = e->mem_bytes,
                                                      .total_allocated = e->mem_alloc,
                                                      .total_reserved = e->mem_reserved };
