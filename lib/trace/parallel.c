@@ -8,7 +8,12 @@
  * the state the next chunk assumed (see reader_internal.h). Any other outcome (a chunk that fails, a cut
  * inside metadata, an unusual layout, a read error) discards the parallel
  * result and the file is read again sequentially, which also words any error
- * exactly as the sequential reader does. */
+ * exactly as the sequential reader does.
+ *
+ * Whichever thread finishes the chunk next in order appends it (and the
+ * finished ones after it), so the reading thread only reads, and parses a
+ * chunk itself when it is ahead: on compressed input it is the one that
+ * decompresses, which alone takes most of a core. */
 #include "reader_internal.h"
 #include "../json/scan.h"
 
@@ -43,7 +48,71 @@ typedef struct {
     int quit;
     const tprof_read_opts *opts;
     const char *name;
+    /* the appending, by one thread at a time (MERGING); MERGED counts the
+     * chunks appended, which frees their slots */
+    int merging, outcome;
+    size_t merged;
+    tprof_trace *acc; /* the chunks appended so far */
+    int last_rc;      /* of the last chunk, once appended */
+    char last_jmsg[400];
 } pool;
+
+enum { PAR_OK = 0, PAR_FALLBACK = TPROF_PAR_FALLBACK };
+
+/* Appends chunk M to P->acc (the caller holds the merging turn, not the
+ * lock): PAR_FALLBACK when the chunk did not end where the next one
+ * assumed. */
+static int append_chunk(pool *p, job *m)
+{
+    int want = m->last ? (m->rc == 0 || m->rc == TPROF_ETRUNC) : m->rc == TPROF_CHUNK_END;
+    int outcome = PAR_OK;
+    if (!want) outcome = PAR_FALLBACK;
+    else if (!p->acc) {
+        p->acc = m->t;
+        m->t = NULL;
+    } else if (tprof_trace_absorb(p->acc, m->t))
+        outcome = PAR_FALLBACK;
+    if (m->last) {
+        p->last_rc = m->rc;
+        snprintf(p->last_jmsg, sizeof p->last_jmsg, "%s", m->jmsg);
+    }
+    tprof_trace_free(m->t);
+    m->t = NULL;
+    return outcome;
+}
+
+/* With P->mu held: marks JB done, then appends the finished chunks that are
+ * next in order, unless another thread is appending (it will see them). */
+static void finish_job(pool *p, job *jb)
+{
+    jb->state = JOB_DONE;
+    pthread_cond_broadcast(&p->done);
+    if (p->merging) return;
+    p->merging = 1;
+    for (;;) {
+        job *m = &p->jobs[p->merged % p->njobs];
+        if (p->outcome != PAR_OK || m->state != JOB_DONE) break;
+        pthread_mutex_unlock(&p->mu);
+        int outcome = append_chunk(p, m);
+        pthread_mutex_lock(&p->mu);
+        if (outcome != PAR_OK) p->outcome = outcome;
+        m->state = JOB_FREE;
+        p->merged++;
+        pthread_cond_broadcast(&p->done);
+    }
+    p->merging = 0;
+}
+
+/* With P->mu held: the first queued job, marked running, or NULL. */
+static job *take_job(pool *p)
+{
+    for (size_t i = 0; i < p->njobs; i++)
+        if (p->jobs[i].state == JOB_QUEUED) {
+            p->jobs[i].state = JOB_RUNNING;
+            return &p->jobs[i];
+        }
+    return NULL;
+}
 
 /* CACHES: the calling thread's (a chunk is parsed by one thread). */
 static void run_job(pool *p, job *jb, reader_caches *caches)
@@ -70,20 +139,16 @@ static void *worker(void *arg)
     tprof_reader_caches_init(&caches);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        job *jb = NULL;
-        for (size_t i = 0; i < p->njobs && !jb; i++)
-            if (p->jobs[i].state == JOB_QUEUED) jb = &p->jobs[i];
+        job *jb = take_job(p);
         if (!jb) {
             if (p->quit) break;
             pthread_cond_wait(&p->work, &p->mu);
             continue;
         }
-        jb->state = JOB_RUNNING;
         pthread_mutex_unlock(&p->mu);
         run_job(p, jb, &caches);
         pthread_mutex_lock(&p->mu);
-        jb->state = JOB_DONE;
-        pthread_cond_broadcast(&p->done);
+        finish_job(p, jb);
     }
     pthread_mutex_unlock(&p->mu);
     tprof_reader_caches_free(&caches);
@@ -126,8 +191,6 @@ static int ensure_cap(job *jb, size_t need, size_t chunk)
     return 0;
 }
 
-enum { PAR_OK = 0, PAR_FALLBACK = TPROF_PAR_FALLBACK };
-
 int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, const tprof_read_opts *opts,
                         int threads, char *errbuf, size_t errlen)
 {
@@ -152,56 +215,37 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
         for (; started < threads; started++)
             if (pthread_create(&tid[started], NULL, worker, &p)) break;
 
-    tprof_trace *acc = NULL; /* chunks appended so far */
     reader_caches main_caches; /* for the chunks this thread parses */
     tprof_reader_caches_init(&main_caches);
-    int outcome = started ? PAR_OK : PAR_FALLBACK, rc = 0, at_end = 0, cut = 0;
+    p.outcome = started ? PAR_OK : PAR_FALLBACK;
+    int outcome = PAR_OK, at_end = 0, cut = 0;
     tprof_chunk_start events_start = TPROF_CHUNK_EVENTS_IN_OBJECT;
     uint64_t offset = 0, next_progress = PROGRESS_EVERY;
-    size_t seq = 0, merged = 0;
-    char src_msg[400] = "", last_jmsg[400] = "";
-    while (outcome == PAR_OK && !(at_end && merged == seq)) {
-        job *slot = &p.jobs[seq % p.njobs];
-        /* the slot's previous chunk, or at the end the oldest, must be merged first */
-        job *m = at_end || seq - merged == p.njobs ? &p.jobs[merged % p.njobs] : NULL;
-        if (m) {
-            pthread_mutex_lock(&p.mu);
-            while (m->state != JOB_DONE) {
-                /* rather than wait, parse a queued chunk here: its core would idle otherwise */
-                job *q = NULL;
-                for (size_t i = 0; i < p.njobs && !q; i++)
-                    if (p.jobs[i].state == JOB_QUEUED) q = &p.jobs[i];
-                if (!q) {
-                    pthread_cond_wait(&p.done, &p.mu);
-                    continue;
-                }
-                q->state = JOB_RUNNING;
-                pthread_mutex_unlock(&p.mu);
-                run_job(&p, q, &main_caches);
-                pthread_mutex_lock(&p.mu);
-                q->state = JOB_DONE;
-                pthread_cond_broadcast(&p.done);
+    size_t seq = 0;
+    char src_msg[400] = "";
+    pthread_mutex_lock(&p.mu);
+    for (;;) {
+        if (p.outcome != PAR_OK || (at_end && p.merged == seq)) {
+            pthread_mutex_unlock(&p.mu);
+            break;
+        }
+        if (at_end || seq - p.merged == p.njobs) {
+            /* the slot's chunk, or at the end every chunk, is still to be
+             * appended: rather than wait, parse a queued chunk here, as
+             * its core would idle otherwise */
+            job *q = take_job(&p);
+            if (!q) {
+                pthread_cond_wait(&p.done, &p.mu);
+                continue;
             }
             pthread_mutex_unlock(&p.mu);
-            int want = m->last ? (m->rc == 0 || m->rc == TPROF_ETRUNC) : m->rc == TPROF_CHUNK_END;
-            if (!want) outcome = PAR_FALLBACK;
-            else if (!acc) {
-                acc = m->t;
-                m->t = NULL;
-            } else if (tprof_trace_absorb(acc, m->t))
-                outcome = PAR_FALLBACK;
-            if (m->last) {
-                rc = m->rc;
-                snprintf(last_jmsg, sizeof last_jmsg, "%s", m->jmsg);
-            }
-            tprof_trace_free(m->t);
-            m->t = NULL;
+            run_job(&p, q, &main_caches);
             pthread_mutex_lock(&p.mu);
-            m->state = JOB_FREE;
-            pthread_mutex_unlock(&p.mu);
-            merged++;
+            finish_job(&p, q);
             continue;
         }
+        pthread_mutex_unlock(&p.mu);
+        job *slot = &p.jobs[seq % p.njobs];
         /* fill the next chunk: the bytes carried over, then at least CHUNK more */
         if (ensure_cap(slot, carry_len + CHUNK, CHUNK)) {
             outcome = PAR_FALLBACK;
@@ -268,20 +312,23 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
         slot->cut = at_end && cut;
         slot->rc = 0;
         slot->jmsg[0] = 0;
-        pthread_mutex_lock(&p.mu);
-        slot->state = JOB_QUEUED;
-        pthread_cond_signal(&p.work);
-        pthread_mutex_unlock(&p.mu);
-        seq++;
         if (opts->progress && tprof_source_bytes_in(src) >= next_progress) {
             opts->progress(opts->progress_ctx, name, tprof_source_bytes_in(src), tprof_source_file_size(src));
             next_progress = tprof_source_bytes_in(src) + PROGRESS_EVERY;
         }
+        pthread_mutex_lock(&p.mu); /* held at the top of the loop */
+        slot->state = JOB_QUEUED;
+        pthread_cond_signal(&p.work);
+        seq++;
     }
-    /* stop the workers once nothing is queued or running */
+    /* stop the workers once nothing is queued, running or being appended */
     pthread_mutex_lock(&p.mu);
     for (size_t i = 0; i < p.njobs; i++)
-        while (p.jobs[i].state == JOB_QUEUED || p.jobs[i].state == JOB_RUNNING) pthread_cond_wait(&p.done, &p.mu);
+        while (p.jobs[i].state == JOB_QUEUED || p.jobs[i].state == JOB_RUNNING || p.merging)
+            pthread_cond_wait(&p.done, &p.mu);
+    if (outcome == PAR_OK) outcome = p.outcome;
+    tprof_trace *acc = p.acc;
+    int rc = p.last_rc;
     p.quit = 1;
     pthread_cond_broadcast(&p.work);
     pthread_mutex_unlock(&p.mu);
@@ -307,6 +354,6 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
     acc->meta.bytes_json = tprof_source_bytes_out(src);
     acc->meta.chunks = (uint32_t)(seq > UINT32_MAX ? UINT32_MAX : seq);
     tprof_trace_set_note(acc, tprof_source_note(src));
-    int r = tprof_trace_conclude(out, acc, rc, src_msg, last_jmsg, errbuf, errlen);
+    int r = tprof_trace_conclude(out, acc, rc, src_msg, p.last_jmsg, errbuf, errlen);
     return r == TPROF_ETRUNC ? TPROF_ETRUNC : r ? r : 0;
 }
