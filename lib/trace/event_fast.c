@@ -173,6 +173,47 @@ static inline void rec_value(reader *r, const uint8_t *p, unsigned field)
     memcpy(s->bytes + s->nbytes, r->rec_last, n);
     s->steps[s->nsteps++] = (shape_step){ .lit_at = s->nbytes, .lit_len = (uint8_t)n, .field = (uint8_t)field };
     s->nbytes = (uint16_t)(s->nbytes + n);
+    r->rec_value_at = p;
+}
+
+/* An integer written plainly from V to exactly Q: the value number() gives
+ * it, whatever path that takes. */
+static int plain_int(const uint8_t *v, const uint8_t *q, const uint8_t *end, int64_t *out)
+{
+    const uint8_t *next;
+    return is_number_start(*v) && js_decimal_plain(v, end, 0, out, &next) && next == q;
+}
+
+/* The value of the step just recorded ended at Q: keeps it, as a candidate
+ * constant, when all it does to the record is nothing (a value that is
+ * skipped) or one integer field (see shape.h). Then the next stretch
+ * starts at Q. */
+static void rec_value_end(reader *r, raw_event *e, const uint8_t *q, const uint8_t *end)
+{
+    event_shape *s = r->rec;
+    r->rec_last = q;
+    if (!s) return;
+    const uint8_t *v = r->rec_value_at;
+    shape_step *st = &s->steps[s->nsteps - 1];
+    size_t n = (size_t)(q - v);
+    if (n == 0 || n > UINT8_MAX || s->nbytes + n > SHAPE_BYTES) return;
+    int64_t x = 0;
+    if (st->field & SHAPE_IN_ARGS) {
+        arg_key k = (arg_key)(st->field & ~SHAPE_IN_ARGS);
+        if (k == A_TASK_TYPE) return; /* sets a flag whatever the value */
+        if (k != A_OTHER && !(*v == '[' || *v == '{') && !(tprof_arg_slot(e, k) && plain_int(v, q, end, &x)))
+            return; /* a string kept in the record, or a number read another way */
+    } else {
+        event_key k = (event_key)st->field;
+        if (k == K_PID || k == K_TID || k == K_ID) {
+            if (!plain_int(v, q, end, &x)) return;
+        } else if (k != K_OTHER && !(*v == '[' || *v == '{'))
+            return; /* ph, cat, name, ts and dur are read */
+    }
+    memcpy(s->bytes + s->nbytes, v, n);
+    s->nbytes = (uint16_t)(s->nbytes + n);
+    st->val_len = (uint8_t)n;
+    s->ints[s->nsteps - 1] = x;
 }
 
 /* The event ended at P (past its '}'): the last stretch, and the shape is
@@ -187,6 +228,7 @@ static void rec_finish(reader *r, const uint8_t *p)
     s->tail_at = s->nbytes;
     s->tail_len = (uint8_t)n;
     s->nbytes = (uint16_t)(s->nbytes + n);
+    tprof_shape_runs(s);
     tprof_shape_done(r->shapes, s);
 }
 
@@ -288,28 +330,58 @@ static int args_members(reader *r, raw_event *e, const uint8_t **pp, const uint8
         arg_key k = tprof_arg_key((const char *)key, klen);
         if (r->rec) rec_value(r, p, (unsigned)k | SHAPE_IN_ARGS);
         if ((rc = arg_value(r, e, k, &p, end, depth_left))) return rc;
-        r->rec_last = p;
+        rec_value_end(r, e, p, end);
     }
     *pp = p;
     return JS_OK;
 }
 
+/* What constant step I of S sets in the record (rec_value_end chose the
+ * steps: the fields here, or nothing). */
+static inline void set_constant(raw_event *e, const event_shape *s, unsigned i)
+{
+    unsigned f = s->steps[i].field;
+    int64_t x = s->ints[i];
+    if (f & SHAPE_IN_ARGS) {
+        int64_t *dst = tprof_arg_slot(e, (arg_key)(f & ~SHAPE_IN_ARGS));
+        if (dst) *dst = x;
+        return;
+    }
+    switch ((event_key)f) {
+    case K_PID: e->has_pid = 1; e->pid = x; break;
+    case K_TID: e->has_tid = 1; e->tid = x; break;
+    case K_ID: e->flow_id = x; break;
+    default: break;
+    }
+}
+
 /* The rest of an event after its name, along shape S: JS_OK with *PP past
  * the event's '}', MATCH_STOP with *PP after a value at *LEVEL where the
  * bytes differ, or a value's error. */
-static int follow_shape(reader *r, raw_event *e, const event_shape *s, const uint8_t **pp, const uint8_t *end,
+static int follow_shape(reader *r, raw_event *e, event_shape *s, const uint8_t **pp, const uint8_t *end,
                         int depth_left, int *level)
 {
     const uint8_t *p = *pp;
     int rc;
     *level = AT_EVENT;
-    for (unsigned i = 0; i < s->nsteps; i++) {
+    for (unsigned i = 0; i < s->nsteps;) {
         const shape_step *st = &s->steps[i];
-        if (end - p < st->lit_len + 64 || !js_same_bytes(p, s->bytes + st->lit_at, st->lit_len)) {
+        if (st->run && end - p >= st->run_len + 64 && js_same_bytes(p, s->bytes + st->lit_at, st->run_len + 1u)) {
+            /* a run of constant values, as recorded, and the byte after the
+             * last (from the next stretch): where it is the same, the value
+             * ends in the same place ("7" would also begin "71") */
+            p += st->run_len;
+            for (unsigned last = i + st->run; i < last; i++) set_constant(e, s, i);
+            *level = s->steps[i - 1].field & SHAPE_IN_ARGS ? AT_ARGS : AT_EVENT;
+            continue;
+        }
+        if (end - p < st->lit_len + 64) return JS_MORE; /* read on, then the event again */
+        if (!js_same_bytes(p, s->bytes + st->lit_at, st->lit_len)) {
             *pp = p;
             return MATCH_STOP;
         }
         p += st->lit_len;
+        const uint8_t *v = p;
         if (st->field & SHAPE_IN_ARGS) {
             *level = AT_ARGS;
             rc = arg_value(r, e, (arg_key)(st->field & ~SHAPE_IN_ARGS), &p, end, depth_left - 1);
@@ -318,8 +390,15 @@ static int follow_shape(reader *r, raw_event *e, const event_shape *s, const uin
             rc = event_value(r, e, (event_key)st->field, &p, end, depth_left);
         }
         if (rc) return rc;
+        if (st->run && ((size_t)(p - v) != st->val_len || end - p < 16 ||
+                        !js_same_bytes(v, s->bytes + st->lit_at + st->lit_len, st->val_len))) {
+            s->steps[i].val_len = 0; /* this value varies: read it from now on */
+            tprof_shape_runs(s);
+        }
+        i++;
     }
-    if (end - p < s->tail_len + 64 || !js_same_bytes(p, s->bytes + s->tail_at, s->tail_len)) {
+    if (end - p < s->tail_len + 64) return JS_MORE;
+    if (!js_same_bytes(p, s->bytes + s->tail_at, s->tail_len)) {
         *pp = p;
         return MATCH_STOP;
     }
@@ -352,23 +431,57 @@ static inline uint64_t shape_key(const uint8_t *p, size_t n)
     return (h ^ h >> 29) | 1;
 }
 
+/* The key of an op's second layout: some ops write their args in two
+ * orders (a forward op with its sequence number, the same op without).
+ * Bits 0 and 1, the parser state, stay as they are. */
+#define SECOND_LAYOUT 0x9E3779B97F4A7C14ull
+
+/* The key of an event read from its start (HEAD: its first key, which
+ * lies 64 bytes or more before END): its bytes through its first value
+ * when that is a string (a ph, or a metadata event's name: what the event
+ * is), else through 12 bytes from HEAD (not an id). As any key, it only
+ * picks the shape to try. The low bits say: at an event's start. */
+static uint64_t start_key(const uint8_t *start, const uint8_t *head, const uint8_t *end)
+{
+    size_t n = (size_t)(head - start) + 12;
+    const uint8_t *q = memchr(head + 1, '"', 32); /* the key's end */
+    if (q && q[1] == ':') {
+        const uint8_t *v = q + 2 + (q[2] == ' ');
+        size_t room = (size_t)(end - v - 1) < 128 ? (size_t)(end - v - 1) : 128;
+        const uint8_t *w = *v == '"' ? memchr(v + 1, '"', room) : NULL;
+        if (w) n = (size_t)(w + 1 - start);
+    }
+    return (shape_key(start, n) & ~3ull) | 2;
+}
+
 /* At *PP (the event's start, or after a value), with KEY from the bytes
- * before: follow the shape recorded for KEY, or record it. Returns JS_OK
- * with the event read (*pp past its '}'), MATCH_STOP to go on with the
- * member loop from *PP, or an error. */
+ * before: follow one of the two shapes recorded for KEY, or record the
+ * event as one. Returns JS_OK with the event read (*pp past its '}'),
+ * MATCH_STOP to go on with the member loop from *PP, or an error. */
 static int use_shape(reader *r, raw_event *e, uint64_t key, const uint8_t **pp, const uint8_t *end, int depth_left)
 {
-    const event_shape *s = tprof_shape_find(r->shapes, key);
-    if (s && s->depth_left == depth_left) {
+    const uint8_t *from = *pp;
+    for (int second = 0; second < 2; second++) {
+        uint64_t k = second ? key ^ SECOND_LAYOUT : key;
+        event_shape *s = tprof_shape_find(r->shapes, k);
+        if (!s || s->depth_left != depth_left) {
+            /* record this layout, reading the event again from FROM (the
+             * values a first try read are read again: same bytes, same
+             * record) */
+            *pp = from;
+            r->rec = tprof_shape_begin(r->shapes, k);
+            r->rec->depth_left = depth_left;
+            r->rec_last = from;
+            return MATCH_STOP;
+        }
+        *pp = from;
         int level, rc = follow_shape(r, e, s, pp, end, depth_left, &level);
         if (rc != MATCH_STOP) return rc;
-        tprof_shape_drop(r->shapes, s);
-        if (level == AT_ARGS && (rc = args_members(r, e, pp, end, depth_left - 1, 0))) return rc;
-        return MATCH_STOP;
+        if (second) { /* a third layout: the second is recorded again */
+            tprof_shape_drop(r->shapes, s);
+            if (level == AT_ARGS && (rc = args_members(r, e, pp, end, depth_left - 1, 0))) return rc;
+        }
     }
-    r->rec = tprof_shape_begin(r->shapes, key);
-    r->rec->depth_left = depth_left;
-    r->rec_last = *pp;
     return MATCH_STOP;
 }
 
@@ -385,16 +498,16 @@ static inline int kineto_head(const uint8_t *p)
 /* The members of an event from P, right after its '{'. Events are read
  * along shapes: those that start as Kineto writes them from after their
  * name (or their cat when no name follows), keyed by the bytes so far,
- * which name the op; the others (flow arrows, ...) from their start, keyed
- * by their first 12 bytes (ph and the next key: their layout, not their
- * ids). */
+ * which name the op; the others (flow arrows, metadata, ...) from their
+ * start (start_key). */
 static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t *end, int depth_left)
 {
     const uint8_t *p = *pp, *start = p;
     int rc, first = 1;
-    if (end - p >= 64 && kineto_head(p)) {
-        e->ph = (char)p[7];
-        p += 18;
+    const uint8_t *head = *p == '"' ? p : js_ws(p, end); /* older Kineto: a line per few members */
+    if (end - head >= 64 && kineto_head(head)) {
+        e->ph = (char)head[7];
+        p = head + 18;
         if ((rc = event_value(r, e, K_CAT, &p, end, depth_left))) return rc;
         first = 0;
         if (end - p >= 16 && memcmp(p, ", \"name\": ", 10) == 0) {
@@ -405,8 +518,8 @@ static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t
             rc = use_shape(r, e, shape_key(start, (size_t)(p - start)), &p, end, depth_left);
             if (rc != MATCH_STOP) goto done_rc;
         }
-    } else if (end - p >= 64 && r->shapes) {
-        rc = use_shape(r, e, (shape_key(start, 12) & ~1ull) | 2, &p, end, depth_left); /* even: at the start */
+    } else if (end - head >= 64 && r->shapes) {
+        rc = use_shape(r, e, start_key(start, head, end), &p, end, depth_left);
         if (rc != MATCH_STOP) goto done_rc;
         first = p == start;
     }
@@ -418,7 +531,7 @@ static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t
         int rec = r->rec && !(k == K_ARGS && *p == '{'); /* an args object records its own members */
         if (rec) rec_value(r, p, (unsigned)k);
         if ((rc = event_value(r, e, k, &p, end, depth_left))) return rc;
-        if (rec) r->rec_last = p;
+        if (rec) rec_value_end(r, e, p, end);
     }
     if (r->rec) rec_finish(r, p);
     *pp = p;

@@ -26,6 +26,7 @@ typedef struct {
     tprof_shapes *shapes;             /* event layouts (shape.h); NULL: none */
     event_shape *rec;                 /* the shape being recorded from this event, or NULL */
     const uint8_t *rec_last;          /* where the recording's current stretch starts */
+    const uint8_t *rec_value_at;      /* where the value of its last step starts */
     reader_cat cats[TPROF_READER_CATS]; /* recent categories and their ids (event_fast.c) */
 } reader;
 

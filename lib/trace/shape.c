@@ -19,7 +19,7 @@ void tprof_shapes_free(tprof_shapes *s) { free(s); }
 
 static size_t set_of(uint64_t key) { return (key >> 7) % SHAPE_SETS; }
 
-const event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key)
+event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key)
 {
     size_t set = set_of(key);
     for (int i = 0; i < 2; i++)
@@ -52,4 +52,19 @@ void tprof_shape_drop(tprof_shapes *s, const event_shape *sh)
 {
     size_t set = set_of(sh->key);
     s->keys[set][sh - s->ways[set]] = 0;
+}
+
+void tprof_shape_runs(event_shape *sh)
+{
+    /* from the end: a constant step's run is itself and the run after it */
+    for (unsigned i = sh->nsteps; i-- > 0;) {
+        shape_step *st = &sh->steps[i];
+        if (!st->val_len) {
+            st->run = 0;
+            continue;
+        }
+        const shape_step *next = i + 1 < sh->nsteps && sh->steps[i + 1].run ? &sh->steps[i + 1] : NULL;
+        st->run = (uint8_t)(1 + (next ? next->run : 0));
+        st->run_len = (uint16_t)(st->lit_len + st->val_len + (next ? next->run_len : 0));
+    }
 }

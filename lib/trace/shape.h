@@ -11,7 +11,17 @@
  * place (after a value, at the same depth) takes the parser through the
  * same keys and the same states: it holds only whitespace, ',', ':', '{'
  * and '}' and keys without escapes. Where the bytes differ, the event goes
- * on through the ordinary member loops from that point. */
+ * on through the ordinary member loops from that point.
+ *
+ * Constant values: about half the values of an op's events repeat from
+ * event to event (pid and tid, device and stream, shapes and type lists in
+ * args). A value whose effect on the record is none (a skipped value) or
+ * one integer field is kept with its stretch; a run of such steps is then
+ * checked with one compare and its integers set without reading the value.
+ * Sound for the same reason: the compare takes in the byte after the run's
+ * last value too (the next stretch's first, which cannot continue a
+ * value), so equal bytes end each value in the same place. A kept value
+ * that differs is read as usual and its step stops being constant. */
 #ifndef TPROF_SHAPE_H
 #define TPROF_SHAPE_H
 
@@ -19,13 +29,17 @@
 #include <stdint.h>
 
 #define SHAPE_STEPS 48
-#define SHAPE_BYTES 768
+#define SHAPE_BYTES 1024
 #define SHAPE_IN_ARGS 0x80 /* in a step's field: an args member */
 
 typedef struct {
     uint16_t lit_at;  /* the bytes before the value: bytes[lit_at, lit_at + lit_len) */
+    uint16_t run_len; /* constant: the bytes of the run from lit_at (stretches and values);
+                         the byte after them is the next stretch's or the tail's first */
     uint8_t lit_len;
     uint8_t field;    /* the member's event_key, or its arg_key | SHAPE_IN_ARGS */
+    uint8_t val_len;  /* a kept value: bytes[lit_at + lit_len, + val_len) */
+    uint8_t run;      /* constant: the steps of the run from here; 0: the value is read */
 } shape_step;
 
 typedef struct {
@@ -35,6 +49,7 @@ typedef struct {
     uint16_t tail_at; /* after the last value, through the event's '}' */
     uint8_t tail_len;
     shape_step steps[SHAPE_STEPS];
+    int64_t ints[SHAPE_STEPS]; /* what a constant integer step sets */
     uint8_t bytes[SHAPE_BYTES + 16]; /* + 16: read a vector at a time */
 } event_shape;
 
@@ -43,7 +58,10 @@ typedef struct tprof_shapes tprof_shapes;
 tprof_shapes *tprof_shapes_new(void); /* NULL when out of memory: then no shapes */
 void tprof_shapes_free(tprof_shapes *s);
 /* The shape recorded for KEY, or NULL. */
-const event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key);
+event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key);
+/* Groups the constant steps into runs (after recording, or when a step
+ * stopped being constant). */
+void tprof_shape_runs(event_shape *sh);
 /* An empty shape to record KEY's into (replacing the one of its set used
  * less recently); it is found only once tprof_shape_done publishes it. */
 event_shape *tprof_shape_begin(tprof_shapes *s, uint64_t key);

@@ -18,6 +18,17 @@ files.append(gen)
 text = open(gen, "rb").read()
 
 
+def every_nth(data, old, new, first, step):
+    """DATA with occurrences first, first + step, ... (counting from 1) of OLD
+    replaced by NEW."""
+    parts = data.split(old)
+    out = [parts[0]]
+    for i, part in enumerate(parts[1:], 1):
+        out.append(new if i >= first and (i - first) % step == 0 else old)
+        out.append(part)
+    return b"".join(out)
+
+
 def nth_replace(data, old, new, n):
     """DATA with the Nth occurrence of OLD (counting from 1) replaced."""
     at = -1
@@ -43,6 +54,22 @@ variants = {
     "shape_ws.json": text.replace(b', "tid": ', b',"tid":', 300).replace(b'}},', b'} },', 200),
     "shape_scalar_args.json": text.replace(b'"args": {"External id": ', b'"args": 7, "a2": {"External id": ', 50),
     "shape_bad.json": nth_replace(text, b'"dur": ', b'"dur": 01', 4000),
+    # constant values (shape.h) that change after many events of their op:
+    # longer with the same prefix, a container, an integer written otherwise,
+    # and an arg whose key alone sets a flag
+    "konst_longer.json": every_nth(text, b'"stream": 7,', b'"stream": 71,', 200, 5)
+    .replace(b'"tid": 7,', b'"tid": 7.5,', 40),
+    "konst_container.json": every_nth(text, b'"grid": [', b'"grid": [1', 100, 3)
+    .replace(b'"Input Dims": [[', b'"Input Dims": [[7, ', 60),
+    "konst_int_forms.json": every_nth(text, b'"device": 0,', b'"device": 0e0,', 150, 4)
+    .replace(b'"pid": 0,', b'"pid": -0,', 300).replace(b'"pid": 0,', b'"pid": 1,', 50),
+    "konst_task.json": text.replace(b'"cbid": ', b'"Task Type": [0], "cbid": '),
+    # an op in two and three layouts (a shape per layout, two per op), and
+    # the older Kineto layout, a line per few members
+    "layouts.json": every_nth(every_nth(text, b'"args": {"External id"', b'"args": {"a0": 1, "External id"', 1, 2),
+                              b'"args": {"External id"', b'"args": {"a1": [2], "External id"', 1, 3),
+    "multiline.json": text.replace(b'  {"ph": ', b'  {\n    "ph": ')
+    .replace(b', "args": {', b',\n    "args": {\n      '),
     # the event head Kineto writes, read with fixed compares, and near misses of it
     "head.json": text.replace(b'"ph": "X", "cat"', b'"ph": "XY", "cat"', 30)
     .replace(b'"ph": "X", "cat"', b'"ph": "\\u0058", "cat"', 30)
@@ -72,7 +99,7 @@ with open(bare, "w") as f:
     f.write("[\n" + ",\n".join(_json.dumps(dict(e, ts=str(e["ts"])) if "ts" in e else e) for e in evs) + "\n]\n")
 files.append(bare)
 must_chunk = {gen, kineto, bare, os.path.join(tmp, "crlf.json"), os.path.join(tmp, "meta_after.json"),
-              os.path.join(tmp, "esc_key.json")}
+              os.path.join(tmp, "esc_key.json"), os.path.join(tmp, "multiline.json")}
 for name, data in variants.items():
     p = os.path.join(tmp, name)
     with open(p, "wb") as f:
