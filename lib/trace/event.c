@@ -135,25 +135,6 @@ int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, con
     return 0;
 }
 
-int64_t *tprof_arg_slot(raw_event *e, arg_key key)
-{
-    switch (key) {
-    case A_BYTES: return &e->bytes;
-    case A_DEVICE: return &e->device;
-    case A_STREAM: return &e->stream;
-    case A_CORRELATION: return &e->correlation;
-    case A_EXTERNAL_ID: return &e->external_id;
-    case A_IN_NELEMS: return &e->in_nelems;
-    case A_OUT_NELEMS: return &e->out_nelems;
-    case A_GROUP_SIZE: return &e->group_size;
-    case A_MEM_DEVICE: return &e->mem_device;
-    case A_MEM_BYTES: return &e->mem_bytes;
-    case A_MEM_ALLOC: return &e->mem_alloc;
-    case A_MEM_RESERVED: return &e->mem_reserved;
-    default: return NULL;
-    }
-}
-
 void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char *text, size_t len)
 {
     if (key == A_TASK_TYPE) {
