@@ -254,14 +254,17 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
         memcpy(slot->data, carry, carry_len);
         slot->len = carry_len;
         slot->base = offset;
-        size_t min = seq == 0 ? 0 : 1, found = 0, target = carry_len + CHUNK;
+        /* the first chunk small, so that the other threads start early */
+        size_t min = seq == 0 ? 0 : 1, found = 0, target = carry_len + (seq == 0 ? CHUNK / 8 : CHUNK);
         for (;;) {
             while (slot->len < target && !at_end) {
                 if (ensure_cap(slot, slot->len + 4096, CHUNK)) {
                     outcome = PAR_FALLBACK;
                     break;
                 }
-                ssize_t n = tprof_source_read(src, slot->data + slot->len, slot->cap - slot->len);
+                size_t room = slot->cap - slot->len;
+                if (seq == 0 && room > target - slot->len + 4096) room = target - slot->len + 4096;
+                ssize_t n = tprof_source_read(src, slot->data + slot->len, room);
                 if (n == 0) at_end = 1;
                 else if (n == TPROF_ETRUNC) {
                     at_end = cut = 1;
