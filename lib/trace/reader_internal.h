@@ -87,6 +87,7 @@ static inline int tprof_grow_items(void **p, size_t *cap, size_t need, size_t el
  * for tables indexed by id. */
 static inline int tprof_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
+    if (need <= *cap) return 0;
     size_t old = *cap;
     if (tprof_grow_items(p, cap, need, elem)) return TPROF_ENOMEM;
     memset((char *)*p + old * elem, 0, (*cap - old) * elem);
