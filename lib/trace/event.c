@@ -425,8 +425,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
 
 int tprof_parse_event(reader *r, uint64_t offset)
 {
-    raw_event e;
-    tprof_raw_event_init(r, &e);
+    raw_event e; /* the fast path starts it blank, at each try */
     int rc = r->opts->generic_only ? 1 : tprof_parse_event_fast(r, &e);
     if (rc == 1) { /* the generic path parses it again from its '{' */
         tprof_raw_event_init(r, &e);
