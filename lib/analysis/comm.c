@@ -3,7 +3,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "intervals.h"
-#include "../util/i64map.h"
+#include "launch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,8 +115,8 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
     call_span *spans = malloc(nc * sizeof *spans);
     int64_t *kns = calloc(nc, sizeof *kns);            /* kernel time per call */
     uint32_t (*algo)[NALGO] = calloc(nc, sizeof *algo); /* algorithm votes per call */
-    tprof_i64map runtime;                                /* correlation -> runtime event */
-    if (!spans || !kns || !algo || tprof_i64map_init(&runtime, 1024)) {
+    const int64_t *launched_by = tprof_launch_calls(t); /* the runtime call of each GPU event */
+    if (!spans || !kns || !algo || !launched_by) {
         free(spans);
         free(kns);
         free(algo);
@@ -128,18 +128,11 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         spans[i] = (call_span){ e->pid, e->tid, e->ts, tprof_end_ns(e->ts, e->dur), i };
     }
     qsort(spans, nc, sizeof *spans, cmp_span);
-    for (size_t i = 0; i < nev && !rc; i++)
-        if (ev[i].kind == TPROF_KIND_RUNTIME && ev[i].correlation >= 0 &&
-            tprof_i64map_put(&runtime, ev[i].correlation, (int64_t)i))
-            rc = TPROF_ENOMEM;
     /* each communication kernel belongs to the call whose span holds its launch, on the launching thread */
-    for (size_t i = 0; i < nev && !rc; i++) {
+    for (size_t i = 0; i < nev; i++) {
         const tprof_event *k = &ev[i];
-        int64_t ri;
-        if (k->kind != TPROF_KIND_GPU || k->klass != TPROF_CLASS_COMM || k->correlation < 0 ||
-            !tprof_i64map_get(&runtime, k->correlation, &ri))
-            continue;
-        const tprof_event *l = &ev[ri];
+        if (k->kind != TPROF_KIND_GPU || k->klass != TPROF_CLASS_COMM || launched_by[i] < 0) continue;
+        const tprof_event *l = &ev[launched_by[i]];
         long s = span_at(spans, nc, l->pid, l->tid, l->ts);
         if (s < 0) continue;
         size_t c = spans[s].call;
@@ -148,7 +141,6 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         for (size_t a = 0; a < NALGO; a++)
             if (strstr(name, algorithms[a])) algo[c][a]++;
     }
-    tprof_i64map_free(&runtime);
     /* per collective name */
     r->calls = rc ? NULL : calloc(nc, sizeof *r->calls);
     if (!rc && !r->calls) rc = TPROF_ENOMEM;
