@@ -63,6 +63,9 @@ static int cmp_i64(const void *a, const void *b)
 
 void tprof_sort_i64(int64_t *a, size_t n)
 {
+    size_t sorted = 1;
+    while (sorted < n && a[sorted] >= a[sorted - 1]) sorted++;
+    if (sorted >= n) return; /* launch times usually come in order */
     int64_t *tmp = n >= 4096 ? malloc(n * sizeof *tmp) : NULL;
     if (!tmp) {
         if (n > 1) qsort(a, n, sizeof *a, cmp_i64);

@@ -39,7 +39,9 @@ typedef struct {
  * segments to SEG and adds each phase's time to ROW. */
 static size_t split_step(edge *e, size_t ne, int64_t t0, int64_t t1, tprof_step_row *row, segment *seg)
 {
-    qsort(e, ne, sizeof *e, cmp_edge);
+    size_t sorted = 1;
+    while (sorted < ne && e[sorted].at >= e[sorted - 1].at) sorted++;
+    if (sorted < ne) qsort(e, ne, sizeof *e, cmp_edge); /* the order within an instant does not matter */
     int active[TPROF_PHASE_COUNT] = { 0 };
     size_t ns = 0, k = 0;
     int64_t at = t0;

@@ -1,8 +1,8 @@
-/* Interval union and merge (lib/analysis/intervals.c) on inputs in every
- * order the sort meets: already in order (not sorted again), in order but
- * for one element, in random order, below and above the radix threshold.
- * The expectations come from a plain reference: an insertion-sorted copy
- * merged interval by interval. */
+/* Interval union and merge, and the int64 sort (lib/analysis/intervals.c),
+ * on inputs in every order the sorts meet: already in order (not sorted
+ * again), in order but for one element, in random order, below and above
+ * the radix threshold. The expectations come from plain references: qsort,
+ * then the intervals merged one by one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,6 +129,35 @@ static void test_random_order(void **state)
     }
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* tprof_sort_i64 against qsort: in order, the smallest last, random. */
+static void test_sort_i64(void **state)
+{
+    (void)state;
+    size_t sizes[] = { 1, 2, 4095, 4096, 100000 };
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k];
+        int64_t *a = malloc(n * sizeof *a), *want = malloc(n * sizeof *want);
+        assert_non_null(a);
+        assert_non_null(want);
+        for (int order = 0; order < 3; order++) {
+            for (size_t i = 0; i < n; i++) a[i] = order == 2 ? next_rand(1 << 30) - (1 << 29) : (int64_t)i * 7 - 5;
+            if (order == 1 && n > 1) a[n - 1] = -100;
+            memcpy(want, a, n * sizeof *a);
+            qsort(want, n, sizeof *want, cmp_i64);
+            tprof_sort_i64(a, n);
+            assert_memory_equal(a, want, n * sizeof *a);
+        }
+        free(a);
+        free(want);
+    }
+}
+
 static void test_by_hand(void **state)
 {
     (void)state;
@@ -148,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_in_order),
         cmocka_unit_test(test_one_out_of_order),
         cmocka_unit_test(test_random_order),
+        cmocka_unit_test(test_sort_i64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
