@@ -111,13 +111,16 @@ int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, con
         break;
     case K_PID:
     case K_TID: {
-        /* numbers, numeric strings, or names ("Spans", "stream 7") */
+        /* numbers, numeric strings, or names ("Spans", "stream 7"); the
+         * last one written counts, and says whether it is a name */
         int64_t *dst = key == K_PID ? &e->pid : &e->tid;
+        uint8_t is_name = key == K_PID ? TPROF_EV_PID_STR : TPROF_EV_TID_STR;
         if (key == K_PID) e->has_pid = 1;
         else e->has_tid = 1;
+        e->flags &= (uint8_t)~is_name;
         if (parse_int(type, text, len, &v) == 0) *dst = v;
         else if (type == V_STRING) {
-            e->flags |= key == K_PID ? TPROF_EV_PID_STR : TPROF_EV_TID_STR;
+            e->flags |= is_name;
             uint32_t id = tprof_reader_intern(r, text, len);
             if (id == UINT32_MAX) return TPROF_ENOMEM;
             *dst = id;

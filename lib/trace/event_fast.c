@@ -201,8 +201,10 @@ static void rec_value_end(reader *r, raw_event *e, const uint8_t *q, const uint8
     if (st->field & SHAPE_IN_ARGS) {
         arg_key k = (arg_key)(st->field & ~SHAPE_IN_ARGS);
         if (k == A_TASK_TYPE) return; /* sets a flag whatever the value */
-        if (k != A_OTHER && !(*v == '[' || *v == '{') && !(tprof_arg_slot(e, k) && plain_int(v, q, end, &x)))
-            return; /* a string kept in the record, or a number read another way */
+        /* an integer slot takes a plain integer only (set_constant sets the
+         * slot); other known keys a skipped container only (a string would
+         * be kept in the record) */
+        if (k != A_OTHER && (tprof_arg_slot(e, k) ? !plain_int(v, q, end, &x) : !(*v == '[' || *v == '{'))) return;
     } else {
         event_key k = (event_key)st->field;
         if (k == K_PID || k == K_TID || k == K_ID) {
@@ -287,8 +289,8 @@ PER_VALUE int event_value(reader *r, raw_event *e, event_key k, const uint8_t **
         switch (k) {
         case K_TS: e->has_ts = 1; e->ts_bad = !set; e->ts = v; break;
         case K_DUR: if (set) { e->has_dur = 1; e->dur = v; } break;
-        case K_PID: e->has_pid = 1; e->pid = set ? v : 0; break;
-        case K_TID: e->has_tid = 1; e->tid = set ? v : 0; break;
+        case K_PID: e->has_pid = 1; e->pid = set ? v : 0; e->flags &= (uint8_t)~TPROF_EV_PID_STR; break;
+        case K_TID: e->has_tid = 1; e->tid = set ? v : 0; e->flags &= (uint8_t)~TPROF_EV_TID_STR; break;
         default: if (set) e->flow_id = v; break; /* K_ID */
         }
         return JS_OK;
@@ -348,8 +350,8 @@ static inline void set_constant(raw_event *e, const event_shape *s, unsigned i)
         return;
     }
     switch ((event_key)f) {
-    case K_PID: e->has_pid = 1; e->pid = x; break;
-    case K_TID: e->has_tid = 1; e->tid = x; break;
+    case K_PID: e->has_pid = 1; e->pid = x; e->flags &= (uint8_t)~TPROF_EV_PID_STR; break;
+    case K_TID: e->has_tid = 1; e->tid = x; e->flags &= (uint8_t)~TPROF_EV_TID_STR; break;
     case K_ID: e->flow_id = x; break;
     default: break;
     }
@@ -504,7 +506,7 @@ static int event_body(reader *r, raw_event *e, const uint8_t **pp, const uint8_t
 {
     const uint8_t *p = *pp, *start = p;
     int rc, first = 1;
-    const uint8_t *head = *p == '"' ? p : js_ws(p, end); /* older Kineto: a line per few members */
+    const uint8_t *head = p < end && *p == '"' ? p : js_ws(p, end); /* older Kineto: a line per few members */
     if (end - head >= 64 && kineto_head(head)) {
         e->ph = (char)head[7];
         p = head + 18;

@@ -64,6 +64,13 @@ variants = {
     "konst_int_forms.json": every_nth(text, b'"device": 0,', b'"device": 0e0,', 150, 4)
     .replace(b'"pid": 0,', b'"pid": -0,', 300).replace(b'"pid": 0,', b'"pid": 1,', 50),
     "konst_task.json": text.replace(b'"cbid": ', b'"Task Type": [0], "cbid": '),
+    # containers under args keys that take an integer: skipped, never a
+    # constant 0 (a review found the fast path set the field); pid and tid
+    # written twice, a name and a number in either order
+    "slot_container.json": every_nth(text, b'"stream": 7,', b'"stream": [7],', 1, 3)
+    .replace(b'"device": 0,', b'"device": {"d": 0},', 200),
+    "pid_names.json": every_nth(text, b'"pid": 2148000,', b'"pid": "Spans", "pid": 2148000,', 1, 4)
+    .replace(b'"tid": 7,', b'"tid": 7, "tid": "stream 7",', 100),
     # an op in two and three layouts (a shape per layout, two per op), and
     # the older Kineto layout, a line per few members
     "layouts.json": every_nth(every_nth(text, b'"args": {"External id"', b'"args": {"a0": 1, "External id"', 1, 2),
@@ -79,6 +86,18 @@ variants = {
     "meta_after.json": text.replace(b'"traceEvents": [', b'"traceEvents": [', 1).replace(
         b'"schemaVersion": 1,', b'"schemaVersion": 1, "note": "\\"traceEvents\\": [",', 1),
 }
+# an event's '{' as the last byte of the reader's first 1 MiB window (a
+# review found a read one byte past it, which ASan reports)
+window = 1 << 20
+plain_ev = b'{"ph": "X", "cat": "cpu_op", "name": "aten::to", "pid": 1, "tid": 1, "ts": 1000.5, "dur": 2.5, "args": {}}'
+edge = bytearray(b'{"traceEvents": [\n')
+while len(edge) + 2 * len(plain_ev) + 400 < window:
+    edge += plain_ev + b',\n'
+pad = window - 1 - len(edge) - len(plain_ev) - len(b', "pad": ""') - 2
+edge += plain_ev.replace(b'"args": {}', b'"args": {}, "pad": "' + b'x' * pad + b'"') + b',\n'
+check(len(edge) == window - 1, f"window edge file: the event starts at {len(edge)}")
+edge += b',\n'.join([plain_ev] * 50) + b'\n]}\n'
+variants["window_edge.json"] = bytes(edge)
 # a crafted Kineto head whose shape key equalled that of an event's start
 # (a review found it): the fast path then took "{," for the stretch ", "
 collide = os.path.join(tmp, "shape_collide.json")
