@@ -265,6 +265,21 @@ PER_VALUE int arg_value(reader *r, raw_event *e, arg_key k, const uint8_t **pp, 
     return JS_OK;
 }
 
+/* A number as pid or tid (K): the last one written counts, and it is not
+ * a name. Shared by the member loops and the constant steps. */
+PER_VALUE void set_pid_tid(raw_event *e, event_key k, int64_t v)
+{
+    if (k == K_PID) {
+        e->has_pid = 1;
+        e->pid = v;
+        e->flags &= (uint8_t)~TPROF_EV_PID_STR;
+    } else {
+        e->has_tid = 1;
+        e->tid = v;
+        e->flags &= (uint8_t)~TPROF_EV_TID_STR;
+    }
+}
+
 /* The value of event member K at *PP (an args object: all its members). */
 PER_VALUE int event_value(reader *r, raw_event *e, event_key k, const uint8_t **pp, const uint8_t *end,
                           int depth_left)
@@ -289,8 +304,8 @@ PER_VALUE int event_value(reader *r, raw_event *e, event_key k, const uint8_t **
         switch (k) {
         case K_TS: e->has_ts = 1; e->ts_bad = !set; e->ts = v; break;
         case K_DUR: if (set) { e->has_dur = 1; e->dur = v; } break;
-        case K_PID: e->has_pid = 1; e->pid = set ? v : 0; e->flags &= (uint8_t)~TPROF_EV_PID_STR; break;
-        case K_TID: e->has_tid = 1; e->tid = set ? v : 0; e->flags &= (uint8_t)~TPROF_EV_TID_STR; break;
+        case K_PID:
+        case K_TID: set_pid_tid(e, k, set ? v : 0); break;
         default: if (set) e->flow_id = v; break; /* K_ID */
         }
         return JS_OK;
@@ -350,8 +365,8 @@ static inline void set_constant(raw_event *e, const event_shape *s, unsigned i)
         return;
     }
     switch ((event_key)f) {
-    case K_PID: e->has_pid = 1; e->pid = x; e->flags &= (uint8_t)~TPROF_EV_PID_STR; break;
-    case K_TID: e->has_tid = 1; e->tid = x; e->flags &= (uint8_t)~TPROF_EV_TID_STR; break;
+    case K_PID:
+    case K_TID: set_pid_tid(e, (event_key)f, x); break;
     case K_ID: e->flow_id = x; break;
     default: break;
     }
