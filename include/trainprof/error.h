@@ -6,6 +6,8 @@
 #ifndef TRAINPROF_ERROR_H
 #define TRAINPROF_ERROR_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,10 +21,15 @@ enum {
     TPROF_EUSAGE = -5,    /* the caller passed an invalid argument */
     TPROF_ENOTTRACE = -6, /* valid JSON, but not a trace */
     TPROF_ELIMIT = -7,    /* a documented limit was exceeded (depth, token size) */
+    TPROF_EWRITE = -8,    /* an output could not be written (full disk, read-only, ...) */
 };
 
 /* A short, static description of a TPROF_E* code. */
 const char *tprof_strerror(int err);
+
+/* An errno value as a user reads it, with its symbolic name:
+ * "No space left on device (ENOSPC)"; "failed" for 0. Writes BUF, returns it. */
+const char *tprof_errno_text(int err, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,10 @@
 #include "pgzip.h"
 #include "trainprof/error.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +38,143 @@ struct tprof_sink {
     pgzip *pg; /* with tprof_sink_set_threads: ISA-L on several threads */
 #endif
     ZSTD_CCtx *zstd;
+    int slot; /* in the registry of temporary files, or -1 */
     char err[512];
 };
+
+/* Temporary files are named PATH.tmp.HOST.PID.XXXXXX: a later run on the same
+ * host recognises one whose process is gone (SIGKILL, power loss) and removes
+ * it; one of another host (a shared file system) is never touched. */
+#define TMP_TAG ".tmp."
+
+/* The temporary files of open sinks, for the signal handler: fixed slots so
+ * that it reads no memory that may be freed under it. State 0 free, 1 being
+ * filled or emptied, 2 holds a path. */
+#define TMP_SLOTS 32
+#define TMP_PATH_MAX 4096
+static struct {
+    atomic_int state;
+    char path[TMP_PATH_MAX];
+} tmp_slots[TMP_SLOTS];
+
+static tprof_sink_notice_fn notice_fn;
+
+void tprof_sink_set_notice(tprof_sink_notice_fn fn) { notice_fn = fn; }
+
+static int tmp_register(const char *path)
+{
+    if (strlen(path) >= TMP_PATH_MAX) return -1;
+    for (int i = 0; i < TMP_SLOTS; i++) {
+        int free_state = 0;
+        if (atomic_compare_exchange_strong(&tmp_slots[i].state, &free_state, 1)) {
+            strcpy(tmp_slots[i].path, path);
+            atomic_store(&tmp_slots[i].state, 2);
+            return i;
+        }
+    }
+    return -1; /* more than TMP_SLOTS open at once: that one is left to the stale sweep */
+}
+
+static void tmp_unregister(int slot)
+{
+    if (slot < 0) return;
+    int held = 2;
+    if (atomic_compare_exchange_strong(&tmp_slots[slot].state, &held, 1)) atomic_store(&tmp_slots[slot].state, 0);
+}
+
+void tprof_sink_remove_temporaries(void)
+{
+    for (int i = 0; i < TMP_SLOTS; i++) {
+        int held = 2;
+        /* taken for good: the process is going away */
+        if (atomic_compare_exchange_strong(&tmp_slots[i].state, &held, 1)) unlink(tmp_slots[i].path);
+    }
+}
+
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void on_signal(int sig)
+{
+    tprof_sink_remove_temporaries();
+    signal(sig, SIG_DFL); /* then die of it, as without the handler */
+    raise(sig);
+}
+
+int tprof_sink_handle_signals(void)
+{
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) {
+        struct sigaction old, sa = { 0 };
+        if (sigaction(cleanup_signals[i], NULL, &old) != 0) return TPROF_EIO;
+        if (old.sa_handler == SIG_IGN) continue; /* nohup and friends: stay ignored */
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND;
+        if (sigaction(cleanup_signals[i], &sa, NULL) != 0) return TPROF_EIO;
+    }
+    return 0;
+}
+
+/* The host part of temporary names: the host name up to its first '.', with
+ * anything but letters, digits and '-' made '_'. */
+static void host_tag(char *buf, size_t len)
+{
+    char h[256] = "";
+    if (gethostname(h, sizeof h - 1) != 0 || !h[0]) snprintf(h, sizeof h, "localhost");
+    size_t i = 0;
+    for (; h[i] && h[i] != '.' && i + 1 < len && i < 63; i++) {
+        char c = h[i];
+        buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ? c : '_';
+    }
+    buf[i] = 0;
+}
+
+int tprof_sink_remove_stale(const char *path)
+{
+    char host[64];
+    host_tag(host, sizeof host);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[TMP_PATH_MAX];
+    if (slash) {
+        size_t dl = (size_t)(slash - path);
+        if (dl >= sizeof dir) return 0;
+        memcpy(dir, path, dl);
+        dir[dl] = 0;
+        if (!dl) snprintf(dir, sizeof dir, "/");
+    } else
+        snprintf(dir, sizeof dir, ".");
+    char prefix[512];
+    int pl = snprintf(prefix, sizeof prefix, "%s" TMP_TAG "%s.", base, host);
+    if (pl <= 0 || (size_t)pl >= sizeof prefix) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, (size_t)pl) != 0) continue;
+        /* PID.XXXXXX after the prefix, and nothing else */
+        const char *p = e->d_name + pl;
+        char *end;
+        errno = 0;
+        long pid = strtol(p, &end, 10);
+        if (errno || end == p || pid <= 0 || *end != '.' || strlen(end + 1) != 6) continue;
+        if (pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to ask about */
+        char full[TMP_PATH_MAX + 300];
+        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (unlink(full) == 0) {
+            removed++;
+            if (notice_fn) {
+                char msg[sizeof full + 120];
+                snprintf(msg, sizeof msg, "removed %s: the temporary file of an earlier run (pid %ld) that ended before "
+                         "finishing it", full, pid);
+                notice_fn(msg);
+            }
+        }
+    }
+    closedir(d);
+    return removed;
+}
 
 tprof_compression tprof_compression_for_path(const char *path)
 {
@@ -57,7 +195,8 @@ const char *tprof_sink_gzip_backend(void)
 
 static int fail(tprof_sink *s, int code, const char *what)
 {
-    snprintf(s->err, sizeof s->err, "%s: %s: %s", s->path, what, errno ? strerror(errno) : "failed");
+    char why[128];
+    snprintf(s->err, sizeof s->err, "%s: %s: %s", s->path, what, tprof_errno_text(errno, why, sizeof why));
     return code;
 }
 
@@ -67,7 +206,7 @@ static int write_all(tprof_sink *s, const uint8_t *p, size_t n)
         ssize_t w = write(s->fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;
-            return fail(s, TPROF_EIO, "cannot write");
+            return fail(s, TPROF_EWRITE, "cannot write");
         }
         p += w;
         n -= (size_t)w;
@@ -93,7 +232,7 @@ static int encode(tprof_sink *s, int finish)
             size_t left = ZSTD_compressStream2(s->zstd, &out, &in, finish ? ZSTD_e_end : ZSTD_e_continue);
             if (ZSTD_isError(left)) {
                 snprintf(s->err, sizeof s->err, "%s: zstd: %s", s->path, ZSTD_getErrorName(left));
-                return TPROF_EIO;
+                return TPROF_EWRITE;
             }
             int rc = write_all(s, s->out, out.pos);
             if (rc) return rc;
@@ -121,7 +260,7 @@ static int encode(tprof_sink *s, int finish)
                 tprof_clear_upper_avx();
                 if (dr != COMP_OK) {
                     snprintf(s->err, sizeof s->err, "%s: gzip encoder failed", s->path);
-                    return TPROF_EIO;
+                    return TPROF_EWRITE;
                 }
                 int rc = write_all(s, s->out, OUT_CAP - s->isal.avail_out);
                 if (rc) return rc;
@@ -137,7 +276,7 @@ static int encode(tprof_sink *s, int finish)
             int zr = deflate(&s->z, finish ? Z_FINISH : Z_NO_FLUSH);
             if (zr == Z_STREAM_ERROR) {
                 snprintf(s->err, sizeof s->err, "%s: gzip encoder failed", s->path);
-                return TPROF_EIO;
+                return TPROF_EWRITE;
             }
             int rc = write_all(s, s->out, OUT_CAP - s->z.avail_out);
             if (rc) return rc;
@@ -153,6 +292,7 @@ static void release(tprof_sink *s)
     pgzip_free(s->pg); /* first: its threads may hold the input buffers */
 #endif
     if (s->fd >= 0) close(s->fd);
+    tmp_unregister(s->slot);
     if (s->z_ready) deflateEnd(&s->z);
     ZSTD_freeCCtx(s->zstd);
 #ifdef TPROF_HAVE_ISAL
@@ -172,9 +312,12 @@ int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, 
     tprof_sink *s = calloc(1, sizeof *s);
     if (!s) return TPROF_ENOMEM;
     s->fd = -1;
+    s->slot = -1;
     s->comp = comp;
     s->path = strdup(path);
-    size_t tl = strlen(path) + 16;
+    char host[64];
+    host_tag(host, sizeof host);
+    size_t tl = strlen(path) + strlen(host) + 40;
     s->tmp = malloc(tl);
     s->in = malloc(IN_CAP);
     s->out = malloc(OUT_CAP);
@@ -183,15 +326,18 @@ int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, 
         rc = TPROF_ENOMEM;
         goto bad;
     }
+    tprof_sink_remove_stale(path);
     /* the temporary name sits beside PATH so that rename() stays on one file system */
-    snprintf(s->tmp, tl, "%s.tmp.XXXXXX", path);
+    snprintf(s->tmp, tl, "%s" TMP_TAG "%s.%ld.XXXXXX", path, host, (long)getpid());
     s->fd = mkstemp(s->tmp);
     if (s->fd < 0) {
+        char why[128];
         snprintf(s->err, sizeof s->err, "%s: cannot create a temporary file beside it: %s", path,
-                 strerror(errno));
-        rc = TPROF_EIO;
+                 tprof_errno_text(errno, why, sizeof why));
+        rc = TPROF_EWRITE;
         goto bad;
     }
+    s->slot = tmp_register(s->tmp);
     fchmod(s->fd, 0644);
     if (comp == TPROF_COMP_ZSTD) {
         s->zstd = ZSTD_createCCtx();
@@ -231,7 +377,7 @@ int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, 
     return 0;
 bad:
     if (errbuf && errlen) snprintf(errbuf, errlen, "%s", s->err[0] ? s->err : tprof_strerror(rc));
-    if (s->fd >= 0) unlink(s->tmp);
+    if (s->fd >= 0) unlink(s->tmp); /* before release() frees its slot: no window without a cleanup */
     release(s);
     return rc;
 }
@@ -282,10 +428,10 @@ int tprof_sink_commit(tprof_sink *s, char *errbuf, size_t errlen)
 {
     int rc = encode(s, 1);
     errno = 0;
-    if (!rc && fsync(s->fd) != 0 && errno != EINVAL) rc = fail(s, TPROF_EIO, "cannot flush");
-    if (!rc && close(s->fd) != 0) rc = fail(s, TPROF_EIO, "cannot close");
+    if (!rc && fsync(s->fd) != 0 && errno != EINVAL) rc = fail(s, TPROF_EWRITE, "cannot flush");
+    if (!rc && close(s->fd) != 0) rc = fail(s, TPROF_EWRITE, "cannot close");
     s->fd = -1;
-    if (!rc && rename(s->tmp, s->path) != 0) rc = fail(s, TPROF_EIO, "cannot rename the temporary file");
+    if (!rc && rename(s->tmp, s->path) != 0) rc = fail(s, TPROF_EWRITE, "cannot rename the temporary file");
     if (rc) {
         if (errbuf && errlen) snprintf(errbuf, errlen, "%s", s->err);
         unlink(s->tmp);
@@ -308,3 +454,16 @@ void tprof_sink_abort(tprof_sink *s)
 const char *tprof_sink_errmsg(const tprof_sink *s) { return s->err; }
 uint64_t tprof_sink_bytes_in(const tprof_sink *s) { return s->bytes_in; }
 uint64_t tprof_sink_bytes_out(const tprof_sink *s) { return s->bytes_out; }
+
+int tprof_sink_write_file(const char *path, const void *data, size_t len, char *errbuf, size_t errlen)
+{
+    tprof_sink *k;
+    int rc = tprof_sink_open(&k, path, tprof_compression_for_path(path), 0, errbuf, errlen);
+    if (rc) return rc;
+    if ((rc = tprof_sink_write(k, data, len))) {
+        if (errbuf && errlen) snprintf(errbuf, errlen, "%s", k->err[0] ? k->err : tprof_strerror(rc));
+        tprof_sink_abort(k);
+        return rc;
+    }
+    return tprof_sink_commit(k, errbuf, errlen);
+}

@@ -53,8 +53,21 @@ const char *tprof_strerror(int err)
     case TPROF_EUSAGE: return "invalid argument";
     case TPROF_ENOTTRACE: return "not a trace";
     case TPROF_ELIMIT: return "limit exceeded";
+    case TPROF_EWRITE: return "output not written";
     default: return "unknown error";
     }
+}
+
+const char *tprof_errno_text(int err, char *buf, size_t len)
+{
+    if (!err) {
+        snprintf(buf, len, "failed");
+        return buf;
+    }
+    const char *name = strerrorname_np(err);
+    if (name) snprintf(buf, len, "%s (%s)", strerror(err), name);
+    else snprintf(buf, len, "%s", strerror(err));
+    return buf;
 }
 
 const char *tprof_compression_name(tprof_compression c)

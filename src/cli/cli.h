@@ -17,6 +17,7 @@ enum {
     EXIT_USAGE = 2,
     EXIT_INPUT = 3,
     EXIT_TRUNC = 4,
+    EXIT_OUTPUT = 5, /* an output (stdout or a file) could not be written */
 };
 
 typedef enum { FMT_TABLE = 0, FMT_CSV, FMT_JSON } cli_format;
@@ -37,6 +38,13 @@ void cli_set_color(const char *mode); /* auto|always|never; NO_COLOR honoured */
 int cli_parse_threads(const char *s, int *out);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes BUF as the whole file PATH through the atomic sink; prints why not.
+ * Returns EXIT_OK or EXIT_OUTPUT. */
+int cli_write_file(const char *path, const void *buf, size_t len);
+/* Flushes and closes stdout; on a write error (a full disk, /dev/full) says
+ * so and returns EXIT_OUTPUT, else RC. */
+int cli_finish_stdout(int rc);
 
 /* Reads the given traces in parallel with a progress bar (stderr is a
  * terminal only). Prints one line per failed or truncated file. Returns the

@@ -364,16 +364,18 @@ int cmd_log(int argc, char **argv)
         printf("\n");
     }
     if (svg && nok) {
-        FILE *f = fopen(svg, "w");
+        /* drawn in memory, then written whole: a failed write leaves no partial SVG */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
         int bad = !f;
         if (f) {
             bad |= tprof_log_svg((const tprof_log *const *)logs, nok, f) != 0;
             bad |= fclose(f) != 0;
         }
-        if (bad) {
-            cli_error("%s: cannot write the SVG", svg);
-            if (rc < EXIT_INPUT) rc = EXIT_INPUT;
-        }
+        if (bad) cli_error("%s: cannot draw the SVG: out of memory", svg);
+        if (bad || cli_write_file(svg, buf, len) != EXIT_OK) rc = EXIT_OUTPUT;
+        free(buf);
     }
     for (size_t i = 0; i < nok; i++) tprof_log_free(logs[i]);
     free(logs);

@@ -355,7 +355,7 @@ int cmd_merge(int argc, char **argv)
     int rc = tprof_merge(&o, &rep, err, sizeof err);
     if (rc && rc != TPROF_ETRUNC) {
         cli_error("%s", err[0] ? err : tprof_strerror(rc));
-        status = rc == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
+        status = rc == TPROF_EUSAGE ? EXIT_USAGE : rc == TPROF_EWRITE ? EXIT_OUTPUT : EXIT_INPUT;
         goto out;
     }
     for (char *p = rep->problems; *p;) {

@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "trainprof/error.h"
 #include "trainprof/report.h"
+#include "trainprof/sink.h"
 
 int cli_color;
 
@@ -42,6 +44,40 @@ void cli_warn(const char *fmt, ...)
     va_start(ap, fmt);
     vmsg("trainprof: warning:", "\033[1;33m", fmt, ap);
     va_end(ap);
+}
+
+void cli_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("trainprof: note:", "\033[1;36m", fmt, ap);
+    va_end(ap);
+}
+
+int cli_write_file(const char *path, const void *buf, size_t len)
+{
+    char err[1024];
+    if (tprof_sink_write_file(path, buf, len, err, sizeof err) == 0) return EXIT_OK;
+    cli_error("%s", err);
+    return EXIT_OUTPUT;
+}
+
+int cli_finish_stdout(int rc)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int err = errno;
+    bad |= ferror(stdout) != 0;
+    errno = 0;
+    if (fclose(stdout) != 0) {
+        bad = 1;
+        if (!err) err = errno;
+    }
+    if (!bad) return rc;
+    char why[128];
+    cli_error("cannot write the standard output: %s; the output is incomplete",
+              err ? tprof_errno_text(err, why, sizeof why) : "write error");
+    return EXIT_OUTPUT;
 }
 
 int cli_parse_threads(const char *s, int *out)

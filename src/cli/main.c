@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "trainprof/sink.h"
 #include "trainprof/version.h"
 
 static const cli_command commands[] = {
@@ -39,12 +40,18 @@ static void usage(FILE *f)
             "\nRun 'trainprof COMMAND --help' for a command's options.\n"
             "Inputs: a file path or '-' (stdin); gzip and zstd are detected by their magic bytes.\n"
             "Exit codes: 0 ok, 1 a requested check failed, 2 usage, 3 unreadable or invalid input,\n"
-            "            4 input truncated (results cover what was read).\n");
+            "            4 input truncated (results cover what was read), 5 an output could not be\n"
+            "            written (stdout or a file: a full disk, a read-only directory).\n");
 }
+
+static void sink_notice(const char *msg) { cli_note("%s", msg); }
 
 int main(int argc, char **argv)
 {
     cli_set_color("auto");
+    /* an interrupted write leaves no temporary file; one a killed run left is removed, with a note */
+    tprof_sink_handle_signals();
+    tprof_sink_set_notice(sink_notice);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
@@ -52,14 +59,14 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
-        return EXIT_OK;
+        return cli_finish_stdout(EXIT_OK);
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("trainprof %s (library %s)\n", TPROF_VERSION_STRING, tprof_version());
-        return EXIT_OK;
+        return cli_finish_stdout(EXIT_OK);
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(cmd, commands[i].name)) return cli_finish_stdout(commands[i].run(argc - 1, argv + 1));
     cli_error("unknown command '%s' (see trainprof --help)", cmd);
     return EXIT_USAGE;
 }

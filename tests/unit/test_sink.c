@@ -228,7 +228,7 @@ static void test_write_failure(void **state)
                 tprof_sink_abort(s);
             }
             struct stat st;
-            if (rc != TPROF_EIO) _exit(13);
+            if (rc != TPROF_EWRITE) _exit(13);
             if (!strstr(err, path) || !strstr(err, "File too large")) _exit(14);
             if (stat(path, &st) == 0) _exit(15);
             _exit(0);
