@@ -763,7 +763,7 @@ static int run(int argc, char **argv)
     uint8_t *tok = malloc((size_t)m.B * m.T), *tgt = malloc((size_t)m.B * m.T);
     int64_t *seqlens = malloc((size_t)m.B * sizeof *seqlens);
     uint64_t drng = 0x1234567ULL + (uint64_t)o.seed;
-    int rc = 0;
+    int rc = 0, prof_failed = 0;
     for (int64_t step = o.resume_step + 1; step <= o.resume_step + o.max_steps; step++) {
         tprof_step_begin(step);
         double t0 = now_s();
@@ -811,7 +811,7 @@ static int run(int argc, char **argv)
         double loss = sums[3] / dp_world;
         tprof_counter("loss", loss);
         if (dp_world > 1) tprof_counter("local_loss", local_loss);
-        tprof_step_end(step);
+        if (tprof_step_end(step)) prof_failed = 1; /* said by the library; training goes on */
         tprof_meter_metrics mm;
         tprof_meter_finish(meter, dt, sums, &mm);
         if (o.log_ranks) /* one write per line, so mpirun keeps the ranks' lines whole */
@@ -834,7 +834,11 @@ static int run(int argc, char **argv)
         }
         rc = gradcheck(&m, tok, tgt) ? 1 : 0;
     }
-    tprof_profiler_stop();
+    if (tprof_profiler_stop()) prof_failed = 1;
+    if (prof_failed) {
+        fprintf(stderr, "tiny_gpt: the profile could not be written (see above)\n");
+        if (!rc) rc = 3;
+    }
     tprof_meter_free(meter);
     tprof_model_free(fm);
     free(tok);

@@ -107,7 +107,11 @@ tprof_step_action tprof_schedule_action(const tprof_profile_config *c, int64_t g
 void tprof_profiler_set_rank(int rank, int world_size);
 
 /* Starts the profiler if C enables it for this rank (validated first).
- * Returns 0 whether or not this rank records; see tprof_profiler_active. */
+ * Returns 0 whether or not this rank records; see tprof_profiler_active.
+ * A rank that records first creates trace_dir if needed and writes (and
+ * removes) a probe file in it: a directory that is read-only, not a
+ * directory, full or on a pseudo file system (/proc) fails here with
+ * TPROF_EWRITE and a message naming it, instead of at the window's end. */
 int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t errlen);
 /* True when this rank records some window. */
 bool tprof_profiler_active(void);
@@ -121,7 +125,10 @@ int tprof_step_begin(int64_t global_step);
 int tprof_step_end(int64_t global_step);
 /* Writes what was recorded if the window was not written yet (a run that
  * ended early, or was interrupted), then frees everything. Safe to call
- * twice; also registered with atexit. */
+ * twice; also registered with atexit. Returns 0, or the error of the first
+ * write of this run that failed (here, at a step's end or on a signal;
+ * TPROF_EWRITE when the disk refused it), so a program can exit non-zero
+ * when its profile is missing. */
 int tprof_profiler_stop(void);
 /* The last files written ("" when none). */
 const char *tprof_profiler_trace_path(void);

@@ -62,6 +62,7 @@ typedef struct {
     _Atomic unsigned gen;       /* bumped by every start, so stale thread pointers re-register */
     _Atomic int started, records; /* read without the lock by the hooks */
     int written, window_started;
+    int write_rc;               /* the first failed write of this run (0: none), returned by stop */
     tprof_profile_config cfg;
     int rank, world, rank_set;
     pthread_mutex_t lock;       /* thread list, memory table, writing */
@@ -113,6 +114,8 @@ const char *tprof__gpu_memcpy_kind(int kind);
 
 int64_t tprof__now_ns(void);
 int tprof__write_trace(char *errbuf, size_t errlen);
+/* Creates DIR if needed and proves a file can be written in it. */
+int tprof__check_trace_dir(const char *dir, char *errbuf, size_t errlen);
 int tprof__write_snapshot(const char *path, char *errbuf, size_t errlen);
 void tprof__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -445,6 +445,21 @@ static int restore_if_ours(int sig, const struct sigaction *old)
     return 1;
 }
 
+/* Writes the window once (under g.lock); a failure is logged and kept for
+ * tprof_profiler_stop. WHEN says what triggered it ("" at a step's end). */
+static int write_window(const char *when)
+{
+    char eb[512];
+    atomic_store(&g.on, 0);
+    int rc = tprof__write_trace(eb, sizeof eb);
+    g.written = 1;
+    if (rc) {
+        tprof__log("%s%s", when, eb);
+        if (!g.write_rc) g.write_rc = rc;
+    }
+    return rc;
+}
+
 static void *sig_watch(void *arg)
 {
     (void)arg;
@@ -454,13 +469,10 @@ static void *sig_watch(void *arg)
         if (sig_quit) return NULL;
         int s = sig_no;
         if (!s) continue;
-        char eb[512];
+        char when[32];
+        snprintf(when, sizeof when, "on signal %d: ", s);
         pthread_mutex_lock(&g.lock);
-        if (g.started && g.records && !g.written && g.window_started) {
-            atomic_store(&g.on, 0);
-            if (tprof__write_trace(eb, sizeof eb)) tprof__log("on signal %d: %s", s, eb);
-            g.written = 1;
-        }
+        if (g.started && g.records && !g.written && g.window_started) write_window(when);
         pthread_mutex_unlock(&g.lock);
         /* the default action now: the process ends as the signal meant; where
          * the program has put its own handler since, the signal goes to it */
@@ -532,12 +544,7 @@ static void at_exit(void)
 {
     /* other threads may still run: write, but free nothing */
     pthread_mutex_lock(&g.lock);
-    if (g.started && g.records && !g.written && g.window_started) {
-        char eb[512];
-        atomic_store(&g.on, 0);
-        if (tprof__write_trace(eb, sizeof eb)) tprof__log("at exit: %s", eb);
-        g.written = 1;
-    }
+    if (g.started && g.records && !g.written && g.window_started) write_window("at exit: ");
     pthread_mutex_unlock(&g.lock);
     signals_remove();
 }
@@ -560,7 +567,17 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
     if (!log_set) g.log = getenv("TPROF_QUIET") ? NULL : log_stderr;
     g.cfg = *c;
     g.records = c->enable && (!c->rank0_only || g.rank == 0);
+    if (g.records) {
+        /* fail now, not when the window ends hours later */
+        rc = tprof__check_trace_dir(c->trace_dir, errbuf, errlen);
+        if (rc) {
+            g.records = 0;
+            pthread_mutex_unlock(&g.lock);
+            return rc;
+        }
+    }
     g.written = g.window_started = 0;
+    g.write_rc = 0;
     g.threads = NULL;
     g.lost = 0;
     g.trace_path[0] = g.snap_path[0] = 0;
@@ -659,16 +676,10 @@ int tprof_step_end(int64_t s)
     }
     pthread_mutex_unlock(&g.lock);
     if (tprof_schedule_action(&g.cfg, s) != TPROF_STEP_RECORD_SAVE) return 0;
-    char eb[512];
     int rc = 0;
     pthread_mutex_lock(&g.lock);
-    if (!g.written && g.window_started) {
-        atomic_store_explicit(&g.on, 0, memory_order_release);
-        rc = tprof__write_trace(eb, sizeof eb);
-        g.written = 1;
-    }
+    if (!g.written && g.window_started) rc = write_window("");
     pthread_mutex_unlock(&g.lock);
-    if (rc) tprof__log("%s", eb);
     return rc;
 }
 
@@ -677,14 +688,9 @@ int tprof_profiler_stop(void)
     if (!g.started) return 0;
     signals_remove();
     atomic_store(&g.on, 0);
-    int rc = 0;
-    char eb[512];
     pthread_mutex_lock(&g.lock);
-    if (g.records && !g.written && g.window_started) {
-        rc = tprof__write_trace(eb, sizeof eb);
-        if (rc) tprof__log("%s", eb);
-        g.written = 1;
-    }
+    if (g.records && !g.written && g.window_started) write_window("");
+    int rc = g.write_rc; /* this write's or an earlier one's */
     tprof__gpu_stop();
     /* stale thread pointers re-register from here on, and find it stopped */
     atomic_fetch_add(&g.gen, 1);

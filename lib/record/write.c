@@ -329,12 +329,47 @@ static void write_gpu(out_t *o, int pid)
     free(ge);
 }
 
+int tprof__check_trace_dir(const char *dir, char *errbuf, size_t errlen)
+{
+    char why[128];
+    if (mkdirs(dir)) {
+        snprintf(errbuf, errlen, "trace_dir %s: cannot create it: %s", dir, tprof_errno_text(errno, why, sizeof why));
+        return TPROF_EWRITE;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(errbuf, errlen, "trace_dir %s: not a directory", dir);
+        return TPROF_EWRITE;
+    }
+    /* a byte written and synced: a read-only, full or pseudo file system fails here, not at the window's end */
+    char probe[1200];
+    snprintf(probe, sizeof probe, "%s/.trainprof-probe.%ld.XXXXXX", dir, (long)getpid());
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        snprintf(errbuf, errlen, "trace_dir %s: cannot create a file in it: %s", dir,
+                 tprof_errno_text(errno, why, sizeof why));
+        return TPROF_EWRITE;
+    }
+    int bad = write(fd, "p", 1) != 1 || fsync(fd) != 0;
+    int err = errno;
+    bad |= close(fd) != 0;
+    unlink(probe);
+    if (bad) {
+        snprintf(errbuf, errlen, "trace_dir %s: cannot write a file in it: %s", dir,
+                 tprof_errno_text(err ? err : errno, why, sizeof why));
+        return TPROF_EWRITE;
+    }
+    return 0;
+}
+
 int tprof__write_trace(char *errbuf, size_t errlen)
 {
     g.window_end = tprof__now_ns();
     if (mkdirs(g.cfg.trace_dir)) {
-        snprintf(errbuf, errlen, "%s: cannot create the trace directory: %s", g.cfg.trace_dir, strerror(errno));
-        return TPROF_EIO;
+        char why[128];
+        snprintf(errbuf, errlen, "%s: cannot create the trace directory: %s", g.cfg.trace_dir,
+                 tprof_errno_text(errno, why, sizeof why));
+        return TPROF_EWRITE;
     }
     long now = (long)time(NULL);
     char stem[1150];

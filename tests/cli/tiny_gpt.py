@@ -3,8 +3,11 @@ deterministic, the step line carries the reference's metric names, and the
 hand-written backward pass matches finite differences."""
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import SRC, check, finish  # noqa: E402
@@ -51,4 +54,27 @@ p = subprocess.run([TINY, os.path.join(SRC, "configs/tiny.yaml"), "--model.n_lay
                    capture_output=True, text=True, timeout=900)
 print(p.stdout.splitlines()[-1] if p.stdout else p.stderr)
 check(p.returncode == 0 and "gradcheck: 108 of 108 entries agree" in p.stdout, f"gradient check: {p.stdout[-500:]}")
-finish("tiny_gpt learns; its gradients match finite differences")
+
+# a trace_dir that cannot take the profile fails at once (exit 2, the path said), not at the window's end
+small = [TINY, os.path.join(SRC, "configs/tiny.yaml"), "--model.n_layer=1", "--model.n_embd=32", "--model.n_head=2",
+         "--model.intermediate=48", "--model.seq_len=16", "--train.batch_size=2", "--train.max_steps=4",
+         "--train.data=" + os.path.join(SRC, "examples/tiny_gpt/corpus.txt"), "--train.profile.enable",
+         "--train.profile.start_step=2", "--train.profile.end_step=3"]
+for bad in ("/proc", "/proc/no/such", "/etc/hostname", "/dev/null/x"):
+    p = subprocess.run(small + ["--train.profile.trace_dir=" + bad], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 2 and bad in p.stderr and "step" not in p.stdout,
+          f"trace_dir {bad}: exit 2 before training, naming it (got {p.returncode}: {p.stderr.strip()[-200:]})")
+# a write that fails during the run (the disk fills: a file-size limit here) makes the run exit non-zero
+with tempfile.TemporaryDirectory() as d:
+    def full_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+    p = subprocess.run(small + ["--train.profile.trace_dir=" + d], capture_output=True, text=True, timeout=300,
+                       preexec_fn=full_disk)
+    check(p.returncode == 3 and "EFBIG" in p.stderr and "could not be written" in p.stderr,
+          f"a profile that could not be written: exit 3 with the reason (got {p.returncode}: {p.stderr[-300:]})")
+    check(not [f for f in os.listdir(d) if ".pt.trace.json" in f], f"nothing half-written is left: {os.listdir(d)}")
+    p = subprocess.run(small + ["--train.profile.trace_dir=" + d], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0 and [f for f in os.listdir(d) if f.endswith(".pt.trace.json.gz")],
+          f"the same run with room writes its trace: {p.returncode} {p.stderr[-200:]}")
+finish("tiny_gpt learns; its gradients match finite differences; a profile it cannot write fails the run")
