@@ -154,6 +154,7 @@ typedef struct {
 /* Data problems found while reading; counted, with the first byte offset. */
 typedef struct {
     uint64_t dur_missing, dur_negative, dur_absurd, ts_missing, ts_bad, non_object_events;
+    uint64_t dur_invalid; /* a dur that is there but not a number in range ("abc", null, 1e30): kept as 0 */
     uint64_t first_offset; /* byte offset (uncompressed) of the first problem */
 } tprof_warnings;
 

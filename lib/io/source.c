@@ -13,11 +13,16 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 #ifdef TPROF_HAVE_ISAL
 #include <isa-l/igzip_lib.h>
 #endif
 
 #define IN_CAP (1u << 20) /* compressed input buffer: 1 MiB */
+
+/* The largest zstd window accepted: 2^31, what zstd --long=31 writes (zstd
+ * itself decodes above 2^27 only when told --long or --memory). */
+#define TPROF_ZSTD_WINDOW_LOG_MAX 31
 
 struct tprof_source {
     char *name;
@@ -187,6 +192,9 @@ static int setup_decoder(tprof_source *s)
         s->zd = ZSTD_createDStream();
         if (!s->zd) return TPROF_ENOMEM;
         ZSTD_initDStream(s->zd);
+        /* frames written with zstd --long (up to --long=31) need a window above
+         * the default 2^27 limit; the window is allocated only as large as the frame asks */
+        ZSTD_DCtx_setParameter(s->zd, ZSTD_d_windowLogMax, TPROF_ZSTD_WINDOW_LOG_MAX);
         return 0;
     }
     s->comp = TPROF_COMP_NONE;
@@ -446,6 +454,12 @@ static ssize_t read_zstd(tprof_source *s, uint8_t *buf, size_t cap)
         s->in_pos += in.pos;
         __atomic_fetch_add(&s->bytes_in, (uint64_t)(in.pos), __ATOMIC_RELAXED);
         if (ZSTD_isError(hint)) {
+            if (ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge) {
+                seterr(s, "%s: zstd window too large: the frame needs more than 2^%d bytes of window "
+                       "(written with zstd --long above %d?)", s->name, TPROF_ZSTD_WINDOW_LOG_MAX,
+                       TPROF_ZSTD_WINDOW_LOG_MAX);
+                return TPROF_ELIMIT;
+            }
             seterr(s, "%s: corrupt zstd data near compressed byte %llu (%s)", s->name,
                    (unsigned long long)s->bytes_in, ZSTD_getErrorName(hint));
             return TPROF_EFORMAT;

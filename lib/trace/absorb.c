@@ -81,6 +81,7 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
     d->warn.dur_missing += s->warn.dur_missing;
     d->warn.dur_negative += s->warn.dur_negative;
     d->warn.dur_absurd += s->warn.dur_absurd;
+    d->warn.dur_invalid += s->warn.dur_invalid;
     d->warn.ts_missing += s->warn.ts_missing;
     d->warn.ts_bad += s->warn.ts_bad;
     d->warn.non_object_events += s->warn.non_object_events;

@@ -107,7 +107,8 @@ int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, con
         e->ts_bad = type == V_LITERAL || tprof_json_parse_scaled(text, len, 3, &e->ts) != 0;
         break;
     case K_DUR:
-        if (type != V_LITERAL && tprof_json_parse_scaled(text, len, 3, &e->dur) == 0) e->has_dur = 1;
+        e->has_dur = 1;
+        e->dur_bad = type == V_LITERAL || tprof_json_parse_scaled(text, len, 3, &e->dur) != 0;
         break;
     case K_PID:
     case K_TID: {
@@ -336,6 +337,9 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         if (!e->has_dur) {
             warn_at(r, &m->warn.dur_missing, ev_off);
             flags |= TPROF_EV_NO_DUR;
+        } else if (e->dur_bad) {
+            warn_at(r, &m->warn.dur_invalid, ev_off);
+            flags |= TPROF_EV_BAD_DUR;
         } else if (e->dur < 0) {
             warn_at(r, &m->warn.dur_negative, ev_off);
             flags |= TPROF_EV_BAD_DUR;

@@ -303,7 +303,7 @@ PER_VALUE int event_value(reader *r, raw_event *e, event_key k, const uint8_t **
         if (rc) return rc;
         switch (k) {
         case K_TS: e->has_ts = 1; e->ts_bad = !set; e->ts = v; break;
-        case K_DUR: if (set) { e->has_dur = 1; e->dur = v; } break;
+        case K_DUR: e->has_dur = 1; e->dur_bad = !set; e->dur = v; break;
         case K_PID:
         case K_TID: set_pid_tid(e, k, set ? v : 0); break;
         default: if (set) e->flow_id = v; break; /* K_ID */

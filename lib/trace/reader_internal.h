@@ -52,6 +52,7 @@ typedef struct {
     /* from here on: 0 */
     char ph;
     uint8_t has_cat, has_name, has_ts, has_dur, has_pid, has_tid, task_type, ts_bad;
+    uint8_t dur_bad; /* has_dur, but not a number in range */
     uint32_t cat;
     int64_t ts, dur;
     int64_t pid, tid;

@@ -93,12 +93,13 @@ static void print_table(const tprof_trace *t)
         printf("\n");
     }
     const tprof_warnings *w = &m->warn;
-    if (w->dur_missing || w->dur_negative || w->dur_absurd || w->ts_missing || w->ts_bad || w->non_object_events)
-        printf("  warnings     dur missing %" PRIu64 ", dur negative %" PRIu64 ", dur > 1 day %" PRIu64
-               ", ts missing %" PRIu64 ", ts invalid %" PRIu64 ", non-object events %" PRIu64
-               " (first at byte %" PRIu64 ")\n",
-               w->dur_missing, w->dur_negative, w->dur_absurd, w->ts_missing, w->ts_bad, w->non_object_events,
-               w->first_offset);
+    if (w->dur_missing || w->dur_negative || w->dur_absurd || w->dur_invalid || w->ts_missing || w->ts_bad ||
+        w->non_object_events)
+        printf("  warnings     dur missing %" PRIu64 ", dur not a number or out of range %" PRIu64
+               ", dur negative %" PRIu64 ", dur > 1 day %" PRIu64 ", ts missing %" PRIu64 ", ts invalid %" PRIu64
+               ", non-object events %" PRIu64 " (first at byte %" PRIu64 ")\n",
+               w->dur_missing, w->dur_invalid, w->dur_negative, w->dur_absurd, w->ts_missing, w->ts_bad,
+               w->non_object_events, w->first_offset);
     if (m->truncated) printf("  truncated    %s\n", tprof_trace_truncation(t));
     if (m->note) printf("  note         %s\n", m->note);
     if (m->chunks) printf("  read in      %" PRIu32 " chunks in parallel\n", m->chunks);
@@ -187,6 +188,7 @@ static void json_trace(tprof_jw *w, const tprof_trace *t)
     tprof_jw_kuint(w, "dur_missing", wr->dur_missing);
     tprof_jw_kuint(w, "dur_negative", wr->dur_negative);
     tprof_jw_kuint(w, "dur_absurd", wr->dur_absurd);
+    tprof_jw_kuint(w, "dur_invalid", wr->dur_invalid);
     tprof_jw_kuint(w, "ts_missing", wr->ts_missing);
     tprof_jw_kuint(w, "ts_invalid", wr->ts_bad);
     tprof_jw_kuint(w, "non_object_events", wr->non_object_events);

@@ -408,6 +408,7 @@ static void test_dur_and_ts_warnings(void **state)
                    "{'ph':'X','cat':'cpu_op','name':'neg','pid':1,'tid':1,'ts':30,'dur':-5},\n"
                    "{'ph':'X','cat':'cpu_op','name':'huge','pid':1,'tid':1,'ts':40,'dur':86400000000.001},\n"
                    "{'ph':'X','cat':'cpu_op','name':'strdur','pid':1,'tid':1,'ts':50,'dur':'abc'},\n"
+                   "{'ph':'X','cat':'cpu_op','name':'bigdur','pid':1,'tid':1,'ts':55,'dur':1e30},\n"
                    "{'ph':'X','cat':'cpu_op','name':'nots','pid':1,'tid':1,'dur':1},\n"
                    "{'ph':'X','cat':'cpu_op','name':'badts','pid':1,'tid':1,'ts':'x','dur':1},\n"
                    "{'ph':'i','cat':'cpu_op','name':'inst','pid':1,'tid':1,'ts':60},\n"
@@ -415,8 +416,9 @@ static void test_dur_and_ts_warnings(void **state)
                    "]");
     tprof_trace *t = read_ok(doc, NULL);
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
-    assert_int_equal(m->nevents, 8);
-    assert_int_equal(m->warn.dur_missing, 2);
+    assert_int_equal(m->nevents, 9);
+    assert_int_equal(m->warn.dur_missing, 1);
+    assert_int_equal(m->warn.dur_invalid, 2); /* 'abc' and 1e30: there, but not a duration */
     assert_int_equal(m->warn.dur_negative, 1);
     assert_int_equal(m->warn.dur_absurd, 1);
     assert_int_equal(m->warn.ts_missing, 1);
@@ -428,13 +430,17 @@ static void test_dur_and_ts_warnings(void **state)
     assert_int_equal(m->warn.first_offset, (uint64_t)(p - doc));
 
     /* untimed events are not stored; the rest are, with their flags */
-    assert_int_equal(tprof_trace_nevents(t), 6);
+    assert_int_equal(tprof_trace_nevents(t), 7);
     const tprof_event *e = find_event(t, "ok");
     assert_int_equal(e->dur, 86400000000000LL); /* exactly one day is fine */
     assert_int_equal(e->flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR), 0);
     e = find_event(t, "nodur");
     assert_int_equal(e->dur, 0);
     assert_true(e->flags & TPROF_EV_NO_DUR);
+    e = find_event(t, "bigdur"); /* kept, with no duration, marked as a bad one rather than a missing one */
+    assert_int_equal(e->dur, 0);
+    assert_true(e->flags & TPROF_EV_BAD_DUR);
+    assert_false(e->flags & TPROF_EV_NO_DUR);
     e = find_event(t, "neg");
     assert_int_equal(e->dur, 0);
     assert_true(e->flags & TPROF_EV_BAD_DUR);
@@ -442,7 +448,7 @@ static void test_dur_and_ts_warnings(void **state)
     assert_int_equal(e->dur, 0);
     assert_true(e->flags & TPROF_EV_BAD_DUR);
     e = find_event(t, "strdur");
-    assert_true(e->flags & TPROF_EV_NO_DUR);
+    assert_true(e->flags & TPROF_EV_BAD_DUR); /* there, but not a number */
     e = find_event(t, "inst");
     assert_int_equal(e->dur, 0);
     assert_int_equal(e->flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR), 0);
@@ -916,6 +922,7 @@ static void same_trace(const tprof_trace *a, const tprof_trace *b)
     assert_int_equal(m->warn.dur_missing, n->warn.dur_missing);
     assert_int_equal(m->warn.dur_negative, n->warn.dur_negative);
     assert_int_equal(m->warn.dur_absurd, n->warn.dur_absurd);
+    assert_int_equal(m->warn.dur_invalid, n->warn.dur_invalid);
     assert_int_equal(m->warn.ts_missing, n->warn.ts_missing);
     assert_int_equal(m->warn.ts_bad, n->warn.ts_bad);
     assert_int_equal(m->warn.non_object_events, n->warn.non_object_events);
