@@ -6,12 +6,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -305,6 +307,36 @@ static void release(tprof_sink *s)
     free(s);
 }
 
+/* Creates S->tmp exclusively. The name is registered for the signal handler
+ * before the file exists, so no signal finds the file unregistered; a name
+ * taken already is tried again with another suffix. */
+static int create_temporary(tprof_sink *s, size_t tl, const char *host)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static _Atomic uint64_t counter;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t x = ((uint64_t)now.tv_nsec << 20) ^ (uint64_t)getpid() ^ (atomic_fetch_add(&counter, 1) << 40);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char suffix[7];
+        for (int i = 0; i < 6; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            suffix[i] = digits[(x >> 33) % (sizeof digits - 1)];
+        }
+        suffix[6] = 0;
+        snprintf(s->tmp, tl, "%s" TMP_TAG "%s.%ld.%s", s->path, host, (long)getpid(), suffix);
+        s->slot = tmp_register(s->tmp);
+        int fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) return fd;
+        int err = errno;
+        tmp_unregister(s->slot);
+        s->slot = -1;
+        errno = err;
+        if (err != EEXIST) return -1;
+    }
+    return -1;
+}
+
 int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, int level, char *errbuf,
                     size_t errlen)
 {
@@ -328,8 +360,7 @@ int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, 
     }
     tprof_sink_remove_stale(path);
     /* the temporary name sits beside PATH so that rename() stays on one file system */
-    snprintf(s->tmp, tl, "%s" TMP_TAG "%s.%ld.XXXXXX", path, host, (long)getpid());
-    s->fd = mkstemp(s->tmp);
+    s->fd = create_temporary(s, tl, host);
     if (s->fd < 0) {
         char why[128];
         snprintf(s->err, sizeof s->err, "%s: cannot create a temporary file beside it: %s", path,
@@ -337,8 +368,6 @@ int tprof_sink_open(tprof_sink **out, const char *path, tprof_compression comp, 
         rc = TPROF_EWRITE;
         goto bad;
     }
-    s->slot = tmp_register(s->tmp);
-    fchmod(s->fd, 0644);
     if (comp == TPROF_COMP_ZSTD) {
         s->zstd = ZSTD_createCCtx();
         if (!s->zstd) {

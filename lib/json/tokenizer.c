@@ -243,6 +243,32 @@ static const char *expected_here(const tprof_json *j)
     }
 }
 
+/* "unexpected X (expected Y)" for the byte at the current position: X the
+ * byte in quotes when printable, else in hex; at the start of the input, a
+ * hint when the bytes are a known other kind of file. */
+static int unexpected(tprof_json *j, uint64_t off)
+{
+    const uint8_t *p = j->buf + j->pos;
+    size_t n = j->len - j->pos;
+    uint8_t c = *p;
+    char shown[16];
+    if (c >= 0x20 && c < 0x7f) snprintf(shown, sizeof shown, "'%c'", c);
+    else snprintf(shown, sizeof shown, "byte 0x%02X", c);
+    const char *hint = "";
+    if (off == 0) {
+        if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+            hint = "; the file starts with a UTF-8 byte-order mark, which JSON does not allow: save it without one";
+        else if (n >= 2 && p[0] == 0x1F && p[1] == 0x8B)
+            hint = "; this is gzip data: decompress it first (gunzip)";
+        else if (n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD)
+            hint = "; this is zstd data: decompress it first (unzstd)";
+        else if (n >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
+            hint = "; this is a Python pickle (a CUDA memory snapshot? see trainprof mem)";
+    }
+    return fail(j, TPROF_EFORMAT, off, "unexpected %s (expected %s)%s", shown, expected_here(j), hint);
+}
+
+
 int tprof_json_next(tprof_json *j, tprof_json_token *t)
 {
     if (j->err) return j->err;
@@ -298,8 +324,7 @@ int tprof_json_next(tprof_json *j, tprof_json_token *t)
                 continue;
             }
             if (c == (j->is_obj[j->depth] ? '}' : ']')) goto close;
-            return fail(j, TPROF_EFORMAT, t->offset, "unexpected '%c' (expected %s)",
-                        c >= 0x20 && c < 0x7f ? c : '?', expected_here(j));
+            return unexpected(j, t->offset);
         case ST_COLON:
             if (c != ':')
                 return fail(j, TPROF_EFORMAT, t->offset, "expected ':' after an object key");
@@ -311,8 +336,7 @@ int tprof_json_next(tprof_json *j, tprof_json_token *t)
             /* fall through */
         case ST_KEY: {
             if (c != '"')
-                return fail(j, TPROF_EFORMAT, t->offset, "unexpected '%c' (expected %s)",
-                            c >= 0x20 && c < 0x7f ? c : '?', expected_here(j));
+                return unexpected(j, t->offset);
             int r = scan_string(j, t);
             if (r < 0) return r;
             if (r == SCAN_MORE) goto more;
@@ -352,8 +376,7 @@ int tprof_json_next(tprof_json *j, tprof_json_token *t)
                     t->type = TPROF_JSON_NUMBER;
                     break;
                 }
-                return fail(j, TPROF_EFORMAT, t->offset, "unexpected '%c' (expected %s)",
-                            c >= 0x20 && c < 0x7f ? c : '?', expected_here(j));
+                return unexpected(j, t->offset);
             }
             if (r < 0) return r;
             if (r == SCAN_MORE) goto more;

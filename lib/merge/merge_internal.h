@@ -36,6 +36,7 @@ typedef struct {
     tprof_merge_rank *out;   /* the report row */
     size_t pos;              /* place in rank order, among all inputs */
     int has_rank_meta;
+    char *read_note;         /* the reader's remark on this input (a skipped duplicate traceEvents), or NULL */
     int64_t world_size;
     int has_base;
     int64_t base_ns;

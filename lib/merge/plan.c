@@ -146,6 +146,7 @@ static int digest(merge_input *in, const tprof_trace *t, const tprof_merge_opts 
 
 void merge_input_free(merge_input *in)
 {
+    free(in->read_note);
     free(in->gpu_pids);
     free(in->gpu_tracks);
     free(in->steps);
@@ -331,6 +332,8 @@ static int plan_input(const tprof_merge_opts *o, const tprof_read_opts *ro, merg
     int rc = tprof_trace_read(&t, o->inputs[i], ro, errbuf, errlen);
     if (rc && rc != TPROF_ETRUNC) return rc;
     rc = digest(in, t, o);
+    const char *note = tprof_trace_meta_get(t)->note;
+    if (!rc && note && !(in->read_note = strdup(note))) rc = TPROF_ENOMEM;
     tprof_trace_free(t);
     if (rc) return rc;
     if (in->has_rank_meta) in->out->rank_source = TPROF_RANK_FROM_DISTRIBUTED;
@@ -421,6 +424,7 @@ int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof
         if (i && in->out->rank == ins[order[i - 1]].out->rank)
             problem(rep, "rank %lld appears twice: %s and %s (both kept, under separate pids)",
                     (long long)in->out->rank, ins[order[i - 1]].out->path, in->out->path);
+        if (in->read_note) problem(rep, "%s: %s", in->out->path, in->read_note);
         step_window(o, in);
         if (in->window_empty && in->out->included)
             problem(rep, "%s: none of the requested steps is in this trace (only its metadata is kept)",

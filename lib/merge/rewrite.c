@@ -678,10 +678,17 @@ static int read_document(rw *w, tprof_json *j, mbuf *meta)
     if ((rc = tprof_json_next(j, &tok))) return rc;
     if (tok.type == TPROF_JSON_ARR_BEGIN) return read_events(w, j);
     if (tok.type != TPROF_JSON_OBJ_BEGIN) return TPROF_ENOTTRACE;
+    int saw_events = 0;
     for (;;) {
         if ((rc = tprof_json_next(j, &tok))) return rc;
         if (tok.type == TPROF_JSON_OBJ_END) return 0;
+        if (KEYIS(&tok, "traceEvents") && saw_events) {
+            /* the reader's rule: the first array is the trace (the plan said so) */
+            if ((rc = tprof_json_skip_value(j))) return rc;
+            continue;
+        }
         if (KEYIS(&tok, "traceEvents")) {
+            saw_events = 1;
             if ((rc = tprof_json_next(j, &tok))) return rc;
             if (tok.type == TPROF_JSON_ARR_BEGIN) {
                 if ((rc = read_events(w, j))) return rc;

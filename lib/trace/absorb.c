@@ -129,6 +129,7 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
             tprof_strtab_get(&dst->strs, tprof_strtab_intern(&dst->strs, s->display_time_unit, strlen(s->display_time_unit)));
     if (s->trace_name)
         d->trace_name = tprof_strtab_get(&dst->strs, tprof_strtab_intern(&dst->strs, s->trace_name, strlen(s->trace_name)));
+    if (s->note) tprof_trace_set_note(dst, s->note);
     free(map);
     return 0;
 oom:

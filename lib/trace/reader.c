@@ -185,7 +185,15 @@ static int parse_members(reader *r, int saw_events)
     for (;;) {
         if ((rc = tprof_json_next(r->j, &tok))) return rc;
         if (tok.type == TPROF_JSON_OBJ_END) break;
-        if (KEYIS(&tok, "traceEvents")) {
+        if (KEYIS(&tok, "traceEvents") && saw_events) {
+            /* Python's json and browsers keep the last of duplicate keys; a
+             * stream cannot take back the first, so it is the one read */
+            char note[200];
+            snprintf(note, sizeof note, "a second \"traceEvents\" at byte %llu is skipped: the first one is read "
+                     "(Python's json would keep the last)", (unsigned long long)tok.offset);
+            tprof_trace_set_note(t, note);
+            if ((rc = tprof_json_skip_value(r->j))) return rc;
+        } else if (KEYIS(&tok, "traceEvents")) {
             uint64_t off = tok.offset;
             if ((rc = tprof_json_next(r->j, &tok))) return rc;
             if (tok.type != TPROF_JSON_ARR_BEGIN) {
@@ -344,8 +352,13 @@ tprof_trace *tprof_trace_new(const char *name)
 
 void tprof_trace_set_note(tprof_trace *t, const char *note)
 {
-    if (note && note[0])
-        t->meta.note = tprof_strtab_get(&t->strs, tprof_strtab_intern(&t->strs, note, strlen(note)));
+    if (!note || !note[0]) return;
+    char both[1024];
+    if (t->meta.note) { /* a second remark joins the first */
+        snprintf(both, sizeof both, "%s; %s", t->meta.note, note);
+        note = both;
+    }
+    t->meta.note = tprof_strtab_get(&t->strs, tprof_strtab_intern(&t->strs, note, strlen(note)));
 }
 
 int tprof_trace_conclude(tprof_trace **out, tprof_trace *t, int rc, const char *src_msg, const char *json_msg,

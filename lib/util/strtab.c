@@ -106,6 +106,31 @@ static int grow_slots(tprof_strtab *t)
     return 0;
 }
 
+/* A string with NUL bytes (JSON's \u0000) is stored with each NUL shown as
+ * U+2400 (the symbol for null), so that every user of the C string sees all
+ * of it: a table would otherwise cut the name at the NUL. */
+static uint32_t intern_visible_nul(tprof_strtab *t, const char *s, size_t len)
+{
+    size_t nul = 0;
+    for (size_t i = 0; i < len; i++) nul += s[i] == 0;
+    if (len > SIZE_MAX / 4) return UINT32_MAX;
+    char *v = malloc(len + 2 * nul);
+    if (!v) return UINT32_MAX;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i]) {
+            v[n++] = s[i];
+            continue;
+        }
+        v[n++] = (char)0xE2;
+        v[n++] = (char)0x90;
+        v[n++] = (char)0x80;
+    }
+    uint32_t id = tprof_strtab_intern(t, v, n);
+    free(v);
+    return id;
+}
+
 uint32_t tprof_strtab_intern(tprof_strtab *t, const char *s, size_t len)
 {
     uint64_t h = tprof_hash_bytes(s, len);
@@ -115,6 +140,7 @@ uint32_t tprof_strtab_intern(tprof_strtab *t, const char *s, size_t len)
         if (t->hashes[id] == h && t->lens[id] == len && memcmp(t->strs[id], s, len) == 0) return id;
     }
     if (t->count >= UINT32_MAX - 1 || len >= UINT32_MAX) return UINT32_MAX;
+    if (memchr(s, 0, len)) return intern_visible_nul(t, s, len); /* never stored with a NUL: see there */
     if (t->count == t->cap) {
         size_t nc = t->cap ? t->cap * 2 : 256;
         uint64_t *nh = realloc(t->hashes, nc * sizeof *nh);

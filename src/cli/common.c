@@ -171,6 +171,37 @@ static void on_progress(void *ctx, const char *path, uint64_t bytes_in, int64_t 
     pthread_mutex_unlock(&p->mu);
 }
 
+static int cmp_rank_index(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Files whose distributedInfo claims the same rank: usually the traces of
+ * several runs, or of one rank, given together. One line per shared rank. */
+static void warn_shared_ranks(char **paths, int n, const tprof_read_result *out)
+{
+    int64_t (*rk)[2] = malloc((size_t)n * sizeof *rk);
+    if (!rk) return;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (out[i].trace && tprof_trace_meta_get(out[i].trace)->rank >= 0) {
+            rk[m][0] = tprof_trace_meta_get(out[i].trace)->rank;
+            rk[m++][1] = i;
+        }
+    qsort(rk, (size_t)m, sizeof *rk, cmp_rank_index);
+    for (int i = 0; i < m;) {
+        int j = i;
+        while (j < m && rk[j][0] == rk[i][0]) j++;
+        if (j - i > 1)
+            cli_warn("%d files claim rank %lld in their distributedInfo (%s, %s%s): traces of several runs "
+                     "given together? each is analysed as its own trace", j - i, (long long)rk[i][0],
+                     paths[rk[i][1]], paths[rk[i + 1][1]], j - i > 2 ? ", ..." : "");
+        i = j;
+    }
+    free(rk);
+}
+
 int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_read_result *out)
 {
     int stdin_uses = 0;
@@ -211,6 +242,7 @@ int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_r
             worst = EXIT_INPUT;
         }
     }
+    warn_shared_ranks(paths, n, out);
     return worst;
 }
 
