@@ -1,0 +1,187 @@
+/* Results as typed tables: one description per result type, rendered to a
+ * text table, CSV and JSON from the description alone, written to and read
+ * back from a versioned text form, and combined across ranks by each
+ * column's rule.
+ *
+ * A description (static, given once per result type) names each column
+ * (snake_case: the JSON key and the CSV header), its kind (which says its
+ * unit) and how it combines across ranks. A result holds the rows of one
+ * description: a top table of one row (the scalars) and named child tables,
+ * which may have child tables per row in turn (the calls of each collective
+ * type). Analyses stay pure functions; adapters fill results from their
+ * structs.
+ *
+ * Values are int64 (counts, ns, bytes, ranks, timestamps), double (rates,
+ * ratios) or strings, each possibly null. Ratios given by a numerator and a
+ * denominator column are derived after combining, never combined themselves.
+ *
+ * Ownership: a result owns its rows and strings; descriptions are the
+ * caller's (static). */
+#ifndef TRAINPROF_RESULT_H
+#define TRAINPROF_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trainprof/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    TPROF_COL_COUNT = 0, /* int64: events, calls */
+    TPROF_COL_DURATION,  /* int64 ns: "12.3 ms" in tables */
+    TPROF_COL_BYTES,     /* int64 bytes: "1.5 GiB" */
+    TPROF_COL_RATIO,     /* double 0..1: "12.3%" in tables, raw in CSV and JSON */
+    TPROF_COL_RATE,      /* double, unit in the title (GB/s, TFLOP/s) */
+    TPROF_COL_TIMESTAMP, /* int64 ns since the trace's epoch */
+    TPROF_COL_RANK,      /* int64 */
+    TPROF_COL_INT,       /* int64 with no unit (a step number, a group size) */
+    TPROF_COL_REAL,      /* double with no unit */
+    TPROF_COL_STRING,
+    TPROF_COL_ENUM, /* a string from a fixed set (a class, a phase) */
+} tprof_col_kind;
+
+/* How a column combines over ranks (rows of one key, one per rank). */
+typedef enum {
+    TPROF_COMBINE_SUM = 0,
+    TPROF_COMBINE_MIN,
+    TPROF_COMBINE_MAX,
+    TPROF_COMBINE_WMEAN,    /* weighted by the column named in `weight` */
+    TPROF_COMBINE_DIST,     /* a distribution: the combined cell is its p50 */
+    TPROF_COMBINE_FIRST,    /* the value of the lowest rank (names, sizes every rank shares) */
+    TPROF_COMBINE_PER_RANK, /* no combined value (null) */
+    TPROF_COMBINE_DERIVED,  /* num / den after combining (ratios) */
+} tprof_combine;
+
+enum {
+    TPROF_COLF_KEY = 1,       /* identifies the row: rows of equal keys combine */
+    TPROF_COLF_METRIC = 2,    /* the key metric: "worst ranks" sort by it, highest first */
+    TPROF_COLF_NO_TABLE = 4,  /* not in the text table */
+    TPROF_COLF_NO_CSV = 8,    /* not in CSV */
+    TPROF_COLF_NO_JSON = 16,  /* not in JSON */
+    TPROF_COLF_LOW_WORST = 32, /* with METRIC: lower is worse (a throughput) */
+};
+
+typedef struct {
+    const char *name;  /* snake_case: JSON key, CSV header */
+    tprof_col_kind kind;
+    tprof_combine combine;
+    const char *title; /* text-table heading; NULL: the name */
+    const char *doc;   /* one line for the schema docs */
+    unsigned flags;    /* TPROF_COLF_* */
+    const char *weight; /* WMEAN: the weighting column */
+    const char *num, *den; /* DERIVED: the ratio's columns */
+    int width;          /* text table: cut longer cells in the middle (0: never) */
+    int decimals;       /* RATE / REAL / RATIO in tables (0: 2, RATIO 1) */
+} tprof_col_desc;
+
+typedef struct tprof_table_desc {
+    const char *name;  /* JSON key of the row array; "" for the top table */
+    const char *title; /* heading above the text table; may be NULL */
+    const char *doc;
+    const tprof_col_desc *cols;
+    size_t ncols;
+    const struct tprof_table_desc *const *children; /* tables per row */
+    size_t nchildren;
+} tprof_table_desc;
+
+typedef struct {
+    const char *name;    /* the result type: "comm", "temporal" */
+    unsigned version;    /* bumped when a column changes meaning */
+    const tprof_table_desc *top; /* the scalars: one row */
+    const tprof_table_desc *const *tables;
+    size_t ntables;
+} tprof_result_desc;
+
+typedef struct {
+    union {
+        int64_t i;
+        double d;
+        const char *s; /* owned by the result */
+    } v;
+    uint8_t null;
+} tprof_cell;
+
+typedef struct tprof_rows tprof_rows;
+typedef struct tprof_result tprof_result;
+
+tprof_result *tprof_result_new(const tprof_result_desc *d);
+void tprof_result_free(tprof_result *r);
+const tprof_result_desc *tprof_result_desc_of(const tprof_result *r);
+/* The top table (one row, created empty: null cells). */
+tprof_rows *tprof_result_top(tprof_result *r);
+/* Child table I of the result. */
+tprof_rows *tprof_result_table(tprof_result *r, size_t i);
+const tprof_rows *tprof_result_table_c(const tprof_result *r, size_t i);
+const tprof_rows *tprof_result_top_c(const tprof_result *r);
+
+/* Appends a row of null cells; returns its index or -1 (out of memory). */
+long tprof_rows_add(tprof_rows *t);
+size_t tprof_rows_count(const tprof_rows *t);
+const tprof_table_desc *tprof_rows_desc(const tprof_rows *t);
+/* Child table C of row ROW (created on first use). NULL when out of memory. */
+tprof_rows *tprof_rows_child(tprof_rows *t, size_t row, size_t c);
+const tprof_rows *tprof_rows_child_c(const tprof_rows *t, size_t row, size_t c);
+/* Setters by column index; a string is copied. 0 or TPROF_ENOMEM. */
+void tprof_rows_set_i(tprof_rows *t, size_t row, size_t col, int64_t v);
+void tprof_rows_set_d(tprof_rows *t, size_t row, size_t col, double v);
+int tprof_rows_set_s(tprof_rows *t, size_t row, size_t col, const char *s);
+void tprof_rows_set_null(tprof_rows *t, size_t row, size_t col);
+const tprof_cell *tprof_rows_cell(const tprof_rows *t, size_t row, size_t col);
+/* Column index of NAME, or -1. */
+int tprof_table_col(const tprof_table_desc *d, const char *name);
+/* Derives every DERIVED column (num / den; null when den is 0 or null). */
+void tprof_result_derive(tprof_result *r);
+
+/* ---- renderers ----------------------------------------------------------- */
+
+/* The text table of T: headings from titles, human units, aligned. */
+int tprof_rows_print_table(const tprof_rows *t, FILE *f);
+/* The CSV header (PREFIX, then T's CSV columns) and T's rows after the
+ * PREFIX cells (each row's label, file); raw base units. */
+void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *f);
+void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t nprefix, FILE *f);
+/* The result as JSON members of an object the caller opened (the top
+ * table's columns, then each table as an array of row objects). */
+void tprof_result_json_members(const tprof_result *r, tprof_jw *w);
+
+/* ---- serialisation -------------------------------------------------------- */
+
+/* A versioned text form: integers exact, doubles as C99 hex floats (exact),
+ * strings JSON-escaped. Reading needs the description the result was
+ * written with (name and version must match). */
+int tprof_result_write(const tprof_result *r, FILE *f);
+int tprof_result_read(tprof_result **out, const tprof_result_desc *d, FILE *f, char *errbuf, size_t errlen);
+/* Same values, same shape (doubles compared bit for bit). */
+int tprof_result_equal(const tprof_result *a, const tprof_result *b);
+
+/* ---- across ranks ------------------------------------------------------------ */
+
+/* The distribution of one numeric column over ranks. */
+typedef struct {
+    size_t n;                /* ranks with a value */
+    double min, p50, p90, max;
+    int64_t min_rank, max_rank; /* the rank holding each extreme (the lowest one on ties) */
+} tprof_col_dist;
+
+/* Over N results of one description (RANKS[i] the rank of RESULTS[i]), for
+ * the top table: the distribution of column COL. p50 and p90 are the
+ * nearest-rank percentiles (the value at ceil(p*n) in sorted order). */
+int tprof_ranks_dist(const tprof_result *const *results, const int64_t *ranks, size_t n, int col,
+                     tprof_col_dist *out);
+/* The K ranks worst by the top table's metric column: indexes into RESULTS,
+ * worst first (ties: lower rank first). Returns how many were written. */
+size_t tprof_ranks_worst(const tprof_result *const *results, const int64_t *ranks, size_t n, size_t k,
+                         size_t *out);
+/* One result combining N results by the columns' rules: the top row, and
+ * each table's rows matched by their key columns (order: first seen, in
+ * rank order). Ratios are derived afterwards. NULL when out of memory. */
+tprof_result *tprof_ranks_combine(const tprof_result *const *results, const int64_t *ranks, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

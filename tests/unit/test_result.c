@@ -1,0 +1,257 @@
+/* Results as typed tables (include/trainprof/result.h): the three renderers
+ * on a hand-built result, the text form round trip (every kind, nulls,
+ * awkward strings, child tables, exact doubles), refusals of broken forms,
+ * and the across-ranks view against values worked out by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trainprof/error.h"
+#include "trainprof/result.h"
+#include "unit.h"
+
+static const tprof_col_desc call_cols[] = {
+    { .name = "name", .kind = TPROF_COL_STRING, .flags = TPROF_COLF_KEY },
+    { .name = "calls", .kind = TPROF_COL_COUNT, .combine = TPROF_COMBINE_SUM },
+};
+static const tprof_table_desc calls_desc = { .name = "calls", .cols = call_cols, .ncols = 2 };
+static const tprof_table_desc *const type_kids[] = { &calls_desc };
+
+static const tprof_col_desc type_cols[] = {
+    { .name = "type", .kind = TPROF_COL_ENUM, .flags = TPROF_COLF_KEY, .title = "collective" },
+    { .name = "time_ns", .kind = TPROF_COL_DURATION, .combine = TPROF_COMBINE_SUM, .title = "time" },
+    { .name = "exposed_ns", .kind = TPROF_COL_DURATION, .combine = TPROF_COMBINE_SUM, .title = "exposed" },
+    { .name = "exposed", .kind = TPROF_COL_RATIO, .combine = TPROF_COMBINE_DERIVED, .num = "exposed_ns",
+      .den = "time_ns", .title = "exposed %" },
+    { .name = "busbw_gbps", .kind = TPROF_COL_RATE, .combine = TPROF_COMBINE_WMEAN, .weight = "time_ns",
+      .title = "busbw GB/s" },
+};
+static const tprof_table_desc types_desc = { .name = "types", .cols = type_cols, .ncols = 5, .children = type_kids,
+                                             .nchildren = 1 };
+
+static const tprof_col_desc top_cols[] = {
+    { .name = "step_ns", .kind = TPROF_COL_DURATION, .combine = TPROF_COMBINE_DIST, .flags = TPROF_COLF_METRIC },
+    { .name = "bytes", .kind = TPROF_COL_BYTES, .combine = TPROF_COMBINE_MAX },
+    { .name = "device", .kind = TPROF_COL_STRING, .combine = TPROF_COMBINE_FIRST },
+    { .name = "first_ts", .kind = TPROF_COL_TIMESTAMP, .combine = TPROF_COMBINE_MIN },
+    { .name = "note", .kind = TPROF_COL_STRING, .combine = TPROF_COMBINE_PER_RANK, .flags = TPROF_COLF_NO_CSV },
+    { .name = "ratio", .kind = TPROF_COL_REAL, .combine = TPROF_COMBINE_SUM },
+};
+static const tprof_table_desc top_desc = { .name = "", .cols = top_cols, .ncols = 6 };
+static const tprof_table_desc *const tables[] = { &types_desc };
+static const tprof_result_desc desc = { .name = "example", .version = 3, .top = &top_desc, .tables = tables,
+                                        .ntables = 1 };
+
+/* One rank's result: STEP ns, and per type (time, exposed, busbw) with calls. */
+static tprof_result *make(int64_t step, const char *note, double bw_scale)
+{
+    tprof_result *r = tprof_result_new(&desc);
+    assert_non_null(r);
+    tprof_rows *top = tprof_result_top(r);
+    tprof_rows_set_i(top, 0, 0, step);
+    tprof_rows_set_i(top, 0, 1, step * 2);
+    assert_int_equal(tprof_rows_set_s(top, 0, 2, "H100"), 0);
+    tprof_rows_set_i(top, 0, 3, 1000 + step);
+    if (note) assert_int_equal(tprof_rows_set_s(top, 0, 4, note), 0);
+    tprof_rows_set_d(top, 0, 5, 0.1);
+    tprof_rows *ty = tprof_result_table(r, 0);
+    static const char *const names[] = { "AllReduce", "SendRecv" };
+    for (int k = 0; k < 2; k++) {
+        long row = tprof_rows_add(ty);
+        assert_true(row >= 0);
+        assert_int_equal(tprof_rows_set_s(ty, (size_t)row, 0, names[k]), 0);
+        tprof_rows_set_i(ty, (size_t)row, 1, step / (k + 1));
+        tprof_rows_set_i(ty, (size_t)row, 2, step / (4 * (k + 1)));
+        tprof_rows_set_d(ty, (size_t)row, 4, bw_scale * (k + 1));
+        tprof_rows *calls = tprof_rows_child(ty, (size_t)row, 0);
+        assert_non_null(calls);
+        long c = tprof_rows_add(calls);
+        assert_int_equal(tprof_rows_set_s(calls, (size_t)c, 0, k ? "send" : "allreduce"), 0);
+        tprof_rows_set_i(calls, (size_t)c, 1, 3 + k);
+    }
+    tprof_result_derive(r);
+    return r;
+}
+
+static char *render(void (*fn)(const tprof_result *, FILE *), const tprof_result *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    fn(r, f);
+    fclose(f);
+    return buf;
+}
+
+static void json_of(const tprof_result *r, FILE *f)
+{
+    tprof_jw w;
+    tprof_jw_init(&w, f);
+    tprof_jw_obj(&w);
+    tprof_result_json_members(r, &w);
+    tprof_jw_obj_end(&w);
+}
+
+static void csv_of(const tprof_result *r, FILE *f)
+{
+    tprof_rows_csv_header(&top_desc, "trace", f);
+    const char *prefix[] = { "rank 0" };
+    tprof_rows_csv(tprof_result_top_c(r), prefix, 1, f);
+    tprof_rows_csv_header(&types_desc, NULL, f);
+    tprof_rows_csv(tprof_result_table_c(r, 0), NULL, 0, f);
+}
+
+static void table_of(const tprof_result *r, FILE *f) { tprof_rows_print_table(tprof_result_table_c(r, 0), f); }
+
+static void test_renderers(void **state)
+{
+    (void)state;
+    tprof_result *r = make(4000000, "a \"quoted\", note", 1.5);
+    char *j = render(json_of, r);
+    assert_string_equal(j, "{\"step_ns\":4000000,\"bytes\":8000000,\"device\":\"H100\",\"first_ts\":4001000,"
+                           "\"note\":\"a \\\"quoted\\\", note\",\"ratio\":0.10000000000000001,\"types\":["
+                           "{\"type\":\"AllReduce\",\"time_ns\":4000000,\"exposed_ns\":1000000,\"exposed\":0.25,"
+                           "\"busbw_gbps\":1.5,\"calls\":[{\"name\":\"allreduce\",\"calls\":3}]},"
+                           "{\"type\":\"SendRecv\",\"time_ns\":2000000,\"exposed_ns\":500000,\"exposed\":0.25,"
+                           "\"busbw_gbps\":3,\"calls\":[{\"name\":\"send\",\"calls\":4}]}]}\n");
+    char *c = render(csv_of, r);
+    /* the note is not in CSV; the CSV has raw units */
+    assert_string_equal(c, "trace,step_ns,bytes,device,first_ts,ratio\n"
+                           "rank 0,4000000,8000000,H100,4001000,0.10000000000000001\n"
+                           "type,time_ns,exposed_ns,exposed,busbw_gbps\n"
+                           "AllReduce,4000000,1000000,0.25,1.5\n"
+                           "SendRecv,2000000,500000,0.25,3\n");
+    char *t = render(table_of, r);
+    assert_string_equal(t, "collective  time  exposed  exposed %  busbw GB/s\n"
+                           "----------  ----  -------  ---------  ----------\n"
+                           "AllReduce   4 ms     1 ms      25.0%        1.50\n"
+                           "SendRecv    2 ms   500 us      25.0%        3.00\n");
+    free(j);
+    free(c);
+    free(t);
+    tprof_result_free(r);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    tprof_result *r = make(123456789, "tab\there\nnewline \\ back\x01slash", 0.1);
+    /* an exact double that %.17g would also keep, and one it writes long */
+    tprof_rows_set_d(tprof_result_top(r), 0, 5, 1.0 / 3.0);
+    tprof_rows_set_null(tprof_result_top(r), 0, 3);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(tprof_result_write(r, f), 0);
+    fclose(f);
+    f = fmemopen(buf, len, "r");
+    tprof_result *back = NULL;
+    char err[200];
+    assert_int_equal(tprof_result_read(&back, &desc, f, err, sizeof err), 0);
+    fclose(f);
+    assert_true(tprof_result_equal(r, back));
+    assert_string_equal(tprof_rows_cell(tprof_result_top_c(back), 0, 4)->v.s, "tab\there\nnewline \\ back\x01slash");
+    assert_true(tprof_rows_cell(tprof_result_top_c(back), 0, 3)->null);
+    /* a changed value is seen */
+    tprof_rows_set_d(tprof_result_top(back), 0, 5, nextafter(1.0 / 3.0, 1));
+    assert_false(tprof_result_equal(r, back));
+    tprof_result_free(back);
+
+    /* refusals: another type or version, a cut form, a cell of the wrong kind */
+    static const tprof_result_desc other = { .name = "example", .version = 4, .top = &top_desc, .tables = tables,
+                                             .ntables = 1 };
+    f = fmemopen(buf, len, "r");
+    assert_int_equal(tprof_result_read(&back, &other, f, err, sizeof err), TPROF_EFORMAT);
+    assert_non_null(strstr(err, "version 3"));
+    fclose(f);
+    f = fmemopen(buf, len / 2, "r");
+    assert_int_equal(tprof_result_read(&back, &desc, f, err, sizeof err), TPROF_EFORMAT);
+    fclose(f);
+    char *bad = strdup(buf);
+    char *cell = strstr(bad, "\ti246913578");
+    assert_non_null(cell);
+    cell[1] = 'd';
+    f = fmemopen(bad, strlen(bad), "r");
+    assert_int_equal(tprof_result_read(&back, &desc, f, err, sizeof err), TPROF_EFORMAT);
+    assert_non_null(strstr(err, "wrong kind"));
+    assert_null(back);
+    fclose(f);
+    free(bad);
+    free(buf);
+    tprof_result_free(r);
+}
+
+static void test_across_ranks(void **state)
+{
+    (void)state;
+    /* five ranks, given out of order; step times 10, 50, 30, 50, 20 ms */
+    const int64_t ranks[] = { 4, 0, 3, 1, 2 };
+    const int64_t steps[] = { 20, 10, 50, 50, 30 };
+    tprof_result *r[5];
+    for (int i = 0; i < 5; i++) r[i] = make(steps[i] * 1000000, i == 1 ? "rank 0" : NULL, (double)(i + 1));
+    const tprof_result *const *rc = (const tprof_result *const *)r;
+    tprof_col_dist d;
+    assert_int_equal(tprof_ranks_dist(rc, ranks, 5, 0, &d), 0);
+    assert_int_equal(d.n, 5);
+    assert_true(d.min == 10e6 && d.min_rank == 0);
+    assert_true(d.max == 50e6 && d.max_rank == 1); /* ranks 1 and 3 hold it: the lower */
+    assert_true(d.p50 == 30e6);                     /* sorted 10 20 30 50 50: the 3rd */
+    assert_true(d.p90 == 50e6);                     /* ceil(4.5) = 5th */
+    size_t worst[3];
+    assert_int_equal(tprof_ranks_worst(rc, ranks, 5, 3, worst), 3);
+    assert_int_equal(ranks[worst[0]], 1);
+    assert_int_equal(ranks[worst[1]], 3);
+    assert_int_equal(ranks[worst[2]], 2);
+
+    tprof_result *all = tprof_ranks_combine(rc, ranks, 5);
+    assert_non_null(all);
+    const tprof_rows *top = tprof_result_top_c(all);
+    assert_int_equal(tprof_rows_cell(top, 0, 0)->v.i, 30000000); /* DIST: the p50 */
+    assert_int_equal(tprof_rows_cell(top, 0, 1)->v.i, 100000000); /* MAX of 2 x step */
+    assert_string_equal(tprof_rows_cell(top, 0, 2)->v.s, "H100");
+    assert_int_equal(tprof_rows_cell(top, 0, 3)->v.i, 1000 + 10000000); /* MIN */
+    assert_true(tprof_rows_cell(top, 0, 4)->null);                       /* per rank only */
+    assert_true(fabs(tprof_rows_cell(top, 0, 5)->v.d - 0.5) < 1e-12);   /* SUM of 0.1 x 5 */
+    const tprof_rows *ty = tprof_result_table_c(all, 0);
+    assert_int_equal(tprof_rows_count(ty), 2);
+    assert_string_equal(tprof_rows_cell(ty, 0, 0)->v.s, "AllReduce");
+    /* time: sum of steps = 160 ms; exposed: sum of step/4 = 40 ms; exposed derived after: 0.25 */
+    assert_int_equal(tprof_rows_cell(ty, 0, 1)->v.i, 160000000);
+    assert_int_equal(tprof_rows_cell(ty, 0, 2)->v.i, 40000000);
+    assert_true(tprof_rows_cell(ty, 0, 3)->v.d == 0.25);
+    /* busbw weighted by time: sum(bw_i * step_i) / sum(step_i), bw_i = i+1 for input i */
+    double num = 0, den = 0;
+    for (int i = 0; i < 5; i++) {
+        num += (double)(i + 1) * (double)steps[i] * 1e6;
+        den += (double)steps[i] * 1e6;
+    }
+    assert_true(fabs(tprof_rows_cell(ty, 0, 4)->v.d - num / den) < 1e-12);
+    /* the child table: one "allreduce" row, calls summed 3 x 5 */
+    const tprof_rows *calls = tprof_rows_child_c(ty, 0, 0);
+    assert_int_equal(tprof_rows_count(calls), 1);
+    assert_int_equal(tprof_rows_cell(calls, 0, 1)->v.i, 15);
+    /* combining one rank gives that rank's values back */
+    tprof_result *one = tprof_ranks_combine(rc, ranks, 1);
+    tprof_rows_set_null(tprof_result_top(r[0]), 0, 4);
+    assert_true(tprof_result_equal(one, r[0]));
+    tprof_result_free(one);
+    tprof_result_free(all);
+    for (int i = 0; i < 5; i++) tprof_result_free(r[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_renderers),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_across_ranks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
