@@ -53,14 +53,24 @@ size_t tprof_log_parse_line(const char *line, size_t len, tprof_log_record *out)
 
 typedef struct tprof_log tprof_log;
 
+/* Dicts, lists and tuples in a metric dict nest at most this deep; a line
+ * with a deeper value is not read as a dict (other formats may still take
+ * it) and gets a warning (tprof_log_warnings). */
+#define TPROF_LOG_MAX_DEPTH 64
+
 tprof_log *tprof_log_new(const char *name);
 /* Bytes of the log in any chunking; lines end at '\n', segments at '\r'. */
 int tprof_log_feed(tprof_log *lg, const void *data, size_t len);
-/* Ends the input: the last line, the points sorted by step, the anomalies. */
+/* Ends the input: the last line, the points sorted by step, the anomalies.
+ * Returns 0; TPROF_ETRUNC when the last line had no newline and was cut
+ * inside a value (docs/METRICS.md states the rule): that line was dropped,
+ * the rest is finished and tprof_log_truncation says which line;
+ * TPROF_ENOMEM. */
 int tprof_log_finish(tprof_log *lg);
 /* Reads PATH ("-" stdin; gzip and zstd detected) and finishes it. Returns 0;
- * TPROF_ETRUNC with *out holding what was read; TPROF_EFORMAT (no metric in
- * the file, *out still set) or TPROF_EIO / TPROF_ENOMEM (*out NULL). */
+ * TPROF_ETRUNC (a cut compressed stream or a cut last line, ERRBUF says
+ * which) with *out holding what was read; TPROF_EFORMAT (no metric in the
+ * file, *out still set) or TPROF_EIO / TPROF_ENOMEM (*out NULL). */
 int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errlen);
 void tprof_log_free(tprof_log *lg);
 
@@ -71,6 +81,13 @@ typedef struct {
 } tprof_log_counts;
 
 const char *tprof_log_name(const tprof_log *lg);
+/* "NAME: line N: the last line was cut ...: dropped" when finish dropped a
+ * cut last line, else "". */
+const char *tprof_log_truncation(const tprof_log *lg);
+/* Warnings about lines that were read, each "NAME: line N: ...": values
+ * nested deeper than TPROF_LOG_MAX_DEPTH (the first 8 such lines, then one
+ * that counts the rest). Returns the count; *out points into the log. */
+size_t tprof_log_warnings(const tprof_log *lg, const char *const **out);
 const tprof_log_counts *tprof_log_get_counts(const tprof_log *lg);
 size_t tprof_log_nmetrics(const tprof_log *lg); /* in the order first seen */
 const char *tprof_log_metric(const tprof_log *lg, size_t i);

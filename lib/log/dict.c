@@ -1,6 +1,9 @@
 /* Metric dicts: a JSON line, or a {...} after a prefix in JSON or Python's
  * repr ('single quotes', nan, inf, None, True). Numbers are kept, nested
- * dicts flattened as "outer/inner", strings, booleans and lists skipped. */
+ * dicts flattened as "outer/inner", strings, booleans and lists skipped.
+ * Dicts, lists and tuples nest at most TPROF_LOG_MAX_DEPTH deep: the parser
+ * recurses once per level, and a deeper value fails the dict (lg_info says
+ * why) instead of overflowing the stack on a line of a million '['. */
 #include <string.h>
 
 #include "log_internal.h"
@@ -9,8 +12,19 @@ typedef struct {
     const char *s;
     size_t n, i;
     tprof_log_record *r;
-    int depth;
+    int depth; /* containers open */
+    int deep;  /* the depth limit was hit */
 } dp;
+
+static int enter(dp *p)
+{
+    if (p->depth >= TPROF_LOG_MAX_DEPTH) {
+        p->deep = 1;
+        return 0;
+    }
+    p->depth++;
+    return 1;
+}
 
 static void ws(dp *p)
 {
@@ -37,12 +51,14 @@ static int value(dp *p, const char *key, size_t klen);
 static int skip_seq(dp *p)
 {
     char close = p->s[p->i] == '[' ? ']' : ')';
+    if (!enter(p)) return 0;
     p->i++;
     for (;;) {
         ws(p);
         if (p->i >= p->n) return 0;
         if (p->s[p->i] == close) {
             p->i++;
+            p->depth--;
             return 1;
         }
         if (!value(p, NULL, 0)) return 0;
@@ -54,7 +70,7 @@ static int skip_seq(dp *p)
 
 static int object(dp *p, const char *prefix, size_t plen)
 {
-    if (++p->depth > 16) return 0;
+    if (!enter(p)) return 0;
     p->i++; /* '{' */
     for (int first = 1;; first = 0) {
         ws(p);
@@ -118,13 +134,28 @@ static int value(dp *p, const char *key, size_t klen)
     return 0;
 }
 
-int lg_parse_dict(const char *s, size_t n, tprof_log_record *r)
+/* A failure at byte I is the end of the line when nothing but one token
+ * (a number, word or key cut short: "2.15e", "tr") lies between I and the
+ * end: the line stops inside the dict. */
+static int open_at_end(const char *s, size_t n, size_t i)
+{
+    for (; i < n; i++)
+        if (lg_space(s[i]) || s[i] == '\r' || memchr(",:{}[]()\"'", s[i], 10)) return 0;
+    return 1;
+}
+
+int lg_parse_dict(const char *s, size_t n, tprof_log_record *r, lg_info *info)
 {
     const char *b = memchr(s, '{', n);
     if (!b) return 0;
     tprof_log_record save_hdr = { .format = r->format, .step = r->step, .n = r->n };
     dp p = { .s = s, .n = n, .i = (size_t)(b - s), .r = r };
-    if (!object(&p, NULL, 0) || r->n == save_hdr.n) {
+    int ok = object(&p, NULL, 0);
+    if (!ok && info) {
+        info->too_deep |= p.deep;
+        info->open_at_end |= !p.deep && open_at_end(s, n, p.i);
+    }
+    if (!ok || r->n == save_hdr.n) {
         r->n = save_hdr.n; /* not a dict of metrics: another format may take the line */
         r->step = save_hdr.step;
         return 0;

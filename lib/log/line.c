@@ -142,6 +142,12 @@ static size_t strip_ansi(char *s, size_t n)
 
 size_t tprof_log_parse_line(const char *line, size_t len, tprof_log_record *out)
 {
+    return lg_parse_line(line, len, out, NULL);
+}
+
+size_t lg_parse_line(const char *line, size_t len, tprof_log_record *out, lg_info *info)
+{
+    if (info) *info = (lg_info){ 0 };
     out->format = TPROF_LOG_NONE;
     out->step = -1;
     out->n = 0;
@@ -153,7 +159,7 @@ size_t tprof_log_parse_line(const char *line, size_t len, tprof_log_record *out)
         line = buf;
     }
     /* the most specific formats first; key-value takes whatever is left */
-    if (!lg_parse_dict(line, len, out) && !lg_parse_tqdm(line, len, out) && !lg_parse_llmc(line, len, out)) {
+    if (!lg_parse_dict(line, len, out, info) && !lg_parse_tqdm(line, len, out) && !lg_parse_llmc(line, len, out)) {
         lg_parse_kv(line, len, out);
         if (out->n) out->format = TPROF_LOG_KV;
     }

@@ -3,6 +3,8 @@
  * docs/METRICS.md, "trainprof log". */
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@
 #include "trainprof/source.h"
 
 #define LINE_MAX_BYTES ((size_t)1 << 20) /* longer lines are cut here */
+#define WARN_MAX 8                       /* too-deep lines named one by one; then a count */
 #define WINDOW 20                        /* rolling median: previous points */
 #define WINDOW_MIN 5                     /* points needed before judging one */
 
@@ -45,6 +48,14 @@ struct tprof_log {
     size_t nan_, can;
     int finished;
     tprof_log_record rec;
+    uint64_t lineno;    /* 1-based number of the line being read */
+    uint64_t ndeep;     /* lines with a value nested deeper than TPROF_LOG_MAX_DEPTH */
+    char *warn[WARN_MAX + 1];
+    size_t nwarn;
+    char *trunc;        /* the last line was cut and dropped: why; NULL otherwise */
+    int over;           /* the line in LINE is longer than LINE_MAX_BYTES: bytes were left out */
+    char tail[16];      /* then its last bytes (the end of the line as the input has it) */
+    size_t ntail;
 };
 
 tprof_log *tprof_log_new(const char *name)
@@ -55,6 +66,7 @@ tprof_log *tprof_log_new(const char *name)
         free(lg);
         return NULL;
     }
+    lg->lineno = 1;
     return lg;
 }
 
@@ -71,6 +83,8 @@ void tprof_log_free(tprof_log *lg)
     free(lg->hash);
     free(lg->line);
     free(lg->an);
+    for (size_t i = 0; i < lg->nwarn; i++) free(lg->warn[i]);
+    free(lg->trunc);
     free(lg->name);
     free(lg);
 }
@@ -133,15 +147,63 @@ static int push(metric *m, int64_t step, double v, uint64_t seq)
     return 0;
 }
 
-/* One record (a line or a \r segment). */
-static int record(tprof_log *lg, const char *s, size_t n)
+static char *fmt_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt_msg(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = NULL;
+    if (vasprintf(&m, fmt, ap) < 0) m = NULL;
+    va_end(ap);
+    return m;
+}
+
+/* 1 when a line that stops here without a newline ends where a token
+ * cannot go on: after a space, a closing ) ] } |, a , ; or a quote, or a
+ * complete ANSI sequence. Anything else (a digit, a letter, '.', '-', ':',
+ * '=', a byte of a UTF-8 character) may be the cut middle of a value:
+ * "2.15e-05" cut to "2.15", "loss: 2.15e" read as loss(e). */
+static int ends_clean(const char *s, size_t n)
+{
+    if (!n) return 1;
+    unsigned char c = (unsigned char)s[n - 1];
+    if (lg_space(c) || memchr(")]}|,;\"'", c, 8)) return 1;
+    if (c >= 0x40 && c <= 0x7e) { /* ESC [ parameters final byte */
+        size_t i = n - 1;
+        while (i > 0 && (unsigned char)s[i - 1] >= 0x20 && (unsigned char)s[i - 1] <= 0x3f) i--;
+        return i >= 2 && s[i - 1] == '[' && s[i - 2] == 0x1b;
+    }
+    return 0;
+}
+
+/* One record (a line or a \r segment). LAST: the final segment of a last
+ * line without a newline, dropped when it was cut (docs/METRICS.md). A line
+ * over LINE_MAX_BYTES is cut there by the reader, not by the input: it is
+ * judged by its real last bytes, as any long line is read from its first MiB. */
+static int record(tprof_log *lg, const char *s, size_t n, int last)
 {
     size_t i = 0;
     while (i < n && (lg_space(s[i]) || s[i] == '\r')) i++;
     if (i == n) return 0;
-    lg->counts.lines++;
     tprof_log_record *r = &lg->rec;
-    size_t k = tprof_log_parse_line(s, n, r);
+    lg_info info;
+    size_t k = lg_parse_line(s, n, r, &info);
+    if (info.too_deep && ++lg->ndeep <= WARN_MAX) {
+        char *m = fmt_msg("%s: line %llu: a value nested deeper than %d levels; the line is not read as a dict",
+                          lg->name, (unsigned long long)lg->lineno, TPROF_LOG_MAX_DEPTH);
+        if (!m) return TPROF_ENOMEM;
+        lg->warn[lg->nwarn++] = m;
+    }
+    if (last && lg->over) info.open_at_end = 0;
+    if (last && (k || r->step >= 0 || info.open_at_end) &&
+        (info.open_at_end || (r->format != TPROF_LOG_JSON && r->format != TPROF_LOG_DICT &&
+                              !(lg->over ? ends_clean(lg->tail, lg->ntail) : ends_clean(s, n))))) {
+        free(lg->trunc);
+        lg->trunc = fmt_msg("%s: line %llu: the last line was cut (no newline, it ends inside %s): dropped",
+                            lg->name, (unsigned long long)lg->lineno, info.open_at_end ? "a {...}" : "a value");
+        return lg->trunc ? 0 : TPROF_ENOMEM;
+    }
+    lg->counts.lines++;
     if (r->step >= 0) {
         lg->cur = r->step;
         lg->have_cur = 1;
@@ -169,24 +231,47 @@ static int record(tprof_log *lg, const char *s, size_t n)
     return 0;
 }
 
-static int line(tprof_log *lg, const char *s, size_t n)
+/* LAST: the line has no newline (the end of the input). */
+static int line(tprof_log *lg, const char *s, size_t n, int last)
 {
     /* tqdm redraws with \r: each segment is a record of its own */
     const char *end = s + n;
     while (s < end) {
         const char *cr = memchr(s, '\r', (size_t)(end - s));
         if (!cr) cr = end;
-        int rc = record(lg, s, (size_t)(cr - s));
+        int rc = record(lg, s, (size_t)(cr - s), last && cr == end);
         if (rc) return rc;
         s = cr + 1;
     }
     return 0;
 }
 
+/* The bytes left out of a line over LINE_MAX_BYTES: only its last ones are kept. */
+static void over(tprof_log *lg, const char *s, size_t n)
+{
+    if (!n) return;
+    lg->over = 1;
+    if (n >= sizeof lg->tail) {
+        memcpy(lg->tail, s + n - sizeof lg->tail, sizeof lg->tail);
+        lg->ntail = sizeof lg->tail;
+        return;
+    }
+    size_t k = lg->ntail + n > sizeof lg->tail ? lg->ntail + n - sizeof lg->tail : 0; /* oldest dropped */
+    memmove(lg->tail, lg->tail + k, lg->ntail - k);
+    memcpy(lg->tail + lg->ntail - k, s, n);
+    lg->ntail += n - k;
+}
+
 static int keep(tprof_log *lg, const char *s, size_t n)
 {
-    if (lg->llen >= LINE_MAX_BYTES) return 0;
-    if (n > LINE_MAX_BYTES - lg->llen) n = LINE_MAX_BYTES - lg->llen;
+    if (lg->llen >= LINE_MAX_BYTES) {
+        over(lg, s, n);
+        return 0;
+    }
+    if (n > LINE_MAX_BYTES - lg->llen) {
+        over(lg, s + (LINE_MAX_BYTES - lg->llen), n - (LINE_MAX_BYTES - lg->llen));
+        n = LINE_MAX_BYTES - lg->llen;
+    }
     if (lg->llen + n > lg->lcap) {
         size_t c = lg->lcap ? lg->lcap : 4096;
         while (c < lg->llen + n) c *= 2;
@@ -210,11 +295,14 @@ int tprof_log_feed(tprof_log *lg, const void *data, size_t len)
         int rc;
         if (lg->llen) {
             if ((rc = keep(lg, s, (size_t)(nl - s)))) return rc;
-            rc = line(lg, lg->line, lg->llen);
+            rc = line(lg, lg->line, lg->llen, 0);
             lg->llen = 0;
+            lg->over = 0;
+            lg->ntail = 0;
         } else {
-            rc = line(lg, s, (size_t)(nl - s) > LINE_MAX_BYTES ? LINE_MAX_BYTES : (size_t)(nl - s));
+            rc = line(lg, s, (size_t)(nl - s) > LINE_MAX_BYTES ? LINE_MAX_BYTES : (size_t)(nl - s), 0);
         }
+        lg->lineno++;
         if (rc) return rc;
         s = nl + 1;
     }
@@ -294,8 +382,14 @@ int tprof_log_finish(tprof_log *lg)
     if (lg->finished) return 0;
     int rc = 0;
     if (lg->llen) {
-        rc = line(lg, lg->line, lg->llen);
+        rc = line(lg, lg->line, lg->llen, 1);
         lg->llen = 0;
+    }
+    if (!rc && lg->ndeep > WARN_MAX) {
+        char *m = fmt_msg("%s: %llu more lines with a value nested deeper than %d levels, not read as dicts",
+                          lg->name, (unsigned long long)(lg->ndeep - WARN_MAX), TPROF_LOG_MAX_DEPTH);
+        if (!m) rc = TPROF_ENOMEM;
+        else lg->warn[lg->nwarn++] = m;
     }
     lg->finished = 1;
     for (size_t i = 0; !rc && i < lg->nm; i++) {
@@ -315,7 +409,7 @@ int tprof_log_finish(tprof_log *lg)
         m->n = m->cap = 0;
         rc = anomalies(lg, i);
     }
-    return rc;
+    return rc ? rc : lg->trunc ? TPROF_ETRUNC : 0;
 }
 
 int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errlen)
@@ -352,7 +446,14 @@ int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errle
         return rc ? rc : frc;
     }
     *out = lg;
-    if (rc == TPROF_ETRUNC) return rc;
+    if (rc == TPROF_ETRUNC && lg->trunc) { /* a cut stream: its message, then the cut line's */
+        size_t l = strlen(errbuf);
+        if (l < errlen)
+            snprintf(errbuf + l, errlen - l, "; line %llu, the last, was cut: dropped", (unsigned long long)lg->lineno);
+    } else if (frc == TPROF_ETRUNC) {
+        snprintf(errbuf, errlen, "%s", lg->trunc);
+    }
+    if (rc == TPROF_ETRUNC || frc == TPROF_ETRUNC) return TPROF_ETRUNC;
     if (lg->nm == 0) {
         snprintf(errbuf, errlen, "%s: no metric found in %llu line%s (formats: JSON lines, metric dicts, tqdm, "
                  "llm.c, key: value / key=value)", path, (unsigned long long)lg->counts.lines,
@@ -365,6 +466,13 @@ int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errle
 const char *tprof_log_name(const tprof_log *lg) { return lg->name; }
 const tprof_log_counts *tprof_log_get_counts(const tprof_log *lg) { return &lg->counts; }
 size_t tprof_log_nmetrics(const tprof_log *lg) { return lg->nm; }
+const char *tprof_log_truncation(const tprof_log *lg) { return lg->trunc ? lg->trunc : ""; }
+
+size_t tprof_log_warnings(const tprof_log *lg, const char *const **out)
+{
+    *out = (const char *const *)lg->warn;
+    return lg->nwarn;
+}
 const char *tprof_log_metric(const tprof_log *lg, size_t i) { return i < lg->nm ? lg->ms[i].name : NULL; }
 
 size_t tprof_log_points(const tprof_log *lg, size_t i, const int64_t **steps, const double **values)

@@ -278,8 +278,10 @@ int cmd_log(int argc, char **argv)
         char err[1024];
         tprof_log *lg = NULL;
         int e = tprof_log_read(&lg, argv[optind + i], err, sizeof err);
+        const char *const *warn;
+        for (size_t k = 0, nw = lg ? tprof_log_warnings(lg, &warn) : 0; k < nw; k++) cli_warn("%s", warn[k]);
         if (e == TPROF_ETRUNC) {
-            cli_error("%s (results cover the lines before the cut)", err);
+            cli_warn("%s (results cover the lines before the cut)", err);
             if (rc < EXIT_INPUT) rc = EXIT_TRUNC;
         } else if (e) {
             cli_error("%s", err[0] ? err : tprof_strerror(e));

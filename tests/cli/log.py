@@ -3,7 +3,8 @@ itself, one per style (JSON lines, VeOmni-style metric dicts and tqdm bars
 built from the reference's metric names, llm.c, key-value, Megatron): the
 per-step series, the summary statistics and the anomaly rules of
 docs/METRICS.md ("trainprof log") recomputed here; CSV, JSON and SVG
-validity; exit codes (no metric 3, truncated gzip 4 with results)."""
+validity; exit codes (no metric 3, truncated gzip 4 with results); deep
+nesting (a warning, never a crash) and a cut last line (dropped, exit 4)."""
 import csv
 import gzip
 import io
@@ -307,16 +308,75 @@ check(rc == 0 and json.loads(out)["files"][0]["metrics"][0]["count"] == 20000, f
 rc, out, err = run([TRAINPROF, "log", "--format", "json", "-"], stdin=text.encode())
 check(rc == 0 and json.loads(out)["files"][0]["metrics"][0]["max"] == 20000, f"stdin: rc {rc}")
 # malformed lines among good ones: skipped and counted, never fatal; a log
-# that stops in the middle of its last line keeps what that line holds
+# that stops in the middle of its last line drops that line (exit 4)
 mixed = "".join(f"step {s} loss={s / 10}\n" + ("{\"step\": oops\n" if s % 3 == 0 else "") +
                 ("|||| ???\n" if s % 5 == 0 else "") for s in range(1, 31))
-rc, out, err = run([TRAINPROF, "log", "--format", "json", write("mixed.log", mixed + "step 31 loss=3.1 | step_t")])
-check(rc == 0, f"malformed lines are not fatal: rc {rc} {err}")
-if rc == 0:
+p = write("mixed.log", mixed + "step 31 loss=3.1 | step_t")
+rc, out, err = run([TRAINPROF, "log", "--format", "json", p])
+check(rc == 4 and f"{p}: line 47: the last line was cut" in err, f"malformed lines are not fatal: rc {rc} {err}")
+if rc == 4:
     f0 = json.loads(out)["files"][0]
     loss = [m for m in f0["metrics"] if m["name"] == "loss"][0]
-    check(loss["count"] == 31 and close(loss["max"], 3.1), f"every good line read, the cut one too: {loss}")
+    check(loss["count"] == 30 and close(loss["max"], 3.0), f"every good line read, the cut one dropped: {loss}")
     check(f0["lines_without_metric"] == 10 + 6, f"malformed lines counted: {f0['lines_without_metric']}")
+
+# ---- deep nesting: a value nested deeper than 64 levels is a warning ---------
+# (a 600 KB line of '[' or '(' under the 1 MiB line limit overflowed the stack)
+for ch in "[(":
+    text = ("{\"step\": 1, \"loss\": 2.0}\n" + "{\"step\": 2, \"cfg\": " + ch * 600000 + "\n" +
+            "{\"step\": 3, \"loss\": 1.5, \"v\": " + ch * 63 + "}\n" +  # not closed: malformed, quietly
+            "{\"step\": 4, \"loss\": 1.25}\n")
+    p = write(f"deep{ord(ch)}.log", text)
+    rc, out, err = run([TRAINPROF, "log", "--format", "json", p])
+    check(rc == 0, f"deep {ch}: rc {rc} {err[-300:]}")
+    check(f"{p}: line 2: a value nested deeper than 64 levels" in err and err.count("warning") == 1,
+          f"deep {ch}: warning {err[-300:]}")
+    if rc == 0:
+        f0 = json.loads(out)["files"][0]
+        loss = [m for m in f0["metrics"] if m["name"] == "loss"][0]
+        check(loss["count"] == 2 and loss["min"] == 1.25 and f0["lines_without_metric"] == 2,
+              f"deep {ch}: the rest of the log is read: {f0}")
+# exactly at the limit: the dict and 63 lists inside it are read
+p = write("deep_ok.log", "{\"step\": 1, \"v\": " + "[" * 63 + "]" * 63 + ", \"loss\": 2.5}\n")
+rc, out, err = run([TRAINPROF, "log", "--format", "json", p])
+check(rc == 0 and not err and json.loads(out)["files"][0]["metrics"][0]["max"] == 2.5, f"depth 64: rc {rc} {err}")
+
+# ---- the last line without a newline: kept when complete, else dropped -------
+head = "".join(json.dumps({"step": s, "loss": 2.0 + s / 100, "lr": 2e-05}) + "\n" for s in range(1, 6))
+for last, why in (('{"step": 6, "loss": 2.06, "lr": 2.15e', "a JSON value cut in its exponent"),
+                  ('{"step": 6, "loss": 2.06, "lr": 2.15', "a JSON number, maybe 2.15e-05"),
+                  ('{"step": 6, "lo', "a JSON key")):
+    p = write("cut_json.log", head + last)
+    rc, out, err = run([TRAINPROF, "log", "--format", "json", "--series", p])
+    check(rc == 4 and f"{p}: line 6: the last line was cut" in err and "dropped" in err and "warning" in err,
+          f"cut last line ({why}): rc {rc} {err}")
+    if out:
+        f0 = json.loads(out)["files"][0]
+        lr = [m for m in f0["metrics"] if m["name"] == "lr"][0]
+        check(f0["lines"] == 5 and lr["count"] == 5 and lr["min"] == 2e-05 and
+              [r["step"] for r in f0["series"]] == [1, 2, 3, 4, 5], f"cut last line ({why}): {f0}")
+p = write("cut_kv.log", "step 1 loss: 2.5\nstep 2 loss: 2.15e")
+rc, out, err = run([TRAINPROF, "log", "--format", "json", p])
+check(rc == 4 and f"{p}: line 2: the last line was cut" in err, f"cut key-value: rc {rc} {err}")
+if out:
+    names = [m["name"] for m in json.loads(out)["files"][0]["metrics"]]
+    check(names == ["loss"], f"cut key-value: a cut number is no metric: {names}")
+# complete without a newline: kept, exit 0, no warning
+for last in ('{"step": 6, "loss": 2.06, "lr": 2e-05}', "step 6 loss=2.06 lr=2e-05 ",
+             "Epoch 1/1: 6%|#    | 6/100 [00:06<05:15,  1.00s/it, loss: 2.06]"):
+    p = write("whole.log", head + last)
+    rc, out, err = run([TRAINPROF, "log", "--format", "json", p])
+    check(rc == 0 and not err, f"complete last line '{last}': rc {rc} {err}")
+    if rc == 0:
+        loss = [m for m in json.loads(out)["files"][0]["metrics"] if m["name"] == "loss"][0]
+        check(loss["count"] == 6 and close(loss["max"], 2.06), f"complete last line '{last}': {loss}")
+# a cut gzip: its message, and the cut line named
+gz = gzip.compress((head * 2000).encode())
+p = os.path.join(tmp, "cut2.log.gz")
+with open(p, "wb") as fh:
+    fh.write(gz[: len(gz) * 3 // 4])
+rc, out, err = run([TRAINPROF, "log", "--format", "json", p])
+check(rc == 4 and "truncated" in err, f"cut gzip: rc {rc} {err}")
 # binary garbage: counted, no crash, no metric -> 3
 rc, out, err = run([TRAINPROF, "log", write("bin.log", "".join(chr(rng.randrange(1, 0x2ff)) for _ in range(5000)))])
 check(rc in (0, 3), f"garbage: rc {rc}")

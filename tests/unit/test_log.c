@@ -145,15 +145,17 @@ static void test_ansi(void **state)
     assert_false(has("\x1b[1mloss"));
 }
 
-static tprof_log *feed(const char *text)
+/* TEXT fed byte by byte (lines cut across feeds); finish must return RC. */
+static tprof_log *feed_rc(const char *text, int rc)
 {
     tprof_log *lg = tprof_log_new("t.log");
     assert_non_null(lg);
-    /* byte by byte: lines cut across feeds */
     for (size_t i = 0; text[i]; i++) assert_int_equal(tprof_log_feed(lg, text + i, 1), 0);
-    assert_int_equal(tprof_log_finish(lg), 0);
+    assert_int_equal(tprof_log_finish(lg), rc);
     return lg;
 }
+
+static tprof_log *feed(const char *text) { return feed_rc(text, 0); }
 
 static long metric(const tprof_log *lg, const char *name)
 {
@@ -175,7 +177,7 @@ static void test_steps(void **state)
                          "step=20:\n{\"mfu\": 0.25, \"loss\": 2.0}\n"
                          "step 20 loss=1.5\n" /* the same step again: the last value wins */
                          "garbage line\n\n"
-                         "mfu: 0.3"); /* no newline at the end */
+                         "mfu: 0.3\n"); /* a last line without a newline: test_cut_last_line */
     const int64_t *st;
     const double *v;
     size_t n = tprof_log_points(lg, (size_t)metric(lg, "loss"), &st, &v);
@@ -353,6 +355,167 @@ static void test_empty_and_long(void **state)
     free(big);
 }
 
+/* "{"a": " then DEPTH containers opened with OPEN (and closed), then a
+ * metric: the dict parser recurses once per level. */
+static char *nested(int depth, char open, char close)
+{
+    ubuf b = { 0 };
+    ubuf_str(&b, "{\"a\": ");
+    for (int i = 0; i < depth; i++) ubuf_add(&b, &open, 1);
+    for (int i = 0; i < depth; i++) ubuf_add(&b, &close, 1);
+    ubuf_str(&b, ", \"loss\": 1.5}");
+    return (char *)b.p;
+}
+
+static void test_deep(void **state)
+{
+    (void)state;
+    /* the dict is one level: 63 lists or tuples inside it are read, 64 are one
+     * too many (TPROF_LOG_MAX_DEPTH = 64 containers in all) */
+    const char pairs[][2] = { { '[', ']' }, { '(', ')' } };
+    for (int k = 0; k < 2; k++) {
+        char *s = nested(TPROF_LOG_MAX_DEPTH - 1, pairs[k][0], pairs[k][1]);
+        assert_int_equal(parse(s), 1);
+        assert_true(val("loss") == 1.5);
+        free(s);
+        s = nested(TPROF_LOG_MAX_DEPTH, pairs[k][0], pairs[k][1]);
+        assert_int_equal(parse(s), 0);
+        free(s);
+    }
+    /* nested dicts count the same way: 64 flatten, 65 do not */
+    ubuf b = { 0 };
+    for (int i = 0; i < TPROF_LOG_MAX_DEPTH; i++) ubuf_str(&b, i + 1 < TPROF_LOG_MAX_DEPTH ? "{\"k\": " : "{\"x\": 2");
+    for (int i = 0; i < TPROF_LOG_MAX_DEPTH; i++) ubuf_str(&b, "}");
+    assert_int_equal(parse((const char *)b.p), 1);
+    b.len = 0;
+    for (int i = 0; i <= TPROF_LOG_MAX_DEPTH; i++) ubuf_str(&b, i < TPROF_LOG_MAX_DEPTH ? "{\"k\": " : "{\"x\": 2");
+    for (int i = 0; i <= TPROF_LOG_MAX_DEPTH; i++) ubuf_str(&b, "}");
+    assert_int_equal(parse((const char *)b.p), 0);
+    /* a 600 KB line of '[' or '(' (under the 1 MiB line limit) overflowed the
+     * stack; now it is a line without a metric, with a warning, and the lines
+     * around it are read */
+    for (int k = 0; k < 2; k++) {
+        b.len = 0;
+        ubuf_str(&b, "step 1 loss=2\n{\"a\": ");
+        for (int i = 0; i < 600000; i++) ubuf_add(&b, pairs[k], 1);
+        ubuf_str(&b, "\nstep 2 loss=1\n");
+        tprof_log *lg = feed((const char *)b.p);
+        const int64_t *st;
+        const double *v;
+        assert_int_equal(tprof_log_points(lg, (size_t)metric(lg, "loss"), &st, &v), 2);
+        assert_int_equal(tprof_log_get_counts(lg)->skipped, 1);
+        const char *const *w;
+        assert_int_equal(tprof_log_warnings(lg, &w), 1);
+        assert_non_null(strstr(w[0], "t.log: line 2: "));
+        assert_non_null(strstr(w[0], "deeper than 64 levels"));
+        tprof_log_free(lg);
+    }
+    /* many such lines: the first 8 named, then one count */
+    b.len = 0;
+    for (int i = 0; i < 11; i++) {
+        ubuf_str(&b, "{'a': ");
+        for (int j = 0; j < 100; j++) ubuf_str(&b, "(");
+        ubuf_str(&b, "\nloss=1\n");
+    }
+    tprof_log *lg = feed((const char *)b.p);
+    const char *const *w;
+    assert_int_equal(tprof_log_warnings(lg, &w), 9);
+    assert_non_null(strstr(w[7], "t.log: line 15: "));
+    assert_non_null(strstr(w[8], "3 more lines"));
+    tprof_log_free(lg);
+    free(b.p);
+}
+
+/* The last line without a newline: kept when complete, dropped (finish
+ * returns TPROF_ETRUNC and names it) when it stops inside a value. */
+static void test_cut_last_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *last;
+        int dropped;
+    } cases[] = {
+        { "loss: 2.15e", 1 },               /* was loss(e) = 2.15 */
+        { "loss=2.15", 1 },                 /* may be 2.15e-05 cut */
+        { "step 5 loss=2.15e-05", 1 },      /* a number at the end: ambiguous */
+        { "step 5 loss=2.5 | step_t", 1 },  /* a key cut short */
+        { "{\"step\": 5, \"loss\": 2.1", 1 }, /* an open dict */
+        { "{\"step\": 5, \"loss\": 2.15e", 1 },
+        { "{\"step\": 5, \"lo", 1 },         /* nothing read yet, still a cut record */
+        { "step=5: {'loss': 2.5, 'x': tr", 1 },
+        { " 1%|x | 5/1000 [00:01<10:00, 2.00it/s, loss=2.5", 1 },
+        { "{\"step\": 5, \"loss\": 2.5}", 0 }, /* complete */
+        { "step=5: {'loss': 2.5} saving", 0 }, /* the dict closed; the text after it is not read */
+        { "step 5 loss=2.5 ", 0 },          /* the value ended */
+        { "step 5 | loss: 2.5 |", 0 },
+        { " 1%|x | 5/1000 [00:01<10:00, 2.00it/s, loss=2.5]", 0 },
+        { "\x1b[32mstep 5 loss=2.5\x1b[0m", 0 }, /* a colour code after the value */
+        { "Training finished", 0 },         /* no metric, no step: nothing to drop */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ubuf b = { 0 };
+        ubuf_str(&b, "step 1 loss=3\n\r\n");
+        ubuf_str(&b, cases[c].last);
+        tprof_log *lg = feed_rc((const char *)b.p, cases[c].dropped ? TPROF_ETRUNC : 0);
+        const int64_t *st;
+        const double *v;
+        size_t n = tprof_log_points(lg, (size_t)metric(lg, "loss"), &st, &v);
+        const char *tr = tprof_log_truncation(lg);
+        if (cases[c].dropped) {
+            if (n != 1 || st[0] != 1 || v[0] != 3 || tprof_log_nmetrics(lg) != 1)
+                fail_msg("case %zu '%s': %zu points, %zu metrics", c, cases[c].last, n, tprof_log_nmetrics(lg));
+            assert_non_null(strstr(tr, "t.log: line 3: the last line was cut"));
+            assert_non_null(strstr(tr, "dropped"));
+            assert_int_equal(tprof_log_get_counts(lg)->lines, 1);
+        } else {
+            assert_string_equal(tr, "");
+            if (strcmp(cases[c].last, "Training finished")) {
+                if (n != 2 || st[1] != 5 || v[1] != 2.5) fail_msg("case %zu '%s': %zu points", c, cases[c].last, n);
+            } else
+                assert_int_equal(tprof_log_get_counts(lg)->skipped, 1);
+        }
+        tprof_log_free(lg);
+        free(b.p);
+    }
+    /* tqdm redraws: the segments before the last \r are complete */
+    tprof_log *lg = feed_rc(" 1%|x | 10/100 [00:01<10:00, 2.00it/s, loss=2.5]\r 1%|x | 11/100 [00:02<10:00, 2.00it/s, "
+                            "loss=2.4]\r 1%|x | 12/100 [00:02<10:00, 2.0",
+                            TPROF_ETRUNC);
+    const int64_t *st;
+    const double *v;
+    assert_int_equal(tprof_log_points(lg, (size_t)metric(lg, "loss"), &st, &v), 2);
+    assert_true(st[1] == 11 && v[1] == 2.4);
+    assert_non_null(strstr(tprof_log_truncation(lg), "line 1:"));
+    tprof_log_free(lg);
+    /* a last line over the 1 MiB line limit is cut there by the reader, as any
+     * long line: it is judged by where the input ends (a single-line trace) */
+    size_t big = 3u << 20;
+    char *t = malloc(big + 16);
+    assert_non_null(t);
+    memcpy(t, "{\"loss\": 5, \"a\": \"", 18);
+    memset(t + 18, 'a', big - 18);
+    strcpy(t + big, "\"}");
+    lg = feed(t);
+    assert_int_equal(tprof_log_nmetrics(lg), 0); /* the first MiB is not a closed dict, as with a newline */
+    assert_int_equal(tprof_log_get_counts(lg)->skipped, 1);
+    tprof_log_free(lg);
+    memcpy(t, "loss=5 ", 7);
+    strcpy(t + big, " }");
+    lg = feed(t);
+    assert_int_equal(tprof_log_nmetrics(lg), 1);
+    tprof_log_free(lg);
+    strcpy(t + big, " lr=2.1");
+    lg = feed_rc(t, TPROF_ETRUNC);
+    assert_int_equal(tprof_log_nmetrics(lg), 0);
+    assert_non_null(strstr(tprof_log_truncation(lg), "t.log: line 1: the last line was cut"));
+    tprof_log_free(lg);
+    free(t);
+    /* a last line that ends with its newline, or a final \r, is complete */
+    lg = feed("loss: 2.15e\nloss=2.15\r");
+    assert_int_equal(tprof_log_nmetrics(lg), 2); /* loss(e): the line as written */
+    tprof_log_free(lg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,7 +523,7 @@ int main(void)
         cmocka_unit_test(test_llmc),      cmocka_unit_test(test_kv),        cmocka_unit_test(test_ansi),
         cmocka_unit_test(test_steps),     cmocka_unit_test(test_stats),     cmocka_unit_test(test_anomalies),
         cmocka_unit_test(test_roles),     cmocka_unit_test(test_meter_roundtrip),
-        cmocka_unit_test(test_empty_and_long),
+        cmocka_unit_test(test_empty_and_long), cmocka_unit_test(test_deep),     cmocka_unit_test(test_cut_last_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
