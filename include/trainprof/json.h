@@ -49,6 +49,10 @@ typedef struct tprof_json tprof_json;
 #define TPROF_JSON_MAX_TOKEN (256u << 20) /* longest string or number: 256 MiB */
 
 int tprof_json_open(tprof_json **out, tprof_json_read_fn read, void *ctx, const char *name);
+/* Same with a first window of WINDOW bytes (rounded up to a power of two,
+ * from 64 B to the 1 MiB tprof_json_open uses; 0: 1 MiB), for an input
+ * known to be small; the window still grows to hold a longer token. */
+int tprof_json_open_sized(tprof_json **out, tprof_json_read_fn read, void *ctx, const char *name, size_t window);
 /* A tokenizer over a complete in-memory document (not copied). */
 int tprof_json_open_mem(tprof_json **out, const void *data, size_t len, const char *name);
 void tprof_json_close(tprof_json *j);

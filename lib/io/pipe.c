@@ -130,3 +130,23 @@ void tprof_pipe_stop(tprof_pipe *p)
     for (int i = 0; i < SLOTS; i++) free(p->slots[i].data);
     free(p);
 }
+
+int tprof_pipe_worth(const tprof_source *src)
+{
+    int64_t size = tprof_source_file_size(src);
+    return tprof_source_compression(src) != TPROF_COMP_NONE && (size < 0 || size >= TPROF_SMALL_INPUT);
+}
+
+int64_t tprof_source_json_guess(const tprof_source *src)
+{
+    int64_t size = tprof_source_file_size(src);
+    if (size < 0 || tprof_source_compression(src) == TPROF_COMP_NONE) return size;
+    return size > INT64_MAX / 8 ? INT64_MAX : size * 8;
+}
+
+size_t tprof_source_window(const tprof_source *src)
+{
+    int64_t n = tprof_source_json_guess(src);
+    if (n < 0 || n >= TPROF_SMALL_INPUT) return 0;
+    return n < 4096 ? 4096 : (size_t)n + 1; /* + 1: the end is seen in the same read */
+}

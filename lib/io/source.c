@@ -19,6 +19,7 @@
 #endif
 
 #define IN_CAP (1u << 20) /* compressed input buffer: 1 MiB */
+#define IN_MIN (1u << 12) /* for an input of known size: its size, from 4 KiB */
 
 /* The largest zstd window accepted: 2^31, what zstd --long=31 writes (zstd
  * itself decodes above 2^27 only when told --long or --memory). */
@@ -31,7 +32,7 @@ struct tprof_source {
     const uint8_t *mem;     /* memory source */
     size_t mem_len, mem_pos;
     uint8_t *in;            /* compressed input window */
-    size_t in_pos, in_len;
+    size_t in_pos, in_len, in_cap;
     int in_eof;
     tprof_compression comp;
     int stream_done;        /* current gzip member / zstd frame finished */
@@ -111,7 +112,7 @@ static ssize_t fill_in(tprof_source *s)
         return 0;
     if (s->mem) {
         size_t n = s->mem_len - s->mem_pos;
-        if (n > IN_CAP) n = IN_CAP;
+        if (n > s->in_cap) n = s->in_cap;
         memcpy(s->in, s->mem + s->mem_pos, n);
         s->mem_pos += n;
         s->in_pos = 0;
@@ -120,7 +121,7 @@ static ssize_t fill_in(tprof_source *s)
         return (ssize_t)n;
     }
     for (;;) {
-        ssize_t n = read(s->fd, s->in, IN_CAP);
+        ssize_t n = read(s->fd, s->in, s->in_cap);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             seterr(s, "%s: read failed after %llu bytes: %s", s->name,
@@ -141,12 +142,12 @@ static int peek_in(tprof_source *s, size_t n)
         ssize_t r;
         if (s->mem) {
             size_t k = s->mem_len - s->mem_pos;
-            if (k > IN_CAP - s->in_len) k = IN_CAP - s->in_len;
+            if (k > s->in_cap - s->in_len) k = s->in_cap - s->in_len;
             memcpy(s->in + s->in_len, s->mem + s->mem_pos, k);
             s->mem_pos += k;
             r = (ssize_t)k;
         } else {
-            r = read(s->fd, s->in + s->in_len, IN_CAP - s->in_len);
+            r = read(s->fd, s->in + s->in_len, s->in_cap - s->in_len);
             if (r < 0 && errno == EINTR) continue;
             if (r < 0) {
                 seterr(s, "%s: read failed: %s", s->name, strerror(errno));
@@ -203,7 +204,12 @@ static int setup_decoder(tprof_source *s)
 
 static int source_init(tprof_source *s)
 {
-    s->in = malloc(IN_CAP);
+    /* a small input of known size needs no 1 MiB buffer (a file that grows
+     * meanwhile is still read whole, a buffer at a time) */
+    s->in_cap = IN_CAP;
+    if (s->file_size >= 0 && (uint64_t)s->file_size < IN_CAP)
+        for (s->in_cap = IN_MIN; s->in_cap <= (uint64_t)s->file_size;) s->in_cap *= 2;
+    s->in = malloc(s->in_cap);
     if (!s->in) return TPROF_ENOMEM;
     int rc = peek_in(s, 4);
     if (rc) return rc;

@@ -294,7 +294,8 @@ key:
     goto value;
 }
 
-/* 256 sets of 4 containers of 8..126 bytes: 144 KiB, within a core's L2.
+/* 256 sets of 4 containers of 8..126 bytes: 144 KiB, within a core's L2
+ * (fewer sets for a small input: js_skip_cache_new_for).
  * A set is chosen by the 24 bytes at the value, which for a short value
  * include what follows it (usually the next key, which repeats with it):
  * shapes and type lists share their first 8 or 16 bytes too often to tell
@@ -315,10 +316,20 @@ typedef struct {
 } cache_way;
 
 struct js_skip_cache {
-    cache_way sets[CACHE_SETS][CACHE_WAYS];
+    unsigned shift; /* a hash's top bits pick the set: 64 - log2(sets) */
+    cache_way sets[][CACHE_WAYS];
 };
 
-js_skip_cache *js_skip_cache_new(void) { return calloc(1, sizeof(js_skip_cache)); }
+js_skip_cache *js_skip_cache_new(void) { return js_skip_cache_new_for(-1); }
+js_skip_cache *js_skip_cache_new_for(int64_t json_bytes)
+{
+    size_t sets = 4;
+    if (json_bytes < 0) sets = CACHE_SETS;
+    while (sets < CACHE_SETS && (int64_t)sets < json_bytes >> 12) sets *= 2;
+    js_skip_cache *c = calloc(1, sizeof(js_skip_cache) + sets * sizeof c->sets[0]);
+    if (c) c->shift = 64 - (unsigned)__builtin_ctzll(sets);
+    return c;
+}
 void js_skip_cache_free(js_skip_cache *c) { free(c); }
 
 static inline int way_holds(const cache_way *w, const uint8_t *p, const uint8_t *end)
@@ -336,7 +347,7 @@ int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *
     uint64_t head[3];
     memcpy(head, p, 24);
     uint64_t h = head[0] * 0x9E3779B97F4A7C15ull ^ head[1] * 0xC2B2AE3D27D4EB4Full ^ head[2] * 0x165667B19E3779F9ull;
-    cache_way *set = c->sets[h >> 56];
+    cache_way *set = c->sets[h >> c->shift];
     for (int i = 0; i < CACHE_WAYS; i++)
         if (way_holds(&set[i], p, end)) {
             *next = p + set[i].len;

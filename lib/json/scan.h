@@ -331,6 +331,9 @@ int js_skip_value(const uint8_t *p, const uint8_t *end, int depth_left, const ui
  * Not shared between threads. */
 typedef struct js_skip_cache js_skip_cache;
 js_skip_cache *js_skip_cache_new(void); /* NULL when out of memory: then skip uncached */
+/* Sized for about JSON_BYTES of JSON: a set per 4 KiB, at least 4, the
+ * full 256 from 1 MiB or when JSON_BYTES is -1 (unknown). */
+js_skip_cache *js_skip_cache_new_for(int64_t json_bytes);
 void js_skip_cache_free(js_skip_cache *c);
 /* js_skip_value for the container at P ('[' or '{'), answered from C (may
  * be NULL) when it repeats one C holds, else scanned and remembered. */

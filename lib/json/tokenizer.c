@@ -14,6 +14,7 @@
 #include "scan.h"
 
 #define WINDOW_CAP (1u << 20)
+#define WINDOW_MIN 64 /* the smallest first window tprof_json_open_sized makes */
 
 enum state {
     ST_VALUE,       /* a value is expected */
@@ -60,6 +61,11 @@ static int fail(tprof_json *j, int code, uint64_t off, const char *fmt, ...)
 
 int tprof_json_open(tprof_json **out, tprof_json_read_fn read, void *ctx, const char *name)
 {
+    return tprof_json_open_sized(out, read, ctx, name, 0);
+}
+
+int tprof_json_open_sized(tprof_json **out, tprof_json_read_fn read, void *ctx, const char *name, size_t window)
+{
     *out = NULL;
     tprof_json *j = calloc(1, sizeof *j);
     if (!j) return TPROF_ENOMEM;
@@ -67,6 +73,8 @@ int tprof_json_open(tprof_json **out, tprof_json_read_fn read, void *ctx, const 
     j->ctx = ctx;
     j->name = strdup(name ? name : "<input>");
     j->cap = WINDOW_CAP;
+    if (window)
+        for (j->cap = WINDOW_MIN; j->cap < window && j->cap < WINDOW_CAP;) j->cap *= 2;
     j->buf = malloc(j->cap);
     if (!j->name || !j->buf) {
         tprof_json_close(j);

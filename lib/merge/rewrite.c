@@ -715,16 +715,17 @@ int merge_rewrite_input(const tprof_merge_opts *o, merge_input *in, merge_runs *
     int rc = tprof_source_open(&src, in->out->path, errbuf, errlen);
     if (rc) return rc;
     tprof_pipe *pipe = NULL;
-    if (tprof_source_compression(src) != TPROF_COMP_NONE) tprof_pipe_start(&pipe, src);
+    if (tprof_pipe_worth(src)) tprof_pipe_start(&pipe, src);
+    size_t window = tprof_source_window(src); /* 0 (1 MiB) unless the input is small */
     tprof_json *j;
-    rc = pipe ? tprof_json_open(&j, tprof_pipe_read, pipe, in->out->path)
-              : tprof_json_open(&j, source_read, src, in->out->path);
+    rc = pipe ? tprof_json_open_sized(&j, tprof_pipe_read, pipe, in->out->path, window)
+              : tprof_json_open_sized(&j, source_read, src, in->out->path, window);
     if (rc) {
         if (pipe) tprof_pipe_stop(pipe);
         tprof_source_close(src);
         return rc;
     }
-    rw w = { .o = o, .in = in, .runs = runs, .skip_cache = js_skip_cache_new() };
+    rw w = { .o = o, .in = in, .runs = runs, .skip_cache = js_skip_cache_new_for(tprof_source_json_guess(src)) };
     /* the GPU streams first, so that their pids follow device and stream order */
     int64_t newpid;
     for (size_t i = 0; i < in->ngpu_tracks && !rc; i++)

@@ -15,6 +15,7 @@
  * chunk itself when it is ahead: on compressed input it is the one that
  * decompresses, which alone takes most of a core. */
 #include "reader_internal.h"
+#include "../io/pipe.h"
 #include "../json/scan.h"
 
 #include <pthread.h>
@@ -48,6 +49,7 @@ typedef struct {
     int quit;
     const tprof_read_opts *opts;
     const char *name;
+    int64_t json_bytes; /* about how much JSON the input holds, -1: unknown */
     /* the appending, by one thread at a time (MERGING); MERGED counts the
      * chunks appended, which frees their slots */
     int merging, outcome;
@@ -136,7 +138,7 @@ static void *worker(void *arg)
 {
     pool *p = arg;
     reader_caches caches;
-    tprof_reader_caches_init(&caches);
+    tprof_reader_caches_init_sized(&caches, p->json_bytes);
     pthread_mutex_lock(&p->mu);
     for (;;) {
         job *jb = take_job(p);
@@ -195,7 +197,10 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
                         int threads, char *errbuf, size_t errlen)
 {
     *out = NULL;
-    pool p = { .opts = opts, .name = name, .njobs = (size_t)threads + 2 };
+    /* each thread's caches sized to the input (a small one cut in small
+     * chunks, as the tests do, needs small caches) */
+    int64_t json_bytes = tprof_source_json_guess(src);
+    pool p = { .opts = opts, .name = name, .njobs = (size_t)threads + 2, .json_bytes = json_bytes };
     const size_t CHUNK = tprof_chunk_bytes(opts);
     const size_t CHUNK_MAX = 8 * CHUNK; /* no cut found within this: give up on parallel */
     p.jobs = calloc(p.njobs, sizeof *p.jobs);
@@ -216,7 +221,7 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
             if (pthread_create(&tid[started], NULL, worker, &p)) break;
 
     reader_caches main_caches; /* for the chunks this thread parses */
-    tprof_reader_caches_init(&main_caches);
+    tprof_reader_caches_init_sized(&main_caches, json_bytes);
     p.outcome = started ? PAR_OK : PAR_FALLBACK;
     int outcome = PAR_OK, at_end = 0, cut = 0;
     tprof_chunk_start events_start = TPROF_CHUNK_EVENTS_IN_OBJECT;

@@ -246,10 +246,12 @@ static int parse_document(reader *r)
     return TPROF_ENOTTRACE;
 }
 
-void tprof_reader_caches_init(reader_caches *c)
+void tprof_reader_caches_init(reader_caches *c) { tprof_reader_caches_init_sized(c, -1); }
+
+void tprof_reader_caches_init_sized(reader_caches *c, int64_t json_bytes)
 {
-    c->skip = js_skip_cache_new();
-    c->shapes = tprof_shapes_new();
+    c->skip = js_skip_cache_new_for(json_bytes);
+    c->shapes = tprof_shapes_new_for(json_bytes);
 }
 
 void tprof_reader_caches_free(reader_caches *c)
@@ -390,13 +392,14 @@ static const tprof_read_opts default_opts = { .keep = TPROF_KEEP_ALL };
 
 /* One pass over the whole input. */
 static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pipe, tprof_json *j,
-                           const char *name, const tprof_read_opts *opts, char *errbuf, size_t errlen)
+                           int64_t json_bytes, const char *name, const tprof_read_opts *opts, char *errbuf,
+                           size_t errlen)
 {
     *out = NULL;
     tprof_trace *t = tprof_trace_new(name);
     if (!t) return TPROF_ENOMEM;
     reader_caches caches;
-    tprof_reader_caches_init(&caches);
+    tprof_reader_caches_init_sized(&caches, json_bytes);
     reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &default_opts, .skip_cache = caches.skip,
                  .shapes = caches.shapes };
     int rc = parse_document(&r);
@@ -456,19 +459,22 @@ static int read_input(tprof_trace **out, const input *in, const tprof_read_opts 
         if (rc != TPROF_PAR_FALLBACK) return rc;
         if ((rc = open_input(in, &src, errbuf, errlen))) return rc; /* start over, one pass */
     }
-    /* compressed input: decompress on another core while this one parses */
+    /* compressed input: decompress on another core while this one parses
+     * (a small input: inline, with a window and caches sized to it) */
     tprof_pipe *pipe = NULL;
-    if (tprof_source_compression(src) != TPROF_COMP_NONE && cores > 1)
+    if (tprof_pipe_worth(src) && cores > 1)
         tprof_pipe_start(&pipe, src); /* without it, read inline */
+    size_t window = tprof_source_window(src);
     tprof_json *j;
-    rc = pipe ? tprof_json_open(&j, tprof_pipe_read, pipe, tprof_source_name(src))
-              : tprof_json_open(&j, source_read, src, tprof_source_name(src));
+    rc = pipe ? tprof_json_open_sized(&j, tprof_pipe_read, pipe, tprof_source_name(src), window)
+              : tprof_json_open_sized(&j, source_read, src, tprof_source_name(src), window);
     if (rc) {
         tprof_pipe_stop(pipe);
         tprof_source_close(src);
         return rc;
     }
-    rc = read_sequential(out, src, &pipe, j, tprof_source_name(src), opts, errbuf, errlen);
+    rc = read_sequential(out, src, &pipe, j, tprof_source_json_guess(src), tprof_source_name(src), opts, errbuf,
+                         errlen);
     tprof_json_close(j);
     tprof_pipe_stop(pipe);
     tprof_source_close(src);

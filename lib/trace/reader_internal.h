@@ -37,6 +37,9 @@ typedef struct {
 } reader_caches;
 /* Either cache may be left NULL (out of memory): the fast path goes without. */
 void tprof_reader_caches_init(reader_caches *c);
+/* Sized for about JSON_BYTES of JSON (-1: unknown, full size): a small input
+ * gets small caches. */
+void tprof_reader_caches_init_sized(reader_caches *c, int64_t json_bytes);
 void tprof_reader_caches_free(reader_caches *c);
 
 /* One event's fields as read, before it becomes a record. Laid out for

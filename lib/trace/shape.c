@@ -1,7 +1,9 @@
 /* The shape table: 512 sets of 2 shapes (~1 KiB each) by key, with the
  * keys apart in a small array so that a look-up reads one cache line. A
  * trace has a few hundred distinct ops; with one shape per slot, ops whose
- * keys met in a slot pushed each other out at every event. */
+ * keys met in a slot pushed each other out at every event. A small input
+ * gets fewer sets (tprof_shapes_new_for): a few KiB of JSON hold few ops,
+ * and clearing 1.9 MB per read is what made the fuzz target slow. */
 #include "shape.h"
 
 #include <stdlib.h>
@@ -11,17 +13,27 @@
 struct tprof_shapes {
     uint64_t keys[SHAPE_SETS][2]; /* of the shapes ready to follow; 0: none */
     uint8_t recent[SHAPE_SETS];   /* the way used last in each set */
-    event_shape ways[SHAPE_SETS][2];
+    size_t mask;                  /* sets - 1: only so many sets have ways */
+    event_shape ways[][2];
 };
 
-tprof_shapes *tprof_shapes_new(void) { return calloc(1, sizeof(tprof_shapes)); }
+tprof_shapes *tprof_shapes_new(void) { return tprof_shapes_new_for(-1); }
+tprof_shapes *tprof_shapes_new_for(int64_t json_bytes)
+{
+    size_t sets = 4;
+    if (json_bytes < 0) sets = SHAPE_SETS;
+    while (sets < SHAPE_SETS && (int64_t)sets < json_bytes >> 11) sets *= 2;
+    tprof_shapes *s = calloc(1, sizeof(tprof_shapes) + sets * sizeof s->ways[0]);
+    if (s) s->mask = sets - 1;
+    return s;
+}
 void tprof_shapes_free(tprof_shapes *s) { free(s); }
 
-static size_t set_of(uint64_t key) { return (key >> 7) % SHAPE_SETS; }
+static size_t set_of(const tprof_shapes *s, uint64_t key) { return (key >> 7) & s->mask; }
 
 event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key)
 {
-    size_t set = set_of(key);
+    size_t set = set_of(s, key);
     for (int i = 0; i < 2; i++)
         if (s->keys[set][i] == key) {
             s->recent[set] = (uint8_t)i;
@@ -32,7 +44,7 @@ event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key)
 
 event_shape *tprof_shape_begin(tprof_shapes *s, uint64_t key)
 {
-    size_t set = set_of(key);
+    size_t set = set_of(s, key);
     int i = !s->keys[set][0] ? 0 : !s->keys[set][1] ? 1 : !s->recent[set];
     s->keys[set][i] = 0;
     s->recent[set] = (uint8_t)i;
@@ -44,13 +56,13 @@ event_shape *tprof_shape_begin(tprof_shapes *s, uint64_t key)
 
 void tprof_shape_done(tprof_shapes *s, const event_shape *sh)
 {
-    size_t set = set_of(sh->key);
+    size_t set = set_of(s, sh->key);
     s->keys[set][sh - s->ways[set]] = sh->key;
 }
 
 void tprof_shape_drop(tprof_shapes *s, const event_shape *sh)
 {
-    size_t set = set_of(sh->key);
+    size_t set = set_of(s, sh->key);
     s->keys[set][sh - s->ways[set]] = 0;
 }
 

@@ -56,6 +56,9 @@ typedef struct {
 /* A thread's shapes (reused across the chunks it parses). */
 typedef struct tprof_shapes tprof_shapes;
 tprof_shapes *tprof_shapes_new(void); /* NULL when out of memory: then no shapes */
+/* Sized for about JSON_BYTES of JSON: a set per 2 KiB, at least 4, the
+ * full 512 from 1 MiB or when JSON_BYTES is -1 (unknown). */
+tprof_shapes *tprof_shapes_new_for(int64_t json_bytes);
 void tprof_shapes_free(tprof_shapes *s);
 /* The shape recorded for KEY, or NULL. */
 event_shape *tprof_shape_find(tprof_shapes *s, uint64_t key);

@@ -791,6 +791,53 @@ static void test_same_tokens_any_chunking(void **state)
     ubuf_free(&doc);
 }
 
+/* A small first window (tprof_json_open_sized, as the reader opens small
+ * inputs) gives the same tokens: it grows for tokens longer than it. */
+static void test_same_tokens_small_window(void **state)
+{
+    (void)state;
+    ubuf doc = { 0 };
+    build_rich_doc(&doc);
+    ubuf ref = { 0 };
+    {
+        tprof_json *j;
+        assert_int_equal(tprof_json_open_mem(&j, doc.p, doc.len, NULL), 0);
+        if (collect(j, &ref, NULL)) fail_msg("mem: %s", tprof_json_errmsg(j));
+        tprof_json_close(j);
+    }
+    static const size_t windows[] = { 1, 64, 100, 4096 };
+    static const size_t chunks[] = { 0, 1, 7, 4096 };
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++)
+        for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+            chunk_reader r = { .data = doc.p, .len = doc.len, .chunk = chunks[c] };
+            tprof_json *j;
+            assert_int_equal(tprof_json_open_sized(&j, chunk_read, &r, NULL, windows[w]), 0);
+            ubuf got = { 0 };
+            if (collect(j, &got, NULL)) fail_msg("window %zu chunk %zu: %s", windows[w], chunks[c], tprof_json_errmsg(j));
+            if (got.len != ref.len || memcmp(got.p, ref.p, ref.len) != 0)
+                fail_msg("window %zu chunk %zu: token stream differs from the in-memory one", windows[w], chunks[c]);
+            tprof_json_close(j);
+            ubuf_free(&got);
+        }
+    /* a string 100 times the window */
+    ubuf big = { 0 };
+    ubuf_str(&big, "[\"");
+    for (int i = 0; i < 6400; i++) ubuf_str(&big, "x");
+    ubuf_str(&big, "\"]");
+    chunk_reader r = { .data = big.p, .len = big.len, .chunk = 0 };
+    tprof_json *j;
+    assert_int_equal(tprof_json_open_sized(&j, chunk_read, &r, NULL, 64), 0);
+    tprof_json_token t;
+    assert_int_equal(tprof_json_next(j, &t), 0);
+    assert_int_equal(tprof_json_next(j, &t), 0);
+    assert_int_equal(t.type, TPROF_JSON_STRING);
+    assert_int_equal(t.len, 6400);
+    tprof_json_close(j);
+    ubuf_free(&big);
+    ubuf_free(&ref);
+    ubuf_free(&doc);
+}
+
 /* A document much larger than the 1 MiB window, many small tokens. */
 static void test_many_tokens_across_windows(void **state)
 {
@@ -976,6 +1023,7 @@ int main(void)
         cmocka_unit_test(test_complete_document_then_source_cut),
         cmocka_unit_test(test_source_error_propagates),
         cmocka_unit_test(test_same_tokens_any_chunking),
+        cmocka_unit_test(test_same_tokens_small_window),
         cmocka_unit_test(test_many_tokens_across_windows),
         cmocka_unit_test(test_long_string_grows_window),
         cmocka_unit_test(test_skip),
