@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trainprof/result.h"
 #include "trainprof/trace.h"
 
 #ifdef __cplusplus
@@ -81,6 +82,11 @@ typedef struct {
 
 /* Fills R. Without GPU events every time is 0 and events is 0. */
 int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_temporal_result *r);
+/* The result as typed tables (include/trainprof/result.h): one row of
+ * events, span, busy, idle, compute and non-compute (ns), their shares of
+ * the span (text table only), the step left out, and a note. */
+extern const tprof_result_desc tprof_temporal_desc;
+int tprof_temporal_tables(const tprof_temporal_result *r, tprof_result **out);
 
 /* ---- steps: each ProfilerStep and the GPU work it launched ---- */
 

@@ -140,6 +140,10 @@ void tprof_result_derive(tprof_result *r);
 
 /* The text table of T: headings from titles, human units, aligned. */
 int tprof_rows_print_table(const tprof_rows *t, FILE *f);
+/* The top rows of N results of one description as one text table, each
+ * row after its label (a first column headed LABEL_TITLE). */
+int tprof_results_print_top(const tprof_result *const *rs, const char *const *labels, size_t n,
+                            const char *label_title, FILE *f);
 /* The CSV header (PREFIX, then T's CSV columns) and T's rows after the
  * PREFIX cells (each row's label, file); raw base units. */
 void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *f);

@@ -237,6 +237,13 @@ typedef struct {
 } tprof_read_result;
 int tprof_trace_read_many(const char *const *paths, size_t n, const tprof_read_opts *opts, int threads,
                           tprof_read_result *results);
+/* Same, calling DONE(CTX, I, &results[I]) on the reading thread as soon as
+ * file I is read (any order, one call per file, concurrently for different
+ * files): an analysis can run there and free the trace (setting its slot's
+ * trace to NULL), so that memory holds only the traces being read. */
+typedef void (*tprof_read_done_fn)(void *ctx, size_t i, tprof_read_result *r);
+int tprof_trace_read_each(const char *const *paths, size_t n, const tprof_read_opts *opts, int threads,
+                          tprof_read_result *results, tprof_read_done_fn done, void *ctx);
 
 const tprof_trace_meta *tprof_trace_meta_get(const tprof_trace *t);
 /* The warning for a truncated read, or "" (message names file and byte). */

@@ -31,27 +31,35 @@ static const char *human(const tprof_col_desc *c, const tprof_cell *v, char *buf
     }
 }
 
-int tprof_rows_print_table(const tprof_rows *t, FILE *f)
+/* The text table of D's columns over N rows, row I being row ROW[I] of
+ * T[I], after a first column LABEL_TITLE (LABELS[I]) when LABELS is given. */
+static int print_rows(const tprof_table_desc *d, const tprof_rows *const *t, const size_t *row, size_t n,
+                      const char *label_title, const char *const *labels, FILE *f)
 {
-    const tprof_table_desc *d = t->d;
     const char *hdr[64] = { 0 };
     char align[65];
-    size_t map[64], n = 0;
-    for (size_t c = 0; c < d->ncols && n < 64; c++) {
-        if (d->cols[c].flags & TPROF_COLF_NO_TABLE) continue;
-        hdr[n] = d->cols[c].title ? d->cols[c].title : d->cols[c].name;
-        align[n] = result_kind_is_str(d->cols[c].kind) ? 'l' : 'r';
-        map[n++] = c;
+    size_t map[64], ncol = 0, lab = labels ? 1 : 0;
+    if (lab) {
+        hdr[0] = label_title;
+        align[0] = 'l';
     }
-    align[n] = 0;
-    tprof_table *tab = tprof_table_new((int)n, hdr, align);
+    for (size_t c = 0; c < d->ncols && ncol + lab < 64; c++) {
+        if (d->cols[c].flags & TPROF_COLF_NO_TABLE) continue;
+        hdr[ncol + lab] = d->cols[c].title ? d->cols[c].title : d->cols[c].name;
+        align[ncol + lab] = result_kind_is_str(d->cols[c].kind) ? 'l' : 'r';
+        map[ncol++] = c;
+    }
+    align[ncol + lab] = 0;
+    tprof_table *tab = tprof_table_new((int)(ncol + lab), hdr, align);
     if (!tab) return TPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        if (d->cols[map[i]].width) tprof_table_limit(tab, (int)i, d->cols[map[i]].width);
+    for (size_t i = 0; i < ncol; i++)
+        if (d->cols[map[i]].width) tprof_table_limit(tab, (int)(i + lab), d->cols[map[i]].width);
     char bufs[64][64];
     const char *cells[64];
-    for (size_t r = 0; r < t->n; r++) {
-        for (size_t i = 0; i < n; i++) cells[i] = human(&d->cols[map[i]], tprof_rows_cell(t, r, map[i]), bufs[i], sizeof bufs[i]);
+    for (size_t r = 0; r < n; r++) {
+        if (lab) cells[0] = labels[r];
+        for (size_t i = 0; i < ncol; i++)
+            cells[i + lab] = human(&d->cols[map[i]], tprof_rows_cell(t[r], row[r], map[i]), bufs[i], sizeof bufs[i]);
         if (tprof_table_row(tab, cells)) {
             tprof_table_free(tab);
             return TPROF_ENOMEM;
@@ -60,6 +68,35 @@ int tprof_rows_print_table(const tprof_rows *t, FILE *f)
     tprof_table_print(tab, f);
     tprof_table_free(tab);
     return 0;
+}
+
+int tprof_rows_print_table(const tprof_rows *t, FILE *f)
+{
+    const tprof_rows **ts = malloc((t->n ? t->n : 1) * sizeof *ts);
+    size_t *rows = malloc((t->n ? t->n : 1) * sizeof *rows);
+    int rc = ts && rows ? 0 : TPROF_ENOMEM;
+    for (size_t r = 0; !rc && r < t->n; r++) {
+        ts[r] = t;
+        rows[r] = r;
+    }
+    if (!rc) rc = print_rows(t->d, ts, rows, t->n, NULL, NULL, f);
+    free(ts);
+    free(rows);
+    return rc;
+}
+
+int tprof_results_print_top(const tprof_result *const *rs, const char *const *labels, size_t n,
+                            const char *label_title, FILE *f)
+{
+    if (!n) return 0;
+    const tprof_rows **ts = malloc(n * sizeof *ts);
+    size_t *rows = calloc(n, sizeof *rows);
+    int rc = ts && rows ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) ts[i] = rs[i]->top;
+    if (!rc) rc = print_rows(rs[0]->d->top, ts, rows, n, label_title, labels, f);
+    free(ts);
+    free(rows);
+    return rc;
 }
 
 void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *f)

@@ -12,6 +12,8 @@ typedef struct {
     size_t n;
     const tprof_read_opts *opts;
     tprof_read_result *results;
+    tprof_read_done_fn done;
+    void *ctx;
     atomic_size_t next;
 } job;
 
@@ -24,17 +26,24 @@ static void *worker(void *arg)
         tprof_read_result *r = &jb->results[i];
         r->err[0] = 0;
         r->rc = tprof_trace_read(&r->trace, jb->paths[i], jb->opts, r->err, sizeof r->err);
+        if (jb->done) jb->done(jb->ctx, i, r);
     }
 }
 
 int tprof_trace_read_many(const char *const *paths, size_t n, const tprof_read_opts *opts, int threads,
                           tprof_read_result *results)
 {
+    return tprof_trace_read_each(paths, n, opts, threads, results, NULL, NULL);
+}
+
+int tprof_trace_read_each(const char *const *paths, size_t n, const tprof_read_opts *opts, int threads,
+                          tprof_read_result *results, tprof_read_done_fn done, void *ctx)
+{
     /* the cores are shared: several files each get a part for their chunks */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     tprof_read_opts o = opts ? *opts : (tprof_read_opts){ .keep = TPROF_KEEP_ALL };
     if (o.threads <= 0 && n > 1) o.threads = cores > (long)n ? (int)(cores / (long)n) : 1;
-    job jb = { .paths = paths, .n = n, .opts = &o, .results = results };
+    job jb = { .paths = paths, .n = n, .opts = &o, .results = results, .done = done, .ctx = ctx };
     atomic_init(&jb.next, 0);
     if (threads <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);

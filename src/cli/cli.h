@@ -8,6 +8,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/flops.h"
 #include "trainprof/report.h"
+#include "trainprof/result.h"
 #include "trainprof/trace.h"
 
 /* Exit codes (docs/ARCHITECTURE.md). */
@@ -50,6 +51,12 @@ int cli_finish_stdout(int rc);
  * terminal only). Prints one line per failed or truncated file. Returns the
  * worst exit code: EXIT_OK, EXIT_TRUNC or EXIT_INPUT. */
 int cli_read_traces(char **paths, int n, const tprof_read_opts *opts, tprof_read_result *out);
+/* Same, calling DONE(CTX, I, &out[I]) on the reading thread as each file
+ * is read; DONE may analyse the trace and free it (out[I].trace = NULL):
+ * the warnings printed after reading do not need it. */
+typedef void (*cli_read_done_fn)(void *ctx, size_t i, tprof_read_result *r);
+int cli_read_traces_each(char **paths, int n, const tprof_read_opts *opts, tprof_read_result *out,
+                         cli_read_done_fn done, void *ctx);
 
 /* Options every trace command takes. */
 typedef struct {
@@ -100,6 +107,15 @@ typedef struct {
     const char *csv_header;    /* NULL: no CSV form */
     int (*each)(void *ctx, const tprof_trace *t, cli_out *out);
     int (*all)(void *ctx, const tprof_trace *const *t, size_t n, cli_out *out);
+    /* Or a command whose output is a result (include/trainprof/result.h):
+     * ANALYSE runs on the reading thread as soon as a trace is read (CTX
+     * only read there) and the trace is freed at once, so memory holds the
+     * compact results, not the traces. They are printed in input order: JSON
+     * an array of {label, file, members}, CSV the top table's rows after
+     * trace,file (csv_header above is then unused), the text table every
+     * trace's top row in one table after a "trace" column. */
+    const tprof_result_desc *result;
+    int (*analyse)(void *ctx, const tprof_trace *t, tprof_result **out);
 } cli_spec;
 
 /* PART as a percentage of WHOLE (0 when WHOLE is not positive). */

@@ -177,16 +177,43 @@ static int cmp_rank_index(const void *a, const void *b)
     return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
+/* What the report after reading needs of each trace, kept before an
+ * analysis that runs on the reading thread may free it. */
+typedef struct {
+    int64_t rank; /* -1: none claimed */
+    char *note, *truncation;
+} read_facts;
+
+typedef struct {
+    read_facts *facts;
+    cli_read_done_fn done;
+    void *ctx;
+} read_job;
+
+static void on_read(void *vjob, size_t i, tprof_read_result *r)
+{
+    read_job *j = vjob;
+    read_facts *f = &j->facts[i];
+    f->rank = -1;
+    if (r->trace) {
+        const tprof_trace_meta *m = tprof_trace_meta_get(r->trace);
+        f->rank = m->rank;
+        if (m->note) f->note = strdup(m->note);
+        if (r->rc == TPROF_ETRUNC) f->truncation = strdup(tprof_trace_truncation(r->trace));
+    }
+    if (j->done) j->done(j->ctx, i, r);
+}
+
 /* Files whose distributedInfo claims the same rank: usually the traces of
  * several runs, or of one rank, given together. One line per shared rank. */
-static void warn_shared_ranks(char **paths, int n, const tprof_read_result *out)
+static void warn_shared_ranks(char **paths, int n, const read_facts *facts)
 {
     int64_t (*rk)[2] = malloc((size_t)n * sizeof *rk);
     if (!rk) return;
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (out[i].trace && tprof_trace_meta_get(out[i].trace)->rank >= 0) {
-            rk[m][0] = tprof_trace_meta_get(out[i].trace)->rank;
+        if (facts[i].rank >= 0) {
+            rk[m][0] = facts[i].rank;
             rk[m++][1] = i;
         }
     qsort(rk, (size_t)m, sizeof *rk, cmp_rank_index);
@@ -204,11 +231,22 @@ static void warn_shared_ranks(char **paths, int n, const tprof_read_result *out)
 
 int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_read_result *out)
 {
+    return cli_read_traces_each(paths, n, opts_in, out, NULL, NULL);
+}
+
+int cli_read_traces_each(char **paths, int n, const tprof_read_opts *opts_in, tprof_read_result *out,
+                         cli_read_done_fn done, void *ctx)
+{
     int stdin_uses = 0;
     for (int i = 0; i < n; i++) stdin_uses += strcmp(paths[i], "-") == 0;
     if (stdin_uses > 1) {
         cli_error("'-' (stdin) can be read only once, it is given %d times", stdin_uses);
         return EXIT_USAGE;
+    }
+    read_job job = { .facts = calloc((size_t)n, sizeof *job.facts), .done = done, .ctx = ctx };
+    if (!job.facts) {
+        cli_error("out of memory");
+        return EXIT_INPUT;
     }
     tprof_read_opts opts = *opts_in;
     progress p = { .paths = paths, .n = n };
@@ -223,7 +261,7 @@ int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_r
             opts.progress_ctx = &p;
         }
     }
-    tprof_trace_read_many((const char *const *)paths, (size_t)n, &opts, 0, out);
+    tprof_trace_read_each((const char *const *)paths, (size_t)n, &opts, 0, out, on_read, &job);
     if (show) {
         if (p.drawn) fprintf(stderr, "\r%60s\r", "");
         free(p.done);
@@ -232,17 +270,21 @@ int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_r
     }
     int worst = EXIT_OK;
     for (int i = 0; i < n; i++) {
-        if (out[i].trace && tprof_trace_meta_get(out[i].trace)->note)
-            cli_warn("%s", tprof_trace_meta_get(out[i].trace)->note);
+        if (job.facts[i].note) cli_warn("%s", job.facts[i].note);
         if (out[i].rc == TPROF_ETRUNC) {
-            cli_warn("%s", tprof_trace_truncation(out[i].trace));
+            cli_warn("%s", job.facts[i].truncation ? job.facts[i].truncation : "input truncated");
             if (worst == EXIT_OK) worst = EXIT_TRUNC;
         } else if (out[i].rc) {
             cli_error("%s", out[i].err[0] ? out[i].err : tprof_strerror(out[i].rc));
             worst = EXIT_INPUT;
         }
     }
-    warn_shared_ranks(paths, n, out);
+    warn_shared_ranks(paths, n, job.facts);
+    for (int i = 0; i < n; i++) {
+        free(job.facts[i].note);
+        free(job.facts[i].truncation);
+    }
+    free(job.facts);
     return worst;
 }
 
@@ -315,6 +357,82 @@ void cli_common_free(cli_common *co)
 
 /* ---- the frame shared by the trace commands ---- */
 
+/* The result path of cli_run: analyse on the reading thread, free, print. */
+typedef struct {
+    const cli_spec *spec;
+    void *ctx;
+    tprof_result **res;
+    int *rc;
+    int64_t *rank;
+} analyse_job;
+
+static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
+{
+    analyse_job *j = vjob;
+    if (!r->trace) return;
+    j->rank[i] = tprof_trace_meta_get(r->trace)->rank;
+    j->rc[i] = j->spec->analyse(j->ctx, r->trace, &j->res[i]);
+    tprof_trace_free(r->trace);
+    r->trace = NULL;
+}
+
+static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro,
+                       cli_format fmt)
+{
+    tprof_read_result *rr = calloc((size_t)n, sizeof *rr);
+    analyse_job job = { spec, ctx, calloc((size_t)n, sizeof *job.res), calloc((size_t)n, sizeof *job.rc),
+                        calloc((size_t)n, sizeof *job.rank) };
+    const tprof_result **shown = calloc((size_t)n, sizeof *shown);
+    char (*labels)[64] = calloc((size_t)n, sizeof *labels);
+    const char **lab = calloc((size_t)n, sizeof *lab);
+    if (!rr || !job.res || !job.rc || !job.rank || !shown || !labels || !lab) {
+        cli_error("out of memory");
+        free(rr), free(job.res), free(job.rc), free(job.rank), free(shown), free(labels), free(lab);
+        return EXIT_INPUT;
+    }
+    int rc = cli_read_traces_each(paths, n, ro, rr, analyse_read, &job);
+    /* the label of the k-th trace read: "rank R" when it says its rank, else "trace k" */
+    size_t ns = 0, k = 0;
+    for (int i = 0; i < n; i++) {
+        if (rr[i].rc && rr[i].rc != TPROF_ETRUNC) continue;
+        size_t idx = k++;
+        if (job.rc[i] || !job.res[i]) {
+            cli_error("%s: %s", paths[i], tprof_strerror(job.rc[i] ? job.rc[i] : TPROF_ENOMEM));
+            if (rc < EXIT_INPUT) rc = job.rc[i] == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
+            continue;
+        }
+        if (job.rank[i] >= 0) snprintf(labels[ns], sizeof labels[ns], "rank %lld", (long long)job.rank[i]);
+        else snprintf(labels[ns], sizeof labels[ns], "trace %zu", idx);
+        lab[ns] = labels[ns];
+        paths[ns] = paths[i]; /* in place: only read from here on */
+        shown[ns++] = job.res[i];
+    }
+    const tprof_table_desc *top = spec->result->top;
+    if (fmt == FMT_JSON) {
+        tprof_jw w;
+        tprof_jw_init(&w, stdout);
+        tprof_jw_arr(&w);
+        for (size_t i = 0; i < ns; i++) {
+            cli_json_begin(&w, lab[i], paths[i]);
+            tprof_result_json_members(shown[i], &w);
+            tprof_jw_obj_end(&w);
+        }
+        tprof_jw_arr_end(&w);
+    } else if (fmt == FMT_CSV) {
+        tprof_rows_csv_header(top, "trace,file", stdout);
+        for (size_t i = 0; i < ns; i++) {
+            const char *prefix[] = { lab[i], paths[i] };
+            tprof_rows_csv(tprof_result_top_c(shown[i]), prefix, 2, stdout);
+        }
+    } else if (ns && tprof_results_print_top(shown, lab, ns, "trace", stdout)) {
+        cli_error("out of memory");
+        rc = EXIT_INPUT;
+    }
+    for (int i = 0; i < n; i++) tprof_result_free(job.res[i]);
+    free(rr), free(job.res), free(job.rc), free(job.rank), free(shown), free(labels), free(lab);
+    return rc;
+}
+
 int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
 {
     static const struct option common[] = { CLI_COMMON_LONGOPTS };
@@ -346,11 +464,17 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
         spec->help(stderr);
         rc = EXIT_USAGE;
     }
-    if (!rc && co.fmt == FMT_CSV && !spec->csv_header) {
+    if (!rc && co.fmt == FMT_CSV && !spec->csv_header && !spec->result) {
         cli_error("this command has no CSV form (use --format json)");
         rc = EXIT_USAGE;
     }
     if (rc) {
+        cli_common_free(&co);
+        return rc;
+    }
+    if (spec->analyse) {
+        tprof_read_opts ro = { .keep = spec->keep, .classifier = co.cls, .threads = co.threads };
+        rc = run_results(spec, ctx, argv + optind, n, &ro, co.fmt);
         cli_common_free(&co);
         return rc;
     }

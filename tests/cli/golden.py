@@ -7,6 +7,9 @@ again with --record, and the commit says which.
 
   python3 tests/cli/golden.py            check
   python3 tests/cli/golden.py --record   write tests/golden/outputs.txt anew
+  python3 tests/cli/golden.py --record --only 'temporal table'
+                                          record again only the cases whose
+                                          name holds the text
 
 Outputs are made comparable across machines: relative paths from a fixed
 working folder, --threads 2, no terminal. Skipped under sanitizers (the
@@ -24,6 +27,7 @@ from common import GENTRACE, SKIP, SRC, TRAINPROF, scratch, testdata  # noqa: E4
 
 EXPECTED = os.path.join(SRC, "tests", "golden", "outputs.txt")
 RECORD = "--record" in sys.argv
+ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
 TRACE_COMMANDS = ["summary", "info", "kernels", "steps", "temporal", "idle", "comm", "launch", "ranks", "advice"]
 FORMATS = ["table", "csv", "json"]
 TRAINPROF_ABS = os.path.abspath(TRAINPROF)
@@ -105,7 +109,21 @@ if data:
 
 with ThreadPoolExecutor(max_workers=2) as pool:  # each command also runs --threads 2
     results = dict(zip([c[0] for c in cases], pool.map(lambda c: digest(c[1], c[2]), cases)))
+def read_expected():
+    out = {}
+    with open(EXPECTED) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            h, rc, name = line.rstrip("\n").split(" ", 2)
+            out[name] = f"{h} {rc}"
+    return out
+
+
 if RECORD:
+    if ONLY:  # the others keep their recorded digests
+        kept = read_expected()
+        results = {n: (results[n] if ONLY in n else kept.get(n, results[n])) for n in results}
     os.makedirs(os.path.dirname(EXPECTED), exist_ok=True)
     with open(EXPECTED, "w") as f:
         f.write("# sha256 (first 20 hex digits) of stdout, exit code, case; written by tests/cli/golden.py --record\n")
@@ -114,13 +132,7 @@ if RECORD:
     print(f"recorded {len(results)} cases in {EXPECTED}")
     sys.exit(0)
 
-expected = {}
-with open(EXPECTED) as f:
-    for line in f:
-        if line.startswith("#") or not line.strip():
-            continue
-        h, rc, name = line.rstrip("\n").split(" ", 2)
-        expected[name] = f"{h} {rc}"
+expected = read_expected()
 bad = [n for n in results if n in expected and results[n] != expected[n]]
 missing = [n for n in results if n not in expected]
 for n in bad:

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -87,12 +89,65 @@ static void test_no_gpu(void **state)
     tprof_trace_free(t);
 }
 
+/* The temporal result as tables: the values land in their columns, the
+ * text form reads back equal, and two ranks combine by the column rules
+ * with the shares derived after. */
+static void test_result_tables(void **state)
+{
+    (void)state;
+    tprof_temporal_result a = { .events = 10, .span_ns = 1000, .busy_ns = 600, .idle_ns = 400, .compute_ns = 500,
+                                .non_compute_ns = 100, .last_step_excluded = 1, .last_step = 7 };
+    tprof_temporal_result b = { .events = 30, .span_ns = 3000, .busy_ns = 2900, .idle_ns = 100, .compute_ns = 2000,
+                                .non_compute_ns = 900 };
+    tprof_result *ra, *rb;
+    assert_int_equal(tprof_temporal_tables(&a, &ra), 0);
+    assert_int_equal(tprof_temporal_tables(&b, &rb), 0);
+    const tprof_rows *top = tprof_result_top_c(ra);
+    const tprof_table_desc *d = tprof_rows_desc(top);
+    assert_int_equal(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "idle_ns"))->v.i, 400);
+    assert_true(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "idle_share"))->v.d == 0.4);
+    assert_int_equal(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "last_step_excluded"))->v.i, 7);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(tprof_result_write(ra, f), 0);
+    fclose(f);
+    f = fmemopen(buf, len, "r");
+    tprof_result *back;
+    char err[128];
+    assert_int_equal(tprof_result_read(&back, &tprof_temporal_desc, f, err, sizeof err), 0);
+    fclose(f);
+    free(buf);
+    assert_true(tprof_result_equal(ra, back));
+    tprof_result_free(back);
+
+    const tprof_result *both[] = { rb, ra };
+    const int64_t ranks[] = { 1, 0 };
+    tprof_result *all = tprof_ranks_combine(both, ranks, 2);
+    assert_non_null(all);
+    top = tprof_result_top_c(all);
+    assert_int_equal(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "events"))->v.i, 40);
+    assert_int_equal(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "span_ns"))->v.i, 3000); /* the longest */
+    assert_int_equal(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "idle_ns"))->v.i, 500);
+    /* derived after combining: 500 / 3000, not a mean of 0.4 and 1/30 */
+    assert_true(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "idle_share"))->v.d == 500.0 / 3000.0);
+    assert_true(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "last_step_excluded"))->null);
+    size_t worst[2];
+    assert_int_equal(tprof_ranks_worst(both, ranks, 2, 2, worst), 2);
+    assert_int_equal(ranks[worst[0]], 0); /* idle 400 ns against 100 */
+    tprof_result_free(all);
+    tprof_result_free(ra);
+    tprof_result_free(rb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_last_step_by_launch),
         cmocka_unit_test(test_no_gpu),
+        cmocka_unit_test(test_result_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
