@@ -88,6 +88,11 @@ int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_
 extern const tprof_result_desc tprof_temporal_desc;
 int tprof_temporal_tables(const tprof_temporal_result *r, tprof_result **out);
 
+/* Every result description there is (the commands that print through
+ * result tables), and one by name. */
+const tprof_result_desc *const *tprof_result_descs(size_t *n);
+const tprof_result_desc *tprof_result_desc_find(const char *name);
+
 /* ---- steps: each ProfilerStep and the GPU work it launched ---- */
 
 #define TPROF_STEPS_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS)

@@ -152,6 +152,11 @@ void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t npref
  * table's columns, then each table as an array of row objects). */
 void tprof_result_json_members(const tprof_result *r, tprof_jw *w);
 
+/* The description as Markdown: a section per table, a row per column
+ * (name, kind, rule across ranks, formats it is in, meaning); docs/SCHEMA.md
+ * is made of these. */
+void tprof_result_desc_markdown(const tprof_result_desc *d, FILE *f);
+
 /* ---- serialisation -------------------------------------------------------- */
 
 /* A versioned text form: integers exact, doubles as C99 hex floats (exact),

@@ -179,3 +179,51 @@ void tprof_result_json_members(const tprof_result *r, tprof_jw *w)
     json_row_members(w, r->top, 0);
     for (size_t i = 0; i < r->d->ntables; i++) json_rows(w, r->tables[i], r->d->tables[i]);
 }
+
+static const char *kind_name(tprof_col_kind k)
+{
+    static const char *const names[] = { "count", "duration (ns)", "bytes", "ratio (0..1)", "rate", "timestamp (ns)",
+                                         "rank", "integer", "real", "string", "enum" };
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
+
+static const char *combine_name(tprof_combine c)
+{
+    static const char *const names[] = { "sum", "min", "max", "weighted mean", "distribution (p50)", "first",
+                                         "per rank only", "derived" };
+    return (unsigned)c < sizeof names / sizeof *names ? names[c] : "?";
+}
+
+static void table_markdown(const tprof_table_desc *d, const char *path, FILE *f)
+{
+    fprintf(f, "\n### `%s`%s%s\n\n", path, d->doc ? ": " : "", d->doc ? d->doc : "");
+    fprintf(f, "| column | kind | across ranks | in | meaning |\n|---|---|---|---|---|\n");
+    for (size_t c = 0; c < d->ncols; c++) {
+        const tprof_col_desc *cd = &d->cols[c];
+        char in[32] = "";
+        size_t n = 0;
+        if (!(cd->flags & TPROF_COLF_NO_TABLE)) n += (size_t)snprintf(in + n, sizeof in - n, "table ");
+        if (!(cd->flags & TPROF_COLF_NO_CSV)) n += (size_t)snprintf(in + n, sizeof in - n, "CSV ");
+        if (!(cd->flags & TPROF_COLF_NO_JSON)) n += (size_t)snprintf(in + n, sizeof in - n, "JSON ");
+        if (n) in[n - 1] = 0;
+        char how[96];
+        tprof_combine cb = (cd->flags & TPROF_COLF_KEY) ? TPROF_COMBINE_FIRST : cd->combine;
+        if (cb == TPROF_COMBINE_DERIVED) snprintf(how, sizeof how, "%s / %s after combining", cd->num, cd->den);
+        else if (cb == TPROF_COMBINE_WMEAN) snprintf(how, sizeof how, "mean weighted by %s", cd->weight);
+        else snprintf(how, sizeof how, "%s", (cd->flags & TPROF_COLF_KEY) ? "the row's key" : combine_name(cb));
+        fprintf(f, "| `%s`%s | %s | %s | %s | %s |\n", cd->name, (cd->flags & TPROF_COLF_METRIC) ? " (key metric)" : "",
+                kind_name(cd->kind), how, in, cd->doc ? cd->doc : "");
+    }
+    for (size_t k = 0; k < d->nchildren; k++) {
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s[].%s", path, d->children[k]->name);
+        table_markdown(d->children[k], sub, f);
+    }
+}
+
+void tprof_result_desc_markdown(const tprof_result_desc *d, FILE *f)
+{
+    fprintf(f, "\n## `%s` (version %u)\n", d->name, d->version);
+    table_markdown(d->top, "(top)", f);
+    for (size_t i = 0; i < d->ntables; i++) table_markdown(d->tables[i], d->tables[i]->name, f);
+}

@@ -1,0 +1,22 @@
+/* Every result description, for the schema docs and for readers of results
+ * written elsewhere (a result names its description). */
+#include "trainprof/analysis.h"
+
+#include <string.h>
+
+static const tprof_result_desc *const all[] = {
+    &tprof_temporal_desc,
+};
+
+const tprof_result_desc *const *tprof_result_descs(size_t *n)
+{
+    *n = sizeof all / sizeof *all;
+    return all;
+}
+
+const tprof_result_desc *tprof_result_desc_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (!strcmp(all[i]->name, name)) return all[i];
+    return NULL;
+}

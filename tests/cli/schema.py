@@ -1,0 +1,68 @@
+"""docs/SCHEMA.md is what the result descriptions say (regenerate it with
+build/tests/schema_doc > docs/SCHEMA.md), and each command that prints
+through result tables gives JSON of exactly that shape: per trace object,
+label and file, then the documented JSON columns in order, each of its kind
+(an integer, a number, a string, or null). Generated traces only."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import GENTRACE, SRC, TRAINPROF, check, finish, run, scratch  # noqa: E402
+
+SCHEMA_DOC = os.environ.get("SCHEMA_DOC", "build/tests/schema_doc")
+doc_path = os.path.join(SRC, "docs", "SCHEMA.md")
+made = subprocess.run([SCHEMA_DOC], capture_output=True, text=True, check=True).stdout
+check(open(doc_path).read() == made, "docs/SCHEMA.md is the descriptions' output (build/tests/schema_doc > docs/SCHEMA.md)")
+
+# the documented columns per result, from the generated text
+columns = {}
+current = None
+for line in made.splitlines():
+    m = re.match(r"## `(\w+)` \(version \d+\)", line)
+    if m:
+        current = columns.setdefault(m.group(1), {})
+        table = None
+        continue
+    m = re.match(r"### `([^`]+)`", line)
+    if m and current is not None:
+        table = current.setdefault(m.group(1), [])
+        continue
+    m = re.match(r"\| `(\w+)`[^|]*\| ([^|]+) \| [^|]+ \| ([^|]*) \|", line)
+    if m and current is not None:
+        table.append((m.group(1), m.group(2).strip(), "JSON" in m.group(3), "CSV" in m.group(3)))
+
+INT_KINDS = ("count", "duration (ns)", "bytes", "timestamp (ns)", "rank", "integer")
+tmp = scratch("tprof-schema-")
+traces = []
+for rank in (0, 1):
+    p = os.path.join(tmp, f"r{rank}.json")
+    subprocess.run([GENTRACE, "--size", "1M", "--rank", str(rank), "--world", "2", "--seed", str(rank + 5), "-o", p],
+                   check=True, capture_output=True)
+    traces.append(p)
+for name, tables in columns.items():
+    rc, out, err = run([TRAINPROF, name, "--format", "json", *traces])
+    check(rc == 0, f"{name} --format json: exit {rc} {err[-200:]}")
+    if rc:
+        continue
+    doc = json.loads(out)
+    check(isinstance(doc, list) and len(doc) == 2, f"{name}: one object per trace")
+    want = ["label", "file"] + [c for c, _, js, _ in tables["(top)"] if js]
+    for obj in doc:
+        got = [k for k in obj.keys() if not isinstance(obj[k], list)]
+        check(got == want, f"{name}: JSON keys {got} are the documented {want}")
+        for col, kind, js, _ in tables["(top)"]:
+            if not js or col not in obj or obj[col] is None:
+                continue
+            v = obj[col]
+            ok = isinstance(v, int) if kind in INT_KINDS else isinstance(v, str) if kind in ("string", "enum") \
+                else isinstance(v, (int, float))
+            check(ok, f"{name}: {col} = {v!r} is a {kind}")
+    rc, out, err = run([TRAINPROF, name, "--format", "csv", *traces])
+    header = out.splitlines()[0].split(",") if rc == 0 and out else []
+    want_csv = ["trace", "file"] + [c for c, _, _, csv in tables["(top)"] if csv]
+    check(header == want_csv, f"{name}: the CSV header {header} is the documented {want_csv}")
+    check(len(out.splitlines()) == 3, f"{name}: a CSV row per trace")
+finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")
