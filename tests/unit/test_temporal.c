@@ -11,6 +11,7 @@
 
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "unit.h"
 
 static tprof_trace *read_doc(const char *doc)
 {
@@ -108,17 +109,9 @@ static void test_result_tables(void **state)
     assert_true(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "idle_share"))->v.d == 0.4);
     assert_int_equal(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "last_step_excluded"))->v.i, 7);
 
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(tprof_result_write(ra, f), 0);
-    fclose(f);
-    f = fmemopen(buf, len, "r");
-    tprof_result *back;
-    char err[128];
-    assert_int_equal(tprof_result_read(&back, &tprof_temporal_desc, f, err, sizeof err), 0);
-    fclose(f);
-    free(buf);
+    char err[128] = "";
+    tprof_result *back = unit_result_reread(ra, &tprof_temporal_desc, err, sizeof err);
+    assert_non_null(back);
     assert_true(tprof_result_equal(ra, back));
     tprof_result_free(back);
 

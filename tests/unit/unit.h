@@ -127,4 +127,26 @@ static inline uint64_t rng_next(uint64_t *s)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
+#ifdef TRAINPROF_RESULT_H
+/* R written in the text form and read back with D: the copy, or NULL (the
+ * reason in ERR) when the write or the read failed. */
+static inline tprof_result *unit_result_reread(const tprof_result *r, const tprof_result_desc *d, char *err,
+                                               size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    int rc = tprof_result_write(r, f);
+    fclose(f);
+    tprof_result *back = NULL;
+    if (!rc && (f = fmemopen(buf, len, "r"))) {
+        if (tprof_result_read(&back, d, f, err, errlen)) back = NULL;
+        fclose(f);
+    }
+    free(buf);
+    return back;
+}
+#endif
+
 #endif
