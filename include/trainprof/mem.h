@@ -104,12 +104,17 @@ typedef struct {
     tprof_mem_annotation *ann;
     size_t nann;
     size_t skipped; /* trace entries or blocks without the fields needed */
+    size_t cut_entries; /* trace entries and blocks a truncation cut in half, left out */
 } tprof_mem_snapshot;
 
 /* Reads and decodes PATH (plain, gzip or zstd). Returns 0, TPROF_ETRUNC (a
- * pickle cut short: *out holds what came before the cut) or a negative code
- * with the message in ERRBUF (file, byte offset, what was expected). */
+ * pickle cut short: *out holds what came before the cut: every complete
+ * trace entry and block, none cut in half) or a negative code with the
+ * message in ERRBUF (file, byte offset, what was expected). */
 int tprof_mem_snapshot_open(tprof_mem_snapshot **out, const char *path, char *errbuf, size_t errlen);
+/* The same with the decoder's options (O may be NULL): its memory limit. */
+int tprof_mem_snapshot_open_opts(tprof_mem_snapshot **out, const char *path, const tprof_pickle_opts *o,
+                                 char *errbuf, size_t errlen);
 /* Builds the model from an already decoded pickle (ownership passes). */
 int tprof_mem_snapshot_from_pickle(tprof_mem_snapshot **out, tprof_pickle *pk, const char *path, char *errbuf,
                                    size_t errlen);

@@ -1,29 +1,40 @@
 /* Safe pickle decoder (include/trainprof/pickle.h). A value stack, a MARK
- * stack and a memo of value handles; nothing is imported or called. */
+ * stack and a memo of value handles; nothing is imported or called. The
+ * input streams through a window; strings are copied into an arena. */
 #include "trainprof/pickle.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trainprof/error.h"
+#include "trainprof/report.h"
 #include "trainprof/source.h"
 
 #define NO_CHUNK UINT32_MAX
 #define NO_MEMO UINT32_MAX
 #define F_UNSIGNED 0x01
 #define F_CHUNKED 0x02 /* a container whose items came in separate runs: B = first | last chunk */
+#define F_PARTIAL 0x04 /* a container the cut fell inside */
+#define F_CLIPPED 0x08 /* a string longer than TPROF_PICKLE_MAX_STRING: its first bytes only */
 /* Ints 0 .. 2^31-2 live in the handle itself (sizes, streams, line numbers,
  * most of a snapshot's ints), so they need no value storage. */
 #define PV_IMM 0x80000000u
 #define IMM_MAX 0x7ffffffeu
+#define WINDOW (1u << 20) /* input window of a streamed load */
+/* a pickler numbers memo entries in order (the next index is the count so
+ * far), so an index far beyond the entries stored is bogus; the slack
+ * allows pickles whose unused entries were dropped */
+#define MEMO_SLACK 65536
 
-/* 16 bytes per value. Strings: B = offset into the data, A = length.
- * Containers: A = items (pairs for dicts), B = the offset of the items in the
- * pool; a container filled in several runs that are not contiguous in the
- * pool (rare: nested containers filled in between) holds a chunk list while
- * decoding (F_CHUNKED) and is laid out contiguously at the end. */
+/* 16 bytes per value. Strings: B = offset into the string arena, A = the
+ * length kept. Containers: A = items (pairs for dicts), B = the offset of
+ * the items in the pool; a container filled in several runs that are not
+ * contiguous in the pool (rare: nested containers filled in between) holds
+ * a chunk list while decoding (F_CHUNKED) and is laid out contiguously at
+ * the end. */
 typedef struct {
     uint8_t type, flags;
     uint16_t pad;
@@ -38,8 +49,17 @@ typedef struct {
 
 struct tprof_pickle {
     char *name;
-    unsigned char *data;
-    size_t len;
+    /* input: WIN[POS..LEN) are the bytes at offset BASE + POS; SRC refills
+     * it (NULL: the window is the caller's whole buffer) */
+    tprof_source *src;
+    unsigned char *win;
+    size_t wpos, wlen, wcap;
+    uint64_t base, total;
+    int src_cut;     /* the compressed stream stopped early */
+    int src_err;     /* a read failed: the message is in srcmsg */
+    char srcmsg[256];
+    char *strs;      /* string arena */
+    size_t nstrs, capstrs;
     node *nodes;
     size_t nnodes, capnodes;
     tprof_pv *pool;
@@ -52,17 +72,19 @@ struct tprof_pickle {
     size_t nmarks, capmarks;
     tprof_pv *memo;
     size_t capmemo, nmemo;
+    uint64_t held, max_held, limit; /* bytes of the arrays above */
+    int over;        /* a growth was refused by the limit */
     tprof_pv root;
     int proto, truncated;
     char *err;
     size_t errlen;
 };
 
-static int fail(tprof_pickle *p, int code, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(tprof_pickle *p, int code, size_t at, const char *fmt, ...)
+static int fail(tprof_pickle *p, int code, uint64_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(tprof_pickle *p, int code, uint64_t at, const char *fmt, ...)
 {
     if (p->err && p->errlen) {
-        int n = snprintf(p->err, p->errlen, "%s: byte %zu: ", p->name, at);
+        int n = snprintf(p->err, p->errlen, "%s: byte %llu: ", p->name, (unsigned long long)at);
         if (n >= 0 && (size_t)n < p->errlen) {
             va_list ap;
             va_start(ap, fmt);
@@ -73,22 +95,73 @@ static int fail(tprof_pickle *p, int code, size_t at, const char *fmt, ...)
     return code;
 }
 
-static int grow(void **ptr, size_t *cap, size_t need, size_t elem)
+uint64_t tprof_pickle_default_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    uint64_t half = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 2 : 0;
+    return half > (1ull << 30) ? half : 1ull << 30;
+}
+
+/* Grows *PTR to hold NEED elements (doubling), within the memory limit. */
+static int grow(tprof_pickle *p, void **ptr, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return 0;
     size_t c = *cap ? *cap : 64;
     while (c < need) c *= 2;
+    uint64_t more = (uint64_t)(c - *cap) * elem;
+    if (p->held + more > p->limit) {
+        /* the doubling would pass the limit: take what is left of it */
+        uint64_t room = p->limit > p->held ? (p->limit - p->held) / elem : 0;
+        if (room < need - *cap) {
+            p->over = 1;
+            return TPROF_ELIMIT;
+        }
+        c = *cap + (size_t)room;
+        more = (uint64_t)(c - *cap) * elem;
+    }
     void *q = realloc(*ptr, c * elem);
     if (!q) return TPROF_ENOMEM;
     *ptr = q;
     *cap = c;
+    p->held += more;
+    if (p->held > p->max_held) p->max_held = p->held;
     return 0;
+}
+
+/* Makes N bytes available at WIN + WPOS. Returns 1, 0 at the end of the
+ * input, or a negative code (a read error: SRCMSG). */
+static int refill(tprof_pickle *p, size_t n)
+{
+    if (p->wlen - p->wpos >= n) return 1;
+    if (!p->src) return 0;
+    size_t keep = p->wlen - p->wpos;
+    memmove(p->win, p->win + p->wpos, keep);
+    p->base += p->wpos;
+    p->wpos = 0;
+    p->wlen = keep;
+    while (p->wlen < n && !p->src_cut) {
+        ssize_t r = tprof_source_read(p->src, p->win + p->wlen, p->wcap - p->wlen);
+        if (r == 0) break;
+        if (r == TPROF_ETRUNC) {
+            p->src_cut = 1; /* a cut compressed stream: decode what came out */
+            break;
+        }
+        if (r < 0) {
+            snprintf(p->srcmsg, sizeof p->srcmsg, "%s", tprof_source_errmsg(p->src));
+            p->src_err = 1;
+            return (int)r;
+        }
+        p->wlen += (size_t)r;
+        p->total += (uint64_t)r;
+    }
+    return p->wlen >= n;
 }
 
 static int new_node(tprof_pickle *p, uint8_t type, tprof_pv *out)
 {
     if (p->nnodes >= PV_IMM - 1) return TPROF_ELIMIT;
-    if (grow((void **)&p->nodes, &p->capnodes, p->nnodes + 1, sizeof(node))) return TPROF_ENOMEM;
+    int grc = grow(p, (void **)&p->nodes, &p->capnodes, p->nnodes + 1, sizeof(node));
+    if (grc) return grc;
     node *n = &p->nodes[p->nnodes];
     memset(n, 0, sizeof *n);
     n->type = type;
@@ -98,7 +171,8 @@ static int new_node(tprof_pickle *p, uint8_t type, tprof_pv *out)
 
 static int push(tprof_pickle *p, tprof_pv v)
 {
-    if (grow((void **)&p->stack, &p->capstack, p->nstack + 1, sizeof(tprof_pv))) return TPROF_ENOMEM;
+    int grc = grow(p, (void **)&p->stack, &p->capstack, p->nstack + 1, sizeof(tprof_pv));
+    if (grc) return grc;
     p->stack[p->nstack++] = v;
     return 0;
 }
@@ -120,7 +194,8 @@ static int push_new(tprof_pickle *p, uint8_t type, tprof_pv *out)
 static int new_chunk(tprof_pickle *p, uint64_t off, size_t n, uint32_t *k)
 {
     if (p->nchunks >= UINT32_MAX - 1) return TPROF_ELIMIT;
-    if (grow((void **)&p->chunks, &p->capchunks, p->nchunks + 1, sizeof(chunk))) return TPROF_ENOMEM;
+    int grc = grow(p, (void **)&p->chunks, &p->capchunks, p->nchunks + 1, sizeof(chunk));
+    if (grc) return grc;
     *k = (uint32_t)p->nchunks++;
     p->chunks[*k] = (chunk){ .off = off, .n = (uint32_t)n, .next = NO_CHUNK };
     return 0;
@@ -133,7 +208,8 @@ static int add_items(tprof_pickle *p, tprof_pv c, const tprof_pv *items, size_t 
     if (!n) return 0;
     node *nd = &p->nodes[c];
     if ((uint64_t)nd->a + n > UINT32_MAX) return TPROF_ELIMIT;
-    if (grow((void **)&p->pool, &p->cappool, p->npool + n, sizeof(tprof_pv))) return TPROF_ENOMEM;
+    int grc = grow(p, (void **)&p->pool, &p->cappool, p->npool + n, sizeof(tprof_pv));
+    if (grc) return grc;
     memmove(p->pool + p->npool, items, n * sizeof *items);
     uint64_t raw = nd->type == TPROF_PK_DICT ? 2 * (uint64_t)nd->a : nd->a;
     if (!(nd->flags & F_CHUNKED)) {
@@ -285,15 +361,20 @@ static int make_tuple(tprof_pickle *p, size_t from)
     return push(p, t);
 }
 
-static int memo_put(tprof_pickle *p, size_t at, uint64_t idx)
+static int memo_put(tprof_pickle *p, uint64_t at, uint64_t idx)
 {
     if (!p->nstack) return fail(p, TPROF_EFORMAT, at, "memo store with an empty stack");
-    /* a pickler numbers memo entries in order, so an index beyond the bytes
-     * read so far is bogus; this keeps the memo proportional to the file */
-    if (idx > at) return fail(p, TPROF_EFORMAT, at, "memo index %llu out of range", (unsigned long long)idx);
+    /* a pickler numbers memo entries in order, so an index far beyond the
+     * entries stored so far is bogus; this keeps the memo proportional to
+     * what is kept (a count of bytes read would let a bomb's skipped bytes
+     * size it) */
+    if (idx > (uint64_t)p->nmemo + MEMO_SLACK || idx > at)
+        return fail(p, TPROF_EFORMAT, at, "memo index %llu out of range (%zu entries stored so far)",
+                    (unsigned long long)idx, p->nmemo);
     if (idx >= p->capmemo) {
         size_t old = p->capmemo;
-        if (grow((void **)&p->memo, &p->capmemo, idx + 1, sizeof(tprof_pv))) return TPROF_ENOMEM;
+        int grc = grow(p, (void **)&p->memo, &p->capmemo, (size_t)idx + 1, sizeof(tprof_pv));
+        if (grc) return grc;
         for (size_t i = old; i < p->capmemo; i++) p->memo[i] = NO_MEMO;
     }
     if (p->memo[idx] == NO_MEMO) p->nmemo++;
@@ -301,47 +382,185 @@ static int memo_put(tprof_pickle *p, size_t at, uint64_t idx)
     return 0;
 }
 
-static int memo_get(tprof_pickle *p, size_t at, uint64_t idx)
+static int memo_get(tprof_pickle *p, uint64_t at, uint64_t idx)
 {
     if (idx >= p->capmemo || p->memo[idx] == NO_MEMO)
         return fail(p, TPROF_EFORMAT, at, "memo index %llu fetched before it was stored", (unsigned long long)idx);
     return push(p, p->memo[idx]);
 }
 
+/* A value that cannot be a dict key: Python refuses lists and dicts. */
+static int unhashable(const tprof_pickle *p, tprof_pv v)
+{
+    uint8_t t = type_of(p, v);
+    return t == TPROF_PK_LIST || t == TPROF_PK_DICT;
+}
+
+static void set_partial(tprof_pickle *p, tprof_pv c)
+{
+    if (!(c & PV_IMM)) p->nodes[c].flags |= F_PARTIAL;
+}
+
+/* After a cut, VALS[0..N) (no MARK under them) complete the pending single
+ * APPEND or SETITEM of container C: Python's pickler writes a one-item list
+ * as `item APPEND` (and the last batch of one the same way), a one-item dict
+ * as `key value SETITEM`. The first value (key and value) goes into C; what
+ * follows it went into that value, itself still being filled. */
+static int close_single(tprof_pickle *p, tprof_pv c, const tprof_pv *vals, size_t n)
+{
+    while (n && is_container(p, c, 1, 1)) {
+        set_partial(p, c);
+        tprof_pv next;
+        int rc;
+        if (type_of(p, c) == TPROF_PK_LIST) {
+            rc = add_items(p, c, vals, 1);
+            next = vals[0];
+            vals += 1;
+            n -= 1;
+        } else {
+            if (n < 2) return 0; /* a key without its value */
+            rc = add_items(p, c, vals, 2);
+            next = vals[1];
+            vals += 2;
+            n -= 2;
+        }
+        if (rc) return rc;
+        c = next;
+    }
+    return 0;
+}
+
+/* After a cut, the values above an open MARK (VALS[0..N)) go into the
+ * container C below it: a list takes them all, a dict takes key-value
+ * pairs up to a value that cannot be a key: that one, with what follows,
+ * is the pending single item of the value before it (a snapshot's
+ * one-device device_traces: `'device_traces' [ [entries...` with the inner
+ * list not yet appended to the outer one). */
+static int close_region(tprof_pickle *p, tprof_pv c, const tprof_pv *vals, size_t n)
+{
+    set_partial(p, c);
+    if (type_of(p, c) == TPROF_PK_LIST) return add_items(p, c, vals, n);
+    size_t i = 0;
+    while (i + 1 < n && !unhashable(p, vals[i])) i += 2;
+    int rc = add_items(p, c, vals, i);
+    if (rc) return rc;
+    if (i < n && i >= 2 && unhashable(p, vals[i])) return close_single(p, vals[i - 1], vals + i, n - i);
+    return 0; /* else a key without its value, dropped */
+}
+
 /* Completes each open MARK with the container below it (or a tuple) after
- * a cut, so that everything decoded so far hangs off the root. */
+ * a cut, and the pending single items, so that everything decoded so far
+ * hangs off the root. Containers completed here are marked partial, and so
+ * is a container left empty on top of the stack. */
 static int close_after_cut(tprof_pickle *p)
 {
+    /* the last value before the cut, a container still empty: its items
+     * were to come (a trace entry or block just begun) */
+    if (p->nstack && is_container(p, p->stack[p->nstack - 1], 1, 1) && !p->nodes[p->stack[p->nstack - 1]].a)
+        set_partial(p, p->stack[p->nstack - 1]);
     while (p->nmarks) {
         size_t m = p->marks[--p->nmarks];
         if (m > p->nstack) m = p->nstack;
         int rc;
         if (m > 0 && is_container(p, p->stack[m - 1], 1, 1)) {
-            size_t n = p->nstack - m;
-            if (type_of(p, p->stack[m - 1]) == TPROF_PK_DICT) n &= ~(size_t)1;
-            rc = n ? add_items(p, p->stack[m - 1], p->stack + m, n) : 0;
+            rc = close_region(p, p->stack[m - 1], p->stack + m, p->nstack - m);
             p->nstack = m;
         } else {
             rc = make_tuple(p, m);
+            if (!rc) set_partial(p, p->stack[p->nstack - 1]);
         }
+        if (rc) return rc;
+    }
+    if (p->nstack > 1) {
+        int rc = close_single(p, p->stack[0], p->stack + 1, p->nstack - 1);
         if (rc) return rc;
     }
     p->root = p->nstack ? p->stack[0] : TPROF_PV_NONE;
     return 0;
 }
 
+/* A string or bytes payload of N bytes at the window's position: its first
+ * TPROF_PICKLE_MAX_STRING bytes are copied into the arena, the rest is
+ * skipped as it streams by. Returns 1, 0 when the input ends inside it, or
+ * a negative code. */
+static int read_string(tprof_pickle *p, uint64_t n, tprof_pv *out, int is_str)
+{
+    size_t keep = n > TPROF_PICKLE_MAX_STRING ? TPROF_PICKLE_MAX_STRING : (size_t)n;
+    size_t off = p->nstrs;
+    int rc = grow(p, (void **)&p->strs, &p->capstrs, off + keep + 1, 1);
+    if (rc) return rc;
+    uint64_t left = n;
+    size_t copied = 0;
+    while (left) {
+        if (p->wpos == p->wlen) {
+            rc = refill(p, 1);
+            if (rc <= 0) return rc;
+        }
+        size_t have = p->wlen - p->wpos;
+        size_t take = have < left ? have : (size_t)left;
+        if (copied < keep) {
+            size_t c = keep - copied < take ? keep - copied : take;
+            memcpy(p->strs + off + copied, p->win + p->wpos, c);
+            copied += c;
+        }
+        p->wpos += take;
+        left -= take;
+    }
+    p->nstrs = off + keep;
+    if ((rc = push_new(p, is_str ? TPROF_PK_STR : TPROF_PK_BYTES, out))) return rc;
+    p->nodes[*out].a = (uint32_t)keep;
+    p->nodes[*out].b = off;
+    if (keep < n) p->nodes[*out].flags |= F_CLIPPED;
+    return 1;
+}
+
+/* A read of the byte source failed: its message (it names the file). */
+static int src_fail(tprof_pickle *p, int rc)
+{
+    if (p->err && p->errlen) snprintf(p->err, p->errlen, "%s", p->srcmsg);
+    return rc;
+}
+
+/* The message of an allocation that failed at AT. */
+static int oom_or_limit(tprof_pickle *p, int rc, uint64_t at)
+{
+    if (rc == TPROF_ENOMEM) return fail(p, rc, at, "out of memory");
+    if (rc == TPROF_ELIMIT && p->over) {
+        char lim[32];
+        tprof_fmt_bytes(lim, sizeof lim, (int64_t)(p->limit > INT64_MAX ? INT64_MAX : p->limit));
+        return fail(p, rc, at,
+                    "the decoded values would take more than the memory limit of %s (%llu bytes held); a "
+                    "pickle that expands this much is not a memory snapshot PyTorch writes, or a larger limit is "
+                    "needed (trainprof mem --max-memory)",
+                    lim, (unsigned long long)p->held);
+    }
+    if (rc == TPROF_ELIMIT) return fail(p, rc, at, "more values than the decoder's 2^32 limit");
+    return rc;
+}
+
 static int decode(tprof_pickle *p)
 {
-    const unsigned char *d = p->data;
-    size_t len = p->len, pos = 0;
+    const unsigned char *d = p->win;
+    size_t len = p->wlen, pos = p->wpos;
     int rc = 0;
     tprof_pv v;
+    uint64_t at = 0;
+    /* N bytes at D + POS, refilling the window; the end of the input there is the cut */
 #define NEED(n)                                                                                                \
     do {                                                                                                       \
-        if ((n) > len - pos) goto cut;                                                                         \
+        if ((n) > len - pos) {                                                                                 \
+            p->wpos = pos;                                                                                     \
+            int r_ = refill(p, (n));                                                                           \
+            d = p->win;                                                                                        \
+            pos = p->wpos;                                                                                     \
+            len = p->wlen;                                                                                     \
+            if (r_ < 0) return src_fail(p, r_);                                                                \
+            if (!r_) goto cut;                                                                                 \
+        }                                                                                                      \
     } while (0)
-    while (pos < len) {
-        size_t at = pos;
+    for (;;) {
+        at = p->base + pos;
+        NEED(1);
         unsigned op = d[pos++];
         switch (op) {
         case 0x80: /* PROTO */
@@ -358,12 +577,13 @@ static int decode(tprof_pickle *p)
              * and bytes after STOP are ignored */
             if (!p->nstack) return fail(p, TPROF_EFORMAT, at, "STOP with an empty stack");
             p->root = p->stack[p->nstack - 1];
+            p->wpos = pos;
             return 0;
         case '(': /* MARK */
             if (p->nmarks >= TPROF_PICKLE_MAX_DEPTH)
                 return fail(p, TPROF_ELIMIT, at, "more than %d open MARKs (nesting too deep)", TPROF_PICKLE_MAX_DEPTH);
-            if (grow((void **)&p->marks, &p->capmarks, p->nmarks + 1, sizeof(size_t))) return TPROF_ENOMEM;
-            p->marks[p->nmarks++] = p->nstack;
+            rc = grow(p, (void **)&p->marks, &p->capmarks, p->nmarks + 1, sizeof(size_t));
+            if (!rc) p->marks[p->nmarks++] = p->nstack;
             break;
         case '}': rc = push_new(p, TPROF_PK_DICT, NULL); break;
         case ']': rc = push_new(p, TPROF_PK_LIST, NULL); break;
@@ -437,13 +657,13 @@ static int decode(tprof_pickle *p)
             uint64_t bits = 0;
             for (int i = 0; i < 8; i++) bits = bits << 8 | d[pos + i];
             pos += 8;
-            if ((rc = push_new(p, TPROF_PK_FLOAT, &v))) return rc;
+            if ((rc = push_new(p, TPROF_PK_FLOAT, &v))) break;
             p->nodes[v].b = bits;
             break;
         }
         case 'N': rc = push(p, TPROF_PV_NONE); break;
         case 0x88: case 0x89:
-            if ((rc = push_new(p, TPROF_PK_BOOL, &v))) return rc;
+            if ((rc = push_new(p, TPROF_PK_BOOL, &v))) break;
             p->nodes[v].b = op == 0x88;
             break;
         case 0x8c: case 'X': case 0x8d: case 'C': case 'B': case 0x8e: { /* strings and bytes */
@@ -451,13 +671,14 @@ static int decode(tprof_pickle *p)
             NEED(hl);
             uint64_t n = le(d + pos, hl);
             pos += hl;
-            if (n > len - pos) goto cut;
-            if (n > UINT32_MAX) return fail(p, TPROF_ELIMIT, at, "string of %llu bytes (limit 4 GiB)", (unsigned long long)n);
-            int is_str = op == 0x8c || op == 'X' || op == 0x8d;
-            if ((rc = push_new(p, is_str ? TPROF_PK_STR : TPROF_PK_BYTES, &v))) return rc;
-            p->nodes[v].a = (uint32_t)n;
-            p->nodes[v].b = pos;
-            pos += n;
+            p->wpos = pos;
+            rc = read_string(p, n, &v, op == 0x8c || op == 'X' || op == 0x8d);
+            d = p->win;
+            pos = p->wpos;
+            len = p->wlen;
+            if (rc < 0 && p->src_err) return src_fail(p, rc);
+            if (rc == 0) goto cut;
+            if (rc == 1) rc = 0;
             break;
         }
         case 'q': NEED(1); rc = memo_put(p, at, d[pos]); pos += 1; break;
@@ -493,17 +714,17 @@ static int decode(tprof_pickle *p)
             return fail(p, TPROF_EFORMAT, at, "not a pickle opcode: 0x%02x", op);
         }
         }
-        if (rc == TPROF_ENOMEM) return fail(p, rc, at, "out of memory");
-        if (rc == TPROF_ELIMIT) return fail(p, rc, at, "more values than the decoder's 2^32 limit");
-        if (rc) return rc;
+        if (rc) return oom_or_limit(p, rc, at);
     }
 cut:
 #undef NEED
     p->truncated = 1;
-    if (pos == 0 && len == 0) return fail(p, TPROF_EFORMAT, 0, "empty input (expected a pickle)");
+    p->wpos = pos;
+    uint64_t end = p->base + len;
+    if (end == 0) return fail(p, TPROF_EFORMAT, 0, "empty input (expected a pickle)");
     rc = close_after_cut(p);
-    if (rc) return fail(p, rc, len, "out of memory");
-    fail(p, TPROF_ETRUNC, len, "the pickle is cut short (no STOP opcode); decoded what came before the cut");
+    if (rc) return oom_or_limit(p, rc, end);
+    fail(p, TPROF_ETRUNC, end, "the pickle is cut short (no STOP opcode); decoded what came before the cut");
     return TPROF_ETRUNC;
 }
 
@@ -516,7 +737,8 @@ static int finalize(tprof_pickle *p)
         uint32_t first = (uint32_t)n->b;
         size_t total = 0;
         for (uint32_t c = first; c != NO_CHUNK; c = p->chunks[c].next) total += p->chunks[c].n;
-        if (grow((void **)&p->pool, &p->cappool, p->npool + total, sizeof(tprof_pv))) return TPROF_ENOMEM;
+        int grc = grow(p, (void **)&p->pool, &p->cappool, p->npool + total, sizeof(tprof_pv));
+    if (grc) return grc;
         size_t off = p->npool;
         for (uint32_t c = first; c != NO_CHUNK; c = p->chunks[c].next) {
             memcpy(p->pool + p->npool, p->pool + p->chunks[c].off, p->chunks[c].n * sizeof(tprof_pv));
@@ -526,6 +748,7 @@ static int finalize(tprof_pickle *p)
         p->nodes[i].flags &= (uint8_t)~F_CHUNKED;
     }
     free(p->chunks);
+    p->held -= (uint64_t)p->capchunks * sizeof(chunk);
     p->chunks = NULL;
     p->nchunks = p->capchunks = 0;
     return 0;
@@ -537,16 +760,45 @@ static int run(tprof_pickle *p, char *errbuf, size_t errlen, tprof_pickle **out)
     p->errlen = errlen;
     tprof_pv none;
     int rc = new_node(p, TPROF_PK_NONE, &none); /* handle 0 */
+    if (rc) rc = oom_or_limit(p, rc, 0);
     if (!rc) rc = decode(p);
+    /* bytes after STOP: read (and counted) to the end, as Python's load
+     * would not, so that a cut or corrupt compressed tail is still told.
+     * After an error in the data of a compressed file, the rest is read
+     * too: corruption that decompressed into garbage shows only at the
+     * stream's check, and is then the error to report. */
+    int corrupt_check = (rc == TPROF_EFORMAT || rc == TPROF_ELIMIT) && p->src &&
+                        tprof_source_compression(p->src) != TPROF_COMP_NONE;
+    while ((!rc || corrupt_check) && p->src && !p->src_cut && !p->src_err) {
+        ssize_t r = tprof_source_read(p->src, p->win, p->wcap);
+        if (r == 0) break;
+        if (r == TPROF_ETRUNC) p->src_cut = 1;
+        else if (r < 0) {
+            snprintf(p->srcmsg, sizeof p->srcmsg, "%s", tprof_source_errmsg(p->src));
+            p->src_err = 1;
+            rc = src_fail(p, (int)r);
+        } else
+            p->total += (uint64_t)r;
+    }
     int frc = rc == 0 || rc == TPROF_ETRUNC ? finalize(p) : 0;
     free(p->stack);
     free(p->marks);
     free(p->memo);
+    p->held -= (uint64_t)p->capstack * sizeof(tprof_pv) + (uint64_t)p->capmarks * sizeof(size_t) +
+               (uint64_t)p->capmemo * sizeof(tprof_pv);
     p->stack = NULL;
     p->marks = NULL;
     p->memo = NULL;
+    p->capstack = p->capmarks = p->capmemo = 0;
+    if (p->src) {
+        tprof_source_close(p->src);
+        p->src = NULL;
+        free(p->win);
+    }
+    p->win = NULL;
+    p->wpos = p->wlen = p->wcap = 0;
+    if (frc) rc = oom_or_limit(p, frc, 0);
     p->err = NULL;
-    if (frc) rc = fail(p, frc, 0, "out of memory");
     if (rc && rc != TPROF_ETRUNC) {
         tprof_pickle_close(p);
         *out = NULL;
@@ -556,7 +808,7 @@ static int run(tprof_pickle *p, char *errbuf, size_t errlen, tprof_pickle **out)
     return rc;
 }
 
-static tprof_pickle *new_handle(const char *name)
+static tprof_pickle *new_handle(const char *name, const tprof_pickle_opts *o)
 {
     tprof_pickle *p = calloc(1, sizeof *p);
     if (!p) return NULL;
@@ -566,6 +818,7 @@ static tprof_pickle *new_handle(const char *name)
         return NULL;
     }
     p->proto = -1;
+    p->limit = o && o->max_memory ? o->max_memory : tprof_pickle_default_limit();
     return p;
 }
 
@@ -574,66 +827,35 @@ int tprof_pickle_parse(tprof_pickle **out, const void *data, size_t len, const c
 {
     *out = NULL;
     if (errbuf && errlen) errbuf[0] = 0;
-    tprof_pickle *p = new_handle(name);
+    tprof_pickle *p = new_handle(name, NULL);
     if (!p) return TPROF_ENOMEM;
-    p->data = malloc(len ? len : 1);
-    if (!p->data) {
-        tprof_pickle_close(p);
-        return TPROF_ENOMEM;
-    }
-    if (len) memcpy(p->data, data, len);
-    p->len = len;
+    p->win = (unsigned char *)(uintptr_t)data; /* read only: a window without a source is never written */
+    p->wlen = len;
+    p->total = len;
     return run(p, errbuf, errlen, out);
 }
 
-int tprof_pickle_load(tprof_pickle **out, const char *path, char *errbuf, size_t errlen)
+int tprof_pickle_load_opts(tprof_pickle **out, const char *path, const tprof_pickle_opts *o, char *errbuf,
+                           size_t errlen)
 {
     *out = NULL;
     if (errbuf && errlen) errbuf[0] = 0;
     tprof_source *s;
     int rc = tprof_source_open(&s, path, errbuf, errlen);
     if (rc) return rc;
-    tprof_pickle *p = new_handle(path);
-    if (!p) {
+    tprof_pickle *p = new_handle(path, o);
+    if (p) p->win = malloc(WINDOW);
+    if (!p || !p->win) {
+        if (p) free(p->name);
+        free(p);
         tprof_source_close(s);
+        if (errbuf && errlen) snprintf(errbuf, errlen, "%s: out of memory", path);
         return TPROF_ENOMEM;
     }
-    int64_t fsize = tprof_source_file_size(s);
-    size_t cap = fsize > 0 && tprof_source_compression(s) == TPROF_COMP_NONE ? (size_t)fsize + 1 : 1 << 20;
-    int cut = 0;
-    p->data = malloc(cap);
-    if (!p->data) rc = TPROF_ENOMEM;
-    while (!rc) {
-        if (p->len == cap) {
-            unsigned char *q = realloc(p->data, cap * 2);
-            if (!q) {
-                rc = TPROF_ENOMEM;
-                break;
-            }
-            p->data = q;
-            cap *= 2;
-        }
-        ssize_t n = tprof_source_read(s, p->data + p->len, cap - p->len);
-        if (n == 0) break;
-        if (n == TPROF_ETRUNC) {
-            cut = 1; /* a cut compressed stream: decode what came out */
-            break;
-        }
-        if (n < 0) {
-            if (errbuf && errlen) snprintf(errbuf, errlen, "%s", tprof_source_errmsg(s));
-            rc = (int)n;
-            break;
-        }
-        p->len += (size_t)n;
-    }
-    tprof_source_close(s);
-    if (rc) {
-        if (rc == TPROF_ENOMEM && errbuf && errlen) snprintf(errbuf, errlen, "%s: out of memory", path);
-        tprof_pickle_close(p);
-        return rc;
-    }
+    p->src = s;
+    p->wcap = WINDOW;
     rc = run(p, errbuf, errlen, out);
-    if (rc == 0 && cut) {
+    if (rc == 0 && (*out)->src_cut) {
         (*out)->truncated = 1;
         if (errbuf && errlen) snprintf(errbuf, errlen, "%s: the compressed stream is cut short", path);
         rc = TPROF_ETRUNC;
@@ -641,11 +863,20 @@ int tprof_pickle_load(tprof_pickle **out, const char *path, char *errbuf, size_t
     return rc;
 }
 
+int tprof_pickle_load(tprof_pickle **out, const char *path, char *errbuf, size_t errlen)
+{
+    return tprof_pickle_load_opts(out, path, NULL, errbuf, errlen);
+}
+
 void tprof_pickle_close(tprof_pickle *p)
 {
     if (!p) return;
     free(p->name);
-    free(p->data);
+    if (p->src) {
+        tprof_source_close(p->src);
+        free(p->win);
+    }
+    free(p->strs);
     free(p->nodes);
     free(p->pool);
     free(p->chunks);
@@ -658,12 +889,20 @@ void tprof_pickle_close(tprof_pickle *p)
 tprof_pv tprof_pickle_root(const tprof_pickle *p) { return p->root; }
 int tprof_pickle_protocol(const tprof_pickle *p) { return p->proto; }
 int tprof_pickle_truncated(const tprof_pickle *p) { return p->truncated; }
-uint64_t tprof_pickle_bytes(const tprof_pickle *p) { return p->len; }
+uint64_t tprof_pickle_bytes(const tprof_pickle *p) { return p->total; }
 uint64_t tprof_pickle_nvalues(const tprof_pickle *p) { return p->nnodes; }
 
-size_t tprof_pickle_memory(const tprof_pickle *p)
+size_t tprof_pickle_memory(const tprof_pickle *p) { return sizeof *p + (size_t)p->held; }
+uint64_t tprof_pickle_max_held(const tprof_pickle *p) { return p->max_held; }
+
+int tprof_pickle_partial(const tprof_pickle *p, tprof_pv v)
 {
-    return sizeof *p + p->len + p->capnodes * sizeof(node) + p->cappool * sizeof(tprof_pv);
+    return !(v & PV_IMM) && v < p->nnodes && (p->nodes[v].flags & F_PARTIAL);
+}
+
+int tprof_pickle_str_clipped(const tprof_pickle *p, tprof_pv v)
+{
+    return !(v & PV_IMM) && v < p->nnodes && (p->nodes[v].flags & F_CLIPPED);
 }
 
 /* The value of handle V; immediates are expanded into TMP. */
@@ -737,14 +976,14 @@ const char *tprof_pickle_str(const tprof_pickle *p, tprof_pv v, size_t *len)
         return NULL;
     }
     if (len) *len = n->a;
-    return (const char *)p->data + n->b;
+    return p->strs ? p->strs + n->b : "";
 }
 
 int tprof_pickle_str_eq(const tprof_pickle *p, tprof_pv v, const char *s)
 {
     size_t n;
     const char *t = tprof_pickle_str(p, v, &n);
-    return t && strlen(s) == n && !memcmp(t, s, n);
+    return t && !tprof_pickle_str_clipped(p, v) && strlen(s) == n && !memcmp(t, s, n);
 }
 
 size_t tprof_pickle_len(const tprof_pickle *p, tprof_pv v)
@@ -787,7 +1026,8 @@ tprof_pv tprof_pickle_get(const tprof_pickle *p, tprof_pv d, const char *key)
     for (size_t i = n->a; i-- > 0;) {
         node ktmp;
         const node *k = nd_ptr(p, p->pool[n->b + 2 * i], &ktmp);
-        if (k->type == TPROF_PK_STR && k->a == kl && !memcmp(p->data + k->b, key, kl)) return p->pool[n->b + 2 * i + 1];
+        if (k->type == TPROF_PK_STR && !(k->flags & F_CLIPPED) && k->a == kl && !memcmp(p->strs + k->b, key, kl))
+            return p->pool[n->b + 2 * i + 1];
     }
     return TPROF_PV_NONE;
 }

@@ -60,6 +60,32 @@ static int64_t geti(const tprof_pickle *pk, tprof_pv d, const char *k, int64_t d
     return tprof_pickle_int(pk, tprof_pickle_get(pk, d, k), dflt);
 }
 
+/* The keys every segment has, in every layout PyTorch has written. */
+static const char *const segment_keys[] = { "address", "total_size", "blocks" };
+
+static const char *missing_key(const tprof_pickle *pk, tprof_pv d)
+{
+    for (size_t k = 0; k < sizeof segment_keys / sizeof *segment_keys; k++)
+        if (!has_key(pk, d, segment_keys[k])) return segment_keys[k];
+    return NULL;
+}
+
+/* A bare list is a snapshot when its items are segments (an empty list is
+ * one with no segments). A segment the cut of a truncated file fell inside
+ * may lack keys and is let through. Else *BAD is the first other item. */
+static int segment_list(const tprof_pickle *pk, tprof_pv list, size_t *bad)
+{
+    size_t n = tprof_pickle_len(pk, list);
+    for (size_t i = 0; i < n; i++) {
+        tprof_pv v = tprof_pickle_item(pk, list, i);
+        if (tprof_pickle_type(pk, v) == TPROF_PK_DICT && (tprof_pickle_partial(pk, v) || !missing_key(pk, v)))
+            continue;
+        *bad = i;
+        return 0;
+    }
+    return 1;
+}
+
 static int add_segments(tprof_mem_snapshot *s, tprof_pv list)
 {
     const tprof_pickle *pk = s->pk;
@@ -76,6 +102,12 @@ static int add_segments(tprof_mem_snapshot *s, tprof_pv list)
         tprof_pv sv = tprof_pickle_item(pk, list, i);
         if (tprof_pickle_type(pk, sv) != TPROF_PK_DICT) {
             s->skipped++;
+            continue;
+        }
+        /* a segment cut inside its block list (its last key) keeps its
+         * complete blocks; one cut before it lacks fields, left out */
+        if (tprof_pickle_partial(pk, sv) && !has_key(pk, sv, "blocks")) {
+            s->cut_entries++;
             continue;
         }
         tprof_mem_segment *g = &s->segs[s->nsegs++];
@@ -96,6 +128,10 @@ static int add_segments(tprof_mem_snapshot *s, tprof_pv list)
             tprof_pv bv = tprof_pickle_item(pk, bl, j);
             if (tprof_pickle_type(pk, bv) != TPROF_PK_DICT) {
                 s->skipped++;
+                continue;
+            }
+            if (tprof_pickle_partial(pk, bv)) {
+                s->cut_entries++; /* a block cut in half by truncation */
                 continue;
             }
             tprof_mem_block *b = &s->blocks[s->nblocks++];
@@ -144,6 +180,10 @@ static int add_traces(tprof_mem_snapshot *s, tprof_pv list)
         size_t k = 0;
         for (size_t i = 0; i < m; i++) {
             tprof_pv e = tprof_pickle_item(pk, tl, i);
+            if (tprof_pickle_partial(pk, e)) {
+                s->cut_entries++; /* the entry the cut fell inside: only complete ones count */
+                continue;
+            }
             /* one pass over the entry's keys (the hot loop of a large file) */
             tprof_mem_event x = { .time_us = -1, .device_free = -1, .frames = TPROF_PV_NONE };
             int has_action = 0;
@@ -177,7 +217,7 @@ static int add_traces(tprof_mem_snapshot *s, tprof_pv list)
                 }
             }
             if (!has_action) {
-                s->skipped++; /* not an entry, or one cut by truncation */
+                s->skipped++; /* not an entry */
                 continue;
             }
             ev[k++] = x;
@@ -195,6 +235,7 @@ static int add_annotations(tprof_mem_snapshot *s, tprof_pv list)
     if (!s->ann) return TPROF_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         tprof_pv a = tprof_pickle_item(pk, list, i);
+        if (tprof_pickle_partial(pk, a)) continue; /* cut in half */
         tprof_pv name = tprof_pickle_get(pk, a, "name");
         if (tprof_pickle_type(pk, name) != TPROF_PK_STR) continue;
         s->ann[s->nann++] = (tprof_mem_annotation){
@@ -222,6 +263,24 @@ int tprof_mem_snapshot_from_pickle(tprof_mem_snapshot **out, tprof_pickle *pk, c
     tprof_pv root = tprof_pickle_root(pk);
     tprof_pk_type t = tprof_pickle_type(pk, root);
     int rc = 0;
+    size_t bad = 0;
+    if (t == TPROF_PK_LIST && !segment_list(pk, root, &bad)) {
+        if (errbuf && errlen) {
+            tprof_pv b = tprof_pickle_item(pk, root, bad);
+            char what[64];
+            if (tprof_pickle_type(pk, b) == TPROF_PK_DICT)
+                snprintf(what, sizeof what, "a dict without \"%s\"", missing_key(pk, b));
+            else
+                snprintf(what, sizeof what, "of type %s", tprof_pickle_type_name(tprof_pickle_type(pk, b)));
+            snprintf(errbuf, errlen,
+                     "%s: byte 0: not a memory snapshot: the pickle holds a list whose item %zu is %s; expected "
+                     "a list of segments (dicts with \"address\", \"total_size\" and \"blocks\") or a dict with "
+                     "\"segments\" and \"device_traces\"",
+                     path, bad, what);
+        }
+        tprof_mem_snapshot_close(s);
+        return TPROF_EFORMAT;
+    }
     if (t == TPROF_PK_LIST) {
         s->form = TPROF_SNAP_SEGMENTS;
         rc = add_segments(s, root);
@@ -267,12 +326,29 @@ int tprof_mem_snapshot_from_pickle(tprof_mem_snapshot **out, tprof_pickle *pk, c
 
 int tprof_mem_snapshot_open(tprof_mem_snapshot **out, const char *path, char *errbuf, size_t errlen)
 {
+    return tprof_mem_snapshot_open_opts(out, path, NULL, errbuf, errlen);
+}
+
+int tprof_mem_snapshot_open_opts(tprof_mem_snapshot **out, const char *path, const tprof_pickle_opts *o,
+                                 char *errbuf, size_t errlen)
+{
     *out = NULL;
     tprof_pickle *pk;
-    int rc = tprof_pickle_load(&pk, path, errbuf, errlen);
+    int rc = tprof_pickle_load_opts(&pk, path, o, errbuf, errlen);
     if (rc && rc != TPROF_ETRUNC) return rc;
-    int mrc = tprof_mem_snapshot_from_pickle(out, pk, path, rc ? NULL : errbuf, errlen);
-    if (mrc) return mrc;
+    uint64_t bytes = tprof_pickle_bytes(pk);
+    char cut[1024] = "";
+    if (rc && errbuf && errlen) snprintf(cut, sizeof cut, "%s", errbuf);
+    int mrc = tprof_mem_snapshot_from_pickle(out, pk, path, errbuf, errlen);
+    if (mrc) {
+        /* a cut so early that what came before it is no snapshot */
+        size_t used = errbuf && errlen ? strlen(errbuf) : 0;
+        if (rc && used + 1 < errlen)
+            snprintf(errbuf + used, errlen - used, " (the file is cut short after %llu bytes)",
+                     (unsigned long long)bytes);
+        return mrc;
+    }
+    if (rc && errbuf && errlen) snprintf(errbuf, errlen, "%s", cut);
     return rc; /* TPROF_ETRUNC keeps its message */
 }
 

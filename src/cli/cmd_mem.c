@@ -34,6 +34,9 @@ static void help(FILE *f)
                "                        memory over time and PREFIX.svg, the top call sites stacked\n"
                "  --points N            timeline points per device (default 2000)\n"
                "  --compare             two snapshots: bytes live at the peak by call site, B - A\n"
+               "  --max-memory SIZE     the most memory the decoded pickle may take, like 512M or\n"
+               "                        16G (default: half the physical memory, at least 1G; 0: no\n"
+               "                        limit); past it the snapshot is refused (exit 3)\n"
                "  --color auto|always|never\n");
 }
 
@@ -41,6 +44,7 @@ typedef struct {
     cli_format fmt;
     int depth, top, points, compare;
     const char *timeline;
+    tprof_pickle_opts pk;
 } mem_args;
 
 static const char *fmtb(char *buf, size_t n, int64_t v) { return tprof_fmt_bytes(buf, n, v); }
@@ -226,12 +230,17 @@ static void print_csv(const tprof_mem_snapshot *s, const tprof_mem_report *r)
 
 /* Opens a snapshot, printing why not. Returns an exit code; *out is set
  * for EXIT_OK and EXIT_TRUNC. */
-static int open_snapshot(const char *path, tprof_mem_snapshot **out)
+static int open_snapshot(const char *path, const mem_args *a, tprof_mem_snapshot **out)
 {
     char err[1024];
-    int rc = tprof_mem_snapshot_open(out, path, err, sizeof err);
+    int rc = tprof_mem_snapshot_open_opts(out, path, &a->pk, err, sizeof err);
     if (rc == TPROF_ETRUNC) {
-        cli_warn("%s (results cover what came before the cut)", err[0] ? err : path);
+        const tprof_mem_snapshot *s = *out;
+        size_t kept = 0;
+        for (size_t d = 0; d < s->ntraces; d++) kept += s->ntrace[d];
+        cli_warn("%s (results cover what came before the cut: %zu complete trace entr%s kept%s)",
+                 err[0] ? err : path, kept, kept == 1 ? "y" : "ies",
+                 s->cut_entries ? ", the one cut in half left out" : "");
         return EXIT_TRUNC;
     }
     if (rc) {
@@ -249,7 +258,7 @@ static int run_compare(char **paths, const mem_args *a)
     int worst = EXIT_OK;
     tprof_mem_opts o = { .depth = a->depth };
     for (int i = 0; i < 2; i++) {
-        int e = open_snapshot(paths[i], &s[i]);
+        int e = open_snapshot(paths[i], a, &s[i]);
         if (e > worst) worst = e;
         if (e == EXIT_INPUT) goto done;
         if (tprof_mem_analyze(s[i], &o, &r[i])) {
@@ -304,6 +313,27 @@ static int parse_count(const char *opt, const char *v, int lo, int *out)
     return 0;
 }
 
+/* "512M", "16G", "1048576"; 0 is no limit. */
+static int parse_size(const char *v, uint64_t *out)
+{
+    char *end;
+    if (*v < '0' || *v > '9') return -1;
+    unsigned long long n = strtoull(v, &end, 10);
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    default: break;
+    }
+    if (shift) end++;
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end || n > (UINT64_MAX >> shift) / 2) return -1;
+    *out = n ? (uint64_t)n << shift : TPROF_PICKLE_NO_LIMIT;
+    return 0;
+}
+
 int cmd_mem(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -311,6 +341,7 @@ int cmd_mem(int argc, char **argv)
         { "depth", required_argument, 0, 'd' },  { "top", required_argument, 0, 't' },
         { "timeline", required_argument, 0, 'T' }, { "points", required_argument, 0, 'p' },
         { "compare", no_argument, 0, 'C' },      { "help", no_argument, 0, 'h' },
+        { "max-memory", required_argument, 0, 'M' },
         { 0, 0, 0, 0 },
     };
     mem_args a = { .fmt = FMT_TABLE, .depth = 4, .top = 10, .points = 2000 };
@@ -330,6 +361,12 @@ int cmd_mem(int argc, char **argv)
         case 'p': if (parse_count("--points", optarg, 2, &a.points)) return EXIT_USAGE; break;
         case 'T': a.timeline = optarg; break;
         case 'C': a.compare = 1; break;
+        case 'M':
+            if (parse_size(optarg, &a.pk.max_memory)) {
+                cli_error("--max-memory takes a size like 512M or 16G (0: no limit), not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case 'h': help(stdout); return EXIT_OK;
         default: help(stderr); return EXIT_USAGE;
         }
@@ -366,7 +403,7 @@ int cmd_mem(int argc, char **argv)
             continue;
         }
         tprof_mem_snapshot *s;
-        int e = open_snapshot(files[i], &s);
+        int e = open_snapshot(files[i], &a, &s);
         if (e > worst) worst = e;
         if (e == EXIT_INPUT) continue;
         tprof_mem_report r;

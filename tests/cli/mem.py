@@ -252,12 +252,18 @@ cases = [
     ("deep", b"\x80\x04" + b"(" * 5000 + b".", 3, "nesting"),
     ("inst", b"\x80\x02iposix\nsystem\n.", 3, "INST"),
     ("reduce", b"\x80\x04NNR.", 3, "REDUCE"),
+    # a list is a snapshot only when its items are segments (issue 14)
+    ("list_of_ints", pickle.dumps([1, 2, 3], protocol=4), 3, "list whose item 0 is of type int; expected a list of segments"),
+    ("list_of_dicts", pickle.dumps([{"address": 1, "total_size": 2, "blocks": []}, {"a": 1}], protocol=2), 3,
+     'list whose item 1 is a dict without "address"; expected a list of segments'),
+    ("list_of_lists", pickle.dumps([[]], protocol=4), 3, "item 0 is of type list"),
 ]
 for name, data_, want, msg in cases:
     p = write(name + ".pickle", data_)
     rc, out, err = run([TRAINPROF, "mem", p])
     check(rc == want, f"{name}: exit {rc} (expected {want}): {err}")
     check(msg in err, f"{name}: message {err!r} lacks {msg!r}")
+    check(rc == 0 or p in err, f"{name}: the message does not name the file: {err!r}")
 
 rc, out, err = run([TRAINPROF, "mem", os.path.join(tmp, "missing.pickle")])
 check(rc == 3, f"missing file: exit {rc}")
@@ -275,6 +281,14 @@ for name, blob in (("cut", src[: len(src) // 2]), ("cut_gz", gzip.compress(src)[
     check("warning" in err, f"{name}: no warning: {err!r}")
     check(doc is not None and doc[0]["truncated"], f"{name}: not marked truncated")
     check(doc is not None and len(doc[0]["devices"]) >= 1, f"{name}: nothing analysed before the cut")
+# a corrupt gzip stream is told as such, even where the corruption first
+# decompressed into bytes the pickle decoder refused (the decoder streams)
+blob = bytearray(gzip.compress(src))
+for k in range(len(blob) // 2, len(blob) // 2 + 64):
+    blob[k] ^= 0x55
+p = write("corrupt.pickle.gz", bytes(blob))
+rc, out, err = run([TRAINPROF, "mem", p])
+check(rc == 3 and "corrupt gzip data" in err and p in err, f"corrupt gzip: exit {rc}: {err!r}")
 # every prefix of a small pickle: never a crash, always 3 or 4
 small = pickle.dumps({"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 5,
                                                           "frames": []}]]}, protocol=4)

@@ -219,6 +219,197 @@ static void test_truncation(void **st)
     }
 }
 
+/* A cut where Python's pickler left values for a single APPEND or SETITEM
+ * on the stack (no MARK): a snapshot's one-device device_traces is written
+ * `'device_traces' [ [ MARK entries... APPENDS ] APPEND`, so a cut inside
+ * the entries leaves the inner list above the outer one. Every complete
+ * entry must hang off the root; the one cut in half is marked partial. */
+static void test_cut_pending_single(void **st)
+{
+    (void)st;
+    static const unsigned char b[] = "\200\004}(\214\015device_traces]](}(\214\006action\214\005allocu"
+                                     "}(\214\006action\214\016free_completedu}(\214\006action";
+    tprof_pickle *p;
+    int rc = tprof_pickle_parse(&p, b, sizeof b - 1, "t.pkl", err, sizeof err);
+    assert_int_equal(rc, TPROF_ETRUNC);
+    tprof_pv root = tprof_pickle_root(p);
+    assert_int_equal(tprof_pickle_type(p, root), TPROF_PK_DICT);
+    tprof_pv outer = tprof_pickle_get(p, root, "device_traces");
+    assert_int_equal(tprof_pickle_len(p, outer), 1);
+    tprof_pv inner = tprof_pickle_item(p, outer, 0);
+    assert_int_equal(tprof_pickle_len(p, inner), 3);
+    assert_true(tprof_pickle_partial(p, root));
+    assert_true(tprof_pickle_partial(p, outer));
+    assert_true(tprof_pickle_partial(p, inner));
+    assert_false(tprof_pickle_partial(p, tprof_pickle_item(p, inner, 0)));
+    assert_false(tprof_pickle_partial(p, tprof_pickle_item(p, inner, 1)));
+    assert_true(tprof_pickle_partial(p, tprof_pickle_item(p, inner, 2)));
+    tprof_pv second = tprof_pickle_item(p, inner, 1);
+    assert_true(tprof_pickle_str_eq(p, tprof_pickle_get(p, second, "action"), "free_completed"));
+    /* the model keeps the two complete entries and leaves the cut one out */
+    tprof_mem_snapshot *s;
+    assert_int_equal(tprof_mem_snapshot_from_pickle(&s, p, "t.pkl", err, sizeof err), 0);
+    assert_int_equal(s->ntraces, 1);
+    assert_int_equal(s->ntrace[0], 2);
+    assert_int_equal(s->cut_entries, 1);
+    assert_int_equal(s->traces[0][1].action, TPROF_MEM_FREE_COMPLETED);
+    tprof_mem_snapshot_close(s);
+
+    /* a one-item list at the bottom: [ {segment...<cut> */
+    static const unsigned char c[] = "\200\004](\214\007addressK\001\214\012total_sizeK\002";
+    /* (MARK right after the list: the list takes the values itself) */
+    rc = tprof_pickle_parse(&p, c, sizeof c - 1, "t.pkl", err, sizeof err);
+    assert_int_equal(rc, TPROF_ETRUNC);
+    assert_int_equal(tprof_pickle_len(p, tprof_pickle_root(p)), 4);
+    tprof_pickle_close(p);
+    static const unsigned char c2[] = "\200\004]}(\214\007addressK\001\214\012total_sizeK\002";
+    rc = tprof_pickle_parse(&p, c2, sizeof c2 - 1, "t.pkl", err, sizeof err);
+    assert_int_equal(rc, TPROF_ETRUNC);
+    tprof_pv l = tprof_pickle_root(p);
+    assert_int_equal(tprof_pickle_type(p, l), TPROF_PK_LIST);
+    assert_int_equal(tprof_pickle_len(p, l), 1);
+    assert_int_equal(tprof_pickle_int(p, tprof_pickle_get(p, tprof_pickle_item(p, l, 0), "total_size"), 0), 2);
+    assert_true(tprof_pickle_partial(p, tprof_pickle_item(p, l, 0)));
+    tprof_pickle_close(p);
+
+    /* one-item dict holding a one-item list: {'a': [1 <cut> (SETITEM and APPEND pending) */
+    rc = tprof_pickle_parse(&p, P("\200\004}\214\001a]K\001"), "t.pkl", err, sizeof err);
+    assert_int_equal(rc, TPROF_ETRUNC);
+    l = tprof_pickle_get(p, tprof_pickle_root(p), "a");
+    assert_int_equal(tprof_pickle_len(p, l), 1);
+    assert_int_equal(tprof_pickle_int(p, tprof_pickle_item(p, l, 0), 0), 1);
+    tprof_pickle_close(p);
+    /* a key whose value was not read yet is dropped */
+    rc = tprof_pickle_parse(&p, P("\200\004}(\214\001aK\001\214\001b"), "t.pkl", err, sizeof err);
+    assert_int_equal(rc, TPROF_ETRUNC);
+    assert_int_equal(tprof_pickle_len(p, tprof_pickle_root(p)), 1);
+    tprof_pickle_close(p);
+}
+
+/* Strings longer than TPROF_PICKLE_MAX_STRING keep their first bytes only
+ * and equal no key. */
+static void test_long_string(void **st)
+{
+    (void)st;
+    ubuf b = { 0 };
+    size_t n = TPROF_PICKLE_MAX_STRING + 1000;
+    ubuf_str(&b, "\200\004(X");
+    unsigned char len[4] = { (unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16), 0 };
+    ubuf_add(&b, len, 4);
+    for (size_t i = 0; i < n; i++) ubuf_add(&b, i < 3 ? "abc" + i : "z", 1);
+    ubuf_str(&b, "\214\001qt.");
+    tprof_pickle *p = parse_ok(b.p, b.len);
+    tprof_pv t = tprof_pickle_root(p);
+    size_t got;
+    const char *s = tprof_pickle_str(p, tprof_pickle_item(p, t, 0), &got);
+    assert_int_equal(got, TPROF_PICKLE_MAX_STRING);
+    assert_memory_equal(s, "abcz", 4);
+    assert_true(tprof_pickle_str_clipped(p, tprof_pickle_item(p, t, 0)));
+    assert_false(tprof_pickle_str_clipped(p, tprof_pickle_item(p, t, 1)));
+    assert_true(tprof_pickle_str_eq(p, tprof_pickle_item(p, t, 1), "q"));
+    assert_int_equal(tprof_pickle_bytes(p), b.len);
+    assert_true(tprof_pickle_memory(p) < 2 * TPROF_PICKLE_MAX_STRING + 4096);
+    tprof_pickle_close(p);
+    ubuf_free(&b);
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The same values whether the pickle is decoded from memory or streamed
+ * from a file through the decoder's window (tokens and strings straddle
+ * its edges), whole or cut; and the memory limit. */
+static void test_streamed_load(void **st)
+{
+    (void)st;
+    ubuf b = { 0 };
+    ubuf_str(&b, "\200\004]\224");
+    uint32_t rnd = 12345;
+    for (int batch = 0; batch < 200; batch++) {
+        ubuf_str(&b, "(");
+        for (int i = 0; i < 1000; i++) {
+            rnd = rnd * 1103515245u + 12345u;
+            unsigned k = (rnd >> 16) % 5;
+            if (k == 0) { /* a string of 0..59 bytes */
+                unsigned char h[2] = { 0x8c, (unsigned char)((rnd >> 8) % 60) };
+                ubuf_add(&b, h, 2);
+                for (unsigned j = 0; j < h[1]; j++) ubuf_add(&b, "abcdefghij" + (j + i) % 10, 1);
+            } else if (k == 1) { /* LONG1 of 8 bytes */
+                unsigned char h[10] = { 0x8a, 8, (unsigned char)rnd, 1, 2, 3, 4, 5, 6, 0x40 };
+                ubuf_add(&b, h, 10);
+            } else if (k == 2) {
+                unsigned char h[5] = { 'J', (unsigned char)rnd, (unsigned char)(rnd >> 8), 0, 0 };
+                ubuf_add(&b, h, 5);
+            } else if (k == 3) {
+                ubuf_add(&b, "h\000", 2); /* the list itself, from the memo */
+            } else { /* strings up to 3000 bytes, now and then */
+                size_t n = (rnd >> 20) % 16 ? (rnd >> 4) % 30 : (rnd >> 4) % 3000;
+                unsigned char h[5] = { 'X', (unsigned char)n, (unsigned char)(n >> 8), 0, 0 };
+                ubuf_add(&b, h, 5);
+                for (size_t j = 0; j < n; j++) ubuf_add(&b, "0123456789" + j % 10, 1);
+            }
+        }
+        ubuf_str(&b, "e");
+    }
+    ubuf_str(&b, ".");
+    assert_true(b.len > 3u << 20); /* several windows */
+    assert_true(b.len < 16u << 20);
+    char path[] = "/tmp/tprof_unit_pickleXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    for (int cut = 0; cut < 2; cut++) {
+        size_t len = cut ? b.len - 777777 : b.len;
+        write_file(path, b.p, len);
+        tprof_pickle *m, *f;
+        int rm = tprof_pickle_parse(&m, b.p, len, "m", err, sizeof err);
+        int rf = tprof_pickle_load(&f, path, err, sizeof err);
+        assert_int_equal(rm, cut ? TPROF_ETRUNC : 0);
+        assert_int_equal(rf, rm);
+        assert_int_equal(tprof_pickle_bytes(f), len);
+        tprof_pv lm = tprof_pickle_root(m), lf = tprof_pickle_root(f);
+        size_t n = tprof_pickle_len(m, lm);
+        assert_int_equal(tprof_pickle_len(f, lf), n);
+        assert_true(n > (cut ? 100000u : 199999u));
+        for (size_t i = 0; i < n; i++) {
+            tprof_pv x = tprof_pickle_item(m, lm, i), y = tprof_pickle_item(f, lf, i);
+            assert_int_equal(tprof_pickle_type(m, x), tprof_pickle_type(f, y));
+            if (tprof_pickle_type(m, x) == TPROF_PK_STR) {
+                size_t a, c;
+                const char *sa = tprof_pickle_str(m, x, &a), *sc = tprof_pickle_str(f, y, &c);
+                assert_int_equal(a, c);
+                assert_memory_equal(sa, sc, a);
+            } else if (tprof_pickle_type(m, x) == TPROF_PK_INT) {
+                assert_true(tprof_pickle_uint(m, x) == tprof_pickle_uint(f, y));
+            } else {
+                assert_int_equal(tprof_pickle_type(m, x), TPROF_PK_LIST);
+            }
+        }
+        tprof_pickle_close(m);
+        tprof_pickle_close(f);
+    }
+    /* past the memory limit: refused, with the limit in the message */
+    write_file(path, b.p, b.len);
+    tprof_pickle *f;
+    tprof_pickle_opts o = { .max_memory = 1u << 20 };
+    assert_int_equal(tprof_pickle_load_opts(&f, path, &o, err, sizeof err), TPROF_ELIMIT);
+    assert_null(f);
+    if (!strstr(err, "memory limit of 1 MiB")) fprintf(stderr, "message: %s\n", err);
+    assert_non_null(strstr(err, "memory limit of 1 MiB"));
+    assert_non_null(strstr(err, path));
+    o.max_memory = 64u << 20;
+    assert_int_equal(tprof_pickle_load_opts(&f, path, &o, err, sizeof err), 0);
+    assert_true(tprof_pickle_max_held(f) <= o.max_memory);
+    tprof_pickle_close(f);
+    unlink(path);
+    ubuf_free(&b);
+}
+
 static void test_snapshot_model(void **st)
 {
     (void)st;
@@ -252,6 +443,20 @@ static void test_snapshot_model(void **st)
     p = parse_ok(P("\200\004K\005."));
     assert_int_equal(tprof_mem_snapshot_from_pickle(&s, p, "t.pkl", err, sizeof err), TPROF_EFORMAT);
     assert_non_null(strstr(err, "not a memory snapshot"));
+    /* a list of anything is not a list of segments */
+    p = parse_ok(P("\200\004](K\001K\002e."));
+    assert_int_equal(tprof_mem_snapshot_from_pickle(&s, p, "t.pkl", err, sizeof err), TPROF_EFORMAT);
+    assert_non_null(strstr(err, "t.pkl: byte 0: not a memory snapshot"));
+    assert_non_null(strstr(err, "item 0 is of type int"));
+    assert_non_null(strstr(err, "expected a list of segments"));
+    p = parse_ok(P("\200\004]}\214\007addressK\001sa."));
+    assert_int_equal(tprof_mem_snapshot_from_pickle(&s, p, "t.pkl", err, sizeof err), TPROF_EFORMAT);
+    assert_non_null(strstr(err, "item 0 is a dict without \"total_size\""));
+    /* an empty list is a snapshot without segments */
+    p = parse_ok(P("\200\004]."));
+    assert_int_equal(tprof_mem_snapshot_from_pickle(&s, p, "t.pkl", err, sizeof err), 0);
+    assert_int_equal(s->nsegs, 0);
+    tprof_mem_snapshot_close(s);
 }
 
 int main(void)
@@ -260,7 +465,8 @@ int main(void)
         cmocka_unit_test(test_scalars),         cmocka_unit_test(test_containers_and_memo),
         cmocka_unit_test(test_binput_protocol2), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_malformed),       cmocka_unit_test(test_truncation),
-        cmocka_unit_test(test_snapshot_model),
+        cmocka_unit_test(test_cut_pending_single), cmocka_unit_test(test_long_string),
+        cmocka_unit_test(test_streamed_load),   cmocka_unit_test(test_snapshot_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
