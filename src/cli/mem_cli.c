@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "trainprof/report.h"
-#include "trainprof/sink.h"
 
 #define NTOP 10
 
@@ -82,23 +81,6 @@ static void svg_panel(FILE *f, const tprof_mem_timeline *t, const tprof_mem_devi
 #undef Y
 }
 
-static int commit(const char *path, char *buf, size_t len)
-{
-    char err[512];
-    tprof_sink *k;
-    int rc = tprof_sink_open(&k, path, TPROF_COMP_NONE, 0, err, sizeof err);
-    if (!rc) {
-        rc = tprof_sink_write(k, buf, len);
-        if (rc) {
-            snprintf(err, sizeof err, "%s", tprof_sink_errmsg(k));
-            tprof_sink_abort(k);
-        } else
-            rc = tprof_sink_commit(k, err, sizeof err);
-    }
-    if (rc) cli_error("%s", err);
-    return rc;
-}
-
 /* A timeline's two outputs, written to memory first so that nothing is left
  * half-written on disk. */
 typedef struct {
@@ -136,9 +118,9 @@ static int commit_timeline(const char *prefix, int json, timeline_files *t)
     int e = path ? EXIT_OK : EXIT_INPUT;
     if (path) {
         snprintf(path, pl + 8, "%s.%s", prefix, json ? "json" : "csv");
-        if (commit(path, t->dbuf, t->dlen)) e = EXIT_INPUT;
+        e = cli_write_file(path, t->dbuf, t->dlen);
         snprintf(path, pl + 8, "%s.svg", prefix);
-        if (!e && commit(path, t->sbuf, t->slen)) e = EXIT_INPUT;
+        if (!e) e = cli_write_file(path, t->sbuf, t->slen);
     }
     free(path);
     free(t->dbuf);

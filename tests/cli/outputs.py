@@ -79,6 +79,16 @@ check(rc == 5, f"merge on a full disk exits 5 (got {rc})")
 check(out in se and "EFBIG" in se, f"merge on a full disk names the file and the reason: {se.strip()[-200:]}")
 check(not os.path.exists(out) and not leftovers(tmp, "merged.json"), "merge on a full disk leaves nothing")
 
+# mem --timeline on a full disk: exit 5, nothing left under either name
+snap = os.path.join(tmp, "snap.pickle")
+subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools",
+                "gen_snapshot.py"), snap, snap + ".truth.json", "--events", "200"], check=True, capture_output=True)
+prefix = os.path.join(tmp, "timeline")
+rc, _, se = run_limited([TRAINPROF, "mem", "--timeline", prefix, snap], 100)
+check(rc == 5 and "EFBIG" in se and prefix in se, f"mem --timeline on a full disk exits 5 with the reason ({rc}: "
+      f"{se.strip()[-200:]})")
+check(not [f for f in os.listdir(tmp) if f.startswith("timeline")], "mem --timeline leaves no partial file")
+
 # 6: a signal during the write removes the temporary file
 big = os.path.join(tmp, "big.pt.trace.json")
 rc, _, se = run([GENTRACE, "--size", "48M", "--rank", "0", "--world", "1", "--seed", "4", "-o", big])
