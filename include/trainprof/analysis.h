@@ -124,6 +124,10 @@ typedef struct {
 /* Returns 0 with *out set (nsteps 0 when the trace has no ProfilerStep). */
 int tprof_steps(const tprof_trace *t, tprof_steps_result **out);
 void tprof_steps_free(tprof_steps_result *r);
+/* The result as typed tables: the summary (count, mean, p50, min, max,
+ * spread, phases found), a row per step, and per step its phases. */
+extern const tprof_result_desc tprof_steps_desc;
+int tprof_steps_tables(const tprof_steps_result *r, tprof_result **out);
 
 /* ---- idle: why each stream sits idle between its GPU events ---- */
 

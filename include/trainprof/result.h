@@ -42,6 +42,7 @@ typedef enum {
     TPROF_COL_REAL,      /* double with no unit */
     TPROF_COL_STRING,
     TPROF_COL_ENUM, /* a string from a fixed set (a class, a phase) */
+    TPROF_COL_BOOL, /* int64 0/1: true/false in JSON, 0/1 in CSV, yes/no in tables */
 } tprof_col_kind;
 
 /* How a column combines over ranks (rows of one key, one per rank). */
@@ -74,6 +75,7 @@ typedef struct {
     unsigned flags;    /* TPROF_COLF_* */
     const char *weight; /* WMEAN: the weighting column */
     const char *num, *den; /* DERIVED: the ratio's columns */
+    const char *csv_name; /* the CSV header when it differs from the JSON key (NULL: name) */
     int width;          /* text table: cut longer cells in the middle (0: never) */
     int decimals;       /* RATE / REAL / RATIO in tables (0: 2, RATIO 1) */
 } tprof_col_desc;
@@ -86,6 +88,10 @@ typedef struct tprof_table_desc {
     size_t ncols;
     const struct tprof_table_desc *const *children; /* tables per row */
     size_t nchildren;
+    /* JSON: an object whose members are named by each row's first key
+     * column (a string), each an object of the other columns, instead of an
+     * array of row objects ("phases": {"forward": {...}, ...}) */
+    int json_keyed;
 } tprof_table_desc;
 
 typedef struct {
@@ -94,6 +100,7 @@ typedef struct {
     const tprof_table_desc *top; /* the scalars: one row */
     const tprof_table_desc *const *tables;
     size_t ntables;
+    int csv_table; /* whose rows CSV prints: 0 the top table, I+1 table I */
 } tprof_result_desc;
 
 typedef struct {

@@ -220,3 +220,97 @@ oom:
     tprof_steps_free(r);
     return TPROF_ENOMEM;
 }
+
+/* ---- the steps result as typed tables ---------------------------------------
+ * JSON keeps its historical shape: the summary, then "steps", each with its
+ * "phases" keyed by phase name. CSV is the steps table (its step number
+ * headed "step"). */
+enum { S_COUNT, S_MEAN, S_P50, S_MIN, S_MAX, S_SPREAD, S_PHASES_FOUND, S_NCOLS };
+static const tprof_col_desc steps_top_cols[S_NCOLS] = {
+    [S_COUNT] = { "steps_count", TPROF_COL_COUNT, TPROF_COMBINE_MAX, NULL, "ProfilerSteps in the trace" },
+    [S_MEAN] = { "mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "mean step time (CPU span)",
+                 TPROF_COLF_METRIC },
+    [S_P50] = { "p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "median step time" },
+    [S_MIN] = { "min_ns", TPROF_COL_DURATION, TPROF_COMBINE_MIN, NULL, "shortest step" },
+    [S_MAX] = { "max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "longest step" },
+    [S_SPREAD] = { "spread", TPROF_COL_REAL, TPROF_COMBINE_MAX, NULL, "(max - min) / mean" },
+    [S_PHASES_FOUND] = { "phases_found", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL,
+                         "phase markers (record_function names, DataLoader, Optimizer, autograd) were found" },
+};
+enum { P_PHASE, P_CPU, P_GPU, P_NCOLS };
+static const tprof_col_desc phase_cols[P_NCOLS] = {
+    [P_PHASE] = { "phase", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "data, forward, backward, optimizer, other",
+                  TPROF_COLF_KEY },
+    [P_CPU] = { "cpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "CPU time of the step span in the phase" },
+    [P_GPU] = { "gpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "GPU time of the work launched in the phase" },
+};
+static const tprof_table_desc phases_desc = { .name = "phases", .doc = "the step's time by phase", .cols = phase_cols,
+                                              .ncols = P_NCOLS, .json_keyed = 1 };
+static const tprof_table_desc *const step_children[] = { &phases_desc };
+enum { R_NUMBER, R_TS, R_DUR, R_EVENTS, R_TOTAL, R_BUSY, R_END, R_NCOLS };
+static const tprof_col_desc step_cols[R_NCOLS] = {
+    [R_NUMBER] = { "number", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "N of ProfilerStep#N", TPROF_COLF_KEY,
+                   .csv_name = "step" },
+    [R_TS] = { "ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_MIN, NULL, "start of the step span" },
+    [R_DUR] = { "dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "CPU time of the step span",
+                TPROF_COLF_METRIC },
+    [R_EVENTS] = { "gpu_events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events launched in the step" },
+    [R_TOTAL] = { "gpu_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their durations summed" },
+    [R_BUSY] = { "gpu_busy_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "the union of their intervals" },
+    [R_END] = { "gpu_end_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_MAX, NULL, "end of the last of them" },
+};
+static const tprof_table_desc steps_rows_desc = { .name = "steps", .doc = "one row per ProfilerStep",
+                                                  .cols = step_cols, .ncols = R_NCOLS, .children = step_children,
+                                                  .nchildren = 1 };
+static const tprof_table_desc steps_top = { .name = "", .cols = steps_top_cols, .ncols = S_NCOLS };
+static const tprof_table_desc *const steps_tables[] = { &steps_rows_desc };
+const tprof_result_desc tprof_steps_desc = { .name = "steps", .version = 1, .top = &steps_top,
+                                             .tables = steps_tables, .ntables = 1, .csv_table = 1 };
+
+int tprof_steps_tables(const tprof_steps_result *r, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_steps_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res);
+    tprof_rows_set_i(top, 0, S_COUNT, (int64_t)r->nsteps);
+    tprof_rows_set_i(top, 0, S_MEAN, r->mean_ns);
+    tprof_rows_set_i(top, 0, S_P50, r->p50_ns);
+    tprof_rows_set_i(top, 0, S_MIN, r->min_ns);
+    tprof_rows_set_i(top, 0, S_MAX, r->max_ns);
+    tprof_rows_set_d(top, 0, S_SPREAD, r->spread);
+    tprof_rows_set_i(top, 0, S_PHASES_FOUND, r->phases_found != 0);
+    tprof_rows *rows = tprof_result_table(res, 0);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < r->nsteps; i++) {
+        const tprof_step_row *s = &r->steps[i];
+        long k = tprof_rows_add(rows);
+        tprof_rows *ph = k < 0 ? NULL : tprof_rows_child(rows, (size_t)k, 0);
+        if (!ph) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(rows, (size_t)k, R_NUMBER, s->number);
+        tprof_rows_set_i(rows, (size_t)k, R_TS, s->ts);
+        tprof_rows_set_i(rows, (size_t)k, R_DUR, s->dur);
+        tprof_rows_set_i(rows, (size_t)k, R_EVENTS, (int64_t)s->gpu_events);
+        tprof_rows_set_i(rows, (size_t)k, R_TOTAL, s->gpu_total_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_BUSY, s->gpu_busy_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_END, s->gpu_end_ns);
+        for (int p = 0; !rc && p < TPROF_PHASE_COUNT; p++) {
+            long q = tprof_rows_add(ph);
+            if (q < 0 || tprof_rows_set_s(ph, (size_t)q, P_PHASE, tprof_phase_name((tprof_phase)p))) {
+                rc = TPROF_ENOMEM;
+                break;
+            }
+            tprof_rows_set_i(ph, (size_t)q, P_CPU, s->phase_cpu_ns[p]);
+            tprof_rows_set_i(ph, (size_t)q, P_GPU, s->phase_gpu_ns[p]);
+        }
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}

@@ -27,6 +27,7 @@ static const char *human(const tprof_col_desc *c, const tprof_cell *v, char *buf
     case TPROF_COL_REAL: snprintf(buf, len, "%.*f", decimals(c), v->v.d); return buf;
     case TPROF_COL_STRING:
     case TPROF_COL_ENUM: return v->v.s;
+    case TPROF_COL_BOOL: return v->v.i ? "yes" : "no";
     default: snprintf(buf, len, "%" PRId64, v->v.i); return buf;
     }
 }
@@ -109,7 +110,7 @@ void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *
     for (size_t c = 0; c < d->ncols; c++) {
         if (d->cols[c].flags & TPROF_COLF_NO_CSV) continue;
         if (!first) fputc(',', f);
-        fputs(d->cols[c].name, f);
+        fputs(d->cols[c].csv_name ? d->cols[c].csv_name : d->cols[c].name, f);
         first = 0;
     }
     fputc('\n', f);
@@ -147,9 +148,17 @@ static void json_cell(tprof_jw *w, const tprof_col_desc *c, const tprof_cell *v)
 {
     tprof_jw_key(w, c->name);
     if (v->null) tprof_jw_null(w);
+    else if (c->kind == TPROF_COL_BOOL) tprof_jw_bool(w, v->v.i != 0);
     else if (result_kind_is_int(c->kind)) tprof_jw_int(w, v->v.i);
     else if (result_kind_is_str(c->kind)) tprof_jw_str(w, v->v.s);
     else tprof_jw_double(w, v->v.d);
+}
+
+static int first_key_col(const tprof_table_desc *d)
+{
+    for (size_t c = 0; c < d->ncols; c++)
+        if ((d->cols[c].flags & TPROF_COLF_KEY) && result_kind_is_str(d->cols[c].kind)) return (int)c;
+    return -1;
 }
 
 static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r);
@@ -157,6 +166,22 @@ static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r);
 static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d)
 {
     tprof_jw_key(w, d->name);
+    int kc = d->json_keyed ? first_key_col(d) : -1;
+    if (kc >= 0) { /* {"KEY": {other columns}, ...} */
+        tprof_jw_obj(w);
+        for (size_t r = 0; t && r < t->n; r++) {
+            const tprof_cell *k = tprof_rows_cell(t, r, (size_t)kc);
+            tprof_jw_key(w, k->null ? "" : k->v.s);
+            tprof_jw_obj(w);
+            for (size_t c = 0; c < d->ncols; c++)
+                if ((int)c != kc && !(d->cols[c].flags & TPROF_COLF_NO_JSON))
+                    json_cell(w, &d->cols[c], tprof_rows_cell(t, r, c));
+            for (size_t ch = 0; ch < d->nchildren; ch++) json_rows(w, tprof_rows_child_c(t, r, ch), d->children[ch]);
+            tprof_jw_obj_end(w);
+        }
+        tprof_jw_obj_end(w);
+        return;
+    }
     tprof_jw_arr(w);
     for (size_t r = 0; t && r < t->n; r++) {
         tprof_jw_obj(w);
@@ -183,7 +208,7 @@ void tprof_result_json_members(const tprof_result *r, tprof_jw *w)
 static const char *kind_name(tprof_col_kind k)
 {
     static const char *const names[] = { "count", "duration (ns)", "bytes", "ratio (0..1)", "rate", "timestamp (ns)",
-                                         "rank", "integer", "real", "string", "enum" };
+                                         "rank", "integer", "real", "string", "enum", "boolean" };
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }
 
@@ -194,16 +219,17 @@ static const char *combine_name(tprof_combine c)
     return (unsigned)c < sizeof names / sizeof *names ? names[c] : "?";
 }
 
-static void table_markdown(const tprof_table_desc *d, const char *path, FILE *f)
+static void table_markdown(const tprof_table_desc *d, const char *path, int in_csv, FILE *f)
 {
-    fprintf(f, "\n### `%s`%s%s\n\n", path, d->doc ? ": " : "", d->doc ? d->doc : "");
+    fprintf(f, "\n### `%s`%s%s%s\n\n", path, d->json_keyed ? " (JSON: an object keyed by the first key column)" : "",
+            d->doc ? ": " : "", d->doc ? d->doc : "");
     fprintf(f, "| column | kind | across ranks | in | meaning |\n|---|---|---|---|---|\n");
     for (size_t c = 0; c < d->ncols; c++) {
         const tprof_col_desc *cd = &d->cols[c];
         char in[32] = "";
         size_t n = 0;
         if (!(cd->flags & TPROF_COLF_NO_TABLE)) n += (size_t)snprintf(in + n, sizeof in - n, "table ");
-        if (!(cd->flags & TPROF_COLF_NO_CSV)) n += (size_t)snprintf(in + n, sizeof in - n, "CSV ");
+        if (in_csv && !(cd->flags & TPROF_COLF_NO_CSV)) n += (size_t)snprintf(in + n, sizeof in - n, "CSV ");
         if (!(cd->flags & TPROF_COLF_NO_JSON)) n += (size_t)snprintf(in + n, sizeof in - n, "JSON ");
         if (n) in[n - 1] = 0;
         char how[96];
@@ -211,19 +237,26 @@ static void table_markdown(const tprof_table_desc *d, const char *path, FILE *f)
         if (cb == TPROF_COMBINE_DERIVED) snprintf(how, sizeof how, "%s / %s after combining", cd->num, cd->den);
         else if (cb == TPROF_COMBINE_WMEAN) snprintf(how, sizeof how, "mean weighted by %s", cd->weight);
         else snprintf(how, sizeof how, "%s", (cd->flags & TPROF_COLF_KEY) ? "the row's key" : combine_name(cb));
-        fprintf(f, "| `%s`%s | %s | %s | %s | %s |\n", cd->name, (cd->flags & TPROF_COLF_METRIC) ? " (key metric)" : "",
-                kind_name(cd->kind), how, in, cd->doc ? cd->doc : "");
+        char csv[96] = "";
+        if (in_csv && cd->csv_name && !(cd->flags & TPROF_COLF_NO_CSV))
+            snprintf(csv, sizeof csv, " (CSV: `%s`)", cd->csv_name);
+        fprintf(f, "| `%s`%s%s | %s | %s | %s | %s |\n", cd->name, csv,
+                (cd->flags & TPROF_COLF_METRIC) ? " (key metric)" : "", kind_name(cd->kind), how, in,
+                cd->doc ? cd->doc : "");
     }
     for (size_t k = 0; k < d->nchildren; k++) {
         char sub[256];
         snprintf(sub, sizeof sub, "%s[].%s", path, d->children[k]->name);
-        table_markdown(d->children[k], sub, f);
+        table_markdown(d->children[k], sub, 0, f);
     }
 }
 
 void tprof_result_desc_markdown(const tprof_result_desc *d, FILE *f)
 {
-    fprintf(f, "\n## `%s` (version %u)\n", d->name, d->version);
-    table_markdown(d->top, "(top)", f);
-    for (size_t i = 0; i < d->ntables; i++) table_markdown(d->tables[i], d->tables[i]->name, f);
+    fprintf(f, "\n## `%s` (version %u)\n\n", d->name, d->version);
+    if (d->csv_table) fprintf(f, "CSV: the rows of table `%s`, after trace,file.\n", d->tables[d->csv_table - 1]->name);
+    else fprintf(f, "CSV: one row per trace (the top table), after trace,file.\n");
+    table_markdown(d->top, "(top)", d->csv_table == 0, f);
+    for (size_t i = 0; i < d->ntables; i++)
+        table_markdown(d->tables[i], d->tables[i]->name, d->csv_table == (int)i + 1, f);
 }

@@ -152,7 +152,7 @@ int tprof_table_col(const tprof_table_desc *d, const char *name)
 int result_kind_is_int(tprof_col_kind k)
 {
     return k == TPROF_COL_COUNT || k == TPROF_COL_DURATION || k == TPROF_COL_BYTES || k == TPROF_COL_TIMESTAMP ||
-           k == TPROF_COL_RANK || k == TPROF_COL_INT;
+           k == TPROF_COL_RANK || k == TPROF_COL_INT || k == TPROF_COL_BOOL;
 }
 
 int result_kind_is_str(tprof_col_kind k) { return k == TPROF_COL_STRING || k == TPROF_COL_ENUM; }

@@ -116,6 +116,9 @@ typedef struct {
      * trace's top row in one table after a "trace" column. */
     const tprof_result_desc *result;
     int (*analyse)(void *ctx, const tprof_trace *t, tprof_result **out);
+    /* The text form of one trace's result, when it is not the shared table
+     * of top rows (a blank line is printed between traces). */
+    int (*print)(void *ctx, const tprof_result *r, const char *label, const char *path);
 } cli_spec;
 
 /* PART as a percentage of WHOLE (0 when WHOLE is not positive). */

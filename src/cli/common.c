@@ -419,10 +419,20 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         }
         tprof_jw_arr_end(&w);
     } else if (fmt == FMT_CSV) {
-        tprof_rows_csv_header(top, "trace,file", stdout);
+        size_t t = (size_t)spec->result->csv_table;
+        tprof_rows_csv_header(t ? spec->result->tables[t - 1] : top, "trace,file", stdout);
         for (size_t i = 0; i < ns; i++) {
             const char *prefix[] = { lab[i], paths[i] };
-            tprof_rows_csv(tprof_result_top_c(shown[i]), prefix, 2, stdout);
+            tprof_rows_csv(t ? tprof_result_table_c(shown[i], t - 1) : tprof_result_top_c(shown[i]), prefix, 2, stdout);
+        }
+    } else if (spec->print) {
+        for (size_t i = 0; i < ns; i++) {
+            if (i) printf("\n");
+            int e = spec->print(ctx, shown[i], lab[i], paths[i]);
+            if (e) {
+                cli_error("%s: %s", paths[i], tprof_strerror(e));
+                if (rc < EXIT_INPUT) rc = EXIT_INPUT;
+            }
         }
     } else if (ns && tprof_results_print_top(shown, lab, ns, "trace", stdout)) {
         cli_error("out of memory");

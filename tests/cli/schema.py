@@ -26,13 +26,19 @@ for line in made.splitlines():
         current = columns.setdefault(m.group(1), {})
         table = None
         continue
+    m = re.match(r"CSV: (?:the rows of table `(\w+)`|one row per trace)", line)
+    if m and current is not None:
+        current["csv"] = m.group(1) or "trace"
+        continue
     m = re.match(r"### `([^`]+)`", line)
     if m and current is not None:
         table = current.setdefault(m.group(1), [])
         continue
-    m = re.match(r"\| `(\w+)`[^|]*\| ([^|]+) \| [^|]+ \| ([^|]*) \|", line)
+    m = re.match(r"\| `(\w+)`(?: \(CSV: `(\w+)`\))?[^|]*\| ([^|]+) \| [^|]+ \| ([^|]*) \|", line)
     if m and current is not None:
-        table.append((m.group(1), m.group(2).strip(), "JSON" in m.group(3), "CSV" in m.group(3)))
+        # (JSON key, kind, in JSON, in CSV, CSV header)
+        table.append((m.group(1), m.group(3).strip(), "JSON" in m.group(4), "CSV" in m.group(4),
+                      m.group(2) or m.group(1)))
 
 INT_KINDS = ("count", "duration (ns)", "bytes", "timestamp (ns)", "rank", "integer")
 tmp = scratch("tprof-schema-")
@@ -49,20 +55,29 @@ for name, tables in columns.items():
         continue
     doc = json.loads(out)
     check(isinstance(doc, list) and len(doc) == 2, f"{name}: one object per trace")
-    want = ["label", "file"] + [c for c, _, js, _ in tables["(top)"] if js]
+    want = ["label", "file"] + [c for c, _, js, _, _ in tables["(top)"] if js]
     for obj in doc:
         got = [k for k in obj.keys() if not isinstance(obj[k], list)]
         check(got == want, f"{name}: JSON keys {got} are the documented {want}")
-        for col, kind, js, _ in tables["(top)"]:
+        for col, kind, js, _, _ in tables["(top)"]:
             if not js or col not in obj or obj[col] is None:
                 continue
             v = obj[col]
             ok = isinstance(v, int) if kind in INT_KINDS else isinstance(v, str) if kind in ("string", "enum") \
                 else isinstance(v, (int, float))
             check(ok, f"{name}: {col} = {v!r} is a {kind}")
+        for tname, cols in tables.items():
+            if tname in ("(top)", "csv") or "[]" in tname:
+                continue
+            check(isinstance(obj.get(tname), list), f"{name}: table {tname} is an array")
+            for row in obj.get(tname) or []:
+                keys = [k for k in row if not isinstance(row[k], (list, dict))]
+                check(keys == [c for c, _, js, _, _ in cols if js], f"{name}: {tname} row keys {keys}")
     rc, out, err = run([TRAINPROF, name, "--format", "csv", *traces])
     header = out.splitlines()[0].split(",") if rc == 0 and out else []
-    want_csv = ["trace", "file"] + [c for c, _, _, csv in tables["(top)"] if csv]
+    csv_table = tables["csv"] if tables["csv"] != "trace" else "(top)"
+    want_csv = ["trace", "file"] + [h for _, _, _, csv, h in tables[csv_table] if csv]
     check(header == want_csv, f"{name}: the CSV header {header} is the documented {want_csv}")
-    check(len(out.splitlines()) == 3, f"{name}: a CSV row per trace")
+    if csv_table == "(top)":
+        check(len(out.splitlines()) == 3, f"{name}: a CSV row per trace")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "trainprof/result.h"
 #include "unit.h"
@@ -244,12 +245,62 @@ static void test_across_ranks(void **state)
     for (int i = 0; i < 5; i++) tprof_result_free(r[i]);
 }
 
+/* The steps result: its JSON keeps the phases as an object keyed by phase,
+ * the CSV the steps table with its step number headed "step", and the text
+ * form reads back equal; two ranks combine step by step. */
+static void test_steps_tables(void **state)
+{
+    (void)state;
+    tprof_step_row rows[2] = { { .number = 3, .ts = 1000, .dur = 500, .gpu_events = 4, .gpu_total_ns = 300,
+                                 .gpu_busy_ns = 250, .gpu_end_ns = 1600 },
+                               { .number = 4, .ts = 1500, .dur = 700, .gpu_events = 2, .gpu_total_ns = 100,
+                                 .gpu_busy_ns = 100, .gpu_end_ns = 2100 } };
+    rows[0].phase_cpu_ns[TPROF_PHASE_FORWARD] = 200;
+    rows[1].phase_gpu_ns[TPROF_PHASE_BACKWARD] = 90;
+    tprof_steps_result r = { .steps = rows, .nsteps = 2, .mean_ns = 600, .p50_ns = 500, .min_ns = 500,
+                             .max_ns = 700, .spread = 1.0 / 3.0, .phases_found = 1 };
+    tprof_result *res;
+    assert_int_equal(tprof_steps_tables(&r, &res), 0);
+    char *j = render(json_of, res);
+    assert_non_null(strstr(j, "\"steps_count\":2,\"mean_ns\":600,"));
+    assert_non_null(strstr(j, "\"spread\":0.33333333333333331,\"phases_found\":true,\"steps\":[{\"number\":3,"));
+    assert_non_null(strstr(j, "\"phases\":{\"data\":{\"cpu_ns\":0,\"gpu_ns\":0},\"forward\":{\"cpu_ns\":200,"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    tprof_rows_csv_header(tprof_steps_desc.tables[0], "trace,file", f);
+    const char *prefix[] = { "rank 0", "t.json" };
+    tprof_rows_csv(tprof_result_table_c(res, 0), prefix, 2, f);
+    fclose(f);
+    assert_string_equal(buf, "trace,file,step,ts_ns,dur_ns,gpu_events,gpu_total_ns,gpu_busy_ns,gpu_end_ns\n"
+                             "rank 0,t.json,3,1000,500,4,300,250,1600\n"
+                             "rank 0,t.json,4,1500,700,2,100,100,2100\n");
+    char err[128] = "";
+    tprof_result *back = unit_result_reread(res, &tprof_steps_desc, err, sizeof err);
+    assert_non_null(back);
+    assert_true(tprof_result_equal(res, back));
+    const tprof_result *two[] = { res, back };
+    const int64_t ranks[] = { 0, 1 };
+    tprof_result *all = tprof_ranks_combine(two, ranks, 2);
+    assert_non_null(all);
+    const tprof_rows *st = tprof_result_table_c(all, 0);
+    assert_int_equal(tprof_rows_count(st), 2);
+    assert_int_equal(tprof_rows_cell(st, 1, 3)->v.i, 4); /* gpu_events of step 4 summed */
+    assert_int_equal(tprof_rows_cell(tprof_rows_child_c(st, 0, 0), 1, 1)->v.i, 400); /* forward CPU, summed */
+    tprof_result_free(all);
+    tprof_result_free(back);
+    free(buf);
+    free(j);
+    tprof_result_free(res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_renderers),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_across_ranks),
+        cmocka_unit_test(test_steps_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
