@@ -8,7 +8,7 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 DEMO_DIR   ?= $(BUILD)/demo
 
-.PHONY: all deps build run test test-fast test-asan test-tsan test-fuzz bench clean
+.PHONY: all deps build run test test-fast test-asan test-tsan test-fuzz fuzz-build fuzz-long bench clean
 
 all: build
 
@@ -67,10 +67,22 @@ test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=1 TPROF_SANITIZED=1 \
 	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|unit_trace|unit_source|unit_sink|unit_record|cli_record_cupti_fake|cli_merge'
 
-test-fuzz: deps
+# Fuzzing (tests/fuzz/run.sh: each target from its seed corpus in
+# tests/fuzz/corpus/, prints execs/s and coverage; inputs that fail are kept
+# in $(FUZZ_BUILD)/fuzz-artifacts/): 30 s per target in `make test`, 10
+# minutes per target in `make fuzz-long` (an hour in all; FUZZ_SECS changes it).
+FUZZ_TARGETS = fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle fuzz_config
+FUZZ_SECS ?= 600
+
+fuzz-build: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DTPROF_WERROR=ON -DTPROF_FUZZ=ON -DTPROF_TESTS=OFF >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle fuzz_config
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZ_TARGETS)
+
+test-fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_BUILD) 30
+
+fuzz-long: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECS)
 
 bench: build
 	@scripts/install-deps.sh --bench

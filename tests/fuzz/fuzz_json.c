@@ -1,5 +1,6 @@
-/* libFuzzer target: the streaming tokenizer, fed in small chunks so window
- * refills and token restarts are exercised. */
+/* libFuzzer target: the streaming tokenizer, fed in small chunks from a
+ * small first window, so that window refills, growth and token restarts
+ * are exercised (and no 1 MiB window is allocated per input). */
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
@@ -27,10 +28,12 @@ static ssize_t rd(void *ctx, void *buf, size_t cap)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0) return 0;
-    /* first byte picks the chunk size: 1..256 bytes per read */
+    /* the first byte picks the chunk size, 1..256 bytes per read, and (its
+     * bits mixed) the first window, 64 B..4 KiB */
     feed f = { data + 1, size - 1, 0, (size_t)data[0] + 1 };
+    size_t window = (size_t)64 << ((data[0] * 37u >> 3) % 7);
     tprof_json *j;
-    if (tprof_json_open(&j, rd, &f, "fuzz")) return 0;
+    if (tprof_json_open_sized(&j, rd, &f, "fuzz", window)) return 0;
     tprof_json_token t;
     int depth = 0;
     while (tprof_json_next(j, &t) == 0 && t.type != TPROF_JSON_EOF) {

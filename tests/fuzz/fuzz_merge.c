@@ -3,7 +3,11 @@
  * reader accepts whole (valid JSON, not truncated), and fail cleanly
  * otherwise; the fast path (members copied as byte spans) and the token
  * path must write the same events. Options vary with the first byte; the
- * tiny memory budget makes every merge spill sorted runs. */
+ * tiny memory budget makes every merge spill sorted runs.
+ *
+ * The files live in /dev/shm where there is one (the output is synced
+ * before its rename: on a disk that is most of the time of a small merge),
+ * and one thread merges, so a run is repeatable. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,12 +63,29 @@ static int same_events(const tprof_trace *a, const tprof_trace *b)
     return 1;
 }
 
+/* At exit: the inputs and the directory (a merge removes its own
+ * temporary files). */
+static void cleanup(void)
+{
+    static const char *const names[] = { "a_rank0.json", "b_rank1.json", "out.json" };
+    char p[96];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
     if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/tprof-fuzz-merge.XXXXXX");
-        if (!mkdtemp(dir)) abort();
+        snprintf(dir, sizeof dir, "/dev/shm/tprof-fuzz-merge.XXXXXX");
+        if (!mkdtemp(dir)) {
+            snprintf(dir, sizeof dir, "/tmp/tprof-fuzz-merge.XXXXXX");
+            if (!mkdtemp(dir)) abort();
+        }
+        atexit(cleanup);
     }
     uint8_t flags = data[0];
     data++, size--;
@@ -79,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *in[] = { a, b };
     const char *drop[] = { "cpu_op" };
     int64_t ranks[] = { 1 };
-    tprof_merge_opts o = { .inputs = in, .ninputs = 2, .output = out, .mem_budget = 4096 };
+    tprof_merge_opts o = { .inputs = in, .ninputs = 2, .output = out, .mem_budget = 4096, .threads = 1 };
     o.align = (tprof_align)(flags % 5);
     if (flags & 0x08) o.min_dur_ns = 1000;
     if (flags & 0x10) o.drop_cats = drop, o.ndrop_cats = 1;

@@ -125,30 +125,51 @@ static inline int tprof_path_read(const char *path, const void *data, size_t len
     return rc;
 }
 
-/* The generic path read in one pass against (1) the fast path in one pass
- * and (2) the fast path on 3 threads with 256-byte chunks. */
+/* The read paths checked against the generic path read in one pass: the
+ * fast path in one pass, and the fast path on 3 threads with 256-byte
+ * chunks (inputs from 8 chunks, or 1 when compressed, are cut). */
+enum { TPROF_PATH_FAST = 0, TPROF_PATH_PARALLEL = 1, TPROF_PATH_NVARIANTS = 2 };
+static const tprof_read_opts tprof_path_reference = { .keep = TPROF_KEEP_ALL, .generic_only = 1, .threads = 1 };
+static const tprof_read_opts tprof_path_variants[TPROF_PATH_NVARIANTS] = {
+    { .keep = TPROF_KEEP_ALL, .threads = 1 },
+    { .keep = TPROF_KEEP_ALL, .threads = 3, .chunk_bytes = 256 },
+};
+static const char *const tprof_path_variant_names[TPROF_PATH_NVARIANTS] = { "fast path", "parallel chunks" };
+
+/* Reads the input through variant V and compares it with the reference
+ * read B (its return code RCB and message EB). 0 when they agree, else 1
+ * with WHY set. The variant's trace goes to *KEEP when KEEP is not NULL
+ * (the caller frees it), else it is freed. */
+static inline int tprof_path_diff_variant(const char *path, const void *data, size_t len, int v, tprof_trace *b,
+                                          int rcb, const char *eb, char *why, size_t wlen, tprof_trace **keep)
+{
+    tprof_trace *a = NULL;
+    char ea[512], w[300];
+    int rca = tprof_path_read(path, data, len, &tprof_path_variants[v], &a, ea, sizeof ea);
+    int d = tprof_path_diff(a, rca, b, rcb, w, sizeof w);
+    if (!d && strcmp(ea, eb)) {
+        snprintf(w, sizeof w, "messages differ: '%.120s' vs '%.120s'", ea, eb);
+        d = 1;
+    }
+    if (d) snprintf(why, wlen, "%s vs generic: %s", tprof_path_variant_names[v], w);
+    if (keep) *keep = a;
+    else tprof_trace_free(a);
+    return d;
+}
+
+/* Every variant against the generic path; CHUNKS: how many chunks the
+ * parallel read cut. */
 static inline int tprof_path_diff_input(const char *path, const void *data, size_t len, char *why, size_t wlen,
                                         unsigned *chunks)
 {
-    tprof_read_opts ref = { .keep = TPROF_KEEP_ALL, .generic_only = 1, .threads = 1 };
-    tprof_read_opts variants[2] = { { .keep = TPROF_KEEP_ALL, .threads = 1 },
-                                    { .keep = TPROF_KEEP_ALL, .threads = 3, .chunk_bytes = 256 } };
-    static const char *const names[2] = { "fast path", "parallel chunks" };
     tprof_trace *b = NULL;
     char eb[512];
-    int rcb = tprof_path_read(path, data, len, &ref, &b, eb, sizeof eb);
-    int d = 0;
-    for (int v = 0; v < 2 && !d; v++) {
+    int rcb = tprof_path_read(path, data, len, &tprof_path_reference, &b, eb, sizeof eb);
+    int d = tprof_path_diff_variant(path, data, len, TPROF_PATH_FAST, b, rcb, eb, why, wlen, NULL);
+    if (!d) {
         tprof_trace *a = NULL;
-        char ea[512], w[300];
-        int rca = tprof_path_read(path, data, len, &variants[v], &a, ea, sizeof ea);
-        d = tprof_path_diff(a, rca, b, rcb, w, sizeof w);
-        if (v == 1 && chunks) *chunks = a ? tprof_trace_meta_get(a)->chunks : 0;
-        if (!d && strcmp(ea, eb)) {
-            snprintf(w, sizeof w, "messages differ: '%.120s' vs '%.120s'", ea, eb);
-            d = 1;
-        }
-        if (d) snprintf(why, wlen, "%s vs generic: %s", names[v], w);
+        d = tprof_path_diff_variant(path, data, len, TPROF_PATH_PARALLEL, b, rcb, eb, why, wlen, &a);
+        if (chunks) *chunks = a ? tprof_trace_meta_get(a)->chunks : 0;
         tprof_trace_free(a);
     }
     tprof_trace_free(b);
