@@ -296,7 +296,7 @@ static void test_long_string(void **st)
     ubuf_str(&b, "\200\004(X");
     unsigned char len[4] = { (unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16), 0 };
     ubuf_add(&b, len, 4);
-    for (size_t i = 0; i < n; i++) ubuf_add(&b, i < 3 ? "abc" + i : "z", 1);
+    for (size_t i = 0; i < n; i++) ubuf_add(&b, i < 3 ? &"abc"[i] : "z", 1);
     ubuf_str(&b, "\214\001qt.");
     tprof_pickle *p = parse_ok(b.p, b.len);
     tprof_pv t = tprof_pickle_root(p);
@@ -338,7 +338,7 @@ static void test_streamed_load(void **st)
             if (k == 0) { /* a string of 0..59 bytes */
                 unsigned char h[2] = { 0x8c, (unsigned char)((rnd >> 8) % 60) };
                 ubuf_add(&b, h, 2);
-                for (unsigned j = 0; j < h[1]; j++) ubuf_add(&b, "abcdefghij" + (j + i) % 10, 1);
+                for (unsigned j = 0; j < h[1]; j++) ubuf_add(&b, &"abcdefghij"[(j + i) % 10], 1);
             } else if (k == 1) { /* LONG1 of 8 bytes */
                 unsigned char h[10] = { 0x8a, 8, (unsigned char)rnd, 1, 2, 3, 4, 5, 6, 0x40 };
                 ubuf_add(&b, h, 10);
@@ -351,7 +351,7 @@ static void test_streamed_load(void **st)
                 size_t n = (rnd >> 20) % 16 ? (rnd >> 4) % 30 : (rnd >> 4) % 3000;
                 unsigned char h[5] = { 'X', (unsigned char)n, (unsigned char)(n >> 8), 0, 0 };
                 ubuf_add(&b, h, 5);
-                for (size_t j = 0; j < n; j++) ubuf_add(&b, "0123456789" + j % 10, 1);
+                for (size_t j = 0; j < n; j++) ubuf_add(&b, &"0123456789"[j % 10], 1);
             }
         }
         ubuf_str(&b, "e");
