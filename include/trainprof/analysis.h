@@ -238,6 +238,10 @@ typedef struct {
 } tprof_launch_result;
 
 int tprof_launch_overhead(const tprof_trace *t, tprof_launch_result *r);
+/* The result as typed tables: the figures above in one row, and the queue
+ * series. */
+extern const tprof_result_desc tprof_launch_desc;
+int tprof_launch_tables(const tprof_launch_result *r, tprof_result **out);
 
 /* ---- ranks: the ranks side by side, stragglers, step-time skew ---- */
 

@@ -78,7 +78,14 @@ typedef struct {
     const char *csv_name; /* the CSV header when it differs from the JSON key (NULL: name) */
     int width;          /* text table: cut longer cells in the middle (0: never) */
     int decimals;       /* RATE / REAL / RATIO in tables (0: 2, RATIO 1) */
+    int csv_decimals;   /* a double in CSV with this many decimals (0: shortest exact, %.17g) */
 } tprof_col_desc;
+
+/* A column given by position for the usual five fields, the rest by
+ * designator: TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM,
+ * "idle", "span minus busy", .flags = TPROF_COLF_METRIC). */
+#define TPROF_COL(NAME, KIND, COMBINE, TITLE, DOC, ...)                                                    \
+    { .name = (NAME), .kind = (KIND), .combine = (COMBINE), .title = (TITLE), .doc = (DOC), __VA_ARGS__ }
 
 typedef struct tprof_table_desc {
     const char *name;  /* JSON key of the row array; "" for the top table */
@@ -92,6 +99,9 @@ typedef struct tprof_table_desc {
      * column (a string), each an object of the other columns, instead of an
      * array of row objects ("phases": {"forward": {...}, ...}) */
     int json_keyed;
+    /* JSON: an array of the values of the first JSON column ([0.5, 1, ...]),
+     * for a series, instead of an array of row objects */
+    int json_values;
 } tprof_table_desc;
 
 typedef struct {

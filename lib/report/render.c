@@ -121,6 +121,7 @@ static void csv_cell(const tprof_col_desc *c, const tprof_cell *v, FILE *f)
     if (v->null) return;
     if (result_kind_is_int(c->kind)) fprintf(f, "%" PRId64, v->v.i);
     else if (result_kind_is_str(c->kind)) tprof_csv_field(f, v->v.s);
+    else if (isfinite(v->v.d) && c->csv_decimals > 0) fprintf(f, "%.*f", c->csv_decimals, v->v.d);
     else if (isfinite(v->v.d)) fprintf(f, "%.17g", v->v.d);
 }
 
@@ -144,14 +145,19 @@ void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t npref
     }
 }
 
-static void json_cell(tprof_jw *w, const tprof_col_desc *c, const tprof_cell *v)
+static void json_value(tprof_jw *w, const tprof_col_desc *c, const tprof_cell *v)
 {
-    tprof_jw_key(w, c->name);
     if (v->null) tprof_jw_null(w);
     else if (c->kind == TPROF_COL_BOOL) tprof_jw_bool(w, v->v.i != 0);
     else if (result_kind_is_int(c->kind)) tprof_jw_int(w, v->v.i);
     else if (result_kind_is_str(c->kind)) tprof_jw_str(w, v->v.s);
     else tprof_jw_double(w, v->v.d);
+}
+
+static void json_cell(tprof_jw *w, const tprof_col_desc *c, const tprof_cell *v)
+{
+    tprof_jw_key(w, c->name);
+    json_value(w, c, v);
 }
 
 static int first_key_col(const tprof_table_desc *d)
@@ -183,6 +189,13 @@ static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *
         return;
     }
     tprof_jw_arr(w);
+    if (d->json_values) { /* [v, v, ...] of the first JSON column */
+        size_t c = 0;
+        while (c < d->ncols && (d->cols[c].flags & TPROF_COLF_NO_JSON)) c++;
+        for (size_t r = 0; t && c < d->ncols && r < t->n; r++) json_value(w, &d->cols[c], tprof_rows_cell(t, r, c));
+        tprof_jw_arr_end(w);
+        return;
+    }
     for (size_t r = 0; t && r < t->n; r++) {
         tprof_jw_obj(w);
         json_row_members(w, t, r);
@@ -221,7 +234,9 @@ static const char *combine_name(tprof_combine c)
 
 static void table_markdown(const tprof_table_desc *d, const char *path, int in_csv, FILE *f)
 {
-    fprintf(f, "\n### `%s`%s%s%s\n\n", path, d->json_keyed ? " (JSON: an object keyed by the first key column)" : "",
+    fprintf(f, "\n### `%s`%s%s%s\n\n", path,
+            d->json_keyed ? " (JSON: an object keyed by the first key column)"
+            : d->json_values ? " (JSON: an array of the column's values)" : "",
             d->doc ? ": " : "", d->doc ? d->doc : "");
     fprintf(f, "| column | kind | across ranks | in | meaning |\n|---|---|---|---|---|\n");
     for (size_t c = 0; c < d->ncols; c++) {
