@@ -207,6 +207,10 @@ typedef struct {
 
 int tprof_comm(const tprof_trace *t, tprof_comm_result **out);
 void tprof_comm_free(tprof_comm_result *r);
+/* The result as typed tables: the totals, the collective types, the
+ * recorded calls, and the types with their "all" row (CSV). */
+extern const tprof_result_desc tprof_comm_desc;
+int tprof_comm_tables(const tprof_comm_result *r, tprof_result **out);
 /* The collective a communication kernel runs, from its name ("other" when
  * not recognised). Returns a static string. */
 const char *tprof_collective_type(const char *kernel_name);

@@ -102,6 +102,7 @@ typedef struct tprof_table_desc {
     /* JSON: an array of the values of the first JSON column ([0.5, 1, ...]),
      * for a series, instead of an array of row objects */
     int json_values;
+    int no_json; /* a table for CSV or the text table only (a CSV with a total row) */
 } tprof_table_desc;
 
 typedef struct {

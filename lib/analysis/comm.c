@@ -254,3 +254,121 @@ oom:
     tprof_comm_free(r);
     return TPROF_ENOMEM;
 }
+
+/* ---- the comm result as typed tables -----------------------------------------
+ * JSON: the totals, "types" and "calls". CSV: the types with a last row "all"
+ * for the whole (its time the union of all communication), headed as
+ * collective,kernels,... as it always was. */
+enum { M_COMM, M_COMPUTE, M_OVERLAP, M_EXPOSED, M_OVERLAP_SHARE, M_NCOLS };
+static const tprof_col_desc comm_top_cols[M_NCOLS] = {
+    [M_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "communication",
+                         "union of the communication kernels' intervals"),
+    [M_COMPUTE] = TPROF_COL("compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "compute",
+                            "union of the compute kernels' intervals"),
+    [M_OVERLAP] = TPROF_COL("overlap_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "overlapped", "time both ran"),
+    [M_EXPOSED] = TPROF_COL("exposed_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "exposed",
+                            "communication no compute kernel hid", .flags = TPROF_COLF_METRIC),
+    [M_OVERLAP_SHARE] = TPROF_COL("overlap", TPROF_COL_RATIO, TPROF_COMBINE_DERIVED, "overlap",
+                                  "overlap_ns / comm_ns (0 without communication)", .num = "overlap_ns",
+                                  .den = "comm_ns"),
+};
+enum { T_TYPE, T_COUNT, T_TIME, T_TOTAL, T_EXPOSED, T_NCOLS };
+#define COMM_TYPE_COLS                                                                                            \
+    [T_TYPE] = TPROF_COL("type", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, "collective",                             \
+                         "AllReduce, AllGather, ReduceScatter, SendRecv, ... or other", .flags = TPROF_COLF_KEY, \
+                         .csv_name = "collective"),                                                             \
+    [T_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "kernels", "its kernels",                  \
+                          .csv_name = "kernels"),                                                               \
+    [T_TIME] = TPROF_COL("time_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "time", "union of their intervals"),   \
+    [T_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "sum", "their durations summed"),    \
+    [T_EXPOSED] = TPROF_COL("exposed_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "exposed",                       \
+                            "of the union, the time no compute kernel ran")
+static const tprof_col_desc comm_type_cols[T_NCOLS] = { COMM_TYPE_COLS };
+enum { K_NAME, K_CALLS, K_MATCHED, K_BYTES, K_MATCHED_BYTES, K_KERNEL, K_GROUP, K_ALGO, K_ALGBW, K_BUSBW, K_NCOLS };
+static const tprof_col_desc comm_call_cols[K_NCOLS] = {
+    [K_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "collective",
+                         "as record_param_comms recorded it", .flags = TPROF_COLF_KEY),
+    [K_CALLS] = TPROF_COL("calls", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "calls", "recorded calls"),
+    [K_MATCHED] = TPROF_COL("matched", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "with kernels",
+                            "calls whose communication kernels were found"),
+    [K_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "bytes", "message size of all calls"),
+    [K_MATCHED_BYTES] = TPROF_COL("matched_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL, "of the matched calls",
+                                  .flags = TPROF_COLF_NO_TABLE),
+    [K_KERNEL] = TPROF_COL("kernel_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "kernel time",
+                           "the matched calls' kernels' GPU time"),
+    [K_GROUP] = TPROF_COL("group_size", TPROF_COL_INT, TPROF_COMBINE_MAX, "group", "the largest group seen"),
+    [K_ALGO] = TPROF_COL("algorithm", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "algorithm",
+                         "the most common of RING, TREE, NVLS, COLLNET, PAT in the kernel names, or empty"),
+    [K_ALGBW] = TPROF_COL("algbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_WMEAN, "algbw GB/s",
+                          "matched_bytes / kernel time, 10^9 bytes per second", .weight = "kernel_ns"),
+    [K_BUSBW] = TPROF_COL("busbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_WMEAN, "busbw GB/s",
+                          "algbw times the collective's bus factor", .weight = "kernel_ns"),
+};
+static const tprof_table_desc comm_types_desc = { .name = "types", .doc = "per collective type, by time",
+                                                  .cols = comm_type_cols, .ncols = T_NCOLS };
+static const tprof_table_desc comm_calls_desc = { .name = "calls", .doc = "recorded collective calls",
+                                                  .cols = comm_call_cols, .ncols = K_NCOLS };
+static const tprof_table_desc comm_csv_desc = { .name = "types_and_all",
+                                                .doc = "the types, then \"all\": the whole (its time the union)",
+                                                .cols = comm_type_cols, .ncols = T_NCOLS, .no_json = 1 };
+static const tprof_table_desc comm_top = { .name = "", .cols = comm_top_cols, .ncols = M_NCOLS };
+static const tprof_table_desc *const comm_tables[] = { &comm_types_desc, &comm_calls_desc, &comm_csv_desc };
+const tprof_result_desc tprof_comm_desc = { .name = "comm", .version = 1, .top = &comm_top, .tables = comm_tables,
+                                            .ntables = 3, .csv_table = 3 };
+
+static int add_type_row(tprof_rows *t, const tprof_comm_type *y)
+{
+    long k = tprof_rows_add(t);
+    if (k < 0 || tprof_rows_set_s(t, (size_t)k, T_TYPE, y->type)) return TPROF_ENOMEM;
+    tprof_rows_set_i(t, (size_t)k, T_COUNT, (int64_t)y->count);
+    tprof_rows_set_i(t, (size_t)k, T_TIME, y->time_ns);
+    tprof_rows_set_i(t, (size_t)k, T_TOTAL, y->total_ns);
+    tprof_rows_set_i(t, (size_t)k, T_EXPOSED, y->exposed_ns);
+    return 0;
+}
+
+int tprof_comm_tables(const tprof_comm_result *r, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_comm_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res);
+    tprof_rows_set_i(top, 0, M_COMM, r->comm_ns);
+    tprof_rows_set_i(top, 0, M_COMPUTE, r->compute_ns);
+    tprof_rows_set_i(top, 0, M_OVERLAP, r->overlap_ns);
+    tprof_rows_set_i(top, 0, M_EXPOSED, r->exposed_ns);
+    tprof_rows_set_d(top, 0, M_OVERLAP_SHARE, r->overlap); /* 0 without communication, as the analysis says */
+    int rc = 0;
+    tprof_comm_type all = { "all", 0, 0, r->comm_ns, r->exposed_ns };
+    for (size_t i = 0; !rc && i < r->ntypes; i++) {
+        rc = add_type_row(tprof_result_table(res, 0), &r->types[i]);
+        if (!rc) rc = add_type_row(tprof_result_table(res, 2), &r->types[i]);
+        all.count += r->types[i].count;
+        all.total_ns = tprof_sat_add(all.total_ns, r->types[i].total_ns);
+    }
+    if (!rc) rc = add_type_row(tprof_result_table(res, 2), &all);
+    tprof_rows *calls = tprof_result_table(res, 1);
+    for (size_t i = 0; !rc && i < r->ncalls; i++) {
+        const tprof_comm_call *x = &r->calls[i];
+        long k = tprof_rows_add(calls);
+        if (k < 0 || tprof_rows_set_s(calls, (size_t)k, K_NAME, x->name) ||
+            tprof_rows_set_s(calls, (size_t)k, K_ALGO, x->algorithm)) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(calls, (size_t)k, K_CALLS, (int64_t)x->calls);
+        tprof_rows_set_i(calls, (size_t)k, K_MATCHED, (int64_t)x->matched);
+        tprof_rows_set_i(calls, (size_t)k, K_BYTES, x->bytes);
+        tprof_rows_set_i(calls, (size_t)k, K_MATCHED_BYTES, x->matched_bytes);
+        tprof_rows_set_i(calls, (size_t)k, K_KERNEL, x->kernel_ns);
+        tprof_rows_set_i(calls, (size_t)k, K_GROUP, x->group_size);
+        tprof_rows_set_d(calls, (size_t)k, K_ALGBW, x->algbw);
+        tprof_rows_set_d(calls, (size_t)k, K_BUSBW, x->busbw);
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}

@@ -215,7 +215,8 @@ static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r)
 void tprof_result_json_members(const tprof_result *r, tprof_jw *w)
 {
     json_row_members(w, r->top, 0);
-    for (size_t i = 0; i < r->d->ntables; i++) json_rows(w, r->tables[i], r->d->tables[i]);
+    for (size_t i = 0; i < r->d->ntables; i++)
+        if (!r->d->tables[i]->no_json) json_rows(w, r->tables[i], r->d->tables[i]);
 }
 
 static const char *kind_name(tprof_col_kind k)
@@ -236,7 +237,8 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
 {
     fprintf(f, "\n### `%s`%s%s%s\n\n", path,
             d->json_keyed ? " (JSON: an object keyed by the first key column)"
-            : d->json_values ? " (JSON: an array of the column's values)" : "",
+            : d->json_values ? " (JSON: an array of the column's values)"
+            : d->no_json ? " (not in JSON)" : "",
             d->doc ? ": " : "", d->doc ? d->doc : "");
     fprintf(f, "| column | kind | across ranks | in | meaning |\n|---|---|---|---|---|\n");
     for (size_t c = 0; c < d->ncols; c++) {
@@ -245,7 +247,7 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
         size_t n = 0;
         if (!(cd->flags & TPROF_COLF_NO_TABLE)) n += (size_t)snprintf(in + n, sizeof in - n, "table ");
         if (in_csv && !(cd->flags & TPROF_COLF_NO_CSV)) n += (size_t)snprintf(in + n, sizeof in - n, "CSV ");
-        if (!(cd->flags & TPROF_COLF_NO_JSON)) n += (size_t)snprintf(in + n, sizeof in - n, "JSON ");
+        if (!d->no_json && !(cd->flags & TPROF_COLF_NO_JSON)) n += (size_t)snprintf(in + n, sizeof in - n, "JSON ");
         if (n) in[n - 1] = 0;
         char how[96];
         tprof_combine cb = (cd->flags & TPROF_COLF_KEY) ? TPROF_COMBINE_FIRST : cd->combine;

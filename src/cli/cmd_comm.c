@@ -20,141 +20,93 @@ static void help(FILE *f)
             "options:\n" CLI_COMMON_HELP);
 }
 
+static int64_t ival(const tprof_rows *t, size_t r, size_t c) { return tprof_rows_cell(t, r, c)->v.i; }
+static const char *sval(const tprof_rows *t, size_t r, size_t c) { return tprof_rows_cell(t, r, c)->v.s; }
+
 /* The recorded calls (record_param_comms) joined to their kernels. */
-static void print_calls(const tprof_comm_result *r)
+static void print_calls(const tprof_rows *calls)
 {
-    if (!r->ncalls) return;
+    size_t n = tprof_rows_count(calls);
+    if (!n) return;
+    const tprof_table_desc *d = tprof_rows_desc(calls);
+#define COL(name) (size_t) tprof_table_col(d, name)
     printf("\nrecorded collective calls (record_param_comms):\n");
     const char *hdr[] = { "collective", "calls", "with kernels", "bytes", "kernel time", "group", "algorithm",
                           "algbw GB/s", "busbw GB/s" };
     tprof_table *t = tprof_table_new(9, hdr, "lrrrrrlrr");
-    for (size_t i = 0; t && i < r->ncalls; i++) {
-        const tprof_comm_call *x = &r->calls[i];
+    for (size_t i = 0; t && i < n; i++) {
         char c[32], m[32], b[32], k[32], g[32], a[32], bb[32];
-        snprintf(c, sizeof c, "%" PRIu64, x->calls);
-        snprintf(m, sizeof m, "%" PRIu64, x->matched);
-        tprof_fmt_bytes(b, sizeof b, x->bytes);
-        tprof_fmt_duration(k, sizeof k, x->kernel_ns);
-        snprintf(g, sizeof g, "%" PRId64, x->group_size);
-        snprintf(a, sizeof a, "%.2f", x->algbw);
-        snprintf(bb, sizeof bb, "%.2f", x->busbw);
-        const char *cells[] = { x->name, c, m, b, k, g, x->algorithm[0] ? x->algorithm : "-", a, bb };
+        snprintf(c, sizeof c, "%" PRId64, ival(calls, i, COL("calls")));
+        snprintf(m, sizeof m, "%" PRId64, ival(calls, i, COL("matched")));
+        tprof_fmt_bytes(b, sizeof b, ival(calls, i, COL("bytes")));
+        tprof_fmt_duration(k, sizeof k, ival(calls, i, COL("kernel_ns")));
+        snprintf(g, sizeof g, "%" PRId64, ival(calls, i, COL("group_size")));
+        snprintf(a, sizeof a, "%.2f", tprof_rows_cell(calls, i, COL("algbw_gbps"))->v.d);
+        snprintf(bb, sizeof bb, "%.2f", tprof_rows_cell(calls, i, COL("busbw_gbps"))->v.d);
+        const char *algo = sval(calls, i, COL("algorithm"));
+        const char *cells[] = { sval(calls, i, COL("name")), c, m, b, k, g, algo[0] ? algo : "-", a, bb };
         tprof_table_row(t, cells);
     }
+#undef COL
     if (t) tprof_table_print(t, stdout);
     tprof_table_free(t);
 }
 
-static void print_table(const char *label, const char *path, const tprof_comm_result *r)
+static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
+    (void)ctx;
+    const tprof_rows *top = tprof_result_top_c(res), *types = tprof_result_table_c(res, 0);
+    const tprof_table_desc *td = tprof_comm_desc.top, *yd = tprof_comm_desc.tables[0];
+#define TOP(name) ival(top, 0, (size_t)tprof_table_col(td, name))
+#define TY(r, name) ival(types, r, (size_t)tprof_table_col(yd, name))
     char a[32], b[32], c[32];
     printf("== %s: %s ==\n", label, path);
-    if (!r->comm_ns) {
+    int64_t comm = TOP("comm_ns"), exposed = TOP("exposed_ns");
+    if (!comm) {
         printf("no communication kernels\n");
-        print_calls(r);
-        return;
+        print_calls(tprof_result_table_c(res, 1));
+        return 0;
     }
     printf("communication %s, overlapped with compute %s (%.1f%%), exposed %s (%.1f%%)\n\n",
-           tprof_fmt_duration(a, sizeof a, r->comm_ns), tprof_fmt_duration(b, sizeof b, r->overlap_ns),
-           r->overlap * 100, tprof_fmt_duration(c, sizeof c, r->exposed_ns), cli_pct(r->exposed_ns, r->comm_ns));
+           tprof_fmt_duration(a, sizeof a, comm), tprof_fmt_duration(b, sizeof b, TOP("overlap_ns")),
+           tprof_rows_cell(top, 0, (size_t)tprof_table_col(td, "overlap"))->v.d * 100,
+           tprof_fmt_duration(c, sizeof c, exposed), cli_pct(exposed, comm));
     const char *hdr[] = { "collective", "kernels", "time", "sum", "exposed", "exposed %" };
     tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
-    if (!t) return;
-    for (size_t i = 0; i < r->ntypes; i++) {
-        const tprof_comm_type *y = &r->types[i];
+    if (!t) return TPROF_ENOMEM;
+    for (size_t i = 0; i < tprof_rows_count(types); i++) {
         char n[32], tm[32], sum[32], ex[32], p[16];
-        snprintf(n, sizeof n, "%" PRIu64, y->count);
-        tprof_fmt_duration(tm, sizeof tm, y->time_ns);
-        tprof_fmt_duration(sum, sizeof sum, y->total_ns);
-        tprof_fmt_duration(ex, sizeof ex, y->exposed_ns);
-        snprintf(p, sizeof p, "%.1f%%", cli_pct(y->exposed_ns, y->time_ns));
-        const char *cells[] = { y->type, n, tm, sum, ex, p };
+        snprintf(n, sizeof n, "%" PRId64, TY(i, "count"));
+        tprof_fmt_duration(tm, sizeof tm, TY(i, "time_ns"));
+        tprof_fmt_duration(sum, sizeof sum, TY(i, "total_ns"));
+        tprof_fmt_duration(ex, sizeof ex, TY(i, "exposed_ns"));
+        snprintf(p, sizeof p, "%.1f%%", cli_pct(TY(i, "exposed_ns"), TY(i, "time_ns")));
+        const char *cells[] = { sval(types, i, 0), n, tm, sum, ex, p };
         tprof_table_row(t, cells);
     }
+#undef TOP
+#undef TY
     tprof_table_print(t, stdout);
     tprof_table_free(t);
-    print_calls(r);
+    print_calls(tprof_result_table_c(res, 1));
+    return 0;
 }
 
-static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_comm_result *r)
-{
-    cli_json_begin(w, label, path);
-    tprof_jw_kint(w, "comm_ns", r->comm_ns);
-    tprof_jw_kint(w, "compute_ns", r->compute_ns);
-    tprof_jw_kint(w, "overlap_ns", r->overlap_ns);
-    tprof_jw_kint(w, "exposed_ns", r->exposed_ns);
-    tprof_jw_kdouble(w, "overlap", r->overlap);
-    tprof_jw_key(w, "types");
-    tprof_jw_arr(w);
-    for (size_t i = 0; i < r->ntypes; i++) {
-        const tprof_comm_type *y = &r->types[i];
-        tprof_jw_obj(w);
-        tprof_jw_kstr(w, "type", y->type);
-        tprof_jw_kuint(w, "count", y->count);
-        tprof_jw_kint(w, "time_ns", y->time_ns);
-        tprof_jw_kint(w, "total_ns", y->total_ns);
-        tprof_jw_kint(w, "exposed_ns", y->exposed_ns);
-        tprof_jw_obj_end(w);
-    }
-    tprof_jw_arr_end(w);
-    tprof_jw_key(w, "calls");
-    tprof_jw_arr(w);
-    for (size_t i = 0; i < r->ncalls; i++) {
-        const tprof_comm_call *x = &r->calls[i];
-        tprof_jw_obj(w);
-        tprof_jw_kstr(w, "name", x->name);
-        tprof_jw_kuint(w, "calls", x->calls);
-        tprof_jw_kuint(w, "matched", x->matched);
-        tprof_jw_kint(w, "bytes", x->bytes);
-        tprof_jw_kint(w, "matched_bytes", x->matched_bytes);
-        tprof_jw_kint(w, "kernel_ns", x->kernel_ns);
-        tprof_jw_kint(w, "group_size", x->group_size);
-        tprof_jw_kstr(w, "algorithm", x->algorithm);
-        tprof_jw_kdouble(w, "algbw_gbps", x->algbw);
-        tprof_jw_kdouble(w, "busbw_gbps", x->busbw);
-        tprof_jw_obj_end(w);
-    }
-    tprof_jw_arr_end(w);
-    tprof_jw_obj_end(w);
-}
-
-
-static int each(void *ctx, const tprof_trace *t, cli_out *out)
+static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
     (void)ctx;
     tprof_comm_result *r;
     int rc = tprof_comm(t, &r);
     if (rc) return rc;
-    if (out->fmt == FMT_TABLE) {
-        if (out->shown) printf("\n");
-        print_table(out->label, out->path, r);
-    } else if (out->fmt == FMT_JSON)
-        print_json(&out->jw, out->label, out->path, r);
-    else {
-        /* one row per collective type, then the whole as "all" */
-        tprof_comm_type all = { "all", 0, 0, r->comm_ns, r->exposed_ns };
-        for (size_t q = 0; q < r->ntypes; q++) {
-            all.count += r->types[q].count;
-            all.total_ns = tprof_sat_add(all.total_ns, r->types[q].total_ns);
-        }
-        for (size_t k = 0; k <= r->ntypes; k++) {
-            const tprof_comm_type *y = k < r->ntypes ? &r->types[k] : &all;
-            tprof_csv_field(stdout, out->label);
-            fputc(',', stdout);
-            tprof_csv_field(stdout, out->path);
-            printf(",%s,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", y->type, y->count, y->time_ns, y->total_ns,
-                   y->exposed_ns);
-        }
-    }
+    rc = tprof_comm_tables(r, out);
     tprof_comm_free(r);
-    return 0;
+    return rc;
 }
 
 int cmd_comm(int argc, char **argv)
 {
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_COMM_KEEP, .each = each,
-        .csv_header = "trace,file,collective,kernels,time_ns,total_ns,exposed_ns",
+        .help = help, .keep = TPROF_COMM_KEEP, .result = &tprof_comm_desc, .analyse = analyse, .print = print,
     };
     return cli_run(argc, argv, &spec, NULL);
 }

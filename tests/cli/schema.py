@@ -1,4 +1,6 @@
-"""docs/SCHEMA.md is what the result descriptions say (regenerate it with
+"""Every result type survives its text form (tests/tools/result_roundtrip on
+the generated traces and, when present, every real trace: read back equal,
+and the same JSON). docs/SCHEMA.md is what the result descriptions say (regenerate it with
 build/tests/schema_doc > docs/SCHEMA.md), and each command that prints
 through result tables gives JSON of exactly that shape: per trace object,
 label and file, then the documented JSON columns in order, each of its kind
@@ -10,7 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import GENTRACE, SRC, TRAINPROF, check, finish, run, scratch  # noqa: E402
+from common import GENTRACE, SRC, TRAINPROF, check, finish, run, scratch, testdata  # noqa: E402
 
 SCHEMA_DOC = os.environ.get("SCHEMA_DOC", "build/tests/schema_doc")
 doc_path = os.path.join(SRC, "docs", "SCHEMA.md")
@@ -33,6 +35,8 @@ for line in made.splitlines():
     m = re.match(r"### `([^`]+)`", line)
     if m and current is not None:
         table = current.setdefault(m.group(1), [])
+        if "(not in JSON)" in line:
+            current.setdefault("no_json", set()).add(m.group(1))
         continue
     m = re.match(r"\| `(\w+)`(?: \(CSV: `(\w+)`\))?[^|]*\| ([^|]+) \| [^|]+ \| ([^|]*) \|", line)
     if m and current is not None:
@@ -67,7 +71,8 @@ for name, tables in columns.items():
                 else isinstance(v, (int, float))
             check(ok, f"{name}: {col} = {v!r} is a {kind}")
         for tname, cols in tables.items():
-            if tname in ("(top)", "csv") or "[]" in tname:
+            if tname in ("(top)", "csv", "no_json") or "[]" in tname or tname in tables.get("no_json", ()):
+                check(tname not in tables.get("no_json", ()) or tname not in obj, f"{name}: {tname} is not in JSON")
                 continue
             if isinstance(obj.get(tname), list) and all(not isinstance(v, dict) for v in obj[tname]):
                 continue  # a series: an array of the values of its one column
@@ -82,4 +87,15 @@ for name, tables in columns.items():
     check(header == want_csv, f"{name}: the CSV header {header} is the documented {want_csv}")
     if csv_table == "(top)":
         check(len(out.splitlines()) == 3, f"{name}: a CSV row per trace")
+roundtrip = os.environ.get("RESULT_ROUNDTRIP", "build/tests/result_roundtrip")
+inputs = list(traces)
+data = testdata()
+if data:
+    import glob
+    inputs += sorted(p for p in glob.glob(os.path.join(data, "traces", "**", "*.json*"), recursive=True)
+                     if p.endswith((".json", ".json.gz")))
+rc, out, err = run([roundtrip, *inputs], timeout=900)
+check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 4 * len(traces),
+      f"result round trip: {[ln for ln in out.splitlines() if not ln.startswith(('same', 'skip'))][:5]} {err[-200:]}")
+print(f"round trip: {out.count('same ')} results on {len(inputs)} traces")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")
