@@ -165,6 +165,10 @@ void tprof_idle_free(tprof_idle_result *r);
 const char *tprof_idle_cause_name(tprof_idle_cause c);
 /* Upper bound (ns) of bucket I, INT64_MAX for the last. */
 int64_t tprof_idle_bucket_limit(int i);
+/* The result as typed tables: the threshold, the bucket limits, per stream
+ * its causes and their buckets, and the CSV rows (a stream and a cause). */
+extern const tprof_result_desc tprof_idle_desc;
+int tprof_idle_tables(const tprof_idle_result *r, tprof_result **out);
 
 /* ---- comm: communication time, its overlap with compute, what is exposed ---- */
 

@@ -103,6 +103,10 @@ typedef struct tprof_table_desc {
      * for a series, instead of an array of row objects */
     int json_values;
     int no_json; /* a table for CSV or the text table only (a CSV with a total row) */
+    /* with json_keyed, for a child table: its keyed members are written
+     * into the parent row's object itself ("host_wait": {...} beside
+     * "device"), not under the table's name */
+    int json_inline;
 } tprof_table_desc;
 
 typedef struct {

@@ -200,3 +200,127 @@ int tprof_idle(const tprof_trace *t, const tprof_idle_opts *opts, tprof_idle_res
     *out = r;
     return 0;
 }
+
+/* ---- the idle result as typed tables ------------------------------------------
+ * JSON: the kernel-wait threshold, the bucket limits (the last null: no
+ * limit), and per stream its causes as members named host_wait, kernel_wait
+ * and other, each with its bucket counts. CSV: a row per stream and cause,
+ * the cause named "host wait", "kernel wait" or "other". */
+enum { I_KERNEL_WAIT, I_NCOLS };
+static const tprof_col_desc idle_top_cols[I_NCOLS] = {
+    [I_KERNEL_WAIT] = TPROF_COL("kernel_wait_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                                "gaps shorter than this (and not host waits) are kernel waits"),
+};
+static const tprof_col_desc idle_limit_cols[] = {
+    TPROF_COL("limit_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+              "upper bound of a gap-size bucket; null for the last (no bound)"),
+};
+static const tprof_col_desc idle_bucket_cols[] = {
+    TPROF_COL("gaps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "gaps in the bucket"),
+};
+static const tprof_table_desc idle_limits_desc = { .name = "bucket_limits_ns", .doc = "the gap-size buckets",
+                                                   .cols = idle_limit_cols, .ncols = 1, .json_values = 1 };
+static const tprof_table_desc idle_buckets_desc = { .name = "buckets", .doc = "gaps per size bucket",
+                                                    .cols = idle_bucket_cols, .ncols = 1, .json_values = 1 };
+static const tprof_table_desc *const cause_children[] = { &idle_buckets_desc };
+enum { Z_CAUSE, Z_COUNT, Z_TOTAL, Z_MAX, Z_NCOLS };
+static const tprof_col_desc idle_cause_cols[Z_NCOLS] = {
+    [Z_CAUSE] = TPROF_COL("cause", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "host_wait, kernel_wait or other",
+                          .flags = TPROF_COLF_KEY),
+    [Z_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "gaps of this cause"),
+    [Z_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their sum"),
+    [Z_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "the longest"),
+};
+static const tprof_table_desc idle_causes_desc = { .name = "causes", .doc = "the stream's gaps by cause",
+                                                   .cols = idle_cause_cols, .ncols = Z_NCOLS,
+                                                   .children = cause_children, .nchildren = 1, .json_keyed = 1,
+                                                   .json_inline = 1 };
+static const tprof_table_desc *const stream_children[] = { &idle_causes_desc };
+enum { V_DEVICE, V_STREAM, V_EVENTS, V_SPAN, V_IDLE, V_NCOLS };
+static const tprof_col_desc idle_stream_cols[V_NCOLS] = {
+    [V_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "GPU", .flags = TPROF_COLF_KEY),
+    [V_STREAM] = TPROF_COL("stream", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "stream", .flags = TPROF_COLF_KEY),
+    [V_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events on the stream"),
+    [V_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "first start to last end"),
+    [V_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "the gaps summed",
+                         .flags = TPROF_COLF_METRIC),
+};
+static const tprof_table_desc idle_streams_desc = { .name = "streams", .doc = "sorted by device, stream",
+                                                    .cols = idle_stream_cols, .ncols = V_NCOLS,
+                                                    .children = stream_children, .nchildren = 1 };
+/* CSV: the stream's columns, then its cause's (the cause as tprof_idle_cause_name says it) */
+enum { W_DEVICE, W_STREAM, W_EVENTS, W_SPAN, W_CAUSE, W_COUNT, W_TOTAL, W_MAX, W_NCOLS };
+static const tprof_col_desc idle_csv_cols[W_NCOLS] = {
+    [W_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "GPU", .flags = TPROF_COLF_KEY),
+    [W_STREAM] = TPROF_COL("stream", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "stream", .flags = TPROF_COLF_KEY),
+    [W_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events on the stream"),
+    [W_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "first start to last end"),
+    [W_CAUSE] = TPROF_COL("cause", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "host wait, kernel wait or other",
+                          .flags = TPROF_COLF_KEY),
+    [W_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "gaps of this cause"),
+    [W_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their sum"),
+    [W_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "the longest"),
+};
+static const tprof_table_desc idle_csv_desc = { .name = "stream_causes", .doc = "a row per stream and cause",
+                                                .cols = idle_csv_cols, .ncols = W_NCOLS, .no_json = 1 };
+static const tprof_table_desc idle_top = { .name = "", .cols = idle_top_cols, .ncols = I_NCOLS };
+static const tprof_table_desc *const idle_tables[] = { &idle_limits_desc, &idle_streams_desc, &idle_csv_desc };
+const tprof_result_desc tprof_idle_desc = { .name = "idle", .version = 1, .top = &idle_top, .tables = idle_tables,
+                                            .ntables = 3, .csv_table = 3 };
+
+int tprof_idle_tables(const tprof_idle_result *r, tprof_result **out)
+{
+    static const char *const json_cause[TPROF_IDLE_CAUSES] = { "host_wait", "kernel_wait", "other" };
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_idle_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows_set_i(tprof_result_top(res), 0, I_KERNEL_WAIT, r->kernel_wait_ns);
+    tprof_rows *limits = tprof_result_table(res, 0), *streams = tprof_result_table(res, 1),
+               *csv = tprof_result_table(res, 2);
+    int rc = 0;
+    for (int b = 0; !rc && b < TPROF_IDLE_BUCKETS; b++) {
+        long k = tprof_rows_add(limits);
+        if (k < 0) rc = TPROF_ENOMEM;
+        else if (b < TPROF_IDLE_BUCKETS - 1) tprof_rows_set_i(limits, (size_t)k, 0, tprof_idle_bucket_limit(b));
+    }
+    for (size_t i = 0; !rc && i < r->nstreams; i++) {
+        const tprof_idle_row *s = &r->streams[i];
+        long k = tprof_rows_add(streams);
+        tprof_rows *causes = k < 0 ? NULL : tprof_rows_child(streams, (size_t)k, 0);
+        if (!causes) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        const int64_t sv[V_NCOLS] = { s->device, s->stream, (int64_t)s->events, s->span_ns, s->idle_ns };
+        for (int c = 0; c < V_NCOLS; c++) tprof_rows_set_i(streams, (size_t)k, (size_t)c, sv[c]);
+        for (int cz = 0; !rc && cz < TPROF_IDLE_CAUSES; cz++) {
+            const tprof_idle_stat *st = &s->cause[cz];
+            long q = tprof_rows_add(causes), w = tprof_rows_add(csv);
+            tprof_rows *buckets = q < 0 ? NULL : tprof_rows_child(causes, (size_t)q, 0);
+            if (!buckets || w < 0 || tprof_rows_set_s(causes, (size_t)q, Z_CAUSE, json_cause[cz]) ||
+                tprof_rows_set_s(csv, (size_t)w, W_CAUSE, tprof_idle_cause_name((tprof_idle_cause)cz))) {
+                rc = TPROF_ENOMEM;
+                break;
+            }
+            tprof_rows_set_i(causes, (size_t)q, Z_COUNT, (int64_t)st->count);
+            tprof_rows_set_i(causes, (size_t)q, Z_TOTAL, st->total_ns);
+            tprof_rows_set_i(causes, (size_t)q, Z_MAX, st->max_ns);
+            for (int b = 0; !rc && b < TPROF_IDLE_BUCKETS; b++) {
+                long g = tprof_rows_add(buckets);
+                if (g < 0) rc = TPROF_ENOMEM;
+                else tprof_rows_set_i(buckets, (size_t)g, 0, (int64_t)st->buckets[b]);
+            }
+            const int64_t wv[] = { s->device, s->stream, (int64_t)s->events, s->span_ns };
+            for (int c = 0; c < 4; c++) tprof_rows_set_i(csv, (size_t)w, (size_t)c, wv[c]);
+            tprof_rows_set_i(csv, (size_t)w, W_COUNT, (int64_t)st->count);
+            tprof_rows_set_i(csv, (size_t)w, W_TOTAL, st->total_ns);
+            tprof_rows_set_i(csv, (size_t)w, W_MAX, st->max_ns);
+        }
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}

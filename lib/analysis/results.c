@@ -6,6 +6,7 @@
 
 static const tprof_result_desc *const all[] = {
     &tprof_comm_desc,
+    &tprof_idle_desc,
     &tprof_launch_desc,
     &tprof_steps_desc,
     &tprof_temporal_desc,

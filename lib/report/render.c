@@ -171,10 +171,11 @@ static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r);
 
 static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d)
 {
-    tprof_jw_key(w, d->name);
     int kc = d->json_keyed ? first_key_col(d) : -1;
+    int inline_members = kc >= 0 && d->json_inline;
+    if (!inline_members) tprof_jw_key(w, d->name);
     if (kc >= 0) { /* {"KEY": {other columns}, ...} */
-        tprof_jw_obj(w);
+        if (!inline_members) tprof_jw_obj(w);
         for (size_t r = 0; t && r < t->n; r++) {
             const tprof_cell *k = tprof_rows_cell(t, r, (size_t)kc);
             tprof_jw_key(w, k->null ? "" : k->v.s);
@@ -185,7 +186,7 @@ static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *
             for (size_t ch = 0; ch < d->nchildren; ch++) json_rows(w, tprof_rows_child_c(t, r, ch), d->children[ch]);
             tprof_jw_obj_end(w);
         }
-        tprof_jw_obj_end(w);
+        if (!inline_members) tprof_jw_obj_end(w);
         return;
     }
     tprof_jw_arr(w);
@@ -236,7 +237,8 @@ static const char *combine_name(tprof_combine c)
 static void table_markdown(const tprof_table_desc *d, const char *path, int in_csv, FILE *f)
 {
     fprintf(f, "\n### `%s`%s%s%s\n\n", path,
-            d->json_keyed ? " (JSON: an object keyed by the first key column)"
+            d->json_keyed && d->json_inline ? " (JSON: members of the parent row, named by the first key column)"
+            : d->json_keyed ? " (JSON: an object keyed by the first key column)"
             : d->json_values ? " (JSON: an array of the column's values)"
             : d->no_json ? " (not in JSON)" : "",
             d->doc ? ": " : "", d->doc ? d->doc : "");

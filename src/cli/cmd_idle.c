@@ -22,78 +22,54 @@ static void help(FILE *f)
             "  --kernel-wait US      threshold for kernel waits in microseconds (default 30)\n" CLI_COMMON_HELP);
 }
 
-static void cell(char *buf, size_t len, const tprof_idle_stat *s, int64_t span)
+static int64_t ival(const tprof_rows *t, size_t r, int c) { return tprof_rows_cell(t, r, (size_t)c)->v.i; }
+
+/* "12 ms 34.5% (7)": a cause's gaps, their share of the stream's span, their count. */
+static void cell(char *buf, size_t len, const tprof_rows *causes, size_t k, int64_t span)
 {
-    char d[32];
-    snprintf(buf, len, "%s %.1f%% (%" PRIu64 ")", tprof_fmt_duration(d, sizeof d, s->total_ns),
-             span > 0 ? 100.0 * (double)s->total_ns / (double)span : 0.0, s->count);
+    const tprof_table_desc *d = tprof_rows_desc(causes);
+    char du[32];
+    int64_t total = ival(causes, k, tprof_table_col(d, "total_ns"));
+    snprintf(buf, len, "%s %.1f%% (%" PRId64 ")", tprof_fmt_duration(du, sizeof du, total),
+             span > 0 ? 100.0 * (double)total / (double)span : 0.0, ival(causes, k, tprof_table_col(d, "count")));
 }
 
-static void print_table(const char *label, const char *path, const tprof_idle_result *r)
+static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
+    (void)ctx;
+    const tprof_rows *streams = tprof_result_table_c(res, 1);
+    const tprof_table_desc *d = tprof_rows_desc(streams);
     printf("== %s: %s ==\n", label, path);
-    if (!r->nstreams) {
+    size_t n = tprof_rows_count(streams);
+    if (!n) {
         printf("no GPU events\n");
-        return;
+        return 0;
     }
     const char *hdr[] = { "device/stream", "events", "span", "idle", "host wait", "kernel wait", "other" };
     tprof_table *t = tprof_table_new(7, hdr, "lrrrrrr");
-    if (!t) return;
-    for (size_t i = 0; i < r->nstreams; i++) {
-        const tprof_idle_row *s = &r->streams[i];
-        char id[48], ev[32], span[32], idle[64], c[TPROF_IDLE_CAUSES][64], d[32];
-        snprintf(id, sizeof id, "%" PRId64 "/%" PRId64, s->device, s->stream);
-        snprintf(ev, sizeof ev, "%" PRIu64, s->events);
-        tprof_fmt_duration(span, sizeof span, s->span_ns);
-        snprintf(idle, sizeof idle, "%s %.1f%%", tprof_fmt_duration(d, sizeof d, s->idle_ns),
-                 s->span_ns > 0 ? 100.0 * (double)s->idle_ns / (double)s->span_ns : 0.0);
-        for (int k = 0; k < TPROF_IDLE_CAUSES; k++) cell(c[k], sizeof c[k], &s->cause[k], s->span_ns);
+    if (!t) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        char id[48], ev[32], span[32], idle[64], c[TPROF_IDLE_CAUSES][64], du[32];
+        int64_t sp = ival(streams, i, tprof_table_col(d, "span_ns")), idl = ival(streams, i, tprof_table_col(d, "idle_ns"));
+        snprintf(id, sizeof id, "%" PRId64 "/%" PRId64, ival(streams, i, tprof_table_col(d, "device")),
+                 ival(streams, i, tprof_table_col(d, "stream")));
+        snprintf(ev, sizeof ev, "%" PRId64, ival(streams, i, tprof_table_col(d, "events")));
+        tprof_fmt_duration(span, sizeof span, sp);
+        snprintf(idle, sizeof idle, "%s %.1f%%", tprof_fmt_duration(du, sizeof du, idl),
+                 sp > 0 ? 100.0 * (double)idl / (double)sp : 0.0);
+        const tprof_rows *causes = tprof_rows_child_c(streams, i, 0);
+        for (size_t k = 0; k < TPROF_IDLE_CAUSES; k++) {
+            if (k < tprof_rows_count(causes)) cell(c[k], sizeof c[k], causes, k, sp);
+            else snprintf(c[k], sizeof c[k], "-");
+        }
         const char *cells[] = { id, ev, span, idle, c[0], c[1], c[2] };
         tprof_table_row(t, cells);
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
     printf("percentages of each stream's span; (n) = number of gaps; kernel wait: gaps < %s\n",
-           tprof_fmt_duration((char[32]){ 0 }, 32, r->kernel_wait_ns));
-}
-
-static void print_json(tprof_jw *w, const char *label, const char *path, const tprof_idle_result *r)
-{
-    cli_json_begin(w, label, path);
-    tprof_jw_kint(w, "kernel_wait_ns", r->kernel_wait_ns);
-    tprof_jw_key(w, "bucket_limits_ns");
-    tprof_jw_arr(w);
-    for (int b = 0; b < TPROF_IDLE_BUCKETS - 1; b++) tprof_jw_int(w, tprof_idle_bucket_limit(b));
-    tprof_jw_null(w);
-    tprof_jw_arr_end(w);
-    tprof_jw_key(w, "streams");
-    tprof_jw_arr(w);
-    for (size_t i = 0; i < r->nstreams; i++) {
-        const tprof_idle_row *s = &r->streams[i];
-        tprof_jw_obj(w);
-        tprof_jw_kint(w, "device", s->device);
-        tprof_jw_kint(w, "stream", s->stream);
-        tprof_jw_kuint(w, "events", s->events);
-        tprof_jw_kint(w, "span_ns", s->span_ns);
-        tprof_jw_kint(w, "idle_ns", s->idle_ns);
-        for (int k = 0; k < TPROF_IDLE_CAUSES; k++) {
-            static const char *const keys[] = { "host_wait", "kernel_wait", "other" };
-            const tprof_idle_stat *c = &s->cause[k];
-            tprof_jw_key(w, keys[k]);
-            tprof_jw_obj(w);
-            tprof_jw_kuint(w, "count", c->count);
-            tprof_jw_kint(w, "total_ns", c->total_ns);
-            tprof_jw_kint(w, "max_ns", c->max_ns);
-            tprof_jw_key(w, "buckets");
-            tprof_jw_arr(w);
-            for (int b = 0; b < TPROF_IDLE_BUCKETS; b++) tprof_jw_uint(w, c->buckets[b]);
-            tprof_jw_arr_end(w);
-            tprof_jw_obj_end(w);
-        }
-        tprof_jw_obj_end(w);
-    }
-    tprof_jw_arr_end(w);
-    tprof_jw_obj_end(w);
+           tprof_fmt_duration((char[32]){ 0 }, 32, ival(tprof_result_top_c(res), 0, 0)));
+    return 0;
 }
 
 static int option(void *ctx, int c, const char *arg)
@@ -109,37 +85,22 @@ static int option(void *ctx, int c, const char *arg)
     return 0;
 }
 
-static int each(void *ctx, const tprof_trace *t, cli_out *out)
+static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
     tprof_idle_result *r;
     int rc = tprof_idle(t, ctx, &r);
     if (rc) return rc;
-    if (out->fmt == FMT_TABLE) {
-        if (out->shown) printf("\n");
-        print_table(out->label, out->path, r);
-    } else if (out->fmt == FMT_JSON)
-        print_json(&out->jw, out->label, out->path, r);
-    else
-        for (size_t k = 0; k < r->nstreams; k++)
-            for (int cz = 0; cz < TPROF_IDLE_CAUSES; cz++) {
-                const tprof_idle_row *s = &r->streams[k];
-                tprof_csv_field(stdout, out->label);
-                fputc(',', stdout);
-                tprof_csv_field(stdout, out->path);
-                printf(",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%s,%" PRIu64 ",%" PRId64 ",%" PRId64 "\n",
-                       s->device, s->stream, s->events, s->span_ns, tprof_idle_cause_name((tprof_idle_cause)cz),
-                       s->cause[cz].count, s->cause[cz].total_ns, s->cause[cz].max_ns);
-            }
+    rc = tprof_idle_tables(r, out);
     tprof_idle_free(r);
-    return 0;
+    return rc;
 }
 
 int cmd_idle(int argc, char **argv)
 {
     static const struct option opts[] = { { "kernel-wait", required_argument, 0, 'k' }, { 0, 0, 0, 0 } };
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_IDLE_KEEP, .opts = opts, .option = option, .each = each,
-        .csv_header = "trace,file,device,stream,events,span_ns,cause,count,total_ns,max_ns",
+        .help = help, .keep = TPROF_IDLE_KEEP, .opts = opts, .option = option, .result = &tprof_idle_desc,
+        .analyse = analyse, .print = print,
     };
     tprof_idle_opts io = { 0 };
     return cli_run(argc, argv, &spec, &io);

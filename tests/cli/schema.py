@@ -95,7 +95,7 @@ if data:
     inputs += sorted(p for p in glob.glob(os.path.join(data, "traces", "**", "*.json*"), recursive=True)
                      if p.endswith((".json", ".json.gz")))
 rc, out, err = run([roundtrip, *inputs], timeout=900)
-check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 4 * len(traces),
+check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 5 * len(traces),
       f"result round trip: {[ln for ln in out.splitlines() if not ln.startswith(('same', 'skip'))][:5]} {err[-200:]}")
 print(f"round trip: {out.count('same ')} results on {len(inputs)} traces")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")

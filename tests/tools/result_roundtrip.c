@@ -1,5 +1,5 @@
 /* For each trace given: every result type's tables (temporal, steps,
- * launch, comm) written in the text form, read back and compared cell by
+ * launch, comm, idle) written in the text form, read back and compared cell by
  * cell, and their JSON rendered from both compared byte for byte. Prints one
  * line per trace and type; exits 1 on any difference (tests/cli/schema.py). */
 #include <stdio.h>
@@ -61,7 +61,7 @@ int main(int argc, char **argv)
             printf("skip %s: %s\n", argv[i], err);
             continue;
         }
-        tprof_result *r[4] = { 0 };
+        tprof_result *r[5] = { 0 };
         tprof_temporal_result tr;
         if (tprof_temporal(t, NULL, &tr) == 0) tprof_temporal_tables(&tr, &r[0]);
         tprof_steps_result *sr;
@@ -76,7 +76,12 @@ int main(int argc, char **argv)
             tprof_comm_tables(cr, &r[3]);
             tprof_comm_free(cr);
         }
-        for (int k = 0; k < 4; k++) {
+        tprof_idle_result *ir;
+        if (tprof_idle(t, NULL, &ir) == 0) {
+            tprof_idle_tables(ir, &r[4]);
+            tprof_idle_free(ir);
+        }
+        for (int k = 0; k < 5; k++) {
             if (!r[k]) {
                 printf("DIFF: %s: result %d was not made\n", argv[i], k);
                 bad = 1;
