@@ -21,9 +21,21 @@
 #define IN_CAP (1u << 20) /* compressed input buffer: 1 MiB */
 #define IN_MIN (1u << 12) /* for an input of known size: its size, from 4 KiB */
 
-/* The largest zstd window accepted: 2^31, what zstd --long=31 writes (zstd
- * itself decodes above 2^27 only when told --long or --memory). */
+/* zstd windows: up to 2^27 always (zstd's own default limit); above, up to
+ * 2^31 (what zstd --long=31 writes) when the input is large enough to need
+ * it: a window at most 1024 times the compressed size, or any when the size
+ * is unknown (a pipe). A frame declaring a window is allocated that window at
+ * once, so a 150-byte file must not make the reader reserve 2 GiB. */
+#define TPROF_ZSTD_WINDOW_LOG_MIN 27
 #define TPROF_ZSTD_WINDOW_LOG_MAX 31
+
+static int zstd_window_log_max(int64_t compressed_size)
+{
+    if (compressed_size < 0) return TPROF_ZSTD_WINDOW_LOG_MAX;
+    int lg = TPROF_ZSTD_WINDOW_LOG_MIN;
+    while (lg < TPROF_ZSTD_WINDOW_LOG_MAX && ((uint64_t)1 << (lg + 1)) <= (uint64_t)compressed_size * 1024) lg++;
+    return lg;
+}
 
 struct tprof_source {
     char *name;
@@ -39,6 +51,7 @@ struct tprof_source {
     int finished;           /* whole input consumed cleanly */
     uint64_t bytes_in, bytes_out;
     int64_t file_size;
+    int zstd_wlog; /* the zstd window log accepted for this input */
     char err[256];
     char note[256]; /* something odd that did not stop the read (trailing bytes) */
 #ifdef TPROF_HAVE_ISAL
@@ -193,9 +206,8 @@ static int setup_decoder(tprof_source *s)
         s->zd = ZSTD_createDStream();
         if (!s->zd) return TPROF_ENOMEM;
         ZSTD_initDStream(s->zd);
-        /* frames written with zstd --long (up to --long=31) need a window above
-         * the default 2^27 limit; the window is allocated only as large as the frame asks */
-        ZSTD_DCtx_setParameter(s->zd, ZSTD_d_windowLogMax, TPROF_ZSTD_WINDOW_LOG_MAX);
+        s->zstd_wlog = zstd_window_log_max(s->file_size);
+        ZSTD_DCtx_setParameter(s->zd, ZSTD_d_windowLogMax, s->zstd_wlog);
         return 0;
     }
     s->comp = TPROF_COMP_NONE;
@@ -461,9 +473,10 @@ static ssize_t read_zstd(tprof_source *s, uint8_t *buf, size_t cap)
         __atomic_fetch_add(&s->bytes_in, (uint64_t)(in.pos), __ATOMIC_RELAXED);
         if (ZSTD_isError(hint)) {
             if (ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge) {
-                seterr(s, "%s: zstd window too large: the frame needs more than 2^%d bytes of window "
-                       "(written with zstd --long above %d?)", s->name, TPROF_ZSTD_WINDOW_LOG_MAX,
-                       TPROF_ZSTD_WINDOW_LOG_MAX);
+                seterr(s, "%s: zstd window too large: the frame asks for more than 2^%d bytes of window, "
+                       "more than a %s of this size needs (written with zstd --long from a pipe?); "
+                       "decompress it first: zstd -d --long=31", s->name, s->zstd_wlog,
+                       s->file_size < 0 ? "stream" : "file");
                 return TPROF_ELIMIT;
             }
             seterr(s, "%s: corrupt zstd data near compressed byte %llu (%s)", s->name,

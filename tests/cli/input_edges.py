@@ -57,14 +57,37 @@ rc, out, err = run([TRAINPROF, "kernels", "--format", "json", nul])
 check(rc == 0 and json.loads(out)["traces"][0]["rows"][0]["key"] == "gemm\u2400_tail_of_the_name",
       f"the same in JSON: {out[-200:]}")
 
-# zstd with a window above 2^27: written from a pipe, so the frame asks for 2 GiB
+# zstd with a window above 2^27: written from a pipe, the frame asks for 2 GiB. Read when the
+# compressed input is large enough to need it (a window at most 1024 times its size) or its size is
+# unknown (a pipe); else refused as "window too large", so a tiny file cannot make it reserve 2 GiB.
 plain = write("long.json", json.dumps({"traceEvents": first}))
 if shutil.which("zstd"):
-    zpath = os.path.join(tmp, "long.json.zst")
-    with open(plain, "rb") as src, open(zpath, "wb") as dst:
-        subprocess.run(["zstd", "-q", "--long=31", "-c"], stdin=src, stdout=dst, check=True)
-    rc, out, err = run([TRAINPROF, "kernels", "--format", "json", zpath])
-    check(rc == 0 and '"gemm_a"' in out, f"zstd --long=31 is read ({rc}: {err.strip()})")
+    import base64
+
+    def zstd_long(src_path, dst_path):
+        with open(src_path, "rb") as src, open(dst_path, "wb") as dst:
+            subprocess.run(["zstd", "-q", "--long=31", "-c"], stdin=src, stdout=dst, check=True)
+    small = os.path.join(tmp, "long.json.zst")
+    zstd_long(plain, small)
+    rc, out, err = run([TRAINPROF, "kernels", "--format", "json", small])
+    check(rc == 3 and "window too large" in err and "zstd -d --long=31" in err,
+          f"a small zstd --long=31 file: window too large, with the remedy ({rc}: {err.strip()})")
+    with open(small, "rb") as f:
+        rc, out, err = run([TRAINPROF, "kernels", "--format", "json", "-"], stdin=f.read())
+    check(rc == 0 and '"gemm_a"' in out, f"the same through a pipe is read ({rc}: {err.strip()})")
+    # 3 MiB of incompressible text: the compressed file is large enough for a 2 GiB window
+    big_doc = json.dumps({"traceName": base64.b64encode(os.urandom(3 << 20)).decode(), "traceEvents": first})
+    big_plain = write("long-big.json", big_doc)
+    big = os.path.join(tmp, "long-big.json.zst")
+    zstd_long(big_plain, big)
+    rc, out, err = run([TRAINPROF, "kernels", "--format", "json", big])
+    check(rc == 0 and '"gemm_a"' in out, f"a large zstd --long=31 file is read ({rc}: {err.strip()})")
+    # the fuzzer's input: 150 bytes declaring a 2 GiB window
+    bomb = write("window-bomb.zst", base64.b64decode(
+        "KLUv/QSokWNjbOUKAOZVqyRCB/BWIKjGVvTLVxEDMuqeh1lJ0TLyJEHjzGW4AQMlQAIBCAM3ADUAOgAUA26s6VN02Fr83kWeNPZ4Wvb8"
+        "f2gBAOBhAADwZuNgIJIjigT2k2l7v1IaV0uLJmnQ7zldRbJFeorCvwkzOjNZ5BD0PuxJBgxxcekYGy9IdonXAt3SEfqwSXgkV5UCnK9tEA=="))
+    rc, out, err = run([TRAINPROF, "info", bomb])
+    check(rc == 3 and "window too large" in err, f"a tiny frame asking for 2 GiB is refused ({rc}: {err.strip()})")
 else:
     print("SKIP (partly): no zstd command")
 
