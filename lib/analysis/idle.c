@@ -224,12 +224,20 @@ static const tprof_table_desc idle_buckets_desc = { .name = "buckets", .doc = "g
                                                     .cols = idle_bucket_cols, .ncols = 1, .json_values = 1 };
 static const tprof_table_desc *const cause_children[] = { &idle_buckets_desc };
 enum { Z_CAUSE, Z_COUNT, Z_TOTAL, Z_MAX, Z_NCOLS };
+/* The columns a stream row and a cause row have, shared with the CSV rows */
+#define IDLE_STREAM_COLS(DEVICE, STREAM, EVENTS, SPAN)                                                             \
+    [DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "GPU", .flags = TPROF_COLF_KEY),      \
+    [STREAM] = TPROF_COL("stream", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "stream", .flags = TPROF_COLF_KEY), \
+    [EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events on the stream"),        \
+    [SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "first start to last end")
+#define IDLE_CAUSE_COLS(COUNT, TOTAL, MAX)                                                                         \
+    [COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "gaps of this cause"),                 \
+    [TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their sum"),                    \
+    [MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "the longest")
 static const tprof_col_desc idle_cause_cols[Z_NCOLS] = {
     [Z_CAUSE] = TPROF_COL("cause", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "host_wait, kernel_wait or other",
                           .flags = TPROF_COLF_KEY),
-    [Z_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "gaps of this cause"),
-    [Z_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their sum"),
-    [Z_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "the longest"),
+    IDLE_CAUSE_COLS(Z_COUNT, Z_TOTAL, Z_MAX),
 };
 static const tprof_table_desc idle_causes_desc = { .name = "causes", .doc = "the stream's gaps by cause",
                                                    .cols = idle_cause_cols, .ncols = Z_NCOLS,
@@ -238,10 +246,7 @@ static const tprof_table_desc idle_causes_desc = { .name = "causes", .doc = "the
 static const tprof_table_desc *const stream_children[] = { &idle_causes_desc };
 enum { V_DEVICE, V_STREAM, V_EVENTS, V_SPAN, V_IDLE, V_NCOLS };
 static const tprof_col_desc idle_stream_cols[V_NCOLS] = {
-    [V_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "GPU", .flags = TPROF_COLF_KEY),
-    [V_STREAM] = TPROF_COL("stream", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "stream", .flags = TPROF_COLF_KEY),
-    [V_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events on the stream"),
-    [V_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "first start to last end"),
+    IDLE_STREAM_COLS(V_DEVICE, V_STREAM, V_EVENTS, V_SPAN),
     [V_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "the gaps summed",
                          .flags = TPROF_COLF_METRIC),
 };
@@ -251,15 +256,10 @@ static const tprof_table_desc idle_streams_desc = { .name = "streams", .doc = "s
 /* CSV: the stream's columns, then its cause's (the cause as tprof_idle_cause_name says it) */
 enum { W_DEVICE, W_STREAM, W_EVENTS, W_SPAN, W_CAUSE, W_COUNT, W_TOTAL, W_MAX, W_NCOLS };
 static const tprof_col_desc idle_csv_cols[W_NCOLS] = {
-    [W_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "GPU", .flags = TPROF_COLF_KEY),
-    [W_STREAM] = TPROF_COL("stream", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "stream", .flags = TPROF_COLF_KEY),
-    [W_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events on the stream"),
-    [W_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "first start to last end"),
+    IDLE_STREAM_COLS(W_DEVICE, W_STREAM, W_EVENTS, W_SPAN),
     [W_CAUSE] = TPROF_COL("cause", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "host wait, kernel wait or other",
                           .flags = TPROF_COLF_KEY),
-    [W_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "gaps of this cause"),
-    [W_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their sum"),
-    [W_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "the longest"),
+    IDLE_CAUSE_COLS(W_COUNT, W_TOTAL, W_MAX),
 };
 static const tprof_table_desc idle_csv_desc = { .name = "stream_causes", .doc = "a row per stream and cause",
                                                 .cols = idle_csv_cols, .ncols = W_NCOLS, .no_json = 1 };

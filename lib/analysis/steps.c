@@ -228,27 +228,34 @@ oom:
 enum { S_COUNT, S_MEAN, S_P50, S_MIN, S_MAX, S_SPREAD, S_PHASES_FOUND, S_NCOLS };
 static const tprof_col_desc steps_top_cols[S_NCOLS] = {
     [S_COUNT] = TPROF_COL("steps_count", TPROF_COL_COUNT, TPROF_COMBINE_MAX, NULL, "ProfilerSteps in the trace"),
-    [S_MEAN] = TPROF_COL("mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "mean step time (CPU span)", .flags = TPROF_COLF_METRIC),
+    [S_MEAN] = TPROF_COL("mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "mean step time (CPU span)",
+                         .flags = TPROF_COLF_METRIC),
     [S_P50] = TPROF_COL("p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "median step time"),
     [S_MIN] = TPROF_COL("min_ns", TPROF_COL_DURATION, TPROF_COMBINE_MIN, NULL, "shortest step"),
     [S_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "longest step"),
     [S_SPREAD] = TPROF_COL("spread", TPROF_COL_REAL, TPROF_COMBINE_MAX, NULL, "(max - min) / mean"),
-    [S_PHASES_FOUND] = TPROF_COL("phases_found", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL, "phase markers (record_function names, DataLoader, Optimizer, autograd) were found"),
+    [S_PHASES_FOUND] = TPROF_COL("phases_found", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL,
+                                 "phase markers (record_function names, DataLoader, Optimizer, autograd) were found"),
 };
 enum { P_PHASE, P_CPU, P_GPU, P_NCOLS };
 static const tprof_col_desc phase_cols[P_NCOLS] = {
-    [P_PHASE] = TPROF_COL("phase", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "data, forward, backward, optimizer, other", .flags = TPROF_COLF_KEY),
-    [P_CPU] = TPROF_COL("cpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "CPU time of the step span in the phase"),
-    [P_GPU] = TPROF_COL("gpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "GPU time of the work launched in the phase"),
+    [P_PHASE] = TPROF_COL("phase", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
+                          "data, forward, backward, optimizer, other", .flags = TPROF_COLF_KEY),
+    [P_CPU] = TPROF_COL("cpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                        "CPU time of the step span in the phase"),
+    [P_GPU] = TPROF_COL("gpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                        "GPU time of the work launched in the phase"),
 };
 static const tprof_table_desc phases_desc = { .name = "phases", .doc = "the step's time by phase", .cols = phase_cols,
                                               .ncols = P_NCOLS, .json_keyed = 1 };
 static const tprof_table_desc *const step_children[] = { &phases_desc };
 enum { R_NUMBER, R_TS, R_DUR, R_EVENTS, R_TOTAL, R_BUSY, R_END, R_NCOLS };
 static const tprof_col_desc step_cols[R_NCOLS] = {
-    [R_NUMBER] = TPROF_COL("number", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "N of ProfilerStep#N", .flags = TPROF_COLF_KEY, .csv_name = "step"),
+    [R_NUMBER] = TPROF_COL("number", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "N of ProfilerStep#N",
+                           .flags = TPROF_COLF_KEY, .csv_name = "step"),
     [R_TS] = TPROF_COL("ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_MIN, NULL, "start of the step span"),
-    [R_DUR] = TPROF_COL("dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "CPU time of the step span", .flags = TPROF_COLF_METRIC),
+    [R_DUR] = TPROF_COL("dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "CPU time of the step span",
+                        .flags = TPROF_COLF_METRIC),
     [R_EVENTS] = TPROF_COL("gpu_events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events launched in the step"),
     [R_TOTAL] = TPROF_COL("gpu_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their durations summed"),
     [R_BUSY] = TPROF_COL("gpu_busy_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "the union of their intervals"),

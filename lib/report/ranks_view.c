@@ -237,7 +237,8 @@ static char *row_key(const tprof_rows *t, size_t r)
         const tprof_cell *v = tprof_rows_cell(t, r, c);
         char num[32];
         const char *s = v->null ? "\x1e" : result_kind_is_str(d->cols[c].kind) ? v->v.s : num;
-        if (!v->null && !result_kind_is_str(d->cols[c].kind)) snprintf(num, sizeof num, "%.17g", result_cell_num(&d->cols[c], v));
+        if (!v->null && !result_kind_is_str(d->cols[c].kind))
+            snprintf(num, sizeof num, "%.17g", result_cell_num(&d->cols[c], v));
         size_t n = strlen(s);
         if (len + n + 2 > cap) {
             while (len + n + 2 > cap) cap *= 2;

@@ -109,8 +109,15 @@ const tprof_cell *tprof_rows_cell(const tprof_rows *t, size_t row, size_t col)
     return &t->cells[row * t->d->ncols + col];
 }
 
-void tprof_rows_set_i(tprof_rows *t, size_t row, size_t col, int64_t v) { *cell(t, row, col) = (tprof_cell){ .v.i = v }; }
-void tprof_rows_set_d(tprof_rows *t, size_t row, size_t col, double v) { *cell(t, row, col) = (tprof_cell){ .v.d = v }; }
+void tprof_rows_set_i(tprof_rows *t, size_t row, size_t col, int64_t v)
+{
+    *cell(t, row, col) = (tprof_cell){ .v.i = v };
+}
+
+void tprof_rows_set_d(tprof_rows *t, size_t row, size_t col, double v)
+{
+    *cell(t, row, col) = (tprof_cell){ .v.d = v };
+}
 void tprof_rows_set_null(tprof_rows *t, size_t row, size_t col) { *cell(t, row, col) = (tprof_cell){ .null = 1 }; }
 
 const char *result_strdup(tprof_result *r, const char *s, size_t len)
@@ -273,7 +280,9 @@ static int next_line(form_reader *fr)
 
 static int hexval(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
 /* Unescapes S (up to END) in place; returns the new length or -1. */
@@ -326,7 +335,8 @@ static int read_rows(form_reader *fr, tprof_rows *t, int depth)
         for (size_t c = 0; c < d->ncols; c++) {
             char *tab = strchr(p, '\t');
             char *stop = tab ? tab : p + strlen(p);
-            if ((c + 1 < d->ncols) != (tab != NULL)) return form_fail(fr, "the row's cell count differs from its table's");
+            if ((c + 1 < d->ncols) != (tab != NULL))
+                return form_fail(fr, "the row's cell count differs from its table's");
             const tprof_col_desc *cd = &d->cols[c];
             if (*p == '~' && stop == p + 1) {
                 tprof_rows_set_null(t, (size_t)row, c);
