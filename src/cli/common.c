@@ -390,6 +390,7 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         free(rr), free(job.res), free(job.rc), free(job.rank), free(shown), free(labels), free(lab);
         return EXIT_INPUT;
     }
+    for (int i = 0; i < n; i++) rr[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
     int rc = cli_read_traces_each(paths, n, ro, rr, analyse_read, &job);
     /* the label of the k-th trace read: "rank R" when it says its rank, else "trace k" */
     size_t ns = 0, k = 0;

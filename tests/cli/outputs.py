@@ -62,6 +62,12 @@ def leftovers(d, stem):
     return [f for f in os.listdir(d) if f.startswith(stem) and ".tmp." in f]
 
 
+# '-' twice is a usage error, said once, for a command that prints through results and one that does not
+for cmd in ("temporal", "kernels"):
+    rc, out, se = run([TRAINPROF, cmd, "-", "-"], stdin=b"")
+    check(rc == 2 and se.count("error:") == 1 and "only once" in se and out == "",
+          f"{cmd} - -: one usage error ({rc}: {se.strip()})")
+
 # 4: log --svg on a full disk leaves nothing under the final name, says which file and why
 svg = os.path.join(tmp, "plot.svg")
 rc, _, se = run_limited([TRAINPROF, "log", "--svg", svg, log], 4096)
