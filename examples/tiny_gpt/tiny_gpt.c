@@ -717,10 +717,12 @@ static int run(int argc, char **argv)
     uint8_t *data = read_file(o.data, &dlen);
     if (!data || dlen < (size_t)o.seq + 2) {
         fprintf(stderr, "tiny_gpt: %s: cannot read the corpus (or shorter than one sequence)\n", o.data);
+        free(data);
         return 2;
     }
     if (tprof_profiler_start(&cfg, err, sizeof err)) {
         fprintf(stderr, "tiny_gpt: %s\n", err);
+        free(data);
         return 2;
     }
     tprof_thread_name("trainer");
