@@ -1,5 +1,6 @@
 /* trainprof: the command table and global flags. Each command lives in its
  * own cmd_<name>.c and is a thin layer over libtrainprof. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +49,15 @@ static void sink_notice(const char *msg) { cli_note("%s", msg); }
 
 int main(int argc, char **argv)
 {
+    /* Traces analysed and freed one after another on the reading threads
+     * (the result commands) would otherwise get their arrays as fresh
+     * mappings each time and give them back with munmap while the other
+     * thread runs: page faults and TLB shootdowns tripled the system time of
+     * temporal over 1,000 ranks (docs/PERFORMANCE.md). Arrays under 32 MiB
+     * come from the heap, where freed memory is reused; larger arrays still
+     * grow by mremap. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 32 << 20);
     cli_set_color("auto");
     /* an interrupted write leaves no temporary file; one a killed run left is removed, with a note */
     tprof_sink_handle_signals();
