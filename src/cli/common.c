@@ -385,13 +385,13 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     const tprof_result **shown = calloc((size_t)n, sizeof *shown);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
+    int rc = EXIT_INPUT;
     if (!rr || !job.res || !job.rc || !job.rank || !shown || !labels || !lab) {
         cli_error("out of memory");
-        free(rr), free(job.res), free(job.rc), free(job.rank), free(shown), free(labels), free(lab);
-        return EXIT_INPUT;
+        goto done;
     }
     for (int i = 0; i < n; i++) rr[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
-    int rc = cli_read_traces_each(paths, n, ro, rr, analyse_read, &job);
+    rc = cli_read_traces_each(paths, n, ro, rr, analyse_read, &job);
     /* the label of the k-th trace read: "rank R" when it says its rank, else "trace k" */
     size_t ns = 0, k = 0;
     for (int i = 0; i < n; i++) {
@@ -439,8 +439,15 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         cli_error("out of memory");
         rc = EXIT_INPUT;
     }
-    for (int i = 0; i < n; i++) tprof_result_free(job.res[i]);
-    free(rr), free(job.res), free(job.rc), free(job.rank), free(shown), free(labels), free(lab);
+done:
+    for (int i = 0; job.res && i < n; i++) tprof_result_free(job.res[i]);
+    free(rr);
+    free(job.res);
+    free(job.rc);
+    free(job.rank);
+    free(shown);
+    free(labels);
+    free(lab);
     return rc;
 }
 
