@@ -241,7 +241,11 @@ int tprof_kernels_combine(const tprof_kernels_result *const *parts, size_t n, tp
             r->class_count[c] += s->class_count[c];
             r->class_total_ns[c] = tprof_sat_add(r->class_total_ns[c], s->class_total_ns[c]);
         }
-        r->windowed |= s->windowed;
+        if (s->windowed) { /* the window as found: the first and last step of any rank */
+            if (!r->windowed || s->step_first < r->step_first) r->step_first = s->step_first;
+            if (!r->windowed || s->step_last > r->step_last) r->step_last = s->step_last;
+            r->windowed = 1;
+        }
         r->nsteps += s->nsteps;
     }
     tprof_i64map_free(&g.index);

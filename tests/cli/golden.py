@@ -57,6 +57,10 @@ for rank, seed in ((0, 11), (1, 12)):
     out = os.path.join(gen, f"gen_rank{rank}.pt.trace.json")
     subprocess.run([os.path.abspath(GENTRACE), "--size", "3M", "--rank", str(rank), "--world", "2", "--seed",
                     str(seed), "-o", out], check=True, capture_output=True)
+for rank in (0, 1):  # five short steps each, for step windows
+    subprocess.run([os.path.abspath(GENTRACE), "--steps", "5", "--layers", "2", "--rank", str(rank), "--world", "2",
+                    "--seed", str(rank + 3), "-o", os.path.join(gen, f"steps_rank{rank}.json")], check=True,
+                   capture_output=True)
 trace_cases("generated", ["gen_rank0.pt.trace.json", "gen_rank1.pt.trace.json"], gen)
 trace_cases("generated-one", ["gen_rank0.pt.trace.json"], gen)
 for fmt in FORMATS:
@@ -64,6 +68,12 @@ for fmt in FORMATS:
                                              "gen_rank1.pt.trace.json"], gen))
     cases.append((f"generated kernels-by-class {fmt}", ["kernels", "--by", "class", "--format", fmt,
                                                         "gen_rank0.pt.trace.json"], gen))
+    two = ["gen_rank0.pt.trace.json", "gen_rank1.pt.trace.json"]
+    cases.append((f"generated kernels-by-stream {fmt}", ["kernels", "--by", "stream", "--format", fmt, *two], gen))
+    cases.append((f"generated kernels-by-class-two {fmt}", ["kernels", "--by", "class", "--format", fmt, *two], gen))
+    cases.append((f"generated kernels-steps {fmt}", ["kernels", "--steps", "11..12", "--top", "3", "--format", fmt,
+                                                     "steps_rank0.json", "steps_rank1.json"], gen))
+    cases.append((f"generated kernels-top-all {fmt}", ["kernels", "--top", "0", "--format", fmt, *two], gen))
 with open(os.path.join(gen, "train.log"), "w") as f:
     for s in range(1, 61):
         f.write(json.dumps({"step": s, "loss": round(3 - s / 40, 4), "lr": 3e-4, "mfu": 0.4 + (s % 7) / 100,
