@@ -59,6 +59,16 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
  * up, shares are recomputed, min/max taken across ranks. */
 int tprof_kernels_combine(const tprof_kernels_result *const *parts, size_t n, tprof_kernels_result **out);
 void tprof_kernels_free(tprof_kernels_result *r);
+/* The result tables of each grouping (indexed by tprof_group_by: "kernels",
+ * "kernels_by_class", "kernels_by_stream"): the totals, the classes, and
+ * the rows by total time. */
+extern const tprof_result_desc tprof_kernels_desc[3];
+int tprof_kernels_tables(const tprof_kernels_result *r, tprof_result **out);
+/* Per-rank kernel tables combined by the columns' rules (counts and times
+ * add up, min and max across ranks, means and shares derived after), the
+ * rows sorted by total time again. */
+int tprof_kernels_tables_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
+                                 tprof_result **out);
 
 /* ---- temporal: where the GPU's wall time goes (HTA's temporal breakdown) ---- */
 

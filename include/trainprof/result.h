@@ -43,6 +43,7 @@ typedef enum {
     TPROF_COL_STRING,
     TPROF_COL_ENUM, /* a string from a fixed set (a class, a phase) */
     TPROF_COL_BOOL, /* int64 0/1: true/false in JSON, 0/1 in CSV, yes/no in tables */
+    TPROF_COL_MEAN_NS, /* double ns (a mean duration): "12.3 ms" in tables, rounded to the ns */
 } tprof_col_kind;
 
 /* How a column combines over ranks (rows of one key, one per rank). */
@@ -64,6 +65,7 @@ enum {
     TPROF_COLF_NO_CSV = 8,    /* not in CSV */
     TPROF_COLF_NO_JSON = 16,  /* not in JSON */
     TPROF_COLF_LOW_WORST = 32, /* with METRIC: lower is worse (a throughput) */
+    TPROF_COLF_OMIT_NULL = 64, /* JSON: a null cell is left out, not written as null */
 };
 
 typedef struct {
@@ -74,7 +76,8 @@ typedef struct {
     const char *doc;   /* one line for the schema docs */
     unsigned flags;    /* TPROF_COLF_* */
     const char *weight; /* WMEAN: the weighting column */
-    const char *num, *den; /* DERIVED: the ratio's columns */
+    const char *num, *den; /* DERIVED: the ratio's columns; "top.NAME" is the top table's column
+                            * (a share of the result's total) */
     const char *csv_name; /* the CSV header when it differs from the JSON key (NULL: name) */
     int width;          /* text table: cut longer cells in the middle (0: never) */
     int decimals;       /* RATE / REAL / RATIO in tables (0: 2, RATIO 1) */
@@ -107,6 +110,9 @@ typedef struct tprof_table_desc {
      * into the parent row's object itself ("host_wait": {...} beside
      * "device"), not under the table's name */
     int json_inline;
+    /* a ranking (kernels by time): renderers given a row limit (--top N)
+     * show its first N rows; the result keeps them all */
+    int limited;
 } tprof_table_desc;
 
 typedef struct {
@@ -157,22 +163,27 @@ const tprof_cell *tprof_rows_cell(const tprof_rows *t, size_t row, size_t col);
 int tprof_table_col(const tprof_table_desc *d, const char *name);
 /* Derives every DERIVED column (num / den; null when den is 0 or null). */
 void tprof_result_derive(tprof_result *r);
+/* Sorts T's rows (with their child tables) by the columns COLS[0..N), the
+ * first deciding, each descending where DESC[i]; nulls last. */
+int tprof_rows_sort(tprof_rows *t, const int *cols, const int *desc, size_t n);
 
 /* ---- renderers ----------------------------------------------------------- */
 
-/* The text table of T: headings from titles, human units, aligned. */
-int tprof_rows_print_table(const tprof_rows *t, FILE *f);
+/* The text table of T's first LIMIT rows (0: all): headings from titles,
+ * human units, aligned. */
+int tprof_rows_print_table(const tprof_rows *t, size_t limit, FILE *f);
 /* The top rows of N results of one description as one text table, each
  * row after its label (a first column headed LABEL_TITLE). */
 int tprof_results_print_top(const tprof_result *const *rs, const char *const *labels, size_t n,
                             const char *label_title, FILE *f);
-/* The CSV header (PREFIX, then T's CSV columns) and T's rows after the
- * PREFIX cells (each row's label, file); raw base units. */
+/* The CSV header (PREFIX, then T's CSV columns) and T's first LIMIT rows
+ * (0: all) after the PREFIX cells (each row's label, file); raw base units. */
 void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *f);
-void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t nprefix, FILE *f);
+void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t nprefix, size_t limit, FILE *f);
 /* The result as JSON members of an object the caller opened (the top
- * table's columns, then each table as an array of row objects). */
-void tprof_result_json_members(const tprof_result *r, tprof_jw *w);
+ * table's columns, then each table as an array of row objects); tables
+ * marked `limited` show their first LIMIT rows (0: all). */
+void tprof_result_json_members(const tprof_result *r, size_t limit, tprof_jw *w);
 
 /* The description as Markdown: a section per table, a row per column
  * (name, kind, rule across ranks, formats it is in, meaning); docs/SCHEMA.md

@@ -253,3 +253,158 @@ int tprof_kernels_combine(const tprof_kernels_result *const *parts, size_t n, tp
     *out = r;
     return 0;
 }
+
+/* ---- result tables ---------------------------------------------------------- */
+
+enum { K_BY, K_COUNT, K_TOTAL, K_BUSY, K_SPAN, K_STEP_FIRST, K_STEP_LAST, K_NSTEPS, K_NCOLS };
+enum { C_CLASS, C_COUNT, C_TOTAL, C_NCOLS };
+enum { R_KEY, R_CLASS, R_DEVICE, R_STREAM, R_COUNT, R_TOTAL, R_MEAN, R_MIN, R_MAX, R_SHARE, R_NCOLS };
+
+static const tprof_col_desc kernels_top_cols[K_NCOLS] = {
+    [K_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: kernel, class or stream",
+                       .flags = TPROF_COLF_NO_TABLE),
+    [K_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "GPU events", "GPU events in the window"),
+    [K_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "total", "their durations summed"),
+    [K_BUSY] = TPROF_COL("busy_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "busy",
+                         "the union of their intervals (across ranks: the sum of each rank's)"),
+    [K_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, "span",
+                         "first start to last end (across ranks: the longest)"),
+    [K_STEP_FIRST] = TPROF_COL("step_first", TPROF_COL_INT, TPROF_COMBINE_MIN, NULL,
+                               "with --steps: the first ProfilerStep found in the window",
+                               .flags = TPROF_COLF_OMIT_NULL | TPROF_COLF_NO_TABLE),
+    [K_STEP_LAST] = TPROF_COL("step_last", TPROF_COL_INT, TPROF_COMBINE_MAX, NULL,
+                              "with --steps: the last ProfilerStep found in the window",
+                              .flags = TPROF_COLF_OMIT_NULL | TPROF_COLF_NO_TABLE),
+    [K_NSTEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "with --steps: steps in the window",
+                           .flags = TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE),
+};
+
+static const tprof_col_desc kernels_class_cols[C_NCOLS] = {
+    [C_CLASS] = TPROF_COL("class", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, "class",
+                          "compute, communication, memory or other", .flags = TPROF_COLF_KEY),
+    [C_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "count", "GPU events of the class"),
+    [C_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "total", "their durations summed"),
+};
+
+/* The row columns of one grouping: the key's heading, and which of class,
+ * device and stream it shows. */
+#define HIDDEN (TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV | TPROF_COLF_NO_TABLE)
+#define KERNEL_ROW_COLS(KEY, KEY_DOC, CLASS_FLAGS, STREAM_FLAGS)                                                     \
+    {                                                                                                                \
+        [R_KEY] = TPROF_COL("key", TPROF_COL_STRING, TPROF_COMBINE_FIRST, KEY, KEY_DOC, .csv_name = KEY,           \
+                            .flags = TPROF_COLF_KEY, .width = 90),                                                  \
+        [R_CLASS] = TPROF_COL("class", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, "class",                               \
+                              "the class of its events (by name; empty otherwise)",                                 \
+                              .flags = TPROF_COLF_KEY | (CLASS_FLAGS)),                                             \
+        [R_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "by stream: the device",          \
+                               .flags = (STREAM_FLAGS)),                                                            \
+        [R_STREAM] = TPROF_COL("stream", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "by stream: the stream",          \
+                               .flags = (STREAM_FLAGS)),                                                            \
+        [R_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "count", "GPU events"),                   \
+        [R_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "total", "their durations summed",  \
+                              .flags = TPROF_COLF_METRIC),                                                          \
+        [R_MEAN] = TPROF_COL("mean_ns", TPROF_COL_MEAN_NS, TPROF_COMBINE_DERIVED, "mean", "total_ns / count",       \
+                             .num = "total_ns", .den = "count", .csv_decimals = 3),                                 \
+        [R_MIN] = TPROF_COL("min_ns", TPROF_COL_DURATION, TPROF_COMBINE_MIN, "min", "the shortest event"),          \
+        [R_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, "max", "the longest event"),           \
+        [R_SHARE] = TPROF_COL("share", TPROF_COL_RATIO, TPROF_COMBINE_DERIVED, "share",                             \
+                              "total_ns / all GPU event time in the window", .num = "total_ns",                    \
+                              .den = "top.total_ns", .decimals = 2, .csv_decimals = 6),                             \
+    }
+
+static const tprof_col_desc kernels_row_cols[3][R_NCOLS] = {
+    [TPROF_BY_NAME] = KERNEL_ROW_COLS("kernel", "the kernel's name", 0, HIDDEN),
+    [TPROF_BY_CLASS] = KERNEL_ROW_COLS("class", "the class", TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE, HIDDEN),
+    [TPROF_BY_STREAM] = KERNEL_ROW_COLS("stream", "\"device D stream S\"", TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE,
+                                        TPROF_COLF_NO_CSV | TPROF_COLF_NO_TABLE),
+};
+
+static const tprof_table_desc kernels_classes = { .name = "classes", .doc = "GPU events per class",
+                                                  .cols = kernels_class_cols, .ncols = C_NCOLS, .json_keyed = 1 };
+#define KERNEL_ROWS(BY)                                                                                              \
+    { .name = "rows", .doc = "by total time, longest first (--top limits them)", .cols = kernels_row_cols[BY],      \
+      .ncols = R_NCOLS, .limited = 1 }
+static const tprof_table_desc kernels_rows[3] = { KERNEL_ROWS(TPROF_BY_NAME), KERNEL_ROWS(TPROF_BY_CLASS),
+                                                  KERNEL_ROWS(TPROF_BY_STREAM) };
+static const tprof_table_desc kernels_top = { .name = "", .cols = kernels_top_cols, .ncols = K_NCOLS };
+static const tprof_table_desc *const kernels_tables[3][2] = {
+    { &kernels_classes, &kernels_rows[0] }, { &kernels_classes, &kernels_rows[1] }, { &kernels_classes, &kernels_rows[2] }
+};
+#define KERNELS_DESC(NAME, BY) { .name = NAME, .version = 1, .top = &kernels_top, .tables = kernels_tables[BY], \
+                                 .ntables = 2, .csv_table = 2 }
+const tprof_result_desc tprof_kernels_desc[3] = { KERNELS_DESC("kernels", TPROF_BY_NAME),
+                                                  KERNELS_DESC("kernels_by_class", TPROF_BY_CLASS),
+                                                  KERNELS_DESC("kernels_by_stream", TPROF_BY_STREAM) };
+
+static const char *by_label(tprof_group_by by)
+{
+    return by == TPROF_BY_CLASS ? "class" : by == TPROF_BY_STREAM ? "stream" : "kernel";
+}
+
+int tprof_kernels_tables(const tprof_kernels_result *r, tprof_result **out)
+{
+    *out = NULL;
+    if ((unsigned)r->by > TPROF_BY_STREAM) return TPROF_EUSAGE;
+    tprof_result *res = tprof_result_new(&tprof_kernels_desc[r->by]);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res);
+    int rc = tprof_rows_set_s(top, 0, K_BY, by_label(r->by));
+    tprof_rows_set_i(top, 0, K_COUNT, (int64_t)r->count);
+    tprof_rows_set_i(top, 0, K_TOTAL, r->total_ns);
+    tprof_rows_set_i(top, 0, K_BUSY, r->busy_ns);
+    tprof_rows_set_i(top, 0, K_SPAN, r->span_ns);
+    if (r->windowed) {
+        tprof_rows_set_i(top, 0, K_STEP_FIRST, r->step_first);
+        tprof_rows_set_i(top, 0, K_STEP_LAST, r->step_last);
+        tprof_rows_set_i(top, 0, K_NSTEPS, (int64_t)r->nsteps);
+    }
+    tprof_rows *classes = tprof_result_table(res, 0);
+    for (int k = 0; !rc && k < TPROF_CLASS_COUNT; k++) {
+        long i = tprof_rows_add(classes);
+        if (i < 0 || tprof_rows_set_s(classes, (size_t)i, C_CLASS, tprof_class_name((tprof_class)k))) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(classes, (size_t)i, C_COUNT, (int64_t)r->class_count[k]);
+        tprof_rows_set_i(classes, (size_t)i, C_TOTAL, r->class_total_ns[k]);
+    }
+    tprof_rows *rows = tprof_result_table(res, 1);
+    for (size_t j = 0; !rc && j < r->nrows; j++) {
+        const tprof_kernel_row *x = &r->rows[j];
+        long i = tprof_rows_add(rows);
+        if (i < 0 || tprof_rows_set_s(rows, (size_t)i, R_KEY, x->key) ||
+            (r->by == TPROF_BY_NAME && tprof_rows_set_s(rows, (size_t)i, R_CLASS, tprof_class_name(x->klass)))) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        if (r->by == TPROF_BY_STREAM) {
+            tprof_rows_set_i(rows, (size_t)i, R_DEVICE, x->device);
+            tprof_rows_set_i(rows, (size_t)i, R_STREAM, x->stream);
+        }
+        tprof_rows_set_i(rows, (size_t)i, R_COUNT, (int64_t)x->count);
+        tprof_rows_set_i(rows, (size_t)i, R_TOTAL, x->total_ns);
+        tprof_rows_set_i(rows, (size_t)i, R_MIN, x->min_ns);
+        tprof_rows_set_i(rows, (size_t)i, R_MAX, x->max_ns);
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    tprof_result_derive(res); /* mean and share, as the analysis computes them */
+    *out = res;
+    return 0;
+}
+
+int tprof_kernels_tables_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
+                                 tprof_result **out)
+{
+    *out = n ? tprof_ranks_combine(parts, ranks, n) : NULL;
+    if (!*out) return n ? TPROF_ENOMEM : TPROF_EUSAGE;
+    static const int cols[] = { R_TOTAL, R_KEY, R_CLASS }, desc[] = { 1, 0, 0 };
+    int rc = tprof_rows_sort(tprof_result_table(*out, 1), cols, desc, 3);
+    if (rc) {
+        tprof_result_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}

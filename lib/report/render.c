@@ -28,6 +28,7 @@ static const char *human(const tprof_col_desc *c, const tprof_cell *v, char *buf
     case TPROF_COL_STRING:
     case TPROF_COL_ENUM: return v->v.s;
     case TPROF_COL_BOOL: return v->v.i ? "yes" : "no";
+    case TPROF_COL_MEAN_NS: return tprof_fmt_duration(buf, len, (int64_t)(v->v.d + 0.5));
     default: snprintf(buf, len, "%" PRId64, v->v.i); return buf;
     }
 }
@@ -71,16 +72,20 @@ static int print_rows(const tprof_table_desc *d, const tprof_rows *const *t, con
     return 0;
 }
 
-int tprof_rows_print_table(const tprof_rows *t, FILE *f)
+/* The rows a limit lets through. */
+static size_t shown_rows(const tprof_rows *t, size_t limit) { return limit && limit < t->n ? limit : t->n; }
+
+int tprof_rows_print_table(const tprof_rows *t, size_t limit, FILE *f)
 {
-    const tprof_rows **ts = malloc((t->n ? t->n : 1) * sizeof *ts);
-    size_t *rows = malloc((t->n ? t->n : 1) * sizeof *rows);
+    size_t n = shown_rows(t, limit);
+    const tprof_rows **ts = malloc((n ? n : 1) * sizeof *ts);
+    size_t *rows = malloc((n ? n : 1) * sizeof *rows);
     int rc = ts && rows ? 0 : TPROF_ENOMEM;
-    for (size_t r = 0; !rc && r < t->n; r++) {
+    for (size_t r = 0; !rc && r < n; r++) {
         ts[r] = t;
         rows[r] = r;
     }
-    if (!rc) rc = print_rows(t->d, ts, rows, t->n, NULL, NULL, f);
+    if (!rc) rc = print_rows(t->d, ts, rows, n, NULL, NULL, f);
     free(ts);
     free(rows);
     return rc;
@@ -125,10 +130,10 @@ static void csv_cell(const tprof_col_desc *c, const tprof_cell *v, FILE *f)
     else if (isfinite(v->v.d)) fprintf(f, "%.17g", v->v.d);
 }
 
-void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t nprefix, FILE *f)
+void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t nprefix, size_t limit, FILE *f)
 {
     const tprof_table_desc *d = t->d;
-    for (size_t r = 0; r < t->n; r++) {
+    for (size_t r = 0, n = shown_rows(t, limit); r < n; r++) {
         int first = 1;
         for (size_t p = 0; p < nprefix; p++) {
             if (!first) fputc(',', f);
@@ -156,6 +161,7 @@ static void json_value(tprof_jw *w, const tprof_col_desc *c, const tprof_cell *v
 
 static void json_cell(tprof_jw *w, const tprof_col_desc *c, const tprof_cell *v)
 {
+    if (v->null && (c->flags & TPROF_COLF_OMIT_NULL)) return;
     tprof_jw_key(w, c->name);
     json_value(w, c, v);
 }
@@ -168,6 +174,19 @@ static int first_key_col(const tprof_table_desc *d)
 }
 
 static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r);
+static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d);
+
+/* D's rows in T, the first LIMIT when D is `limited` (0: all). */
+static void json_rows_n(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d, size_t limit)
+{
+    tprof_rows view;
+    if (t && d->limited && limit && limit < t->n) { /* a shorter view of the same cells */
+        view = *t;
+        view.n = limit;
+        t = &view;
+    }
+    json_rows(w, t, d);
+}
 
 static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d)
 {
@@ -213,17 +232,18 @@ static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r)
     for (size_t k = 0; k < d->nchildren; k++) json_rows(w, tprof_rows_child_c(t, r, k), d->children[k]);
 }
 
-void tprof_result_json_members(const tprof_result *r, tprof_jw *w)
+void tprof_result_json_members(const tprof_result *r, size_t limit, tprof_jw *w)
 {
     json_row_members(w, r->top, 0);
     for (size_t i = 0; i < r->d->ntables; i++)
-        if (!r->d->tables[i]->no_json) json_rows(w, r->tables[i], r->d->tables[i]);
+        if (!r->d->tables[i]->no_json) json_rows_n(w, r->tables[i], r->d->tables[i], limit);
 }
 
 static const char *kind_name(tprof_col_kind k)
 {
     static const char *const names[] = { "count", "duration (ns)", "bytes", "ratio (0..1)", "rate", "timestamp (ns)",
-                                         "rank", "integer", "real", "string", "enum", "boolean" };
+                                         "rank", "integer", "real", "string", "enum", "boolean",
+                                         "mean duration (ns)" };
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }
 
@@ -240,16 +260,18 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
             d->json_keyed && d->json_inline ? " (JSON: members of the parent row, named by the first key column)"
             : d->json_keyed ? " (JSON: an object keyed by the first key column)"
             : d->json_values ? " (JSON: an array of the column's values)"
-            : d->no_json ? " (not in JSON)" : "",
+            : d->no_json ? " (not in JSON)"
+            : d->limited ? " (--top limits its rows)" : "",
             d->doc ? ": " : "", d->doc ? d->doc : "");
     fprintf(f, "| column | kind | across ranks | in | meaning |\n|---|---|---|---|---|\n");
     for (size_t c = 0; c < d->ncols; c++) {
         const tprof_col_desc *cd = &d->cols[c];
-        char in[32] = "";
+        char in[48] = "";
         size_t n = 0;
         if (!(cd->flags & TPROF_COLF_NO_TABLE)) n += (size_t)snprintf(in + n, sizeof in - n, "table ");
         if (in_csv && !(cd->flags & TPROF_COLF_NO_CSV)) n += (size_t)snprintf(in + n, sizeof in - n, "CSV ");
-        if (!d->no_json && !(cd->flags & TPROF_COLF_NO_JSON)) n += (size_t)snprintf(in + n, sizeof in - n, "JSON ");
+        if (!d->no_json && !(cd->flags & TPROF_COLF_NO_JSON))
+            n += (size_t)snprintf(in + n, sizeof in - n, (cd->flags & TPROF_COLF_OMIT_NULL) ? "JSON (if set) " : "JSON ");
         if (n) in[n - 1] = 0;
         char how[96];
         tprof_combine cb = (cd->flags & TPROF_COLF_KEY) ? TPROF_COMBINE_FIRST : cd->combine;

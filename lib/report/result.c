@@ -169,21 +169,35 @@ double result_cell_num(const tprof_col_desc *c, const tprof_cell *v)
     return result_kind_is_int(c->kind) ? (double)v->v.i : v->v.d;
 }
 
+/* Column NAME of T's table, or with "top." of the result's top table:
+ * *FROM is the rows the value is in, and 0 is then the only row. */
+static int derive_source(const tprof_rows *t, const char *name, const tprof_rows **from)
+{
+    *from = t;
+    if (name && !strncmp(name, "top.", 4)) {
+        *from = t->owner->top;
+        name += 4;
+    }
+    return name ? tprof_table_col((*from)->d, name) : -1;
+}
+
 static void derive_rows(tprof_rows *t)
 {
     const tprof_table_desc *d = t->d;
     for (size_t c = 0; c < d->ncols; c++) {
         if (d->cols[c].combine != TPROF_COMBINE_DERIVED) continue;
-        int nc = tprof_table_col(d, d->cols[c].num), dc = tprof_table_col(d, d->cols[c].den);
+        const tprof_rows *nt, *dt;
+        int nc = derive_source(t, d->cols[c].num, &nt), dc = derive_source(t, d->cols[c].den, &dt);
         for (size_t r = 0; r < t->n; r++) {
             if (nc < 0 || dc < 0) {
                 tprof_rows_set_null(t, r, c);
                 continue;
             }
-            const tprof_cell *a = tprof_rows_cell(t, r, (size_t)nc), *b = tprof_rows_cell(t, r, (size_t)dc);
-            double den = b->null ? 0 : result_cell_num(&d->cols[dc], b);
+            const tprof_cell *a = tprof_rows_cell(nt, nt == t ? r : 0, (size_t)nc);
+            const tprof_cell *b = tprof_rows_cell(dt, dt == t ? r : 0, (size_t)dc);
+            double den = b->null ? 0 : result_cell_num(&dt->d->cols[dc], b);
             if (a->null || den == 0) tprof_rows_set_null(t, r, c);
-            else tprof_rows_set_d(t, r, c, result_cell_num(&d->cols[nc], a) / den);
+            else tprof_rows_set_d(t, r, c, result_cell_num(&nt->d->cols[nc], a) / den);
         }
     }
     for (size_t r = 0; r < t->n; r++)
@@ -195,6 +209,76 @@ void tprof_result_derive(tprof_result *r)
 {
     derive_rows(r->top);
     for (size_t i = 0; i < r->d->ntables; i++) derive_rows(r->tables[i]);
+}
+
+/* The sort keys of tprof_rows_sort (qsort has no context argument). */
+typedef struct {
+    const tprof_rows *t;
+    const int *cols, *desc;
+    size_t n;
+} sort_ctx;
+
+static int cmp_cells(const tprof_col_desc *c, const tprof_cell *x, const tprof_cell *y)
+{
+    if (x->null || y->null) return x->null == y->null ? 0 : x->null ? 1 : -1;
+    if (result_kind_is_str(c->kind)) return strcmp(x->v.s, y->v.s);
+    if (result_kind_is_int(c->kind)) return x->v.i < y->v.i ? -1 : x->v.i > y->v.i;
+    return x->v.d < y->v.d ? -1 : x->v.d > y->v.d;
+}
+
+static int cmp_rows(const sort_ctx *s, size_t a, size_t b)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        size_t c = (size_t)s->cols[i];
+        const tprof_cell *x = tprof_rows_cell(s->t, a, c), *y = tprof_rows_cell(s->t, b, c);
+        int k = cmp_cells(&s->t->d->cols[c], x, y);
+        if (k) return s->desc[i] && !x->null && !y->null ? -k : k;
+    }
+    return a < b ? -1 : a > b; /* stable */
+}
+
+int tprof_rows_sort(tprof_rows *t, const int *cols, const int *desc, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cols[i] < 0 || (size_t)cols[i] >= t->d->ncols) return TPROF_EUSAGE;
+    if (t->n < 2) return 0;
+    size_t nc = t->d->ncols, nk = t->d->nchildren;
+    size_t *order = malloc(t->n * sizeof *order), *tmp = malloc(t->n * sizeof *tmp);
+    tprof_cell *cells = malloc(t->n * nc * sizeof *cells);
+    tprof_rows **kids = nk ? malloc(t->n * nk * sizeof *kids) : NULL;
+    if (!order || !tmp || !cells || (nk && !kids)) {
+        free(order);
+        free(tmp);
+        free(cells);
+        free(kids);
+        return TPROF_ENOMEM;
+    }
+    /* a merge sort of row indexes: stable, and no global comparison context */
+    sort_ctx s = { t, cols, desc, n };
+    for (size_t i = 0; i < t->n; i++) order[i] = i;
+    for (size_t w = 1; w < t->n; w *= 2) {
+        for (size_t lo = 0; lo < t->n; lo += 2 * w) {
+            size_t mid = lo + w < t->n ? lo + w : t->n, hi = lo + 2 * w < t->n ? lo + 2 * w : t->n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) tmp[k++] = cmp_rows(&s, order[j], order[i]) < 0 ? order[j++] : order[i++];
+            while (i < mid) tmp[k++] = order[i++];
+            while (j < hi) tmp[k++] = order[j++];
+        }
+        size_t *sw = order;
+        order = tmp;
+        tmp = sw;
+    }
+    for (size_t r = 0; r < t->n; r++) {
+        memcpy(&cells[r * nc], &t->cells[order[r] * nc], nc * sizeof *cells);
+        if (nk) memcpy(&kids[r * nk], &t->kids[order[r] * nk], nk * sizeof *kids);
+    }
+    memcpy(t->cells, cells, t->n * nc * sizeof *cells);
+    if (nk) memcpy(t->kids, kids, t->n * nk * sizeof *kids);
+    free(order);
+    free(tmp);
+    free(cells);
+    free(kids);
+    return 0;
 }
 
 /* ---- the text form --------------------------------------------------------

@@ -115,10 +115,22 @@ typedef struct {
      * trace,file (csv_header above is then unused), the text table every
      * trace's top row in one table after a "trace" column. */
     const tprof_result_desc *result;
+    /* the description when the options choose it (NULL: RESULT) */
+    const tprof_result_desc *(*result_for)(void *ctx);
     int (*analyse)(void *ctx, const tprof_trace *t, tprof_result **out);
     /* The text form of one trace's result, when it is not the shared table
      * of top rows (a blank line is printed between traces). */
     int (*print)(void *ctx, const tprof_result *r, const char *label, const char *path);
+    /* With several traces, their combination, printed after them (label
+     * "all N traces", path NULL); JSON is then {"traces": [...], "combined":
+     * {...}}, and CSV ends with its rows after all,"". RANKS[i] is the rank
+     * of RESULTS[i] (-1 unknown). */
+    int (*combine)(void *ctx, const tprof_result *const *results, const int64_t *ranks, size_t n,
+                   tprof_result **out);
+    /* The rows shown of each `limited` table (--top N; 0: all); NULL: all. */
+    size_t (*limit)(void *ctx);
+    /* What an analysis's TPROF_EUSAGE means for this command (exit 2). */
+    const char *usage_error;
 } cli_spec;
 
 /* PART as a percentage of WHOLE (0 when WHOLE is not positive). */

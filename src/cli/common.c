@@ -376,6 +376,73 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     r->trace = NULL;
 }
 
+/* Prints the results in input order (and, with spec->combine and several
+ * traces, their combination after them). Returns an exit code. */
+static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const tprof_result *const *res,
+                         const int64_t *ranks, const char *const *lab, char **paths, size_t n)
+{
+    int rc = EXIT_OK;
+    size_t limit = spec->limit ? spec->limit(ctx) : 0;
+    tprof_result *all = NULL;
+    char all_label[64];
+    snprintf(all_label, sizeof all_label, "all %zu traces", n);
+    if (spec->combine && n > 1) {
+        int e = spec->combine(ctx, res, ranks, n, &all);
+        if (e) {
+            cli_error("combining the traces: %s", tprof_strerror(e));
+            rc = EXIT_INPUT;
+        }
+    }
+    const tprof_result_desc *d = spec->result_for ? spec->result_for(ctx) : spec->result;
+    if (fmt == FMT_JSON) {
+        tprof_jw w;
+        tprof_jw_init(&w, stdout);
+        if (spec->combine) { /* {"traces": [...], "combined": {...}} */
+            tprof_jw_obj(&w);
+            tprof_jw_key(&w, "traces");
+        }
+        tprof_jw_arr(&w);
+        for (size_t i = 0; i < n; i++) {
+            cli_json_begin(&w, lab[i], paths[i]);
+            tprof_result_json_members(res[i], limit, &w);
+            tprof_jw_obj_end(&w);
+        }
+        tprof_jw_arr_end(&w);
+        if (all) {
+            tprof_jw_key(&w, "combined");
+            cli_json_begin(&w, all_label, NULL);
+            tprof_result_json_members(all, limit, &w);
+            tprof_jw_obj_end(&w);
+        }
+        if (spec->combine) tprof_jw_obj_end(&w);
+    } else if (fmt == FMT_CSV) {
+        size_t t = (size_t)d->csv_table;
+        tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, "trace,file", stdout);
+        for (size_t i = 0; i <= n; i++) {
+            const tprof_result *r = i < n ? res[i] : all;
+            if (!r) break;
+            const char *prefix[] = { i < n ? lab[i] : "all", i < n ? paths[i] : "" };
+            tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), prefix, 2, limit, stdout);
+        }
+    } else if (spec->print) {
+        for (size_t i = 0; i <= n; i++) {
+            const tprof_result *r = i < n ? res[i] : all;
+            if (!r) break;
+            if (i) printf("\n");
+            int e = spec->print(ctx, r, i < n ? lab[i] : all_label, i < n ? paths[i] : NULL);
+            if (e) {
+                cli_error("%s: %s", i < n ? paths[i] : all_label, tprof_strerror(e));
+                if (rc < EXIT_INPUT) rc = EXIT_INPUT;
+            }
+        }
+    } else if (n && tprof_results_print_top(res, lab, n, "trace", stdout)) {
+        cli_error("out of memory");
+        rc = EXIT_INPUT;
+    }
+    tprof_result_free(all);
+    return rc;
+}
+
 static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro,
                        cli_format fmt)
 {
@@ -383,10 +450,11 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     analyse_job job = { spec, ctx, calloc((size_t)n, sizeof *job.res), calloc((size_t)n, sizeof *job.rc),
                         calloc((size_t)n, sizeof *job.rank) };
     const tprof_result **shown = calloc((size_t)n, sizeof *shown);
+    int64_t *shown_rank = calloc((size_t)n, sizeof *shown_rank);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
     int rc = EXIT_INPUT;
-    if (!rr || !job.res || !job.rc || !job.rank || !shown || !labels || !lab) {
+    if (!rr || !job.res || !job.rc || !job.rank || !shown || !shown_rank || !labels || !lab) {
         cli_error("out of memory");
         goto done;
     }
@@ -398,7 +466,8 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         if (rr[i].rc && rr[i].rc != TPROF_ETRUNC) continue;
         size_t idx = k++;
         if (job.rc[i] || !job.res[i]) {
-            cli_error("%s: %s", paths[i], tprof_strerror(job.rc[i] ? job.rc[i] : TPROF_ENOMEM));
+            if (job.rc[i] == TPROF_EUSAGE && spec->usage_error) cli_error("%s: %s", paths[i], spec->usage_error);
+            else cli_error("%s: %s", paths[i], tprof_strerror(job.rc[i] ? job.rc[i] : TPROF_ENOMEM));
             if (rc < EXIT_INPUT) rc = job.rc[i] == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
             continue;
         }
@@ -406,39 +475,11 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         else snprintf(labels[ns], sizeof labels[ns], "trace %zu", idx);
         lab[ns] = labels[ns];
         paths[ns] = paths[i]; /* in place: only read from here on */
+        shown_rank[ns] = job.rank[i];
         shown[ns++] = job.res[i];
     }
-    const tprof_table_desc *top = spec->result->top;
-    if (fmt == FMT_JSON) {
-        tprof_jw w;
-        tprof_jw_init(&w, stdout);
-        tprof_jw_arr(&w);
-        for (size_t i = 0; i < ns; i++) {
-            cli_json_begin(&w, lab[i], paths[i]);
-            tprof_result_json_members(shown[i], &w);
-            tprof_jw_obj_end(&w);
-        }
-        tprof_jw_arr_end(&w);
-    } else if (fmt == FMT_CSV) {
-        size_t t = (size_t)spec->result->csv_table;
-        tprof_rows_csv_header(t ? spec->result->tables[t - 1] : top, "trace,file", stdout);
-        for (size_t i = 0; i < ns; i++) {
-            const char *prefix[] = { lab[i], paths[i] };
-            tprof_rows_csv(t ? tprof_result_table_c(shown[i], t - 1) : tprof_result_top_c(shown[i]), prefix, 2, stdout);
-        }
-    } else if (spec->print) {
-        for (size_t i = 0; i < ns; i++) {
-            if (i) printf("\n");
-            int e = spec->print(ctx, shown[i], lab[i], paths[i]);
-            if (e) {
-                cli_error("%s: %s", paths[i], tprof_strerror(e));
-                if (rc < EXIT_INPUT) rc = EXIT_INPUT;
-            }
-        }
-    } else if (ns && tprof_results_print_top(shown, lab, ns, "trace", stdout)) {
-        cli_error("out of memory");
-        rc = EXIT_INPUT;
-    }
+    int e = print_results(spec, ctx, fmt, shown, shown_rank, lab, paths, ns);
+    if (e > rc) rc = e;
 done:
     for (int i = 0; job.res && i < n; i++) tprof_result_free(job.res[i]);
     free(rr);
@@ -446,6 +487,7 @@ done:
     free(job.rc);
     free(job.rank);
     free(shown);
+    free(shown_rank);
     free(labels);
     free(lab);
     return rc;

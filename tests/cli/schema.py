@@ -25,7 +25,7 @@ current = None
 for line in made.splitlines():
     m = re.match(r"## `(\w+)` \(version \d+\)", line)
     if m:
-        current = columns.setdefault(m.group(1), {})
+        current = columns.setdefault(m.group(1), {"no_json": set(), "keyed": set()})
         table = None
         continue
     m = re.match(r"CSV: (?:the rows of table `(\w+)`|one row per trace)", line)
@@ -36,15 +36,63 @@ for line in made.splitlines():
     if m and current is not None:
         table = current.setdefault(m.group(1), [])
         if "(not in JSON)" in line:
-            current.setdefault("no_json", set()).add(m.group(1))
+            current["no_json"].add(m.group(1))
+        if "(JSON: an object keyed" in line:
+            current["keyed"].add(m.group(1))
         continue
     m = re.match(r"\| `(\w+)`(?: \(CSV: `(\w+)`\))?[^|]*\| ([^|]+) \| [^|]+ \| ([^|]*) \|", line)
     if m and current is not None:
-        # (JSON key, kind, in JSON, in CSV, CSV header)
+        # (JSON key, kind, in JSON, in CSV, CSV header, left out of JSON when null)
         table.append((m.group(1), m.group(3).strip(), "JSON" in m.group(4), "CSV" in m.group(4),
-                      m.group(2) or m.group(1)))
+                      m.group(2) or m.group(1), "JSON (if set)" in m.group(4)))
 
 INT_KINDS = ("count", "duration (ns)", "bytes", "timestamp (ns)", "rank", "integer")
+SPECIAL = ("csv", "no_json", "keyed")
+
+
+def of_kind(v, kind):
+    if kind in INT_KINDS:
+        return isinstance(v, int)
+    if kind in ("string", "enum"):
+        return isinstance(v, str)
+    if kind == "boolean":
+        return isinstance(v, bool)
+    return isinstance(v, (int, float))
+
+
+def keys_are(got, cols, what, first=()):
+    """GOT (keys in order) are FIRST and the documented JSON columns; those left out when null may be absent."""
+    want = list(first) + [c[0] for c in cols if c[2] and (c[0] in got or not c[5])]
+    check(got == want, f"{what}: JSON keys {got} are the documented {want}")
+
+
+def check_object(name, tables, obj):
+    keys_are([k for k in obj.keys() if not isinstance(obj[k], (list, dict))], tables["(top)"], f"{name}",
+             ("label", "file"))
+    for col, kind, js, *_ in tables["(top)"]:
+        if js and obj.get(col) is not None:
+            check(of_kind(obj[col], kind), f"{name}: {col} = {obj[col]!r} is a {kind}")
+    for tname, cols in tables.items():
+        if tname in ("(top)",) + SPECIAL or "[]" in tname:
+            continue
+        if tname in tables["no_json"]:
+            check(tname not in obj, f"{name}: {tname} is not in JSON")
+            continue
+        if tname in tables["keyed"]:
+            check(isinstance(obj.get(tname), dict), f"{name}: table {tname} is an object")
+            for key, row in (obj.get(tname) or {}).items():
+                keys_are([k for k in row if not isinstance(row[k], (list, dict))], cols[1:], f"{name}: {tname}.{key}")
+            continue
+        if isinstance(obj.get(tname), list) and all(not isinstance(v, dict) for v in obj[tname]):
+            continue  # a series: an array of the values of its one column
+        check(isinstance(obj.get(tname), list), f"{name}: table {tname} is an array")
+        for row in obj.get(tname) or []:
+            keys_are([k for k in row if not isinstance(row[k], (list, dict))], cols, f"{name}: {tname} row")
+            for col, kind, js, *_ in cols:
+                if js and row.get(col) is not None:
+                    check(of_kind(row[col], kind), f"{name}: {tname}.{col} = {row[col]!r} is a {kind}")
+
+
 tmp = scratch("tprof-schema-")
 traces = []
 for rank in (0, 1):
@@ -53,37 +101,27 @@ for rank in (0, 1):
                    check=True, capture_output=True)
     traces.append(p)
 for name, tables in columns.items():
-    rc, out, err = run([TRAINPROF, name, "--format", "json", *traces])
+    # a result NAME_by_X is the command NAME --by X
+    command = name.split("_by_")[0]
+    args = [command] + (["--by", name.split("_by_")[1]] if "_by_" in name else [])
+    rc, out, err = run([TRAINPROF, *args, "--format", "json", *traces])
     check(rc == 0, f"{name} --format json: exit {rc} {err[-200:]}")
     if rc:
         continue
     doc = json.loads(out)
-    check(isinstance(doc, list) and len(doc) == 2, f"{name}: one object per trace")
-    want = ["label", "file"] + [c for c, _, js, _, _ in tables["(top)"] if js]
-    for obj in doc:
-        got = [k for k in obj.keys() if not isinstance(obj[k], list)]
-        check(got == want, f"{name}: JSON keys {got} are the documented {want}")
-        for col, kind, js, _, _ in tables["(top)"]:
-            if not js or col not in obj or obj[col] is None:
-                continue
-            v = obj[col]
-            ok = isinstance(v, int) if kind in INT_KINDS else isinstance(v, str) if kind in ("string", "enum") \
-                else isinstance(v, (int, float))
-            check(ok, f"{name}: {col} = {v!r} is a {kind}")
-        for tname, cols in tables.items():
-            if tname in ("(top)", "csv", "no_json") or "[]" in tname or tname in tables.get("no_json", ()):
-                check(tname not in tables.get("no_json", ()) or tname not in obj, f"{name}: {tname} is not in JSON")
-                continue
-            if isinstance(obj.get(tname), list) and all(not isinstance(v, dict) for v in obj[tname]):
-                continue  # a series: an array of the values of its one column
-            check(isinstance(obj.get(tname), list), f"{name}: table {tname} is an array")
-            for row in obj.get(tname) or []:
-                keys = [k for k in row if not isinstance(row[k], (list, dict))]
-                check(keys == [c for c, _, js, _, _ in cols if js], f"{name}: {tname} row keys {keys}")
-    rc, out, err = run([TRAINPROF, name, "--format", "csv", *traces])
+    if isinstance(doc, dict):  # {"traces": [...], "combined": {...}}
+        check(list(doc) == ["traces", "combined"], f"{name}: traces and their combination")
+        objs = doc.get("traces", []) + [doc.get("combined", {})]
+    else:
+        objs = doc
+    check(isinstance(objs, list) and len(objs) == (len(traces) + 1 if isinstance(doc, dict) else len(traces)),
+          f"{name}: one object per trace")
+    for obj in objs:
+        check_object(name, tables, obj)
+    rc, out, err = run([TRAINPROF, *args, "--format", "csv", *traces])
     header = out.splitlines()[0].split(",") if rc == 0 and out else []
     csv_table = tables["csv"] if tables["csv"] != "trace" else "(top)"
-    want_csv = ["trace", "file"] + [h for _, _, _, csv, h in tables[csv_table] if csv]
+    want_csv = ["trace", "file"] + [c[4] for c in tables[csv_table] if c[3]]
     check(header == want_csv, f"{name}: the CSV header {header} is the documented {want_csv}")
     if csv_table == "(top)":
         check(len(out.splitlines()) == 3, f"{name}: a CSV row per trace")
@@ -95,7 +133,7 @@ if data:
     inputs += sorted(p for p in glob.glob(os.path.join(data, "traces", "**", "*.json*"), recursive=True)
                      if p.endswith((".json", ".json.gz")))
 rc, out, err = run([roundtrip, *inputs], timeout=900)
-check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 5 * len(traces),
+check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 8 * len(traces) + 8,
       f"result round trip: {[ln for ln in out.splitlines() if not ln.startswith(('same', 'skip'))][:5]} {err[-200:]}")
 print(f"round trip: {out.count('same ')} results on {len(inputs)} traces")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")

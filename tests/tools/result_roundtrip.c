@@ -1,7 +1,10 @@
 /* For each trace given: every result type's tables (temporal, steps,
- * launch, comm, idle) written in the text form, read back and compared cell by
- * cell, and their JSON rendered from both compared byte for byte. Prints one
- * line per trace and type; exits 1 on any difference (tests/cli/schema.py). */
+ * launch, comm, idle, kernels by name, class and stream) written in the text
+ * form, read back and compared cell by cell, and their JSON rendered from
+ * both compared byte for byte. Then, per type, the traces' results combined
+ * across ranks as computed and as read back: equal ("reduced elsewhere"
+ * means the same). Prints one line per trace and type; exits 1 on any
+ * difference (tests/cli/schema.py). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +21,16 @@ static char *json_of(const tprof_result *r)
     tprof_jw w;
     tprof_jw_init(&w, f);
     tprof_jw_obj(&w);
-    tprof_result_json_members(r, &w);
+    tprof_result_json_members(r, 0, &w);
     tprof_jw_obj_end(&w);
     fclose(f);
     return buf;
 }
 
-/* 0 when R survives the text form; prints why not. */
-static int round_trip(const char *path, const tprof_result *r)
+enum { NTYPES = 8 };
+
+/* 0 when R survives the text form; prints why not. *BACK is the copy read. */
+static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
 {
     const tprof_result_desc *d = tprof_result_desc_of(r);
     char *buf = NULL;
@@ -45,13 +50,44 @@ static int round_trip(const char *path, const tprof_result *r)
     free(a);
     free(b);
     free(buf);
-    tprof_result_free(back);
+    *back_out = back;
     return bad;
+}
+
+static tprof_result *kernels_of(const tprof_trace *t, tprof_group_by by)
+{
+    tprof_kernels_opts o = { .by = by, .step_first = -1, .step_last = -1 };
+    tprof_kernels_result *kr;
+    tprof_result *r = NULL;
+    if (tprof_kernels(t, &o, &kr) == 0) {
+        tprof_kernels_tables(kr, &r);
+        tprof_kernels_free(kr);
+    }
+    return r;
+}
+
+/* Combines N results of one type (kernels re-sort their rows after). */
+static tprof_result *combine(tprof_result *const *rs, size_t n)
+{
+    const tprof_result_desc *d = tprof_result_desc_of(rs[0]);
+    if (!strncmp(d->name, "kernels", 7)) {
+        tprof_result *out = NULL;
+        tprof_kernels_tables_combine((const tprof_result *const *)rs, NULL, n, &out);
+        return out;
+    }
+    return tprof_ranks_combine((const tprof_result *const *)rs, NULL, n);
 }
 
 int main(int argc, char **argv)
 {
     int bad = 0;
+    tprof_result **made[NTYPES], **read_back[NTYPES];
+    size_t nmade[NTYPES] = { 0 };
+    for (int k = 0; k < NTYPES; k++) {
+        made[k] = calloc((size_t)argc, sizeof *made[k]);
+        read_back[k] = calloc((size_t)argc, sizeof *read_back[k]);
+        if (!made[k] || !read_back[k]) return 2;
+    }
     for (int i = 1; i < argc; i++) {
         tprof_trace *t;
         char err[512];
@@ -61,7 +97,7 @@ int main(int argc, char **argv)
             printf("skip %s: %s\n", argv[i], err);
             continue;
         }
-        tprof_result *r[5] = { 0 };
+        tprof_result *r[NTYPES] = { 0 };
         tprof_temporal_result tr;
         if (tprof_temporal(t, NULL, &tr) == 0) tprof_temporal_tables(&tr, &r[0]);
         tprof_steps_result *sr;
@@ -81,16 +117,45 @@ int main(int argc, char **argv)
             tprof_idle_tables(ir, &r[4]);
             tprof_idle_free(ir);
         }
-        for (int k = 0; k < 5; k++) {
+        r[5] = kernels_of(t, TPROF_BY_NAME);
+        r[6] = kernels_of(t, TPROF_BY_CLASS);
+        r[7] = kernels_of(t, TPROF_BY_STREAM);
+        for (int k = 0; k < NTYPES; k++) {
             if (!r[k]) {
                 printf("DIFF: %s: result %d was not made\n", argv[i], k);
                 bad = 1;
                 continue;
             }
-            bad |= round_trip(argv[i], r[k]);
-            tprof_result_free(r[k]);
+            tprof_result *back = NULL;
+            bad |= round_trip(argv[i], r[k], &back);
+            if (back) {
+                made[k][nmade[k]] = r[k];
+                read_back[k][nmade[k]++] = back;
+            } else
+                tprof_result_free(r[k]);
         }
         tprof_trace_free(t);
+    }
+    for (int k = 0; k < NTYPES; k++) {
+        if (nmade[k] > 1) {
+            tprof_result *a = combine(made[k], nmade[k]), *b = combine(read_back[k], nmade[k]);
+            int same = a && b && tprof_result_equal(a, b);
+            char *ja = a ? json_of(a) : NULL, *jb = b ? json_of(b) : NULL;
+            same = same && ja && jb && !strcmp(ja, jb);
+            printf("%s %s: combined over %zu traces, as made and as read back\n", same ? "same" : "DIFF",
+                   a ? tprof_result_desc_of(a)->name : "?", nmade[k]);
+            bad |= !same;
+            free(ja);
+            free(jb);
+            tprof_result_free(a);
+            tprof_result_free(b);
+        }
+        for (size_t i = 0; i < nmade[k]; i++) {
+            tprof_result_free(made[k][i]);
+            tprof_result_free(read_back[k][i]);
+        }
+        free(made[k]);
+        free(read_back[k]);
     }
     return bad;
 }

@@ -96,7 +96,7 @@ static void json_of(const tprof_result *r, FILE *f)
     tprof_jw w;
     tprof_jw_init(&w, f);
     tprof_jw_obj(&w);
-    tprof_result_json_members(r, &w);
+    tprof_result_json_members(r, 0, &w);
     tprof_jw_obj_end(&w);
 }
 
@@ -104,12 +104,12 @@ static void csv_of(const tprof_result *r, FILE *f)
 {
     tprof_rows_csv_header(&top_desc, "trace", f);
     const char *prefix[] = { "rank 0" };
-    tprof_rows_csv(tprof_result_top_c(r), prefix, 1, f);
+    tprof_rows_csv(tprof_result_top_c(r), prefix, 1, 0, f);
     tprof_rows_csv_header(&types_desc, NULL, f);
-    tprof_rows_csv(tprof_result_table_c(r, 0), NULL, 0, f);
+    tprof_rows_csv(tprof_result_table_c(r, 0), NULL, 0, 0, f);
 }
 
-static void table_of(const tprof_result *r, FILE *f) { tprof_rows_print_table(tprof_result_table_c(r, 0), f); }
+static void table_of(const tprof_result *r, FILE *f) { tprof_rows_print_table(tprof_result_table_c(r, 0), 0, f); }
 
 static void test_renderers(void **state)
 {
@@ -270,7 +270,7 @@ static void test_steps_tables(void **state)
     FILE *f = open_memstream(&buf, &len);
     tprof_rows_csv_header(tprof_steps_desc.tables[0], "trace,file", f);
     const char *prefix[] = { "rank 0", "t.json" };
-    tprof_rows_csv(tprof_result_table_c(res, 0), prefix, 2, f);
+    tprof_rows_csv(tprof_result_table_c(res, 0), prefix, 2, 0, f);
     fclose(f);
     assert_string_equal(buf, "trace,file,step,ts_ns,dur_ns,gpu_events,gpu_total_ns,gpu_busy_ns,gpu_end_ns\n"
                              "rank 0,t.json,3,1000,500,4,300,250,1600\n"
@@ -294,6 +294,87 @@ static void test_steps_tables(void **state)
     tprof_result_free(res);
 }
 
+
+/* A ranking: shares of the top table's total, a mean duration, a column
+ * left out of JSON when null, rows sorted and limited. */
+static const tprof_col_desc rank_cols[] = {
+    { .name = "name", .kind = TPROF_COL_STRING, .flags = TPROF_COLF_KEY },
+    { .name = "count", .kind = TPROF_COL_COUNT, .combine = TPROF_COMBINE_SUM },
+    { .name = "total_ns", .kind = TPROF_COL_DURATION, .combine = TPROF_COMBINE_SUM },
+    { .name = "mean_ns", .kind = TPROF_COL_MEAN_NS, .combine = TPROF_COMBINE_DERIVED, .num = "total_ns", .den = "count" },
+    { .name = "share", .kind = TPROF_COL_RATIO, .combine = TPROF_COMBINE_DERIVED, .num = "total_ns",
+      .den = "top.all_ns" },
+    { .name = "stream", .kind = TPROF_COL_INT, .combine = TPROF_COMBINE_FIRST, .flags = TPROF_COLF_OMIT_NULL },
+};
+static const tprof_table_desc rank_rows = { .name = "rows", .cols = rank_cols, .ncols = 6, .limited = 1 };
+static const tprof_col_desc rank_top_cols[] = {
+    { .name = "all_ns", .kind = TPROF_COL_DURATION, .combine = TPROF_COMBINE_SUM },
+};
+static const tprof_table_desc rank_top = { .name = "", .cols = rank_top_cols, .ncols = 1 };
+static const tprof_table_desc *const rank_tables[] = { &rank_rows };
+static const tprof_result_desc rank_desc = { .name = "ranking", .version = 1, .top = &rank_top,
+                                             .tables = rank_tables, .ntables = 1 };
+
+static void ranking_json(const tprof_result *r, FILE *f)
+{
+    tprof_jw w;
+    tprof_jw_init(&w, f);
+    tprof_jw_obj(&w);
+    tprof_result_json_members(r, 2, &w);
+    tprof_jw_obj_end(&w);
+}
+
+static void ranking_table(const tprof_result *r, FILE *f) { tprof_rows_print_table(tprof_result_table_c(r, 0), 2, f); }
+
+static void test_sort_limit_shares(void **state)
+{
+    (void)state;
+    tprof_result *r = tprof_result_new(&rank_desc);
+    assert_non_null(r);
+    tprof_rows_set_i(tprof_result_top(r), 0, 0, 1000);
+    tprof_rows *t = tprof_result_table(r, 0);
+    static const char *const names[] = { "b", "a", "c", "d" };
+    static const int64_t totals[] = { 300, 300, 100, 300 };
+    for (int i = 0; i < 4; i++) {
+        long k = tprof_rows_add(t);
+        assert_int_equal(tprof_rows_set_s(t, (size_t)k, 0, names[i]), 0);
+        tprof_rows_set_i(t, (size_t)k, 1, 3);
+        tprof_rows_set_i(t, (size_t)k, 2, totals[i]);
+        if (i == 0) tprof_rows_set_i(t, (size_t)k, 5, 7);
+    }
+    tprof_result_derive(r);
+    /* by total, longest first, then by name: a, b, d, c */
+    static const int cols[] = { 2, 0 }, desc_[] = { 1, 0 };
+    assert_int_equal(tprof_rows_sort(t, cols, desc_, 2), 0);
+    static const char *const want[] = { "a", "b", "d", "c" };
+    for (int i = 0; i < 4; i++) assert_string_equal(tprof_rows_cell(t, (size_t)i, 0)->v.s, want[i]);
+    static const int bad_col[] = { 9 };
+    assert_int_equal(tprof_rows_sort(t, bad_col, desc_, 1), TPROF_EUSAGE);
+    char *j = render(ranking_json, r);
+    /* two rows of the limited table; "stream" only where it is set */
+    assert_string_equal(j, "{\"all_ns\":1000,\"rows\":["
+                           "{\"name\":\"a\",\"count\":3,\"total_ns\":300,\"mean_ns\":100,\"share\":0.29999999999999999},"
+                           "{\"name\":\"b\",\"count\":3,\"total_ns\":300,\"mean_ns\":100,\"share\":0.29999999999999999,"
+                           "\"stream\":7}]}\n");
+    char *tt = render(ranking_table, r);
+    assert_string_equal(tt, "name  count  total_ns  mean_ns  share  stream\n"
+                            "----  -----  --------  -------  -----  ------\n"
+                            "a         3    300 ns   100 ns  30.0%       -\n"
+                            "b         3    300 ns   100 ns  30.0%       7\n");
+    /* shares of the combined total after combining two ranks */
+    const tprof_result *two[] = { r, r };
+    tprof_result *all = tprof_ranks_combine(two, NULL, 2);
+    assert_non_null(all);
+    assert_int_equal(tprof_rows_cell(tprof_result_top_c(all), 0, 0)->v.i, 2000);
+    const tprof_rows *at = tprof_result_table_c(all, 0);
+    assert_true(fabs(tprof_rows_cell(at, 0, 4)->v.d - 0.3) < 1e-12);
+    assert_true(fabs(tprof_rows_cell(at, 0, 3)->v.d - 100.0) < 1e-12);
+    free(j);
+    free(tt);
+    tprof_result_free(all);
+    tprof_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_across_ranks),
         cmocka_unit_test(test_steps_tables),
+        cmocka_unit_test(test_sort_limit_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
