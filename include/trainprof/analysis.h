@@ -268,9 +268,10 @@ int tprof_launch_tables(const tprof_launch_result *r, tprof_result **out);
 
 typedef struct {
     int64_t rank;          /* distributedInfo.rank, else the trace's index */
+    char *file;            /* the trace's path (owned) */
     size_t nsteps;
     int64_t step_mean_ns;
-    tprof_temporal_result temporal; /* whole trace, last step kept */
+    int64_t span_ns, idle_ns, compute_ns; /* the temporal breakdown, whole trace, last step kept */
     int64_t comm_ns, exposed_comm_ns;
 } tprof_rank_row;
 
@@ -293,6 +294,16 @@ typedef struct {
 
 int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result **out);
 void tprof_ranks_free(tprof_ranks_result *r);
+/* The same in two parts, so that each trace can be freed once read: the
+ * facts of one trace (a "rank_facts" result: its rank, steps, temporal and
+ * communication totals), then the ranks from the facts of every trace, in
+ * the order given (a rank the trace does not say is its place there). */
+extern const tprof_result_desc tprof_rank_facts_desc;
+int tprof_rank_facts(const tprof_trace *t, tprof_result **out);
+int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_result **out);
+/* The "ranks" result: the straggler and skew, and a row per rank. */
+extern const tprof_result_desc tprof_ranks_desc;
+int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out);
 
 /* ---- advice: findings over documented thresholds, with their evidence ---- */
 

@@ -122,6 +122,14 @@ typedef struct {
     const tprof_table_desc *const *tables;
     size_t ntables;
     int csv_table; /* whose rows CSV prints: 0 the top table, I+1 table I */
+    /* one result for the whole run (ranks side by side), not one per trace:
+     * JSON is its object alone, CSV its rows without trace,file */
+    int whole_run;
+    int json_tables_first; /* JSON: the tables before the top table's columns */
+    /* not printed by a command: a per-rank input of cross-rank analyses,
+     * described so that it can be written and read back (MPI) */
+    int internal;
+    const char *doc;
 } tprof_result_desc;
 
 typedef struct {

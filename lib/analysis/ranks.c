@@ -15,19 +15,102 @@ static int cmp_i64(const void *a, const void *b)
 void tprof_ranks_free(tprof_ranks_result *r)
 {
     if (!r) return;
+    for (size_t i = 0; r->ranks && i < r->nranks; i++) free(r->ranks[i].file);
     free(r->ranks);
     free(r);
 }
 
-/* The duration of step NUMBER in M, or -1. */
-static int64_t step_dur(const tprof_trace_meta *m, int64_t number)
+/* ---- per-rank facts: what the cross-rank analyses need of each trace ---- */
+
+enum { F_RANK, F_FILE, F_STEPS, F_STEP_MEAN, F_SPAN, F_IDLE, F_COMPUTE, F_COMM, F_EXPOSED, F_NCOLS };
+enum { S_STEP, S_DUR, S_NCOLS };
+
+static const tprof_col_desc facts_cols[F_NCOLS] = {
+    [F_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
+                         "distributedInfo.rank; null when the trace does not say"),
+    [F_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
+    [F_STEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "ProfilerStep spans"),
+    [F_STEP_MEAN] = TPROF_COL("step_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                              "their mean duration (integer division)"),
+    [F_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                         "the GPU kernel span, the last step kept"),
+    [F_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "span minus busy"),
+    [F_COMPUTE] = TPROF_COL("compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                            "union of compute kernels", .flags = TPROF_COLF_METRIC),
+    [F_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of communication kernels"),
+    [F_EXPOSED] = TPROF_COL("exposed_comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                            "of that, the time no compute kernel ran"),
+};
+static const tprof_col_desc step_time_cols[S_NCOLS] = {
+    [S_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the ProfilerStep number (-1: none)",
+                         .flags = TPROF_COLF_KEY),
+    [S_DUR] = TPROF_COL("dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "its duration"),
+};
+static const tprof_table_desc facts_top = { .name = "", .cols = facts_cols, .ncols = F_NCOLS };
+static const tprof_table_desc step_times = { .name = "step_times", .doc = "each ProfilerStep, in trace order",
+                                             .cols = step_time_cols, .ncols = S_NCOLS };
+static const tprof_table_desc *const facts_tables[] = { &step_times };
+const tprof_result_desc tprof_rank_facts_desc = {
+    .name = "rank_facts", .version = 1, .top = &facts_top, .tables = facts_tables, .ntables = 1, .internal = 1,
+    .doc = "What `ranks`, `advice` and `summary` keep of each rank's trace once it is read: the trace is freed "
+           "and the cross-rank analysis runs on these.",
+};
+
+int tprof_rank_facts(const tprof_trace *t, tprof_result **out)
 {
-    for (size_t i = 0; i < m->nsteps; i++)
-        if (m->steps[i].number == number) return m->steps[i].dur;
+    *out = NULL;
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    tprof_temporal_opts keep = { .keep_last_step = 1 };
+    tprof_temporal_result tr;
+    tprof_comm_result *c;
+    if (tprof_temporal(t, &keep, &tr) || tprof_comm(t, &c)) return TPROF_ENOMEM;
+    tprof_result *r = tprof_result_new(&tprof_rank_facts_desc);
+    int rc = r ? 0 : TPROF_ENOMEM;
+    tprof_rows *top = r ? tprof_result_top(r) : NULL;
+    tprof_rows *st = r ? tprof_result_table(r, 0) : NULL;
+    if (!rc && m->rank >= 0) tprof_rows_set_i(top, 0, F_RANK, m->rank);
+    if (!rc) rc = tprof_rows_set_s(top, 0, F_FILE, m->path ? m->path : "");
+    int64_t sum = 0;
+    for (size_t k = 0; !rc && k < m->nsteps; k++) {
+        sum = tprof_sat_add(sum, m->steps[k].dur);
+        long i = tprof_rows_add(st);
+        if (i < 0) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(st, (size_t)i, S_STEP, m->steps[k].number);
+        tprof_rows_set_i(st, (size_t)i, S_DUR, m->steps[k].dur);
+    }
+    if (!rc) {
+        tprof_rows_set_i(top, 0, F_STEPS, (int64_t)m->nsteps);
+        tprof_rows_set_i(top, 0, F_STEP_MEAN, m->nsteps ? sum / (int64_t)m->nsteps : 0);
+        tprof_rows_set_i(top, 0, F_SPAN, tr.span_ns);
+        tprof_rows_set_i(top, 0, F_IDLE, tr.idle_ns);
+        tprof_rows_set_i(top, 0, F_COMPUTE, tr.compute_ns);
+        tprof_rows_set_i(top, 0, F_COMM, c->comm_ns);
+        tprof_rows_set_i(top, 0, F_EXPOSED, c->exposed_ns);
+    }
+    tprof_comm_free(c);
+    if (rc) {
+        tprof_result_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+static int64_t fact(const tprof_result *f, int col) { return tprof_rows_cell(tprof_result_top_c(f), 0, (size_t)col)->v.i; }
+
+/* The duration of step NUMBER in the facts' step times (the first such step), or -1. */
+static int64_t step_dur(const tprof_result *f, int64_t number)
+{
+    const tprof_rows *st = tprof_result_table_c(f, 0);
+    for (size_t i = 0, n = tprof_rows_count(st); i < n; i++)
+        if (tprof_rows_cell(st, i, S_STEP)->v.i == number) return tprof_rows_cell(st, i, S_DUR)->v.i;
     return -1;
 }
 
-int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result **out)
+int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_result **out)
 {
     *out = NULL;
     tprof_ranks_result *r = calloc(1, sizeof *r);
@@ -35,33 +118,36 @@ int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result *
     if (!r || !tmp || !(r->ranks = calloc(n ? n : 1, sizeof *r->ranks))) goto oom;
     r->nranks = n;
     r->straggler = -1;
-    tprof_temporal_opts keep = { .keep_last_step = 1 };
     for (size_t i = 0; i < n; i++) {
-        const tprof_trace_meta *m = tprof_trace_meta_get(traces[i]);
+        if (tprof_result_desc_of(facts[i]) != &tprof_rank_facts_desc) {
+            free(tmp);
+            tprof_ranks_free(r);
+            return TPROF_EUSAGE;
+        }
         tprof_rank_row *row = &r->ranks[i];
-        row->rank = m->rank >= 0 ? m->rank : (int64_t)i;
-        row->nsteps = m->nsteps;
-        int64_t sum = 0;
-        for (size_t k = 0; k < m->nsteps; k++) sum = tprof_sat_add(sum, m->steps[k].dur);
-        row->step_mean_ns = m->nsteps ? sum / (int64_t)m->nsteps : 0;
-        tprof_comm_result *c;
-        if (tprof_temporal(traces[i], &keep, &row->temporal) || tprof_comm(traces[i], &c)) goto oom;
-        row->comm_ns = c->comm_ns;
-        row->exposed_comm_ns = c->exposed_ns;
-        tprof_comm_free(c);
-        tmp[i] = row->temporal.compute_ns;
+        const tprof_cell *rank = tprof_rows_cell(tprof_result_top_c(facts[i]), 0, F_RANK);
+        row->rank = rank->null ? (int64_t)i : rank->v.i;
+        const tprof_cell *file = tprof_rows_cell(tprof_result_top_c(facts[i]), 0, F_FILE);
+        if (!(row->file = strdup(file->null ? "" : file->v.s))) goto oom;
+        row->nsteps = (size_t)fact(facts[i], F_STEPS);
+        row->step_mean_ns = fact(facts[i], F_STEP_MEAN);
+        row->span_ns = fact(facts[i], F_SPAN);
+        row->idle_ns = fact(facts[i], F_IDLE);
+        row->compute_ns = fact(facts[i], F_COMPUTE);
+        row->comm_ns = fact(facts[i], F_COMM);
+        row->exposed_comm_ns = fact(facts[i], F_EXPOSED);
     }
     if (n) {
         /* the straggler: the most compute, well above the other ranks' median,
          * while the others wait in collectives longer than it does */
         size_t top = 0;
         for (size_t i = 1; i < n; i++)
-            if (r->ranks[i].temporal.compute_ns > r->ranks[top].temporal.compute_ns) top = i;
+            if (r->ranks[i].compute_ns > r->ranks[top].compute_ns) top = i;
         size_t m = 0;
         int64_t others_exposed = 0;
         for (size_t i = 0; i < n; i++)
             if (i != top) {
-                tmp[m++] = r->ranks[i].temporal.compute_ns;
+                tmp[m++] = r->ranks[i].compute_ns;
                 others_exposed = tprof_sat_add(others_exposed, r->ranks[i].exposed_comm_ns);
             }
         if (m) {
@@ -69,7 +155,7 @@ int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result *
             r->compute_median_ns = tmp[(m - 1) / 2];
             r->others_exposed_mean_ns = others_exposed / (int64_t)m;
             double excess = r->compute_median_ns > 0
-                                ? (double)r->ranks[top].temporal.compute_ns / (double)r->compute_median_ns - 1.0
+                                ? (double)r->ranks[top].compute_ns / (double)r->compute_median_ns - 1.0
                                 : 0.0;
             if (excess >= TPROF_STRAGGLER_MIN && r->ranks[top].exposed_comm_ns < r->others_exposed_mean_ns) {
                 r->straggler = (long)top;
@@ -77,13 +163,13 @@ int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result *
             }
         }
         /* skew: the step numbers of the first rank that every rank has */
-        const tprof_trace_meta *m0 = tprof_trace_meta_get(traces[0]);
+        const tprof_rows *st0 = tprof_result_table_c(facts[0], 0);
         int64_t total = 0;
-        for (size_t k = 0; k < m0->nsteps; k++) {
-            int64_t num = m0->steps[k].number, lo = INT64_MAX, hi = INT64_MIN;
+        for (size_t k = 0, ns = tprof_rows_count(st0); k < ns; k++) {
+            int64_t num = tprof_rows_cell(st0, k, S_STEP)->v.i, lo = INT64_MAX, hi = INT64_MIN;
             size_t have = 0;
             for (size_t i = 0; i < n; i++) {
-                int64_t d = step_dur(tprof_trace_meta_get(traces[i]), num);
+                int64_t d = step_dur(facts[i], num);
                 if (d < 0) break;
                 have++;
                 if (d < lo) lo = d;
@@ -107,4 +193,96 @@ oom:
     free(tmp);
     tprof_ranks_free(r);
     return TPROF_ENOMEM;
+}
+
+int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result **out)
+{
+    *out = NULL;
+    tprof_result **facts = calloc(n ? n : 1, sizeof *facts);
+    int rc = facts ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) rc = tprof_rank_facts(traces[i], &facts[i]);
+    if (!rc) rc = tprof_ranks_reduce((const tprof_result *const *)facts, n, out);
+    for (size_t i = 0; facts && i < n; i++) tprof_result_free(facts[i]);
+    free(facts);
+    return rc;
+}
+
+/* ---- the result tables of `ranks` ---- */
+
+enum { T_MEDIAN, T_OTHERS_EXPOSED, T_STRAGGLER, T_EXCESS, T_COMMON, T_SKEW_MAX, T_SKEW_MEAN, T_SKEW_STEP, T_NCOLS };
+enum { R_STRAGGLER = F_NCOLS, R_NCOLS };
+
+static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
+    [T_MEDIAN] = TPROF_COL("compute_median_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                           "the median compute of the ranks other than the busiest (the lower median)"),
+    [T_OTHERS_EXPOSED] = TPROF_COL("others_exposed_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                                   "their mean exposed communication"),
+    [T_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
+                              "the straggler's rank (docs/METRICS.md), null when none"),
+    [T_EXCESS] = TPROF_COL("straggler_excess", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                           "its compute / compute_median_ns - 1 (0 when none)"),
+    [T_COMMON] = TPROF_COL("common_steps", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                           "step numbers every rank has"),
+    [T_SKEW_MAX] = TPROF_COL("skew_max_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                             "the largest max - min of one step's time across ranks"),
+    [T_SKEW_MEAN] = TPROF_COL("skew_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                              "the mean of that over the common steps"),
+    [T_SKEW_STEP] = TPROF_COL("skew_max_step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
+                              "the step of the largest skew, null without common steps"),
+};
+/* a rank's row: its facts, and whether it is the straggler */
+static const tprof_col_desc ranks_row_cols[R_NCOLS] = {
+    [F_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
+                         "distributedInfo.rank, else the trace's place among those read", .flags = TPROF_COLF_KEY),
+    [F_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
+    [F_STEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "ProfilerStep spans"),
+    [F_STEP_MEAN] = TPROF_COL("step_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "their mean duration"),
+    [F_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "the GPU kernel span"),
+    [F_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "span minus busy"),
+    [F_COMPUTE] = TPROF_COL("compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of compute kernels",
+                            .flags = TPROF_COLF_METRIC),
+    [F_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of communication kernels"),
+    [F_EXPOSED] = TPROF_COL("exposed_comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                            "of that, the time no compute kernel ran"),
+    [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row",
+                              .flags = TPROF_COLF_NO_JSON),
+};
+static const tprof_table_desc ranks_top = { .name = "", .cols = ranks_top_cols, .ncols = T_NCOLS };
+static const tprof_table_desc ranks_rows = { .name = "ranks", .doc = "one row per rank, in the order given",
+                                             .cols = ranks_row_cols, .ncols = R_NCOLS };
+static const tprof_table_desc *const ranks_tables[] = { &ranks_rows };
+const tprof_result_desc tprof_ranks_desc = { .name = "ranks", .version = 1, .top = &ranks_top,
+                                             .tables = ranks_tables, .ntables = 1, .csv_table = 1, .whole_run = 1,
+                                             .json_tables_first = 1 };
+
+int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_ranks_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res), *rows = tprof_result_table(res, 0);
+    tprof_rows_set_i(top, 0, T_MEDIAN, r->compute_median_ns);
+    tprof_rows_set_i(top, 0, T_OTHERS_EXPOSED, r->others_exposed_mean_ns);
+    if (r->straggler >= 0) tprof_rows_set_i(top, 0, T_STRAGGLER, r->ranks[r->straggler].rank);
+    tprof_rows_set_d(top, 0, T_EXCESS, r->straggler_excess);
+    tprof_rows_set_i(top, 0, T_COMMON, (int64_t)r->common_steps);
+    tprof_rows_set_i(top, 0, T_SKEW_MAX, r->skew_max_ns);
+    tprof_rows_set_i(top, 0, T_SKEW_MEAN, r->skew_mean_ns);
+    if (r->common_steps) tprof_rows_set_i(top, 0, T_SKEW_STEP, r->skew_max_step);
+    for (size_t k = 0; k < r->nranks; k++) {
+        const tprof_rank_row *x = &r->ranks[k];
+        long i = tprof_rows_add(rows);
+        if (i < 0 || tprof_rows_set_s(rows, (size_t)i, F_FILE, x->file)) {
+            tprof_result_free(res);
+            return TPROF_ENOMEM;
+        }
+        const int64_t v[] = { [F_RANK] = x->rank, [F_STEPS] = (int64_t)x->nsteps, [F_STEP_MEAN] = x->step_mean_ns,
+                              [F_SPAN] = x->span_ns, [F_IDLE] = x->idle_ns, [F_COMPUTE] = x->compute_ns,
+                              [F_COMM] = x->comm_ns, [F_EXPOSED] = x->exposed_comm_ns,
+                              [R_STRAGGLER] = (long)k == r->straggler };
+        for (size_t c = 0; c < R_NCOLS; c++)
+            if (c != F_FILE) tprof_rows_set_i(rows, (size_t)i, c, v[c]);
+    }
+    *out = res;
+    return 0;
 }

@@ -11,6 +11,8 @@ static const tprof_result_desc *const all[] = {
     &tprof_kernels_desc[TPROF_BY_CLASS],
     &tprof_kernels_desc[TPROF_BY_STREAM],
     &tprof_launch_desc,
+    &tprof_rank_facts_desc,
+    &tprof_ranks_desc,
     &tprof_steps_desc,
     &tprof_temporal_desc,
 };

@@ -234,9 +234,10 @@ static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r)
 
 void tprof_result_json_members(const tprof_result *r, size_t limit, tprof_jw *w)
 {
-    json_row_members(w, r->top, 0);
+    if (!r->d->json_tables_first) json_row_members(w, r->top, 0);
     for (size_t i = 0; i < r->d->ntables; i++)
         if (!r->d->tables[i]->no_json) json_rows_n(w, r->tables[i], r->d->tables[i], limit);
+    if (r->d->json_tables_first) json_row_members(w, r->top, 0);
 }
 
 static const char *kind_name(tprof_col_kind k)
@@ -295,7 +296,12 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
 void tprof_result_desc_markdown(const tprof_result_desc *d, FILE *f)
 {
     fprintf(f, "\n## `%s` (version %u)\n\n", d->name, d->version);
-    if (d->csv_table) fprintf(f, "CSV: the rows of table `%s`, after trace,file.\n", d->tables[d->csv_table - 1]->name);
+    if (d->doc) fprintf(f, "%s\n\n", d->doc);
+    if (d->internal) fprintf(f, "Not printed by a command: a per-rank input, written and read back as results are.\n");
+    else if (d->whole_run && d->csv_table)
+        fprintf(f, "One result for all traces. CSV: the rows of table `%s`.\n", d->tables[d->csv_table - 1]->name);
+    else if (d->csv_table)
+        fprintf(f, "CSV: the rows of table `%s`, after trace,file.\n", d->tables[d->csv_table - 1]->name);
     else fprintf(f, "CSV: one row per trace (the top table), after trace,file.\n");
     table_markdown(d->top, "(top)", d->csv_table == 0, f);
     for (size_t i = 0; i < d->ntables; i++)

@@ -127,6 +127,10 @@ typedef struct {
      * of RESULTS[i] (-1 unknown). */
     int (*combine)(void *ctx, const tprof_result *const *results, const int64_t *ranks, size_t n,
                    tprof_result **out);
+    /* Or one result for the whole run from every trace's (a cross-rank
+     * analysis: ANALYSE gives each trace's facts): printed alone, JSON its
+     * object, CSV its rows, the text by PRINT with label and path NULL. */
+    int (*reduce)(void *ctx, const tprof_result *const *results, size_t n, tprof_result **out);
     /* The rows shown of each `limited` table (--top N; 0: all); NULL: all. */
     size_t (*limit)(void *ctx);
     /* What an analysis's TPROF_EUSAGE means for this command (exit 2). */

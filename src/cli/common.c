@@ -376,6 +376,35 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     r->trace = NULL;
 }
 
+/* The one result of a cross-rank command, from every trace's facts. */
+static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, const tprof_result *const *res, size_t n,
+                           size_t limit)
+{
+    const tprof_result_desc *d = spec->result;
+    size_t t = (size_t)d->csv_table;
+    if (fmt == FMT_CSV) tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, NULL, stdout);
+    if (!n) return EXIT_OK;
+    tprof_result *r;
+    int e = spec->reduce(ctx, res, n, &r);
+    if (e) {
+        cli_error("%s", tprof_strerror(e));
+        return EXIT_INPUT;
+    }
+    if (fmt == FMT_JSON) {
+        tprof_jw w;
+        tprof_jw_init(&w, stdout);
+        tprof_jw_obj(&w);
+        tprof_result_json_members(r, limit, &w);
+        tprof_jw_obj_end(&w);
+    } else if (fmt == FMT_CSV) {
+        tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), NULL, 0, limit, stdout);
+    } else
+        e = spec->print ? spec->print(ctx, r, NULL, NULL) : tprof_rows_print_table(tprof_result_top_c(r), 0, stdout);
+    tprof_result_free(r);
+    if (e) cli_error("%s", tprof_strerror(e));
+    return e ? EXIT_INPUT : EXIT_OK;
+}
+
 /* Prints the results in input order (and, with spec->combine and several
  * traces, their combination after them). Returns an exit code. */
 static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const tprof_result *const *res,
@@ -383,6 +412,7 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
 {
     int rc = EXIT_OK;
     size_t limit = spec->limit ? spec->limit(ctx) : 0;
+    if (spec->reduce) return print_whole_run(spec, ctx, fmt, res, n, limit);
     tprof_result *all = NULL;
     char all_label[64];
     snprintf(all_label, sizeof all_label, "all %zu traces", n);

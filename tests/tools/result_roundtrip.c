@@ -3,7 +3,8 @@
  * form, read back and compared cell by cell, and their JSON rendered from
  * both compared byte for byte. Then, per type, the traces' results combined
  * across ranks as computed and as read back: equal ("reduced elsewhere"
- * means the same). Prints one line per trace and type; exits 1 on any
+ * means the same), and the ranks reduced from each trace's facts as made
+ * and as read back. Prints one line per trace and type; exits 1 on any
  * difference (tests/cli/schema.py). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 8 };
+enum { NTYPES = 9, FACTS = 8 };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
         r[5] = kernels_of(t, TPROF_BY_NAME);
         r[6] = kernels_of(t, TPROF_BY_CLASS);
         r[7] = kernels_of(t, TPROF_BY_STREAM);
+        tprof_rank_facts(t, &r[FACTS]);
         for (int k = 0; k < NTYPES; k++) {
             if (!r[k]) {
                 printf("DIFF: %s: result %d was not made\n", argv[i], k);
@@ -135,6 +137,20 @@ int main(int argc, char **argv)
                 tprof_result_free(r[k]);
         }
         tprof_trace_free(t);
+    }
+    if (nmade[FACTS]) {
+        tprof_ranks_result *ra = NULL, *rb = NULL;
+        tprof_result *a = NULL, *b = NULL;
+        int same = !tprof_ranks_reduce((const tprof_result *const *)made[FACTS], nmade[FACTS], &ra) &&
+                   !tprof_ranks_reduce((const tprof_result *const *)read_back[FACTS], nmade[FACTS], &rb) &&
+                   !tprof_ranks_tables(ra, &a) && !tprof_ranks_tables(rb, &b) && tprof_result_equal(a, b);
+        printf("%s ranks: reduced from %zu traces' facts, as made and as read back\n", same ? "same" : "DIFF",
+               nmade[FACTS]);
+        bad |= !same;
+        tprof_ranks_free(ra);
+        tprof_ranks_free(rb);
+        tprof_result_free(a);
+        tprof_result_free(b);
     }
     for (int k = 0; k < NTYPES; k++) {
         if (nmade[k] > 1) {
