@@ -300,6 +300,8 @@ void tprof_ranks_free(tprof_ranks_result *r);
  * the order given (a rank the trace does not say is its place there). */
 extern const tprof_result_desc tprof_rank_facts_desc;
 int tprof_rank_facts(const tprof_trace *t, tprof_result **out);
+/* The same when the trace's communication was analysed already. */
+int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *comm, tprof_result **out);
 int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_result **out);
 /* The "ranks" result: the straggler and skew, and a row per rank. */
 extern const tprof_result_desc tprof_ranks_desc;
@@ -327,6 +329,37 @@ typedef struct {
 /* Evaluates every rule on each trace (one per rank) and across them. */
 int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out);
 void tprof_advice_free(tprof_advice *a);
+/* The "advice" result: a row per finding (rule, rank, value, threshold,
+ * evidence, remedy: tprof_finding_cols). */
+extern const tprof_result_desc tprof_advice_desc;
+#define TPROF_FINDING_NCOLS 6
+extern const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS];
+int tprof_advice_tables(const tprof_advice *a, tprof_result **out);
+/* The same in two parts, so that each trace can be freed once read: one
+ * trace's findings (rank null: that trace), then every trace's findings
+ * given their ranks (from tprof_ranks_reduce over the traces' facts, in the
+ * same order) and the cross-rank rules. */
+int tprof_advise_rank(const tprof_trace *t, tprof_result **out);
+int tprof_advise_reduce(const tprof_result *const *per_rank, const tprof_ranks_result *ranks, tprof_result **out);
+
+/* ---- summary: the first screen, one result for the run ---- */
+
+/* Each trace's row (run facts, steps, phases, temporal, communication),
+ * from the analyses it was made of. */
+extern const tprof_result_desc tprof_summary_trace_desc;
+int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *steps, const tprof_temporal_result *temporal,
+                        const tprof_comm_result *comm, tprof_result **out);
+/* What the summary keeps of one trace once it is freed. */
+typedef struct {
+    const tprof_result *trace;    /* tprof_summary_trace */
+    const tprof_result *kernels;  /* tprof_kernels_tables, by name, whole trace */
+    const tprof_result *facts;    /* tprof_rank_facts */
+    const tprof_result *findings; /* tprof_advise_rank */
+} tprof_summary_part;
+/* The run's summary: the traces' rows, the kernels of all traces, the
+ * ranks (two traces or more) and the advice. */
+extern const tprof_result_desc tprof_summary_desc;
+int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out);
 
 #ifdef __cplusplus
 }

@@ -82,6 +82,7 @@ typedef struct {
     int width;          /* text table: cut longer cells in the middle (0: never) */
     int decimals;       /* RATE / REAL / RATIO in tables (0: 2, RATIO 1) */
     int csv_decimals;   /* a double in CSV with this many decimals (0: shortest exact, %.17g) */
+    int csv_digits;     /* or with this many significant digits (%.*g) */
 } tprof_col_desc;
 
 /* A column given by position for the usual five fields, the rest by
@@ -113,6 +114,10 @@ typedef struct tprof_table_desc {
     /* a ranking (kernels by time): renderers given a row limit (--top N)
      * show its first N rows; the result keeps them all */
     int limited;
+    /* JSON: a table of at most one row as an object of its columns ("steps":
+     * {...}), null when it has none */
+    int json_single;
+    int json_null_empty; /* JSON: null instead of an empty array or object */
 } tprof_table_desc;
 
 typedef struct {
@@ -122,10 +127,12 @@ typedef struct {
     const tprof_table_desc *const *tables;
     size_t ntables;
     int csv_table; /* whose rows CSV prints: 0 the top table, I+1 table I */
+    int no_csv;    /* no CSV form (nested tables that do not flatten) */
     /* one result for the whole run (ranks side by side), not one per trace:
      * JSON is its object alone, CSV its rows without trace,file */
     int whole_run;
     int json_tables_first; /* JSON: the tables before the top table's columns */
+    int json_rows_only;    /* with whole_run, JSON: the CSV table's rows alone, an array */
     /* not printed by a command: a per-rank input of cross-rank analyses,
      * described so that it can be written and read back (MPI) */
     int internal;
@@ -171,6 +178,10 @@ const tprof_cell *tprof_rows_cell(const tprof_rows *t, size_t row, size_t col);
 int tprof_table_col(const tprof_table_desc *d, const char *name);
 /* Derives every DERIVED column (num / den; null when den is 0 or null). */
 void tprof_result_derive(tprof_result *r);
+/* Appends copies of SRC's rows (with their child tables) to DST, a table of
+ * the same columns in another result: 0, TPROF_EUSAGE (other columns) or
+ * TPROF_ENOMEM. */
+int tprof_rows_append(tprof_rows *dst, const tprof_rows *src);
 /* Sorts T's rows (with their child tables) by the columns COLS[0..N), the
  * first deciding, each descending where DESC[i]; nulls last. */
 int tprof_rows_sort(tprof_rows *t, const int *cols, const int *desc, size_t n);
@@ -192,6 +203,9 @@ void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t npref
  * table's columns, then each table as an array of row objects); tables
  * marked `limited` show their first LIMIT rows (0: all). */
 void tprof_result_json_members(const tprof_result *r, size_t limit, tprof_jw *w);
+/* T alone as a JSON value (an array of row objects, or as its description
+ * says), its first LIMIT rows when it is `limited` (0: all). */
+void tprof_rows_json(const tprof_rows *t, size_t limit, tprof_jw *w);
 
 /* The description as Markdown: a section per table, a row per column
  * (name, kind, rule across ranks, formats it is in, meaning); docs/SCHEMA.md

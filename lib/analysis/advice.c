@@ -164,6 +164,25 @@ static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_
     return rc ? TPROF_ENOMEM : 0;
 }
 
+/* The cross-rank rule: step-time skew, from the ranks side by side. */
+static int ranks_rules(const tprof_ranks_result *r, tprof_advice *a, size_t *cap)
+{
+    int64_t sum = 0;
+    size_t with_steps = 0;
+    for (size_t i = 0; i < r->nranks; i++)
+        if (r->ranks[i].nsteps) sum = tprof_sat_add(sum, r->ranks[i].step_mean_ns), with_steps++;
+    double mean = with_steps ? (double)sum / (double)with_steps : 0.0;
+    char d1[32], d2[32];
+    if (r->common_steps && mean > 0 && (double)r->skew_max_ns / mean >= SKEW_MIN)
+        return add(a, cap, "uneven-ranks", -1, (double)r->skew_max_ns / mean, SKEW_MIN,
+                   "balance the work across ranks (data sharding, sequence lengths, MoE routing)",
+                   "step times differ across ranks by up to %s (ProfilerStep#%lld), %.0f%% of the mean step time %s%s",
+                   tprof_fmt_duration(d1, sizeof d1, r->skew_max_ns), (long long)r->skew_max_step,
+                   100.0 * (double)r->skew_max_ns / mean, tprof_fmt_duration(d2, sizeof d2, (int64_t)mean),
+                   r->straggler >= 0 ? "; rank with the most compute waits least: a straggler" : "");
+    return 0;
+}
+
 int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out)
 {
     *out = NULL;
@@ -177,20 +196,7 @@ int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out)
     if (n >= 2) {
         tprof_ranks_result *r;
         if (tprof_ranks(traces, n, &r)) goto oom;
-        int64_t sum = 0;
-        size_t with_steps = 0;
-        for (size_t i = 0; i < r->nranks; i++)
-            if (r->ranks[i].nsteps) sum = tprof_sat_add(sum, r->ranks[i].step_mean_ns), with_steps++;
-        double mean = with_steps ? (double)sum / (double)with_steps : 0.0;
-        char d1[32], d2[32];
-        int rc = 0;
-        if (r->common_steps && mean > 0 && (double)r->skew_max_ns / mean >= SKEW_MIN)
-            rc |= add(a, &cap, "uneven-ranks", -1, (double)r->skew_max_ns / mean, SKEW_MIN,
-                      "balance the work across ranks (data sharding, sequence lengths, MoE routing)",
-                      "step times differ across ranks by up to %s (ProfilerStep#%lld), %.0f%% of the mean step time %s%s",
-                      tprof_fmt_duration(d1, sizeof d1, r->skew_max_ns), (long long)r->skew_max_step,
-                      100.0 * (double)r->skew_max_ns / mean, tprof_fmt_duration(d2, sizeof d2, (int64_t)mean),
-                      r->straggler >= 0 ? "; rank with the most compute waits least: a straggler" : "");
+        int rc = ranks_rules(r, a, &cap);
         tprof_ranks_free(r);
         if (rc) goto oom;
     }
@@ -199,6 +205,111 @@ int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out)
 oom:
     tprof_advice_free(a);
     return TPROF_ENOMEM;
+}
+
+/* ---- the same in two parts, and as result tables ---- */
+
+enum { A_RULE, A_RANK, A_VALUE, A_THRESHOLD, A_EVIDENCE, A_REMEDY, A_NCOLS };
+
+const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS] = {
+    [A_RULE] = TPROF_COL("rule", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
+                         "attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync, uneven-ranks"),
+    [A_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
+                         "the rank it is about; null: the whole run (in a rank's findings: that rank)"),
+    [A_VALUE] = TPROF_COL("value", TPROF_COL_REAL, TPROF_COMBINE_PER_RANK, NULL, "the number behind it",
+                          .csv_digits = 6),
+    [A_THRESHOLD] = TPROF_COL("threshold", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                              "the documented threshold it crossed (docs/METRICS.md)", .csv_digits = 6),
+    [A_EVIDENCE] = TPROF_COL("evidence", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the numbers, in words"),
+    [A_REMEDY] = TPROF_COL("remedy", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the usual remedy"),
+};
+static const tprof_table_desc findings = { .name = "findings", .doc = "rank by rank in the order given, then the run's",
+                                           .cols = tprof_finding_cols, .ncols = A_NCOLS };
+static const tprof_table_desc advice_top = { .name = "" };
+static const tprof_table_desc *const advice_tables[] = { &findings };
+const tprof_result_desc tprof_advice_desc = { .name = "advice", .version = 1, .top = &advice_top,
+                                              .tables = advice_tables, .ntables = 1, .csv_table = 1,
+                                              .whole_run = 1, .json_rows_only = 1 };
+
+int tprof_advice_tables(const tprof_advice *a, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_advice_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *t = tprof_result_table(res, 0);
+    for (size_t k = 0; k < a->n; k++) {
+        const tprof_advice_item *it = &a->items[k];
+        long i = tprof_rows_add(t);
+        if (i < 0 || tprof_rows_set_s(t, (size_t)i, A_RULE, it->rule) ||
+            tprof_rows_set_s(t, (size_t)i, A_EVIDENCE, it->evidence) ||
+            tprof_rows_set_s(t, (size_t)i, A_REMEDY, it->remedy)) {
+            tprof_result_free(res);
+            return TPROF_ENOMEM;
+        }
+        if (it->rank >= 0) tprof_rows_set_i(t, (size_t)i, A_RANK, it->rank);
+        tprof_rows_set_d(t, (size_t)i, A_VALUE, it->value);
+        tprof_rows_set_d(t, (size_t)i, A_THRESHOLD, it->threshold);
+    }
+    *out = res;
+    return 0;
+}
+
+int tprof_advise_rank(const tprof_trace *t, tprof_result **out)
+{
+    *out = NULL;
+    tprof_advice a = { 0 };
+    size_t cap = 0;
+    int rc = rank_rules(t, -1, &a, &cap) ? TPROF_ENOMEM : 0;
+    if (!rc) rc = tprof_advice_tables(&a, out);
+    free(a.items);
+    return rc;
+}
+
+/* Appends the findings SRC to DST, each about RANK (-1: as they say). */
+static int append_findings(tprof_rows *dst, const tprof_rows *src, int64_t rank)
+{
+    for (size_t k = 0; k < tprof_rows_count(src); k++) {
+        long i = tprof_rows_add(dst);
+        if (i < 0) return TPROF_ENOMEM;
+        for (size_t c = 0; c < A_NCOLS; c++) {
+            const tprof_cell *v = tprof_rows_cell(src, k, c);
+            if (c == A_RANK && rank >= 0) tprof_rows_set_i(dst, (size_t)i, c, rank);
+            else if (v->null) continue;
+            else if (c == A_RANK) tprof_rows_set_i(dst, (size_t)i, c, v->v.i);
+            else if (c == A_VALUE || c == A_THRESHOLD) tprof_rows_set_d(dst, (size_t)i, c, v->v.d);
+            else if (tprof_rows_set_s(dst, (size_t)i, c, v->v.s)) return TPROF_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int tprof_advise_reduce(const tprof_result *const *per_rank, const tprof_ranks_result *ranks, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_advice_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *t = tprof_result_table(res, 0);
+    int rc = 0;
+    for (size_t r = 0; !rc && r < ranks->nranks; r++)
+        rc = tprof_result_desc_of(per_rank[r]) != &tprof_advice_desc
+                 ? TPROF_EUSAGE
+                 : append_findings(t, tprof_result_table_c(per_rank[r], 0), ranks->ranks[r].rank);
+    if (!rc && ranks->nranks >= 2) {
+        tprof_advice a = { 0 };
+        size_t cap = 0;
+        tprof_result *run = NULL;
+        rc = ranks_rules(ranks, &a, &cap);
+        if (!rc) rc = tprof_advice_tables(&a, &run);
+        if (!rc) rc = append_findings(t, tprof_result_table_c(run, 0), -1);
+        tprof_result_free(run);
+        free(a.items);
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
 }
 
 void tprof_advice_free(tprof_advice *a)

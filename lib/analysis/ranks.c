@@ -59,11 +59,20 @@ const tprof_result_desc tprof_rank_facts_desc = {
 int tprof_rank_facts(const tprof_trace *t, tprof_result **out)
 {
     *out = NULL;
+    tprof_comm_result *c;
+    if (tprof_comm(t, &c)) return TPROF_ENOMEM;
+    int rc = tprof_rank_facts_from(t, c, out);
+    tprof_comm_free(c);
+    return rc;
+}
+
+int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *c, tprof_result **out)
+{
+    *out = NULL;
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
     tprof_temporal_opts keep = { .keep_last_step = 1 };
     tprof_temporal_result tr;
-    tprof_comm_result *c;
-    if (tprof_temporal(t, &keep, &tr) || tprof_comm(t, &c)) return TPROF_ENOMEM;
+    if (tprof_temporal(t, &keep, &tr)) return TPROF_ENOMEM;
     tprof_result *r = tprof_result_new(&tprof_rank_facts_desc);
     int rc = r ? 0 : TPROF_ENOMEM;
     tprof_rows *top = r ? tprof_result_top(r) : NULL;
@@ -90,7 +99,6 @@ int tprof_rank_facts(const tprof_trace *t, tprof_result **out)
         tprof_rows_set_i(top, 0, F_COMM, c->comm_ns);
         tprof_rows_set_i(top, 0, F_EXPOSED, c->exposed_ns);
     }
-    tprof_comm_free(c);
     if (rc) {
         tprof_result_free(r);
         return rc;

@@ -13,6 +13,9 @@ static const tprof_result_desc *const all[] = {
     &tprof_launch_desc,
     &tprof_rank_facts_desc,
     &tprof_ranks_desc,
+    &tprof_advice_desc,
+    &tprof_summary_trace_desc,
+    &tprof_summary_desc,
     &tprof_steps_desc,
     &tprof_temporal_desc,
 };

@@ -127,6 +127,7 @@ static void csv_cell(const tprof_col_desc *c, const tprof_cell *v, FILE *f)
     if (result_kind_is_int(c->kind)) fprintf(f, "%" PRId64, v->v.i);
     else if (result_kind_is_str(c->kind)) tprof_csv_field(f, v->v.s);
     else if (isfinite(v->v.d) && c->csv_decimals > 0) fprintf(f, "%.*f", c->csv_decimals, v->v.d);
+    else if (isfinite(v->v.d) && c->csv_digits > 0) fprintf(f, "%.*g", c->csv_digits, v->v.d);
     else if (isfinite(v->v.d)) fprintf(f, "%.17g", v->v.d);
 }
 
@@ -174,35 +175,53 @@ static int first_key_col(const tprof_table_desc *d)
 }
 
 static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r);
-static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d);
+static void json_table(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d);
 
-/* D's rows in T, the first LIMIT when D is `limited` (0: all). */
-static void json_rows_n(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d, size_t limit)
+/* The first LIMIT rows of T when D is `limited` (0: all): a shorter view
+ * of the same cells in *VIEW. */
+static const tprof_rows *limited(const tprof_rows *t, const tprof_table_desc *d, size_t limit, tprof_rows *view)
 {
-    tprof_rows view;
-    if (t && d->limited && limit && limit < t->n) { /* a shorter view of the same cells */
-        view = *t;
-        view.n = limit;
-        t = &view;
-    }
-    json_rows(w, t, d);
+    if (!t || !d->limited || !limit || limit >= t->n) return t;
+    *view = *t;
+    view->n = limit;
+    return view;
 }
 
+/* Table D (rows T, which may be NULL: none yet) as a member of the object
+ * being written: its name and its value, or its keyed members inline. */
 static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d)
 {
+    if (!(d->json_keyed && d->json_inline && first_key_col(d) >= 0)) tprof_jw_key(w, d->name);
+    json_table(w, t, d);
+}
+
+/* Table D as a JSON value (or, inline, as members). */
+static void json_table(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d)
+{
+    size_t n = t ? t->n : 0;
     int kc = d->json_keyed ? first_key_col(d) : -1;
     int inline_members = kc >= 0 && d->json_inline;
-    if (!inline_members) tprof_jw_key(w, d->name);
+    if (!n && (d->json_null_empty || d->json_single) && !inline_members) {
+        tprof_jw_null(w);
+        return;
+    }
+    if (d->json_single) { /* {columns of the one row} */
+        tprof_jw_obj(w);
+        json_row_members(w, t, 0);
+        tprof_jw_obj_end(w);
+        return;
+    }
     if (kc >= 0) { /* {"KEY": {other columns}, ...} */
         if (!inline_members) tprof_jw_obj(w);
-        for (size_t r = 0; t && r < t->n; r++) {
+        for (size_t r = 0; r < n; r++) {
             const tprof_cell *k = tprof_rows_cell(t, r, (size_t)kc);
             tprof_jw_key(w, k->null ? "" : k->v.s);
             tprof_jw_obj(w);
             for (size_t c = 0; c < d->ncols; c++)
                 if ((int)c != kc && !(d->cols[c].flags & TPROF_COLF_NO_JSON))
                     json_cell(w, &d->cols[c], tprof_rows_cell(t, r, c));
-            for (size_t ch = 0; ch < d->nchildren; ch++) json_rows(w, tprof_rows_child_c(t, r, ch), d->children[ch]);
+            for (size_t ch = 0; ch < d->nchildren; ch++)
+                if (!d->children[ch]->no_json) json_rows(w, tprof_rows_child_c(t, r, ch), d->children[ch]);
             tprof_jw_obj_end(w);
         }
         if (!inline_members) tprof_jw_obj_end(w);
@@ -212,11 +231,11 @@ static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *
     if (d->json_values) { /* [v, v, ...] of the first JSON column */
         size_t c = 0;
         while (c < d->ncols && (d->cols[c].flags & TPROF_COLF_NO_JSON)) c++;
-        for (size_t r = 0; t && c < d->ncols && r < t->n; r++) json_value(w, &d->cols[c], tprof_rows_cell(t, r, c));
+        for (size_t r = 0; c < d->ncols && r < n; r++) json_value(w, &d->cols[c], tprof_rows_cell(t, r, c));
         tprof_jw_arr_end(w);
         return;
     }
-    for (size_t r = 0; t && r < t->n; r++) {
+    for (size_t r = 0; r < n; r++) {
         tprof_jw_obj(w);
         json_row_members(w, t, r);
         tprof_jw_obj_end(w);
@@ -229,14 +248,22 @@ static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r)
     const tprof_table_desc *d = t->d;
     for (size_t c = 0; c < d->ncols; c++)
         if (!(d->cols[c].flags & TPROF_COLF_NO_JSON)) json_cell(w, &d->cols[c], tprof_rows_cell(t, r, c));
-    for (size_t k = 0; k < d->nchildren; k++) json_rows(w, tprof_rows_child_c(t, r, k), d->children[k]);
+    for (size_t k = 0; k < d->nchildren; k++)
+        if (!d->children[k]->no_json) json_rows(w, tprof_rows_child_c(t, r, k), d->children[k]);
+}
+
+void tprof_rows_json(const tprof_rows *t, size_t limit, tprof_jw *w)
+{
+    tprof_rows view;
+    json_table(w, limited(t, t->d, limit, &view), t->d);
 }
 
 void tprof_result_json_members(const tprof_result *r, size_t limit, tprof_jw *w)
 {
     if (!r->d->json_tables_first) json_row_members(w, r->top, 0);
+    tprof_rows view;
     for (size_t i = 0; i < r->d->ntables; i++)
-        if (!r->d->tables[i]->no_json) json_rows_n(w, r->tables[i], r->d->tables[i], limit);
+        if (!r->d->tables[i]->no_json) json_rows(w, limited(r->tables[i], r->d->tables[i], limit, &view), r->d->tables[i]);
     if (r->d->json_tables_first) json_row_members(w, r->top, 0);
 }
 
@@ -261,6 +288,8 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
             d->json_keyed && d->json_inline ? " (JSON: members of the parent row, named by the first key column)"
             : d->json_keyed ? " (JSON: an object keyed by the first key column)"
             : d->json_values ? " (JSON: an array of the column's values)"
+            : d->json_single ? " (JSON: an object, null when empty)"
+            : d->json_null_empty ? " (JSON: null when empty)"
             : d->no_json ? " (not in JSON)"
             : d->limited ? " (--top limits its rows)" : "",
             d->doc ? ": " : "", d->doc ? d->doc : "");
@@ -298,6 +327,10 @@ void tprof_result_desc_markdown(const tprof_result_desc *d, FILE *f)
     fprintf(f, "\n## `%s` (version %u)\n\n", d->name, d->version);
     if (d->doc) fprintf(f, "%s\n\n", d->doc);
     if (d->internal) fprintf(f, "Not printed by a command: a per-rank input, written and read back as results are.\n");
+    else if (d->whole_run && d->no_csv) fprintf(f, "One result for all traces; no CSV form.\n");
+    else if (d->whole_run && d->csv_table && d->json_rows_only)
+        fprintf(f, "One result for all traces. CSV: the rows of table `%s`; JSON: an array of them.\n",
+                d->tables[d->csv_table - 1]->name);
     else if (d->whole_run && d->csv_table)
         fprintf(f, "One result for all traces. CSV: the rows of table `%s`.\n", d->tables[d->csv_table - 1]->name);
     else if (d->csv_table)

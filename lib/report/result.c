@@ -517,3 +517,43 @@ int tprof_result_equal(const tprof_result *a, const tprof_result *b)
         if (!rows_equal(a->tables[i], b->tables[i])) return 0;
     return 1;
 }
+
+static int copy_row(tprof_rows *dst, const tprof_rows *src, size_t r, int depth)
+{
+    if (depth > 16) return TPROF_ELIMIT;
+    long i = tprof_rows_add(dst);
+    if (i < 0) return TPROF_ENOMEM;
+    const tprof_table_desc *d = src->d;
+    for (size_t c = 0; c < d->ncols; c++) {
+        const tprof_cell *v = tprof_rows_cell(src, r, c);
+        if (v->null) continue;
+        if (result_kind_is_str(d->cols[c].kind)) {
+            if (tprof_rows_set_s(dst, (size_t)i, c, v->v.s)) return TPROF_ENOMEM;
+        } else
+            *cell(dst, (size_t)i, c) = *v;
+    }
+    for (size_t k = 0; k < d->nchildren; k++) {
+        const tprof_rows *kid = tprof_rows_child_c(src, r, k);
+        if (!kid) continue;
+        tprof_rows *to = tprof_rows_child(dst, (size_t)i, k);
+        if (!to) return TPROF_ENOMEM;
+        for (size_t j = 0; j < kid->n; j++) {
+            int rc = copy_row(to, kid, j, depth + 1);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+int tprof_rows_append(tprof_rows *dst, const tprof_rows *src)
+{
+    if (!src) return 0;
+    if (src->d != dst->d && (src->d->cols != dst->d->cols || src->d->ncols != dst->d->ncols ||
+                             src->d->children != dst->d->children || src->d->nchildren != dst->d->nchildren))
+        return TPROF_EUSAGE;
+    for (size_t r = 0; r < src->n; r++) {
+        int rc = copy_row(dst, src, r, 0);
+        if (rc) return rc;
+    }
+    return 0;
+}

@@ -131,6 +131,9 @@ typedef struct {
      * analysis: ANALYSE gives each trace's facts): printed alone, JSON its
      * object, CSV its rows, the text by PRINT with label and path NULL. */
     int (*reduce)(void *ctx, const tprof_result *const *results, size_t n, tprof_result **out);
+    /* Results ANALYSE makes of each trace (0: one), into OUT[0..NPARTS);
+     * REDUCE then gets N * NPARTS of them, trace by trace. */
+    size_t nparts;
     /* The rows shown of each `limited` table (--top N; 0: all); NULL: all. */
     size_t (*limit)(void *ctx);
     /* What an analysis's TPROF_EUSAGE means for this command (exit 2). */
@@ -171,8 +174,11 @@ int cmd_mfu(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_mem(int argc, char **argv);
 
-/* Advice as a list (table format), CSV rows, or a JSON array on W. */
-void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w);
+/* The findings of an "advice" result as a list, each with its remedy. */
+int cli_print_findings(const tprof_rows *findings);
+/* The run's advice from every trace's facts and findings (in trace order). */
+int cli_advice_reduce(const tprof_result *const *facts, const tprof_result *const *findings, size_t n,
+                      tprof_result **out);
 
 /* Label for a trace in reports: "rank R" when known, else the file index. */
 void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len);

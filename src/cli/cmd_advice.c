@@ -22,65 +22,71 @@ static void help(FILE *f)
             "cross-rank rules.\n\noptions:\n" CLI_COMMON_HELP);
 }
 
-void cli_print_advice(const tprof_advice *a, cli_format fmt, tprof_jw *w)
+int cli_print_findings(const tprof_rows *findings)
 {
-    if (fmt == FMT_JSON) {
-        tprof_jw_arr(w);
-        for (size_t i = 0; i < a->n; i++) {
-            const tprof_advice_item *it = &a->items[i];
-            tprof_jw_obj(w);
-            tprof_jw_kstr(w, "rule", it->rule);
-            tprof_jw_key(w, "rank");
-            if (it->rank >= 0) tprof_jw_int(w, it->rank); else tprof_jw_null(w);
-            tprof_jw_kdouble(w, "value", it->value);
-            tprof_jw_kdouble(w, "threshold", it->threshold);
-            tprof_jw_kstr(w, "evidence", it->evidence);
-            tprof_jw_kstr(w, "remedy", it->remedy);
-            tprof_jw_obj_end(w);
-        }
-        tprof_jw_arr_end(w);
-        return;
-    }
-    if (fmt == FMT_CSV) { /* the header is cli_run's */
-        for (size_t i = 0; i < a->n; i++) {
-            const tprof_advice_item *it = &a->items[i];
-            printf("%s,", it->rule);
-            if (it->rank >= 0) printf("%" PRId64, it->rank);
-            printf(",%.6g,%.6g,", it->value, it->threshold);
-            tprof_csv_field(stdout, it->evidence);
-            fputc(',', stdout);
-            tprof_csv_field(stdout, it->remedy);
-            fputc('\n', stdout);
-        }
-        return;
-    }
-    if (a->n == 0) {
+    size_t n = tprof_rows_count(findings);
+    if (n == 0) {
         printf("no finding crosses its threshold\n");
-        return;
+        return 0;
     }
-    for (size_t i = 0; i < a->n; i++) {
-        const tprof_advice_item *it = &a->items[i];
+    const tprof_table_desc *d = tprof_rows_desc(findings);
+    int rule = tprof_table_col(d, "rule"), rank = tprof_table_col(d, "rank"), ev = tprof_table_col(d, "evidence"),
+        remedy = tprof_table_col(d, "remedy");
+    for (size_t i = 0; i < n; i++) {
+        const tprof_cell *rk = tprof_rows_cell(findings, i, (size_t)rank);
         char who[32] = "all ranks";
-        if (it->rank >= 0) snprintf(who, sizeof who, "rank %" PRId64, it->rank);
-        printf("- [%s] %s: %s\n    -> %s\n", it->rule, who, it->evidence, it->remedy);
+        if (!rk->null) snprintf(who, sizeof who, "rank %" PRId64, rk->v.i);
+        printf("- [%s] %s: %s\n    -> %s\n", tprof_rows_cell(findings, i, (size_t)rule)->v.s, who,
+               tprof_rows_cell(findings, i, (size_t)ev)->v.s, tprof_rows_cell(findings, i, (size_t)remedy)->v.s);
     }
+    return 0;
 }
 
-static int all(void *ctx, const tprof_trace *const *tr, size_t nt, cli_out *out)
+static int print(void *ctx, const tprof_result *r, const char *label, const char *path)
+{
+    (void)ctx, (void)label, (void)path;
+    return cli_print_findings(tprof_result_table_c(r, 0));
+}
+
+/* Each trace: its facts (for the ranks) and its own findings. */
+static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
     (void)ctx;
-    tprof_advice *a;
-    int rc = tprof_advise(tr, nt, &a);
+    int rc = tprof_rank_facts(t, &out[0]);
+    return rc ? rc : tprof_advise_rank(t, &out[1]);
+}
+
+int cli_advice_reduce(const tprof_result *const *facts, const tprof_result *const *findings, size_t n,
+                      tprof_result **out)
+{
+    tprof_ranks_result *ranks;
+    int rc = tprof_ranks_reduce(facts, n, &ranks);
     if (rc) return rc;
-    cli_print_advice(a, out->fmt, &out->jw);
-    tprof_advice_free(a);
-    return 0;
+    rc = tprof_advise_reduce(findings, ranks, out);
+    tprof_ranks_free(ranks);
+    return rc;
+}
+
+static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_result **out)
+{
+    (void)ctx;
+    const tprof_result **facts = malloc((n ? n : 1) * sizeof *facts), **findings = malloc((n ? n : 1) * sizeof *findings);
+    int rc = facts && findings ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        facts[i] = parts[2 * i];
+        findings[i] = parts[2 * i + 1];
+    }
+    if (!rc) rc = cli_advice_reduce(facts, findings, n, out);
+    free(facts);
+    free(findings);
+    return rc;
 }
 
 int cmd_advice(int argc, char **argv)
 {
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_ADVICE_KEEP, .all = all, .csv_header = "rule,rank,value,threshold,evidence,remedy",
+        .help = help, .keep = TPROF_ADVICE_KEEP, .result = &tprof_advice_desc, .analyse = analyse, .nparts = 2,
+        .reduce = reduce, .print = print,
     };
     return cli_run(argc, argv, &spec, NULL);
 }

@@ -357,6 +357,9 @@ void cli_common_free(cli_common *co)
 
 /* ---- the frame shared by the trace commands ---- */
 
+/* The results each trace is analysed into. */
+static size_t cli_parts(const cli_spec *spec) { return spec->nparts ? spec->nparts : 1; }
+
 /* The result path of cli_run: analyse on the reading thread, free, print. */
 typedef struct {
     const cli_spec *spec;
@@ -371,7 +374,7 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     analyse_job *j = vjob;
     if (!r->trace) return;
     j->rank[i] = tprof_trace_meta_get(r->trace)->rank;
-    j->rc[i] = j->spec->analyse(j->ctx, r->trace, &j->res[i]);
+    j->rc[i] = j->spec->analyse(j->ctx, r->trace, &j->res[i * cli_parts(j->spec)]);
     tprof_trace_free(r->trace);
     r->trace = NULL;
 }
@@ -393,9 +396,12 @@ static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, cons
     if (fmt == FMT_JSON) {
         tprof_jw w;
         tprof_jw_init(&w, stdout);
-        tprof_jw_obj(&w);
-        tprof_result_json_members(r, limit, &w);
-        tprof_jw_obj_end(&w);
+        if (d->json_rows_only) tprof_rows_json(tprof_result_table_c(r, t - 1), limit, &w);
+        else {
+            tprof_jw_obj(&w);
+            tprof_result_json_members(r, limit, &w);
+            tprof_jw_obj_end(&w);
+        }
     } else if (fmt == FMT_CSV) {
         tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), NULL, 0, limit, stdout);
     } else
@@ -477,9 +483,10 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
                        cli_format fmt)
 {
     tprof_read_result *rr = calloc((size_t)n, sizeof *rr);
-    analyse_job job = { spec, ctx, calloc((size_t)n, sizeof *job.res), calloc((size_t)n, sizeof *job.rc),
+    size_t np = cli_parts(spec);
+    analyse_job job = { spec, ctx, calloc((size_t)n * np, sizeof *job.res), calloc((size_t)n, sizeof *job.rc),
                         calloc((size_t)n, sizeof *job.rank) };
-    const tprof_result **shown = calloc((size_t)n, sizeof *shown);
+    const tprof_result **shown = calloc((size_t)n * np, sizeof *shown);
     int64_t *shown_rank = calloc((size_t)n, sizeof *shown_rank);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
@@ -495,7 +502,9 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     for (int i = 0; i < n; i++) {
         if (rr[i].rc && rr[i].rc != TPROF_ETRUNC) continue;
         size_t idx = k++;
-        if (job.rc[i] || !job.res[i]) {
+        int made = 1;
+        for (size_t p = 0; p < np; p++) made &= job.res[(size_t)i * np + p] != NULL;
+        if (job.rc[i] || !made) {
             if (job.rc[i] == TPROF_EUSAGE && spec->usage_error) cli_error("%s: %s", paths[i], spec->usage_error);
             else cli_error("%s: %s", paths[i], tprof_strerror(job.rc[i] ? job.rc[i] : TPROF_ENOMEM));
             if (rc < EXIT_INPUT) rc = job.rc[i] == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
@@ -506,12 +515,13 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         lab[ns] = labels[ns];
         paths[ns] = paths[i]; /* in place: only read from here on */
         shown_rank[ns] = job.rank[i];
-        shown[ns++] = job.res[i];
+        for (size_t p = 0; p < np; p++) shown[ns * np + p] = job.res[(size_t)i * np + p];
+        ns++;
     }
     int e = print_results(spec, ctx, fmt, shown, shown_rank, lab, paths, ns);
     if (e > rc) rc = e;
 done:
-    for (int i = 0; job.res && i < n; i++) tprof_result_free(job.res[i]);
+    for (size_t i = 0; job.res && i < (size_t)n * np; i++) tprof_result_free(job.res[i]);
     free(rr);
     free(job.res);
     free(job.rc);
@@ -554,7 +564,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
         spec->help(stderr);
         rc = EXIT_USAGE;
     }
-    if (!rc && co.fmt == FMT_CSV && !spec->csv_header && !spec->result) {
+    if (!rc && co.fmt == FMT_CSV && !spec->csv_header && (!spec->result || spec->result->no_csv)) {
         cli_error("this command has no CSV form (use --format json)");
         rc = EXIT_USAGE;
     }

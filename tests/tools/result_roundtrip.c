@@ -4,7 +4,7 @@
  * both compared byte for byte. Then, per type, the traces' results combined
  * across ranks as computed and as read back: equal ("reduced elsewhere"
  * means the same), and the ranks reduced from each trace's facts as made
- * and as read back. Prints one line per trace and type; exits 1 on any
+ * and as read back, and the summary from its parts. Prints one line per trace and type; exits 1 on any
  * difference (tests/cli/schema.py). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +28,7 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 9, FACTS = 8 };
+enum { NTYPES = 11, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10 };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -122,6 +122,14 @@ int main(int argc, char **argv)
         r[6] = kernels_of(t, TPROF_BY_CLASS);
         r[7] = kernels_of(t, TPROF_BY_STREAM);
         tprof_rank_facts(t, &r[FACTS]);
+        tprof_advise_rank(t, &r[FINDINGS]);
+        tprof_temporal_result tt;
+        tprof_steps_result *ss = NULL;
+        tprof_comm_result *cc = NULL;
+        if (!tprof_steps(t, &ss) && !tprof_temporal(t, NULL, &tt) && !tprof_comm(t, &cc))
+            tprof_summary_trace(t, ss, &tt, cc, &r[SUMMARY_TRACE]);
+        tprof_steps_free(ss);
+        tprof_comm_free(cc);
         for (int k = 0; k < NTYPES; k++) {
             if (!r[k]) {
                 printf("DIFF: %s: result %d was not made\n", argv[i], k);
@@ -151,6 +159,25 @@ int main(int argc, char **argv)
         tprof_ranks_free(rb);
         tprof_result_free(a);
         tprof_result_free(b);
+    }
+    if (nmade[FACTS] && nmade[FACTS] == nmade[FINDINGS] && nmade[FACTS] == nmade[SUMMARY_TRACE] &&
+        nmade[FACTS] == nmade[KERNELS]) {
+        size_t n = nmade[FACTS];
+        tprof_summary_part *pa = calloc(n, sizeof *pa), *pb = calloc(n, sizeof *pb);
+        for (size_t i = 0; pa && pb && i < n; i++) {
+            pa[i] = (tprof_summary_part){ made[SUMMARY_TRACE][i], made[KERNELS][i], made[FACTS][i], made[FINDINGS][i] };
+            pb[i] = (tprof_summary_part){ read_back[SUMMARY_TRACE][i], read_back[KERNELS][i], read_back[FACTS][i],
+                                          read_back[FINDINGS][i] };
+        }
+        tprof_result *a = NULL, *b = NULL;
+        int same = pa && pb && !tprof_summary_reduce(pa, n, &a) && !tprof_summary_reduce(pb, n, &b) &&
+                   tprof_result_equal(a, b);
+        printf("%s summary: of %zu traces, from their parts as made and as read back\n", same ? "same" : "DIFF", n);
+        bad |= !same;
+        tprof_result_free(a);
+        tprof_result_free(b);
+        free(pa);
+        free(pb);
     }
     for (int k = 0; k < NTYPES; k++) {
         if (nmade[k] > 1) {

@@ -1,0 +1,293 @@
+/* The summary: the first screen on a profile, one result for the run. Each
+ * trace gives its row (run facts, steps, phases, temporal breakdown,
+ * communication) as soon as it is read; the run's result joins the rows
+ * with the kernels combined across traces, the ranks and the advice. */
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- one trace's row ---- */
+
+enum { T_LABEL, T_FILE, T_RANK, T_EVENTS, T_TRUNCATED, T_NSTEPS, T_WORLD, T_BACKEND, T_DEVICE, T_NCOLS };
+static const tprof_col_desc trace_cols[T_NCOLS] = {
+    [T_LABEL] = TPROF_COL("label", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "\"rank R\", else \"trace I\""),
+    [T_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
+    [T_RANK] = TPROF_COL("rank", TPROF_COL_INT, TPROF_COMBINE_PER_RANK, NULL,
+                         "distributedInfo.rank, -1 when the trace does not say"),
+    [T_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "events in the trace, stored or not"),
+    [T_TRUNCATED] = TPROF_COL("truncated", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL,
+                              "the file ended early: the rest covers what was read"),
+    [T_NSTEPS] = TPROF_COL("nsteps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "ProfilerStep spans",
+                           .flags = TPROF_COLF_NO_JSON),
+    [T_WORLD] = TPROF_COL("world_size", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "distributedInfo.world_size",
+                          .flags = TPROF_COLF_NO_JSON),
+    [T_BACKEND] = TPROF_COL("backend", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "distributedInfo.backend",
+                            .flags = TPROF_COLF_NO_JSON),
+    [T_DEVICE] = TPROF_COL("device", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the first device's name",
+                           .flags = TPROF_COLF_NO_JSON),
+};
+
+enum { S_COUNT, S_MEAN, S_P50, S_MIN, S_MAX, S_SPREAD, S_NCOLS };
+static const tprof_col_desc steps_cols[S_NCOLS] = {
+    [S_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "ProfilerSteps"),
+    [S_MEAN] = TPROF_COL("mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "mean step time (CPU span)"),
+    [S_P50] = TPROF_COL("p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "median step time"),
+    [S_MIN] = TPROF_COL("min_ns", TPROF_COL_DURATION, TPROF_COMBINE_MIN, NULL, "shortest step"),
+    [S_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "longest step"),
+    [S_SPREAD] = TPROF_COL("spread", TPROF_COL_REAL, TPROF_COMBINE_MAX, NULL, "(max - min) / mean"),
+};
+enum { P_PHASE, P_CPU, P_GPU, P_NCOLS };
+static const tprof_col_desc phase_cols[P_NCOLS] = {
+    [P_PHASE] = TPROF_COL("phase", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "data, forward, backward, optimizer, other",
+                          .flags = TPROF_COLF_KEY),
+    [P_CPU] = TPROF_COL("cpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "CPU time of the steps in the phase"),
+    [P_GPU] = TPROF_COL("gpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                        "GPU time of the work launched in the phase"),
+};
+enum { G_SPAN, G_IDLE, G_COMPUTE, G_NON, G_LAST, G_EVENTS, G_NCOLS };
+static const tprof_col_desc temporal_cols[G_NCOLS] = {
+    [G_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "the GPU kernel span"),
+    [G_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "span minus busy"),
+    [G_COMPUTE] = TPROF_COL("compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of compute kernels"),
+    [G_NON] = TPROF_COL("non_compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                        "communication and memory not under compute"),
+    [G_LAST] = TPROF_COL("last_step_excluded", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL,
+                         "the last step's work was left out (as `temporal` does)"),
+    [G_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events counted",
+                           .flags = TPROF_COLF_NO_JSON),
+};
+enum { K_NAME, K_CALLS, K_BYTES, K_BUSBW, K_MATCHED, K_NCOLS };
+static const tprof_col_desc call_cols[K_NCOLS] = {
+    [K_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective as recorded",
+                         .flags = TPROF_COLF_KEY),
+    [K_CALLS] = TPROF_COL("calls", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "recorded calls"),
+    [K_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL, "message size of all calls"),
+    [K_BUSBW] = TPROF_COL("busbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_DIST, NULL, "bus bandwidth, GB/s (`comm`)"),
+    [K_MATCHED] = TPROF_COL("matched", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "calls whose kernels were found",
+                            .flags = TPROF_COLF_NO_JSON),
+};
+enum { Y_TYPE, Y_TIME, Y_NCOLS };
+static const tprof_col_desc type_cols[Y_NCOLS] = {
+    [Y_TYPE] = TPROF_COL("type", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the collective type",
+                         .flags = TPROF_COLF_KEY),
+    [Y_TIME] = TPROF_COL("time_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "union of its kernels"),
+};
+enum { C_COMM, C_OVERLAP, C_EXPOSED, C_SHARE, C_NCOLS };
+static const tprof_col_desc comm_cols[C_NCOLS] = {
+    [C_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of communication kernels"),
+    [C_OVERLAP] = TPROF_COL("overlap_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "of it, under compute"),
+    [C_EXPOSED] = TPROF_COL("exposed_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "of it, not under compute"),
+    [C_SHARE] = TPROF_COL("overlap", TPROF_COL_REAL, TPROF_COMBINE_DIST, NULL,
+                          "overlap_ns / comm_ns (0 without communication)"),
+};
+static const tprof_table_desc calls_desc = { .name = "calls", .doc = "recorded collective calls, by kernel time",
+                                             .cols = call_cols, .ncols = K_NCOLS };
+static const tprof_table_desc types_desc = { .name = "types", .doc = "collective types, by time",
+                                             .cols = type_cols, .ncols = Y_NCOLS, .no_json = 1 };
+static const tprof_table_desc *const comm_children[] = { &calls_desc, &types_desc };
+static const tprof_table_desc steps_desc = { .name = "steps", .doc = "step time", .cols = steps_cols,
+                                             .ncols = S_NCOLS, .json_single = 1 };
+static const tprof_table_desc phases_desc = { .name = "phases", .doc = "the steps' time by phase (null: no markers)",
+                                              .cols = phase_cols, .ncols = P_NCOLS, .json_keyed = 1,
+                                              .json_null_empty = 1 };
+static const tprof_table_desc temporal_desc = { .name = "temporal", .doc = "GPU time, HTA's temporal breakdown",
+                                                .cols = temporal_cols, .ncols = G_NCOLS, .json_single = 1 };
+static const tprof_table_desc comm_desc = { .name = "communication", .doc = "communication and its overlap",
+                                            .cols = comm_cols, .ncols = C_NCOLS, .children = comm_children,
+                                            .nchildren = 2, .json_single = 1 };
+enum { CH_STEPS, CH_PHASES, CH_TEMPORAL, CH_COMM };
+static const tprof_table_desc *const trace_children[] = { &steps_desc, &phases_desc, &temporal_desc, &comm_desc };
+static const tprof_table_desc traces_desc = { .name = "traces", .doc = "one row per trace, in the order given",
+                                              .cols = trace_cols, .ncols = T_NCOLS, .children = trace_children,
+                                              .nchildren = 4 };
+static const tprof_table_desc empty_top = { .name = "" };
+static const tprof_table_desc *const trace_tables[] = { &traces_desc };
+const tprof_result_desc tprof_summary_trace_desc = {
+    .name = "summary_trace", .version = 1, .top = &empty_top, .tables = trace_tables, .ntables = 1, .internal = 1,
+    .doc = "What `summary` keeps of each trace besides its kernels, facts and findings: its row of the summary.",
+};
+
+/* Columns 0..N of row ROW of T: the integers V. */
+static void set_row(tprof_rows *t, size_t row, const int64_t *v, size_t n)
+{
+    for (size_t c = 0; c < n; c++) tprof_rows_set_i(t, row, c, v[c]);
+}
+
+int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const tprof_temporal_result *g,
+                        const tprof_comm_result *cm, tprof_result **out)
+{
+    *out = NULL;
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    tprof_result *res = tprof_result_new(&tprof_summary_trace_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *rows = tprof_result_table(res, 0);
+    long r = tprof_rows_add(rows);
+    tprof_rows *st = r < 0 ? NULL : tprof_rows_child(rows, 0, CH_STEPS);
+    tprof_rows *ph = r < 0 ? NULL : tprof_rows_child(rows, 0, CH_PHASES);
+    tprof_rows *te = r < 0 ? NULL : tprof_rows_child(rows, 0, CH_TEMPORAL);
+    tprof_rows *co = r < 0 ? NULL : tprof_rows_child(rows, 0, CH_COMM);
+    int rc = st && ph && te && co && tprof_rows_add(st) == 0 && tprof_rows_add(te) == 0 && tprof_rows_add(co) == 0
+                 ? 0
+                 : TPROF_ENOMEM;
+    if (!rc) rc = tprof_rows_set_s(rows, 0, T_FILE, m->path ? m->path : "");
+    if (!rc && m->backend) rc = tprof_rows_set_s(rows, 0, T_BACKEND, m->backend);
+    if (!rc && m->ndevices && m->devices[0].name) rc = tprof_rows_set_s(rows, 0, T_DEVICE, m->devices[0].name);
+    if (rc) goto fail;
+    tprof_rows_set_i(rows, 0, T_RANK, m->rank);
+    tprof_rows_set_i(rows, 0, T_EVENTS, (int64_t)m->nevents);
+    tprof_rows_set_i(rows, 0, T_TRUNCATED, m->truncated != 0);
+    tprof_rows_set_i(rows, 0, T_NSTEPS, (int64_t)m->nsteps);
+    if (m->world_size > 0) tprof_rows_set_i(rows, 0, T_WORLD, m->world_size);
+    set_row(st, 0, (const int64_t[]){ (int64_t)s->nsteps, s->mean_ns, s->p50_ns, s->min_ns, s->max_ns }, S_SPREAD);
+    tprof_rows_set_d(st, 0, S_SPREAD, s->spread);
+    for (int p = 0; s->phases_found && p < TPROF_PHASE_COUNT; p++) {
+        long k = tprof_rows_add(ph);
+        if (k < 0 || tprof_rows_set_s(ph, (size_t)k, P_PHASE, tprof_phase_name((tprof_phase)p))) goto oom;
+        tprof_rows_set_i(ph, (size_t)k, P_CPU, s->phase_cpu_ns[p]);
+        tprof_rows_set_i(ph, (size_t)k, P_GPU, s->phase_gpu_ns[p]);
+    }
+    set_row(te, 0,
+            (const int64_t[]){ g->span_ns, g->idle_ns, g->compute_ns, g->non_compute_ns, g->last_step_excluded != 0,
+                               (int64_t)g->events },
+            G_NCOLS);
+    set_row(co, 0, (const int64_t[]){ cm->comm_ns, cm->overlap_ns, cm->exposed_ns }, C_SHARE);
+    tprof_rows_set_d(co, 0, C_SHARE, cm->overlap);
+    tprof_rows *calls = tprof_rows_child(co, 0, 0), *types = tprof_rows_child(co, 0, 1);
+    if (!calls || !types) goto oom;
+    for (size_t i = 0; i < cm->ncalls; i++) {
+        const tprof_comm_call *x = &cm->calls[i];
+        long k = tprof_rows_add(calls);
+        if (k < 0 || tprof_rows_set_s(calls, (size_t)k, K_NAME, x->name)) goto oom;
+        tprof_rows_set_i(calls, (size_t)k, K_CALLS, (int64_t)x->calls);
+        tprof_rows_set_i(calls, (size_t)k, K_BYTES, x->bytes);
+        tprof_rows_set_d(calls, (size_t)k, K_BUSBW, x->busbw);
+        tprof_rows_set_i(calls, (size_t)k, K_MATCHED, (int64_t)x->matched);
+    }
+    for (size_t i = 0; i < cm->ntypes; i++) {
+        long k = tprof_rows_add(types);
+        if (k < 0 || tprof_rows_set_s(types, (size_t)k, Y_TYPE, cm->types[i].type)) goto oom;
+        tprof_rows_set_i(types, (size_t)k, Y_TIME, cm->types[i].time_ns);
+    }
+    *out = res;
+    return 0;
+oom:
+    rc = TPROF_ENOMEM;
+fail:
+    tprof_result_free(res);
+    return rc;
+}
+
+/* ---- the run's result ---- */
+
+enum { TK_NAME, TK_CLASS, TK_COUNT, TK_TOTAL, TK_SHARE, TK_NCOLS };
+static const tprof_col_desc top_kernel_cols[TK_NCOLS] = {
+    [TK_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the kernel's name",
+                          .flags = TPROF_COLF_KEY),
+    [TK_CLASS] = TPROF_COL("class", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "its class", .flags = TPROF_COLF_KEY),
+    [TK_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events, all traces"),
+    [TK_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their durations summed",
+                           .flags = TPROF_COLF_METRIC),
+    [TK_SHARE] = TPROF_COL("share", TPROF_COL_RATIO, TPROF_COMBINE_PER_RANK, NULL,
+                           "of all GPU event time of all traces"),
+};
+enum { RK_STRAGGLER, RK_SKEW_MAX, RK_SKEW_MEAN, RK_COMMON, RK_EXCESS, RK_SKEW_STEP, RK_NCOLS };
+static const tprof_col_desc ranks_cols[RK_NCOLS] = {
+    [RK_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
+                               "the straggler's rank (`ranks`), null when none"),
+    [RK_SKEW_MAX] = TPROF_COL("skew_max_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                              "the largest step-time skew across ranks"),
+    [RK_SKEW_MEAN] = TPROF_COL("skew_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                               "its mean over the common steps"),
+    [RK_COMMON] = TPROF_COL("common_steps", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "step numbers every rank has"),
+    [RK_EXCESS] = TPROF_COL("straggler_excess", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                            "the straggler's compute over the others' median, - 1", .flags = TPROF_COLF_NO_JSON),
+    [RK_SKEW_STEP] = TPROF_COL("skew_max_step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
+                               "the step of the largest skew", .flags = TPROF_COLF_NO_JSON),
+};
+static const tprof_table_desc top_kernels_desc = { .name = "top_kernels",
+                                                   .doc = "kernels of all traces by total time (--top limits them)",
+                                                   .cols = top_kernel_cols, .ncols = TK_NCOLS, .limited = 1 };
+static const tprof_table_desc ranks_desc = { .name = "ranks", .doc = "with two traces or more (else null)",
+                                             .cols = ranks_cols, .ncols = RK_NCOLS, .json_single = 1 };
+static const tprof_table_desc advice_rows = { .name = "advice", .doc = "the findings of `advice`",
+                                              .cols = tprof_finding_cols, .ncols = TPROF_FINDING_NCOLS };
+static const tprof_table_desc *const summary_tables[] = { &traces_desc, &top_kernels_desc, &ranks_desc,
+                                                          &advice_rows };
+const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 1, .top = &empty_top,
+                                               .tables = summary_tables, .ntables = 4, .whole_run = 1, .no_csv = 1 };
+
+static int64_t top_i(const tprof_rows *t, size_t row, size_t col) { return tprof_rows_cell(t, row, col)->v.i; }
+
+int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out)
+{
+    *out = NULL;
+    const tprof_result **facts = malloc((n ? n : 1) * sizeof *facts), **findings = malloc((n ? n : 1) * sizeof *findings);
+    const tprof_result **kernels = malloc((n ? n : 1) * sizeof *kernels);
+    int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
+    tprof_ranks_result *rk = NULL;
+    tprof_result *advice = NULL, *allk = NULL, *res = tprof_result_new(&tprof_summary_desc);
+    int rc = facts && findings && kernels && ranks && res ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        facts[i] = parts[i].facts;
+        findings[i] = parts[i].findings;
+        kernels[i] = parts[i].kernels;
+    }
+    if (!rc) rc = tprof_ranks_reduce(facts, n, &rk);
+    if (!rc) rc = tprof_advise_reduce(findings, rk, &advice);
+    for (size_t i = 0; !rc && i < n; i++) ranks[i] = rk->ranks[i].rank;
+    if (!rc && n) rc = tprof_kernels_tables_combine(kernels, ranks, n, &allk);
+    /* the traces' rows, labelled as every command labels them */
+    tprof_rows *traces = rc ? NULL : tprof_result_table(res, 0);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = tprof_rows_append(traces, tprof_result_table_c(parts[i].trace, 0));
+        char label[64];
+        int64_t r = top_i(tprof_result_table_c(parts[i].trace, 0), 0, T_RANK);
+        if (r >= 0) snprintf(label, sizeof label, "rank %lld", (long long)r);
+        else snprintf(label, sizeof label, "trace %zu", i);
+        if (!rc) rc = tprof_rows_set_s(traces, i, T_LABEL, label);
+    }
+    /* the kernels of all traces: name, class, count, total, share */
+    const tprof_rows *krows = allk ? tprof_result_table_c(allk, 1) : NULL;
+    tprof_rows *tk = rc ? NULL : tprof_result_table(res, 1);
+    const tprof_table_desc *kd = krows ? tprof_rows_desc(krows) : NULL;
+    static const char *const from[TK_NCOLS] = { "key", "class", "count", "total_ns", "share" };
+    for (size_t i = 0; !rc && i < tprof_rows_count(krows); i++) {
+        long k = tprof_rows_add(tk);
+        if (k < 0) rc = TPROF_ENOMEM;
+        for (size_t c = 0; !rc && c < TK_NCOLS; c++) {
+            const tprof_cell *v = tprof_rows_cell(krows, i, (size_t)tprof_table_col(kd, from[c]));
+            if (v->null) continue;
+            if (c <= TK_CLASS) rc = tprof_rows_set_s(tk, (size_t)k, c, v->v.s);
+            else if (c == TK_SHARE) tprof_rows_set_d(tk, (size_t)k, c, v->v.d);
+            else tprof_rows_set_i(tk, (size_t)k, c, v->v.i);
+        }
+    }
+    if (!rc && n >= 2) {
+        tprof_rows *rr = tprof_result_table(res, 2);
+        if (tprof_rows_add(rr) != 0) rc = TPROF_ENOMEM;
+        else {
+            if (rk->straggler >= 0) tprof_rows_set_i(rr, 0, RK_STRAGGLER, rk->ranks[rk->straggler].rank);
+            tprof_rows_set_i(rr, 0, RK_SKEW_MAX, rk->skew_max_ns);
+            tprof_rows_set_i(rr, 0, RK_SKEW_MEAN, rk->skew_mean_ns);
+            tprof_rows_set_i(rr, 0, RK_COMMON, (int64_t)rk->common_steps);
+            tprof_rows_set_d(rr, 0, RK_EXCESS, rk->straggler_excess);
+            tprof_rows_set_i(rr, 0, RK_SKEW_STEP, rk->skew_max_step);
+        }
+    }
+    if (!rc) rc = tprof_rows_append(tprof_result_table(res, 3), tprof_result_table_c(advice, 0));
+    free(facts);
+    free(findings);
+    free(kernels);
+    free(ranks);
+    tprof_ranks_free(rk);
+    tprof_result_free(advice);
+    tprof_result_free(allk);
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}
