@@ -342,6 +342,11 @@ int tprof_advice_tables(const tprof_advice *a, tprof_result **out);
 int tprof_advise_rank(const tprof_trace *t, tprof_result **out);
 int tprof_advise_reduce(const tprof_result *const *per_rank, const tprof_ranks_result *ranks, tprof_result **out);
 
+/* ---- info: what a trace holds ---- */
+
+extern const tprof_result_desc tprof_info_desc;
+int tprof_info_tables(const tprof_trace *t, tprof_result **out);
+
 /* ---- summary: the first screen, one result for the run ---- */
 
 /* Each trace's row (run facts, steps, phases, temporal, communication),

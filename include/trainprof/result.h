@@ -118,6 +118,12 @@ typedef struct tprof_table_desc {
      * {...}), null when it has none */
     int json_single;
     int json_null_empty; /* JSON: null instead of an empty array or object */
+    /* with json_keyed: each member is the value of the one other JSON
+     * column ({"cpu_op": 12, ...}), not an object */
+    int json_keyed_value;
+    /* a table of the result: written in JSON right after this column of the
+     * top table (NULL: after all of them) */
+    const char *json_after;
 } tprof_table_desc;
 
 typedef struct {
@@ -136,6 +142,8 @@ typedef struct {
     /* not printed by a command: a per-rank input of cross-rank analyses,
      * described so that it can be written and read back (MPI) */
     int internal;
+    /* per trace: JSON and CSV name the trace by its file alone (no label) */
+    int no_label;
     const char *doc;
 } tprof_result_desc;
 

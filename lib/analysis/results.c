@@ -7,6 +7,7 @@
 static const tprof_result_desc *const all[] = {
     &tprof_comm_desc,
     &tprof_idle_desc,
+    &tprof_info_desc,
     &tprof_kernels_desc[TPROF_BY_NAME],
     &tprof_kernels_desc[TPROF_BY_CLASS],
     &tprof_kernels_desc[TPROF_BY_STREAM],

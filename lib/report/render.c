@@ -216,6 +216,13 @@ static void json_table(tprof_jw *w, const tprof_rows *t, const tprof_table_desc 
         for (size_t r = 0; r < n; r++) {
             const tprof_cell *k = tprof_rows_cell(t, r, (size_t)kc);
             tprof_jw_key(w, k->null ? "" : k->v.s);
+            if (d->json_keyed_value) { /* "KEY": value of the other column */
+                size_t c = 0;
+                while (c < d->ncols && ((int)c == kc || (d->cols[c].flags & TPROF_COLF_NO_JSON))) c++;
+                if (c < d->ncols) json_value(w, &d->cols[c], tprof_rows_cell(t, r, c));
+                else tprof_jw_null(w);
+                continue;
+            }
             tprof_jw_obj(w);
             for (size_t c = 0; c < d->ncols; c++)
                 if ((int)c != kc && !(d->cols[c].flags & TPROF_COLF_NO_JSON))
@@ -258,13 +265,26 @@ void tprof_rows_json(const tprof_rows *t, size_t limit, tprof_jw *w)
     json_table(w, limited(t, t->d, limit, &view), t->d);
 }
 
+/* The tables of R placed after top column AFTER (NULL: after all). */
+static void json_tables_at(const tprof_result *r, const char *after, size_t limit, tprof_jw *w)
+{
+    tprof_rows view;
+    for (size_t i = 0; i < r->d->ntables; i++) {
+        const tprof_table_desc *d = r->d->tables[i];
+        if (d->no_json || (after ? !d->json_after || strcmp(d->json_after, after) : d->json_after != NULL)) continue;
+        json_rows(w, limited(r->tables[i], d, limit, &view), d);
+    }
+}
+
 void tprof_result_json_members(const tprof_result *r, size_t limit, tprof_jw *w)
 {
-    if (!r->d->json_tables_first) json_row_members(w, r->top, 0);
-    tprof_rows view;
-    for (size_t i = 0; i < r->d->ntables; i++)
-        if (!r->d->tables[i]->no_json) json_rows(w, limited(r->tables[i], r->d->tables[i], limit, &view), r->d->tables[i]);
-    if (r->d->json_tables_first) json_row_members(w, r->top, 0);
+    if (r->d->json_tables_first) json_tables_at(r, NULL, limit, w);
+    const tprof_table_desc *d = r->top->d;
+    for (size_t c = 0; c < d->ncols; c++) {
+        if (!(d->cols[c].flags & TPROF_COLF_NO_JSON)) json_cell(w, &d->cols[c], tprof_rows_cell(r->top, 0, c));
+        json_tables_at(r, d->cols[c].name, limit, w);
+    }
+    if (!r->d->json_tables_first) json_tables_at(r, NULL, limit, w);
 }
 
 static const char *kind_name(tprof_col_kind k)
@@ -286,6 +306,7 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
 {
     fprintf(f, "\n### `%s`%s%s%s\n\n", path,
             d->json_keyed && d->json_inline ? " (JSON: members of the parent row, named by the first key column)"
+            : d->json_keyed && d->json_keyed_value ? " (JSON: an object of values keyed by the first key column)"
             : d->json_keyed ? " (JSON: an object keyed by the first key column)"
             : d->json_values ? " (JSON: an array of the column's values)"
             : d->json_single ? " (JSON: an object, null when empty)"
@@ -336,6 +357,7 @@ void tprof_result_desc_markdown(const tprof_result_desc *d, FILE *f)
     else if (d->csv_table)
         fprintf(f, "CSV: the rows of table `%s`, after trace,file.\n", d->tables[d->csv_table - 1]->name);
     else fprintf(f, "CSV: one row per trace (the top table), after trace,file.\n");
+    if (d->no_label) fprintf(f, "Each trace is named by its file alone: no label in JSON, no trace column in CSV.\n");
     table_markdown(d->top, "(top)", d->csv_table == 0, f);
     for (size_t i = 0; i < d->ntables; i++)
         table_markdown(d->tables[i], d->tables[i]->name, d->csv_table == (int)i + 1, f);

@@ -439,7 +439,11 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
         }
         tprof_jw_arr(&w);
         for (size_t i = 0; i < n; i++) {
-            cli_json_begin(&w, lab[i], paths[i]);
+            if (d->no_label) { /* the trace named by its file alone */
+                tprof_jw_obj(&w);
+                tprof_jw_kstr(&w, "file", paths[i]);
+            } else
+                cli_json_begin(&w, lab[i], paths[i]);
             tprof_result_json_members(res[i], limit, &w);
             tprof_jw_obj_end(&w);
         }
@@ -453,12 +457,13 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
         if (spec->combine) tprof_jw_obj_end(&w);
     } else if (fmt == FMT_CSV) {
         size_t t = (size_t)d->csv_table;
-        tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, "trace,file", stdout);
+        tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, d->no_label ? "file" : "trace,file", stdout);
         for (size_t i = 0; i <= n; i++) {
             const tprof_result *r = i < n ? res[i] : all;
             if (!r) break;
             const char *prefix[] = { i < n ? lab[i] : "all", i < n ? paths[i] : "" };
-            tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), prefix, 2, limit, stdout);
+            tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), prefix + d->no_label,
+                           2 - (size_t)d->no_label, limit, stdout);
         }
     } else if (spec->print) {
         for (size_t i = 0; i <= n; i++) {

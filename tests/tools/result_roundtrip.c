@@ -1,11 +1,12 @@
 /* For each trace given: every result type's tables (temporal, steps,
- * launch, comm, idle, kernels by name, class and stream) written in the text
- * form, read back and compared cell by cell, and their JSON rendered from
- * both compared byte for byte. Then, per type, the traces' results combined
- * across ranks as computed and as read back: equal ("reduced elsewhere"
- * means the same), and the ranks reduced from each trace's facts as made
- * and as read back, and the summary from its parts. Prints one line per trace and type; exits 1 on any
- * difference (tests/cli/schema.py). */
+ * launch, comm, idle, kernels by name, class and stream, rank facts,
+ * findings, summary rows, info) written in the text form, read back and
+ * compared cell by cell, and their JSON rendered from both compared byte
+ * for byte. Then, per type, the traces' results combined across ranks as
+ * made and as read back: equal ("reduced elsewhere" means the same); the
+ * ranks reduced from the facts and the summary from its parts, likewise.
+ * Prints one line per trace and type; exits 1 on any difference
+ * (tests/cli/schema.py). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 11, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10 };
+enum { NTYPES = 12, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11 };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -123,6 +124,7 @@ int main(int argc, char **argv)
         r[7] = kernels_of(t, TPROF_BY_STREAM);
         tprof_rank_facts(t, &r[FACTS]);
         tprof_advise_rank(t, &r[FINDINGS]);
+        tprof_info_tables(t, &r[INFO]);
         tprof_temporal_result tt;
         tprof_steps_result *ss = NULL;
         tprof_comm_result *cc = NULL;
