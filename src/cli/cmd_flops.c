@@ -97,7 +97,6 @@ static void print_json(const cli_model_args *a)
     cli_jw_count(&w, "total", f->total);
     tprof_jw_obj_end(&w);
     tprof_jw_obj_end(&w);
-    printf("\n");
 }
 
 int cmd_flops(int argc, char **argv)

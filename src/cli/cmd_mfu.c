@@ -261,7 +261,6 @@ int cmd_mfu(int argc, char **argv)
             json_row(&w, &mean);
         }
         tprof_jw_obj_end(&w);
-        printf("\n");
     } else if (!rc && fmt == FMT_CSV) {
         printf("trace,step,step_time_s,tokens_per_second,tflops_per_gpu,flops_achieved_T,flops_promised_T,mfu\n");
         for (size_t i = 0; i < nrows; i++) {
