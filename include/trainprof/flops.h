@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trainprof/result.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -123,6 +125,34 @@ int tprof_meter_step(tprof_meter *mt, double delta_time, tprof_meter_metrics *ou
 /* The metrics as VeOmni names them, in the order above; returns the count
  * (TPROF_METER_NMETRICS). NAMES and VALUES hold at least that many. */
 size_t tprof_meter_list(const tprof_meter_metrics *m, const char **names, double *values);
+
+/* ---- as result tables (include/trainprof/result.h) ---- */
+
+/* `flops`: the step's inputs and parameter counts, its FLOPs by part, and the
+ * same as key/value rows (CSV). CONFIG is the config's path as given. */
+extern const tprof_result_desc tprof_flops_desc;
+int tprof_flops_tables(const char *config, const tprof_model *m, const tprof_flops_input *in, const tprof_flops *f,
+                       tprof_result **out);
+
+/* `mfu`: the run's facts, one row per step and their mean. */
+typedef struct {
+    const char *config, *model_type;
+    const char *device; /* NULL: --peak-tflops alone */
+    double peak_tflops;
+    int world_size;
+    double tokens_per_rank, flops_per_step;
+    size_t traces; /* traces the steps came from (0: --step-time) */
+} tprof_mfu_run;
+typedef struct {
+    const char *trace; /* NULL: --step-time */
+    int64_t step;      /* ProfilerStep#N, -1: none */
+    double seconds;
+    double tflops_gpu; /* achieved by one rank */
+    tprof_meter_metrics m;
+} tprof_mfu_step;
+extern const tprof_result_desc tprof_mfu_desc;
+int tprof_mfu_tables(const tprof_mfu_run *run, const tprof_mfu_step *steps, size_t n, const tprof_mfu_step *mean,
+                     tprof_result **out);
 
 #ifdef __cplusplus
 }

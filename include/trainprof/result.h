@@ -66,6 +66,7 @@ enum {
     TPROF_COLF_NO_JSON = 16,  /* not in JSON */
     TPROF_COLF_LOW_WORST = 32, /* with METRIC: lower is worse (a throughput) */
     TPROF_COLF_OMIT_NULL = 64, /* JSON: a null cell is left out, not written as null */
+    TPROF_COLF_WHOLE = 128,    /* a double count (tokens, FLOPs): a JSON integer when whole and exact */
 };
 
 typedef struct {
@@ -118,6 +119,7 @@ typedef struct tprof_table_desc {
      * {...}), null when it has none */
     int json_single;
     int json_null_empty; /* JSON: null instead of an empty array or object */
+    int json_omit_empty; /* JSON: left out when it has no row */
     /* with json_keyed: each member is the value of the one other JSON
      * column ({"cpu_op": 12, ...}), not an object */
     int json_keyed_value;

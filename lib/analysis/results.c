@@ -1,17 +1,20 @@
 /* Every result description, for the schema docs and for readers of results
  * written elsewhere (a result names its description). */
 #include "trainprof/analysis.h"
+#include "trainprof/flops.h"
 
 #include <string.h>
 
 static const tprof_result_desc *const all[] = {
     &tprof_comm_desc,
+    &tprof_flops_desc,
     &tprof_idle_desc,
     &tprof_info_desc,
     &tprof_kernels_desc[TPROF_BY_NAME],
     &tprof_kernels_desc[TPROF_BY_CLASS],
     &tprof_kernels_desc[TPROF_BY_STREAM],
     &tprof_launch_desc,
+    &tprof_mfu_desc,
     &tprof_rank_facts_desc,
     &tprof_ranks_desc,
     &tprof_advice_desc,

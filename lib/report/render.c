@@ -157,6 +157,8 @@ static void json_value(tprof_jw *w, const tprof_col_desc *c, const tprof_cell *v
     else if (c->kind == TPROF_COL_BOOL) tprof_jw_bool(w, v->v.i != 0);
     else if (result_kind_is_int(c->kind)) tprof_jw_int(w, v->v.i);
     else if (result_kind_is_str(c->kind)) tprof_jw_str(w, v->v.s);
+    else if ((c->flags & TPROF_COLF_WHOLE) && v->v.d == floor(v->v.d) && fabs(v->v.d) < 9007199254740992.0)
+        tprof_jw_int(w, (int64_t)v->v.d);
     else tprof_jw_double(w, v->v.d);
 }
 
@@ -191,6 +193,7 @@ static const tprof_rows *limited(const tprof_rows *t, const tprof_table_desc *d,
  * being written: its name and its value, or its keyed members inline. */
 static void json_rows(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d)
 {
+    if (d->json_omit_empty && (!t || !t->n)) return;
     if (!(d->json_keyed && d->json_inline && first_key_col(d) >= 0)) tprof_jw_key(w, d->name);
     json_table(w, t, d);
 }
@@ -309,6 +312,7 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
             : d->json_keyed && d->json_keyed_value ? " (JSON: an object of values keyed by the first key column)"
             : d->json_keyed ? " (JSON: an object keyed by the first key column)"
             : d->json_values ? " (JSON: an array of the column's values)"
+            : d->json_single && d->json_omit_empty ? " (JSON: an object, left out when empty)"
             : d->json_single ? " (JSON: an object, null when empty)"
             : d->json_null_empty ? " (JSON: null when empty)"
             : d->no_json ? " (not in JSON)"

@@ -140,6 +140,12 @@ typedef struct {
     const char *usage_error;
 } cli_spec;
 
+/* One result for the run as JSON (its object, or its CSV table's rows when
+ * json_rows_only) or CSV (its CSV table: header and rows),
+ * tables marked `limited` cut to LIMIT rows (0: all); the text form is the
+ * top table. Returns 0 or a TPROF_E* code. */
+int cli_print_whole(const tprof_result *r, cli_format fmt, size_t limit);
+
 /* PART as a percentage of WHOLE (0 when WHOLE is not positive). */
 static inline double cli_pct(int64_t part, int64_t whole)
 {

@@ -1,10 +1,12 @@
 /* trainprof flops: FLOPs of one training step from a model config. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "trainprof/error.h"
 
 static void help(FILE *f)
 {
@@ -17,86 +19,49 @@ static void help(FILE *f)
                "  --color auto|always|never\n");
 }
 
-static void print_table(const cli_model_args *a)
+static const tprof_cell *at(const tprof_rows *t, const char *col)
 {
-    const tprof_flops *f = &a->flops;
-    printf("config       %s\n", a->config);
-    printf("model_type   %s\n", tprof_model_type(a->model));
-    printf("tokens       %.0f in %zu sequence%s", f->tokens, a->nseqs, a->nseqs == 1 ? "" : "s");
-    if (a->nimages) printf("; %.0f image patches in %zu image%s%s", f->image_tokens, a->nimages,
-                           a->nimages == 1 ? "" : "s", a->freeze_vit ? " (vision tower frozen)" : "");
-    printf("\nparameters   %.0f active in the text tower (LM head included, embedding not)", f->params_active);
-    if (f->params_vision > 0) printf(", %.0f in the vision tower", f->params_vision);
-    if (a->has_lora)
-        printf("\nLoRA         rank %lld, %zu target module%s, %zu routed-expert target%s: %.0f adapter parameters "
-               "per token (base forward and backward only)",
-               (long long)a->lora.r, a->lora.ntargets, a->lora.ntargets == 1 ? "" : "s", a->lora.nparams,
-               a->lora.nparams == 1 ? "" : "s", f->params_lora);
+    return tprof_rows_cell(t, 0, (size_t)tprof_table_col(tprof_rows_desc(t), col));
+}
+static double dv(const tprof_rows *t, const char *col) { return at(t, col)->v.d; }
+static int64_t iv(const tprof_rows *t, const char *col) { return at(t, col)->v.i; }
+
+static int print_table(const tprof_result *r)
+{
+    const tprof_rows *top = tprof_result_top_c(r), *parts = tprof_result_table_c(r, 0);
+    int64_t nseqs = iv(top, "sequences"), nimages = iv(top, "images");
+    printf("config       %s\n", at(top, "config")->v.s);
+    printf("model_type   %s\n", at(top, "model_type")->v.s);
+    printf("tokens       %.0f in %" PRId64 " sequence%s", dv(top, "tokens"), nseqs, nseqs == 1 ? "" : "s");
+    if (nimages)
+        printf("; %.0f image patches in %" PRId64 " image%s%s", dv(top, "image_tokens"), nimages, nimages == 1 ? "" : "s",
+               iv(top, "freeze_vit") ? " (vision tower frozen)" : "");
+    printf("\nparameters   %.0f active in the text tower (LM head included, embedding not)", dv(top, "params_active"));
+    if (dv(top, "params_vision") > 0) printf(", %.0f in the vision tower", dv(top, "params_vision"));
+    if (!at(top, "lora_rank")->null) {
+        int64_t nt = iv(top, "lora_targets"), np = iv(top, "lora_expert_targets");
+        printf("\nLoRA         rank %" PRId64 ", %" PRId64 " target module%s, %" PRId64
+               " routed-expert target%s: %.0f adapter parameters per token (base forward and backward only)",
+               iv(top, "lora_rank"), nt, nt == 1 ? "" : "s", np, np == 1 ? "" : "s", dv(top, "params_lora"));
+    }
     printf("\n\n");
     static const char *const hdr[] = { "part", "FLOPs", "TFLOPs", "share" };
     tprof_table *t = tprof_table_new(4, hdr, "lrrr");
-    if (!t) return;
-    const struct {
-        const char *name;
-        double v;
-    } parts[] = { { "linear", f->linear }, { "attention", f->attention }, { "vision", f->vision },
-                  { "total", f->total } };
+    if (!t) return TPROF_ENOMEM;
+    static const char *const names[] = { "linear", "attention", "vision", "total" };
+    double total = dv(parts, "total");
     for (size_t i = 0; i < 4; i++) {
         char a1[40], a2[40], a3[40];
-        snprintf(a1, sizeof a1, "%.0f", parts[i].v);
-        snprintf(a2, sizeof a2, "%.6f", parts[i].v / 1e12);
-        snprintf(a3, sizeof a3, "%.1f%%", f->total > 0 ? 100 * parts[i].v / f->total : 0.0);
-        const char *row[] = { parts[i].name, a1, a2, a3 };
+        double v = dv(parts, names[i]);
+        snprintf(a1, sizeof a1, "%.0f", v);
+        snprintf(a2, sizeof a2, "%.6f", v / 1e12);
+        snprintf(a3, sizeof a3, "%.1f%%", total > 0 ? 100 * v / total : 0.0);
+        const char *row[] = { names[i], a1, a2, a3 };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
-}
-
-static void print_csv(const cli_model_args *a)
-{
-    const tprof_flops *f = &a->flops;
-    printf("key,value\n");
-    printf("config,");
-    tprof_csv_field(stdout, a->config);
-    printf("\nmodel_type,%s\n", tprof_model_type(a->model));
-    printf("sequences,%zu\ntokens,%.0f\nimages,%zu\nimage_tokens,%.0f\nfreeze_vit,%d\n", a->nseqs, f->tokens,
-           a->nimages, f->image_tokens, a->freeze_vit);
-    printf("params_active,%.0f\nparams_vision,%.0f\n", f->params_active, f->params_vision);
-    if (a->has_lora) printf("lora_rank,%lld\nparams_lora,%.0f\n", (long long)a->lora.r, f->params_lora);
-    printf("flops_linear,%.17g\nflops_attention,%.17g\nflops_vision,%.17g\nflops_vision_attention,%.17g\n"
-           "flops_total,%.17g\n",
-           f->linear, f->attention, f->vision, f->vision_attention, f->total);
-}
-
-static void print_json(const cli_model_args *a)
-{
-    const tprof_flops *f = &a->flops;
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    tprof_jw_obj(&w);
-    tprof_jw_kstr(&w, "config", a->config);
-    tprof_jw_kstr(&w, "model_type", tprof_model_type(a->model));
-    tprof_jw_kuint(&w, "sequences", a->nseqs);
-    cli_jw_count(&w, "tokens", f->tokens);
-    tprof_jw_kuint(&w, "images", a->nimages);
-    cli_jw_count(&w, "image_tokens", f->image_tokens);
-    tprof_jw_kbool(&w, "freeze_vit", a->freeze_vit);
-    cli_jw_count(&w, "params_active", f->params_active);
-    cli_jw_count(&w, "params_vision", f->params_vision);
-    if (a->has_lora) {
-        tprof_jw_kint(&w, "lora_rank", a->lora.r);
-        cli_jw_count(&w, "params_lora", f->params_lora);
-    }
-    tprof_jw_key(&w, "flops");
-    tprof_jw_obj(&w);
-    cli_jw_count(&w, "linear", f->linear);
-    cli_jw_count(&w, "attention", f->attention);
-    cli_jw_count(&w, "vision", f->vision);
-    cli_jw_count(&w, "vision_attention", f->vision_attention);
-    cli_jw_count(&w, "total", f->total);
-    tprof_jw_obj_end(&w);
-    tprof_jw_obj_end(&w);
+    return 0;
 }
 
 int cmd_flops(int argc, char **argv)
@@ -135,11 +100,18 @@ int cmd_flops(int argc, char **argv)
         rc = EXIT_USAGE;
     }
     if (!rc) rc = cli_model_load(&a);
+    tprof_result *r = NULL;
     if (!rc) {
-        if (fmt == FMT_JSON) print_json(&a);
-        else if (fmt == FMT_CSV) print_csv(&a);
-        else print_table(&a);
+        tprof_flops_input in = { .seqlens = a.seqlens, .nseqs = a.nseqs, .images = a.images, .nimages = a.nimages,
+                                 .freeze_vit = a.freeze_vit, .lora = a.has_lora ? &a.lora : NULL };
+        int e = tprof_flops_tables(a.config, a.model, &in, &a.flops, &r);
+        if (!e) e = fmt == FMT_TABLE ? print_table(r) : cli_print_whole(r, fmt, 0);
+        if (e) {
+            cli_error("%s", tprof_strerror(e));
+            rc = EXIT_INPUT;
+        }
     }
+    tprof_result_free(r);
     cli_model_free(&a);
     return rc;
 }

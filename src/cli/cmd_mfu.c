@@ -32,13 +32,7 @@ static void help(FILE *f)
 
 enum { OPT_STEP_TIME = 1100, OPT_TRACE, OPT_DEVICE, OPT_PEAK, OPT_WORLD };
 
-typedef struct {
-    const char *label; /* the trace, or NULL for --step-time */
-    int64_t number;    /* ProfilerStep#N, -1 for none */
-    double seconds;
-    tprof_meter_metrics m;
-    double tflops_gpu; /* achieved per rank */
-} row;
+typedef tprof_mfu_step step_row;
 
 static int parse_pos(const char *flag, const char *s, double *out)
 {
@@ -55,7 +49,7 @@ static int parse_pos(const char *flag, const char *s, double *out)
 
 /* One step through the meter: every rank alike, so the DP sums are the
  * rank's numbers times the world size. */
-static int measure(cli_model_args *a, double peak, int world, row *r)
+static int measure(cli_model_args *a, double peak, int world, step_row *r)
 {
     tprof_meter *mt = tprof_meter_new(a->model, peak, world, 0);
     if (!mt) return EXIT_USAGE;
@@ -74,39 +68,45 @@ static int measure(cli_model_args *a, double peak, int world, row *r)
     return rc ? EXIT_INPUT : EXIT_OK;
 }
 
-static void json_row(tprof_jw *w, const row *r)
+static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
 {
-    const char *names[TPROF_METER_NMETRICS];
-    double v[TPROF_METER_NMETRICS];
-    tprof_jw_obj(w);
-    if (r->label) tprof_jw_kstr(w, "trace", r->label);
-    if (r->number >= 0) tprof_jw_kint(w, "step", r->number);
-    tprof_jw_kdouble(w, "step_time_s", r->seconds);
-    tprof_jw_kdouble(w, "tflops_per_gpu", r->tflops_gpu);
-    size_t n = tprof_meter_list(&r->m, names, v);
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(names[i], "consume", 7) && strcmp(names[i], "training/avg_effective_len"))
-            tprof_jw_kdouble(w, names[i], v[i]);
-    tprof_jw_obj_end(w);
+    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
 }
+static double dv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.d; }
 
-static void table_row(tprof_table *t, const char *name, const row *r)
+/* The run's facts, then a row per step (and the mean). */
+static int print_table(const tprof_result *r)
 {
-    char c[6][48];
-    snprintf(c[0], sizeof c[0], "%.6f", r->seconds);
-    snprintf(c[1], sizeof c[1], "%.1f", r->m.tokens_per_second_M * 1e6);
-    snprintf(c[2], sizeof c[2], "%.2f", r->tflops_gpu);
-    snprintf(c[3], sizeof c[3], "%.2f", r->m.flops_achieved_T);
-    snprintf(c[4], sizeof c[4], "%.2f%%", 100 * r->m.mfu);
-    const char *cells[] = { name, c[0], c[1], c[2], c[3], c[4] };
-    tprof_table_row(t, cells);
-}
-
-static void csv_row(const char *trace, const char *step, const row *r)
-{
-    tprof_csv_field(stdout, trace);
-    printf(",%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", step, r->seconds, r->m.tokens_per_second_M * 1e6,
-           r->tflops_gpu, r->m.flops_achieved_T, r->m.flops_promised_T, r->m.mfu);
+    const tprof_rows *top = tprof_result_top_c(r), *rows = tprof_result_table_c(r, 2);
+    const tprof_cell *device = at(top, 0, "device");
+    double peak = dv(top, 0, "peak_tflops");
+    int64_t world = at(top, 0, "world_size")->v.i, ntraces = at(top, 0, "traces")->v.i;
+    printf("model        %s (%s)\n", at(top, 0, "model_type")->v.s, at(top, 0, "config")->v.s);
+    printf("device       %s, peak %g TFLOP/s dense BF16, world size %" PRId64 " (promised %g TFLOP/s)\n",
+           device->null ? "(--peak-tflops)" : device->v.s, peak, world, peak * (double)world);
+    printf("per rank     %.0f tokens, %.6f TFLOPs per step\n\n", dv(top, 0, "tokens_per_rank"),
+           dv(top, 0, "flops_per_step") / 1e12);
+    static const char *const hdr[] = { "step", "time s", "tokens/s", "TFLOP/s/GPU", "TFLOP/s total", "MFU" };
+    tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
+    if (!t) return TPROF_ENOMEM;
+    for (size_t i = 0, n = tprof_rows_count(rows); i < n; i++) {
+        const char *step = at(rows, i, "step")->v.s;
+        char name[64] = "-"; /* --step-time */
+        if (!strcmp(step, "mean")) snprintf(name, sizeof name, "mean");
+        else if (ntraces == 1) snprintf(name, sizeof name, "#%s", step);
+        else if (ntraces > 1) snprintf(name, sizeof name, "%.40s #%s", at(rows, i, "trace")->v.s, step);
+        char c[5][48];
+        snprintf(c[0], sizeof c[0], "%.6f", dv(rows, i, "step_time_s"));
+        snprintf(c[1], sizeof c[1], "%.1f", dv(rows, i, "tokens_per_second"));
+        snprintf(c[2], sizeof c[2], "%.2f", dv(rows, i, "tflops_per_gpu"));
+        snprintf(c[3], sizeof c[3], "%.2f", dv(rows, i, "flops_achieved_T"));
+        snprintf(c[4], sizeof c[4], "%.2f%%", 100 * dv(rows, i, "mfu"));
+        const char *cells[] = { name, c[0], c[1], c[2], c[3], c[4] };
+        tprof_table_row(t, cells);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    return 0;
 }
 
 int cmd_mfu(int argc, char **argv)
@@ -210,15 +210,15 @@ int cmd_mfu(int argc, char **argv)
     }
     int world = wsd > 0 ? (int)wsd : 1;
 
-    row *rows = NULL;
+    step_row *rows = NULL;
     size_t nrows = 0;
-    row mean = { .number = -1 };
+    step_row mean = { .step = -1 };
     if (!rc) {
         rows = calloc(nsteps ? nsteps : 1, sizeof *rows);
         if (!rows) rc = EXIT_INPUT;
     }
     if (!rc && !traces) {
-        rows[0] = (row){ .number = -1, .seconds = step_time };
+        rows[0] = (step_row){ .step = -1, .seconds = step_time };
         rc = measure(&a, peak, world, &rows[0]);
         nrows = 1;
     }
@@ -226,10 +226,10 @@ int cmd_mfu(int argc, char **argv)
     for (int i = 0; !rc && traces && i < ntraces; i++) {
         const tprof_trace_meta *m = tprof_trace_meta_get(tr[i]);
         for (size_t s = 0; !rc && s < m->nsteps; s++) {
-            row *r = &rows[nrows++];
-            *r = (row){ .label = argv[optind + i], .number = m->steps[s].number, .seconds = m->steps[s].dur / 1e9 };
+            step_row *r = &rows[nrows++];
+            *r = (step_row){ .trace = argv[optind + i], .step = m->steps[s].number, .seconds = m->steps[s].dur / 1e9 };
             if (!(r->seconds > 0)) {
-                cli_error("%s: ProfilerStep#%" PRId64 " has no duration", r->label, r->number);
+                cli_error("%s: ProfilerStep#%" PRId64 " has no duration", r->trace, r->step);
                 rc = EXIT_INPUT;
             } else
                 rc = measure(&a, peak, world, r);
@@ -241,50 +241,18 @@ int cmd_mfu(int argc, char **argv)
         rc = measure(&a, peak, world, &mean);
     }
 
-    if (!rc && fmt == FMT_JSON) {
-        tprof_jw w;
-        tprof_jw_init(&w, stdout);
-        tprof_jw_obj(&w);
-        tprof_jw_kstr(&w, "config", a.config);
-        tprof_jw_kstr(&w, "model_type", tprof_model_type(a.model));
-        tprof_jw_kstr(&w, "device", device);
-        tprof_jw_kdouble(&w, "peak_tflops", peak);
-        tprof_jw_kint(&w, "world_size", world);
-        cli_jw_count(&w, "tokens_per_rank", a.flops.tokens);
-        cli_jw_count(&w, "flops_per_step", a.flops.total);
-        tprof_jw_key(&w, "steps");
-        tprof_jw_arr(&w);
-        for (size_t i = 0; i < nrows; i++) json_row(&w, &rows[i]);
-        tprof_jw_arr_end(&w);
-        if (traces) {
-            tprof_jw_key(&w, "mean");
-            json_row(&w, &mean);
+    if (!rc) {
+        tprof_mfu_run run = { .config = a.config, .model_type = tprof_model_type(a.model), .device = device,
+                              .peak_tflops = peak, .world_size = world, .tokens_per_rank = a.flops.tokens,
+                              .flops_per_step = a.flops.total, .traces = (size_t)(traces ? ntraces : 0) };
+        tprof_result *res;
+        int e = tprof_mfu_tables(&run, rows, nrows, traces ? &mean : NULL, &res);
+        if (!e) e = fmt == FMT_TABLE ? print_table(res) : cli_print_whole(res, fmt, 0);
+        if (e) {
+            cli_error("%s", tprof_strerror(e));
+            rc = EXIT_INPUT;
         }
-        tprof_jw_obj_end(&w);
-    } else if (!rc && fmt == FMT_CSV) {
-        printf("trace,step,step_time_s,tokens_per_second,tflops_per_gpu,flops_achieved_T,flops_promised_T,mfu\n");
-        for (size_t i = 0; i < nrows; i++) {
-            char st[32] = "";
-            if (rows[i].number >= 0) snprintf(st, sizeof st, "%" PRId64, rows[i].number);
-            csv_row(rows[i].label ? rows[i].label : "", st, &rows[i]);
-        }
-        if (traces) csv_row("", "mean", &mean);
-    } else if (!rc) {
-        printf("model        %s (%s)\n", tprof_model_type(a.model), a.config);
-        printf("device       %s, peak %g TFLOP/s dense BF16, world size %d (promised %g TFLOP/s)\n",
-               device ? device : "(--peak-tflops)", peak, world, peak * world);
-        printf("per rank     %.0f tokens, %.6f TFLOPs per step\n\n", a.flops.tokens, a.flops.total / 1e12);
-        static const char *const hdr[] = { "step", "time s", "tokens/s", "TFLOP/s/GPU", "TFLOP/s total", "MFU" };
-        tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
-        for (size_t i = 0; t && i < nrows; i++) {
-            char name[64] = "-"; /* --step-time */
-            if (ntraces == 1) snprintf(name, sizeof name, "#%" PRId64, rows[i].number);
-            else if (ntraces > 1) snprintf(name, sizeof name, "%.40s #%" PRId64, rows[i].label, rows[i].number);
-            table_row(t, name, &rows[i]);
-        }
-        if (t && traces) table_row(t, "mean", &mean);
-        if (t) tprof_table_print(t, stdout);
-        tprof_table_free(t);
+        if (!e) tprof_result_free(res);
     }
     free(rows);
     for (int i = 0; tr && i < ntraces; i++) tprof_trace_free(tr[i]);

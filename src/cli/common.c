@@ -379,20 +379,10 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     r->trace = NULL;
 }
 
-/* The one result of a cross-rank command, from every trace's facts. */
-static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, const tprof_result *const *res, size_t n,
-                           size_t limit)
+int cli_print_whole(const tprof_result *r, cli_format fmt, size_t limit)
 {
-    const tprof_result_desc *d = spec->result;
+    const tprof_result_desc *d = tprof_result_desc_of(r);
     size_t t = (size_t)d->csv_table;
-    if (fmt == FMT_CSV) tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, NULL, stdout);
-    if (!n) return EXIT_OK;
-    tprof_result *r;
-    int e = spec->reduce(ctx, res, n, &r);
-    if (e) {
-        cli_error("%s", tprof_strerror(e));
-        return EXIT_INPUT;
-    }
     if (fmt == FMT_JSON) {
         tprof_jw w;
         tprof_jw_init(&w, stdout);
@@ -403,9 +393,31 @@ static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, cons
             tprof_jw_obj_end(&w);
         }
     } else if (fmt == FMT_CSV) {
+        tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, NULL, stdout);
         tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), NULL, 0, limit, stdout);
     } else
-        e = spec->print ? spec->print(ctx, r, NULL, NULL) : tprof_rows_print_table(tprof_result_top_c(r), 0, stdout);
+        return tprof_rows_print_table(tprof_result_top_c(r), 0, stdout);
+    return 0;
+}
+
+/* The one result of a cross-rank command, from every trace's facts. */
+static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, const tprof_result *const *res, size_t n,
+                           size_t limit)
+{
+    const tprof_result_desc *d = spec->result;
+    size_t t = (size_t)d->csv_table;
+    if (!n) { /* nothing was read: CSV still says its columns */
+        if (fmt == FMT_CSV) tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, NULL, stdout);
+        return EXIT_OK;
+    }
+    tprof_result *r;
+    int e = spec->reduce(ctx, res, n, &r);
+    if (e) {
+        cli_error("%s", tprof_strerror(e));
+        return EXIT_INPUT;
+    }
+    if (fmt == FMT_TABLE && spec->print) e = spec->print(ctx, r, NULL, NULL);
+    else e = cli_print_whole(r, fmt, limit);
     tprof_result_free(r);
     if (e) cli_error("%s", tprof_strerror(e));
     return e ? EXIT_INPUT : EXIT_OK;

@@ -91,6 +91,9 @@ for fmt in FORMATS:
                   gen))
     cases.append((f"mfu {fmt}", ["mfu", "--format", fmt, "--config", "config.json", "--seqlens", "4096x2",
                                  "--step-time", "1.5", "--device", "H100"], gen))
+    for n, ranks in (("one", ["gen_rank0.pt.trace.json"]), ("two", ["gen_rank0.pt.trace.json", "steps_rank1.json"])):
+        cases.append((f"mfu trace {n} {fmt}", ["mfu", "--format", fmt, "--config", "config.json", "--seqlens",
+                                                "4096x2", "--peak-tflops", "989", "--trace", *ranks], gen))
 
 data = testdata()
 if data:

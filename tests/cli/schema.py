@@ -53,12 +53,12 @@ for line in made.splitlines():
             current["keyed"].add(m.group(1))
         if "(JSON: an object of values keyed" in line:
             current["keyed_values"].add(m.group(1))
-        if "(JSON: an object, null when empty)" in line:
+        if "(JSON: an object, null when empty)" in line or "(JSON: an object, left out when empty)" in line:
             current["single"].add(m.group(1))
         if "(JSON: members of the parent row" in line:
             current["inline"].add(m.group(1))
         continue
-    m = re.match(r"\| `(\w+)`(?: \(CSV: `(\w+)`\))?[^|]*\| ([^|]+) \| [^|]+ \| ([^|]*) \|", line)
+    m = re.match(r"\| `([^`]+)`(?: \(CSV: `(\w+)`\))?[^|]*\| ([^|]+) \| [^|]+ \| ([^|]*) \|", line)
     if m and current is not None:
         # (JSON key, kind, in JSON, in CSV, CSV header, left out of JSON when null)
         table.append((m.group(1), m.group(3).strip(), "JSON" in m.group(4), "CSV" in m.group(4),
@@ -160,14 +160,23 @@ for rank in (0, 1):
     subprocess.run([GENTRACE, "--size", "1M", "--rank", str(rank), "--world", "2", "--seed", str(rank + 5), "-o", p],
                    check=True, capture_output=True)
     traces.append(p)
+config = os.path.join(tmp, "config.json")
+with open(config, "w") as f:
+    json.dump({"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 4,
+               "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 32000}, f)
 for name, tables in columns.items():
     if tables.get("internal"):
         continue  # written and read back (the round trip below), not printed
     whole = tables.get("whole_run", False)
-    # a result NAME_by_X is the command NAME --by X
+    # a result NAME_by_X is the command NAME --by X; the model commands take a config
     command = name.split("_by_")[0]
     args = [command] + (["--by", name.split("_by_")[1]] if "_by_" in name else [])
-    rc, out, err = run([TRAINPROF, *args, "--format", "json", *traces])
+    inputs = traces
+    if command == "flops":
+        args, inputs = args + ["--config", config, "--seqlens", "1024,512"], []
+    elif command == "mfu":
+        args = args + ["--config", config, "--seqlens", "1024", "--peak-tflops", "500", "--trace"]
+    rc, out, err = run([TRAINPROF, *args, "--format", "json", *inputs])
     check(rc == 0, f"{name} --format json: exit {rc} {err[-200:]}")
     if rc:
         continue
@@ -188,7 +197,7 @@ for name, tables in columns.items():
           f"{name}: one object per trace")
     for obj in objs:
         check_object(name, tables, obj)
-    rc, out, err = run([TRAINPROF, *args, "--format", "csv", *traces])
+    rc, out, err = run([TRAINPROF, *args, "--format", "csv", *inputs])
     if tables["csv"] is None:
         check(rc == 2 and "no CSV form" in err, f"{name}: no CSV form, said so: exit {rc}")
         continue
@@ -207,7 +216,7 @@ if data:
     inputs += sorted(p for p in glob.glob(os.path.join(data, "traces", "**", "*.json*"), recursive=True)
                      if p.endswith((".json", ".json.gz")))
 rc, out, err = run([roundtrip, *inputs], timeout=900)
-check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 12 * len(traces) + 14,
+check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 12 * len(traces) + 16,
       f"result round trip: {[ln for ln in out.splitlines() if not ln.startswith(('same', 'skip'))][:5]} {err[-200:]}")
 print(f"round trip: {out.count('same ')} results on {len(inputs)} traces")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")

@@ -1,6 +1,7 @@
 /* For each trace given: every result type's tables (temporal, steps,
  * launch, comm, idle, kernels by name, class and stream, rank facts,
- * findings, summary rows, info) written in the text form, read back and
+ * findings, summary rows, info; flops and mfu on a built-in model) written
+ * in the text form, read back and
  * compared cell by cell, and their JSON rendered from both compared byte
  * for byte. Then, per type, the traces' results combined across ranks as
  * made and as read back: equal ("reduced elsewhere" means the same); the
@@ -13,6 +14,7 @@
 
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "trainprof/flops.h"
 
 static char *json_of(const tprof_result *r)
 {
@@ -80,9 +82,44 @@ static tprof_result *combine(tprof_result *const *rs, size_t n)
     return tprof_ranks_combine((const tprof_result *const *)rs, NULL, n);
 }
 
+/* flops and mfu on a small built-in model: their results survive the text form too. */
+static int model_results(void)
+{
+    static const char cfg[] = "{\"model_type\": \"llama\", \"hidden_size\": 1024, \"intermediate_size\": 2816, "
+                              "\"num_hidden_layers\": 4, \"num_attention_heads\": 8, \"num_key_value_heads\": 8, "
+                              "\"vocab_size\": 32000}";
+    tprof_model *m;
+    char err[256];
+    if (tprof_model_parse(&m, cfg, sizeof cfg - 1, "built-in", err, sizeof err)) {
+        printf("DIFF: the built-in config: %s\n", err);
+        return 1;
+    }
+    static const int64_t seqs[] = { 1024, 512 };
+    tprof_flops_input in = { .seqlens = seqs, .nseqs = 2 };
+    tprof_flops f;
+    int bad = tprof_flops_estimate(m, &in, &f, err, sizeof err) != 0;
+    tprof_result *r = NULL, *back = NULL;
+    if (!bad) bad = tprof_flops_tables("built-in", m, &in, &f, &r) != 0;
+    if (!bad) bad = round_trip("built-in", r, &back);
+    tprof_result_free(r);
+    tprof_result_free(back);
+    tprof_mfu_step steps[2] = { { .trace = "t.json", .step = 3, .seconds = 0.5, .tflops_gpu = 312.25 },
+                                { .trace = "t.json", .step = 4, .seconds = 0.25, .tflops_gpu = 624.5 } };
+    steps[0].m.mfu = 1.0 / 3;
+    tprof_mfu_run run = { .config = "built-in", .model_type = "llama", .peak_tflops = 989, .world_size = 8,
+                          .tokens_per_rank = f.tokens, .flops_per_step = f.total, .traces = 1 };
+    r = back = NULL;
+    if (!bad) bad = tprof_mfu_tables(&run, steps, 2, &steps[1], &r) != 0;
+    if (!bad) bad = round_trip("built-in", r, &back);
+    tprof_result_free(r);
+    tprof_result_free(back);
+    tprof_model_free(m);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
-    int bad = 0;
+    int bad = model_results();
     tprof_result **made[NTYPES], **read_back[NTYPES];
     size_t nmade[NTYPES] = { 0 };
     for (int k = 0; k < NTYPES; k++) {
