@@ -86,34 +86,19 @@ typedef struct {
 int cli_common_option(int c, const char *arg, cli_common *co);
 void cli_common_free(cli_common *co);
 
-/* Where a command writes: the format, a JSON writer, and the current
- * trace's label ("rank R") and path. */
-typedef struct {
-    cli_format fmt;
-    tprof_jw jw;
-    char label[64];
-    const char *path;
-    int shown; /* traces printed so far (a blank line between tables) */
-} cli_out;
-
-/* A trace command: its options and help, what it keeps, and what it does
- * with each trace (EACH, JSON objects collected in an array) and/or with all
- * traces at once (ALL, after EACH). Both return 0 or a TPROF_E* code. */
+/* A trace command: its options and help, what it keeps of each trace, and
+ * its result (include/trainprof/result.h). ANALYSE runs on the reading
+ * thread as soon as a trace is read (CTX only read there) and the trace is
+ * freed at once, so memory holds the compact results, not the traces. They
+ * are printed in input order: JSON an array of {label, file, members}, CSV
+ * the CSV table's rows after trace,file, the text table every trace's top
+ * row in one table after a "trace" column (or PRINT, per trace). ANALYSE
+ * and PRINT return 0 or a TPROF_E* code. */
 typedef struct {
     void (*help)(FILE *f);
     uint32_t keep;
     const struct option *opts; /* the command's own, ending with a zero entry; may be NULL */
     int (*option)(void *ctx, int c, const char *arg); /* 0, or -1 after printing why */
-    const char *csv_header;    /* NULL: no CSV form */
-    int (*each)(void *ctx, const tprof_trace *t, cli_out *out);
-    int (*all)(void *ctx, const tprof_trace *const *t, size_t n, cli_out *out);
-    /* Or a command whose output is a result (include/trainprof/result.h):
-     * ANALYSE runs on the reading thread as soon as a trace is read (CTX
-     * only read there) and the trace is freed at once, so memory holds the
-     * compact results, not the traces. They are printed in input order: JSON
-     * an array of {label, file, members}, CSV the top table's rows after
-     * trace,file (csv_header above is then unused), the text table every
-     * trace's top row in one table after a "trace" column. */
     const tprof_result_desc *result;
     /* the description when the options choose it (NULL: RESULT) */
     const tprof_result_desc *(*result_for)(void *ctx);

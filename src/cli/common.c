@@ -581,7 +581,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
         spec->help(stderr);
         rc = EXIT_USAGE;
     }
-    if (!rc && co.fmt == FMT_CSV && !spec->csv_header && (!spec->result || spec->result->no_csv)) {
+    if (!rc && co.fmt == FMT_CSV && spec->result->no_csv) {
         cli_error("this command has no CSV form (use --format json)");
         rc = EXIT_USAGE;
     }
@@ -589,50 +589,8 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
         cli_common_free(&co);
         return rc;
     }
-    if (spec->analyse) {
-        tprof_read_opts ro = { .keep = spec->keep, .classifier = co.cls, .threads = co.threads };
-        rc = run_results(spec, ctx, argv + optind, n, &ro, co.fmt);
-        cli_common_free(&co);
-        return rc;
-    }
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    const tprof_trace **tr = calloc((size_t)n, sizeof *tr);
-    if (!res || !tr) {
-        free(res);
-        free(tr);
-        cli_common_free(&co);
-        return EXIT_INPUT;
-    }
     tprof_read_opts ro = { .keep = spec->keep, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(argv + optind, n, &ro, res);
-    size_t nt = 0;
-    for (int i = 0; i < n; i++)
-        if (res[i].trace) tr[nt++] = res[i].trace;
-    cli_out out = { .fmt = co.fmt };
-    tprof_jw_init(&out.jw, stdout);
-    if (co.fmt == FMT_CSV) printf("%s\n", spec->csv_header);
-    if (co.fmt == FMT_JSON && spec->each) tprof_jw_arr(&out.jw);
-    for (size_t i = 0; spec->each && i < nt; i++) {
-        cli_trace_label(tr[i], (int)i, out.label, sizeof out.label);
-        out.path = tprof_trace_meta_get(tr[i])->path;
-        int e = spec->each(ctx, tr[i], &out);
-        if (e) {
-            cli_error("%s: %s", out.path, tprof_strerror(e));
-            if (rc < EXIT_INPUT) rc = e == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
-        }
-        out.shown++;
-    }
-    if (co.fmt == FMT_JSON && spec->each) tprof_jw_arr_end(&out.jw);
-    if (spec->all && nt) {
-        int e = spec->all(ctx, tr, nt, &out);
-        if (e) {
-            cli_error("%s", tprof_strerror(e));
-            rc = EXIT_INPUT;
-        }
-    }
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
-    free(res);
-    free(tr);
+    rc = run_results(spec, ctx, argv + optind, n, &ro, co.fmt);
     cli_common_free(&co);
     return rc;
 }
