@@ -363,7 +363,6 @@ int cmd_log(int argc, char **argv)
     if (fmt == FMT_JSON) {
         tprof_jw_arr_end(&w);
         tprof_jw_obj_end(&w);
-        printf("\n");
     }
     if (svg && nok) {
         /* drawn in memory, then written whole: a failed write leaves no partial SVG */

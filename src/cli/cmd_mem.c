@@ -427,9 +427,6 @@ int cmd_mem(int argc, char **argv)
         tprof_mem_report_free(&r);
         tprof_mem_snapshot_close(s);
     }
-    if (a.fmt == FMT_JSON) {
-        tprof_jw_arr_end(&jw);
-        printf("\n");
-    }
+    if (a.fmt == FMT_JSON) tprof_jw_arr_end(&jw);
     return worst;
 }
