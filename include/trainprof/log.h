@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trainprof/result.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -139,6 +141,12 @@ size_t tprof_log_anomalies(const tprof_log *lg, const tprof_log_anomaly **out);
 /* A self-contained SVG: one panel each for MFU, throughput and loss (the
  * ones any log has), a line per log, at most 2000 points per line. */
 int tprof_log_svg(const tprof_log *const *logs, size_t n, FILE *f);
+
+/* The log as result tables: line counts by format, a row per metric, the
+ * anomalies and, in the second description (`log_series`: WITH_SERIES),
+ * every point in long form. */
+extern const tprof_result_desc tprof_log_desc[2];
+int tprof_log_tables(const tprof_log *lg, int with_series, tprof_result **out);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,8 @@ enum {
     TPROF_COLF_LOW_WORST = 32, /* with METRIC: lower is worse (a throughput) */
     TPROF_COLF_OMIT_NULL = 64, /* JSON: a null cell is left out, not written as null */
     TPROF_COLF_WHOLE = 128,    /* a double count (tokens, FLOPs): a JSON integer when whole and exact */
+    TPROF_COLF_SHORTEST = 256, /* CSV: the shortest of %.15g..%.17g that reads back; nan, inf, -inf */
+    TPROF_COLF_NAN_NAMED = 512, /* JSON: a value that is not finite as "nan", "inf" or "-inf", not null */
 };
 
 typedef struct {
@@ -120,6 +122,9 @@ typedef struct tprof_table_desc {
     int json_single;
     int json_null_empty; /* JSON: null instead of an empty array or object */
     int json_omit_empty; /* JSON: left out when it has no row */
+    /* JSON: a long-form table (key, name, value: a series) written wide, one
+     * object per run of rows with the same key: {"step": 3, "loss": 2.1, ...} */
+    int json_wide;
     /* with json_keyed: each member is the value of the one other JSON
      * column ({"cpu_op": 12, ...}), not an object */
     int json_keyed_value;
@@ -209,6 +214,8 @@ int tprof_results_print_top(const tprof_result *const *rs, const char *const *la
  * (0: all) after the PREFIX cells (each row's label, file); raw base units. */
 void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *f);
 void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t nprefix, size_t limit, FILE *f);
+/* One cell as CSV writes it in column C (nothing when null). */
+void tprof_csv_cell(const tprof_col_desc *c, const tprof_cell *v, FILE *f);
 /* The result as JSON members of an object the caller opened (the top
  * table's columns, then each table as an array of row objects); tables
  * marked `limited` show their first LIMIT rows (0: all). */

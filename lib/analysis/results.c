@@ -2,6 +2,7 @@
  * written elsewhere (a result names its description). */
 #include "trainprof/analysis.h"
 #include "trainprof/flops.h"
+#include "trainprof/log.h"
 
 #include <string.h>
 
@@ -14,6 +15,8 @@ static const tprof_result_desc *const all[] = {
     &tprof_kernels_desc[TPROF_BY_CLASS],
     &tprof_kernels_desc[TPROF_BY_STREAM],
     &tprof_launch_desc,
+    &tprof_log_desc[0],
+    &tprof_log_desc[1],
     &tprof_mfu_desc,
     &tprof_rank_facts_desc,
     &tprof_ranks_desc,

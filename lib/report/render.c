@@ -121,9 +121,25 @@ void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *
     fputc('\n', f);
 }
 
-static void csv_cell(const tprof_col_desc *c, const tprof_cell *v, FILE *f)
+/* "nan", "inf" or "-inf". */
+static const char *nonfinite_name(double v) { return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
+
+void tprof_csv_cell(const tprof_col_desc *c, const tprof_cell *v, FILE *f)
 {
     if (v->null) return;
+    if ((c->flags & TPROF_COLF_SHORTEST) && !result_kind_is_int(c->kind) && !result_kind_is_str(c->kind)) {
+        if (!isfinite(v->v.d)) {
+            fputs(nonfinite_name(v->v.d), f);
+            return;
+        }
+        char b[40];
+        for (int p = 15; p <= 17; p++) { /* the shortest that reads back */
+            snprintf(b, sizeof b, "%.*g", p, v->v.d);
+            if (strtod(b, NULL) == v->v.d) break;
+        }
+        fputs(b, f);
+        return;
+    }
     if (result_kind_is_int(c->kind)) fprintf(f, "%" PRId64, v->v.i);
     else if (result_kind_is_str(c->kind)) tprof_csv_field(f, v->v.s);
     else if (isfinite(v->v.d) && c->csv_decimals > 0) fprintf(f, "%.*f", c->csv_decimals, v->v.d);
@@ -144,7 +160,7 @@ void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t npref
         for (size_t c = 0; c < d->ncols; c++) {
             if (d->cols[c].flags & TPROF_COLF_NO_CSV) continue;
             if (!first) fputc(',', f);
-            csv_cell(&d->cols[c], tprof_rows_cell(t, r, c), f);
+            tprof_csv_cell(&d->cols[c], tprof_rows_cell(t, r, c), f);
             first = 0;
         }
         fputc('\n', f);
@@ -157,6 +173,7 @@ static void json_value(tprof_jw *w, const tprof_col_desc *c, const tprof_cell *v
     else if (c->kind == TPROF_COL_BOOL) tprof_jw_bool(w, v->v.i != 0);
     else if (result_kind_is_int(c->kind)) tprof_jw_int(w, v->v.i);
     else if (result_kind_is_str(c->kind)) tprof_jw_str(w, v->v.s);
+    else if ((c->flags & TPROF_COLF_NAN_NAMED) && !isfinite(v->v.d)) tprof_jw_str(w, nonfinite_name(v->v.d));
     else if ((c->flags & TPROF_COLF_WHOLE) && v->v.d == floor(v->v.d) && fabs(v->v.d) < 9007199254740992.0)
         tprof_jw_int(w, (int64_t)v->v.d);
     else tprof_jw_double(w, v->v.d);
@@ -206,6 +223,24 @@ static void json_table(tprof_jw *w, const tprof_rows *t, const tprof_table_desc 
     int inline_members = kc >= 0 && d->json_inline;
     if (!n && (d->json_null_empty || d->json_single) && !inline_members) {
         tprof_jw_null(w);
+        return;
+    }
+    if (d->json_wide) { /* [{"KEY": k, NAME: value, ...}, ...]: columns 0, 1 and 2 */
+        tprof_jw_arr(w);
+        for (size_t r = 0; d->ncols >= 3 && r < n; r++) {
+            const tprof_cell *k = tprof_rows_cell(t, r, 0);
+            if (!r || result_cell_num(&d->cols[0], k) != result_cell_num(&d->cols[0], tprof_rows_cell(t, r - 1, 0))) {
+                if (r) tprof_jw_obj_end(w);
+                tprof_jw_obj(w);
+                json_cell(w, &d->cols[0], k);
+            }
+            const tprof_cell *name = tprof_rows_cell(t, r, 1), *v = tprof_rows_cell(t, r, 2);
+            if (name->null || v->null) continue;
+            tprof_jw_key(w, name->v.s);
+            json_value(w, &d->cols[2], v);
+        }
+        if (n && d->ncols >= 3) tprof_jw_obj_end(w);
+        tprof_jw_arr_end(w);
         return;
     }
     if (d->json_single) { /* {columns of the one row} */
@@ -312,6 +347,7 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
             : d->json_keyed && d->json_keyed_value ? " (JSON: an object of values keyed by the first key column)"
             : d->json_keyed ? " (JSON: an object keyed by the first key column)"
             : d->json_values ? " (JSON: an array of the column's values)"
+            : d->json_wide ? " (JSON: wide, an object per key with a member per name)"
             : d->json_single && d->json_omit_empty ? " (JSON: an object, left out when empty)"
             : d->json_single ? " (JSON: an object, null when empty)"
             : d->json_null_empty ? " (JSON: null when empty)"

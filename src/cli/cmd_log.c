@@ -1,6 +1,7 @@
 /* trainprof log: training logs into per-step metric series, a summary per
  * metric, anomalies, and optionally the series (CSV/JSON) and an SVG plot. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,211 +34,156 @@ static void fmt_num(char *b, size_t n, double v)
     else snprintf(b, n, "%.6g", v);
 }
 
-/* The shortest of %.15g..%.17g that reads back as V. */
-static void csv_num(double v)
+static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
 {
-    char b[40];
-    if (isfinite(v)) {
-        for (int p = 15; p <= 17; p++) {
-            snprintf(b, sizeof b, "%.*g", p, v);
-            if (strtod(b, NULL) == v) break;
-        }
-        fputs(b, stdout);
-    } else {
-        fmt_num(b, sizeof b, v);
-        fputs(b, stdout);
-    }
+    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
+}
+static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
+static double dv(const tprof_rows *t, size_t row, const char *col)
+{
+    const tprof_cell *c = at(t, row, col);
+    return c->null ? NAN : c->v.d;
 }
 
-static void counts_line(const tprof_log *lg)
+enum { TB_FORMATS, TB_METRICS, TB_ANOMALIES, TB_SERIES };
+
+static void counts_line(const tprof_result *r)
 {
-    const tprof_log_counts *c = tprof_log_get_counts(lg);
-    printf("lines %llu:", (unsigned long long)c->lines);
-    for (int f = 1; f < TPROF_LOG_NFORMATS; f++)
-        if (c->parsed[f]) printf(" %llu %s,", (unsigned long long)c->parsed[f], tprof_log_format_name(f));
-    printf(" %llu without a metric\n", (unsigned long long)c->skipped);
+    const tprof_rows *top = tprof_result_top_c(r), *bf = tprof_result_table_c(r, TB_FORMATS);
+    printf("lines %" PRId64 ":", iv(top, 0, "lines"));
+    for (size_t f = 0; f < tprof_rows_count(bf); f++)
+        if (iv(bf, f, "lines")) printf(" %" PRId64 " %s,", iv(bf, f, "lines"), at(bf, f, "format")->v.s);
+    printf(" %" PRId64 " without a metric\n", iv(top, 0, "lines_without_metric"));
 }
 
-static void table_summary(const tprof_log *lg)
+static int table_summary(const tprof_result *r)
 {
     static const char *const hdr[] = { "metric", "points", "nonfinite", "mean", "p50", "min", "max", "steady mean" };
+    static const char *const cols[] = { "count", "nonfinite", "mean", "p50", "min", "max", "steady_mean" };
     tprof_table *t = tprof_table_new(8, hdr, "lrrrrrrr");
-    if (!t) return;
+    if (!t) return TPROF_ENOMEM;
     tprof_table_limit(t, 0, 48);
-    for (size_t i = 0; i < tprof_log_nmetrics(lg); i++) {
-        tprof_log_stats s;
-        tprof_log_stats_of(lg, i, &s);
+    const tprof_rows *mt = tprof_result_table_c(r, TB_METRICS);
+    for (size_t i = 0; i < tprof_rows_count(mt); i++) {
         char c[8][48];
-        snprintf(c[1], sizeof c[1], "%zu", s.count);
-        snprintf(c[2], sizeof c[2], "%zu", s.nonfinite);
-        fmt_num(c[3], sizeof c[3], s.mean);
-        fmt_num(c[4], sizeof c[4], s.p50);
-        fmt_num(c[5], sizeof c[5], s.min);
-        fmt_num(c[6], sizeof c[6], s.max);
-        fmt_num(c[7], sizeof c[7], s.steady_mean);
-        const char *row[] = { tprof_log_metric(lg, i), c[1], c[2], c[3], c[4], c[5], c[6], c[7] };
+        for (size_t k = 0; k < 7; k++) {
+            if (k < 2) snprintf(c[k + 1], sizeof c[k + 1], "%" PRId64, iv(mt, i, cols[k]));
+            else fmt_num(c[k + 1], sizeof c[k + 1], dv(mt, i, cols[k]));
+        }
+        const char *row[] = { at(mt, i, "name")->v.s, c[1], c[2], c[3], c[4], c[5], c[6], c[7] };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
-    const tprof_log_anomaly *a;
-    size_t na = tprof_log_anomalies(lg, &a);
+    const tprof_rows *an = tprof_result_table_c(r, TB_ANOMALIES);
+    size_t na = tprof_rows_count(an);
     printf("\nanomalies: %zu%s\n", na, na ? "" : " (docs/METRICS.md lists the rules)");
     for (size_t i = 0; i < na && i < 50; i++) {
-        char v[40], r[40];
-        fmt_num(v, sizeof v, a[i].value);
-        fmt_num(r, sizeof r, a[i].reference);
-        printf("  step %-8lld %-16s %s = %s", (long long)a[i].step, tprof_log_anomaly_name(a[i].kind),
-               tprof_log_metric(lg, a[i].metric), v);
-        if (!isnan(a[i].reference)) printf(" (median of the previous points %s)", r);
+        char v[40], ref[40];
+        double reference = dv(an, i, "reference");
+        fmt_num(v, sizeof v, dv(an, i, "value"));
+        fmt_num(ref, sizeof ref, reference);
+        printf("  step %-8lld %-16s %s = %s", (long long)iv(an, i, "step"), at(an, i, "kind")->v.s,
+               at(an, i, "metric")->v.s, v);
+        if (!isnan(reference)) printf(" (median of the previous points %s)", ref);
         printf("\n");
     }
     if (na > 50) printf("  ... %zu more (--format json lists all)\n", na - 50);
-}
-
-/* Walks the union of steps of all metrics in order. */
-typedef struct {
-    const tprof_log *lg;
-    size_t nm;
-    size_t *pos;
-} walk;
-
-static int next_step(walk *w, int64_t *step)
-{
-    int found = 0;
-    for (size_t i = 0; i < w->nm; i++) {
-        const int64_t *st;
-        const double *v;
-        size_t n = tprof_log_points(w->lg, i, &st, &v);
-        if (w->pos[i] < n && (!found || st[w->pos[i]] < *step)) *step = st[w->pos[i]], found = 1;
-    }
-    return found;
-}
-
-/* The value of metric I at STEP (advancing the walk), or 0 when none. */
-static int value_at(walk *w, size_t i, int64_t step, double *v)
-{
-    const int64_t *st;
-    const double *vals;
-    size_t n = tprof_log_points(w->lg, i, &st, &vals);
-    if (w->pos[i] < n && st[w->pos[i]] == step) {
-        *v = vals[w->pos[i]++];
-        return 1;
-    }
     return 0;
 }
 
-static void series(const tprof_log *lg, cli_format fmt, tprof_jw *jw)
+/* The metric index of each series row (the metrics table's order). */
+static size_t *series_columns(const tprof_result *r)
 {
-    walk w = { lg, tprof_log_nmetrics(lg), calloc(tprof_log_nmetrics(lg) + 1, sizeof(size_t)) };
-    if (!w.pos) return;
-    tprof_table *t = NULL;
-    const char **cells = NULL;
-    char(*buf)[40] = NULL;
-    if (fmt == FMT_TABLE) {
-        const char **hdr = calloc(w.nm + 1, sizeof *hdr);
-        char *al = calloc(w.nm + 2, 1);
-        cells = calloc(w.nm + 1, sizeof *cells);
-        buf = calloc(w.nm + 1, sizeof *buf);
-        if (hdr && al && cells && buf) {
-            hdr[0] = "step";
-            for (size_t i = 0; i <= w.nm; i++) {
-                if (i) hdr[i] = tprof_log_metric(lg, i - 1);
-                al[i] = 'r';
-                cells[i] = buf[i];
-            }
-            t = tprof_table_new((int)w.nm + 1, hdr, al);
-        }
-        free(hdr);
-        free(al);
-        if (!t) goto out;
-    } else if (fmt == FMT_JSON) {
-        tprof_jw_key(jw, "series");
-        tprof_jw_arr(jw);
+    const tprof_rows *mt = tprof_result_table_c(r, TB_METRICS), *se = tprof_result_table_c(r, TB_SERIES);
+    size_t n = tprof_rows_count(se), nm = tprof_rows_count(mt);
+    size_t *col = malloc((n ? n : 1) * sizeof *col);
+    for (size_t i = 0; col && i < n; i++) {
+        const char *name = at(se, i, "metric")->v.s;
+        size_t m = 0;
+        while (m < nm && strcmp(at(mt, m, "name")->v.s, name)) m++;
+        col[i] = m;
     }
-    int64_t step = 0;
-    while (next_step(&w, &step)) {
-        if (fmt == FMT_TABLE) snprintf(buf[0], sizeof buf[0], "%lld", (long long)step);
-        else if (fmt == FMT_CSV) {
-            tprof_csv_field(stdout, tprof_log_name(lg));
-            printf(",%lld", (long long)step);
-        } else {
-            tprof_jw_obj(jw);
-            tprof_jw_kint(jw, "step", step);
-        }
-        for (size_t i = 0; i < w.nm; i++) {
-            double v;
-            int has = value_at(&w, i, step, &v);
-            if (fmt == FMT_TABLE) {
-                if (has) fmt_num(buf[i + 1], sizeof buf[i + 1], v);
-                else buf[i + 1][0] = 0;
-            } else if (fmt == FMT_CSV) {
-                putchar(',');
-                if (has) csv_num(v);
-            } else if (has)
-                tprof_jw_kdouble(jw, tprof_log_metric(lg, i), v);
-        }
-        if (fmt == FMT_TABLE) tprof_table_row(t, cells);
-        else if (fmt == FMT_CSV) putchar('\n');
-        else tprof_jw_obj_end(jw);
-    }
-    if (fmt == FMT_TABLE) tprof_table_print(t, stdout);
-    else if (fmt == FMT_JSON) tprof_jw_arr_end(jw);
-out:
-    tprof_table_free(t);
-    free(cells);
-    free(buf);
-    free(w.pos);
+    return col;
 }
 
-static void json_file(const tprof_log *lg, int with_series, tprof_jw *w)
+/* The series wide: a row per step, a column per metric. */
+static int table_series(const tprof_result *r)
 {
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "file", tprof_log_name(lg));
-    const tprof_log_counts *c = tprof_log_get_counts(lg);
-    tprof_jw_kuint(w, "lines", c->lines);
-    tprof_jw_kuint(w, "lines_without_metric", c->skipped);
-    tprof_jw_key(w, "lines_by_format");
-    tprof_jw_obj(w);
-    for (int f = 1; f < TPROF_LOG_NFORMATS; f++) tprof_jw_kuint(w, tprof_log_format_name(f), c->parsed[f]);
-    tprof_jw_obj_end(w);
-    tprof_jw_key(w, "metrics");
-    tprof_jw_arr(w);
-    for (size_t i = 0; i < tprof_log_nmetrics(lg); i++) {
-        tprof_log_stats s;
-        tprof_log_stats_of(lg, i, &s);
-        tprof_jw_obj(w);
-        tprof_jw_kstr(w, "name", tprof_log_metric(lg, i));
-        tprof_jw_kuint(w, "count", s.count);
-        tprof_jw_kuint(w, "nonfinite", s.nonfinite);
-        tprof_jw_kdouble(w, "mean", s.mean);
-        tprof_jw_kdouble(w, "p50", s.p50);
-        tprof_jw_kdouble(w, "min", s.min);
-        tprof_jw_kdouble(w, "max", s.max);
-        tprof_jw_kuint(w, "warmup", s.warmup);
-        tprof_jw_kdouble(w, "steady_mean", s.steady_mean);
-        tprof_jw_obj_end(w);
+    const tprof_rows *mt = tprof_result_table_c(r, TB_METRICS), *se = tprof_result_table_c(r, TB_SERIES);
+    size_t nm = tprof_rows_count(mt), n = tprof_rows_count(se);
+    const char **hdr = calloc(nm + 1, sizeof *hdr), **cells = calloc(nm + 1, sizeof *cells);
+    char *al = calloc(nm + 2, 1);
+    char(*buf)[40] = calloc(nm + 1, sizeof *buf);
+    size_t *col = series_columns(r);
+    tprof_table *t = NULL;
+    int rc = hdr && cells && al && buf && col ? 0 : TPROF_ENOMEM;
+    if (!rc) {
+        hdr[0] = "step";
+        for (size_t i = 0; i <= nm; i++) {
+            if (i) hdr[i] = at(mt, i - 1, "name")->v.s;
+            al[i] = 'r';
+            cells[i] = buf[i];
+        }
+        if (!(t = tprof_table_new((int)nm + 1, hdr, al))) rc = TPROF_ENOMEM;
     }
-    tprof_jw_arr_end(w);
-    tprof_jw_key(w, "anomalies");
-    tprof_jw_arr(w);
-    const tprof_log_anomaly *a;
-    size_t na = tprof_log_anomalies(lg, &a);
-    for (size_t i = 0; i < na; i++) {
-        tprof_jw_obj(w);
-        tprof_jw_kstr(w, "kind", tprof_log_anomaly_name(a[i].kind));
-        tprof_jw_kstr(w, "metric", tprof_log_metric(lg, a[i].metric));
-        tprof_jw_kint(w, "step", a[i].step);
-        char v[40];
-        fmt_num(v, sizeof v, a[i].value);
-        if (isfinite(a[i].value)) tprof_jw_kdouble(w, "value", a[i].value);
-        else tprof_jw_kstr(w, "value", v); /* "nan", "inf": JSON has no such numbers */
-        tprof_jw_kdouble(w, "reference", a[i].reference);
-        tprof_jw_obj_end(w);
+    for (size_t i = 0; !rc && i < n;) {
+        int64_t step = iv(se, i, "step");
+        snprintf(buf[0], sizeof buf[0], "%lld", (long long)step);
+        for (size_t m = 1; m <= nm; m++) buf[m][0] = 0;
+        for (; i < n && iv(se, i, "step") == step; i++) fmt_num(buf[col[i] + 1], sizeof buf[0], dv(se, i, "value"));
+        tprof_table_row(t, cells);
     }
-    tprof_jw_arr_end(w);
-    if (with_series) series(lg, FMT_JSON, w);
-    tprof_jw_obj_end(w);
+    if (t) tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    free(hdr);
+    free(cells);
+    free(al);
+    free(buf);
+    free(col);
+    return rc;
+}
+
+/* CSV of every file's series in one table: each file's metrics have their
+ * own columns (those of the files before it first), empty elsewhere. */
+static int csv_series(const tprof_result *const *rs, const char *const *files, size_t n)
+{
+    printf("file,step");
+    for (size_t i = 0; i < n; i++) {
+        const tprof_rows *mt = tprof_result_table_c(rs[i], TB_METRICS);
+        for (size_t m = 0; m < tprof_rows_count(mt); m++) {
+            putchar(',');
+            tprof_csv_field(stdout, at(mt, m, "name")->v.s);
+        }
+    }
+    putchar('\n');
+    size_t total = 0, before = 0;
+    for (size_t i = 0; i < n; i++) total += tprof_rows_count(tprof_result_table_c(rs[i], TB_METRICS));
+    for (size_t i = 0; i < n; i++) {
+        const tprof_rows *se = tprof_result_table_c(rs[i], TB_SERIES);
+        const tprof_table_desc *sd = tprof_rows_desc(se);
+        int vc = tprof_table_col(sd, "value");
+        size_t nm = tprof_rows_count(tprof_result_table_c(rs[i], TB_METRICS)), ns = tprof_rows_count(se);
+        size_t *col = series_columns(rs[i]);
+        if (!col) return TPROF_ENOMEM;
+        for (size_t k = 0; k < ns;) {
+            int64_t step = iv(se, k, "step");
+            tprof_csv_field(stdout, files[i]);
+            printf(",%lld", (long long)step);
+            size_t next = 0; /* columns written so far */
+            for (; k < ns && iv(se, k, "step") == step; k++) {
+                for (; next < before + col[k]; next++) putchar(',');
+                putchar(',');
+                next++;
+                tprof_csv_cell(&sd->cols[vc], tprof_rows_cell(se, k, (size_t)vc), stdout);
+            }
+            for (; next < total; next++) putchar(',');
+            putchar('\n');
+        }
+        free(col);
+        before += nm;
+    }
+    return 0;
 }
 
 int cmd_log(int argc, char **argv)
@@ -291,79 +237,54 @@ int cmd_log(int argc, char **argv)
         }
         logs[nok++] = lg;
     }
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
+    tprof_result **res = calloc(nok ? nok : 1, sizeof *res);
+    const char **files = calloc(nok ? nok : 1, sizeof *files);
+    if (!res || !files) abort();
+    for (size_t i = 0; i < nok; i++) {
+        files[i] = tprof_log_name(logs[i]);
+        if (tprof_log_tables(logs[i], with_series, &res[i])) {
+            cli_error("out of memory");
+            rc = EXIT_INPUT;
+            nok = i;
+            break;
+        }
+    }
+    const tprof_result_desc *d = &tprof_log_desc[with_series];
+    int e = 0;
     if (fmt == FMT_JSON) {
+        tprof_jw w;
+        tprof_jw_init(&w, stdout);
         tprof_jw_obj(&w);
         tprof_jw_key(&w, "files");
         tprof_jw_arr(&w);
-    } else if (fmt == FMT_CSV) {
-        if (with_series) { /* one column per metric of any file */
-            printf("file,step");
-            for (size_t i = 0; i < nok; i++)
-                for (size_t m = 0; m < tprof_log_nmetrics(logs[i]); m++) {
-                    putchar(',');
-                    tprof_csv_field(stdout, tprof_log_metric(logs[i], m));
-                }
-            putchar('\n');
-        } else
-            printf("file,metric,count,nonfinite,mean,p50,min,max,warmup,steady_mean\n");
-    }
-    size_t col = 0;
-    for (size_t i = 0; i < nok; i++) {
-        const tprof_log *lg = logs[i];
-        if (fmt == FMT_JSON) json_file(lg, with_series, &w);
-        else if (fmt == FMT_CSV && with_series) {
-            /* each file's metrics have their own columns: pad around them */
-            size_t before = col, nm = tprof_log_nmetrics(lg), total = col;
-            for (size_t j = i; j < nok; j++) total += tprof_log_nmetrics(logs[j]);
-            walk wk = { lg, nm, calloc(nm + 1, sizeof(size_t)) };
-            if (!wk.pos) abort();
-            int64_t step = 0;
-            while (next_step(&wk, &step)) {
-                tprof_csv_field(stdout, tprof_log_name(lg));
-                printf(",%lld", (long long)step);
-                for (size_t k = 0; k < before; k++) putchar(',');
-                for (size_t m = 0; m < nm; m++) {
-                    double v;
-                    putchar(',');
-                    if (value_at(&wk, m, step, &v)) csv_num(v);
-                }
-                for (size_t k = before + nm; k < total; k++) putchar(',');
-                putchar('\n');
-            }
-            free(wk.pos);
-            col += nm;
-        } else if (fmt == FMT_CSV) {
-            for (size_t m = 0; m < tprof_log_nmetrics(lg); m++) {
-                tprof_log_stats s;
-                tprof_log_stats_of(lg, m, &s);
-                tprof_csv_field(stdout, tprof_log_name(lg));
-                putchar(',');
-                tprof_csv_field(stdout, tprof_log_metric(lg, m));
-                printf(",%zu,%zu,", s.count, s.nonfinite);
-                const double v[] = { s.mean, s.p50, s.min, s.max };
-                for (int k = 0; k < 4; k++) {
-                    csv_num(v[k]);
-                    putchar(',');
-                }
-                printf("%zu,", s.warmup);
-                csv_num(s.steady_mean);
-                putchar('\n');
-            }
-        } else {
-            if (i) printf("\n");
-            printf("== %s ==\n", tprof_log_name(lg));
-            counts_line(lg);
-            printf("\n");
-            if (with_series) series(lg, FMT_TABLE, NULL);
-            else table_summary(lg);
+        for (size_t i = 0; i < nok; i++) {
+            tprof_jw_obj(&w);
+            tprof_jw_kstr(&w, "file", files[i]);
+            tprof_result_json_members(res[i], 0, &w);
+            tprof_jw_obj_end(&w);
         }
-    }
-    if (fmt == FMT_JSON) {
         tprof_jw_arr_end(&w);
         tprof_jw_obj_end(&w);
+    } else if (fmt == FMT_CSV && with_series)
+        e = csv_series((const tprof_result *const *)res, files, nok);
+    else if (fmt == FMT_CSV) {
+        tprof_rows_csv_header(d->tables[d->csv_table - 1], "file", stdout);
+        for (size_t i = 0; i < nok; i++) tprof_rows_csv(tprof_result_table_c(res[i], TB_METRICS), &files[i], 1, 0, stdout);
+    } else
+        for (size_t i = 0; !e && i < nok; i++) {
+            if (i) printf("\n");
+            printf("== %s ==\n", files[i]);
+            counts_line(res[i]);
+            printf("\n");
+            e = with_series ? table_series(res[i]) : table_summary(res[i]);
+        }
+    if (e) {
+        cli_error("%s", tprof_strerror(e));
+        rc = EXIT_INPUT;
     }
+    for (size_t i = 0; i < nok; i++) tprof_result_free(res[i]);
+    free(res);
+    free(files);
     if (svg && nok) {
         /* drawn in memory, then written whole: a failed write leaves no partial SVG */
         char *buf = NULL;

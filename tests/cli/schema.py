@@ -25,7 +25,7 @@ current = None
 for line in made.splitlines():
     m = re.match(r"## `(\w+)` \(version \d+\)", line)
     if m:
-        current = columns.setdefault(m.group(1), {"no_json": set(), "keyed": set(), "single": set(), "keyed_values": set(),
+        current = columns.setdefault(m.group(1), {"no_json": set(), "keyed": set(), "single": set(), "keyed_values": set(), "wide": set(),
                                                      "inline": set()})
         table = None
         continue
@@ -51,6 +51,8 @@ for line in made.splitlines():
             current["no_json"].add(m.group(1))
         if "(JSON: an object keyed" in line:
             current["keyed"].add(m.group(1))
+        if "(JSON: wide" in line:
+            current["wide"].add(m.group(1))
         if "(JSON: an object of values keyed" in line:
             current["keyed_values"].add(m.group(1))
         if "(JSON: an object, null when empty)" in line or "(JSON: an object, left out when empty)" in line:
@@ -65,7 +67,7 @@ for line in made.splitlines():
                       m.group(2) or m.group(1), "JSON (if set)" in m.group(4)))
 
 INT_KINDS = ("count", "duration (ns)", "bytes", "timestamp (ns)", "rank", "integer")
-SPECIAL = ("keyed_values", "no_label", "csv", "no_json", "keyed", "single", "inline", "internal", "whole_run", "json_rows")
+SPECIAL = ("wide", "keyed_values", "no_label", "csv", "no_json", "keyed", "single", "inline", "internal", "whole_run", "json_rows")
 
 
 def of_kind(v, kind):
@@ -75,7 +77,7 @@ def of_kind(v, kind):
         return isinstance(v, str)
     if kind == "boolean":
         return isinstance(v, bool)
-    return isinstance(v, (int, float))
+    return isinstance(v, (int, float)) or v in ("nan", "inf", "-inf")  # named where JSON has no number
 
 
 def keys_are(got, cols, what, first=()):
@@ -140,6 +142,11 @@ def check_object(name, tables, obj, whole_run=False):
             continue
         if isinstance(obj.get(tname), list) and all(not isinstance(v, dict) for v in obj[tname]):
             continue  # a series: an array of the values of its one column
+        if tname in tables["wide"]:  # an object per key, a member per name
+            key = cols[0][0]
+            check(isinstance(obj.get(tname), list) and all(key in row for row in obj[tname]),
+                  f"{name}: {tname} is an array of objects with {key}")
+            continue
         if tname in tables["single"]:
             check_rows(name, tables, tname, [obj.get(tname)], f"{name}: {tname}")
             continue
@@ -160,6 +167,11 @@ for rank in (0, 1):
     subprocess.run([GENTRACE, "--size", "1M", "--rank", str(rank), "--world", "2", "--seed", str(rank + 5), "-o", p],
                    check=True, capture_output=True)
     traces.append(p)
+train_log = os.path.join(tmp, "train.log")
+with open(train_log, "w") as f:
+    for s in range(1, 40):
+        f.write(json.dumps({"step": s, "loss": 3 - s / 40, "mfu": 0.4 + (s % 5) / 100}) + "\n")
+    f.write('{"step": 40, "loss": NaN}\n')
 config = os.path.join(tmp, "config.json")
 with open(config, "w") as f:
     json.dump({"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 4,
@@ -172,6 +184,8 @@ for name, tables in columns.items():
     command = name.split("_by_")[0]
     args = [command] + (["--by", name.split("_by_")[1]] if "_by_" in name else [])
     inputs = traces
+    if command in ("log", "log_series"):
+        args, inputs = ["log"] + (["--series"] if command == "log_series" else []), [train_log]
     if command == "flops":
         args, inputs = args + ["--config", config, "--seqlens", "1024,512"], []
     elif command == "mfu":
@@ -188,13 +202,17 @@ for name, tables in columns.items():
     elif whole:  # one object for the run
         check_object(name, tables, doc, True)
         objs = []
+    elif isinstance(doc, dict) and list(doc) == ["files"]:  # {"files": [...]}: log
+        objs = doc["files"]
+        check(len(objs) == len(inputs), f"{name}: one object per file")
+        doc = objs
     elif isinstance(doc, dict):  # {"traces": [...], "combined": {...}}
         check(list(doc) == ["traces", "combined"], f"{name}: traces and their combination")
         objs = doc.get("traces", []) + [doc.get("combined", {})]
     else:
         objs = doc
-    check(whole or len(objs) == (len(traces) + 1 if isinstance(doc, dict) else len(traces)),
-          f"{name}: one object per trace")
+    check(whole or len(objs) == (len(inputs) + 1 if isinstance(doc, dict) else len(inputs)),
+          f"{name}: one object per input")
     for obj in objs:
         check_object(name, tables, obj)
     rc, out, err = run([TRAINPROF, *args, "--format", "csv", *inputs])
@@ -205,6 +223,8 @@ for name, tables in columns.items():
     csv_table = tables["csv"] if tables["csv"] != "trace" else "(top)"
     prefix = [] if whole else ["file"] if tables.get("no_label") else ["trace", "file"]
     want_csv = prefix + [c[4] for c in tables[csv_table] if c[3]]
+    if csv_table in tables["wide"]:  # its key, then a column per name
+        want_csv = (prefix + [want_csv[len(prefix)]] + header[len(prefix) + 1:])
     check(header == want_csv, f"{name}: the CSV header {header} is the documented {want_csv}")
     if csv_table == "(top)":
         check(len(out.splitlines()) == 3, f"{name}: a CSV row per trace")
@@ -216,7 +236,7 @@ if data:
     inputs += sorted(p for p in glob.glob(os.path.join(data, "traces", "**", "*.json*"), recursive=True)
                      if p.endswith((".json", ".json.gz")))
 rc, out, err = run([roundtrip, *inputs], timeout=900)
-check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 12 * len(traces) + 16,
+check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 12 * len(traces) + 18,
       f"result round trip: {[ln for ln in out.splitlines() if not ln.startswith(('same', 'skip'))][:5]} {err[-200:]}")
 print(f"round trip: {out.count('same ')} results on {len(inputs)} traces")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")

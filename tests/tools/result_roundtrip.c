@@ -1,6 +1,6 @@
 /* For each trace given: every result type's tables (temporal, steps,
  * launch, comm, idle, kernels by name, class and stream, rank facts,
- * findings, summary rows, info; flops and mfu on a built-in model) written
+ * findings, summary rows, info; flops, mfu and log on built-in inputs) written
  * in the text form, read back and
  * compared cell by cell, and their JSON rendered from both compared byte
  * for byte. Then, per type, the traces' results combined across ranks as
@@ -15,6 +15,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "trainprof/flops.h"
+#include "trainprof/log.h"
 
 static char *json_of(const tprof_result *r)
 {
@@ -117,9 +118,27 @@ static int model_results(void)
     return bad;
 }
 
+/* A small log, with and without its series. */
+static int log_results(void)
+{
+    static const char text[] = "{\"step\": 1, \"loss\": 2.5, \"mfu\": 0.41}\n{\"step\": 2, \"loss\": 2.25}\n"
+                               "{\"step\": 3, \"loss\": NaN, \"mfu\": 0.12}\nstep=4: {'loss': 2.0}\n";
+    tprof_log *lg = tprof_log_new("built-in.log");
+    int bad = !lg || tprof_log_feed(lg, text, sizeof text - 1) || tprof_log_finish(lg);
+    for (int series = 0; !bad && series < 2; series++) {
+        tprof_result *r = NULL, *back = NULL;
+        bad = tprof_log_tables(lg, series, &r) != 0;
+        if (!bad) bad = round_trip("built-in.log", r, &back);
+        tprof_result_free(r);
+        tprof_result_free(back);
+    }
+    tprof_log_free(lg);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
-    int bad = model_results();
+    int bad = model_results() | log_results();
     tprof_result **made[NTYPES], **read_back[NTYPES];
     size_t nmade[NTYPES] = { 0 };
     for (int k = 0; k < NTYPES; k++) {
