@@ -1,6 +1,7 @@
 """Memory budget (docs/PERFORMANCE.md): peak RSS of `kernels` at most 15% of
-the uncompressed trace, and memory that does not grow with the file for
-`info`. Measured with /usr/bin/time; skipped under sanitizers, whose shadow
+the uncompressed trace, memory that does not grow with the file for
+`info`, nor with the number of ranks for the commands over many traces.
+Measured with /usr/bin/time; skipped under sanitizers, whose shadow
 memory would dominate."""
 import gzip
 import os
@@ -43,4 +44,17 @@ check(kz * 1024 <= 0.15 * size, f"kernels on gzip used {kz} KiB, over 15% of {si
 i_small, i_big = peak_kib([TRAINPROF, "info", small]), peak_kib([TRAINPROF, "info", big])
 print(f"info: {i_small} KiB on 40 MiB, {i_big} KiB on {size >> 20} MiB")
 check(i_big < i_small + 4096, f"info memory grew with the file: {i_small} -> {i_big} KiB")
+# many ranks: each trace is analysed and freed once read, so twice the
+# ranks takes about the same peak (traces in flight plus compact results);
+# traces kept to the end would add ~0.3 MiB per 2 MiB rank
+many = []
+for r in range(96):
+    p = os.path.join(tmp, f"rank{r}.json")
+    subprocess.run([GENTRACE, "--size", "2M", "--rank", str(r), "--world", "96", "--seed", str(r + 1), "-o", p],
+                   check=True)
+    many.append(p)
+for cmd in ("summary", "kernels", "ranks", "advice", "temporal"):
+    half, full = (peak_kib([TRAINPROF, cmd, "--threads", "2", *many[:n]]) for n in (48, 96))
+    print(f"{cmd}: peak RSS {half} KiB over 48 ranks of 2 MiB, {full} KiB over 96")
+    check(full < half + 8192, f"{cmd}: memory grows with the ranks: {half} KiB for 48, {full} KiB for 96")
 finish("memory budget")
