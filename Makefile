@@ -60,13 +60,14 @@ test-asan: deps
 
 # The tests that run the parallel reader, the read-ahead thread and the
 # recording library's per-thread buffers, and analyses run on the reading
-# threads (cli_schema: commands printing through result tables).
+# threads (cli_schema: every command through result tables; cli_summary,
+# cli_ranks, cli_advice: the cross-rank parts, and summary's advice thread).
 test-tsan: deps
 	@CC=clang cmake -S . -B $(TSAN_BUILD) -DTPROF_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_FLAGS="-fsanitize=thread" >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 TPROF_SANITIZED=1 \
-	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|cli_schema|unit_trace|unit_source|unit_sink|unit_record|cli_record_cupti_fake|cli_merge'
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|cli_ranks|cli_advice|cli_schema|unit_trace|unit_source|unit_sink|unit_record|cli_record_cupti_fake|cli_merge'
 
 # Fuzzing (tests/fuzz/run.sh: each target from its seed corpus in
 # tests/fuzz/corpus/, prints execs/s and coverage; inputs that fail are kept
