@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "trainprof/pickle.h"
+#include "trainprof/result.h"
 #include "trainprof/trace.h"
 
 #ifdef __cplusplus
@@ -186,6 +187,11 @@ typedef struct {
 
 int tprof_mem_analyze(const tprof_mem_snapshot *s, const tprof_mem_opts *o, tprof_mem_report *out);
 void tprof_mem_report_free(tprof_mem_report *r);
+/* The report as result tables: the file's facts, a row per device (its
+ * actions, the sites at the peak, the OOMs with theirs), and the long-form
+ * rows (device, metric, site, value) of CSV. */
+extern const tprof_result_desc tprof_mem_desc;
+int tprof_mem_tables(const tprof_mem_snapshot *s, const tprof_mem_report *r, tprof_result **out);
 
 /* Timeline: active and reserved bytes after each event, pre-aggregated to
  * at most MAX_POINTS points (each the maximum over its bucket, so the peak

@@ -128,8 +128,8 @@ typedef struct tprof_table_desc {
     /* with json_keyed: each member is the value of the one other JSON
      * column ({"cpu_op": 12, ...}), not an object */
     int json_keyed_value;
-    /* a table of the result: written in JSON right after this column of the
-     * top table (NULL: after all of them) */
+    /* JSON: written right after this column of the parent row (a table of
+     * the result: of the top table); NULL: after all of them */
     const char *json_after;
 } tprof_table_desc;
 

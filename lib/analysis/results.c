@@ -3,6 +3,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/flops.h"
 #include "trainprof/log.h"
+#include "trainprof/mem.h"
 
 #include <string.h>
 
@@ -17,6 +18,7 @@ static const tprof_result_desc *const all[] = {
     &tprof_launch_desc,
     &tprof_log_desc[0],
     &tprof_log_desc[1],
+    &tprof_mem_desc,
     &tprof_mfu_desc,
     &tprof_rank_facts_desc,
     &tprof_ranks_desc,

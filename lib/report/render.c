@@ -194,6 +194,7 @@ static int first_key_col(const tprof_table_desc *d)
 }
 
 static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r);
+static void json_row_cols(tprof_jw *w, const tprof_rows *t, size_t r, int skip);
 static void json_table(tprof_jw *w, const tprof_rows *t, const tprof_table_desc *d);
 
 /* The first LIMIT rows of T when D is `limited` (0: all): a shorter view
@@ -262,11 +263,7 @@ static void json_table(tprof_jw *w, const tprof_rows *t, const tprof_table_desc 
                 continue;
             }
             tprof_jw_obj(w);
-            for (size_t c = 0; c < d->ncols; c++)
-                if ((int)c != kc && !(d->cols[c].flags & TPROF_COLF_NO_JSON))
-                    json_cell(w, &d->cols[c], tprof_rows_cell(t, r, c));
-            for (size_t ch = 0; ch < d->nchildren; ch++)
-                if (!d->children[ch]->no_json) json_rows(w, tprof_rows_child_c(t, r, ch), d->children[ch]);
+            json_row_cols(w, t, r, kc);
             tprof_jw_obj_end(w);
         }
         if (!inline_members) tprof_jw_obj_end(w);
@@ -288,14 +285,31 @@ static void json_table(tprof_jw *w, const tprof_rows *t, const tprof_table_desc 
     tprof_jw_arr_end(w);
 }
 
-static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r)
+/* The child tables of row R placed after column AFTER (NULL: after all). */
+static void json_children_at(tprof_jw *w, const tprof_rows *t, size_t r, const char *after)
 {
     const tprof_table_desc *d = t->d;
-    for (size_t c = 0; c < d->ncols; c++)
-        if (!(d->cols[c].flags & TPROF_COLF_NO_JSON)) json_cell(w, &d->cols[c], tprof_rows_cell(t, r, c));
-    for (size_t k = 0; k < d->nchildren; k++)
-        if (!d->children[k]->no_json) json_rows(w, tprof_rows_child_c(t, r, k), d->children[k]);
+    for (size_t k = 0; k < d->nchildren; k++) {
+        const tprof_table_desc *cd = d->children[k];
+        if (cd->no_json || (after ? !cd->json_after || strcmp(cd->json_after, after) : cd->json_after != NULL)) continue;
+        json_rows(w, tprof_rows_child_c(t, r, k), cd);
+    }
 }
+
+/* Row R's JSON columns but SKIP (-1: none), each followed by the child
+ * tables placed after it, then the others. */
+static void json_row_cols(tprof_jw *w, const tprof_rows *t, size_t r, int skip)
+{
+    const tprof_table_desc *d = t->d;
+    for (size_t c = 0; c < d->ncols; c++) {
+        if ((int)c != skip && !(d->cols[c].flags & TPROF_COLF_NO_JSON))
+            json_cell(w, &d->cols[c], tprof_rows_cell(t, r, c));
+        json_children_at(w, t, r, d->cols[c].name);
+    }
+    json_children_at(w, t, r, NULL);
+}
+
+static void json_row_members(tprof_jw *w, const tprof_rows *t, size_t r) { json_row_cols(w, t, r, -1); }
 
 void tprof_rows_json(const tprof_rows *t, size_t limit, tprof_jw *w)
 {

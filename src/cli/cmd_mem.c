@@ -49,19 +49,26 @@ typedef struct {
 
 static const char *fmtb(char *buf, size_t n, int64_t v) { return tprof_fmt_bytes(buf, n, v); }
 
-static void print_sites(const tprof_mem_site *s, size_t n, int64_t whole, int top)
+static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
+{
+    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
+}
+static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
+
+static void print_sites(const tprof_rows *s, int64_t whole, int top)
 {
     static const char *const hdr[] = { "bytes", "share", "count", "call site (outermost;...;innermost)" };
     tprof_table *t = tprof_table_new(4, hdr, "rrrl");
     if (!t) return;
     tprof_table_limit(t, 3, 110);
+    size_t n = tprof_rows_count(s);
     for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++) {
         char b[32], p[16], c[24];
-        fmtb(b, sizeof b, s[i].bytes);
-        snprintf(p, sizeof p, "%.1f%%", cli_pct(s[i].bytes, whole));
-        snprintf(c, sizeof c, "%" PRIu64, s[i].count);
+        fmtb(b, sizeof b, iv(s, i, "bytes"));
+        snprintf(p, sizeof p, "%.1f%%", cli_pct(iv(s, i, "bytes"), whole));
+        snprintf(c, sizeof c, "%" PRId64, iv(s, i, "count"));
         char site[1024];
-        const char *row[] = { b, p, c, mem_cli_short_site(s[i].site, site, sizeof site) };
+        const char *row[] = { b, p, c, mem_cli_short_site(at(s, i, "site")->v.s, site, sizeof site) };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
@@ -69,162 +76,60 @@ static void print_sites(const tprof_mem_site *s, size_t n, int64_t whole, int to
     if (top > 0 && n > (size_t)top) printf("  ... %zu more call sites (--top 0 shows all)\n", n - (size_t)top);
 }
 
-static void print_table(const tprof_mem_snapshot *s, const tprof_mem_report *r, const mem_args *a)
+enum { CH_ACTIONS, CH_SITES, CH_OOMS };
+
+static void print_table(const char *path, const tprof_result *res, const mem_args *a)
 {
     char x[32], y[32], z[32];
-    printf("%s\n", s->path);
-    printf("  format        %s, pickle protocol %d, %s%s\n", tprof_snap_form_name(s->form), tprof_pickle_protocol(s->pk),
-           fmtb(x, sizeof x, (int64_t)tprof_pickle_bytes(s->pk)), s->truncated ? " (TRUNCATED)" : "");
-    if (!r->ndev) printf("  no device has segments or trace events\n");
-    for (size_t i = 0; i < r->ndev; i++) {
-        const tprof_mem_device *d = &r->dev[i];
-        printf("\ndevice %" PRId64 "\n", d->device);
-        printf("  events        %" PRIu64, d->events);
-        int first = 1;
-        for (int k = 0; k < TPROF_MEM_ACTION_COUNT; k++)
-            if (d->counts[k]) {
-                printf("%s%s %" PRIu64, first ? " (" : ", ", tprof_mem_action_name((tprof_mem_action)k), d->counts[k]);
-                first = 0;
-            }
-        printf("%s\n", first ? "" : ")");
-        printf("  peak active   %s (%" PRId64 " B)", fmtb(x, sizeof x, d->peak_active), d->peak_active);
-        if (d->peak_index >= 0) {
-            printf(" at event %" PRId64, d->peak_index);
-            if (d->peak_time_us >= 0) printf(", time_us %" PRId64, d->peak_time_us);
+    const tprof_rows *top = tprof_result_top_c(res), *dev = tprof_result_table_c(res, 0);
+    printf("%s\n", path);
+    printf("  format        %s, pickle protocol %" PRId64 ", %s%s\n", at(top, 0, "form")->v.s, iv(top, 0, "protocol"),
+           fmtb(x, sizeof x, iv(top, 0, "bytes")), iv(top, 0, "truncated") ? " (TRUNCATED)" : "");
+    size_t ndev = tprof_rows_count(dev);
+    if (!ndev) printf("  no device has segments or trace events\n");
+    for (size_t i = 0; i < ndev; i++) {
+        printf("\ndevice %" PRId64 "\n", iv(dev, i, "device"));
+        printf("  events        %" PRId64, iv(dev, i, "events"));
+        const tprof_rows *ac = tprof_rows_child_c(dev, i, CH_ACTIONS);
+        for (size_t k = 0; k < tprof_rows_count(ac); k++)
+            printf("%s%s %" PRId64, k ? ", " : " (", at(ac, k, "action")->v.s, iv(ac, k, "count"));
+        printf("%s\n", tprof_rows_count(ac) ? ")" : "");
+        int64_t peak = iv(dev, i, "peak_active_bytes");
+        printf("  peak active   %s (%" PRId64 " B)", fmtb(x, sizeof x, peak), peak);
+        if (iv(dev, i, "peak_index") >= 0) {
+            printf(" at event %" PRId64, iv(dev, i, "peak_index"));
+            if (iv(dev, i, "peak_time_us") >= 0) printf(", time_us %" PRId64, iv(dev, i, "peak_time_us"));
         } else
             printf(" in the snapshot's state (no alloc or free in the history)");
         printf("\n");
-        if (d->peak_annotation) printf("  annotation    %s (open at the peak)\n", d->peak_annotation);
-        printf("  live at start %s (%" PRIu64 " freed but never allocated in the history, %" PRIu64
+        const tprof_cell *ann = at(dev, i, "peak_annotation");
+        if (!ann->null) printf("  annotation    %s (open at the peak)\n", ann->v.s);
+        printf("  live at start %s (%" PRId64 " freed but never allocated in the history, %" PRId64
                " live blocks never allocated in it)\n",
-               fmtb(x, sizeof x, d->initial_active), d->initial_from_frees, d->initial_from_blocks);
-        printf("  reserved      peak %s, at start %s, at the snapshot %s in %" PRIu64 " segments\n",
-               fmtb(x, sizeof x, d->reserved_peak), fmtb(y, sizeof y, d->reserved_initial),
-               fmtb(z, sizeof z, d->reserved_at_end), d->nsegments);
+               fmtb(x, sizeof x, iv(dev, i, "initial_active_bytes")), iv(dev, i, "initial_from_frees"),
+               iv(dev, i, "initial_from_blocks"));
+        printf("  reserved      peak %s, at start %s, at the snapshot %s in %" PRId64 " segments\n",
+               fmtb(x, sizeof x, iv(dev, i, "reserved_peak_bytes")), fmtb(y, sizeof y, iv(dev, i, "reserved_initial_bytes")),
+               fmtb(z, sizeof z, iv(dev, i, "reserved_at_end_bytes")), iv(dev, i, "segments"));
         printf("  snapshot      allocated %s (requested %s), fragmentation %s (reserved - allocated)\n",
-               fmtb(x, sizeof x, d->allocated_at_end), fmtb(y, sizeof y, d->requested_at_end),
-               fmtb(z, sizeof z, d->fragmentation));
-        printf("  free blocks   %" PRIu64 " inactive split blocks, %s; largest free block %s\n", d->inactive_split_blocks,
-               fmtb(x, sizeof x, d->inactive_split_bytes), fmtb(y, sizeof y, d->largest_free_block));
-        printf("  retries       %" PRIu64 " (cache flushed before a cudaMalloc retry)\n", d->retries);
-        for (size_t j = 0; j < d->nooms; j++) {
-            const tprof_mem_oom *o = &d->ooms[j];
-            printf("  OOM           event %zu: requested %s", o->index, fmtb(x, sizeof x, o->size));
-            if (o->device_free >= 0) printf(", CUDA had %s free", fmtb(y, sizeof y, o->device_free));
-            printf("; active %s, reserved %s; live:\n", fmtb(x, sizeof x, o->active), fmtb(z, sizeof z, o->reserved));
-            print_sites(o->sites, o->nsites, o->active, 0);
+               fmtb(x, sizeof x, iv(dev, i, "allocated_at_end_bytes")),
+               fmtb(y, sizeof y, iv(dev, i, "requested_at_end_bytes")), fmtb(z, sizeof z, iv(dev, i, "fragmentation_bytes")));
+        printf("  free blocks   %" PRId64 " inactive split blocks, %s; largest free block %s\n",
+               iv(dev, i, "inactive_split_blocks"), fmtb(x, sizeof x, iv(dev, i, "inactive_split_bytes")),
+               fmtb(y, sizeof y, iv(dev, i, "largest_free_block_bytes")));
+        printf("  retries       %" PRId64 " (cache flushed before a cudaMalloc retry)\n", iv(dev, i, "retries"));
+        const tprof_rows *oo = tprof_rows_child_c(dev, i, CH_OOMS);
+        for (size_t j = 0; j < tprof_rows_count(oo); j++) {
+            printf("  OOM           event %" PRId64 ": requested %s", iv(oo, j, "index"),
+                   fmtb(x, sizeof x, iv(oo, j, "requested_bytes")));
+            if (iv(oo, j, "device_free_bytes") >= 0)
+                printf(", CUDA had %s free", fmtb(y, sizeof y, iv(oo, j, "device_free_bytes")));
+            printf("; active %s, reserved %s; live:\n", fmtb(x, sizeof x, iv(oo, j, "active_bytes")),
+                   fmtb(z, sizeof z, iv(oo, j, "reserved_bytes")));
+            print_sites(tprof_rows_child_c(oo, j, 0), iv(oo, j, "active_bytes"), 0);
         }
         printf("  call sites live at the peak (depth %d):\n", a->depth);
-        print_sites(d->sites, d->nsites, d->peak_active, a->top);
-    }
-}
-
-static void json_sites(tprof_jw *w, const char *key, const tprof_mem_site *s, size_t n)
-{
-    tprof_jw_key(w, key);
-    tprof_jw_arr(w);
-    for (size_t i = 0; i < n; i++) {
-        tprof_jw_obj(w);
-        tprof_jw_kstr(w, "site", s[i].site);
-        tprof_jw_kint(w, "bytes", s[i].bytes);
-        tprof_jw_kuint(w, "count", s[i].count);
-        tprof_jw_obj_end(w);
-    }
-    tprof_jw_arr_end(w);
-}
-
-static void print_json(tprof_jw *w, const tprof_mem_snapshot *s, const tprof_mem_report *r)
-{
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "file", s->path);
-    tprof_jw_kstr(w, "form", tprof_snap_form_name(s->form));
-    tprof_jw_kint(w, "protocol", tprof_pickle_protocol(s->pk));
-    tprof_jw_kuint(w, "bytes", tprof_pickle_bytes(s->pk));
-    tprof_jw_kbool(w, "truncated", s->truncated);
-    tprof_jw_kuint(w, "skipped", s->skipped);
-    tprof_jw_key(w, "devices");
-    tprof_jw_arr(w);
-    for (size_t i = 0; i < r->ndev; i++) {
-        const tprof_mem_device *d = &r->dev[i];
-        tprof_jw_obj(w);
-        tprof_jw_kint(w, "device", d->device);
-        tprof_jw_kuint(w, "events", d->events);
-        tprof_jw_key(w, "actions");
-        tprof_jw_obj(w);
-        for (int k = 0; k < TPROF_MEM_ACTION_COUNT; k++)
-            if (d->counts[k]) tprof_jw_kuint(w, tprof_mem_action_name((tprof_mem_action)k), d->counts[k]);
-        tprof_jw_obj_end(w);
-        tprof_jw_kint(w, "peak_active_bytes", d->peak_active);
-        tprof_jw_kint(w, "peak_index", d->peak_index);
-        tprof_jw_kint(w, "peak_time_us", d->peak_time_us);
-        tprof_jw_kstr(w, "peak_annotation", d->peak_annotation);
-        tprof_jw_kint(w, "initial_active_bytes", d->initial_active);
-        tprof_jw_kuint(w, "initial_from_frees", d->initial_from_frees);
-        tprof_jw_kuint(w, "initial_from_blocks", d->initial_from_blocks);
-        tprof_jw_kint(w, "active_at_end_bytes", d->active_at_end);
-        tprof_jw_kint(w, "reserved_initial_bytes", d->reserved_initial);
-        tprof_jw_kint(w, "reserved_peak_bytes", d->reserved_peak);
-        tprof_jw_kint(w, "reserved_peak_index", d->reserved_peak_index);
-        tprof_jw_kint(w, "reserved_at_end_bytes", d->reserved_at_end);
-        tprof_jw_kuint(w, "segments", d->nsegments);
-        tprof_jw_kint(w, "allocated_at_end_bytes", d->allocated_at_end);
-        tprof_jw_kint(w, "requested_at_end_bytes", d->requested_at_end);
-        tprof_jw_kint(w, "fragmentation_bytes", d->fragmentation);
-        tprof_jw_kuint(w, "inactive_split_blocks", d->inactive_split_blocks);
-        tprof_jw_kint(w, "inactive_split_bytes", d->inactive_split_bytes);
-        tprof_jw_kint(w, "largest_free_block_bytes", d->largest_free_block);
-        tprof_jw_kuint(w, "retries", d->retries);
-        json_sites(w, "sites_at_peak", d->sites, d->nsites);
-        tprof_jw_key(w, "ooms");
-        tprof_jw_arr(w);
-        for (size_t j = 0; j < d->nooms; j++) {
-            const tprof_mem_oom *o = &d->ooms[j];
-            tprof_jw_obj(w);
-            tprof_jw_kuint(w, "index", o->index);
-            tprof_jw_kint(w, "time_us", o->time_us);
-            tprof_jw_kint(w, "requested_bytes", o->size);
-            tprof_jw_kint(w, "device_free_bytes", o->device_free);
-            tprof_jw_kint(w, "active_bytes", o->active);
-            tprof_jw_kint(w, "reserved_bytes", o->reserved);
-            json_sites(w, "sites", o->sites, o->nsites);
-            tprof_jw_obj_end(w);
-        }
-        tprof_jw_arr_end(w);
-        tprof_jw_obj_end(w);
-    }
-    tprof_jw_arr_end(w);
-    tprof_jw_obj_end(w);
-}
-
-static void csv_row(const char *path, int64_t dev, const char *metric, const char *site, int64_t v)
-{
-    tprof_csv_field(stdout, path);
-    printf(",%" PRId64 ",%s,", dev, metric);
-    tprof_csv_field(stdout, site ? site : "");
-    printf(",%" PRId64 "\n", v);
-}
-
-static void print_csv(const tprof_mem_snapshot *s, const tprof_mem_report *r)
-{
-    for (size_t i = 0; i < r->ndev; i++) {
-        const tprof_mem_device *d = &r->dev[i];
-        const char *p = s->path;
-        csv_row(p, d->device, "events", NULL, (int64_t)d->events);
-        csv_row(p, d->device, "peak_active_bytes", NULL, d->peak_active);
-        csv_row(p, d->device, "peak_index", NULL, d->peak_index);
-        csv_row(p, d->device, "peak_time_us", NULL, d->peak_time_us);
-        csv_row(p, d->device, "initial_active_bytes", NULL, d->initial_active);
-        csv_row(p, d->device, "active_at_end_bytes", NULL, d->active_at_end);
-        csv_row(p, d->device, "reserved_initial_bytes", NULL, d->reserved_initial);
-        csv_row(p, d->device, "reserved_peak_bytes", NULL, d->reserved_peak);
-        csv_row(p, d->device, "reserved_at_end_bytes", NULL, d->reserved_at_end);
-        csv_row(p, d->device, "allocated_at_end_bytes", NULL, d->allocated_at_end);
-        csv_row(p, d->device, "fragmentation_bytes", NULL, d->fragmentation);
-        csv_row(p, d->device, "inactive_split_blocks", NULL, (int64_t)d->inactive_split_blocks);
-        csv_row(p, d->device, "inactive_split_bytes", NULL, d->inactive_split_bytes);
-        csv_row(p, d->device, "retries", NULL, (int64_t)d->retries);
-        csv_row(p, d->device, "ooms", NULL, (int64_t)d->nooms);
-        for (size_t j = 0; j < d->nsites; j++) csv_row(p, d->device, "site_bytes", d->sites[j].site, d->sites[j].bytes);
+        print_sites(tprof_rows_child_c(dev, i, CH_SITES), peak, a->top);
     }
 }
 
@@ -414,12 +319,26 @@ int cmd_mem(int argc, char **argv)
             tprof_mem_snapshot_close(s);
             continue;
         }
-        if (a.fmt == FMT_JSON) print_json(&jw, s, &r);
-        else if (a.fmt == FMT_CSV) print_csv(s, &r);
+        tprof_result *res;
+        if (tprof_mem_tables(s, &r, &res)) {
+            cli_error("%s: out of memory", files[i]);
+            worst = EXIT_INPUT;
+            tprof_mem_report_free(&r);
+            tprof_mem_snapshot_close(s);
+            continue;
+        }
+        if (a.fmt == FMT_JSON) {
+            tprof_jw_obj(&jw);
+            tprof_jw_kstr(&jw, "file", s->path);
+            tprof_result_json_members(res, 0, &jw);
+            tprof_jw_obj_end(&jw);
+        } else if (a.fmt == FMT_CSV)
+            tprof_rows_csv(tprof_result_table_c(res, 1), (const char *const *)&s->path, 1, 0, stdout);
         else {
             if (i) printf("\n");
-            print_table(s, &r, &a);
+            print_table(s->path, res, &a);
         }
+        tprof_result_free(res);
         if (a.timeline) {
             int te = mem_cli_write_timeline(s, &r, a.timeline, a.fmt == FMT_JSON, a.depth, (size_t)a.points);
             if (te > worst) worst = te;

@@ -109,6 +109,10 @@ def check_rows(name, tables, tname, rows, what):
                 check(kid not in row, f"{what}: {kid} is not in JSON")
                 continue
             v = row.get(kid)
+            if full in tables["keyed_values"]:
+                check(isinstance(v, dict) and all(not isinstance(x, (dict, list)) for x in v.values()),
+                      f"{what}.{kid} is an object of values")
+                continue
             if full in tables["single"] or (full in tables["keyed"] and v is None):
                 check_rows(name, tables, full, [v], f"{what}.{kid}")
             elif full in tables["keyed"]:
@@ -172,6 +176,9 @@ with open(train_log, "w") as f:
     for s in range(1, 40):
         f.write(json.dumps({"step": s, "loss": 3 - s / 40, "mfu": 0.4 + (s % 5) / 100}) + "\n")
     f.write('{"step": 40, "loss": NaN}\n')
+snapshot = os.path.join(tmp, "snap.pickle")
+subprocess.run([sys.executable, os.path.join(SRC, "tests", "tools", "gen_snapshot.py"), snapshot,
+                os.path.join(tmp, "snap.truth.json"), "--seed", "4", "--devices", "2", "--oom"], check=True)
 config = os.path.join(tmp, "config.json")
 with open(config, "w") as f:
     json.dump({"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 4,
@@ -184,6 +191,8 @@ for name, tables in columns.items():
     command = name.split("_by_")[0]
     args = [command] + (["--by", name.split("_by_")[1]] if "_by_" in name else [])
     inputs = traces
+    if command == "mem":
+        inputs = [snapshot]
     if command in ("log", "log_series"):
         args, inputs = ["log"] + (["--series"] if command == "log_series" else []), [train_log]
     if command == "flops":
@@ -235,8 +244,8 @@ if data:
     import glob
     inputs += sorted(p for p in glob.glob(os.path.join(data, "traces", "**", "*.json*"), recursive=True)
                      if p.endswith((".json", ".json.gz")))
-rc, out, err = run([roundtrip, *inputs], timeout=900)
-check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 12 * len(traces) + 18,
+rc, out, err = run([roundtrip, *inputs, snapshot], timeout=900)
+check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 12 * len(traces) + 19,
       f"result round trip: {[ln for ln in out.splitlines() if not ln.startswith(('same', 'skip'))][:5]} {err[-200:]}")
 print(f"round trip: {out.count('same ')} results on {len(inputs)} traces")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")

@@ -1,6 +1,7 @@
 /* For each trace given: every result type's tables (temporal, steps,
  * launch, comm, idle, kernels by name, class and stream, rank facts,
- * findings, summary rows, info; flops, mfu and log on built-in inputs) written
+ * findings, summary rows, info; flops, mfu and log on built-in inputs; mem
+ * for each .pickle given) written
  * in the text form, read back and
  * compared cell by cell, and their JSON rendered from both compared byte
  * for byte. Then, per type, the traces' results combined across ranks as
@@ -16,6 +17,7 @@
 #include "trainprof/error.h"
 #include "trainprof/flops.h"
 #include "trainprof/log.h"
+#include "trainprof/mem.h"
 
 static char *json_of(const tprof_result *r)
 {
@@ -118,6 +120,30 @@ static int model_results(void)
     return bad;
 }
 
+/* The report of a memory snapshot. */
+static int mem_result(const char *path)
+{
+    tprof_mem_snapshot *s;
+    char err[512];
+    if (tprof_mem_snapshot_open(&s, path, err, sizeof err)) {
+        printf("DIFF: %s: %s\n", path, err);
+        return 1;
+    }
+    tprof_mem_report rep;
+    tprof_mem_opts o = { .depth = 4 };
+    tprof_result *r = NULL, *back = NULL;
+    int bad = tprof_mem_analyze(s, &o, &rep) != 0;
+    if (!bad) {
+        bad = tprof_mem_tables(s, &rep, &r) != 0;
+        if (!bad) bad = round_trip(path, r, &back);
+        tprof_mem_report_free(&rep);
+    }
+    tprof_result_free(r);
+    tprof_result_free(back);
+    tprof_mem_snapshot_close(s);
+    return bad;
+}
+
 /* A small log, with and without its series. */
 static int log_results(void)
 {
@@ -147,6 +173,11 @@ int main(int argc, char **argv)
         if (!made[k] || !read_back[k]) return 2;
     }
     for (int i = 1; i < argc; i++) {
+        size_t len = strlen(argv[i]);
+        if (len > 7 && !strcmp(argv[i] + len - 7, ".pickle")) { /* a memory snapshot */
+            bad |= mem_result(argv[i]);
+            continue;
+        }
         tprof_trace *t;
         char err[512];
         tprof_read_opts o = { .keep = TPROF_KEEP_ALL };

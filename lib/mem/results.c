@@ -1,0 +1,207 @@
+/* A memory snapshot's report as result tables (`trainprof mem`): the file,
+ * and per device its events, peak active memory as PyTorch's memory viewer
+ * defines it, reserved memory, the snapshot's state, the call sites live at
+ * the peak and the OOMs; CSV keeps its long form (device, metric, site,
+ * value). */
+#include "trainprof/error.h"
+#include "trainprof/mem.h"
+
+#include <stdio.h>
+
+enum { F_FORM, F_PROTOCOL, F_BYTES, F_TRUNCATED, F_SKIPPED, F_NCOLS };
+static const tprof_col_desc file_cols[F_NCOLS] = {
+    [F_FORM] = TPROF_COL("form", TPROF_COL_ENUM, TPROF_COMBINE_PER_RANK, NULL,
+                         "the snapshot's shape: a dict of segments and traces, or a bare list of segments"),
+    [F_PROTOCOL] = TPROF_COL("protocol", TPROF_COL_INT, TPROF_COMBINE_PER_RANK, NULL, "the pickle protocol"),
+    [F_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL, "pickle bytes read"),
+    [F_TRUNCATED] = TPROF_COL("truncated", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL, "the file ended early"),
+    [F_SKIPPED] = TPROF_COL("skipped", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,
+                            "trace entries or blocks without the fields needed"),
+};
+
+enum { SITE_SITE, SITE_BYTES, SITE_COUNT, SITE_NCOLS };
+static const tprof_col_desc site_cols[SITE_NCOLS] = {
+    [SITE_SITE] = TPROF_COL("site", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                            "Python frames, outermost first, file:line:function joined by ;", .flags = TPROF_COLF_KEY),
+    [SITE_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL, "bytes live from it",
+                             .flags = TPROF_COLF_METRIC),
+    [SITE_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "blocks live from it"),
+};
+static const tprof_table_desc sites_at_peak = { .name = "sites_at_peak", .doc = "live at the peak, largest first",
+                                                .cols = site_cols, .ncols = SITE_NCOLS };
+static const tprof_table_desc oom_sites = { .name = "sites", .doc = "live at the OOM, largest first",
+                                            .cols = site_cols, .ncols = SITE_NCOLS };
+
+enum { O_INDEX, O_TIME, O_REQUESTED, O_FREE, O_ACTIVE, O_RESERVED, O_NCOLS };
+static const tprof_col_desc oom_cols[O_NCOLS] = {
+    [O_INDEX] = TPROF_COL("index", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "its place in the device's trace"),
+    [O_TIME] = TPROF_COL("time_us", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "when, -1 unknown"),
+    [O_REQUESTED] = TPROF_COL("requested_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "the request that failed"),
+    [O_FREE] = TPROF_COL("device_free_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL,
+                         "what CUDA had free, -1 unknown"),
+    [O_ACTIVE] = TPROF_COL("active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "active at the OOM"),
+    [O_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "reserved at the OOM"),
+};
+static const tprof_table_desc *const oom_children[] = { &oom_sites };
+static const tprof_table_desc ooms = { .name = "ooms", .doc = "out-of-memory events", .cols = oom_cols,
+                                       .ncols = O_NCOLS, .children = oom_children, .nchildren = 1 };
+
+enum { AC_ACTION, AC_COUNT, AC_NCOLS };
+static const tprof_col_desc action_cols[AC_NCOLS] = {
+    [AC_ACTION] = TPROF_COL("action", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
+                            "alloc, free_requested, free_completed, segment_alloc, ...", .flags = TPROF_COLF_KEY),
+    [AC_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "trace entries of the action"),
+};
+static const tprof_table_desc actions = { .name = "actions", .doc = "the actions that occur", .cols = action_cols,
+                                          .ncols = AC_NCOLS, .json_keyed = 1, .json_keyed_value = 1,
+                                          .json_after = "events" };
+
+enum {
+    D_DEVICE, D_EVENTS, D_PEAK, D_PEAK_INDEX, D_PEAK_TIME, D_PEAK_ANNOTATION, D_INITIAL, D_FROM_FREES, D_FROM_BLOCKS,
+    D_ACTIVE_END, D_RES_INITIAL, D_RES_PEAK, D_RES_PEAK_INDEX, D_RES_END, D_SEGMENTS, D_ALLOC_END, D_REQ_END,
+    D_FRAG, D_SPLIT_BLOCKS, D_SPLIT_BYTES, D_LARGEST_FREE, D_RETRIES, D_NCOLS
+};
+#define DCOL(I, NAME, KIND, COMBINE, DOC) [I] = TPROF_COL(NAME, KIND, COMBINE, NULL, DOC)
+static const tprof_col_desc device_cols[D_NCOLS] = {
+    DCOL(D_DEVICE, "device", TPROF_COL_INT, TPROF_COMBINE_FIRST, "the CUDA device"),
+    DCOL(D_EVENTS, "events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "trace entries"),
+    [D_PEAK] = TPROF_COL("peak_active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL,
+                         "peak active memory, the memory viewer's definition", .flags = TPROF_COLF_METRIC),
+    DCOL(D_PEAK_INDEX, "peak_index", TPROF_COL_INT, TPROF_COMBINE_PER_RANK,
+         "the trace entry of the peak, -1: the snapshot's state"),
+    DCOL(D_PEAK_TIME, "peak_time_us", TPROF_COL_INT, TPROF_COMBINE_PER_RANK, "when, -1 unknown"),
+    DCOL(D_PEAK_ANNOTATION, "peak_annotation", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK,
+         "the innermost annotation open at the peak, or null"),
+    DCOL(D_INITIAL, "initial_active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "live when the history begins"),
+    DCOL(D_FROM_FREES, "initial_from_frees", TPROF_COL_COUNT, TPROF_COMBINE_SUM,
+         "frees without an alloc in the history"),
+    DCOL(D_FROM_BLOCKS, "initial_from_blocks", TPROF_COL_COUNT, TPROF_COMBINE_SUM,
+         "live blocks never allocated in it"),
+    DCOL(D_ACTIVE_END, "active_at_end_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "active after the last entry"),
+    DCOL(D_RES_INITIAL, "reserved_initial_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "reserved when it begins"),
+    DCOL(D_RES_PEAK, "reserved_peak_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, "peak reserved memory"),
+    DCOL(D_RES_PEAK_INDEX, "reserved_peak_index", TPROF_COL_INT, TPROF_COMBINE_PER_RANK,
+         "its trace entry, -1: before the history"),
+    DCOL(D_RES_END, "reserved_at_end_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "reserved in the snapshot"),
+    DCOL(D_SEGMENTS, "segments", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "segments in the snapshot"),
+    DCOL(D_ALLOC_END, "allocated_at_end_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "blocks in an active state"),
+    DCOL(D_REQ_END, "requested_at_end_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "their requested sizes"),
+    DCOL(D_FRAG, "fragmentation_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "reserved - allocated"),
+    DCOL(D_SPLIT_BLOCKS, "inactive_split_blocks", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "inactive split blocks"),
+    DCOL(D_SPLIT_BYTES, "inactive_split_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "their bytes"),
+    DCOL(D_LARGEST_FREE, "largest_free_block_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, "the largest free block"),
+    DCOL(D_RETRIES, "retries", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "cache flushes before a cudaMalloc retry"),
+};
+static const tprof_table_desc *const device_children[] = { &actions, &sites_at_peak, &ooms };
+static const tprof_table_desc devices = { .name = "devices", .doc = "devices with segments or trace entries",
+                                          .cols = device_cols, .ncols = D_NCOLS, .children = device_children,
+                                          .nchildren = 3 };
+
+enum { V_DEVICE, V_METRIC, V_SITE, V_VALUE, V_NCOLS };
+static const tprof_col_desc value_cols[V_NCOLS] = {
+    [V_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the device", .flags = TPROF_COLF_KEY),
+    [V_METRIC] = TPROF_COL("metric", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                           "a devices column, ooms (their count) or site_bytes", .flags = TPROF_COLF_KEY),
+    [V_SITE] = TPROF_COL("site", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the call site of a site_bytes row",
+                         .flags = TPROF_COLF_KEY),
+    [V_VALUE] = TPROF_COL("value", TPROF_COL_INT, TPROF_COMBINE_SUM, NULL, "the number"),
+};
+static const tprof_table_desc values = { .name = "values", .doc = "the numbers as device/metric/value rows (CSV)",
+                                         .cols = value_cols, .ncols = V_NCOLS, .no_json = 1 };
+static const tprof_table_desc mem_top = { .name = "", .cols = file_cols, .ncols = F_NCOLS };
+static const tprof_table_desc *const mem_tables[] = { &devices, &values };
+const tprof_result_desc tprof_mem_desc = { .name = "mem", .version = 1, .top = &mem_top, .tables = mem_tables,
+                                           .ntables = 2, .csv_table = 2, .no_label = 1 };
+
+static int add_sites(tprof_rows *t, const tprof_mem_site *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        long k = tprof_rows_add(t);
+        if (k < 0 || tprof_rows_set_s(t, (size_t)k, SITE_SITE, s[i].site)) return TPROF_ENOMEM;
+        tprof_rows_set_i(t, (size_t)k, SITE_BYTES, s[i].bytes);
+        tprof_rows_set_i(t, (size_t)k, SITE_COUNT, (int64_t)s[i].count);
+    }
+    return 0;
+}
+
+static int add_value(tprof_rows *t, int64_t device, const char *metric, const char *site, int64_t v)
+{
+    long k = tprof_rows_add(t);
+    if (k < 0 || tprof_rows_set_s(t, (size_t)k, V_METRIC, metric) ||
+        (site && tprof_rows_set_s(t, (size_t)k, V_SITE, site)))
+        return TPROF_ENOMEM;
+    tprof_rows_set_i(t, (size_t)k, V_DEVICE, device);
+    tprof_rows_set_i(t, (size_t)k, V_VALUE, v);
+    return 0;
+}
+
+/* One device's row, its children and its long-form rows. */
+static int add_device(tprof_rows *devs, tprof_rows *vals, const tprof_mem_device *d)
+{
+    long i = tprof_rows_add(devs);
+    if (i < 0 || (d->peak_annotation && tprof_rows_set_s(devs, (size_t)i, D_PEAK_ANNOTATION, d->peak_annotation)))
+        return TPROF_ENOMEM;
+    const int64_t v[D_NCOLS] = {
+        [D_DEVICE] = d->device, [D_EVENTS] = (int64_t)d->events, [D_PEAK] = d->peak_active,
+        [D_PEAK_INDEX] = d->peak_index, [D_PEAK_TIME] = d->peak_time_us, [D_INITIAL] = d->initial_active,
+        [D_FROM_FREES] = (int64_t)d->initial_from_frees, [D_FROM_BLOCKS] = (int64_t)d->initial_from_blocks,
+        [D_ACTIVE_END] = d->active_at_end, [D_RES_INITIAL] = d->reserved_initial, [D_RES_PEAK] = d->reserved_peak,
+        [D_RES_PEAK_INDEX] = d->reserved_peak_index, [D_RES_END] = d->reserved_at_end,
+        [D_SEGMENTS] = (int64_t)d->nsegments, [D_ALLOC_END] = d->allocated_at_end, [D_REQ_END] = d->requested_at_end,
+        [D_FRAG] = d->fragmentation, [D_SPLIT_BLOCKS] = (int64_t)d->inactive_split_blocks,
+        [D_SPLIT_BYTES] = d->inactive_split_bytes, [D_LARGEST_FREE] = d->largest_free_block,
+        [D_RETRIES] = (int64_t)d->retries,
+    };
+    for (size_t c = 0; c < D_NCOLS; c++)
+        if (c != D_PEAK_ANNOTATION) tprof_rows_set_i(devs, (size_t)i, c, v[c]);
+    tprof_rows *ac = tprof_rows_child(devs, (size_t)i, 0), *st = tprof_rows_child(devs, (size_t)i, 1);
+    tprof_rows *oo = tprof_rows_child(devs, (size_t)i, 2);
+    if (!ac || !st || !oo) return TPROF_ENOMEM;
+    for (int k = 0; k < TPROF_MEM_ACTION_COUNT; k++) {
+        if (!d->counts[k]) continue;
+        long a = tprof_rows_add(ac);
+        if (a < 0 || tprof_rows_set_s(ac, (size_t)a, AC_ACTION, tprof_mem_action_name((tprof_mem_action)k)))
+            return TPROF_ENOMEM;
+        tprof_rows_set_i(ac, (size_t)a, AC_COUNT, (int64_t)d->counts[k]);
+    }
+    int rc = add_sites(st, d->sites, d->nsites);
+    for (size_t j = 0; !rc && j < d->nooms; j++) {
+        const tprof_mem_oom *o = &d->ooms[j];
+        long k = tprof_rows_add(oo);
+        tprof_rows *os = k < 0 ? NULL : tprof_rows_child(oo, (size_t)k, 0);
+        if (!os) return TPROF_ENOMEM;
+        const int64_t ov[O_NCOLS] = { (int64_t)o->index, o->time_us, o->size, o->device_free, o->active, o->reserved };
+        for (size_t c = 0; c < O_NCOLS; c++) tprof_rows_set_i(oo, (size_t)k, c, ov[c]);
+        rc = add_sites(os, o->sites, o->nsites);
+    }
+    /* the long form CSV has always had */
+    static const int long_form[] = { D_EVENTS,    D_PEAK,      D_PEAK_INDEX, D_PEAK_TIME,     D_INITIAL,
+                                     D_ACTIVE_END, D_RES_INITIAL, D_RES_PEAK, D_RES_END,       D_ALLOC_END,
+                                     D_FRAG,      D_SPLIT_BLOCKS, D_SPLIT_BYTES, D_RETRIES };
+    for (size_t k = 0; !rc && k < sizeof long_form / sizeof *long_form; k++)
+        rc = add_value(vals, d->device, device_cols[long_form[k]].name, NULL, v[long_form[k]]);
+    if (!rc) rc = add_value(vals, d->device, "ooms", NULL, (int64_t)d->nooms);
+    for (size_t j = 0; !rc && j < d->nsites; j++) rc = add_value(vals, d->device, "site_bytes", d->sites[j].site, d->sites[j].bytes);
+    return rc;
+}
+
+int tprof_mem_tables(const tprof_mem_snapshot *s, const tprof_mem_report *r, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_mem_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res);
+    int rc = tprof_rows_set_s(top, 0, F_FORM, tprof_snap_form_name(s->form));
+    tprof_rows_set_i(top, 0, F_PROTOCOL, tprof_pickle_protocol(s->pk));
+    tprof_rows_set_i(top, 0, F_BYTES, (int64_t)tprof_pickle_bytes(s->pk));
+    tprof_rows_set_i(top, 0, F_TRUNCATED, s->truncated != 0);
+    tprof_rows_set_i(top, 0, F_SKIPPED, (int64_t)s->skipped);
+    for (size_t i = 0; !rc && i < r->ndev; i++)
+        rc = add_device(tprof_result_table(res, 0), tprof_result_table(res, 1), &r->dev[i]);
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}
