@@ -248,7 +248,6 @@ static void print_json(const tprof_merge_report *r, const char *out)
     tprof_jw_key(&w, "problems");
     tprof_jw_str(&w, r->problems);
     tprof_jw_obj_end(&w);
-    fputc('\n', stdout);
 }
 
 int cmd_merge(int argc, char **argv)

@@ -74,6 +74,9 @@ for fmt in FORMATS:
     cases.append((f"generated kernels-steps {fmt}", ["kernels", "--steps", "11..12", "--top", "3", "--format", fmt,
                                                      "steps_rank0.json", "steps_rank1.json"], gen))
     cases.append((f"generated kernels-top-all {fmt}", ["kernels", "--top", "0", "--format", fmt, *two], gen))
+    cases.append((f"generated merge {fmt}", ["merge", "-o", f"merged-{fmt}.json", "--format", fmt, *two], gen))
+    cases.append((f"generated merge ranks {fmt}", ["merge", "-o", f"merged-r-{fmt}.json.gz", "--ranks", "1",
+                                                   "--format", fmt, *two], gen))
 with open(os.path.join(gen, "train.log"), "w") as f:
     for s in range(1, 61):
         f.write(json.dumps({"step": s, "loss": round(3 - s / 40, 4), "lr": 3e-4, "mfu": 0.4 + (s % 7) / 100,
