@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trainprof/result.h"
 #include "trainprof/trace.h"
 
 #ifdef __cplusplus
@@ -90,6 +91,11 @@ typedef struct {
  * is left behind). *report is set in the first two cases. */
 int tprof_merge(const tprof_merge_opts *opts, tprof_merge_report **report, char *errbuf, size_t errlen);
 void tprof_merge_report_free(tprof_merge_report *r);
+/* "distributedInfo", "file name" or "argument order". */
+const char *tprof_rank_source_name(tprof_rank_source s);
+/* The report as result tables: the output and its sizes, a row per input. */
+extern const tprof_result_desc tprof_merge_desc;
+int tprof_merge_tables(const tprof_merge_report *r, const char *output, tprof_result **out);
 
 #ifdef __cplusplus
 }

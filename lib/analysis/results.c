@@ -4,6 +4,7 @@
 #include "trainprof/flops.h"
 #include "trainprof/log.h"
 #include "trainprof/mem.h"
+#include "trainprof/merge.h"
 
 #include <string.h>
 
@@ -19,6 +20,7 @@ static const tprof_result_desc *const all[] = {
     &tprof_log_desc[0],
     &tprof_log_desc[1],
     &tprof_mem_desc,
+    &tprof_merge_desc,
     &tprof_mfu_desc,
     &tprof_rank_facts_desc,
     &tprof_ranks_desc,

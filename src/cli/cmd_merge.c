@@ -160,94 +160,46 @@ static int add_input(const char *path, char ***v, size_t *n)
     return 0;
 }
 
-static void print_table(const tprof_merge_report *r, const char *out)
+static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
+{
+    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
+}
+static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
+
+static int print_table(const tprof_result *res)
 {
     char a[32], b[32], c[32];
-    printf("%s: %" PRIu64 " events from %zu trace%s, aligned by %s\n", out, r->events_out, r->nranks,
-           r->nranks == 1 ? "" : "s", tprof_align_name(r->align));
-    printf("  %s of JSON, %s written", tprof_fmt_bytes(a, sizeof a, (int64_t)r->bytes_out),
-           tprof_fmt_bytes(b, sizeof b, (int64_t)r->file_bytes));
-    if (r->runs_spilled) printf(", %" PRIu64 " sorted runs spilled", r->runs_spilled);
+    const tprof_rows *top = tprof_result_top_c(res), *ranks = tprof_result_table_c(res, 0);
+    size_t n = tprof_rows_count(ranks);
+    printf("%s: %" PRId64 " events from %zu trace%s, aligned by %s\n", at(top, 0, "output")->v.s,
+           iv(top, 0, "events"), n, n == 1 ? "" : "s", at(top, 0, "align")->v.s);
+    printf("  %s of JSON, %s written", tprof_fmt_bytes(a, sizeof a, iv(top, 0, "json_bytes")),
+           tprof_fmt_bytes(b, sizeof b, iv(top, 0, "file_bytes")));
+    if (iv(top, 0, "runs_spilled")) printf(", %" PRId64 " sorted runs spilled", iv(top, 0, "runs_spilled"));
     printf("\n\n");
     static const char *const hdr[] = { "rank", "from", "pids", "offset", "aligned on", "events in", "kept", "file" };
     tprof_table *t = tprof_table_new(8, hdr, "llrrlrrl");
-    if (!t) return;
+    if (!t) return TPROF_ENOMEM;
     tprof_table_limit(t, 4, 48);
-    for (size_t i = 0; i < r->nranks; i++) {
-        const tprof_merge_rank *k = &r->ranks[i];
+    for (size_t i = 0; i < n; i++) {
         char rank[32], pid[32], in[32], kept[32], off[40];
-        snprintf(rank, sizeof rank, "%" PRId64 "%s", k->rank, k->truncated ? " (cut)" : "");
-        snprintf(pid, sizeof pid, "%" PRId64 "+", k->pid_base);
-        snprintf(in, sizeof in, "%" PRIu64, k->events_in);
-        snprintf(kept, sizeof kept, "%" PRIu64, k->events_out);
-        if (k->offset_ns < 0) {
-            snprintf(off, sizeof off, "-%s", tprof_fmt_duration(c, sizeof c, -k->offset_ns));
-        } else {
-            snprintf(off, sizeof off, "%s%s", k->offset_ns ? "+" : "", tprof_fmt_duration(c, sizeof c, k->offset_ns));
-        }
-        const char *from = k->rank_source == TPROF_RANK_FROM_DISTRIBUTED ? "distributedInfo"
-                         : k->rank_source == TPROF_RANK_FROM_NAME ? "file name" : "order";
-        const char *row[] = { rank, from, pid, off, k->align_note, in, kept, k->path };
-        const char *skip[] = { rank, from, "-", "-", "not selected (--ranks)", "-", "-", k->path };
-        tprof_table_row(t, k->included ? row : skip);
+        int64_t offset = iv(ranks, i, "offset_ns");
+        snprintf(rank, sizeof rank, "%" PRId64 "%s", iv(ranks, i, "rank"), iv(ranks, i, "truncated") ? " (cut)" : "");
+        snprintf(pid, sizeof pid, "%" PRId64 "+", iv(ranks, i, "pid_base"));
+        snprintf(in, sizeof in, "%" PRId64, iv(ranks, i, "events_in"));
+        snprintf(kept, sizeof kept, "%" PRId64, iv(ranks, i, "events_out"));
+        if (offset < 0) snprintf(off, sizeof off, "-%s", tprof_fmt_duration(c, sizeof c, -offset));
+        else snprintf(off, sizeof off, "%s%s", offset ? "+" : "", tprof_fmt_duration(c, sizeof c, offset));
+        const char *from = at(ranks, i, "rank_from")->v.s;
+        if (!strcmp(from, "argument order")) from = "order";
+        const char *file = at(ranks, i, "file")->v.s;
+        const char *row[] = { rank, from, pid, off, at(ranks, i, "aligned_on")->v.s, in, kept, file };
+        const char *skip[] = { rank, from, "-", "-", "not selected (--ranks)", "-", "-", file };
+        tprof_table_row(t, iv(ranks, i, "included") ? row : skip);
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
-}
-
-static void print_json(const tprof_merge_report *r, const char *out)
-{
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    tprof_jw_obj(&w);
-    tprof_jw_key(&w, "output");
-    tprof_jw_str(&w, out);
-    tprof_jw_key(&w, "align");
-    tprof_jw_str(&w, tprof_align_name(r->align));
-    tprof_jw_key(&w, "events");
-    tprof_jw_uint(&w, r->events_out);
-    tprof_jw_key(&w, "json_bytes");
-    tprof_jw_uint(&w, r->bytes_out);
-    tprof_jw_key(&w, "file_bytes");
-    tprof_jw_uint(&w, r->file_bytes);
-    tprof_jw_key(&w, "runs_spilled");
-    tprof_jw_uint(&w, r->runs_spilled);
-    tprof_jw_key(&w, "ranks");
-    tprof_jw_arr(&w);
-    for (size_t i = 0; i < r->nranks; i++) {
-        const tprof_merge_rank *k = &r->ranks[i];
-        tprof_jw_obj(&w);
-        tprof_jw_key(&w, "file");
-        tprof_jw_str(&w, k->path);
-        tprof_jw_key(&w, "rank");
-        tprof_jw_int(&w, k->rank);
-        tprof_jw_key(&w, "rank_from");
-        tprof_jw_str(&w, k->rank_source == TPROF_RANK_FROM_DISTRIBUTED ? "distributedInfo"
-                         : k->rank_source == TPROF_RANK_FROM_NAME ? "file name" : "argument order");
-        tprof_jw_key(&w, "included");
-        tprof_jw_int(&w, k->included);
-        tprof_jw_key(&w, "truncated");
-        tprof_jw_int(&w, k->truncated);
-        tprof_jw_key(&w, "pid_base");
-        tprof_jw_int(&w, k->pid_base);
-        tprof_jw_key(&w, "offset_ns");
-        tprof_jw_int(&w, k->offset_ns);
-        tprof_jw_key(&w, "aligned_on");
-        tprof_jw_str(&w, k->align_note);
-        tprof_jw_key(&w, "events_in");
-        tprof_jw_uint(&w, k->events_in);
-        tprof_jw_key(&w, "events_out");
-        tprof_jw_uint(&w, k->events_out);
-        tprof_jw_key(&w, "dropped");
-        tprof_jw_uint(&w, k->dropped);
-        tprof_jw_key(&w, "ids_unchanged");
-        tprof_jw_uint(&w, k->ids_kept);
-        tprof_jw_obj_end(&w);
-    }
-    tprof_jw_arr_end(&w);
-    tprof_jw_key(&w, "problems");
-    tprof_jw_str(&w, r->problems);
-    tprof_jw_obj_end(&w);
+    return 0;
 }
 
 int cmd_merge(int argc, char **argv)
@@ -366,10 +318,18 @@ int cmd_merge(int argc, char **argv)
     for (size_t i = 0; i < rep->nranks; i++)
         if (rep->ranks[i].truncated)
             cli_warn("%s: the input ended early: the events read before the cut are merged", rep->ranks[i].path);
-    if (co.fmt == FMT_JSON) print_json(rep, o.output);
-    else print_table(rep, o.output);
+    tprof_result *res;
+    int e = tprof_merge_tables(rep, o.output, &res);
+    if (!e) {
+        e = co.fmt == FMT_JSON ? cli_print_whole(res, FMT_JSON, 0) : print_table(res);
+        tprof_result_free(res);
+    }
     tprof_merge_report_free(rep);
     status = rc == TPROF_ETRUNC ? EXIT_TRUNC : EXIT_OK;
+    if (e) {
+        cli_error("%s", tprof_strerror(e));
+        status = EXIT_INPUT;
+    }
 out:
     for (size_t i = 0; i < nin; i++) free(inputs[i]);
     for (size_t i = 0; i < ndrop; i++) free(drop[i]);

@@ -1,6 +1,6 @@
 /* For each trace given: every result type's tables (temporal, steps,
  * launch, comm, idle, kernels by name, class and stream, rank facts,
- * findings, summary rows, info; flops, mfu and log on built-in inputs; mem
+ * findings, summary rows, info; flops, mfu, log and merge on built-in inputs; mem
  * for each .pickle given) written
  * in the text form, read back and
  * compared cell by cell, and their JSON rendered from both compared byte
@@ -18,6 +18,7 @@
 #include "trainprof/flops.h"
 #include "trainprof/log.h"
 #include "trainprof/mem.h"
+#include "trainprof/merge.h"
 
 static char *json_of(const tprof_result *r)
 {
@@ -144,6 +145,24 @@ static int mem_result(const char *path)
     return bad;
 }
 
+/* A merge report of two inputs, one left out. */
+static int merge_result(void)
+{
+    tprof_merge_rank ranks[2] = {
+        { .path = "r0.json", .rank = 0, .included = 1, .offset_ns = -1500, .pid_base = 0, .events_in = 10,
+          .events_out = 9, .dropped = 1, .align_note = "first ProfilerStep" },
+        { .path = "r1.json", .rank = 1, .rank_source = TPROF_RANK_FROM_NAME, .truncated = 1, .pid_base = 100 },
+    };
+    tprof_merge_report rep = { .align = TPROF_ALIGN_FIRST_STEP, .nranks = 2, .ranks = ranks, .events_out = 9,
+                               .bytes_out = 1234, .file_bytes = 456, .problems = "rank 1: cut\n" };
+    tprof_result *r = NULL, *back = NULL;
+    int bad = tprof_merge_tables(&rep, "merged.json", &r) != 0;
+    if (!bad) bad = round_trip("merge", r, &back);
+    tprof_result_free(r);
+    tprof_result_free(back);
+    return bad;
+}
+
 /* A small log, with and without its series. */
 static int log_results(void)
 {
@@ -164,7 +183,7 @@ static int log_results(void)
 
 int main(int argc, char **argv)
 {
-    int bad = model_results() | log_results();
+    int bad = model_results() | log_results() | merge_result();
     tprof_result **made[NTYPES], **read_back[NTYPES];
     size_t nmade[NTYPES] = { 0 };
     for (int k = 0; k < NTYPES; k++) {
