@@ -25,21 +25,25 @@ void tprof_ranks_free(tprof_ranks_result *r)
 enum { F_RANK, F_FILE, F_STEPS, F_STEP_MEAN, F_SPAN, F_IDLE, F_COMPUTE, F_COMM, F_EXPOSED, F_NCOLS };
 enum { S_STEP, S_DUR, S_NCOLS };
 
+/* A rank's numbers: the facts kept of its trace, and its row in `ranks`. */
+#define RANK_NUMBER_COLS                                                                                              \
+    [F_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),               \
+    [F_STEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "ProfilerStep spans"),                 \
+    [F_STEP_MEAN] = TPROF_COL("step_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,                         \
+                              "their mean duration (integer division)"),                                            \
+    [F_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,                                   \
+                         "the GPU kernel span, the last step kept"),                                                \
+    [F_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "span minus busy"),               \
+    [F_COMPUTE] = TPROF_COL("compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of compute kernels", \
+                            .flags = TPROF_COLF_METRIC),                                                            \
+    [F_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of communication kernels"), \
+    [F_EXPOSED] = TPROF_COL("exposed_comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,                        \
+                            "of that, the time no compute kernel ran")
+
 static const tprof_col_desc facts_cols[F_NCOLS] = {
     [F_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
                          "distributedInfo.rank; null when the trace does not say"),
-    [F_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
-    [F_STEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "ProfilerStep spans"),
-    [F_STEP_MEAN] = TPROF_COL("step_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
-                              "their mean duration (integer division)"),
-    [F_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
-                         "the GPU kernel span, the last step kept"),
-    [F_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "span minus busy"),
-    [F_COMPUTE] = TPROF_COL("compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
-                            "union of compute kernels", .flags = TPROF_COLF_METRIC),
-    [F_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of communication kernels"),
-    [F_EXPOSED] = TPROF_COL("exposed_comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
-                            "of that, the time no compute kernel ran"),
+    RANK_NUMBER_COLS,
 };
 static const tprof_col_desc step_time_cols[S_NCOLS] = {
     [S_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the ProfilerStep number (-1: none)",
@@ -242,16 +246,7 @@ static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
 static const tprof_col_desc ranks_row_cols[R_NCOLS] = {
     [F_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
                          "distributedInfo.rank, else the trace's place among those read", .flags = TPROF_COLF_KEY),
-    [F_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
-    [F_STEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "ProfilerStep spans"),
-    [F_STEP_MEAN] = TPROF_COL("step_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "their mean duration"),
-    [F_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "the GPU kernel span"),
-    [F_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "span minus busy"),
-    [F_COMPUTE] = TPROF_COL("compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of compute kernels",
-                            .flags = TPROF_COLF_METRIC),
-    [F_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of communication kernels"),
-    [F_EXPOSED] = TPROF_COL("exposed_comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
-                            "of that, the time no compute kernel ran"),
+    RANK_NUMBER_COLS,
     [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row",
                               .flags = TPROF_COLF_NO_JSON),
 };
