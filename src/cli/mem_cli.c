@@ -232,7 +232,6 @@ void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare
         }
         tprof_jw_arr_end(&w);
         tprof_jw_obj_end(&w);
-        printf("\n");
         return;
     }
     if (fmt == FMT_CSV) {

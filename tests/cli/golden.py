@@ -77,6 +77,13 @@ for fmt in FORMATS:
     cases.append((f"generated merge {fmt}", ["merge", "-o", f"merged-{fmt}.json", "--format", fmt, *two], gen))
     cases.append((f"generated merge ranks {fmt}", ["merge", "-o", f"merged-r-{fmt}.json.gz", "--ranks", "1",
                                                    "--format", fmt, *two], gen))
+GEN_SNAPSHOT = os.path.join(SRC, "tests", "tools", "gen_snapshot.py")
+for name, args in (("snap_a", ["--seed", "3"]), ("snap_b", ["--seed", "4", "--devices", "2", "--oom"])):
+    subprocess.run([sys.executable, GEN_SNAPSHOT, os.path.join(gen, name + ".pickle"),
+                    os.path.join(gen, name + ".truth.json"), *args], check=True, capture_output=True)
+for fmt in FORMATS:
+    cases.append((f"mem generated {fmt}", ["mem", "--format", fmt, "snap_a.pickle", "snap_b.pickle"], gen))
+    cases.append((f"mem compare {fmt}", ["mem", "--compare", "--format", fmt, "snap_a.pickle", "snap_b.pickle"], gen))
 with open(os.path.join(gen, "train.log"), "w") as f:
     for s in range(1, 61):
         f.write(json.dumps({"step": s, "loss": round(3 - s / 40, 4), "lr": 3e-4, "mfu": 0.4 + (s % 7) / 100,
