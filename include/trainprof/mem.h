@@ -231,6 +231,9 @@ typedef struct {
 
 int tprof_mem_compare_reports(const tprof_mem_report *a, const tprof_mem_report *b, tprof_mem_compare *out);
 void tprof_mem_compare_free(tprof_mem_compare *c);
+/* The comparison as result tables: the peaks, and a row per call site. */
+extern const tprof_result_desc tprof_mem_compare_desc;
+int tprof_mem_compare_tables(const char *a, const char *b, const tprof_mem_compare *c, tprof_result **out);
 
 /* The profiler's memory view in a Kineto trace: its [memory] instant events
  * (read with TPROF_KEEP_MEMORY), per device ("Device Id", -1 the host).

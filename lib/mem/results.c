@@ -205,3 +205,68 @@ int tprof_mem_tables(const tprof_mem_snapshot *s, const tprof_mem_report *r, tpr
     *out = res;
     return 0;
 }
+
+/* ---- two snapshots compared ---- */
+
+enum { C_A, C_B, C_PEAK_A, C_PEAK_B, C_PEAK_DELTA, C_NCOLS };
+static const tprof_col_desc compare_cols[C_NCOLS] = {
+    [C_A] = TPROF_COL("a", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "snapshot A's path"),
+    [C_B] = TPROF_COL("b", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "snapshot B's path"),
+    [C_PEAK_A] = TPROF_COL("peak_a_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL,
+                           "A's peak active memory, all devices"),
+    [C_PEAK_B] = TPROF_COL("peak_b_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "B's"),
+    [C_PEAK_DELTA] = TPROF_COL("peak_delta_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "B - A"),
+};
+enum { CS_SITE, CS_A, CS_B, CS_DELTA, CS_NCOLS };
+static const tprof_col_desc compare_site_cols[CS_NCOLS] = {
+    [CS_SITE] = TPROF_COL("site", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                          "a call site live at either peak; (peak) in CSV: the peaks", .flags = TPROF_COLF_KEY),
+    [CS_A] = TPROF_COL("a_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "live from it at A's peak"),
+    [CS_B] = TPROF_COL("b_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "at B's"),
+    [CS_DELTA] = TPROF_COL("delta_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "B - A",
+                           .flags = TPROF_COLF_METRIC),
+};
+static const tprof_table_desc compare_sites = { .name = "sites", .doc = "by the size of the change, largest first",
+                                                .cols = compare_site_cols, .ncols = CS_NCOLS };
+static const tprof_table_desc compare_csv = { .name = "rows", .doc = "the peaks as a (peak) row, then the sites (CSV)",
+                                              .cols = compare_site_cols, .ncols = CS_NCOLS, .no_json = 1 };
+static const tprof_table_desc compare_top = { .name = "", .cols = compare_cols, .ncols = C_NCOLS };
+static const tprof_table_desc *const compare_tables[] = { &compare_sites, &compare_csv };
+const tprof_result_desc tprof_mem_compare_desc = { .name = "mem_compare", .version = 1, .top = &compare_top,
+                                                   .tables = compare_tables, .ntables = 2, .csv_table = 2,
+                                                   .whole_run = 1 };
+
+static int delta_row(tprof_rows *t, const char *site, int64_t a, int64_t b, int64_t delta)
+{
+    long i = tprof_rows_add(t);
+    if (i < 0 || tprof_rows_set_s(t, (size_t)i, CS_SITE, site)) return TPROF_ENOMEM;
+    tprof_rows_set_i(t, (size_t)i, CS_A, a);
+    tprof_rows_set_i(t, (size_t)i, CS_B, b);
+    tprof_rows_set_i(t, (size_t)i, CS_DELTA, delta);
+    return 0;
+}
+
+int tprof_mem_compare_tables(const char *a, const char *b, const tprof_mem_compare *c, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_mem_compare_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res);
+    int rc = tprof_rows_set_s(top, 0, C_A, a);
+    if (!rc) rc = tprof_rows_set_s(top, 0, C_B, b);
+    tprof_rows_set_i(top, 0, C_PEAK_A, c->peak_a);
+    tprof_rows_set_i(top, 0, C_PEAK_B, c->peak_b);
+    tprof_rows_set_i(top, 0, C_PEAK_DELTA, c->peak_b - c->peak_a);
+    if (!rc) rc = delta_row(tprof_result_table(res, 1), "(peak)", c->peak_a, c->peak_b, c->peak_b - c->peak_a);
+    for (size_t i = 0; !rc && i < c->nrows; i++) {
+        const tprof_mem_delta *d = &c->rows[i];
+        rc = delta_row(tprof_result_table(res, 0), d->site, d->a, d->b, d->delta);
+        if (!rc) rc = delta_row(tprof_result_table(res, 1), d->site, d->a, d->b, d->delta);
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}

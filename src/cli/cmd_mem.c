@@ -178,7 +178,10 @@ static int run_compare(char **paths, const mem_args *a)
         worst = EXIT_INPUT;
         goto done;
     }
-    mem_cli_print_compare(paths[0], paths[1], &c, a->fmt, a->top);
+    if (mem_cli_print_compare(paths[0], paths[1], &c, a->fmt, a->top)) {
+        cli_error("out of memory");
+        worst = EXIT_INPUT;
+    }
     tprof_mem_compare_free(&c);
 done:
     for (int i = 0; i < 2; i++) {

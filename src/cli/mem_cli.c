@@ -1,6 +1,7 @@
 /* trainprof mem: the timeline files (CSV/JSON series and an SVG of the top
  * call sites stacked) and the --compare output. */
 #include "mem_cli.h"
+#include "trainprof/error.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -208,61 +209,56 @@ int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *
     return commit_timeline(prefix, json, &tf);
 }
 
-void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top)
+static const tprof_cell *cell_of(const tprof_rows *t, size_t row, const char *col)
 {
-    char x[32], y[32], z[32];
-    if (fmt == FMT_JSON) {
-        tprof_jw w;
-        tprof_jw_init(&w, stdout);
-        tprof_jw_obj(&w);
-        tprof_jw_kstr(&w, "a", a);
-        tprof_jw_kstr(&w, "b", b);
-        tprof_jw_kint(&w, "peak_a_bytes", c->peak_a);
-        tprof_jw_kint(&w, "peak_b_bytes", c->peak_b);
-        tprof_jw_kint(&w, "peak_delta_bytes", c->peak_b - c->peak_a);
-        tprof_jw_key(&w, "sites");
-        tprof_jw_arr(&w);
-        for (size_t i = 0; i < c->nrows; i++) {
-            tprof_jw_obj(&w);
-            tprof_jw_kstr(&w, "site", c->rows[i].site);
-            tprof_jw_kint(&w, "a_bytes", c->rows[i].a);
-            tprof_jw_kint(&w, "b_bytes", c->rows[i].b);
-            tprof_jw_kint(&w, "delta_bytes", c->rows[i].delta);
-            tprof_jw_obj_end(&w);
-        }
-        tprof_jw_arr_end(&w);
-        tprof_jw_obj_end(&w);
-        return;
+    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
+}
+
+/* "+1.5 MiB" or "-512 B" */
+static const char *signed_bytes(char *buf, size_t len, int64_t v)
+{
+    char z[32];
+    snprintf(buf, len, "%s%s", v >= 0 ? "+" : "-", tprof_fmt_bytes(z, sizeof z, v >= 0 ? v : -v));
+    return buf;
+}
+
+int mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top)
+{
+    tprof_result *res;
+    int rc = tprof_mem_compare_tables(a, b, c, &res);
+    if (rc) return rc;
+    if (fmt != FMT_TABLE) {
+        rc = cli_print_whole(res, fmt, 0);
+        tprof_result_free(res);
+        return rc;
     }
-    if (fmt == FMT_CSV) {
-        printf("site,a_bytes,b_bytes,delta_bytes\n");
-        printf("(peak),%" PRId64 ",%" PRId64 ",%" PRId64 "\n", c->peak_a, c->peak_b, c->peak_b - c->peak_a);
-        for (size_t i = 0; i < c->nrows; i++) {
-            tprof_csv_field(stdout, c->rows[i].site);
-            printf(",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", c->rows[i].a, c->rows[i].b, c->rows[i].delta);
-        }
-        return;
-    }
-    printf("A  %s\nB  %s\n", a, b);
-    char d[40];
-    int64_t dp = c->peak_b - c->peak_a;
-    snprintf(d, sizeof d, "%s%s", dp >= 0 ? "+" : "-", tprof_fmt_bytes(z, sizeof z, dp >= 0 ? dp : -dp));
-    printf("peak active (all devices): A %s, B %s, %s\n\n", tprof_fmt_bytes(x, sizeof x, c->peak_a),
-           tprof_fmt_bytes(y, sizeof y, c->peak_b), d);
+    char x[32], y[32], d[40];
+    const tprof_rows *t0 = tprof_result_top_c(res), *sites = tprof_result_table_c(res, 0);
+    printf("A  %s\nB  %s\n", cell_of(t0, 0, "a")->v.s, cell_of(t0, 0, "b")->v.s);
+    printf("peak active (all devices): A %s, B %s, %s\n\n",
+           tprof_fmt_bytes(x, sizeof x, cell_of(t0, 0, "peak_a_bytes")->v.i),
+           tprof_fmt_bytes(y, sizeof y, cell_of(t0, 0, "peak_b_bytes")->v.i),
+           signed_bytes(d, sizeof d, cell_of(t0, 0, "peak_delta_bytes")->v.i));
     static const char *const hdr[] = { "B - A", "A", "B", "call site live at the peak" };
     tprof_table *t = tprof_table_new(4, hdr, "rrrl");
-    if (!t) return;
+    if (!t) {
+        tprof_result_free(res);
+        return TPROF_ENOMEM;
+    }
     tprof_table_limit(t, 3, 110);
-    for (size_t i = 0; i < c->nrows && (top <= 0 || i < (size_t)top); i++) {
-        int64_t v = c->rows[i].delta;
-        snprintf(d, sizeof d, "%s%s", v >= 0 ? "+" : "-", tprof_fmt_bytes(z, sizeof z, v >= 0 ? v : -v));
+    size_t n = tprof_rows_count(sites);
+    for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++) {
         char site[1024];
-        const char *row[] = { d, tprof_fmt_bytes(x, sizeof x, c->rows[i].a), tprof_fmt_bytes(y, sizeof y, c->rows[i].b),
-                              mem_cli_short_site(c->rows[i].site, site, sizeof site) };
+        const char *row[] = { signed_bytes(d, sizeof d, cell_of(sites, i, "delta_bytes")->v.i),
+                              tprof_fmt_bytes(x, sizeof x, cell_of(sites, i, "a_bytes")->v.i),
+                              tprof_fmt_bytes(y, sizeof y, cell_of(sites, i, "b_bytes")->v.i),
+                              mem_cli_short_site(cell_of(sites, i, "site")->v.s, site, sizeof site) };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
+    tprof_result_free(res);
+    return 0;
 }
 
 const char *mem_cli_short_site(const char *site, char *buf, size_t len)

@@ -16,6 +16,7 @@ int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *pr
  * ("model.py:102:forward;functional.py:373:einsum"), so that sites that
  * differ in the middle of long paths stay apart. CSV and JSON keep the paths. */
 const char *mem_cli_short_site(const char *site, char *buf, size_t len);
-void mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top);
+/* The comparison of two snapshots; 0 or TPROF_ENOMEM. */
+int mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare *c, cli_format fmt, int top);
 
 #endif

@@ -121,7 +121,7 @@ static int model_results(void)
     return bad;
 }
 
-/* The report of a memory snapshot. */
+/* The report of a memory snapshot, and its comparison with itself. */
 static int mem_result(const char *path)
 {
     tprof_mem_snapshot *s;
@@ -137,6 +137,16 @@ static int mem_result(const char *path)
     if (!bad) {
         bad = tprof_mem_tables(s, &rep, &r) != 0;
         if (!bad) bad = round_trip(path, r, &back);
+        tprof_mem_compare c;
+        if (!bad) bad = tprof_mem_compare_reports(&rep, &rep, &c) != 0;
+        if (!bad) {
+            tprof_result_free(r);
+            tprof_result_free(back);
+            r = back = NULL;
+            bad = tprof_mem_compare_tables(path, path, &c, &r) != 0;
+            if (!bad) bad = round_trip(path, r, &back);
+            tprof_mem_compare_free(&c);
+        }
         tprof_mem_report_free(&rep);
     }
     tprof_result_free(r);
