@@ -125,6 +125,11 @@ if data:
     for s in snaps:
         for fmt in FORMATS:
             cases.append((f"mem {s} {fmt}", ["mem", "--format", fmt, s], data))
+    # traces recorded with profile_memory=True: their [memory] events
+    mem_traces = [f for f in files if "resnet50_num_workers_0/worker0" in f or "Falconsai_nsfw" in f]
+    for fmt in FORMATS:
+        if mem_traces:
+            cases.append((f"mem traces {fmt}", ["mem", "--format", fmt, *mem_traces], tr))
     for cfg in sorted(glob.glob(os.path.join(data, "model-configs", "*", "config.json"))):
         rel = os.path.relpath(cfg, data)
         cases.append((f"flops {rel} json", ["flops", "--format", "json", "--config", rel, "--seqlens", "1024,512"],
