@@ -269,6 +269,10 @@ typedef struct {
 
 int tprof_mem_from_trace(const tprof_trace *t, size_t max_points, tprof_mem_kreport *out);
 void tprof_mem_kreport_free(tprof_mem_kreport *r);
+/* The [memory] events' report as result tables: per device its peaks and
+ * each step's, and the long-form rows of CSV (the columns of `mem`'s). */
+extern const tprof_result_desc tprof_mem_trace_desc;
+int tprof_mem_trace_tables(const tprof_mem_kreport *r, int truncated, tprof_result **out);
 
 #ifdef __cplusplus
 }

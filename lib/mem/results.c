@@ -270,3 +270,100 @@ int tprof_mem_compare_tables(const char *a, const char *b, const tprof_mem_compa
     *out = res;
     return 0;
 }
+
+/* ---- a trace's [memory] events ---- */
+
+enum { K_FORM, K_TRUNCATED, K_NCOLS };
+static const tprof_col_desc ktrace_cols[K_NCOLS] = {
+    [K_FORM] = TPROF_COL("form", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "Kineto trace ([memory] events)"),
+    [K_TRUNCATED] = TPROF_COL("truncated", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL, "the trace ended early"),
+};
+enum { KS_STEP, KS_ALLOC, KS_RESERVED, KS_NCOLS };
+static const tprof_col_desc kstep_cols[KS_NCOLS] = {
+    [KS_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "N of ProfilerStep#N",
+                          .flags = TPROF_COLF_KEY),
+    [KS_ALLOC] = TPROF_COL("peak_allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL,
+                           "peak allocated in the step, -1: no sample"),
+    [KS_RESERVED] = TPROF_COL("peak_reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL,
+                              "peak reserved in the step, -1: unknown"),
+};
+enum { KD_DEVICE, KD_SAMPLES, KD_TOTALS, KD_PEAK, KD_PEAK_TS, KD_PEAK_STEP, KD_RES_PEAK, KD_RES_PEAK_TS, KD_ALLOC_END,
+       KD_RES_END, KD_NCOLS };
+static const tprof_col_desc kdevice_cols[KD_NCOLS] = {
+    [KD_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "Device Id (negative: the host)",
+                            .flags = TPROF_COLF_KEY),
+    [KD_SAMPLES] = TPROF_COL("samples", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "[memory] events"),
+    [KD_TOTALS] = TPROF_COL("has_totals", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL,
+                            "Total Allocated present (else a running sum of Bytes)"),
+    [KD_PEAK] = TPROF_COL("peak_allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "peak allocated memory",
+                          .flags = TPROF_COLF_METRIC),
+    [KD_PEAK_TS] = TPROF_COL("peak_allocated_ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_PER_RANK, NULL, "when"),
+    [KD_PEAK_STEP] = TPROF_COL("peak_step", TPROF_COL_INT, TPROF_COMBINE_PER_RANK, NULL,
+                               "the ProfilerStep it fell in, -1: outside steps"),
+    [KD_RES_PEAK] = TPROF_COL("peak_reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL,
+                              "peak reserved memory, -1: unknown"),
+    [KD_RES_PEAK_TS] = TPROF_COL("peak_reserved_ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_PER_RANK, NULL, "when"),
+    [KD_ALLOC_END] = TPROF_COL("allocated_at_end_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL,
+                               "allocated after the last sample"),
+    [KD_RES_END] = TPROF_COL("reserved_at_end_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL,
+                             "reserved after it, -1: unknown"),
+};
+static const tprof_table_desc ksteps = { .name = "steps", .doc = "each ProfilerStep's peaks", .cols = kstep_cols,
+                                         .ncols = KS_NCOLS };
+static const tprof_table_desc *const kdevice_children[] = { &ksteps };
+static const tprof_table_desc kdevices = { .name = "devices", .doc = "devices with [memory] events",
+                                           .cols = kdevice_cols, .ncols = KD_NCOLS, .children = kdevice_children,
+                                           .nchildren = 1 };
+static const tprof_table_desc ktrace_top = { .name = "", .cols = ktrace_cols, .ncols = K_NCOLS };
+static const tprof_table_desc *const ktrace_tables[] = { &kdevices, &values };
+const tprof_result_desc tprof_mem_trace_desc = { .name = "mem_trace", .version = 1, .top = &ktrace_top,
+                                                 .tables = ktrace_tables, .ntables = 2, .csv_table = 2,
+                                                 .no_label = 1,
+                                                 .doc = "`trainprof mem` on a trace recorded with profile_memory=True." };
+
+int tprof_mem_trace_tables(const tprof_mem_kreport *r, int truncated, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_mem_trace_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res), *devs = tprof_result_table(res, 0), *vals = tprof_result_table(res, 1);
+    int rc = tprof_rows_set_s(top, 0, K_FORM, "Kineto trace ([memory] events)");
+    tprof_rows_set_i(top, 0, K_TRUNCATED, truncated != 0);
+    for (size_t i = 0; !rc && i < r->ndev; i++) {
+        const tprof_mem_kdevice *d = &r->dev[i];
+        long k = tprof_rows_add(devs);
+        tprof_rows *st = k < 0 ? NULL : tprof_rows_child(devs, (size_t)k, 0);
+        if (!st) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        const int64_t v[KD_NCOLS] = { d->device,           (int64_t)d->samples, d->has_totals != 0,
+                                      d->peak_allocated,   d->peak_allocated_ts, d->peak_step,
+                                      d->peak_reserved,    d->peak_reserved_ts,  d->allocated_at_end,
+                                      d->reserved_at_end };
+        for (size_t c = 0; c < KD_NCOLS; c++) tprof_rows_set_i(devs, (size_t)k, c, v[c]);
+        /* the long form CSV has always had */
+        static const int long_form[] = { KD_SAMPLES, KD_PEAK, KD_PEAK_TS, KD_PEAK_STEP, KD_RES_PEAK };
+        for (size_t j = 0; !rc && j < sizeof long_form / sizeof *long_form; j++)
+            rc = add_value(vals, d->device, kdevice_cols[long_form[j]].name, NULL, v[long_form[j]]);
+        for (size_t j = 0; !rc && j < d->nsteps; j++) {
+            long s = tprof_rows_add(st);
+            if (s < 0) {
+                rc = TPROF_ENOMEM;
+                break;
+            }
+            tprof_rows_set_i(st, (size_t)s, KS_STEP, d->steps[j].number);
+            tprof_rows_set_i(st, (size_t)s, KS_ALLOC, d->steps[j].peak_allocated);
+            tprof_rows_set_i(st, (size_t)s, KS_RESERVED, d->steps[j].peak_reserved);
+            char name[40];
+            snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)d->steps[j].number);
+            rc = add_value(vals, d->device, "step_peak_allocated_bytes", name, d->steps[j].peak_allocated);
+        }
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}

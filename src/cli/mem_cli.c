@@ -372,6 +372,49 @@ static int ktimeline(const char *path, const tprof_mem_kreport *r, const char *p
     return commit_timeline(prefix, json, &tf);
 }
 
+/* The text form of a trace's [memory] events. */
+static void print_ktrace(const char *path, const tprof_result *res)
+{
+    char a[32], b[32], c[32];
+    printf("%s\n  format        Kineto trace, [memory] events of the profiler's memory view\n", path);
+    const tprof_rows *dev = tprof_result_table_c(res, 0);
+    for (size_t i = 0; i < tprof_rows_count(dev); i++) {
+        int64_t device = cell_of(dev, i, "device")->v.i, peak_step = cell_of(dev, i, "peak_step")->v.i;
+        int64_t reserved = cell_of(dev, i, "peak_reserved_bytes")->v.i, res_end = cell_of(dev, i, "reserved_at_end_bytes")->v.i;
+        if (device < 0) printf("\nhost (Device Id %" PRId64 ")\n", device);
+        else printf("\ndevice %" PRId64 "\n", device);
+        printf("  samples       %" PRId64 "%s\n", cell_of(dev, i, "samples")->v.i,
+               cell_of(dev, i, "has_totals")->v.i ? "" : " (no Total Allocated: running sum of Bytes from the first event)");
+        int64_t peak = cell_of(dev, i, "peak_allocated_bytes")->v.i;
+        printf("  peak alloc.   %s (%" PRId64 " B) at ts %" PRId64 " ns", tprof_fmt_bytes(a, sizeof a, peak), peak,
+               cell_of(dev, i, "peak_allocated_ts_ns")->v.i);
+        if (peak_step >= 0) printf(", in ProfilerStep#%" PRId64, peak_step);
+        printf("\n");
+        if (reserved >= 0)
+            printf("  peak reserved %s at ts %" PRId64 " ns\n", tprof_fmt_bytes(b, sizeof b, reserved),
+                   cell_of(dev, i, "peak_reserved_ts_ns")->v.i);
+        printf("  at the end    allocated %s", tprof_fmt_bytes(c, sizeof c, cell_of(dev, i, "allocated_at_end_bytes")->v.i));
+        if (res_end >= 0) printf(", reserved %s", tprof_fmt_bytes(a, sizeof a, res_end));
+        printf("\n");
+        const tprof_rows *st = tprof_rows_child_c(dev, i, 0);
+        if (!tprof_rows_count(st)) continue;
+        static const char *const hdr[] = { "step", "peak allocated", "peak reserved" };
+        tprof_table *t = tprof_table_new(3, hdr, "rrr");
+        for (size_t j = 0; t && j < tprof_rows_count(st); j++) {
+            char num[32];
+            int64_t pa = cell_of(st, j, "peak_allocated_bytes")->v.i, pr = cell_of(st, j, "peak_reserved_bytes")->v.i;
+            snprintf(num, sizeof num, "%" PRId64, cell_of(st, j, "step")->v.i);
+            const char *row[] = { num, pa >= 0 ? tprof_fmt_bytes(a, sizeof a, pa) : "-",
+                                  pr >= 0 ? tprof_fmt_bytes(b, sizeof b, pr) : "-" };
+            tprof_table_row(t, row);
+        }
+        if (t) {
+            tprof_table_print(t, stdout);
+            tprof_table_free(t);
+        }
+    }
+}
+
 int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *prefix, size_t points)
 {
     tprof_read_opts opts = { .keep = TPROF_KEEP_MEMORY };
@@ -386,101 +429,23 @@ int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *pr
         return EXIT_INPUT;
     }
     if (!r.ndev) cli_warn("%s: no [memory] events (record with profile_memory=True)", path);
-    char a[32], b[32], c[32];
+    tprof_result *out;
+    if (tprof_mem_trace_tables(&r, tprof_trace_meta_get(res.trace)->truncated, &out)) {
+        cli_error("%s: out of memory", path);
+        tprof_mem_kreport_free(&r);
+        tprof_trace_free(res.trace);
+        return EXIT_INPUT;
+    }
     if (fmt == FMT_JSON) {
         tprof_jw_obj(jw);
         tprof_jw_kstr(jw, "file", path);
-        tprof_jw_kstr(jw, "form", "Kineto trace ([memory] events)");
-        tprof_jw_kbool(jw, "truncated", tprof_trace_meta_get(res.trace)->truncated);
-        tprof_jw_key(jw, "devices");
-        tprof_jw_arr(jw);
-    }
-    if (fmt == FMT_TABLE) printf("%s\n  format        Kineto trace, [memory] events of the profiler's memory view\n", path);
-    for (size_t i = 0; i < r.ndev; i++) {
-        const tprof_mem_kdevice *d = &r.dev[i];
-        if (fmt == FMT_JSON) {
-            tprof_jw_obj(jw);
-            tprof_jw_kint(jw, "device", d->device);
-            tprof_jw_kuint(jw, "samples", d->samples);
-            tprof_jw_kbool(jw, "has_totals", d->has_totals);
-            tprof_jw_kint(jw, "peak_allocated_bytes", d->peak_allocated);
-            tprof_jw_kint(jw, "peak_allocated_ts_ns", d->peak_allocated_ts);
-            tprof_jw_kint(jw, "peak_step", d->peak_step);
-            tprof_jw_kint(jw, "peak_reserved_bytes", d->peak_reserved);
-            tprof_jw_kint(jw, "peak_reserved_ts_ns", d->peak_reserved_ts);
-            tprof_jw_kint(jw, "allocated_at_end_bytes", d->allocated_at_end);
-            tprof_jw_kint(jw, "reserved_at_end_bytes", d->reserved_at_end);
-            tprof_jw_key(jw, "steps");
-            tprof_jw_arr(jw);
-            for (size_t j = 0; j < d->nsteps; j++) {
-                tprof_jw_obj(jw);
-                tprof_jw_kint(jw, "step", d->steps[j].number);
-                tprof_jw_kint(jw, "peak_allocated_bytes", d->steps[j].peak_allocated);
-                tprof_jw_kint(jw, "peak_reserved_bytes", d->steps[j].peak_reserved);
-                tprof_jw_obj_end(jw);
-            }
-            tprof_jw_arr_end(jw);
-            tprof_jw_obj_end(jw);
-        } else if (fmt == FMT_CSV) {
-            char dev[32];
-            snprintf(dev, sizeof dev, "%" PRId64, d->device);
-#define KROW(m, s, v)                                                                                                  \
-    do {                                                                                                               \
-        tprof_csv_field(stdout, path);                                                                                 \
-        printf(",%s,%s,%s,%" PRId64 "\n", dev, m, s, (int64_t)(v));                                                    \
-    } while (0)
-            KROW("samples", "", d->samples);
-            KROW("peak_allocated_bytes", "", d->peak_allocated);
-            KROW("peak_allocated_ts_ns", "", d->peak_allocated_ts);
-            KROW("peak_step", "", d->peak_step);
-            KROW("peak_reserved_bytes", "", d->peak_reserved);
-            for (size_t j = 0; j < d->nsteps; j++) {
-                char st[40];
-                snprintf(st, sizeof st, "ProfilerStep#%" PRId64, d->steps[j].number);
-                KROW("step_peak_allocated_bytes", st, d->steps[j].peak_allocated);
-            }
-#undef KROW
-        } else {
-            if (d->device < 0) printf("\nhost (Device Id %" PRId64 ")\n", d->device);
-            else printf("\ndevice %" PRId64 "\n", d->device);
-            printf("  samples       %" PRIu64 "%s\n", d->samples,
-                   d->has_totals ? "" : " (no Total Allocated: running sum of Bytes from the first event)");
-            printf("  peak alloc.   %s (%" PRId64 " B) at ts %" PRId64 " ns", tprof_fmt_bytes(a, sizeof a, d->peak_allocated),
-                   d->peak_allocated, d->peak_allocated_ts);
-            if (d->peak_step >= 0) printf(", in ProfilerStep#%" PRId64, d->peak_step);
-            printf("\n");
-            if (d->peak_reserved >= 0)
-                printf("  peak reserved %s at ts %" PRId64 " ns\n", tprof_fmt_bytes(b, sizeof b, d->peak_reserved),
-                       d->peak_reserved_ts);
-            printf("  at the end    allocated %s", tprof_fmt_bytes(c, sizeof c, d->allocated_at_end));
-            if (d->reserved_at_end >= 0) printf(", reserved %s", tprof_fmt_bytes(a, sizeof a, d->reserved_at_end));
-            printf("\n");
-            if (d->nsteps) {
-                static const char *const hdr[] = { "step", "peak allocated", "peak reserved" };
-                tprof_table *t = tprof_table_new(3, hdr, "rrr");
-                for (size_t j = 0; t && j < d->nsteps; j++) {
-                    char st[32];
-                    snprintf(st, sizeof st, "%" PRId64, d->steps[j].number);
-                    const char *row[] = { st,
-                                          d->steps[j].peak_allocated >= 0
-                                              ? tprof_fmt_bytes(a, sizeof a, d->steps[j].peak_allocated)
-                                              : "-",
-                                          d->steps[j].peak_reserved >= 0
-                                              ? tprof_fmt_bytes(b, sizeof b, d->steps[j].peak_reserved)
-                                              : "-" };
-                    tprof_table_row(t, row);
-                }
-                if (t) {
-                    tprof_table_print(t, stdout);
-                    tprof_table_free(t);
-                }
-            }
-        }
-    }
-    if (fmt == FMT_JSON) {
-        tprof_jw_arr_end(jw);
+        tprof_result_json_members(out, 0, jw);
         tprof_jw_obj_end(jw);
-    }
+    } else if (fmt == FMT_CSV)
+        tprof_rows_csv(tprof_result_table_c(out, 1), &path, 1, 0, stdout);
+    else
+        print_ktrace(path, out);
+    tprof_result_free(out);
     if (prefix) {
         int e = ktimeline(path, &r, prefix, fmt == FMT_JSON);
         if (e > worst) worst = e;

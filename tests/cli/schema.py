@@ -193,6 +193,8 @@ for name, tables in columns.items():
     inputs = traces
     if command == "mem":
         inputs = [snapshot]
+    if command == "mem_trace":
+        args = ["mem"]
     if command == "mem_compare":
         args, inputs = ["mem", "--compare"], [snapshot, snapshot]
     if command == "merge":
@@ -249,7 +251,7 @@ if data:
     inputs += sorted(p for p in glob.glob(os.path.join(data, "traces", "**", "*.json*"), recursive=True)
                      if p.endswith((".json", ".json.gz")))
 rc, out, err = run([roundtrip, *inputs, snapshot], timeout=900)
-check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 12 * len(traces) + 21,
+check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 13 * len(traces) + 22,
       f"result round trip: {[ln for ln in out.splitlines() if not ln.startswith(('same', 'skip'))][:5]} {err[-200:]}")
 print(f"round trip: {out.count('same ')} results on {len(inputs)} traces")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")

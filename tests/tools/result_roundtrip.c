@@ -1,14 +1,13 @@
 /* For each trace given: every result type's tables (temporal, steps,
  * launch, comm, idle, kernels by name, class and stream, rank facts,
- * findings, summary rows, info; flops, mfu, log and merge on built-in inputs; mem
- * for each .pickle given) written
- * in the text form, read back and
- * compared cell by cell, and their JSON rendered from both compared byte
- * for byte. Then, per type, the traces' results combined across ranks as
- * made and as read back: equal ("reduced elsewhere" means the same); the
- * ranks reduced from the facts and the summary from its parts, likewise.
- * Prints one line per trace and type; exits 1 on any difference
- * (tests/cli/schema.py). */
+ * findings, summary rows, info, [memory] events), and for each .pickle
+ * given its mem report and comparison; flops, mfu, log and merge on
+ * built-in inputs. Each is written in the text form, read back and compared
+ * cell by cell, and their JSON rendered from both compared byte for byte.
+ * Then, per type, the traces' results combined across ranks as made and as
+ * read back: equal ("reduced elsewhere" means the same); the ranks reduced
+ * from the facts and the summary from its parts, likewise. Prints one line
+ * per input and type; exits 1 on any difference (tests/cli/schema.py). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +34,7 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 12, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11 };
+enum { NTYPES = 13, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12 };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -241,6 +240,11 @@ int main(int argc, char **argv)
         tprof_rank_facts(t, &r[FACTS]);
         tprof_advise_rank(t, &r[FINDINGS]);
         tprof_info_tables(t, &r[INFO]);
+        tprof_mem_kreport kr;
+        if (tprof_mem_from_trace(t, 100, &kr) == 0) {
+            tprof_mem_trace_tables(&kr, tprof_trace_meta_get(t)->truncated, &r[MEM_TRACE]);
+            tprof_mem_kreport_free(&kr);
+        }
         tprof_temporal_result tt;
         tprof_steps_result *ss = NULL;
         tprof_comm_result *cc = NULL;
