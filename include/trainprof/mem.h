@@ -216,6 +216,11 @@ typedef struct {
 int tprof_mem_timeline_build(const tprof_mem_snapshot *s, int64_t device, int depth, size_t ntop, size_t max_points,
                              tprof_mem_timeline *out);
 void tprof_mem_timeline_free(tprof_mem_timeline *t);
+/* Timelines as result tables (the --timeline files): a result of
+ * tprof_mem_timeline_desc gets each device's with tprof_mem_timeline_add;
+ * a trace's [memory] events give theirs at once. */
+extern const tprof_result_desc tprof_mem_timeline_desc, tprof_mem_trace_timeline_desc;
+int tprof_mem_timeline_add(tprof_result *res, const tprof_mem_timeline *t);
 
 /* Two snapshots: bytes live at each one's peak per call site, B - A. */
 typedef struct {
@@ -273,6 +278,7 @@ void tprof_mem_kreport_free(tprof_mem_kreport *r);
  * each step's, and the long-form rows of CSV (the columns of `mem`'s). */
 extern const tprof_result_desc tprof_mem_trace_desc;
 int tprof_mem_trace_tables(const tprof_mem_kreport *r, int truncated, tprof_result **out);
+int tprof_mem_trace_timeline_tables(const tprof_mem_kreport *r, tprof_result **out);
 
 #ifdef __cplusplus
 }

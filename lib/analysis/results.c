@@ -22,6 +22,8 @@ static const tprof_result_desc *const all[] = {
     &tprof_mem_desc,
     &tprof_mem_compare_desc,
     &tprof_mem_trace_desc,
+    &tprof_mem_timeline_desc,
+    &tprof_mem_trace_timeline_desc,
     &tprof_merge_desc,
     &tprof_mfu_desc,
     &tprof_rank_facts_desc,

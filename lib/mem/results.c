@@ -367,3 +367,148 @@ int tprof_mem_trace_tables(const tprof_mem_kreport *r, int truncated, tprof_resu
     *out = res;
     return 0;
 }
+
+/* ---- timelines (the --timeline files) ---- */
+
+enum { TL_DEVICE, TL_NCOLS };
+static const tprof_col_desc tl_device_cols[TL_NCOLS] = {
+    [TL_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the device", .flags = TPROF_COLF_KEY),
+};
+static const tprof_col_desc layer_cols[] = {
+    TPROF_COL("layer", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "a call site stacked, then other"),
+};
+static const tprof_col_desc layer_bytes_cols[] = {
+    TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "live bytes of each layer, in layers' order"),
+};
+enum { TP_INDEX, TP_TIME, TP_ACTIVE, TP_RESERVED, TP_NCOLS };
+static const tprof_col_desc tl_point_cols[TP_NCOLS] = {
+    [TP_INDEX] = TPROF_COL("index", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the bucket's last trace entry"),
+    [TP_TIME] = TPROF_COL("time_us", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its time"),
+    [TP_ACTIVE] = TPROF_COL("active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "the bucket's highest active"),
+    [TP_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved then"),
+};
+static const tprof_table_desc tl_layers = { .name = "layers", .doc = "the top call sites, then other",
+                                            .cols = layer_cols, .ncols = 1, .json_values = 1 };
+static const tprof_table_desc tl_layer_bytes = { .name = "layer_bytes", .doc = "per layer",
+                                                 .cols = layer_bytes_cols, .ncols = 1, .json_values = 1 };
+static const tprof_table_desc *const tl_point_children[] = { &tl_layer_bytes };
+static const tprof_table_desc tl_points = { .name = "points", .doc = "at most --points buckets",
+                                            .cols = tl_point_cols, .ncols = TP_NCOLS, .children = tl_point_children,
+                                            .nchildren = 1 };
+static const tprof_table_desc *const tl_device_children[] = { &tl_layers, &tl_points };
+static const tprof_table_desc tl_devices = { .name = "devices", .doc = "one timeline per device",
+                                             .cols = tl_device_cols, .ncols = TL_NCOLS,
+                                             .children = tl_device_children, .nchildren = 2 };
+enum { TR_DEVICE, TR_INDEX, TR_TIME, TR_ACTIVE, TR_RESERVED, TR_LAYER, TR_BYTES, TR_NCOLS };
+static const tprof_col_desc tl_row_cols[TR_NCOLS] = {
+    [TR_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the device"),
+    [TR_INDEX] = TPROF_COL("index", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the bucket's last trace entry"),
+    [TR_TIME] = TPROF_COL("time_us", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its time"),
+    [TR_ACTIVE] = TPROF_COL("active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "active"),
+    [TR_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved"),
+    [TR_LAYER] = TPROF_COL("layer", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "a layer"),
+    [TR_BYTES] = TPROF_COL("layer_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "its live bytes"),
+};
+static const tprof_table_desc tl_rows = { .name = "rows", .doc = "a row per point and layer (CSV)",
+                                          .cols = tl_row_cols, .ncols = TR_NCOLS, .no_json = 1 };
+static const tprof_table_desc tl_top = { .name = "" };
+static const tprof_table_desc *const tl_tables[] = { &tl_devices, &tl_rows };
+const tprof_result_desc tprof_mem_timeline_desc = {
+    .name = "mem_timeline", .version = 1, .top = &tl_top, .tables = tl_tables, .ntables = 2, .csv_table = 2,
+    .no_label = 1, .doc = "`trainprof mem --timeline PREFIX`: PREFIX.csv, or PREFIX.json with --format json.",
+};
+
+int tprof_mem_timeline_add(tprof_result *res, const tprof_mem_timeline *t)
+{
+    tprof_rows *devs = tprof_result_table(res, 0), *rows = tprof_result_table(res, 1);
+    long d = tprof_rows_add(devs);
+    tprof_rows *layers = d < 0 ? NULL : tprof_rows_child(devs, (size_t)d, 0);
+    tprof_rows *pts = d < 0 ? NULL : tprof_rows_child(devs, (size_t)d, 1);
+    if (!layers || !pts) return TPROF_ENOMEM;
+    tprof_rows_set_i(devs, (size_t)d, TL_DEVICE, t->device);
+    for (size_t j = 0; j <= t->ntop; j++) {
+        long k = tprof_rows_add(layers);
+        if (k < 0 || tprof_rows_set_s(layers, (size_t)k, 0, j < t->ntop ? t->top[j] : "other")) return TPROF_ENOMEM;
+    }
+    for (size_t p = 0; p < t->npts; p++) {
+        const tprof_mem_point *pt = &t->pts[p];
+        long k = tprof_rows_add(pts);
+        tprof_rows *lb = k < 0 ? NULL : tprof_rows_child(pts, (size_t)k, 0);
+        if (!lb) return TPROF_ENOMEM;
+        const int64_t v[TP_NCOLS] = { pt->index, pt->time_us, pt->active, pt->reserved };
+        for (size_t c = 0; c < TP_NCOLS; c++) tprof_rows_set_i(pts, (size_t)k, c, v[c]);
+        for (size_t j = 0; j <= t->ntop; j++) {
+            long b = tprof_rows_add(lb), r = tprof_rows_add(rows);
+            if (b < 0 || r < 0 || tprof_rows_set_s(rows, (size_t)r, TR_LAYER, j < t->ntop ? t->top[j] : "other"))
+                return TPROF_ENOMEM;
+            tprof_rows_set_i(lb, (size_t)b, 0, pt->site_bytes[j]);
+            const int64_t rv[] = { t->device, pt->index, pt->time_us, pt->active, pt->reserved };
+            for (size_t c = 0; c < 5; c++) tprof_rows_set_i(rows, (size_t)r, c, rv[c]);
+            tprof_rows_set_i(rows, (size_t)r, TR_BYTES, pt->site_bytes[j]);
+        }
+    }
+    return 0;
+}
+
+enum { KP_TS, KP_ALLOC, KP_RESERVED, KP_NCOLS };
+static const tprof_col_desc kp_cols[KP_NCOLS] = {
+    [KP_TS] = TPROF_COL("ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "the bucket's highest point"),
+    [KP_ALLOC] = TPROF_COL("allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "allocated then"),
+    [KP_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved, -1: unknown"),
+};
+enum { KR_DEVICE, KR_TS, KR_ALLOC, KR_RESERVED, KR_NCOLS };
+static const tprof_col_desc kr_cols[KR_NCOLS] = {
+    [KR_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the device"),
+    [KR_TS] = TPROF_COL("ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "the bucket's highest point"),
+    [KR_ALLOC] = TPROF_COL("allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "allocated then"),
+    [KR_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved, -1: unknown"),
+};
+static const tprof_table_desc kt_points = { .name = "points", .doc = "at most --points buckets", .cols = kp_cols,
+                                            .ncols = KP_NCOLS };
+static const tprof_table_desc *const kt_device_children[] = { &kt_points };
+static const tprof_table_desc kt_devices = { .name = "devices", .doc = "one timeline per device",
+                                             .cols = tl_device_cols, .ncols = TL_NCOLS,
+                                             .children = kt_device_children, .nchildren = 1 };
+static const tprof_table_desc kt_rows = { .name = "rows", .doc = "a row per point (CSV)", .cols = kr_cols,
+                                          .ncols = KR_NCOLS, .no_json = 1 };
+static const tprof_table_desc *const kt_tables[] = { &kt_devices, &kt_rows };
+const tprof_result_desc tprof_mem_trace_timeline_desc = {
+    .name = "mem_trace_timeline", .version = 1, .top = &tl_top, .tables = kt_tables, .ntables = 2, .csv_table = 2,
+    .no_label = 1, .doc = "`trainprof mem --timeline PREFIX` on a trace's [memory] events.",
+};
+
+int tprof_mem_trace_timeline_tables(const tprof_mem_kreport *r, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_mem_trace_timeline_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *devs = tprof_result_table(res, 0), *rows = tprof_result_table(res, 1);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < r->ndev; i++) {
+        const tprof_mem_kdevice *d = &r->dev[i];
+        long k = tprof_rows_add(devs);
+        tprof_rows *pts = k < 0 ? NULL : tprof_rows_child(devs, (size_t)k, 0);
+        if (!pts) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(devs, (size_t)k, TL_DEVICE, d->device);
+        for (size_t j = 0; !rc && j < d->npts; j++) {
+            long p = tprof_rows_add(pts), q = tprof_rows_add(rows);
+            if (p < 0 || q < 0) {
+                rc = TPROF_ENOMEM;
+                break;
+            }
+            const int64_t v[] = { d->pts[j].ts, d->pts[j].allocated, d->pts[j].reserved };
+            for (size_t c = 0; c < KP_NCOLS; c++) tprof_rows_set_i(pts, (size_t)p, c, v[c]);
+            tprof_rows_set_i(rows, (size_t)q, KR_DEVICE, d->device);
+            for (size_t c = 0; c < KP_NCOLS; c++) tprof_rows_set_i(rows, (size_t)q, c + 1, v[c]);
+        }
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}

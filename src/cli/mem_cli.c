@@ -129,77 +129,49 @@ static int commit_timeline(const char *prefix, int json, timeline_files *t)
     return e;
 }
 
+/* A timeline result as the data file: JSON {"file", devices} or CSV rows. */
+static void write_data(FILE *df, const char *path, const tprof_result *res, int json)
+{
+    if (json) {
+        tprof_jw w;
+        tprof_jw_init(&w, df);
+        tprof_jw_obj(&w);
+        tprof_jw_kstr(&w, "file", path);
+        tprof_result_json_members(res, 0, &w);
+        tprof_jw_obj_end(&w);
+        return;
+    }
+    const tprof_rows *rows = tprof_result_table_c(res, 1);
+    tprof_rows_csv_header(tprof_rows_desc(rows), NULL, df);
+    tprof_rows_csv(rows, NULL, 0, 0, df);
+}
+
 int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *r, const char *prefix, int json,
                            int depth, size_t points)
 {
     timeline_files tf;
-    if (timeline_open(&tf)) {
+    tprof_result *res = tprof_result_new(&tprof_mem_timeline_desc);
+    if (!res || timeline_open(&tf)) {
+        tprof_result_free(res);
         cli_error("out of memory");
         return EXIT_INPUT;
     }
-    FILE *df = tf.data, *sf = tf.svg;
+    FILE *sf = tf.svg;
     double panel = 300 + 30 + 40 + 14.0 * (NTOP + 1) + 20;
     fprintf(sf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"%.0f\" font-family=\"sans-serif\">\n",
             panel * (double)(r->ndev ? r->ndev : 1));
     fprintf(sf, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    tprof_jw w;
-    if (json) {
-        tprof_jw_init(&w, df);
-        tprof_jw_obj(&w);
-        tprof_jw_kstr(&w, "file", s->path);
-        tprof_jw_key(&w, "devices");
-        tprof_jw_arr(&w);
-    } else
-        fprintf(df, "device,index,time_us,active_bytes,reserved_bytes,layer,layer_bytes\n");
     int rc = 0;
     for (size_t i = 0; i < r->ndev && !rc; i++) {
         tprof_mem_timeline t;
         rc = tprof_mem_timeline_build(s, r->dev[i].device, depth, NTOP, points, &t);
         if (rc) break;
         svg_panel(sf, &t, &r->dev[i], panel * (double)i);
-        if (json) {
-            tprof_jw_obj(&w);
-            tprof_jw_kint(&w, "device", t.device);
-            tprof_jw_key(&w, "layers");
-            tprof_jw_arr(&w);
-            for (size_t j = 0; j < t.ntop; j++) tprof_jw_str(&w, t.top[j]);
-            tprof_jw_str(&w, "other");
-            tprof_jw_arr_end(&w);
-            tprof_jw_key(&w, "points");
-            tprof_jw_arr(&w);
-            for (size_t p = 0; p < t.npts; p++) {
-                const tprof_mem_point *pt = &t.pts[p];
-                tprof_jw_obj(&w);
-                tprof_jw_kint(&w, "index", pt->index);
-                tprof_jw_kint(&w, "time_us", pt->time_us);
-                tprof_jw_kint(&w, "active_bytes", pt->active);
-                tprof_jw_kint(&w, "reserved_bytes", pt->reserved);
-                tprof_jw_key(&w, "layer_bytes");
-                tprof_jw_arr(&w);
-                for (size_t j = 0; j <= t.ntop; j++) tprof_jw_int(&w, pt->site_bytes[j]);
-                tprof_jw_arr_end(&w);
-                tprof_jw_obj_end(&w);
-            }
-            tprof_jw_arr_end(&w);
-            tprof_jw_obj_end(&w);
-        } else {
-            for (size_t p = 0; p < t.npts; p++) {
-                const tprof_mem_point *pt = &t.pts[p];
-                for (size_t j = 0; j <= t.ntop; j++) {
-                    fprintf(df, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", t.device, pt->index,
-                            pt->time_us, pt->active, pt->reserved);
-                    tprof_csv_field(df, j < t.ntop ? t.top[j] : "other");
-                    fprintf(df, ",%" PRId64 "\n", pt->site_bytes[j]);
-                }
-            }
-        }
+        rc = tprof_mem_timeline_add(res, &t);
         tprof_mem_timeline_free(&t);
     }
-    if (json) {
-        tprof_jw_arr_end(&w);
-        tprof_jw_obj_end(&w);
-        fputc('\n', df);
-    }
+    if (!rc) write_data(tf.data, s->path, res, json);
+    tprof_result_free(res);
     fprintf(sf, "</svg>\n");
     if (rc) {
         cli_error("%s: out of memory building the timeline", s->path);
@@ -328,47 +300,15 @@ static void ktimeline_svg(FILE *f, const tprof_mem_kreport *r)
 static int ktimeline(const char *path, const tprof_mem_kreport *r, const char *prefix, int json)
 {
     timeline_files tf;
-    if (timeline_open(&tf)) return EXIT_INPUT;
-    FILE *df = tf.data, *sf = tf.svg;
-    tprof_jw w;
-    if (json) {
-        tprof_jw_init(&w, df);
-        tprof_jw_obj(&w);
-        tprof_jw_kstr(&w, "file", path);
-        tprof_jw_key(&w, "devices");
-        tprof_jw_arr(&w);
-    } else
-        fprintf(df, "device,ts_ns,allocated_bytes,reserved_bytes\n");
-    for (size_t i = 0; i < r->ndev; i++) {
-        const tprof_mem_kdevice *d = &r->dev[i];
-        if (json) {
-            tprof_jw_obj(&w);
-            tprof_jw_kint(&w, "device", d->device);
-            tprof_jw_key(&w, "points");
-            tprof_jw_arr(&w);
-        }
-        for (size_t j = 0; j < d->npts; j++) {
-            if (json) {
-                tprof_jw_obj(&w);
-                tprof_jw_kint(&w, "ts_ns", d->pts[j].ts);
-                tprof_jw_kint(&w, "allocated_bytes", d->pts[j].allocated);
-                tprof_jw_kint(&w, "reserved_bytes", d->pts[j].reserved);
-                tprof_jw_obj_end(&w);
-            } else
-                fprintf(df, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", d->device, d->pts[j].ts,
-                        d->pts[j].allocated, d->pts[j].reserved);
-        }
-        if (json) {
-            tprof_jw_arr_end(&w);
-            tprof_jw_obj_end(&w);
-        }
+    tprof_result *res;
+    if (tprof_mem_trace_timeline_tables(r, &res)) return EXIT_INPUT;
+    if (timeline_open(&tf)) {
+        tprof_result_free(res);
+        return EXIT_INPUT;
     }
-    if (json) {
-        tprof_jw_arr_end(&w);
-        tprof_jw_obj_end(&w);
-        fputc('\n', df);
-    }
-    ktimeline_svg(sf, r);
+    write_data(tf.data, path, res, json);
+    tprof_result_free(res);
+    ktimeline_svg(tf.svg, r);
     return commit_timeline(prefix, json, &tf);
 }
 

@@ -5,6 +5,7 @@ build/tests/schema_doc > docs/SCHEMA.md), and each command that prints
 through result tables gives JSON of exactly that shape: per trace object,
 label and file, then the documented JSON columns in order, each of its kind
 (an integer, a number, a string, or null). Generated traces only."""
+import glob
 import json
 import os
 import re
@@ -179,6 +180,12 @@ with open(train_log, "w") as f:
 snapshot = os.path.join(tmp, "snap.pickle")
 subprocess.run([sys.executable, os.path.join(SRC, "tests", "tools", "gen_snapshot.py"), snapshot,
                 os.path.join(tmp, "snap.truth.json"), "--seed", "4", "--devices", "2", "--oom"], check=True)
+# a trace recorded with profile_memory=True, where the shared data has one
+mem_trace = None
+if testdata():
+    found = glob.glob(os.path.join(testdata(), "traces", "kineto", "tb_plugin", "samples", "resnet50_num_workers_0",
+                                   "worker0.*.pt.trace.json.gz"))
+    mem_trace = found[0] if found else None
 config = os.path.join(tmp, "config.json")
 with open(config, "w") as f:
     json.dump({"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 4,
@@ -187,6 +194,19 @@ for name, tables in columns.items():
     if tables.get("internal"):
         continue  # written and read back (the round trip below), not printed
     whole = tables.get("whole_run", False)
+    if name in ("mem_timeline", "mem_trace_timeline"):  # files: PREFIX.json / PREFIX.csv
+        src = snapshot if name == "mem_timeline" else mem_trace
+        if src is None:
+            continue
+        prefix = os.path.join(tmp, name)
+        for fmt in ("json", "csv"):
+            rc, out, err = run([TRAINPROF, "mem", "--timeline", prefix, "--format", fmt, src])
+            check(rc == 0 and os.path.exists(f"{prefix}.{fmt}"), f"{name} {fmt}: exit {rc} {err[-200:]}")
+        check_object(name, tables, json.load(open(prefix + ".json")))
+        header = open(prefix + ".csv").readline().rstrip("\n").split(",")
+        want_csv = [c[4] for c in tables[tables["csv"]] if c[3]]
+        check(header == want_csv, f"{name}: the CSV header {header} is the documented {want_csv}")
+        continue
     # a result NAME_by_X is the command NAME --by X; the model commands take a config
     command = name.split("_by_")[0]
     args = [command] + (["--by", name.split("_by_")[1]] if "_by_" in name else [])
@@ -247,11 +267,10 @@ roundtrip = os.environ.get("RESULT_ROUNDTRIP", "build/tests/result_roundtrip")
 inputs = list(traces)
 data = testdata()
 if data:
-    import glob
     inputs += sorted(p for p in glob.glob(os.path.join(data, "traces", "**", "*.json*"), recursive=True)
                      if p.endswith((".json", ".json.gz")))
 rc, out, err = run([roundtrip, *inputs, snapshot], timeout=900)
-check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 13 * len(traces) + 22,
+check(rc == 0 and out.count("\nsame ") + out.startswith("same ") >= 14 * len(traces) + 23,
       f"result round trip: {[ln for ln in out.splitlines() if not ln.startswith(('same', 'skip'))][:5]} {err[-200:]}")
 print(f"round trip: {out.count('same ')} results on {len(inputs)} traces")
 finish(f"the schema of {len(columns)} result type(s) is generated and the JSON follows it")

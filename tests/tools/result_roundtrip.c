@@ -1,8 +1,8 @@
 /* For each trace given: every result type's tables (temporal, steps,
  * launch, comm, idle, kernels by name, class and stream, rank facts,
- * findings, summary rows, info, [memory] events), and for each .pickle
- * given its mem report and comparison; flops, mfu, log and merge on
- * built-in inputs. Each is written in the text form, read back and compared
+ * findings, summary rows, info, [memory] events and their timeline), and
+ * for each .pickle given its mem report, comparison and timeline; flops,
+ * mfu, log and merge on built-in inputs. Each is written in the text form, read back and compared
  * cell by cell, and their JSON rendered from both compared byte for byte.
  * Then, per type, the traces' results combined across ranks as made and as
  * read back: equal ("reduced elsewhere" means the same); the ranks reduced
@@ -34,7 +34,8 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 13, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12 };
+enum { NTYPES = 14, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
+       MEM_TRACE_TIMELINE = 13 };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -120,7 +121,7 @@ static int model_results(void)
     return bad;
 }
 
-/* The report of a memory snapshot, and its comparison with itself. */
+/* The report of a memory snapshot, its comparison with itself, its timeline. */
 static int mem_result(const char *path)
 {
     tprof_mem_snapshot *s;
@@ -146,6 +147,18 @@ static int mem_result(const char *path)
             if (!bad) bad = round_trip(path, r, &back);
             tprof_mem_compare_free(&c);
         }
+        tprof_result *tl = bad ? NULL : tprof_result_new(&tprof_mem_timeline_desc), *tl_back = NULL;
+        for (size_t d = 0; tl && !bad && d < rep.ndev; d++) {
+            tprof_mem_timeline t;
+            bad = tprof_mem_timeline_build(s, rep.dev[d].device, 4, 8, 200, &t) != 0;
+            if (!bad) {
+                bad = tprof_mem_timeline_add(tl, &t) != 0;
+                tprof_mem_timeline_free(&t);
+            }
+        }
+        if (tl && !bad) bad = round_trip(path, tl, &tl_back);
+        tprof_result_free(tl);
+        tprof_result_free(tl_back);
         tprof_mem_report_free(&rep);
     }
     tprof_result_free(r);
@@ -243,6 +256,7 @@ int main(int argc, char **argv)
         tprof_mem_kreport kr;
         if (tprof_mem_from_trace(t, 100, &kr) == 0) {
             tprof_mem_trace_tables(&kr, tprof_trace_meta_get(t)->truncated, &r[MEM_TRACE]);
+            tprof_mem_trace_timeline_tables(&kr, &r[MEM_TRACE_TIMELINE]);
             tprof_mem_kreport_free(&kr);
         }
         tprof_temporal_result tt;
