@@ -1,7 +1,8 @@
 /* Results as typed tables (include/trainprof/result.h): the three renderers
  * on a hand-built result, the text form round trip (every kind, nulls,
  * awkward strings, child tables, exact doubles), refusals of broken forms,
- * and the across-ranks view against values worked out by hand. */
+ * the across-ranks view against values worked out by hand, sorting, row
+ * limits and derived shares, and the JSON shapes a description can ask for. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -375,6 +376,105 @@ static void test_sort_limit_shares(void **state)
     tprof_result_free(r);
 }
 
+/* The JSON shapes a description can ask for: a single row as an object (and
+ * null without one), an object of values keyed by a column, a table placed
+ * after a given column, a long-form table written wide, whole doubles as
+ * integers, non-finite values named; CSV's shortest exact numbers; rows
+ * copied between results. */
+static const tprof_col_desc shape_top_cols[] = {
+    { .name = "tokens", .kind = TPROF_COL_REAL, .flags = TPROF_COLF_WHOLE },
+    { .name = "odd", .kind = TPROF_COL_REAL, .flags = TPROF_COLF_NAN_NAMED },
+    { .name = "last", .kind = TPROF_COL_INT },
+};
+static const tprof_col_desc shape_kv_cols[] = {
+    { .name = "kind", .kind = TPROF_COL_ENUM, .flags = TPROF_COLF_KEY },
+    { .name = "count", .kind = TPROF_COL_COUNT },
+};
+static const tprof_col_desc shape_single_cols[] = { { .name = "x", .kind = TPROF_COL_INT } };
+static const tprof_col_desc shape_long_cols[] = {
+    { .name = "step", .kind = TPROF_COL_INT, .flags = TPROF_COLF_KEY },
+    { .name = "metric", .kind = TPROF_COL_STRING },
+    { .name = "value", .kind = TPROF_COL_REAL, .flags = TPROF_COLF_SHORTEST },
+};
+static const tprof_table_desc shape_kv = { .name = "kinds", .cols = shape_kv_cols, .ncols = 2, .json_keyed = 1,
+                                           .json_keyed_value = 1, .json_after = "tokens" };
+static const tprof_table_desc shape_single = { .name = "one", .cols = shape_single_cols, .ncols = 1,
+                                               .json_single = 1 };
+static const tprof_table_desc shape_none = { .name = "none", .cols = shape_single_cols, .ncols = 1,
+                                             .json_single = 1, .json_omit_empty = 1 };
+static const tprof_table_desc shape_long = { .name = "series", .cols = shape_long_cols, .ncols = 3, .json_wide = 1 };
+static const tprof_table_desc shape_top = { .name = "", .cols = shape_top_cols, .ncols = 3 };
+static const tprof_table_desc *const shape_tables[] = { &shape_kv, &shape_single, &shape_none, &shape_long };
+static const tprof_result_desc shape_desc = { .name = "shapes", .version = 1, .top = &shape_top,
+                                              .tables = shape_tables, .ntables = 4 };
+
+static void shapes_json(const tprof_result *r, FILE *f)
+{
+    tprof_jw w;
+    tprof_jw_init(&w, f);
+    tprof_jw_obj(&w);
+    tprof_result_json_members(r, 0, &w);
+    tprof_jw_obj_end(&w);
+}
+
+static void shapes_csv(const tprof_result *r, FILE *f) { tprof_rows_csv(tprof_result_table_c(r, 3), NULL, 0, 0, f); }
+
+static void test_json_shapes(void **state)
+{
+    (void)state;
+    tprof_result *r = tprof_result_new(&shape_desc);
+    assert_non_null(r);
+    tprof_rows *top = tprof_result_top(r);
+    tprof_rows_set_d(top, 0, 0, 8192.0);
+    tprof_rows_set_d(top, 0, 1, NAN);
+    tprof_rows_set_i(top, 0, 2, 7);
+    tprof_rows *kv = tprof_result_table(r, 0);
+    static const char *const kinds[] = { "cpu_op", "kernel" };
+    for (int i = 0; i < 2; i++) {
+        long k = tprof_rows_add(kv);
+        assert_int_equal(tprof_rows_set_s(kv, (size_t)k, 0, kinds[i]), 0);
+        tprof_rows_set_i(kv, (size_t)k, 1, 10 * (i + 1));
+    }
+    tprof_rows *one = tprof_result_table(r, 1);
+    assert_int_equal(tprof_rows_add(one), 0);
+    tprof_rows_set_i(one, 0, 0, 5);
+    tprof_rows *se = tprof_result_table(r, 3);
+    const struct {
+        int64_t step;
+        const char *metric;
+        double v;
+    } pts[] = { { 1, "loss", 2.5 }, { 1, "mfu", 0.1 }, { 2, "loss", 2.25 } };
+    for (size_t i = 0; i < 3; i++) {
+        long k = tprof_rows_add(se);
+        assert_int_equal(tprof_rows_set_s(se, (size_t)k, 1, pts[i].metric), 0);
+        tprof_rows_set_i(se, (size_t)k, 0, pts[i].step);
+        tprof_rows_set_d(se, (size_t)k, 2, pts[i].v);
+    }
+    char *j = render(shapes_json, r);
+    assert_string_equal(j, "{\"tokens\":8192,\"kinds\":{\"cpu_op\":10,\"kernel\":20},\"odd\":\"nan\",\"last\":7,"
+                           "\"one\":{\"x\":5},\"series\":[{\"step\":1,\"loss\":2.5,\"mfu\":0.10000000000000001},"
+                           "{\"step\":2,\"loss\":2.25}]}\n");
+    char *c = render(shapes_csv, r);
+    assert_string_equal(c, "1,loss,2.5\n1,mfu,0.1\n2,loss,2.25\n");
+    /* a copy of the series into another result of the same columns */
+    tprof_result *copy = tprof_result_new(&shape_desc);
+    assert_non_null(copy);
+    assert_int_equal(tprof_rows_append(tprof_result_table(copy, 3), se), 0);
+    assert_int_equal(tprof_rows_count(tprof_result_table_c(copy, 3)), 3);
+    assert_string_equal(tprof_rows_cell(tprof_result_table_c(copy, 3), 1, 1)->v.s, "mfu");
+    assert_int_equal(tprof_rows_append(tprof_result_table(copy, 0), se), TPROF_EUSAGE);
+    /* an empty result: the single row is null, the optional one left out */
+    free(j);
+    tprof_result_free(r);
+    r = tprof_result_new(&shape_desc);
+    j = render(shapes_json, r);
+    assert_string_equal(j, "{\"tokens\":null,\"kinds\":{},\"odd\":null,\"last\":null,\"one\":null,\"series\":[]}\n");
+    free(j);
+    free(c);
+    tprof_result_free(r);
+    tprof_result_free(copy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_across_ranks),
         cmocka_unit_test(test_steps_tables),
         cmocka_unit_test(test_sort_limit_shares),
+        cmocka_unit_test(test_json_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
