@@ -424,7 +424,6 @@ static void print_json(const tprof_diff_result *r, const tprof_trace *const *tr,
     } else
         tprof_jw_null(&w);
     tprof_jw_obj_end(&w);
-    fputc('\n', stdout);
 }
 
 /* ---- the command ---- */
