@@ -66,6 +66,9 @@ trace_cases("generated-one", ["gen_rank0.pt.trace.json"], gen)
 for fmt in FORMATS:
     cases.append((f"generated diff {fmt}", ["diff", "--format", fmt, "gen_rank0.pt.trace.json",
                                              "gen_rank1.pt.trace.json"], gen))
+    cases.append((f"generated diff check {fmt}", ["diff", "--format", fmt, "--top", "2", "--fail-above", "1",
+                                                   "--metric", "kernel_time", "gen_rank0.pt.trace.json",
+                                                   "steps_rank0.json", "--vs", "gen_rank1.pt.trace.json"], gen))
     cases.append((f"generated kernels-by-class {fmt}", ["kernels", "--by", "class", "--format", fmt,
                                                         "gen_rank0.pt.trace.json"], gen))
     two = ["gen_rank0.pt.trace.json", "gen_rank1.pt.trace.json"]
