@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trainprof/result.h"
 #include "trainprof/analysis.h"
 #include "trainprof/trace.h"
 
@@ -115,6 +116,21 @@ typedef struct {
 int tprof_diff(const tprof_trace *const *base, size_t nbase, const tprof_trace *const *cand, size_t ncand,
                const tprof_diff_opts *opts, tprof_diff_result **out);
 void tprof_diff_free(tprof_diff_result *r);
+
+/* --fail-above: the metric checked, the limit, the change and the verdict. */
+typedef struct {
+    int on;
+    tprof_diff_metric metric;
+    double limit, pct; /* percent */
+    int failed;
+} tprof_diff_check;
+
+/* The comparison as result tables: each side with its files, the metrics,
+ * the collective types, the kernels (the lists and every row), the check,
+ * and the flat table CSV prints. TRACES[s] are side s's traces. */
+extern const tprof_result_desc tprof_diff_desc;
+int tprof_diff_tables(const tprof_diff_result *r, const tprof_trace *const *const traces[2], const size_t ntraces[2],
+                      const tprof_diff_check *ck, tprof_result **out);
 
 #ifdef __cplusplus
 }

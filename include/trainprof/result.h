@@ -69,6 +69,7 @@ enum {
     TPROF_COLF_WHOLE = 128,    /* a double count (tokens, FLOPs): a JSON integer when whole and exact */
     TPROF_COLF_SHORTEST = 256, /* CSV: the shortest of %.15g..%.17g that reads back; nan, inf, -inf */
     TPROF_COLF_NAN_NAMED = 512, /* JSON: a value that is not finite as "nan", "inf" or "-inf", not null */
+    TPROF_COLF_CSV_NAN_NAMED = 1024, /* CSV: a value that is not finite as nan, inf or -inf, not empty */
 };
 
 typedef struct {

@@ -7,6 +7,7 @@
 #include "../util/strtab.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,5 +466,311 @@ int tprof_diff(const tprof_trace *const *base, size_t nbase, const tprof_trace *
         return rc;
     }
     *out = r;
+    return 0;
+}
+
+/* ---- result tables ---- */
+
+enum { SD_TRACES, SD_STEPS, SD_NO_STEPS, SD_PHASES, SD_NCOLS };
+static const tprof_col_desc side_cols[SD_NCOLS] = {
+    [SD_TRACES] = TPROF_COL("traces", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "traces read on the side"),
+    [SD_STEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,
+                           "ProfilerSteps over them (a trace without any counts as 1)"),
+    [SD_NO_STEPS] = TPROF_COL("traces_without_steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,
+                              "traces without ProfilerStep"),
+    [SD_PHASES] = TPROF_COL("phases_found", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL, "some trace has phase markers"),
+};
+enum { FL_LABEL, FL_FILE, FL_STEPS, FL_TRUNCATED, FL_NCOLS };
+static const tprof_col_desc file_cols[FL_NCOLS] = {
+    [FL_LABEL] = TPROF_COL("label", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "\"rank R\", else \"trace I\""),
+    [FL_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
+    [FL_STEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "its ProfilerSteps"),
+    [FL_TRUNCATED] = TPROF_COL("truncated", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL, "it ended early"),
+};
+static const tprof_table_desc files_desc = { .name = "files", .doc = "the side's traces", .cols = file_cols,
+                                             .ncols = FL_NCOLS };
+static const tprof_table_desc *const side_children[] = { &files_desc };
+#define SIDE_TABLE(NAME) { .name = NAME, .doc = "the " NAME " run", .cols = side_cols, .ncols = SD_NCOLS, \
+                           .children = side_children, .nchildren = 1, .json_single = 1 }
+static const tprof_table_desc base_desc = SIDE_TABLE("base"), cand_desc = SIDE_TABLE("candidate");
+
+enum { PR_NAME, PR_BASE, PR_CAND, PR_DELTA, PR_PCT, PR_NCOLS };
+static const tprof_col_desc pair_cols[PR_NCOLS] = {
+    [PR_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the metric", .flags = TPROF_COLF_KEY),
+    [PR_BASE] = TPROF_COL("base", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per step, ns"),
+    [PR_CAND] = TPROF_COL("candidate", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per step, ns"),
+    [PR_DELTA] = TPROF_COL("delta", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "candidate - base"),
+    [PR_PCT] = TPROF_COL("delta_pct", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                         "delta / base in percent (null when the base is 0)", .flags = TPROF_COLF_METRIC),
+};
+static const tprof_table_desc metrics_desc = { .name = "metrics", .doc = "per step: each trace's figure / its steps, "
+                                               "mean over the side's traces", .cols = pair_cols, .ncols = PR_NCOLS };
+static const tprof_table_desc time_desc = { .name = "time", .doc = "communication time (union) per step",
+                                            .cols = pair_cols, .ncols = PR_NCOLS, .json_single = 1 };
+static const tprof_table_desc exposed_desc = { .name = "exposed", .doc = "of it, not under compute",
+                                               .cols = pair_cols, .ncols = PR_NCOLS, .json_single = 1 };
+static const tprof_col_desc comm_type_cols[] = {
+    TPROF_COL("type", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the collective type", .flags = TPROF_COLF_KEY),
+};
+static const tprof_table_desc *const comm_children[] = { &time_desc, &exposed_desc };
+static const tprof_table_desc comm_types_desc = { .name = "comm_types", .doc = "seen on either side",
+                                                  .cols = comm_type_cols, .ncols = 1, .children = comm_children,
+                                                  .nchildren = 2 };
+
+enum { KS_COUNT, KS_TOTAL, KS_COUNT_PER_STEP, KS_TOTAL_PER_STEP, KS_MEAN, KS_VARIANTS, KS_TOP, KS_NCOLS };
+static const tprof_col_desc kside_cols[KS_NCOLS] = {
+    [KS_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "launches, summed over ranks"),
+    [KS_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their time, summed over ranks"),
+    [KS_COUNT_PER_STEP] = TPROF_COL("count_per_step", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                                    "divided by the side's steps"),
+    [KS_TOTAL_PER_STEP] = TPROF_COL("total_per_step_ns", TPROF_COL_MEAN_NS, TPROF_COMBINE_FIRST, NULL,
+                                    "divided by the side's steps"),
+    [KS_MEAN] = TPROF_COL("mean_ns", TPROF_COL_MEAN_NS, TPROF_COMBINE_FIRST, NULL, "per launch (0 when absent)"),
+    [KS_VARIANTS] = TPROF_COL("variants", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "raw names folded into it"),
+    [KS_TOP] = TPROF_COL("top_variant", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                         "the largest raw name, null when absent"),
+};
+#define KSIDE_TABLE(NAME) { .name = NAME, .doc = "on the " NAME " side", .cols = kside_cols, .ncols = KS_NCOLS, \
+                            .json_single = 1, .json_after = "class" }
+static const tprof_table_desc kbase_desc = KSIDE_TABLE("base"), kcand_desc = KSIDE_TABLE("candidate");
+static const tprof_table_desc *const kernel_children[] = { &kbase_desc, &kcand_desc };
+enum { KR_NAME, KR_CLASS, KR_DELTA, KR_PCT, KR_NCOLS };
+static const tprof_col_desc kernel_cols[KR_NCOLS] = {
+    [KR_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the normalised name",
+                          .flags = TPROF_COLF_KEY),
+    [KR_CLASS] = TPROF_COL("class", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "of its largest variant"),
+    [KR_DELTA] = TPROF_COL("delta_per_step_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                           "candidate - base, total per step", .flags = TPROF_COLF_METRIC),
+    [KR_PCT] = TPROF_COL("delta_pct", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "in percent (null: new)"),
+};
+#define KERNEL_TABLE(NAME, DOC) { .name = NAME, .doc = DOC, .cols = kernel_cols, .ncols = KR_NCOLS, \
+                                  .children = kernel_children, .nchildren = 2 }
+static const tprof_table_desc regressions_desc = KERNEL_TABLE("regressions", "--top of the total per step that grew");
+static const tprof_table_desc improvements_desc = KERNEL_TABLE("improvements", "--top of those that shrank");
+static const tprof_table_desc gone_desc = KERNEL_TABLE("only_in_base", "--top of those only in base");
+static const tprof_table_desc added_desc = KERNEL_TABLE("only_in_candidate", "--top of those only in candidate");
+static const tprof_table_desc rows_desc = KERNEL_TABLE("rows", "every normalised name, largest first");
+static const tprof_table_desc *const kernels_children[] = { &regressions_desc, &improvements_desc, &gone_desc,
+                                                            &added_desc, &rows_desc };
+enum { KT_MATCHED, KT_ONLY_BASE, KT_ONLY_CAND, KT_NCOLS };
+static const tprof_col_desc kernels_cols[KT_NCOLS] = {
+    [KT_MATCHED] = TPROF_COL("matched", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "names in both runs"),
+    [KT_ONLY_BASE] = TPROF_COL("only_base", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "only in base"),
+    [KT_ONLY_CAND] = TPROF_COL("only_candidate", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "only in candidate"),
+};
+static const tprof_table_desc kernels_desc = { .name = "kernels", .doc = "kernels by normalised name",
+                                               .cols = kernels_cols, .ncols = KT_NCOLS, .children = kernels_children,
+                                               .nchildren = 5, .json_single = 1 };
+enum { CK_METRIC, CK_LIMIT, CK_PCT, CK_FAILED, CK_NCOLS };
+static const tprof_col_desc check_cols[CK_NCOLS] = {
+    [CK_METRIC] = TPROF_COL("metric", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the metric --fail-above checks"),
+    [CK_LIMIT] = TPROF_COL("fail_above_pct", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "the limit, percent"),
+    [CK_PCT] = TPROF_COL("delta_pct", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "the metric's change, percent"),
+    [CK_FAILED] = TPROF_COL("failed", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL, "the change is above the limit"),
+};
+static const tprof_table_desc check_desc = { .name = "check", .doc = "with --fail-above (else null)",
+                                             .cols = check_cols, .ncols = CK_NCOLS, .json_single = 1 };
+
+/* CSV: one flat table of every section */
+#define NAMED (TPROF_COLF_CSV_NAN_NAMED)
+enum { CV_SECTION, CV_NAME, CV_CLASS, CV_BASE, CV_CAND, CV_DELTA, CV_PCT, CV_BCOUNT, CV_CCOUNT, CV_BCPS, CV_CCPS,
+       CV_BMEAN, CV_CMEAN, CV_BVAR, CV_CVAR, CV_BTOP, CV_CTOP, CV_NCOLS };
+static const tprof_col_desc csv_cols[CV_NCOLS] = {
+    [CV_SECTION] = TPROF_COL("section", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
+                             "side, metric, comm, comm_exposed or kernel"),
+    [CV_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "what the row is"),
+    [CV_CLASS] = TPROF_COL("class", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "a kernel's class"),
+    [CV_BASE] = TPROF_COL("base", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per step", .csv_decimals = 6, .flags = NAMED),
+    [CV_CAND] = TPROF_COL("candidate", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per step", .csv_decimals = 6,
+                          .flags = NAMED),
+    [CV_DELTA] = TPROF_COL("delta", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "candidate - base", .csv_decimals = 6,
+                           .flags = NAMED),
+    [CV_PCT] = TPROF_COL("delta_pct", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "percent (inf: new)",
+                         .csv_decimals = 6, .flags = NAMED),
+    [CV_BCOUNT] = TPROF_COL("base_count", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "a kernel's launches"),
+    [CV_CCOUNT] = TPROF_COL("candidate_count", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "a kernel's launches"),
+    [CV_BCPS] = TPROF_COL("base_count_per_step", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per step",
+                          .csv_decimals = 6, .flags = NAMED),
+    [CV_CCPS] = TPROF_COL("candidate_count_per_step", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per step",
+                          .csv_decimals = 6, .flags = NAMED),
+    [CV_BMEAN] = TPROF_COL("base_mean_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per launch", .csv_decimals = 6,
+                           .flags = NAMED),
+    [CV_CMEAN] = TPROF_COL("candidate_mean_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per launch",
+                           .csv_decimals = 6, .flags = NAMED),
+    [CV_BVAR] = TPROF_COL("base_variants", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "raw names folded"),
+    [CV_CVAR] = TPROF_COL("candidate_variants", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "raw names folded"),
+    [CV_BTOP] = TPROF_COL("base_top_variant", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the largest raw name"),
+    [CV_CTOP] = TPROF_COL("candidate_top_variant", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the largest raw name"),
+};
+static const tprof_table_desc csv_desc = { .name = "csv_rows", .doc = "every section as one table (CSV)",
+                                           .cols = csv_cols, .ncols = CV_NCOLS, .no_json = 1 };
+static const tprof_table_desc diff_top = { .name = "" };
+static const tprof_table_desc *const diff_tables[] = { &base_desc,   &cand_desc,  &metrics_desc, &comm_types_desc,
+                                                       &kernels_desc, &check_desc, &csv_desc };
+enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV };
+const tprof_result_desc tprof_diff_desc = { .name = "diff", .version = 1, .top = &diff_top, .tables = diff_tables,
+                                            .ntables = 7, .csv_table = TB_CSV + 1, .whole_run = 1 };
+
+static int pair_row(tprof_rows *t, const char *name, double base, double cand)
+{
+    long i = tprof_rows_add(t);
+    if (i < 0 || tprof_rows_set_s(t, (size_t)i, PR_NAME, name)) return TPROF_ENOMEM;
+    const double v[] = { [PR_BASE] = base, [PR_CAND] = cand, [PR_DELTA] = cand - base,
+                         [PR_PCT] = tprof_diff_pct(base, cand) };
+    for (size_t c = PR_BASE; c < PR_NCOLS; c++) tprof_rows_set_d(t, (size_t)i, c, v[c]);
+    return 0;
+}
+
+/* A CSV row of a section: name, class and the four numbers (the rest empty). */
+static long csv_row(tprof_rows *t, const char *section, const char *name, const char *klass, double base, double cand)
+{
+    long i = tprof_rows_add(t);
+    if (i < 0 || tprof_rows_set_s(t, (size_t)i, CV_SECTION, section) || tprof_rows_set_s(t, (size_t)i, CV_NAME, name) ||
+        tprof_rows_set_s(t, (size_t)i, CV_CLASS, klass))
+        return -1;
+    const double v[] = { [CV_BASE] = base, [CV_CAND] = cand, [CV_DELTA] = cand - base,
+                         [CV_PCT] = tprof_diff_pct(base, cand) };
+    for (size_t c = CV_BASE; c <= CV_PCT; c++) tprof_rows_set_d(t, (size_t)i, c, v[c]);
+    return i;
+}
+
+static int kernel_row(tprof_rows *t, const tprof_diff_kernel *k)
+{
+    long i = tprof_rows_add(t);
+    if (i < 0 || tprof_rows_set_s(t, (size_t)i, KR_NAME, k->name) ||
+        tprof_rows_set_s(t, (size_t)i, KR_CLASS, tprof_class_name(k->klass)))
+        return TPROF_ENOMEM;
+    tprof_rows_set_d(t, (size_t)i, KR_DELTA, k->delta_ns);
+    tprof_rows_set_d(t, (size_t)i, KR_PCT, k->delta_pct);
+    for (size_t s = 0; s < 2; s++) {
+        tprof_rows *x = tprof_rows_child(t, (size_t)i, s);
+        if (!x || tprof_rows_add(x) != 0 || (k->top[s] && tprof_rows_set_s(x, 0, KS_TOP, k->top[s])))
+            return TPROF_ENOMEM;
+        tprof_rows_set_i(x, 0, KS_COUNT, (int64_t)k->count[s]);
+        tprof_rows_set_i(x, 0, KS_TOTAL, k->total_ns[s]);
+        tprof_rows_set_d(x, 0, KS_COUNT_PER_STEP, k->count_per_step[s]);
+        tprof_rows_set_d(x, 0, KS_TOTAL_PER_STEP, k->total_per_step[s]);
+        tprof_rows_set_d(x, 0, KS_MEAN, k->mean_ns[s]);
+        tprof_rows_set_i(x, 0, KS_VARIANTS, (int64_t)k->variants[s]);
+    }
+    return 0;
+}
+
+int tprof_diff_tables(const tprof_diff_result *r, const tprof_trace *const *const traces[2], const size_t ntraces[2],
+                      const tprof_diff_check *ck, tprof_result **out)
+{
+    *out = NULL;
+    tprof_result *res = tprof_result_new(&tprof_diff_desc);
+    if (!res) return TPROF_ENOMEM;
+    int rc = 0;
+    tprof_rows *csv = tprof_result_table(res, TB_CSV);
+    for (size_t s = 0; !rc && s < 2; s++) {
+        const tprof_diff_side *x = &r->side[s];
+        tprof_rows *t = tprof_result_table(res, s ? TB_CAND : TB_BASE);
+        tprof_rows *files = tprof_rows_add(t) == 0 ? tprof_rows_child(t, 0, 0) : NULL;
+        if (!files) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(t, 0, SD_TRACES, (int64_t)x->traces);
+        tprof_rows_set_i(t, 0, SD_STEPS, (int64_t)x->steps);
+        tprof_rows_set_i(t, 0, SD_NO_STEPS, (int64_t)x->traces_no_steps);
+        tprof_rows_set_i(t, 0, SD_PHASES, x->phases_found != 0);
+        for (size_t i = 0; !rc && i < ntraces[s]; i++) {
+            const tprof_trace_meta *m = tprof_trace_meta_get(traces[s][i]);
+            char label[64];
+            if (m->rank >= 0) snprintf(label, sizeof label, "rank %lld", (long long)m->rank);
+            else snprintf(label, sizeof label, "trace %zu", i);
+            long k = tprof_rows_add(files);
+            if (k < 0 || tprof_rows_set_s(files, (size_t)k, FL_LABEL, label) ||
+                tprof_rows_set_s(files, (size_t)k, FL_FILE, m->path)) {
+                rc = TPROF_ENOMEM;
+                break;
+            }
+            tprof_rows_set_i(files, (size_t)k, FL_STEPS, (int64_t)m->nsteps);
+            tprof_rows_set_i(files, (size_t)k, FL_TRUNCATED, m->truncated != 0);
+        }
+    }
+    static const char *const side_rows[] = { "traces", "steps", "traces_without_steps" };
+    for (int i = 0; !rc && i < 3; i++) {
+        const tprof_diff_side *s = r->side;
+        double v[2];
+        for (int k = 0; k < 2; k++)
+            v[k] = (double)(i == 0 ? s[k].traces : i == 1 ? s[k].steps : s[k].traces_no_steps);
+        if (csv_row(csv, "side", side_rows[i], "", v[0], v[1]) < 0) rc = TPROF_ENOMEM;
+    }
+    for (int m = 0; !rc && m < TPROF_DIFF_METRICS; m++) {
+        const char *name = tprof_diff_metric_name((tprof_diff_metric)m);
+        rc = pair_row(tprof_result_table(res, TB_METRICS), name, r->side[0].metric[m], r->side[1].metric[m]);
+        if (!rc && csv_row(csv, "metric", name, "", r->side[0].metric[m], r->side[1].metric[m]) < 0) rc = TPROF_ENOMEM;
+    }
+    tprof_rows *comm = tprof_result_table(res, TB_COMM);
+    for (size_t i = 0; !rc && i < r->ncomm; i++) {
+        const tprof_diff_comm *x = &r->comm[i];
+        long k = tprof_rows_add(comm);
+        tprof_rows *tm = k < 0 ? NULL : tprof_rows_child(comm, (size_t)k, 0);
+        tprof_rows *ex = k < 0 ? NULL : tprof_rows_child(comm, (size_t)k, 1);
+        if (!tm || !ex || tprof_rows_set_s(comm, (size_t)k, 0, x->type)) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        rc = pair_row(tm, "time", x->time_ns[0], x->time_ns[1]);
+        if (!rc) rc = pair_row(ex, "exposed", x->exposed_ns[0], x->exposed_ns[1]);
+        if (!rc && (csv_row(csv, "comm", x->type, "communication", x->time_ns[0], x->time_ns[1]) < 0 ||
+                    csv_row(csv, "comm_exposed", x->type, "communication", x->exposed_ns[0], x->exposed_ns[1]) < 0))
+            rc = TPROF_ENOMEM;
+    }
+    tprof_rows *kt = tprof_result_table(res, TB_KERNELS);
+    if (!rc && tprof_rows_add(kt) != 0) rc = TPROF_ENOMEM;
+    if (!rc) {
+        tprof_rows_set_i(kt, 0, KT_MATCHED, (int64_t)r->matched);
+        tprof_rows_set_i(kt, 0, KT_ONLY_BASE, (int64_t)r->only_base);
+        tprof_rows_set_i(kt, 0, KT_ONLY_CAND, (int64_t)r->only_cand);
+    }
+    const size_t *lists[] = { r->regressions, r->improvements, r->gone, r->added };
+    const size_t nlists[] = { r->nregressions, r->nimprovements, r->ngone, r->nadded };
+    for (size_t l = 0; !rc && l < 4; l++) {
+        tprof_rows *t = tprof_rows_child(kt, 0, l);
+        if (!t) rc = TPROF_ENOMEM;
+        for (size_t i = 0; !rc && i < nlists[l]; i++) rc = kernel_row(t, &r->kernels[lists[l][i]]);
+    }
+    tprof_rows *rows = rc ? NULL : tprof_rows_child(kt, 0, 4);
+    if (!rc && !rows) rc = TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < r->nkernels; i++) {
+        const tprof_diff_kernel *k = &r->kernels[i];
+        rc = kernel_row(rows, k);
+        long c = rc ? -1 : csv_row(csv, "kernel", k->name, tprof_class_name(k->klass), k->total_per_step[0],
+                                   k->total_per_step[1]);
+        if (c < 0) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(csv, (size_t)c, CV_BCOUNT, (int64_t)k->count[0]);
+        tprof_rows_set_i(csv, (size_t)c, CV_CCOUNT, (int64_t)k->count[1]);
+        tprof_rows_set_d(csv, (size_t)c, CV_BCPS, k->count_per_step[0]);
+        tprof_rows_set_d(csv, (size_t)c, CV_CCPS, k->count_per_step[1]);
+        tprof_rows_set_d(csv, (size_t)c, CV_BMEAN, k->mean_ns[0]);
+        tprof_rows_set_d(csv, (size_t)c, CV_CMEAN, k->mean_ns[1]);
+        tprof_rows_set_i(csv, (size_t)c, CV_BVAR, (int64_t)k->variants[0]);
+        tprof_rows_set_i(csv, (size_t)c, CV_CVAR, (int64_t)k->variants[1]);
+        if (tprof_rows_set_s(csv, (size_t)c, CV_BTOP, k->top[0] ? k->top[0] : "") ||
+            tprof_rows_set_s(csv, (size_t)c, CV_CTOP, k->top[1] ? k->top[1] : ""))
+            rc = TPROF_ENOMEM;
+    }
+    if (!rc && ck && ck->on) {
+        tprof_rows *t = tprof_result_table(res, TB_CHECK);
+        if (tprof_rows_add(t) != 0 || tprof_rows_set_s(t, 0, CK_METRIC, tprof_diff_metric_name(ck->metric)))
+            rc = TPROF_ENOMEM;
+        else {
+            tprof_rows_set_d(t, 0, CK_LIMIT, ck->limit);
+            tprof_rows_set_d(t, 0, CK_PCT, ck->pct);
+            tprof_rows_set_i(t, 0, CK_FAILED, ck->failed != 0);
+        }
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* Every result description, for the schema docs and for readers of results
  * written elsewhere (a result names its description). */
 #include "trainprof/analysis.h"
+#include "trainprof/diff.h"
 #include "trainprof/flops.h"
 #include "trainprof/log.h"
 #include "trainprof/mem.h"
@@ -10,6 +11,7 @@
 
 static const tprof_result_desc *const all[] = {
     &tprof_comm_desc,
+    &tprof_diff_desc,
     &tprof_flops_desc,
     &tprof_idle_desc,
     &tprof_info_desc,

@@ -127,6 +127,11 @@ static const char *nonfinite_name(double v) { return isnan(v) ? "nan" : v > 0 ? 
 void tprof_csv_cell(const tprof_col_desc *c, const tprof_cell *v, FILE *f)
 {
     if (v->null) return;
+    if ((c->flags & TPROF_COLF_CSV_NAN_NAMED) && !result_kind_is_int(c->kind) && !result_kind_is_str(c->kind) &&
+        !isfinite(v->v.d)) {
+        fputs(nonfinite_name(v->v.d), f);
+        return;
+    }
     if ((c->flags & TPROF_COLF_SHORTEST) && !result_kind_is_int(c->kind) && !result_kind_is_str(c->kind)) {
         if (!isfinite(v->v.d)) {
             fputs(nonfinite_name(v->v.d), f);

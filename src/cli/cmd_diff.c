@@ -1,7 +1,9 @@
 /* trainprof diff: two runs side by side (before/after a change, two ranks,
  * two GPU generations), with a regression check for CI. Two sides do not fit
  * cli_run's one list of traces, so this command has its own loop around the
- * shared helpers. */
+ * shared helpers; its output is the diff result (lib/analysis/diff.c). It
+ * still keeps every trace until tprof_diff has run (issue 21 reduces the
+ * sides from per-trace parts). */
 #include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -131,10 +133,6 @@ static int add_arg(paths *p, const char *arg)
 
 static const char *const side_name[2] = { "base", "candidate" };
 
-static int metric_shown(const tprof_diff_result *r, int m)
-{
-    return m < TPROF_DIFF_CPU_DATA || r->side[0].phases_found || r->side[1].phases_found;
-}
 
 static char *fmt_ns(char *buf, size_t len, double ns) { return tprof_fmt_duration(buf, len, (int64_t)llround(ns)); }
 
@@ -153,24 +151,33 @@ static char *fmt_pct(char *buf, size_t len, double base, double cand)
     return buf;
 }
 
-static void print_side_head(const tprof_diff_result *r, int s, const tprof_trace *const *tr, size_t n)
+static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
 {
-    const tprof_diff_side *x = &r->side[s];
-    printf("%-10s %zu trace%s, %zu step%s\n", side_name[s], x->traces, x->traces == 1 ? "" : "s", x->steps,
-           x->steps == 1 ? "" : "s");
-    for (size_t i = 0; i < n; i++) {
-        const tprof_trace_meta *m = tprof_trace_meta_get(tr[i]);
-        char label[64];
-        cli_trace_label(tr[i], (int)i, label, sizeof label);
-        printf("  %s: %s, %zu step%s%s%s\n", label, m->path, m->nsteps, m->nsteps == 1 ? "" : "s",
-               m->nsteps ? "" : " (no ProfilerStep: counted as one step spanning the trace)",
-               m->truncated ? " (TRUNCATED)" : "");
+    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
+}
+static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
+static double dv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.d; }
+
+enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS };
+
+static void print_side_head(const tprof_result *res, int s)
+{
+    const tprof_rows *x = tprof_result_table_c(res, s ? TB_CAND : TB_BASE), *files = tprof_rows_child_c(x, 0, 0);
+    int64_t traces = iv(x, 0, "traces"), steps = iv(x, 0, "steps");
+    printf("%-10s %" PRId64 " trace%s, %" PRId64 " step%s\n", side_name[s], traces, traces == 1 ? "" : "s", steps,
+           steps == 1 ? "" : "s");
+    for (size_t i = 0; i < tprof_rows_count(files); i++) {
+        int64_t n = iv(files, i, "steps");
+        printf("  %s: %s, %" PRId64 " step%s%s%s\n", at(files, i, "label")->v.s, at(files, i, "file")->v.s, n,
+               n == 1 ? "" : "s", n ? "" : " (no ProfilerStep: counted as one step spanning the trace)",
+               iv(files, i, "truncated") ? " (TRUNCATED)" : "");
     }
 }
 
-static void kernel_table(const tprof_diff_result *r, const size_t *ix, size_t n, const char *title, size_t more)
+static void kernel_table(const tprof_rows *k, const char *title, size_t more)
 {
     printf("\n%s\n", title);
+    size_t n = tprof_rows_count(k);
     if (!n) {
         printf("  none\n");
         return;
@@ -181,16 +188,17 @@ static void kernel_table(const tprof_diff_result *r, const size_t *ix, size_t n,
     if (!t) return;
     tprof_table_limit(t, 0, 70);
     for (size_t i = 0; i < n; i++) {
-        const tprof_diff_kernel *k = &r->kernels[ix[i]];
+        const tprof_rows *sb = tprof_rows_child_c(k, i, 0), *sc = tprof_rows_child_c(k, i, 1);
         char calls[64], b[32], c[32], d[32], p[32], mb[32], mc[32];
-        snprintf(calls, sizeof calls, "%.3g -> %.3g", k->count_per_step[0], k->count_per_step[1]);
-        fmt_ns(b, sizeof b, k->total_per_step[0]);
-        fmt_ns(c, sizeof c, k->total_per_step[1]);
-        fmt_delta(d, sizeof d, k->delta_ns);
-        fmt_pct(p, sizeof p, k->total_per_step[0], k->total_per_step[1]);
-        if (k->count[0]) fmt_ns(mb, sizeof mb, k->mean_ns[0]); else snprintf(mb, sizeof mb, "-");
-        if (k->count[1]) fmt_ns(mc, sizeof mc, k->mean_ns[1]); else snprintf(mc, sizeof mc, "-");
-        const char *cells[] = { k->name, tprof_class_name(k->klass), calls, b, c, d, p, mb, mc };
+        double tb = dv(sb, 0, "total_per_step_ns"), tc = dv(sc, 0, "total_per_step_ns");
+        snprintf(calls, sizeof calls, "%.3g -> %.3g", dv(sb, 0, "count_per_step"), dv(sc, 0, "count_per_step"));
+        fmt_ns(b, sizeof b, tb);
+        fmt_ns(c, sizeof c, tc);
+        fmt_delta(d, sizeof d, dv(k, i, "delta_per_step_ns"));
+        fmt_pct(p, sizeof p, tb, tc);
+        if (iv(sb, 0, "count")) fmt_ns(mb, sizeof mb, dv(sb, 0, "mean_ns")); else snprintf(mb, sizeof mb, "-");
+        if (iv(sc, 0, "count")) fmt_ns(mc, sizeof mc, dv(sc, 0, "mean_ns")); else snprintf(mc, sizeof mc, "-");
+        const char *cells[] = { at(k, i, "name")->v.s, at(k, i, "class")->v.s, calls, b, c, d, p, mb, mc };
         tprof_table_row(t, cells);
     }
     tprof_table_print(t, stdout);
@@ -198,232 +206,59 @@ static void kernel_table(const tprof_diff_result *r, const size_t *ix, size_t n,
     if (more > n) printf("... %zu more (--top 0 shows all)\n", more - n);
 }
 
-static size_t count_if(const tprof_diff_result *r, int sign)
+/* Kernel rows whose total per step grew (SIGN > 0) or shrank (< 0). */
+static size_t count_if(const tprof_rows *rows, int sign)
 {
     size_t n = 0;
-    for (size_t i = 0; i < r->nkernels; i++)
-        n += sign > 0 ? r->kernels[i].delta_ns > 0 : r->kernels[i].delta_ns < 0;
+    for (size_t i = 0; i < tprof_rows_count(rows); i++) {
+        double d = dv(rows, i, "delta_per_step_ns");
+        n += sign > 0 ? d > 0 : d < 0;
+    }
     return n;
 }
 
-static void print_table(const tprof_diff_result *r, const tprof_trace *const *tr, size_t nb, size_t nc)
+static void print_table(const tprof_result *res)
 {
     char a[32], b[32], c[32], d[32];
-    print_side_head(r, 0, tr, nb);
-    print_side_head(r, 1, tr + nb, nc);
+    print_side_head(res, 0);
+    print_side_head(res, 1);
+    int phases = iv(tprof_result_table_c(res, TB_BASE), 0, "phases_found") ||
+                 iv(tprof_result_table_c(res, TB_CAND), 0, "phases_found");
     printf("\nper step (each trace's figure / its steps, mean over the side's traces)\n");
     const char *hdr[] = { "metric", "base", "candidate", "delta", "delta %" };
     tprof_table *t = tprof_table_new(5, hdr, "lrrrr");
-    for (int m = 0; t && m < TPROF_DIFF_METRICS; m++) {
-        if (!metric_shown(r, m)) continue;
-        double x = r->side[0].metric[m], y = r->side[1].metric[m];
-        const char *cells[] = { tprof_diff_metric_name((tprof_diff_metric)m), fmt_ns(a, sizeof a, x),
-                                fmt_ns(b, sizeof b, y), fmt_delta(c, sizeof c, y - x), fmt_pct(d, sizeof d, x, y) };
+    const tprof_rows *mt = tprof_result_table_c(res, TB_METRICS);
+    for (size_t m = 0; t && m < tprof_rows_count(mt); m++) {
+        if (m >= TPROF_DIFF_CPU_DATA && !phases) continue; /* the phase metrics need phase markers */
+        double x = dv(mt, m, "base"), y = dv(mt, m, "candidate");
+        const char *cells[] = { at(mt, m, "name")->v.s, fmt_ns(a, sizeof a, x), fmt_ns(b, sizeof b, y),
+                                fmt_delta(c, sizeof c, y - x), fmt_pct(d, sizeof d, x, y) };
         tprof_table_row(t, cells);
     }
-    for (size_t i = 0; t && i < r->ncomm; i++)
-        for (int e = 0; e < 2; e++) {
-            const tprof_diff_comm *x = &r->comm[i];
-            const double *v = e ? x->exposed_ns : x->time_ns;
+    const tprof_rows *cm = tprof_result_table_c(res, TB_COMM);
+    for (size_t i = 0; t && i < tprof_rows_count(cm); i++)
+        for (size_t e = 0; e < 2; e++) {
+            const tprof_rows *p = tprof_rows_child_c(cm, i, e);
+            double x = dv(p, 0, "base"), y = dv(p, 0, "candidate");
             char name[64];
-            snprintf(name, sizeof name, "%s %s", e ? "comm_exposed" : "comm", x->type);
-            const char *cells[] = { name, fmt_ns(a, sizeof a, v[0]), fmt_ns(b, sizeof b, v[1]),
-                                    fmt_delta(c, sizeof c, v[1] - v[0]), fmt_pct(d, sizeof d, v[0], v[1]) };
+            snprintf(name, sizeof name, "%s %s", e ? "comm_exposed" : "comm", at(cm, i, "type")->v.s);
+            const char *cells[] = { name, fmt_ns(a, sizeof a, x), fmt_ns(b, sizeof b, y), fmt_delta(c, sizeof c, y - x),
+                                    fmt_pct(d, sizeof d, x, y) };
             tprof_table_row(t, cells);
         }
     if (t) tprof_table_print(t, stdout);
     tprof_table_free(t);
-    if (!r->side[0].phases_found && !r->side[1].phases_found) printf("(no phase markers in either run's steps)\n");
+    if (!phases) printf("(no phase markers in either run's steps)\n");
 
-    printf("\nkernels by normalised name: %zu in both, %zu only in base, %zu only in candidate; per step,\n"
+    const tprof_rows *k = tprof_result_table_c(res, TB_KERNELS), *rows = tprof_rows_child_c(k, 0, 4);
+    size_t only_base = (size_t)iv(k, 0, "only_base"), only_cand = (size_t)iv(k, 0, "only_candidate");
+    printf("\nkernels by normalised name: %" PRId64 " in both, %zu only in base, %zu only in candidate; per step,\n"
            "summed over the side's traces and divided by all their steps\n",
-           r->matched, r->only_base, r->only_cand);
-    kernel_table(r, r->regressions, r->nregressions, "top regressions (total per step grew)", count_if(r, 1));
-    kernel_table(r, r->improvements, r->nimprovements, "top improvements (total per step shrank)", count_if(r, -1));
-    kernel_table(r, r->gone, r->ngone, "only in base", r->only_base);
-    kernel_table(r, r->added, r->nadded, "only in candidate", r->only_cand);
-}
-
-static void csv_num(double v)
-{
-    if (isinf(v)) printf(",%s", v > 0 ? "inf" : "-inf");
-    else printf(",%.6f", v);
-}
-
-static void csv_row(const char *section, const char *name, const char *klass, double base, double cand)
-{
-    tprof_csv_field(stdout, section);
-    fputc(',', stdout);
-    tprof_csv_field(stdout, name);
-    fputc(',', stdout);
-    tprof_csv_field(stdout, klass);
-    csv_num(base);
-    csv_num(cand);
-    csv_num(cand - base);
-    csv_num(tprof_diff_pct(base, cand));
-}
-
-#define CSV_HEADER                                                                                                   \
-    "section,name,class,base,candidate,delta,delta_pct,base_count,candidate_count,base_count_per_step,"              \
-    "candidate_count_per_step,base_mean_ns,candidate_mean_ns,base_variants,candidate_variants,base_top_variant,"     \
-    "candidate_top_variant"
-
-static void print_csv(const tprof_diff_result *r)
-{
-    printf("%s\n", CSV_HEADER);
-    static const char *const side_rows[] = { "traces", "steps", "traces_without_steps" };
-    for (int i = 0; i < 3; i++) {
-        const tprof_diff_side *s = r->side;
-        double v[2];
-        for (int k = 0; k < 2; k++)
-            v[k] = (double)(i == 0 ? s[k].traces : i == 1 ? s[k].steps : s[k].traces_no_steps);
-        csv_row("side", side_rows[i], "", v[0], v[1]);
-        printf(",,,,,,,,,,\n");
-    }
-    for (int m = 0; m < TPROF_DIFF_METRICS; m++) {
-        csv_row("metric", tprof_diff_metric_name((tprof_diff_metric)m), "", r->side[0].metric[m], r->side[1].metric[m]);
-        printf(",,,,,,,,,,\n");
-    }
-    for (size_t i = 0; i < r->ncomm; i++) {
-        csv_row("comm", r->comm[i].type, "communication", r->comm[i].time_ns[0], r->comm[i].time_ns[1]);
-        printf(",,,,,,,,,,\n");
-        csv_row("comm_exposed", r->comm[i].type, "communication", r->comm[i].exposed_ns[0], r->comm[i].exposed_ns[1]);
-        printf(",,,,,,,,,,\n");
-    }
-    for (size_t i = 0; i < r->nkernels; i++) {
-        const tprof_diff_kernel *k = &r->kernels[i];
-        csv_row("kernel", k->name, tprof_class_name(k->klass), k->total_per_step[0], k->total_per_step[1]);
-        printf(",%" PRIu64 ",%" PRIu64, k->count[0], k->count[1]);
-        csv_num(k->count_per_step[0]);
-        csv_num(k->count_per_step[1]);
-        csv_num(k->mean_ns[0]);
-        csv_num(k->mean_ns[1]);
-        printf(",%zu,%zu,", k->variants[0], k->variants[1]);
-        tprof_csv_field(stdout, k->top[0] ? k->top[0] : "");
-        fputc(',', stdout);
-        tprof_csv_field(stdout, k->top[1] ? k->top[1] : "");
-        fputc('\n', stdout);
-    }
-}
-
-static void json_pair(tprof_jw *w, const char *name, double base, double cand)
-{
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "name", name);
-    tprof_jw_kdouble(w, "base", base);
-    tprof_jw_kdouble(w, "candidate", cand);
-    tprof_jw_kdouble(w, "delta", cand - base);
-    tprof_jw_kdouble(w, "delta_pct", tprof_diff_pct(base, cand)); /* null when the base is 0 */
-    tprof_jw_obj_end(w);
-}
-
-static void json_kernel(tprof_jw *w, const tprof_diff_kernel *k)
-{
-    tprof_jw_obj(w);
-    tprof_jw_kstr(w, "name", k->name);
-    tprof_jw_kstr(w, "class", tprof_class_name(k->klass));
-    for (int s = 0; s < 2; s++) {
-        tprof_jw_key(w, side_name[s]);
-        tprof_jw_obj(w);
-        tprof_jw_kuint(w, "count", k->count[s]);
-        tprof_jw_kint(w, "total_ns", k->total_ns[s]);
-        tprof_jw_kdouble(w, "count_per_step", k->count_per_step[s]);
-        tprof_jw_kdouble(w, "total_per_step_ns", k->total_per_step[s]);
-        tprof_jw_kdouble(w, "mean_ns", k->mean_ns[s]);
-        tprof_jw_kuint(w, "variants", k->variants[s]);
-        tprof_jw_kstr(w, "top_variant", k->top[s]);
-        tprof_jw_obj_end(w);
-    }
-    tprof_jw_kdouble(w, "delta_per_step_ns", k->delta_ns);
-    tprof_jw_kdouble(w, "delta_pct", k->delta_pct);
-    tprof_jw_obj_end(w);
-}
-
-static void json_list(tprof_jw *w, const char *key, const tprof_diff_result *r, const size_t *ix, size_t n)
-{
-    tprof_jw_key(w, key);
-    tprof_jw_arr(w);
-    for (size_t i = 0; i < n; i++) json_kernel(w, &r->kernels[ix[i]]);
-    tprof_jw_arr_end(w);
-}
-
-typedef struct {
-    int on;
-    tprof_diff_metric metric;
-    double limit, pct;
-    int failed;
-} check;
-
-static void print_json(const tprof_diff_result *r, const tprof_trace *const *tr, size_t nb, size_t nc, const check *ck)
-{
-    tprof_jw w;
-    tprof_jw_init(&w, stdout);
-    tprof_jw_obj(&w);
-    for (int s = 0; s < 2; s++) {
-        const tprof_diff_side *x = &r->side[s];
-        tprof_jw_key(&w, side_name[s]);
-        tprof_jw_obj(&w);
-        tprof_jw_kuint(&w, "traces", x->traces);
-        tprof_jw_kuint(&w, "steps", x->steps);
-        tprof_jw_kuint(&w, "traces_without_steps", x->traces_no_steps);
-        tprof_jw_kbool(&w, "phases_found", x->phases_found);
-        tprof_jw_key(&w, "files");
-        tprof_jw_arr(&w);
-        size_t from = s ? nb : 0, to = s ? nb + nc : nb;
-        for (size_t i = from; i < to; i++) {
-            const tprof_trace_meta *m = tprof_trace_meta_get(tr[i]);
-            char label[64];
-            cli_trace_label(tr[i], (int)(i - from), label, sizeof label);
-            cli_json_begin(&w, label, m->path);
-            tprof_jw_kuint(&w, "steps", m->nsteps);
-            tprof_jw_kbool(&w, "truncated", m->truncated);
-            tprof_jw_obj_end(&w);
-        }
-        tprof_jw_arr_end(&w);
-        tprof_jw_obj_end(&w);
-    }
-    tprof_jw_key(&w, "metrics");
-    tprof_jw_arr(&w);
-    for (int m = 0; m < TPROF_DIFF_METRICS; m++)
-        json_pair(&w, tprof_diff_metric_name((tprof_diff_metric)m), r->side[0].metric[m], r->side[1].metric[m]);
-    tprof_jw_arr_end(&w);
-    tprof_jw_key(&w, "comm_types");
-    tprof_jw_arr(&w);
-    for (size_t i = 0; i < r->ncomm; i++) {
-        tprof_jw_obj(&w);
-        tprof_jw_kstr(&w, "type", r->comm[i].type);
-        tprof_jw_key(&w, "time");
-        json_pair(&w, "time", r->comm[i].time_ns[0], r->comm[i].time_ns[1]);
-        tprof_jw_key(&w, "exposed");
-        json_pair(&w, "exposed", r->comm[i].exposed_ns[0], r->comm[i].exposed_ns[1]);
-        tprof_jw_obj_end(&w);
-    }
-    tprof_jw_arr_end(&w);
-    tprof_jw_key(&w, "kernels");
-    tprof_jw_obj(&w);
-    tprof_jw_kuint(&w, "matched", r->matched);
-    tprof_jw_kuint(&w, "only_base", r->only_base);
-    tprof_jw_kuint(&w, "only_candidate", r->only_cand);
-    json_list(&w, "regressions", r, r->regressions, r->nregressions);
-    json_list(&w, "improvements", r, r->improvements, r->nimprovements);
-    json_list(&w, "only_in_base", r, r->gone, r->ngone);
-    json_list(&w, "only_in_candidate", r, r->added, r->nadded);
-    tprof_jw_key(&w, "rows");
-    tprof_jw_arr(&w);
-    for (size_t i = 0; i < r->nkernels; i++) json_kernel(&w, &r->kernels[i]);
-    tprof_jw_arr_end(&w);
-    tprof_jw_obj_end(&w);
-    tprof_jw_key(&w, "check");
-    if (ck->on) {
-        tprof_jw_obj(&w);
-        tprof_jw_kstr(&w, "metric", tprof_diff_metric_name(ck->metric));
-        tprof_jw_kdouble(&w, "fail_above_pct", ck->limit);
-        tprof_jw_kdouble(&w, "delta_pct", ck->pct);
-        tprof_jw_kbool(&w, "failed", ck->failed);
-        tprof_jw_obj_end(&w);
-    } else
-        tprof_jw_null(&w);
-    tprof_jw_obj_end(&w);
+           iv(k, 0, "matched"), only_base, only_cand);
+    kernel_table(tprof_rows_child_c(k, 0, 0), "top regressions (total per step grew)", count_if(rows, 1));
+    kernel_table(tprof_rows_child_c(k, 0, 1), "top improvements (total per step shrank)", count_if(rows, -1));
+    kernel_table(tprof_rows_child_c(k, 0, 2), "only in base", only_base);
+    kernel_table(tprof_rows_child_c(k, 0, 3), "only in candidate", only_cand);
 }
 
 /* ---- the command ---- */
@@ -437,7 +272,7 @@ int cmd_diff(int argc, char **argv)
     };
     cli_common co = { 0 };
     paths side[2] = { { 0 }, { 0 } };
-    check ck = { .metric = TPROF_DIFF_STEP_TIME };
+    tprof_diff_check ck = { .metric = TPROF_DIFF_STEP_TIME };
     int metric_set = 0, vs = 0, c, rc = EXIT_OK;
     long top = 10;
     optind = 1;
@@ -558,9 +393,19 @@ int cmd_diff(int argc, char **argv)
                 ck.pct = tprof_diff_pct(r->side[0].metric[ck.metric], r->side[1].metric[ck.metric]);
                 ck.failed = ck.pct > ck.limit;
             }
-            if (co.fmt == FMT_JSON) print_json(r, tr, tb, tc, &ck);
-            else if (co.fmt == FMT_CSV) print_csv(r);
-            else print_table(r, tr, tb, tc);
+            const tprof_trace *const *sides[2] = { tr, tr + tb };
+            const size_t nsides[2] = { tb, tc };
+            tprof_result *out;
+            e = tprof_diff_tables(r, sides, nsides, &ck, &out);
+            if (!e) {
+                if (co.fmt == FMT_TABLE) print_table(out);
+                else e = cli_print_whole(out, co.fmt, 0);
+                tprof_result_free(out);
+            }
+            if (e) {
+                cli_error("%s", tprof_strerror(e));
+                rc = EXIT_INPUT;
+            }
             if (ck.on) {
                 char pct[32], a[32], b[32];
                 fmt_pct(pct, sizeof pct, r->side[0].metric[ck.metric], r->side[1].metric[ck.metric]);

@@ -1,6 +1,7 @@
 /* For each trace given: every result type's tables (temporal, steps,
  * launch, comm, idle, kernels by name, class and stream, rank facts,
- * findings, summary rows, info, [memory] events and their timeline), and
+ * findings, summary rows, info, [memory] events and their timeline, the
+ * trace diffed against itself), and
  * for each .pickle given its mem report, comparison and timeline; flops,
  * mfu, log and merge on built-in inputs. Each is written in the text form, read back and compared
  * cell by cell, and their JSON rendered from both compared byte for byte.
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "trainprof/analysis.h"
+#include "trainprof/diff.h"
 #include "trainprof/error.h"
 #include "trainprof/flops.h"
 #include "trainprof/log.h"
@@ -34,8 +36,8 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 14, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
-       MEM_TRACE_TIMELINE = 13 };
+enum { NTYPES = 15, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
+       MEM_TRACE_TIMELINE = 13, DIFF = 14 };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -253,6 +255,16 @@ int main(int argc, char **argv)
         tprof_rank_facts(t, &r[FACTS]);
         tprof_advise_rank(t, &r[FINDINGS]);
         tprof_info_tables(t, &r[INFO]);
+        tprof_diff_result *dr;
+        const tprof_trace *one[] = { t };
+        tprof_diff_opts dop = { .top = 3 };
+        if (tprof_diff(one, 1, one, 1, &dop, &dr) == 0) { /* the trace against itself */
+            const tprof_trace *const *sides[2] = { one, one };
+            const size_t nsides[2] = { 1, 1 };
+            tprof_diff_check ck = { .on = 1, .limit = 5 };
+            tprof_diff_tables(dr, sides, nsides, &ck, &r[DIFF]);
+            tprof_diff_free(dr);
+        }
         tprof_mem_kreport kr;
         if (tprof_mem_from_trace(t, 100, &kr) == 0) {
             tprof_mem_trace_tables(&kr, tprof_trace_meta_get(t)->truncated, &r[MEM_TRACE]);
