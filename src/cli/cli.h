@@ -139,6 +139,9 @@ static inline double cli_pct(int64_t part, int64_t whole)
 
 /* Opens a trace's JSON object with its "label" and "file". */
 void cli_json_begin(tprof_jw *w, const char *label, const char *path);
+/* One input's result as a JSON object named by its file alone:
+ * {"file": PATH, members...}. */
+void cli_json_file_result(tprof_jw *w, const char *path, const tprof_result *r, size_t limit);
 
 /* Parses the options, reads the traces (in parallel), runs the command. */
 int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx);
@@ -209,7 +212,5 @@ int cli_model_option(int c, const char *arg, cli_model_args *a);
 /* Loads the config and estimates one step; prints why not. Returns an exit code. */
 int cli_model_load(cli_model_args *a);
 void cli_model_free(cli_model_args *a);
-/* KEY: V as a JSON integer when it is a whole number a double holds exactly. */
-void cli_jw_count(tprof_jw *w, const char *key, double v);
 
 #endif

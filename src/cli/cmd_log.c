@@ -257,12 +257,7 @@ int cmd_log(int argc, char **argv)
         tprof_jw_obj(&w);
         tprof_jw_key(&w, "files");
         tprof_jw_arr(&w);
-        for (size_t i = 0; i < nok; i++) {
-            tprof_jw_obj(&w);
-            tprof_jw_kstr(&w, "file", files[i]);
-            tprof_result_json_members(res[i], 0, &w);
-            tprof_jw_obj_end(&w);
-        }
+        for (size_t i = 0; i < nok; i++) cli_json_file_result(&w, files[i], res[i], 0);
         tprof_jw_arr_end(&w);
         tprof_jw_obj_end(&w);
     } else if (fmt == FMT_CSV && with_series)

@@ -330,12 +330,9 @@ int cmd_mem(int argc, char **argv)
             tprof_mem_snapshot_close(s);
             continue;
         }
-        if (a.fmt == FMT_JSON) {
-            tprof_jw_obj(&jw);
-            tprof_jw_kstr(&jw, "file", s->path);
-            tprof_result_json_members(res, 0, &jw);
-            tprof_jw_obj_end(&jw);
-        } else if (a.fmt == FMT_CSV)
+        if (a.fmt == FMT_JSON)
+            cli_json_file_result(&jw, s->path, res, 0);
+        else if (a.fmt == FMT_CSV)
             tprof_rows_csv(tprof_result_table_c(res, 1), (const char *const *)&s->path, 1, 0, stdout);
         else {
             if (i) printf("\n");

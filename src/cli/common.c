@@ -452,10 +452,10 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
         tprof_jw_arr(&w);
         for (size_t i = 0; i < n; i++) {
             if (d->no_label) { /* the trace named by its file alone */
-                tprof_jw_obj(&w);
-                tprof_jw_kstr(&w, "file", paths[i]);
-            } else
-                cli_json_begin(&w, lab[i], paths[i]);
+                cli_json_file_result(&w, paths[i], res[i], limit);
+                continue;
+            }
+            cli_json_begin(&w, lab[i], paths[i]);
             tprof_result_json_members(res[i], limit, &w);
             tprof_jw_obj_end(&w);
         }
@@ -600,4 +600,12 @@ void cli_json_begin(tprof_jw *w, const char *label, const char *path)
     tprof_jw_obj(w);
     tprof_jw_kstr(w, "label", label);
     tprof_jw_kstr(w, "file", path);
+}
+
+void cli_json_file_result(tprof_jw *w, const char *path, const tprof_result *r, size_t limit)
+{
+    tprof_jw_obj(w);
+    tprof_jw_kstr(w, "file", path);
+    tprof_result_json_members(r, limit, w);
+    tprof_jw_obj_end(w);
 }

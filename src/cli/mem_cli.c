@@ -135,10 +135,7 @@ static void write_data(FILE *df, const char *path, const tprof_result *res, int 
     if (json) {
         tprof_jw w;
         tprof_jw_init(&w, df);
-        tprof_jw_obj(&w);
-        tprof_jw_kstr(&w, "file", path);
-        tprof_result_json_members(res, 0, &w);
-        tprof_jw_obj_end(&w);
+        cli_json_file_result(&w, path, res, 0);
         return;
     }
     const tprof_rows *rows = tprof_result_table_c(res, 1);
@@ -376,12 +373,9 @@ int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *pr
         tprof_trace_free(res.trace);
         return EXIT_INPUT;
     }
-    if (fmt == FMT_JSON) {
-        tprof_jw_obj(jw);
-        tprof_jw_kstr(jw, "file", path);
-        tprof_result_json_members(out, 0, jw);
-        tprof_jw_obj_end(jw);
-    } else if (fmt == FMT_CSV)
+    if (fmt == FMT_JSON)
+        cli_json_file_result(jw, path, out, 0);
+    else if (fmt == FMT_CSV)
         tprof_rows_csv(tprof_result_table_c(out, 1), &path, 1, 0, stdout);
     else
         print_ktrace(path, out);

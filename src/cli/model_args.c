@@ -2,7 +2,6 @@
  * --freeze-vit, and the model they name. */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,11 +144,4 @@ void cli_model_free(cli_model_args *a)
     free(a->seqlens);
     free(a->images);
     free(a->lora_buf);
-}
-
-void cli_jw_count(tprof_jw *w, const char *key, double v)
-{
-    /* whole numbers that a double holds exactly print as integers */
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) tprof_jw_kint(w, key, (int64_t)v);
-    else tprof_jw_kdouble(w, key, v);
 }
