@@ -192,6 +192,12 @@ void tprof_rows_set_null(tprof_rows *t, size_t row, size_t col);
 const tprof_cell *tprof_rows_cell(const tprof_rows *t, size_t row, size_t col);
 /* Column index of NAME, or -1. */
 int tprof_table_col(const tprof_table_desc *d, const char *name);
+/* Cell COL (by name) of row ROW, or NULL when T has no such column or row;
+ * and its value: 0, NAN or NULL when the cell is null or absent. */
+const tprof_cell *tprof_rows_at(const tprof_rows *t, size_t row, const char *col);
+int64_t tprof_rows_int(const tprof_rows *t, size_t row, const char *col);
+double tprof_rows_real(const tprof_rows *t, size_t row, const char *col);
+const char *tprof_rows_str(const tprof_rows *t, size_t row, const char *col);
 /* Derives every DERIVED column (num / den; null when den is 0 or null). */
 void tprof_result_derive(tprof_result *r);
 /* Appends copies of SRC's rows (with their child tables) to DST, a table of

@@ -156,6 +156,30 @@ int tprof_table_col(const tprof_table_desc *d, const char *name)
     return -1;
 }
 
+const tprof_cell *tprof_rows_at(const tprof_rows *t, size_t row, const char *col)
+{
+    int c = t ? tprof_table_col(t->d, col) : -1;
+    return c < 0 || row >= t->n ? NULL : &t->cells[row * t->d->ncols + (size_t)c];
+}
+
+int64_t tprof_rows_int(const tprof_rows *t, size_t row, const char *col)
+{
+    const tprof_cell *v = tprof_rows_at(t, row, col);
+    return v && !v->null ? v->v.i : 0;
+}
+
+double tprof_rows_real(const tprof_rows *t, size_t row, const char *col)
+{
+    const tprof_cell *v = tprof_rows_at(t, row, col);
+    return v && !v->null ? v->v.d : NAN;
+}
+
+const char *tprof_rows_str(const tprof_rows *t, size_t row, const char *col)
+{
+    const tprof_cell *v = tprof_rows_at(t, row, col);
+    return v && !v->null ? v->v.s : NULL;
+}
+
 int result_kind_is_int(tprof_col_kind k)
 {
     return k == TPROF_COL_COUNT || k == TPROF_COL_DURATION || k == TPROF_COL_BYTES || k == TPROF_COL_TIMESTAMP ||

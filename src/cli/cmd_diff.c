@@ -151,26 +151,20 @@ static char *fmt_pct(char *buf, size_t len, double base, double cand)
     return buf;
 }
 
-static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
-static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
-static double dv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.d; }
 
 enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS };
 
 static void print_side_head(const tprof_result *res, int s)
 {
     const tprof_rows *x = tprof_result_table_c(res, s ? TB_CAND : TB_BASE), *files = tprof_rows_child_c(x, 0, 0);
-    int64_t traces = iv(x, 0, "traces"), steps = iv(x, 0, "steps");
+    int64_t traces = tprof_rows_int(x, 0, "traces"), steps = tprof_rows_int(x, 0, "steps");
     printf("%-10s %" PRId64 " trace%s, %" PRId64 " step%s\n", side_name[s], traces, traces == 1 ? "" : "s", steps,
            steps == 1 ? "" : "s");
     for (size_t i = 0; i < tprof_rows_count(files); i++) {
-        int64_t n = iv(files, i, "steps");
-        printf("  %s: %s, %" PRId64 " step%s%s%s\n", at(files, i, "label")->v.s, at(files, i, "file")->v.s, n,
+        int64_t n = tprof_rows_int(files, i, "steps");
+        printf("  %s: %s, %" PRId64 " step%s%s%s\n", tprof_rows_at(files, i, "label")->v.s, tprof_rows_at(files, i, "file")->v.s, n,
                n == 1 ? "" : "s", n ? "" : " (no ProfilerStep: counted as one step spanning the trace)",
-               iv(files, i, "truncated") ? " (TRUNCATED)" : "");
+               tprof_rows_int(files, i, "truncated") ? " (TRUNCATED)" : "");
     }
 }
 
@@ -190,15 +184,15 @@ static void kernel_table(const tprof_rows *k, const char *title, size_t more)
     for (size_t i = 0; i < n; i++) {
         const tprof_rows *sb = tprof_rows_child_c(k, i, 0), *sc = tprof_rows_child_c(k, i, 1);
         char calls[64], b[32], c[32], d[32], p[32], mb[32], mc[32];
-        double tb = dv(sb, 0, "total_per_step_ns"), tc = dv(sc, 0, "total_per_step_ns");
-        snprintf(calls, sizeof calls, "%.3g -> %.3g", dv(sb, 0, "count_per_step"), dv(sc, 0, "count_per_step"));
+        double tb = tprof_rows_real(sb, 0, "total_per_step_ns"), tc = tprof_rows_real(sc, 0, "total_per_step_ns");
+        snprintf(calls, sizeof calls, "%.3g -> %.3g", tprof_rows_real(sb, 0, "count_per_step"), tprof_rows_real(sc, 0, "count_per_step"));
         fmt_ns(b, sizeof b, tb);
         fmt_ns(c, sizeof c, tc);
-        fmt_delta(d, sizeof d, dv(k, i, "delta_per_step_ns"));
+        fmt_delta(d, sizeof d, tprof_rows_real(k, i, "delta_per_step_ns"));
         fmt_pct(p, sizeof p, tb, tc);
-        if (iv(sb, 0, "count")) fmt_ns(mb, sizeof mb, dv(sb, 0, "mean_ns")); else snprintf(mb, sizeof mb, "-");
-        if (iv(sc, 0, "count")) fmt_ns(mc, sizeof mc, dv(sc, 0, "mean_ns")); else snprintf(mc, sizeof mc, "-");
-        const char *cells[] = { at(k, i, "name")->v.s, at(k, i, "class")->v.s, calls, b, c, d, p, mb, mc };
+        if (tprof_rows_int(sb, 0, "count")) fmt_ns(mb, sizeof mb, tprof_rows_real(sb, 0, "mean_ns")); else snprintf(mb, sizeof mb, "-");
+        if (tprof_rows_int(sc, 0, "count")) fmt_ns(mc, sizeof mc, tprof_rows_real(sc, 0, "mean_ns")); else snprintf(mc, sizeof mc, "-");
+        const char *cells[] = { tprof_rows_at(k, i, "name")->v.s, tprof_rows_at(k, i, "class")->v.s, calls, b, c, d, p, mb, mc };
         tprof_table_row(t, cells);
     }
     tprof_table_print(t, stdout);
@@ -211,7 +205,7 @@ static size_t count_if(const tprof_rows *rows, int sign)
 {
     size_t n = 0;
     for (size_t i = 0; i < tprof_rows_count(rows); i++) {
-        double d = dv(rows, i, "delta_per_step_ns");
+        double d = tprof_rows_real(rows, i, "delta_per_step_ns");
         n += sign > 0 ? d > 0 : d < 0;
     }
     return n;
@@ -222,16 +216,16 @@ static void print_table(const tprof_result *res)
     char a[32], b[32], c[32], d[32];
     print_side_head(res, 0);
     print_side_head(res, 1);
-    int phases = iv(tprof_result_table_c(res, TB_BASE), 0, "phases_found") ||
-                 iv(tprof_result_table_c(res, TB_CAND), 0, "phases_found");
+    int phases = tprof_rows_int(tprof_result_table_c(res, TB_BASE), 0, "phases_found") ||
+                 tprof_rows_int(tprof_result_table_c(res, TB_CAND), 0, "phases_found");
     printf("\nper step (each trace's figure / its steps, mean over the side's traces)\n");
     const char *hdr[] = { "metric", "base", "candidate", "delta", "delta %" };
     tprof_table *t = tprof_table_new(5, hdr, "lrrrr");
     const tprof_rows *mt = tprof_result_table_c(res, TB_METRICS);
     for (size_t m = 0; t && m < tprof_rows_count(mt); m++) {
         if (m >= TPROF_DIFF_CPU_DATA && !phases) continue; /* the phase metrics need phase markers */
-        double x = dv(mt, m, "base"), y = dv(mt, m, "candidate");
-        const char *cells[] = { at(mt, m, "name")->v.s, fmt_ns(a, sizeof a, x), fmt_ns(b, sizeof b, y),
+        double x = tprof_rows_real(mt, m, "base"), y = tprof_rows_real(mt, m, "candidate");
+        const char *cells[] = { tprof_rows_at(mt, m, "name")->v.s, fmt_ns(a, sizeof a, x), fmt_ns(b, sizeof b, y),
                                 fmt_delta(c, sizeof c, y - x), fmt_pct(d, sizeof d, x, y) };
         tprof_table_row(t, cells);
     }
@@ -239,9 +233,9 @@ static void print_table(const tprof_result *res)
     for (size_t i = 0; t && i < tprof_rows_count(cm); i++)
         for (size_t e = 0; e < 2; e++) {
             const tprof_rows *p = tprof_rows_child_c(cm, i, e);
-            double x = dv(p, 0, "base"), y = dv(p, 0, "candidate");
+            double x = tprof_rows_real(p, 0, "base"), y = tprof_rows_real(p, 0, "candidate");
             char name[64];
-            snprintf(name, sizeof name, "%s %s", e ? "comm_exposed" : "comm", at(cm, i, "type")->v.s);
+            snprintf(name, sizeof name, "%s %s", e ? "comm_exposed" : "comm", tprof_rows_at(cm, i, "type")->v.s);
             const char *cells[] = { name, fmt_ns(a, sizeof a, x), fmt_ns(b, sizeof b, y), fmt_delta(c, sizeof c, y - x),
                                     fmt_pct(d, sizeof d, x, y) };
             tprof_table_row(t, cells);
@@ -251,10 +245,10 @@ static void print_table(const tprof_result *res)
     if (!phases) printf("(no phase markers in either run's steps)\n");
 
     const tprof_rows *k = tprof_result_table_c(res, TB_KERNELS), *rows = tprof_rows_child_c(k, 0, 4);
-    size_t only_base = (size_t)iv(k, 0, "only_base"), only_cand = (size_t)iv(k, 0, "only_candidate");
+    size_t only_base = (size_t)tprof_rows_int(k, 0, "only_base"), only_cand = (size_t)tprof_rows_int(k, 0, "only_candidate");
     printf("\nkernels by normalised name: %" PRId64 " in both, %zu only in base, %zu only in candidate; per step,\n"
            "summed over the side's traces and divided by all their steps\n",
-           iv(k, 0, "matched"), only_base, only_cand);
+           tprof_rows_int(k, 0, "matched"), only_base, only_cand);
     kernel_table(tprof_rows_child_c(k, 0, 0), "top regressions (total per step grew)", count_if(rows, 1));
     kernel_table(tprof_rows_child_c(k, 0, 1), "top improvements (total per step shrank)", count_if(rows, -1));
     kernel_table(tprof_rows_child_c(k, 0, 2), "only in base", only_base);

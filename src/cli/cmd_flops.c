@@ -19,40 +19,34 @@ static void help(FILE *f)
                "  --color auto|always|never\n");
 }
 
-static const tprof_cell *at(const tprof_rows *t, const char *col)
-{
-    return tprof_rows_cell(t, 0, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
-static double dv(const tprof_rows *t, const char *col) { return at(t, col)->v.d; }
-static int64_t iv(const tprof_rows *t, const char *col) { return at(t, col)->v.i; }
 
 static int print_table(const tprof_result *r)
 {
     const tprof_rows *top = tprof_result_top_c(r), *parts = tprof_result_table_c(r, 0);
-    int64_t nseqs = iv(top, "sequences"), nimages = iv(top, "images");
-    printf("config       %s\n", at(top, "config")->v.s);
-    printf("model_type   %s\n", at(top, "model_type")->v.s);
-    printf("tokens       %.0f in %" PRId64 " sequence%s", dv(top, "tokens"), nseqs, nseqs == 1 ? "" : "s");
+    int64_t nseqs = tprof_rows_int(top, 0, "sequences"), nimages = tprof_rows_int(top, 0, "images");
+    printf("config       %s\n", tprof_rows_at(top, 0, "config")->v.s);
+    printf("model_type   %s\n", tprof_rows_at(top, 0, "model_type")->v.s);
+    printf("tokens       %.0f in %" PRId64 " sequence%s", tprof_rows_real(top, 0, "tokens"), nseqs, nseqs == 1 ? "" : "s");
     if (nimages)
-        printf("; %.0f image patches in %" PRId64 " image%s%s", dv(top, "image_tokens"), nimages, nimages == 1 ? "" : "s",
-               iv(top, "freeze_vit") ? " (vision tower frozen)" : "");
-    printf("\nparameters   %.0f active in the text tower (LM head included, embedding not)", dv(top, "params_active"));
-    if (dv(top, "params_vision") > 0) printf(", %.0f in the vision tower", dv(top, "params_vision"));
-    if (!at(top, "lora_rank")->null) {
-        int64_t nt = iv(top, "lora_targets"), np = iv(top, "lora_expert_targets");
+        printf("; %.0f image patches in %" PRId64 " image%s%s", tprof_rows_real(top, 0, "image_tokens"), nimages, nimages == 1 ? "" : "s",
+               tprof_rows_int(top, 0, "freeze_vit") ? " (vision tower frozen)" : "");
+    printf("\nparameters   %.0f active in the text tower (LM head included, embedding not)", tprof_rows_real(top, 0, "params_active"));
+    if (tprof_rows_real(top, 0, "params_vision") > 0) printf(", %.0f in the vision tower", tprof_rows_real(top, 0, "params_vision"));
+    if (!tprof_rows_at(top, 0, "lora_rank")->null) {
+        int64_t nt = tprof_rows_int(top, 0, "lora_targets"), np = tprof_rows_int(top, 0, "lora_expert_targets");
         printf("\nLoRA         rank %" PRId64 ", %" PRId64 " target module%s, %" PRId64
                " routed-expert target%s: %.0f adapter parameters per token (base forward and backward only)",
-               iv(top, "lora_rank"), nt, nt == 1 ? "" : "s", np, np == 1 ? "" : "s", dv(top, "params_lora"));
+               tprof_rows_int(top, 0, "lora_rank"), nt, nt == 1 ? "" : "s", np, np == 1 ? "" : "s", tprof_rows_real(top, 0, "params_lora"));
     }
     printf("\n\n");
     static const char *const hdr[] = { "part", "FLOPs", "TFLOPs", "share" };
     tprof_table *t = tprof_table_new(4, hdr, "lrrr");
     if (!t) return TPROF_ENOMEM;
     static const char *const names[] = { "linear", "attention", "vision", "total" };
-    double total = dv(parts, "total");
+    double total = tprof_rows_real(parts, 0, "total");
     for (size_t i = 0; i < 4; i++) {
         char a1[40], a2[40], a3[40];
-        double v = dv(parts, names[i]);
+        double v = tprof_rows_real(parts, 0, names[i]);
         snprintf(a1, sizeof a1, "%.0f", v);
         snprintf(a2, sizeof a2, "%.6f", v / 1e12);
         snprintf(a3, sizeof a3, "%.1f%%", total > 0 ? 100 * v / total : 0.0);

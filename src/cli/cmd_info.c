@@ -18,21 +18,10 @@ static void help(FILE *f)
                "host threads and data warnings of each trace.\n\noptions:\n" CLI_COMMON_HELP);
 }
 
-static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
-static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
-/* A string cell, NULL when null. */
-static const char *sv(const tprof_rows *t, size_t row, const char *col)
-{
-    const tprof_cell *c = at(t, row, col);
-    return c->null ? NULL : c->v.s;
-}
 /* A string cell that is never null in this result. */
 static const char *str(const tprof_rows *t, size_t row, const char *col)
 {
-    const char *s = sv(t, row, col);
+    const char *s = tprof_rows_str(t, row, col);
     return s ? s : "";
 }
 
@@ -43,62 +32,62 @@ static int print(void *ctx, const tprof_result *r, const char *label, const char
     (void)ctx, (void)label;
     const tprof_rows *m = tprof_result_top_c(r);
     char a[32], b[32];
-    int truncated = iv(m, 0, "truncated") != 0;
+    int truncated = tprof_rows_int(m, 0, "truncated") != 0;
     const char *comp = str(m, 0, "compression");
     printf("%s\n", path);
     printf("  format       %s, %s%s\n", !strcmp(str(m, 0, "form"), "object") ? "trace object" : "bare event array",
            !strcmp(comp, "none") ? "uncompressed" : comp, truncated ? " (TRUNCATED)" : "");
-    printf("  size         %s read", tprof_fmt_bytes(a, sizeof a, iv(m, 0, "bytes_read")));
-    if (strcmp(comp, "none")) printf(", %s of JSON", tprof_fmt_bytes(b, sizeof b, iv(m, 0, "bytes_json")));
+    printf("  size         %s read", tprof_fmt_bytes(a, sizeof a, tprof_rows_int(m, 0, "bytes_read")));
+    if (strcmp(comp, "none")) printf(", %s of JSON", tprof_fmt_bytes(b, sizeof b, tprof_rows_int(m, 0, "bytes_json")));
     printf("\n");
-    if (!at(m, 0, "schema_version")->null) printf("  schema       %" PRId64 "\n", iv(m, 0, "schema_version"));
-    if (sv(m, 0, "trace_name")) printf("  trace name   %s\n", str(m, 0, "trace_name"));
+    if (!tprof_rows_at(m, 0, "schema_version")->null) printf("  schema       %" PRId64 "\n", tprof_rows_int(m, 0, "schema_version"));
+    if (tprof_rows_str(m, 0, "trace_name")) printf("  trace name   %s\n", str(m, 0, "trace_name"));
     const tprof_rows *dev = tprof_result_table_c(r, TB_DEVICES);
     for (size_t i = 0; i < tprof_rows_count(dev); i++) {
-        printf("  device %-5" PRId64 " %s", iv(dev, i, "id"), str(dev, i, "name"));
-        if (iv(dev, i, "num_sms") > 0) printf(", %" PRId64 " SMs", iv(dev, i, "num_sms"));
-        if (iv(dev, i, "compute_major")) printf(", sm_%" PRId64 "%" PRId64, iv(dev, i, "compute_major"), iv(dev, i, "compute_minor"));
-        if (iv(dev, i, "total_memory") > 0) printf(", %s", tprof_fmt_bytes(a, sizeof a, iv(dev, i, "total_memory")));
+        printf("  device %-5" PRId64 " %s", tprof_rows_int(dev, i, "id"), str(dev, i, "name"));
+        if (tprof_rows_int(dev, i, "num_sms") > 0) printf(", %" PRId64 " SMs", tprof_rows_int(dev, i, "num_sms"));
+        if (tprof_rows_int(dev, i, "compute_major")) printf(", sm_%" PRId64 "%" PRId64, tprof_rows_int(dev, i, "compute_major"), tprof_rows_int(dev, i, "compute_minor"));
+        if (tprof_rows_int(dev, i, "total_memory") > 0) printf(", %s", tprof_fmt_bytes(a, sizeof a, tprof_rows_int(dev, i, "total_memory")));
         printf("\n");
     }
-    const char *backend = sv(m, 0, "backend");
-    if (iv(m, 0, "rank") >= 0)
-        printf("  rank         %" PRId64 " of world size %" PRId64 "%s%s\n", iv(m, 0, "rank"), iv(m, 0, "world_size"),
+    const char *backend = tprof_rows_str(m, 0, "backend");
+    if (tprof_rows_int(m, 0, "rank") >= 0)
+        printf("  rank         %" PRId64 " of world size %" PRId64 "%s%s\n", tprof_rows_int(m, 0, "rank"), tprof_rows_int(m, 0, "world_size"),
                backend ? ", backend " : "", backend ? backend : "");
     else
         printf("  rank         unknown (%s)\n",
-               iv(m, 0, "has_distributed") ? "distributedInfo has no rank" : "no distributedInfo");
-    if (!at(m, 0, "base_time_ns")->null) printf("  base time    %" PRId64 " ns\n", iv(m, 0, "base_time_ns"));
+               tprof_rows_int(m, 0, "has_distributed") ? "distributedInfo has no rank" : "no distributedInfo");
+    if (!tprof_rows_at(m, 0, "base_time_ns")->null) printf("  base time    %" PRId64 " ns\n", tprof_rows_int(m, 0, "base_time_ns"));
     const tprof_rows *kinds = tprof_result_table_c(r, TB_KINDS);
-    int64_t ts_min = iv(m, 0, "ts_min_ns"), ts_max = iv(m, 0, "ts_max_ns");
-    if (iv(m, 0, "has_span"))
+    int64_t ts_min = tprof_rows_int(m, 0, "ts_min_ns"), ts_max = tprof_rows_int(m, 0, "ts_max_ns");
+    if (tprof_rows_int(m, 0, "has_span"))
         printf("  time span    %s (ts %" PRId64 " .. %" PRId64 " ns)\n",
                tprof_fmt_duration(a, sizeof a, tprof_span_ns(ts_min, ts_max)), ts_min, ts_max);
     const tprof_rows *st = tprof_result_table_c(r, TB_STEPS);
     size_t ns = tprof_rows_count(st);
     if (ns) {
         int64_t tot = 0;
-        for (size_t i = 0; i < ns; i++) tot = tprof_sat_add(tot, iv(st, i, "dur_ns"));
-        printf("  steps        %zu (ProfilerStep#%" PRId64 " .. #%" PRId64 "), mean %s\n", ns, iv(st, 0, "number"),
-               iv(st, ns - 1, "number"), tprof_fmt_duration(a, sizeof a, tot / (int64_t)ns));
+        for (size_t i = 0; i < ns; i++) tot = tprof_sat_add(tot, tprof_rows_int(st, i, "dur_ns"));
+        printf("  steps        %zu (ProfilerStep#%" PRId64 " .. #%" PRId64 "), mean %s\n", ns, tprof_rows_int(st, 0, "number"),
+               tprof_rows_int(st, ns - 1, "number"), tprof_fmt_duration(a, sizeof a, tot / (int64_t)ns));
     } else
         printf("  steps        none (no ProfilerStep#N spans)\n");
-    printf("  events       %" PRId64 ":", iv(m, 0, "events"));
+    printf("  events       %" PRId64 ":", tprof_rows_int(m, 0, "events"));
     for (size_t k = 0; k < tprof_rows_count(kinds); k++)
-        if (iv(kinds, k, "count")) printf(" %s %" PRId64, str(kinds, k, "kind"), iv(kinds, k, "count"));
+        if (tprof_rows_int(kinds, k, "count")) printf(" %s %" PRId64, str(kinds, k, "kind"), tprof_rows_int(kinds, k, "count"));
     printf("\n  categories  ");
     const tprof_rows *cats = tprof_result_table_c(r, TB_CATEGORIES);
     for (size_t i = 0, n = tprof_rows_count(cats); i < n; i++) {
         const char *c = str(cats, i, "category");
-        printf(" %s %" PRId64 "%s", c[0] ? c : "(none)", iv(cats, i, "count"), i + 1 < n ? "," : "");
+        printf(" %s %" PRId64 "%s", c[0] ? c : "(none)", tprof_rows_int(cats, i, "count"), i + 1 < n ? "," : "");
     }
     printf("\n");
     const tprof_rows *gpu = tprof_result_table_c(r, TB_GPU);
     if (tprof_rows_count(gpu)) {
         printf("  gpu tracks  ");
         for (size_t i = 0, n = tprof_rows_count(gpu); i < n; i++)
-            printf(" dev %" PRId64 "/stream %" PRId64 " (%" PRId64 ")%s", iv(gpu, i, "device"), iv(gpu, i, "stream"),
-                   iv(gpu, i, "events"), i + 1 < n ? "," : "");
+            printf(" dev %" PRId64 "/stream %" PRId64 " (%" PRId64 ")%s", tprof_rows_int(gpu, i, "device"), tprof_rows_int(gpu, i, "stream"),
+                   tprof_rows_int(gpu, i, "events"), i + 1 < n ? "," : "");
         printf("\n");
     }
     const tprof_rows *cpu = tprof_result_table_c(r, TB_CPU);
@@ -106,21 +95,21 @@ static int print(void *ctx, const tprof_result *r, const char *label, const char
     if (nc) {
         printf("  cpu threads  %zu:", nc);
         for (size_t i = 0; i < nc && i < 8; i++)
-            printf(" %s (%" PRId64 ")%s", str(cpu, i, "thread"), iv(cpu, i, "events"), i + 1 < nc ? "," : "");
+            printf(" %s (%" PRId64 ")%s", str(cpu, i, "thread"), tprof_rows_int(cpu, i, "events"), i + 1 < nc ? "," : "");
         if (nc > 8) printf(" ...");
         printf("\n");
     }
     const tprof_rows *w = tprof_result_table_c(r, TB_WARNINGS);
-    if (iv(w, 0, "dur_missing") || iv(w, 0, "dur_negative") || iv(w, 0, "dur_absurd") || iv(w, 0, "dur_invalid") ||
-        iv(w, 0, "ts_missing") || iv(w, 0, "ts_invalid") || iv(w, 0, "non_object_events"))
+    if (tprof_rows_int(w, 0, "dur_missing") || tprof_rows_int(w, 0, "dur_negative") || tprof_rows_int(w, 0, "dur_absurd") || tprof_rows_int(w, 0, "dur_invalid") ||
+        tprof_rows_int(w, 0, "ts_missing") || tprof_rows_int(w, 0, "ts_invalid") || tprof_rows_int(w, 0, "non_object_events"))
         printf("  warnings     dur missing %" PRId64 ", dur not a number or out of range %" PRId64
                ", dur negative %" PRId64 ", dur > 1 day %" PRId64 ", ts missing %" PRId64 ", ts invalid %" PRId64
                ", non-object events %" PRId64 " (first at byte %" PRId64 ")\n",
-               iv(w, 0, "dur_missing"), iv(w, 0, "dur_invalid"), iv(w, 0, "dur_negative"), iv(w, 0, "dur_absurd"),
-               iv(w, 0, "ts_missing"), iv(w, 0, "ts_invalid"), iv(w, 0, "non_object_events"), iv(w, 0, "first_offset"));
+               tprof_rows_int(w, 0, "dur_missing"), tprof_rows_int(w, 0, "dur_invalid"), tprof_rows_int(w, 0, "dur_negative"), tprof_rows_int(w, 0, "dur_absurd"),
+               tprof_rows_int(w, 0, "ts_missing"), tprof_rows_int(w, 0, "ts_invalid"), tprof_rows_int(w, 0, "non_object_events"), tprof_rows_int(w, 0, "first_offset"));
     if (truncated) printf("  truncated    %s\n", str(m, 0, "truncation"));
-    if (sv(m, 0, "note")) printf("  note         %s\n", str(m, 0, "note"));
-    if (iv(m, 0, "chunks")) printf("  read in      %" PRId64 " chunks in parallel\n", iv(m, 0, "chunks"));
+    if (tprof_rows_str(m, 0, "note")) printf("  note         %s\n", str(m, 0, "note"));
+    if (tprof_rows_int(m, 0, "chunks")) printf("  read in      %" PRId64 " chunks in parallel\n", tprof_rows_int(m, 0, "chunks"));
     return 0;
 }
 

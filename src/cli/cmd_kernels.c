@@ -30,26 +30,20 @@ typedef struct {
     long top;
 } kernels_ctx;
 
-static int64_t top_i(const tprof_result *r, const char *col)
-{
-    const tprof_rows *top = tprof_result_top_c(r);
-    return tprof_rows_cell(top, 0, (size_t)tprof_table_col(tprof_rows_desc(top), col))->v.i;
-}
-
 /* The totals and the classes on two lines, then the rows. */
 static int print(void *vctx, const tprof_result *r, const char *label, const char *path)
 {
     const kernels_ctx *ctx = vctx;
     char a[32], b[32], c[32], d[32];
-    printf("== %s%s%s ==\n", label, path ? ": " : "", path ? path : "");
-    int64_t total = top_i(r, "total_ns");
-    printf("GPU events %" PRId64 ", total %s, busy %s (union), span %s", top_i(r, "count"),
-           tprof_fmt_duration(a, sizeof a, total), tprof_fmt_duration(b, sizeof b, top_i(r, "busy_ns")),
-           tprof_fmt_duration(c, sizeof c, top_i(r, "span_ns")));
     const tprof_rows *top = tprof_result_top_c(r);
-    if (!tprof_rows_cell(top, 0, (size_t)tprof_table_col(tprof_rows_desc(top), "step_first"))->null)
-        printf(", ProfilerStep#%" PRId64 "..#%" PRId64 " (%" PRId64 " steps)", top_i(r, "step_first"),
-               top_i(r, "step_last"), top_i(r, "steps"));
+    printf("== %s%s%s ==\n", label, path ? ": " : "", path ? path : "");
+    int64_t total = tprof_rows_int(top, 0, "total_ns");
+    printf("GPU events %" PRId64 ", total %s, busy %s (union), span %s", tprof_rows_int(top, 0, "count"),
+           tprof_fmt_duration(a, sizeof a, total), tprof_fmt_duration(b, sizeof b, tprof_rows_int(top, 0, "busy_ns")),
+           tprof_fmt_duration(c, sizeof c, tprof_rows_int(top, 0, "span_ns")));
+    if (!tprof_rows_at(top, 0, "step_first")->null)
+        printf(", ProfilerStep#%" PRId64 "..#%" PRId64 " (%" PRId64 " steps)", tprof_rows_int(top, 0, "step_first"),
+               tprof_rows_int(top, 0, "step_last"), tprof_rows_int(top, 0, "steps"));
     printf("\nby class:");
     const tprof_rows *classes = tprof_result_table_c(r, 0);
     size_t nc = tprof_rows_count(classes);

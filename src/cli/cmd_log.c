@@ -34,26 +34,16 @@ static void fmt_num(char *b, size_t n, double v)
     else snprintf(b, n, "%.6g", v);
 }
 
-static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
-static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
-static double dv(const tprof_rows *t, size_t row, const char *col)
-{
-    const tprof_cell *c = at(t, row, col);
-    return c->null ? NAN : c->v.d;
-}
 
 enum { TB_FORMATS, TB_METRICS, TB_ANOMALIES, TB_SERIES };
 
 static void counts_line(const tprof_result *r)
 {
     const tprof_rows *top = tprof_result_top_c(r), *bf = tprof_result_table_c(r, TB_FORMATS);
-    printf("lines %" PRId64 ":", iv(top, 0, "lines"));
+    printf("lines %" PRId64 ":", tprof_rows_int(top, 0, "lines"));
     for (size_t f = 0; f < tprof_rows_count(bf); f++)
-        if (iv(bf, f, "lines")) printf(" %" PRId64 " %s,", iv(bf, f, "lines"), at(bf, f, "format")->v.s);
-    printf(" %" PRId64 " without a metric\n", iv(top, 0, "lines_without_metric"));
+        if (tprof_rows_int(bf, f, "lines")) printf(" %" PRId64 " %s,", tprof_rows_int(bf, f, "lines"), tprof_rows_at(bf, f, "format")->v.s);
+    printf(" %" PRId64 " without a metric\n", tprof_rows_int(top, 0, "lines_without_metric"));
 }
 
 static int table_summary(const tprof_result *r)
@@ -67,10 +57,10 @@ static int table_summary(const tprof_result *r)
     for (size_t i = 0; i < tprof_rows_count(mt); i++) {
         char c[8][48];
         for (size_t k = 0; k < 7; k++) {
-            if (k < 2) snprintf(c[k + 1], sizeof c[k + 1], "%" PRId64, iv(mt, i, cols[k]));
-            else fmt_num(c[k + 1], sizeof c[k + 1], dv(mt, i, cols[k]));
+            if (k < 2) snprintf(c[k + 1], sizeof c[k + 1], "%" PRId64, tprof_rows_int(mt, i, cols[k]));
+            else fmt_num(c[k + 1], sizeof c[k + 1], tprof_rows_real(mt, i, cols[k]));
         }
-        const char *row[] = { at(mt, i, "name")->v.s, c[1], c[2], c[3], c[4], c[5], c[6], c[7] };
+        const char *row[] = { tprof_rows_at(mt, i, "name")->v.s, c[1], c[2], c[3], c[4], c[5], c[6], c[7] };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
@@ -80,11 +70,11 @@ static int table_summary(const tprof_result *r)
     printf("\nanomalies: %zu%s\n", na, na ? "" : " (docs/METRICS.md lists the rules)");
     for (size_t i = 0; i < na && i < 50; i++) {
         char v[40], ref[40];
-        double reference = dv(an, i, "reference");
-        fmt_num(v, sizeof v, dv(an, i, "value"));
+        double reference = tprof_rows_real(an, i, "reference");
+        fmt_num(v, sizeof v, tprof_rows_real(an, i, "value"));
         fmt_num(ref, sizeof ref, reference);
-        printf("  step %-8lld %-16s %s = %s", (long long)iv(an, i, "step"), at(an, i, "kind")->v.s,
-               at(an, i, "metric")->v.s, v);
+        printf("  step %-8lld %-16s %s = %s", (long long)tprof_rows_int(an, i, "step"), tprof_rows_at(an, i, "kind")->v.s,
+               tprof_rows_at(an, i, "metric")->v.s, v);
         if (!isnan(reference)) printf(" (median of the previous points %s)", ref);
         printf("\n");
     }
@@ -99,9 +89,9 @@ static size_t *series_columns(const tprof_result *r)
     size_t n = tprof_rows_count(se), nm = tprof_rows_count(mt);
     size_t *col = malloc((n ? n : 1) * sizeof *col);
     for (size_t i = 0; col && i < n; i++) {
-        const char *name = at(se, i, "metric")->v.s;
+        const char *name = tprof_rows_at(se, i, "metric")->v.s;
         size_t m = 0;
-        while (m < nm && strcmp(at(mt, m, "name")->v.s, name)) m++;
+        while (m < nm && strcmp(tprof_rows_at(mt, m, "name")->v.s, name)) m++;
         col[i] = m;
     }
     return col;
@@ -121,17 +111,17 @@ static int table_series(const tprof_result *r)
     if (!rc) {
         hdr[0] = "step";
         for (size_t i = 0; i <= nm; i++) {
-            if (i) hdr[i] = at(mt, i - 1, "name")->v.s;
+            if (i) hdr[i] = tprof_rows_at(mt, i - 1, "name")->v.s;
             al[i] = 'r';
             cells[i] = buf[i];
         }
         if (!(t = tprof_table_new((int)nm + 1, hdr, al))) rc = TPROF_ENOMEM;
     }
     for (size_t i = 0; !rc && i < n;) {
-        int64_t step = iv(se, i, "step");
+        int64_t step = tprof_rows_int(se, i, "step");
         snprintf(buf[0], sizeof buf[0], "%lld", (long long)step);
         for (size_t m = 1; m <= nm; m++) buf[m][0] = 0;
-        for (; i < n && iv(se, i, "step") == step; i++) fmt_num(buf[col[i] + 1], sizeof buf[0], dv(se, i, "value"));
+        for (; i < n && tprof_rows_int(se, i, "step") == step; i++) fmt_num(buf[col[i] + 1], sizeof buf[0], tprof_rows_real(se, i, "value"));
         tprof_table_row(t, cells);
     }
     if (t) tprof_table_print(t, stdout);
@@ -153,7 +143,7 @@ static int csv_series(const tprof_result *const *rs, const char *const *files, s
         const tprof_rows *mt = tprof_result_table_c(rs[i], TB_METRICS);
         for (size_t m = 0; m < tprof_rows_count(mt); m++) {
             putchar(',');
-            tprof_csv_field(stdout, at(mt, m, "name")->v.s);
+            tprof_csv_field(stdout, tprof_rows_at(mt, m, "name")->v.s);
         }
     }
     putchar('\n');
@@ -167,11 +157,11 @@ static int csv_series(const tprof_result *const *rs, const char *const *files, s
         size_t *col = series_columns(rs[i]);
         if (!col) return TPROF_ENOMEM;
         for (size_t k = 0; k < ns;) {
-            int64_t step = iv(se, k, "step");
+            int64_t step = tprof_rows_int(se, k, "step");
             tprof_csv_field(stdout, files[i]);
             printf(",%lld", (long long)step);
             size_t next = 0; /* columns written so far */
-            for (; k < ns && iv(se, k, "step") == step; k++) {
+            for (; k < ns && tprof_rows_int(se, k, "step") == step; k++) {
                 for (; next < before + col[k]; next++) putchar(',');
                 putchar(',');
                 next++;

@@ -49,11 +49,6 @@ typedef struct {
 
 static const char *fmtb(char *buf, size_t n, int64_t v) { return tprof_fmt_bytes(buf, n, v); }
 
-static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
-static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
 
 static void print_sites(const tprof_rows *s, int64_t whole, int top)
 {
@@ -64,11 +59,11 @@ static void print_sites(const tprof_rows *s, int64_t whole, int top)
     size_t n = tprof_rows_count(s);
     for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++) {
         char b[32], p[16], c[24];
-        fmtb(b, sizeof b, iv(s, i, "bytes"));
-        snprintf(p, sizeof p, "%.1f%%", cli_pct(iv(s, i, "bytes"), whole));
-        snprintf(c, sizeof c, "%" PRId64, iv(s, i, "count"));
+        fmtb(b, sizeof b, tprof_rows_int(s, i, "bytes"));
+        snprintf(p, sizeof p, "%.1f%%", cli_pct(tprof_rows_int(s, i, "bytes"), whole));
+        snprintf(c, sizeof c, "%" PRId64, tprof_rows_int(s, i, "count"));
         char site[1024];
-        const char *row[] = { b, p, c, mem_cli_short_site(at(s, i, "site")->v.s, site, sizeof site) };
+        const char *row[] = { b, p, c, mem_cli_short_site(tprof_rows_at(s, i, "site")->v.s, site, sizeof site) };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
@@ -83,50 +78,50 @@ static void print_table(const char *path, const tprof_result *res, const mem_arg
     char x[32], y[32], z[32];
     const tprof_rows *top = tprof_result_top_c(res), *dev = tprof_result_table_c(res, 0);
     printf("%s\n", path);
-    printf("  format        %s, pickle protocol %" PRId64 ", %s%s\n", at(top, 0, "form")->v.s, iv(top, 0, "protocol"),
-           fmtb(x, sizeof x, iv(top, 0, "bytes")), iv(top, 0, "truncated") ? " (TRUNCATED)" : "");
+    printf("  format        %s, pickle protocol %" PRId64 ", %s%s\n", tprof_rows_at(top, 0, "form")->v.s, tprof_rows_int(top, 0, "protocol"),
+           fmtb(x, sizeof x, tprof_rows_int(top, 0, "bytes")), tprof_rows_int(top, 0, "truncated") ? " (TRUNCATED)" : "");
     size_t ndev = tprof_rows_count(dev);
     if (!ndev) printf("  no device has segments or trace events\n");
     for (size_t i = 0; i < ndev; i++) {
-        printf("\ndevice %" PRId64 "\n", iv(dev, i, "device"));
-        printf("  events        %" PRId64, iv(dev, i, "events"));
+        printf("\ndevice %" PRId64 "\n", tprof_rows_int(dev, i, "device"));
+        printf("  events        %" PRId64, tprof_rows_int(dev, i, "events"));
         const tprof_rows *ac = tprof_rows_child_c(dev, i, CH_ACTIONS);
         for (size_t k = 0; k < tprof_rows_count(ac); k++)
-            printf("%s%s %" PRId64, k ? ", " : " (", at(ac, k, "action")->v.s, iv(ac, k, "count"));
+            printf("%s%s %" PRId64, k ? ", " : " (", tprof_rows_at(ac, k, "action")->v.s, tprof_rows_int(ac, k, "count"));
         printf("%s\n", tprof_rows_count(ac) ? ")" : "");
-        int64_t peak = iv(dev, i, "peak_active_bytes");
+        int64_t peak = tprof_rows_int(dev, i, "peak_active_bytes");
         printf("  peak active   %s (%" PRId64 " B)", fmtb(x, sizeof x, peak), peak);
-        if (iv(dev, i, "peak_index") >= 0) {
-            printf(" at event %" PRId64, iv(dev, i, "peak_index"));
-            if (iv(dev, i, "peak_time_us") >= 0) printf(", time_us %" PRId64, iv(dev, i, "peak_time_us"));
+        if (tprof_rows_int(dev, i, "peak_index") >= 0) {
+            printf(" at event %" PRId64, tprof_rows_int(dev, i, "peak_index"));
+            if (tprof_rows_int(dev, i, "peak_time_us") >= 0) printf(", time_us %" PRId64, tprof_rows_int(dev, i, "peak_time_us"));
         } else
             printf(" in the snapshot's state (no alloc or free in the history)");
         printf("\n");
-        const tprof_cell *ann = at(dev, i, "peak_annotation");
+        const tprof_cell *ann = tprof_rows_at(dev, i, "peak_annotation");
         if (!ann->null) printf("  annotation    %s (open at the peak)\n", ann->v.s);
         printf("  live at start %s (%" PRId64 " freed but never allocated in the history, %" PRId64
                " live blocks never allocated in it)\n",
-               fmtb(x, sizeof x, iv(dev, i, "initial_active_bytes")), iv(dev, i, "initial_from_frees"),
-               iv(dev, i, "initial_from_blocks"));
+               fmtb(x, sizeof x, tprof_rows_int(dev, i, "initial_active_bytes")), tprof_rows_int(dev, i, "initial_from_frees"),
+               tprof_rows_int(dev, i, "initial_from_blocks"));
         printf("  reserved      peak %s, at start %s, at the snapshot %s in %" PRId64 " segments\n",
-               fmtb(x, sizeof x, iv(dev, i, "reserved_peak_bytes")), fmtb(y, sizeof y, iv(dev, i, "reserved_initial_bytes")),
-               fmtb(z, sizeof z, iv(dev, i, "reserved_at_end_bytes")), iv(dev, i, "segments"));
+               fmtb(x, sizeof x, tprof_rows_int(dev, i, "reserved_peak_bytes")), fmtb(y, sizeof y, tprof_rows_int(dev, i, "reserved_initial_bytes")),
+               fmtb(z, sizeof z, tprof_rows_int(dev, i, "reserved_at_end_bytes")), tprof_rows_int(dev, i, "segments"));
         printf("  snapshot      allocated %s (requested %s), fragmentation %s (reserved - allocated)\n",
-               fmtb(x, sizeof x, iv(dev, i, "allocated_at_end_bytes")),
-               fmtb(y, sizeof y, iv(dev, i, "requested_at_end_bytes")), fmtb(z, sizeof z, iv(dev, i, "fragmentation_bytes")));
+               fmtb(x, sizeof x, tprof_rows_int(dev, i, "allocated_at_end_bytes")),
+               fmtb(y, sizeof y, tprof_rows_int(dev, i, "requested_at_end_bytes")), fmtb(z, sizeof z, tprof_rows_int(dev, i, "fragmentation_bytes")));
         printf("  free blocks   %" PRId64 " inactive split blocks, %s; largest free block %s\n",
-               iv(dev, i, "inactive_split_blocks"), fmtb(x, sizeof x, iv(dev, i, "inactive_split_bytes")),
-               fmtb(y, sizeof y, iv(dev, i, "largest_free_block_bytes")));
-        printf("  retries       %" PRId64 " (cache flushed before a cudaMalloc retry)\n", iv(dev, i, "retries"));
+               tprof_rows_int(dev, i, "inactive_split_blocks"), fmtb(x, sizeof x, tprof_rows_int(dev, i, "inactive_split_bytes")),
+               fmtb(y, sizeof y, tprof_rows_int(dev, i, "largest_free_block_bytes")));
+        printf("  retries       %" PRId64 " (cache flushed before a cudaMalloc retry)\n", tprof_rows_int(dev, i, "retries"));
         const tprof_rows *oo = tprof_rows_child_c(dev, i, CH_OOMS);
         for (size_t j = 0; j < tprof_rows_count(oo); j++) {
-            printf("  OOM           event %" PRId64 ": requested %s", iv(oo, j, "index"),
-                   fmtb(x, sizeof x, iv(oo, j, "requested_bytes")));
-            if (iv(oo, j, "device_free_bytes") >= 0)
-                printf(", CUDA had %s free", fmtb(y, sizeof y, iv(oo, j, "device_free_bytes")));
-            printf("; active %s, reserved %s; live:\n", fmtb(x, sizeof x, iv(oo, j, "active_bytes")),
-                   fmtb(z, sizeof z, iv(oo, j, "reserved_bytes")));
-            print_sites(tprof_rows_child_c(oo, j, 0), iv(oo, j, "active_bytes"), 0);
+            printf("  OOM           event %" PRId64 ": requested %s", tprof_rows_int(oo, j, "index"),
+                   fmtb(x, sizeof x, tprof_rows_int(oo, j, "requested_bytes")));
+            if (tprof_rows_int(oo, j, "device_free_bytes") >= 0)
+                printf(", CUDA had %s free", fmtb(y, sizeof y, tprof_rows_int(oo, j, "device_free_bytes")));
+            printf("; active %s, reserved %s; live:\n", fmtb(x, sizeof x, tprof_rows_int(oo, j, "active_bytes")),
+                   fmtb(z, sizeof z, tprof_rows_int(oo, j, "reserved_bytes")));
+            print_sites(tprof_rows_child_c(oo, j, 0), tprof_rows_int(oo, j, "active_bytes"), 0);
         }
         printf("  call sites live at the peak (depth %d):\n", a->depth);
         print_sites(tprof_rows_child_c(dev, i, CH_SITES), peak, a->top);

@@ -160,22 +160,17 @@ static int add_input(const char *path, char ***v, size_t *n)
     return 0;
 }
 
-static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
-static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
 
 static int print_table(const tprof_result *res)
 {
     char a[32], b[32], c[32];
     const tprof_rows *top = tprof_result_top_c(res), *ranks = tprof_result_table_c(res, 0);
     size_t n = tprof_rows_count(ranks);
-    printf("%s: %" PRId64 " events from %zu trace%s, aligned by %s\n", at(top, 0, "output")->v.s,
-           iv(top, 0, "events"), n, n == 1 ? "" : "s", at(top, 0, "align")->v.s);
-    printf("  %s of JSON, %s written", tprof_fmt_bytes(a, sizeof a, iv(top, 0, "json_bytes")),
-           tprof_fmt_bytes(b, sizeof b, iv(top, 0, "file_bytes")));
-    if (iv(top, 0, "runs_spilled")) printf(", %" PRId64 " sorted runs spilled", iv(top, 0, "runs_spilled"));
+    printf("%s: %" PRId64 " events from %zu trace%s, aligned by %s\n", tprof_rows_at(top, 0, "output")->v.s,
+           tprof_rows_int(top, 0, "events"), n, n == 1 ? "" : "s", tprof_rows_at(top, 0, "align")->v.s);
+    printf("  %s of JSON, %s written", tprof_fmt_bytes(a, sizeof a, tprof_rows_int(top, 0, "json_bytes")),
+           tprof_fmt_bytes(b, sizeof b, tprof_rows_int(top, 0, "file_bytes")));
+    if (tprof_rows_int(top, 0, "runs_spilled")) printf(", %" PRId64 " sorted runs spilled", tprof_rows_int(top, 0, "runs_spilled"));
     printf("\n\n");
     static const char *const hdr[] = { "rank", "from", "pids", "offset", "aligned on", "events in", "kept", "file" };
     tprof_table *t = tprof_table_new(8, hdr, "llrrlrrl");
@@ -183,19 +178,19 @@ static int print_table(const tprof_result *res)
     tprof_table_limit(t, 4, 48);
     for (size_t i = 0; i < n; i++) {
         char rank[32], pid[32], in[32], kept[32], off[40];
-        int64_t offset = iv(ranks, i, "offset_ns");
-        snprintf(rank, sizeof rank, "%" PRId64 "%s", iv(ranks, i, "rank"), iv(ranks, i, "truncated") ? " (cut)" : "");
-        snprintf(pid, sizeof pid, "%" PRId64 "+", iv(ranks, i, "pid_base"));
-        snprintf(in, sizeof in, "%" PRId64, iv(ranks, i, "events_in"));
-        snprintf(kept, sizeof kept, "%" PRId64, iv(ranks, i, "events_out"));
+        int64_t offset = tprof_rows_int(ranks, i, "offset_ns");
+        snprintf(rank, sizeof rank, "%" PRId64 "%s", tprof_rows_int(ranks, i, "rank"), tprof_rows_int(ranks, i, "truncated") ? " (cut)" : "");
+        snprintf(pid, sizeof pid, "%" PRId64 "+", tprof_rows_int(ranks, i, "pid_base"));
+        snprintf(in, sizeof in, "%" PRId64, tprof_rows_int(ranks, i, "events_in"));
+        snprintf(kept, sizeof kept, "%" PRId64, tprof_rows_int(ranks, i, "events_out"));
         if (offset < 0) snprintf(off, sizeof off, "-%s", tprof_fmt_duration(c, sizeof c, -offset));
         else snprintf(off, sizeof off, "%s%s", offset ? "+" : "", tprof_fmt_duration(c, sizeof c, offset));
-        const char *from = at(ranks, i, "rank_from")->v.s;
+        const char *from = tprof_rows_at(ranks, i, "rank_from")->v.s;
         if (!strcmp(from, "argument order")) from = "order";
-        const char *file = at(ranks, i, "file")->v.s;
-        const char *row[] = { rank, from, pid, off, at(ranks, i, "aligned_on")->v.s, in, kept, file };
+        const char *file = tprof_rows_at(ranks, i, "file")->v.s;
+        const char *row[] = { rank, from, pid, off, tprof_rows_at(ranks, i, "aligned_on")->v.s, in, kept, file };
         const char *skip[] = { rank, from, "-", "-", "not selected (--ranks)", "-", "-", file };
-        tprof_table_row(t, iv(ranks, i, "included") ? row : skip);
+        tprof_table_row(t, tprof_rows_int(ranks, i, "included") ? row : skip);
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);

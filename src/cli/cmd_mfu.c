@@ -68,39 +68,34 @@ static int measure(cli_model_args *a, double peak, int world, step_row *r)
     return rc ? EXIT_INPUT : EXIT_OK;
 }
 
-static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
-static double dv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.d; }
 
 /* The run's facts, then a row per step (and the mean). */
 static int print_table(const tprof_result *r)
 {
     const tprof_rows *top = tprof_result_top_c(r), *rows = tprof_result_table_c(r, 2);
-    const tprof_cell *device = at(top, 0, "device");
-    double peak = dv(top, 0, "peak_tflops");
-    int64_t world = at(top, 0, "world_size")->v.i, ntraces = at(top, 0, "traces")->v.i;
-    printf("model        %s (%s)\n", at(top, 0, "model_type")->v.s, at(top, 0, "config")->v.s);
+    const tprof_cell *device = tprof_rows_at(top, 0, "device");
+    double peak = tprof_rows_real(top, 0, "peak_tflops");
+    int64_t world = tprof_rows_at(top, 0, "world_size")->v.i, ntraces = tprof_rows_at(top, 0, "traces")->v.i;
+    printf("model        %s (%s)\n", tprof_rows_at(top, 0, "model_type")->v.s, tprof_rows_at(top, 0, "config")->v.s);
     printf("device       %s, peak %g TFLOP/s dense BF16, world size %" PRId64 " (promised %g TFLOP/s)\n",
            device->null ? "(--peak-tflops)" : device->v.s, peak, world, peak * (double)world);
-    printf("per rank     %.0f tokens, %.6f TFLOPs per step\n\n", dv(top, 0, "tokens_per_rank"),
-           dv(top, 0, "flops_per_step") / 1e12);
+    printf("per rank     %.0f tokens, %.6f TFLOPs per step\n\n", tprof_rows_real(top, 0, "tokens_per_rank"),
+           tprof_rows_real(top, 0, "flops_per_step") / 1e12);
     static const char *const hdr[] = { "step", "time s", "tokens/s", "TFLOP/s/GPU", "TFLOP/s total", "MFU" };
     tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
     if (!t) return TPROF_ENOMEM;
     for (size_t i = 0, n = tprof_rows_count(rows); i < n; i++) {
-        const char *step = at(rows, i, "step")->v.s;
+        const char *step = tprof_rows_at(rows, i, "step")->v.s;
         char name[64] = "-"; /* --step-time */
         if (!strcmp(step, "mean")) snprintf(name, sizeof name, "mean");
         else if (ntraces == 1) snprintf(name, sizeof name, "#%s", step);
-        else if (ntraces > 1) snprintf(name, sizeof name, "%.40s #%s", at(rows, i, "trace")->v.s, step);
+        else if (ntraces > 1) snprintf(name, sizeof name, "%.40s #%s", tprof_rows_at(rows, i, "trace")->v.s, step);
         char c[5][48];
-        snprintf(c[0], sizeof c[0], "%.6f", dv(rows, i, "step_time_s"));
-        snprintf(c[1], sizeof c[1], "%.1f", dv(rows, i, "tokens_per_second"));
-        snprintf(c[2], sizeof c[2], "%.2f", dv(rows, i, "tflops_per_gpu"));
-        snprintf(c[3], sizeof c[3], "%.2f", dv(rows, i, "flops_achieved_T"));
-        snprintf(c[4], sizeof c[4], "%.2f%%", 100 * dv(rows, i, "mfu"));
+        snprintf(c[0], sizeof c[0], "%.6f", tprof_rows_real(rows, i, "step_time_s"));
+        snprintf(c[1], sizeof c[1], "%.1f", tprof_rows_real(rows, i, "tokens_per_second"));
+        snprintf(c[2], sizeof c[2], "%.2f", tprof_rows_real(rows, i, "tflops_per_gpu"));
+        snprintf(c[3], sizeof c[3], "%.2f", tprof_rows_real(rows, i, "flops_achieved_T"));
+        snprintf(c[4], sizeof c[4], "%.2f%%", 100 * tprof_rows_real(rows, i, "mfu"));
         const char *cells[] = { name, c[0], c[1], c[2], c[3], c[4] };
         tprof_table_row(t, cells);
     }

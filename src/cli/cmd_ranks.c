@@ -18,16 +18,6 @@ static void help(FILE *f)
             "options:\n" CLI_COMMON_HELP);
 }
 
-static int64_t ival(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col))->v.i;
-}
-
-static int is_null(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col))->null;
-}
-
 /* "12 ms 34%": a duration and its share of WHOLE. */
 static const char *with_share(char *buf, size_t len, int64_t ns, int64_t whole)
 {
@@ -46,17 +36,17 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     int64_t straggler_compute = 0;
     for (size_t i = 0, n = tprof_rows_count(rows); i < n; i++) {
         char rk[48], st[32], sm[32], sp[32], id[48], cp[48], cm[32], ex[48];
-        int64_t span = ival(rows, i, "span_ns"), comm = ival(rows, i, "comm_ns");
-        int straggler = ival(rows, i, "straggler") != 0;
-        if (straggler) straggler_compute = ival(rows, i, "compute_ns");
-        snprintf(rk, sizeof rk, "%" PRId64 "%s", ival(rows, i, "rank"), straggler ? " (straggler)" : "");
-        snprintf(st, sizeof st, "%" PRId64, ival(rows, i, "steps"));
-        tprof_fmt_duration(sm, sizeof sm, ival(rows, i, "step_mean_ns"));
+        int64_t span = tprof_rows_int(rows, i, "span_ns"), comm = tprof_rows_int(rows, i, "comm_ns");
+        int straggler = tprof_rows_int(rows, i, "straggler") != 0;
+        if (straggler) straggler_compute = tprof_rows_int(rows, i, "compute_ns");
+        snprintf(rk, sizeof rk, "%" PRId64 "%s", tprof_rows_int(rows, i, "rank"), straggler ? " (straggler)" : "");
+        snprintf(st, sizeof st, "%" PRId64, tprof_rows_int(rows, i, "steps"));
+        tprof_fmt_duration(sm, sizeof sm, tprof_rows_int(rows, i, "step_mean_ns"));
         tprof_fmt_duration(sp, sizeof sp, span);
-        with_share(id, sizeof id, ival(rows, i, "idle_ns"), span);
-        with_share(cp, sizeof cp, ival(rows, i, "compute_ns"), span);
+        with_share(id, sizeof id, tprof_rows_int(rows, i, "idle_ns"), span);
+        with_share(cp, sizeof cp, tprof_rows_int(rows, i, "compute_ns"), span);
         tprof_fmt_duration(cm, sizeof cm, comm);
-        with_share(ex, sizeof ex, ival(rows, i, "exposed_comm_ns"), comm);
+        with_share(ex, sizeof ex, tprof_rows_int(rows, i, "exposed_comm_ns"), comm);
         const char *cells[] = { rk, st, sm, sp, id, cp, cm, ex };
         if (tprof_table_row(t, cells)) {
             tprof_table_free(t);
@@ -66,20 +56,20 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     tprof_table_print(t, stdout);
     tprof_table_free(t);
     char a[32], b[32];
-    if (!is_null(top, 0, "straggler"))
+    if (!tprof_rows_at(top, 0, "straggler")->null)
         printf("\nstraggler: rank %" PRId64 ", compute %s, %.0f%% above the other ranks' median %s, while they "
                "wait longer in collectives\n",
-               ival(top, 0, "straggler"), tprof_fmt_duration(a, sizeof a, straggler_compute),
-               tprof_rows_cell(top, 0, (size_t)tprof_table_col(tprof_rows_desc(top), "straggler_excess"))->v.d * 100,
-               tprof_fmt_duration(b, sizeof b, ival(top, 0, "compute_median_ns")));
+               tprof_rows_int(top, 0, "straggler"), tprof_fmt_duration(a, sizeof a, straggler_compute),
+               tprof_rows_real(top, 0, "straggler_excess") * 100,
+               tprof_fmt_duration(b, sizeof b, tprof_rows_int(top, 0, "compute_median_ns")));
     else
         printf("\nno straggler: the rank with the most compute is not %.0f%% above the others' median with "
                "less exposed communication than theirs\n",
                TPROF_STRAGGLER_MIN * 100);
-    if (ival(top, 0, "common_steps"))
+    if (tprof_rows_int(top, 0, "common_steps"))
         printf("step-time skew across ranks over %" PRId64 " common steps: max %s (ProfilerStep#%" PRId64 "), mean %s\n",
-               ival(top, 0, "common_steps"), tprof_fmt_duration(a, sizeof a, ival(top, 0, "skew_max_ns")),
-               ival(top, 0, "skew_max_step"), tprof_fmt_duration(b, sizeof b, ival(top, 0, "skew_mean_ns")));
+               tprof_rows_int(top, 0, "common_steps"), tprof_fmt_duration(a, sizeof a, tprof_rows_int(top, 0, "skew_max_ns")),
+               tprof_rows_int(top, 0, "skew_max_step"), tprof_fmt_duration(b, sizeof b, tprof_rows_int(top, 0, "skew_mean_ns")));
     else
         printf("step-time skew: no step number common to all ranks\n");
     return 0;

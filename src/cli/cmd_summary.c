@@ -25,13 +25,6 @@ static void help(FILE *f)
             "  --top N               kernels listed (default 10)\n" CLI_COMMON_HELP);
 }
 
-/* Cell COL (by name) of row ROW of T. */
-static const tprof_cell *at(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
-static int64_t iv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.i; }
-static double dv(const tprof_rows *t, size_t row, const char *col) { return at(t, row, col)->v.d; }
 
 static int print(void *ctx, const tprof_result *res, const char *label_, const char *path)
 {
@@ -42,28 +35,28 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
     size_t n = tprof_rows_count(tr);
     printf("== run ==\n");
     printf("%zu trace%s", n, n == 1 ? "" : "s");
-    if (n && !at(tr, 0, "world_size")->null) printf(", world size %" PRId64, iv(tr, 0, "world_size"));
-    if (n && !at(tr, 0, "backend")->null) printf(", backend %s", at(tr, 0, "backend")->v.s);
-    if (n && !at(tr, 0, "device")->null) printf(", %s", at(tr, 0, "device")->v.s);
+    if (n && !tprof_rows_at(tr, 0, "world_size")->null) printf(", world size %" PRId64, tprof_rows_int(tr, 0, "world_size"));
+    if (n && !tprof_rows_at(tr, 0, "backend")->null) printf(", backend %s", tprof_rows_at(tr, 0, "backend")->v.s);
+    if (n && !tprof_rows_at(tr, 0, "device")->null) printf(", %s", tprof_rows_at(tr, 0, "device")->v.s);
     printf("\n");
     for (size_t i = 0; i < n; i++)
-        printf("  %s: %s, %" PRId64 " events, %" PRId64 " steps%s\n", at(tr, i, "label")->v.s, at(tr, i, "file")->v.s,
-               iv(tr, i, "events"), iv(tr, i, "nsteps"), iv(tr, i, "truncated") ? " (TRUNCATED)" : "");
+        printf("  %s: %s, %" PRId64 " events, %" PRId64 " steps%s\n", tprof_rows_at(tr, i, "label")->v.s, tprof_rows_at(tr, i, "file")->v.s,
+               tprof_rows_int(tr, i, "events"), tprof_rows_int(tr, i, "nsteps"), tprof_rows_int(tr, i, "truncated") ? " (TRUNCATED)" : "");
     printf("\n== steps ==\n");
     for (size_t i = 0; i < n; i++) {
         const tprof_rows *s = tprof_rows_child_c(tr, i, 0);
-        const char *label = at(tr, i, "label")->v.s;
-        if (!iv(s, 0, "count")) printf("  %s: no ProfilerStep spans\n", label);
+        const char *label = tprof_rows_at(tr, i, "label")->v.s;
+        if (!tprof_rows_int(s, 0, "count")) printf("  %s: no ProfilerStep spans\n", label);
         else
             printf("  %s: %" PRId64 " steps, mean %s, p50 %s, min %s, max %s (spread %.1f%%)\n", label,
-                   iv(s, 0, "count"), tprof_fmt_duration(a, sizeof a, iv(s, 0, "mean_ns")),
-                   tprof_fmt_duration(b, sizeof b, iv(s, 0, "p50_ns")), tprof_fmt_duration(c, sizeof c, iv(s, 0, "min_ns")),
-                   tprof_fmt_duration(d, sizeof d, iv(s, 0, "max_ns")), dv(s, 0, "spread") * 100);
+                   tprof_rows_int(s, 0, "count"), tprof_fmt_duration(a, sizeof a, tprof_rows_int(s, 0, "mean_ns")),
+                   tprof_fmt_duration(b, sizeof b, tprof_rows_int(s, 0, "p50_ns")), tprof_fmt_duration(c, sizeof c, tprof_rows_int(s, 0, "min_ns")),
+                   tprof_fmt_duration(d, sizeof d, tprof_rows_int(s, 0, "max_ns")), tprof_rows_real(s, 0, "spread") * 100);
     }
     printf("\n== phases (share of step time on the CPU / of the GPU work launched) ==\n");
     for (size_t i = 0; i < n; i++) {
         const tprof_rows *ph = tprof_rows_child_c(tr, i, 1);
-        const char *label = at(tr, i, "label")->v.s;
+        const char *label = tprof_rows_at(tr, i, "label")->v.s;
         size_t np = tprof_rows_count(ph);
         if (!np) {
             printf("  %s: no phase markers in the steps\n", label);
@@ -71,49 +64,49 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
         }
         int64_t cpu = 0, gpu = 0;
         for (size_t p = 0; p < np; p++) {
-            cpu = tprof_sat_add(cpu, iv(ph, p, "cpu_ns"));
-            gpu = tprof_sat_add(gpu, iv(ph, p, "gpu_ns"));
+            cpu = tprof_sat_add(cpu, tprof_rows_int(ph, p, "cpu_ns"));
+            gpu = tprof_sat_add(gpu, tprof_rows_int(ph, p, "gpu_ns"));
         }
         printf("  %s:", label);
         for (size_t p = 0; p < np; p++)
-            printf(" %s %.0f%%/%.0f%%%s", at(ph, p, "phase")->v.s, cli_pct(iv(ph, p, "cpu_ns"), cpu),
-                   cli_pct(iv(ph, p, "gpu_ns"), gpu), p + 1 < np ? "," : "\n");
+            printf(" %s %.0f%%/%.0f%%%s", tprof_rows_at(ph, p, "phase")->v.s, cli_pct(tprof_rows_int(ph, p, "cpu_ns"), cpu),
+                   cli_pct(tprof_rows_int(ph, p, "gpu_ns"), gpu), p + 1 < np ? "," : "\n");
     }
     printf("\n== GPU time (temporal breakdown, HTA's definitions) ==\n");
     for (size_t i = 0; i < n; i++) {
         const tprof_rows *t = tprof_rows_child_c(tr, i, 2);
-        const char *label = at(tr, i, "label")->v.s;
-        if (!iv(t, 0, "events")) {
+        const char *label = tprof_rows_at(tr, i, "label")->v.s;
+        if (!tprof_rows_int(t, 0, "events")) {
             printf("  %s: no GPU events\n", label);
             continue;
         }
-        int64_t span = iv(t, 0, "span_ns");
+        int64_t span = tprof_rows_int(t, 0, "span_ns");
         printf("  %s: span %s: idle %.1f%%, compute %.1f%%, non-compute %.1f%%%s\n", label,
-               tprof_fmt_duration(a, sizeof a, span), cli_pct(iv(t, 0, "idle_ns"), span),
-               cli_pct(iv(t, 0, "compute_ns"), span), cli_pct(iv(t, 0, "non_compute_ns"), span),
-               iv(t, 0, "last_step_excluded") ? " (last step left out)" : "");
+               tprof_fmt_duration(a, sizeof a, span), cli_pct(tprof_rows_int(t, 0, "idle_ns"), span),
+               cli_pct(tprof_rows_int(t, 0, "compute_ns"), span), cli_pct(tprof_rows_int(t, 0, "non_compute_ns"), span),
+               tprof_rows_int(t, 0, "last_step_excluded") ? " (last step left out)" : "");
     }
     printf("\n== communication ==\n");
     for (size_t i = 0; i < n; i++) {
         const tprof_rows *cm = tprof_rows_child_c(tr, i, 3);
         const tprof_rows *calls = tprof_rows_child_c(cm, 0, 0), *types = tprof_rows_child_c(cm, 0, 1);
-        const char *label = at(tr, i, "label")->v.s;
+        const char *label = tprof_rows_at(tr, i, "label")->v.s;
         for (size_t y = 0; y < tprof_rows_count(calls) && y < 3; y++) {
-            printf("  %s: %s: %" PRId64 " calls, %s", label, at(calls, y, "name")->v.s, iv(calls, y, "calls"),
-                   tprof_fmt_bytes(a, sizeof a, iv(calls, y, "bytes")));
-            if (iv(calls, y, "matched")) printf(", busbw %.1f GB/s", dv(calls, y, "busbw_gbps"));
+            printf("  %s: %s: %" PRId64 " calls, %s", label, tprof_rows_at(calls, y, "name")->v.s, tprof_rows_int(calls, y, "calls"),
+                   tprof_fmt_bytes(a, sizeof a, tprof_rows_int(calls, y, "bytes")));
+            if (tprof_rows_int(calls, y, "matched")) printf(", busbw %.1f GB/s", tprof_rows_real(calls, y, "busbw_gbps"));
             printf("\n");
         }
-        if (!iv(cm, 0, "comm_ns")) {
+        if (!tprof_rows_int(cm, 0, "comm_ns")) {
             printf("  %s: no communication kernels\n", label);
             continue;
         }
         printf("  %s: %s, %.0f%% overlapped with compute, exposed %s", label,
-               tprof_fmt_duration(a, sizeof a, iv(cm, 0, "comm_ns")), dv(cm, 0, "overlap") * 100,
-               tprof_fmt_duration(b, sizeof b, iv(cm, 0, "exposed_ns")));
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(cm, 0, "comm_ns")), tprof_rows_real(cm, 0, "overlap") * 100,
+               tprof_fmt_duration(b, sizeof b, tprof_rows_int(cm, 0, "exposed_ns")));
         for (size_t y = 0; y < tprof_rows_count(types) && y < 3; y++)
-            printf("%s%s %s", y ? ", " : "; ", at(types, y, "type")->v.s,
-                   tprof_fmt_duration(c, sizeof c, iv(types, y, "time_ns")));
+            printf("%s%s %s", y ? ", " : "; ", tprof_rows_at(types, y, "type")->v.s,
+                   tprof_fmt_duration(c, sizeof c, tprof_rows_int(types, y, "time_ns")));
         printf("\n");
     }
     printf("\n== top kernels (all traces) ==\n");
@@ -121,26 +114,26 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
     if (!tprof_rows_count(k)) printf("  no GPU events\n");
     for (size_t i = 0; i < tprof_rows_count(k) && i < top; i++) {
         char name[72];
-        const char *key = at(k, i, "name")->v.s;
+        const char *key = tprof_rows_at(k, i, "name")->v.s;
         size_t len = strlen(key);
         if (len > 70) snprintf(name, sizeof name, "%.45s...%s", key, key + len - 22);
         else snprintf(name, sizeof name, "%s", key);
-        const tprof_cell *share = at(k, i, "share");
+        const tprof_cell *share = tprof_rows_at(k, i, "share");
         printf("  %5.1f%%  %-9s  %-13s  %s\n", share->null ? 0.0 : share->v.d * 100,
-               tprof_fmt_duration(a, sizeof a, iv(k, i, "total_ns")), at(k, i, "class")->v.s, name);
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(k, i, "total_ns")), tprof_rows_at(k, i, "class")->v.s, name);
     }
     const tprof_rows *rk = tprof_result_table_c(res, 2);
     if (tprof_rows_count(rk)) {
         printf("\n== ranks ==\n");
-        if (!at(rk, 0, "straggler")->null)
+        if (!tprof_rows_at(rk, 0, "straggler")->null)
             printf("  straggler: rank %" PRId64 " (compute %.0f%% above the other ranks' median, waits least)\n",
-                   iv(rk, 0, "straggler"), dv(rk, 0, "straggler_excess") * 100);
+                   tprof_rows_int(rk, 0, "straggler"), tprof_rows_real(rk, 0, "straggler_excess") * 100);
         else
             printf("  no straggler\n");
-        if (iv(rk, 0, "common_steps"))
+        if (tprof_rows_int(rk, 0, "common_steps"))
             printf("  step-time skew: max %s (ProfilerStep#%" PRId64 "), mean %s over %" PRId64 " common steps\n",
-                   tprof_fmt_duration(a, sizeof a, iv(rk, 0, "skew_max_ns")), iv(rk, 0, "skew_max_step"),
-                   tprof_fmt_duration(b, sizeof b, iv(rk, 0, "skew_mean_ns")), iv(rk, 0, "common_steps"));
+                   tprof_fmt_duration(a, sizeof a, tprof_rows_int(rk, 0, "skew_max_ns")), tprof_rows_int(rk, 0, "skew_max_step"),
+                   tprof_fmt_duration(b, sizeof b, tprof_rows_int(rk, 0, "skew_mean_ns")), tprof_rows_int(rk, 0, "common_steps"));
     }
     printf("\n== advice ==\n");
     return cli_print_findings(tprof_result_table_c(res, 3));

@@ -178,10 +178,6 @@ int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *
     return commit_timeline(prefix, json, &tf);
 }
 
-static const tprof_cell *cell_of(const tprof_rows *t, size_t row, const char *col)
-{
-    return tprof_rows_cell(t, row, (size_t)tprof_table_col(tprof_rows_desc(t), col));
-}
 
 /* "+1.5 MiB" or "-512 B" */
 static const char *signed_bytes(char *buf, size_t len, int64_t v)
@@ -203,11 +199,11 @@ int mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare 
     }
     char x[32], y[32], d[40];
     const tprof_rows *t0 = tprof_result_top_c(res), *sites = tprof_result_table_c(res, 0);
-    printf("A  %s\nB  %s\n", cell_of(t0, 0, "a")->v.s, cell_of(t0, 0, "b")->v.s);
+    printf("A  %s\nB  %s\n", tprof_rows_at(t0, 0, "a")->v.s, tprof_rows_at(t0, 0, "b")->v.s);
     printf("peak active (all devices): A %s, B %s, %s\n\n",
-           tprof_fmt_bytes(x, sizeof x, cell_of(t0, 0, "peak_a_bytes")->v.i),
-           tprof_fmt_bytes(y, sizeof y, cell_of(t0, 0, "peak_b_bytes")->v.i),
-           signed_bytes(d, sizeof d, cell_of(t0, 0, "peak_delta_bytes")->v.i));
+           tprof_fmt_bytes(x, sizeof x, tprof_rows_at(t0, 0, "peak_a_bytes")->v.i),
+           tprof_fmt_bytes(y, sizeof y, tprof_rows_at(t0, 0, "peak_b_bytes")->v.i),
+           signed_bytes(d, sizeof d, tprof_rows_at(t0, 0, "peak_delta_bytes")->v.i));
     static const char *const hdr[] = { "B - A", "A", "B", "call site live at the peak" };
     tprof_table *t = tprof_table_new(4, hdr, "rrrl");
     if (!t) {
@@ -218,10 +214,10 @@ int mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare 
     size_t n = tprof_rows_count(sites);
     for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++) {
         char site[1024];
-        const char *row[] = { signed_bytes(d, sizeof d, cell_of(sites, i, "delta_bytes")->v.i),
-                              tprof_fmt_bytes(x, sizeof x, cell_of(sites, i, "a_bytes")->v.i),
-                              tprof_fmt_bytes(y, sizeof y, cell_of(sites, i, "b_bytes")->v.i),
-                              mem_cli_short_site(cell_of(sites, i, "site")->v.s, site, sizeof site) };
+        const char *row[] = { signed_bytes(d, sizeof d, tprof_rows_at(sites, i, "delta_bytes")->v.i),
+                              tprof_fmt_bytes(x, sizeof x, tprof_rows_at(sites, i, "a_bytes")->v.i),
+                              tprof_fmt_bytes(y, sizeof y, tprof_rows_at(sites, i, "b_bytes")->v.i),
+                              mem_cli_short_site(tprof_rows_at(sites, i, "site")->v.s, site, sizeof site) };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
@@ -316,21 +312,21 @@ static void print_ktrace(const char *path, const tprof_result *res)
     printf("%s\n  format        Kineto trace, [memory] events of the profiler's memory view\n", path);
     const tprof_rows *dev = tprof_result_table_c(res, 0);
     for (size_t i = 0; i < tprof_rows_count(dev); i++) {
-        int64_t device = cell_of(dev, i, "device")->v.i, peak_step = cell_of(dev, i, "peak_step")->v.i;
-        int64_t reserved = cell_of(dev, i, "peak_reserved_bytes")->v.i, res_end = cell_of(dev, i, "reserved_at_end_bytes")->v.i;
+        int64_t device = tprof_rows_at(dev, i, "device")->v.i, peak_step = tprof_rows_at(dev, i, "peak_step")->v.i;
+        int64_t reserved = tprof_rows_at(dev, i, "peak_reserved_bytes")->v.i, res_end = tprof_rows_at(dev, i, "reserved_at_end_bytes")->v.i;
         if (device < 0) printf("\nhost (Device Id %" PRId64 ")\n", device);
         else printf("\ndevice %" PRId64 "\n", device);
-        printf("  samples       %" PRId64 "%s\n", cell_of(dev, i, "samples")->v.i,
-               cell_of(dev, i, "has_totals")->v.i ? "" : " (no Total Allocated: running sum of Bytes from the first event)");
-        int64_t peak = cell_of(dev, i, "peak_allocated_bytes")->v.i;
+        printf("  samples       %" PRId64 "%s\n", tprof_rows_at(dev, i, "samples")->v.i,
+               tprof_rows_at(dev, i, "has_totals")->v.i ? "" : " (no Total Allocated: running sum of Bytes from the first event)");
+        int64_t peak = tprof_rows_at(dev, i, "peak_allocated_bytes")->v.i;
         printf("  peak alloc.   %s (%" PRId64 " B) at ts %" PRId64 " ns", tprof_fmt_bytes(a, sizeof a, peak), peak,
-               cell_of(dev, i, "peak_allocated_ts_ns")->v.i);
+               tprof_rows_at(dev, i, "peak_allocated_ts_ns")->v.i);
         if (peak_step >= 0) printf(", in ProfilerStep#%" PRId64, peak_step);
         printf("\n");
         if (reserved >= 0)
             printf("  peak reserved %s at ts %" PRId64 " ns\n", tprof_fmt_bytes(b, sizeof b, reserved),
-                   cell_of(dev, i, "peak_reserved_ts_ns")->v.i);
-        printf("  at the end    allocated %s", tprof_fmt_bytes(c, sizeof c, cell_of(dev, i, "allocated_at_end_bytes")->v.i));
+                   tprof_rows_at(dev, i, "peak_reserved_ts_ns")->v.i);
+        printf("  at the end    allocated %s", tprof_fmt_bytes(c, sizeof c, tprof_rows_at(dev, i, "allocated_at_end_bytes")->v.i));
         if (res_end >= 0) printf(", reserved %s", tprof_fmt_bytes(a, sizeof a, res_end));
         printf("\n");
         const tprof_rows *st = tprof_rows_child_c(dev, i, 0);
@@ -339,8 +335,8 @@ static void print_ktrace(const char *path, const tprof_result *res)
         tprof_table *t = tprof_table_new(3, hdr, "rrr");
         for (size_t j = 0; t && j < tprof_rows_count(st); j++) {
             char num[32];
-            int64_t pa = cell_of(st, j, "peak_allocated_bytes")->v.i, pr = cell_of(st, j, "peak_reserved_bytes")->v.i;
-            snprintf(num, sizeof num, "%" PRId64, cell_of(st, j, "step")->v.i);
+            int64_t pa = tprof_rows_at(st, j, "peak_allocated_bytes")->v.i, pr = tprof_rows_at(st, j, "peak_reserved_bytes")->v.i;
+            snprintf(num, sizeof num, "%" PRId64, tprof_rows_at(st, j, "step")->v.i);
             const char *row[] = { num, pa >= 0 ? tprof_fmt_bytes(a, sizeof a, pa) : "-",
                                   pr >= 0 ? tprof_fmt_bytes(b, sizeof b, pr) : "-" };
             tprof_table_row(t, row);
