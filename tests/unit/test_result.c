@@ -349,6 +349,14 @@ static void test_sort_limit_shares(void **state)
     assert_int_equal(tprof_rows_sort(t, cols, desc_, 2), 0);
     static const char *const want[] = { "a", "b", "d", "c" };
     for (int i = 0; i < 4; i++) assert_string_equal(tprof_rows_cell(t, (size_t)i, 0)->v.s, want[i]);
+    /* cells by name: 0, NAN or NULL when null or absent */
+    assert_int_equal(tprof_rows_int(t, 1, "stream"), 7);
+    assert_int_equal(tprof_rows_int(t, 0, "stream"), 0);
+    assert_string_equal(tprof_rows_str(t, 0, "name"), "a");
+    assert_null(tprof_rows_at(t, 0, "no_such_column"));
+    assert_null(tprof_rows_at(t, 9, "name"));
+    assert_true(isnan(tprof_rows_real(t, 9, "share")));
+    assert_true(fabs(tprof_rows_real(t, 0, "share") - 0.3) < 1e-12);
     static const int bad_col[] = { 9 };
     assert_int_equal(tprof_rows_sort(t, bad_col, desc_, 1), TPROF_EUSAGE);
     char *j = render(ranking_json, r);
