@@ -380,13 +380,14 @@ static const tprof_col_desc layer_cols[] = {
 static const tprof_col_desc layer_bytes_cols[] = {
     TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "live bytes of each layer, in layers' order"),
 };
+/* a timeline point: in the devices' points (JSON) and in CSV's rows */
+#define TPOINT_COLS(INDEX, TIME, ACTIVE, RESERVED)                                                                    \
+    [INDEX] = TPROF_COL("index", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the bucket's last trace entry"),         \
+    [TIME] = TPROF_COL("time_us", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its time"),                            \
+    [ACTIVE] = TPROF_COL("active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "the bucket's highest active"),  \
+    [RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved then")
 enum { TP_INDEX, TP_TIME, TP_ACTIVE, TP_RESERVED, TP_NCOLS };
-static const tprof_col_desc tl_point_cols[TP_NCOLS] = {
-    [TP_INDEX] = TPROF_COL("index", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the bucket's last trace entry"),
-    [TP_TIME] = TPROF_COL("time_us", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its time"),
-    [TP_ACTIVE] = TPROF_COL("active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "the bucket's highest active"),
-    [TP_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved then"),
-};
+static const tprof_col_desc tl_point_cols[TP_NCOLS] = { TPOINT_COLS(TP_INDEX, TP_TIME, TP_ACTIVE, TP_RESERVED) };
 static const tprof_table_desc tl_layers = { .name = "layers", .doc = "the top call sites, then other",
                                             .cols = layer_cols, .ncols = 1, .json_values = 1 };
 static const tprof_table_desc tl_layer_bytes = { .name = "layer_bytes", .doc = "per layer",
@@ -402,10 +403,7 @@ static const tprof_table_desc tl_devices = { .name = "devices", .doc = "one time
 enum { TR_DEVICE, TR_INDEX, TR_TIME, TR_ACTIVE, TR_RESERVED, TR_LAYER, TR_BYTES, TR_NCOLS };
 static const tprof_col_desc tl_row_cols[TR_NCOLS] = {
     [TR_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the device"),
-    [TR_INDEX] = TPROF_COL("index", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the bucket's last trace entry"),
-    [TR_TIME] = TPROF_COL("time_us", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its time"),
-    [TR_ACTIVE] = TPROF_COL("active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "active"),
-    [TR_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved"),
+    TPOINT_COLS(TR_INDEX, TR_TIME, TR_ACTIVE, TR_RESERVED),
     [TR_LAYER] = TPROF_COL("layer", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "a layer"),
     [TR_BYTES] = TPROF_COL("layer_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "its live bytes"),
 };
@@ -450,18 +448,17 @@ int tprof_mem_timeline_add(tprof_result *res, const tprof_mem_timeline *t)
     return 0;
 }
 
+/* a [memory] point: in the devices' points (JSON) and after the device in CSV's rows */
+#define KPOINT_COLS(TS, ALLOC, RESERVED)                                                                              \
+    [TS] = TPROF_COL("ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "the bucket's highest point"),        \
+    [ALLOC] = TPROF_COL("allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "allocated then"),           \
+    [RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved, -1: unknown")
 enum { KP_TS, KP_ALLOC, KP_RESERVED, KP_NCOLS };
-static const tprof_col_desc kp_cols[KP_NCOLS] = {
-    [KP_TS] = TPROF_COL("ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "the bucket's highest point"),
-    [KP_ALLOC] = TPROF_COL("allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "allocated then"),
-    [KP_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved, -1: unknown"),
-};
+static const tprof_col_desc kp_cols[KP_NCOLS] = { KPOINT_COLS(KP_TS, KP_ALLOC, KP_RESERVED) };
 enum { KR_DEVICE, KR_TS, KR_ALLOC, KR_RESERVED, KR_NCOLS };
 static const tprof_col_desc kr_cols[KR_NCOLS] = {
     [KR_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the device"),
-    [KR_TS] = TPROF_COL("ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "the bucket's highest point"),
-    [KR_ALLOC] = TPROF_COL("allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "allocated then"),
-    [KR_RESERVED] = TPROF_COL("reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "reserved, -1: unknown"),
+    KPOINT_COLS(KR_TS, KR_ALLOC, KR_RESERVED),
 };
 static const tprof_table_desc kt_points = { .name = "points", .doc = "at most --points buckets", .cols = kp_cols,
                                             .ncols = KP_NCOLS };
