@@ -116,6 +116,15 @@ typedef struct {
 int tprof_diff(const tprof_trace *const *base, size_t nbase, const tprof_trace *const *cand, size_t ncand,
                const tprof_diff_opts *opts, tprof_diff_result **out);
 void tprof_diff_free(tprof_diff_result *r);
+/* The same in two parts, so that each trace can be freed once read: what
+ * diff keeps of one trace (its figures and collective types per step, its
+ * kernel rows, its file's name, rank, steps and whether it was cut), then
+ * the comparison from the parts of each side, in order. */
+typedef struct tprof_diff_part tprof_diff_part;
+int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out);
+void tprof_diff_part_free(tprof_diff_part *p);
+int tprof_diff_parts(const tprof_diff_part *const *base, size_t nbase, const tprof_diff_part *const *cand,
+                     size_t ncand, const tprof_diff_opts *opts, tprof_diff_result **out);
 
 /* --fail-above: the metric checked, the limit, the change and the verdict. */
 typedef struct {
@@ -127,9 +136,9 @@ typedef struct {
 
 /* The comparison as result tables: each side with its files, the metrics,
  * the collective types, the kernels (the lists and every row), the check,
- * and the flat table CSV prints. TRACES[s] are side s's traces. */
+ * and the flat table CSV prints. PARTS[s] are side s's traces' parts. */
 extern const tprof_result_desc tprof_diff_desc;
-int tprof_diff_tables(const tprof_diff_result *r, const tprof_trace *const *const traces[2], const size_t ntraces[2],
+int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *const parts[2], const size_t nparts[2],
                       const tprof_diff_check *ck, tprof_result **out);
 
 #ifdef __cplusplus

@@ -177,36 +177,62 @@ void tprof_diff_free(tprof_diff_result *r)
     free(r);
 }
 
-/* One side's figures from its traces; per-trace figures are divided by the
- * trace's steps, then averaged over the traces. */
-static int side_metrics(const tprof_trace *const *tr, size_t n, tprof_diff_side *s, tprof_diff_comm **comm,
-                        size_t *ncomm, size_t which)
+/* What diff keeps of one trace: its figures per step, its collective types
+ * per step, its kernel rows, and what the output says of the file. */
+struct tprof_diff_part {
+    double metric[TPROF_DIFF_METRICS]; /* per step */
+    size_t steps;                      /* ProfilerSteps, 0 when none */
+    int phases_found;
+    struct {
+        const char *type; /* static (tprof_collective_type) */
+        double time, exposed; /* per step */
+    } * comm;
+    size_t ncomm;
+    tprof_kernels_result *kernels;
+    char *path;
+    int64_t rank;
+    int truncated;
+};
+
+void tprof_diff_part_free(tprof_diff_part *p)
 {
-    memset(s, 0, sizeof *s);
-    s->traces = n;
-    for (size_t i = 0; i < n; i++) {
-        const tprof_trace_meta *m = tprof_trace_meta_get(tr[i]);
-        tprof_steps_result *st;
-        tprof_comm_result *cm;
-        tprof_temporal_result tp;
-        tprof_temporal_opts to = { .keep_last_step = 1 };
-        int rc = tprof_steps(tr[i], &st);
-        if (rc) return rc;
-        rc = tprof_comm(tr[i], &cm);
-        if (rc) {
-            tprof_steps_free(st);
-            return rc;
-        }
-        rc = tprof_temporal(tr[i], &to, &tp);
+    if (!p) return;
+    free(p->comm);
+    tprof_kernels_free(p->kernels);
+    free(p->path);
+    free(p);
+}
+
+int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
+{
+    *out = NULL;
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    tprof_diff_part *p = calloc(1, sizeof *p);
+    if (!p || !(p->path = strdup(m->path ? m->path : ""))) {
+        tprof_diff_part_free(p);
+        return TPROF_ENOMEM;
+    }
+    p->rank = m->rank;
+    p->truncated = m->truncated != 0;
+    tprof_steps_result *st = NULL;
+    tprof_comm_result *cm = NULL;
+    tprof_temporal_result tp;
+    tprof_temporal_opts to = { .keep_last_step = 1 };
+    int rc = tprof_steps(t, &st);
+    if (!rc) rc = tprof_comm(t, &cm);
+    if (!rc) rc = tprof_temporal(t, &to, &tp);
+    if (!rc) rc = tprof_kernels(t, NULL, &p->kernels);
+    if (!rc && cm->ntypes && !(p->comm = calloc(cm->ntypes, sizeof *p->comm))) rc = TPROF_ENOMEM;
+    if (!rc) {
         double steps = st->nsteps ? (double)st->nsteps : 1.0;
-        double v[TPROF_DIFF_METRICS] = { 0 };
+        double *v = p->metric;
         if (st->nsteps)
             v[TPROF_DIFF_STEP_TIME] = (double)st->mean_ns;
         else /* one step: the whole trace */
             v[TPROF_DIFF_STEP_TIME] = m->ts_max > m->ts_min ? (double)tprof_span_ns(m->ts_min, m->ts_max) : 0.0;
         int64_t ktotal = 0;
-        const tprof_event *ev = tprof_trace_events(tr[i]);
-        for (size_t e = 0, ne = tprof_trace_nevents(tr[i]); e < ne; e++)
+        const tprof_event *ev = tprof_trace_events(t);
+        for (size_t e = 0, ne = tprof_trace_nevents(t); e < ne; e++)
             if (ev[e].kind == TPROF_KIND_GPU) ktotal = tprof_sat_add(ktotal, ev[e].dur);
         v[TPROF_DIFF_KERNEL_TIME] = (double)ktotal / steps;
         v[TPROF_DIFF_GPU_BUSY] = (double)tp.busy_ns / steps;
@@ -215,34 +241,55 @@ static int side_metrics(const tprof_trace *const *tr, size_t n, tprof_diff_side 
         v[TPROF_DIFF_NON_COMPUTE] = (double)tp.non_compute_ns / steps;
         v[TPROF_DIFF_COMM] = (double)cm->comm_ns / steps;
         v[TPROF_DIFF_COMM_EXPOSED] = (double)cm->exposed_ns / steps;
-        for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
-            v[TPROF_DIFF_CPU_DATA + p] = (double)st->phase_cpu_ns[p] / steps;
-            v[TPROF_DIFF_GPU_DATA + p] = (double)st->phase_gpu_ns[p] / steps;
+        for (int ph = 0; ph < TPROF_PHASE_COUNT; ph++) {
+            v[TPROF_DIFF_CPU_DATA + ph] = (double)st->phase_cpu_ns[ph] / steps;
+            v[TPROF_DIFF_GPU_DATA + ph] = (double)st->phase_gpu_ns[ph] / steps;
         }
-        for (int k = 0; k < TPROF_DIFF_METRICS; k++) s->metric[k] += v[k] / (double)n;
-        s->steps += st->nsteps ? st->nsteps : 1;
-        s->traces_no_steps += st->nsteps == 0;
-        s->phases_found |= st->phases_found;
-        /* collective types: merged by their (static) name */
-        for (size_t y = 0; !rc && y < cm->ntypes; y++) {
+        p->steps = st->nsteps;
+        p->phases_found = st->phases_found != 0;
+        for (size_t y = 0; y < cm->ntypes; y++) {
+            p->comm[y].type = cm->types[y].type;
+            p->comm[y].time = (double)cm->types[y].time_ns / steps;
+            p->comm[y].exposed = (double)cm->types[y].exposed_ns / steps;
+        }
+        p->ncomm = cm->ntypes;
+    }
+    tprof_steps_free(st);
+    tprof_comm_free(cm);
+    if (rc) {
+        tprof_diff_part_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+/* One side's figures from its traces' parts: per-trace figures (already per
+ * step) averaged over the traces; collective types merged by name. */
+static int side_metrics(const tprof_diff_part *const *parts, size_t n, tprof_diff_side *s, tprof_diff_comm **comm,
+                        size_t *ncomm, size_t which)
+{
+    memset(s, 0, sizeof *s);
+    s->traces = n;
+    for (size_t i = 0; i < n; i++) {
+        const tprof_diff_part *p = parts[i];
+        for (int k = 0; k < TPROF_DIFF_METRICS; k++) s->metric[k] += p->metric[k] / (double)n;
+        s->steps += p->steps ? p->steps : 1;
+        s->traces_no_steps += p->steps == 0;
+        s->phases_found |= p->phases_found;
+        for (size_t y = 0; y < p->ncomm; y++) {
             size_t k = 0;
-            while (k < *ncomm && strcmp((*comm)[k].type, cm->types[y].type)) k++;
+            while (k < *ncomm && strcmp((*comm)[k].type, p->comm[y].type)) k++;
             if (k == *ncomm) {
                 tprof_diff_comm *nc = realloc(*comm, (*ncomm + 1) * sizeof *nc);
-                if (!nc) {
-                    rc = TPROF_ENOMEM;
-                    break;
-                }
+                if (!nc) return TPROF_ENOMEM;
                 *comm = nc;
-                nc[k] = (tprof_diff_comm){ .type = cm->types[y].type };
+                nc[k] = (tprof_diff_comm){ .type = p->comm[y].type };
                 (*ncomm)++;
             }
-            (*comm)[k].time_ns[which] += (double)cm->types[y].time_ns / steps / (double)n;
-            (*comm)[k].exposed_ns[which] += (double)cm->types[y].exposed_ns / steps / (double)n;
+            (*comm)[k].time_ns[which] += p->comm[y].time / (double)n;
+            (*comm)[k].exposed_ns[which] += p->comm[y].exposed / (double)n;
         }
-        tprof_steps_free(st);
-        tprof_comm_free(cm);
-        if (rc) return rc;
     }
     return 0;
 }
@@ -316,15 +363,14 @@ static int add_row(kbuild *b, const tprof_kernel_row *row, size_t side)
     return 0;
 }
 
-static int side_kernels(kbuild *b, const tprof_trace *const *tr, size_t n, size_t side)
+static int side_kernels(kbuild *b, const tprof_diff_part *const *parts, size_t n, size_t side)
 {
     for (size_t i = 0; i < n; i++) {
-        tprof_kernels_result *kr;
-        int rc = tprof_kernels(tr[i], NULL, &kr);
-        if (rc) return rc;
-        for (size_t j = 0; !rc && j < kr->nrows; j++) rc = add_row(b, &kr->rows[j], side);
-        tprof_kernels_free(kr);
-        if (rc) return rc;
+        const tprof_kernels_result *kr = parts[i]->kernels;
+        for (size_t j = 0; j < kr->nrows; j++) {
+            int rc = add_row(b, &kr->rows[j], side);
+            if (rc) return rc;
+        }
     }
     return 0;
 }
@@ -395,6 +441,22 @@ static int is_added(const tprof_diff_kernel *k) { return !k->count[0] && k->coun
 
 int tprof_diff(const tprof_trace *const *base, size_t nbase, const tprof_trace *const *cand, size_t ncand,
                const tprof_diff_opts *opts, tprof_diff_result **out)
+{
+    *out = NULL;
+    size_t n = nbase + ncand;
+    tprof_diff_part **parts = calloc(n ? n : 1, sizeof *parts);
+    int rc = parts ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) rc = tprof_diff_part_of(i < nbase ? base[i] : cand[i - nbase], &parts[i]);
+    if (!rc)
+        rc = tprof_diff_parts((const tprof_diff_part *const *)parts, nbase, (const tprof_diff_part *const *)parts + nbase,
+                              ncand, opts, out);
+    for (size_t i = 0; parts && i < n; i++) tprof_diff_part_free(parts[i]);
+    free(parts);
+    return rc;
+}
+
+int tprof_diff_parts(const tprof_diff_part *const *base, size_t nbase, const tprof_diff_part *const *cand,
+                     size_t ncand, const tprof_diff_opts *opts, tprof_diff_result **out)
 {
     *out = NULL;
     if (!nbase || !ncand) return TPROF_EUSAGE;
@@ -656,7 +718,7 @@ static int kernel_row(tprof_rows *t, const tprof_diff_kernel *k)
     return 0;
 }
 
-int tprof_diff_tables(const tprof_diff_result *r, const tprof_trace *const *const traces[2], const size_t ntraces[2],
+int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *const parts[2], const size_t nparts[2],
                       const tprof_diff_check *ck, tprof_result **out)
 {
     *out = NULL;
@@ -676,19 +738,19 @@ int tprof_diff_tables(const tprof_diff_result *r, const tprof_trace *const *cons
         tprof_rows_set_i(t, 0, SD_STEPS, (int64_t)x->steps);
         tprof_rows_set_i(t, 0, SD_NO_STEPS, (int64_t)x->traces_no_steps);
         tprof_rows_set_i(t, 0, SD_PHASES, x->phases_found != 0);
-        for (size_t i = 0; !rc && i < ntraces[s]; i++) {
-            const tprof_trace_meta *m = tprof_trace_meta_get(traces[s][i]);
+        for (size_t i = 0; !rc && i < nparts[s]; i++) {
+            const tprof_diff_part *p = parts[s][i];
             char label[64];
-            if (m->rank >= 0) snprintf(label, sizeof label, "rank %lld", (long long)m->rank);
+            if (p->rank >= 0) snprintf(label, sizeof label, "rank %lld", (long long)p->rank);
             else snprintf(label, sizeof label, "trace %zu", i);
             long k = tprof_rows_add(files);
             if (k < 0 || tprof_rows_set_s(files, (size_t)k, FL_LABEL, label) ||
-                tprof_rows_set_s(files, (size_t)k, FL_FILE, m->path)) {
+                tprof_rows_set_s(files, (size_t)k, FL_FILE, p->path)) {
                 rc = TPROF_ENOMEM;
                 break;
             }
-            tprof_rows_set_i(files, (size_t)k, FL_STEPS, (int64_t)m->nsteps);
-            tprof_rows_set_i(files, (size_t)k, FL_TRUNCATED, m->truncated != 0);
+            tprof_rows_set_i(files, (size_t)k, FL_STEPS, (int64_t)p->steps);
+            tprof_rows_set_i(files, (size_t)k, FL_TRUNCATED, p->truncated);
         }
     }
     static const char *const side_rows[] = { "traces", "steps", "traces_without_steps" };

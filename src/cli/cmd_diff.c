@@ -1,9 +1,9 @@
 /* trainprof diff: two runs side by side (before/after a change, two ranks,
  * two GPU generations), with a regression check for CI. Two sides do not fit
  * cli_run's one list of traces, so this command has its own loop around the
- * shared helpers; its output is the diff result (lib/analysis/diff.c). It
- * still keeps every trace until tprof_diff has run (issue 21 reduces the
- * sides from per-trace parts). */
+ * shared helpers: each trace becomes its part (tprof_diff_part_of) on the
+ * thread that read it and is freed, and the two sides are compared from the
+ * parts; the output is the diff result (lib/analysis/diff.c). */
 #include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -255,6 +255,21 @@ static void print_table(const tprof_result *res)
     kernel_table(tprof_rows_child_c(k, 0, 3), "only in candidate", only_cand);
 }
 
+/* Each trace's part, made on the thread that read it; the trace is freed there. */
+typedef struct {
+    tprof_diff_part **parts;
+    int *rc;
+} part_job;
+
+static void make_part(void *ctx, size_t i, tprof_read_result *r)
+{
+    part_job *j = ctx;
+    if (!r->trace) return;
+    j->rc[i] = tprof_diff_part_of(r->trace, &j->parts[i]);
+    tprof_trace_free(r->trace);
+    r->trace = NULL;
+}
+
 /* ---- the command ---- */
 
 int cmd_diff(int argc, char **argv)
@@ -350,11 +365,14 @@ int cmd_diff(int argc, char **argv)
     int nb = side[0].n, nc = side[1].n, n = nb + nc;
     char **all = malloc((size_t)n * sizeof *all);
     tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    const tprof_trace **tr = calloc((size_t)n, sizeof *tr);
-    if (!all || !res || !tr) {
+    part_job job = { calloc((size_t)n, sizeof *job.parts), calloc((size_t)n, sizeof *job.rc) };
+    const tprof_diff_part **pr = calloc((size_t)n, sizeof *pr);
+    if (!all || !res || !job.parts || !job.rc || !pr) {
         free(all);
         free(res);
-        free(tr);
+        free(job.parts);
+        free(job.rc);
+        free(pr);
         cli_common_free(&co);
         paths_free(&side[0]);
         paths_free(&side[1]);
@@ -362,14 +380,22 @@ int cmd_diff(int argc, char **argv)
     }
     memcpy(all, side[0].v, (size_t)nb * sizeof *all);
     memcpy(all + nb, side[1].v, (size_t)nc * sizeof *all);
+    for (int i = 0; i < n; i++) res[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
     tprof_read_opts ro = { .keep = TPROF_DIFF_KEEP, .classifier = co.cls, .threads = co.threads };
-    rc = cli_read_traces(all, n, &ro, res);
+    /* each trace is analysed into its part as soon as it is read, and freed */
+    rc = cli_read_traces_each(all, n, &ro, res, make_part, &job);
     /* what was read of each side, base first */
     size_t tb = 0, tc = 0;
-    for (int i = 0; i < nb; i++)
-        if (res[i].trace) tr[tb++] = res[i].trace;
-    for (int i = nb; i < n; i++)
-        if (res[i].trace) tr[tb + tc++] = res[i].trace;
+    for (int i = 0; i < n; i++) {
+        if (job.rc[i]) {
+            cli_error("%s: %s", all[i], tprof_strerror(job.rc[i]));
+            rc = EXIT_INPUT;
+        }
+        if (!job.parts[i]) continue;
+        if (i < nb) pr[tb++] = job.parts[i];
+        else pr[nb + tc++] = job.parts[i];
+    }
+    if (tb < (size_t)nb) memmove(pr + tb, pr + nb, tc * sizeof *pr); /* the candidate's right after the base's */
     if (rc == EXIT_USAGE) {
         /* stdin named twice: nothing was read */
     } else if (!tb || !tc) {
@@ -378,7 +404,7 @@ int cmd_diff(int argc, char **argv)
     } else {
         tprof_diff_result *r;
         tprof_diff_opts dop = { .top = (size_t)top };
-        int e = tprof_diff(tr, tb, tr + tb, tc, &dop, &r);
+        int e = tprof_diff_parts(pr, tb, pr + tb, tc, &dop, &r);
         if (e) {
             cli_error("%s", tprof_strerror(e));
             rc = EXIT_INPUT;
@@ -387,7 +413,7 @@ int cmd_diff(int argc, char **argv)
                 ck.pct = tprof_diff_pct(r->side[0].metric[ck.metric], r->side[1].metric[ck.metric]);
                 ck.failed = ck.pct > ck.limit;
             }
-            const tprof_trace *const *sides[2] = { tr, tr + tb };
+            const tprof_diff_part *const *sides[2] = { pr, pr + tb };
             const size_t nsides[2] = { tb, tc };
             tprof_result *out;
             e = tprof_diff_tables(r, sides, nsides, &ck, &out);
@@ -416,9 +442,11 @@ int cmd_diff(int argc, char **argv)
             tprof_diff_free(r);
         }
     }
-    for (int i = 0; i < n; i++) tprof_trace_free(res[i].trace);
+    for (int i = 0; i < n; i++) tprof_diff_part_free(job.parts[i]);
+    free(job.parts);
+    free(job.rc);
+    free(pr);
     free(res);
-    free(tr);
     free(all);
     cli_common_free(&co);
     paths_free(&side[0]);

@@ -53,8 +53,14 @@ for r in range(96):
     subprocess.run([GENTRACE, "--size", "2M", "--rank", str(r), "--world", "96", "--seed", str(r + 1), "-o", p],
                    check=True)
     many.append(p)
-for cmd in ("summary", "kernels", "ranks", "advice", "temporal"):
-    half, full = (peak_kib([TRAINPROF, cmd, "--threads", "2", *many[:n]]) for n in (48, 96))
+def args_of(cmd, n):
+    if cmd == "diff":  # half the ranks on each side
+        return [cmd, "--threads", "2", *many[:n // 2], "--vs", *many[n // 2:n]]
+    return [cmd, "--threads", "2", *many[:n]]
+
+
+for cmd in ("summary", "kernels", "ranks", "advice", "temporal", "diff"):
+    half, full = (peak_kib([TRAINPROF, *args_of(cmd, n)]) for n in (48, 96))
     print(f"{cmd}: peak RSS {half} KiB over 48 ranks of 2 MiB, {full} KiB over 96")
     check(full < half + 8192, f"{cmd}: memory grows with the ranks: {half} KiB for 48, {full} KiB for 96")
 finish("memory budget")

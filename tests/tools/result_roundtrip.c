@@ -256,14 +256,18 @@ int main(int argc, char **argv)
         tprof_advise_rank(t, &r[FINDINGS]);
         tprof_info_tables(t, &r[INFO]);
         tprof_diff_result *dr;
-        const tprof_trace *one[] = { t };
+        tprof_diff_part *part;
         tprof_diff_opts dop = { .top = 3 };
-        if (tprof_diff(one, 1, one, 1, &dop, &dr) == 0) { /* the trace against itself */
-            const tprof_trace *const *sides[2] = { one, one };
-            const size_t nsides[2] = { 1, 1 };
-            tprof_diff_check ck = { .on = 1, .limit = 5 };
-            tprof_diff_tables(dr, sides, nsides, &ck, &r[DIFF]);
-            tprof_diff_free(dr);
+        if (tprof_diff_part_of(t, &part) == 0) { /* the trace against itself */
+            const tprof_diff_part *one[] = { part };
+            if (tprof_diff_parts(one, 1, one, 1, &dop, &dr) == 0) {
+                const tprof_diff_part *const *sides[2] = { one, one };
+                const size_t nsides[2] = { 1, 1 };
+                tprof_diff_check ck = { .on = 1, .limit = 5 };
+                tprof_diff_tables(dr, sides, nsides, &ck, &r[DIFF]);
+                tprof_diff_free(dr);
+            }
+            tprof_diff_part_free(part);
         }
         tprof_mem_kreport kr;
         if (tprof_mem_from_trace(t, 100, &kr) == 0) {
