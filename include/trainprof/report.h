@@ -15,6 +15,9 @@ extern "C" {
 char *tprof_fmt_duration(char *buf, size_t len, int64_t ns);
 /* "512 B", "1.5 KiB", "3.2 MiB", "1.07 GiB": 3 significant digits, no exponent */
 char *tprof_fmt_bytes(char *buf, size_t len, int64_t bytes);
+/* How every output names a trace: "rank R" when it says its rank (R >= 0),
+ * else "trace I", I its place among the traces read. */
+char *tprof_fmt_trace_label(char *buf, size_t len, int64_t rank, size_t index);
 
 /* A text table: columns with a header and an alignment ('l' or 'r'). Cells
  * are copied. Long cells in the column marked with a width limit are cut

@@ -741,8 +741,7 @@ int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *
         for (size_t i = 0; !rc && i < nparts[s]; i++) {
             const tprof_diff_part *p = parts[s][i];
             char label[64];
-            if (p->rank >= 0) snprintf(label, sizeof label, "rank %lld", (long long)p->rank);
-            else snprintf(label, sizeof label, "trace %zu", i);
+            tprof_fmt_trace_label(label, sizeof label, p->rank, i);
             long k = tprof_rows_add(files);
             if (k < 0 || tprof_rows_set_s(files, (size_t)k, FL_LABEL, label) ||
                 tprof_rows_set_s(files, (size_t)k, FL_FILE, p->path)) {

@@ -244,8 +244,7 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
         rc = tprof_rows_append(traces, tprof_result_table_c(parts[i].trace, 0));
         char label[64];
         int64_t r = top_i(tprof_result_table_c(parts[i].trace, 0), 0, T_RANK);
-        if (r >= 0) snprintf(label, sizeof label, "rank %lld", (long long)r);
-        else snprintf(label, sizeof label, "trace %zu", i);
+        tprof_fmt_trace_label(label, sizeof label, r, i);
         if (!rc) rc = tprof_rows_set_s(traces, i, T_LABEL, label);
     }
     /* the kernels of all traces: name, class, count, total, share */

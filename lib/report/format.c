@@ -41,3 +41,10 @@ char *tprof_fmt_bytes(char *buf, size_t len, int64_t b)
     }
     return amount(buf, len, v, 3, unit[u]);
 }
+
+char *tprof_fmt_trace_label(char *buf, size_t len, int64_t rank, size_t index)
+{
+    if (rank >= 0) snprintf(buf, len, "rank %" PRId64, rank);
+    else snprintf(buf, len, "trace %zu", index);
+    return buf;
+}

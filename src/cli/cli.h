@@ -174,8 +174,6 @@ int cli_print_findings(const tprof_rows *findings);
 int cli_advice_reduce(const tprof_result *const *facts, const tprof_result *const *findings, size_t n,
                       tprof_result **out);
 
-/* Label for a trace in reports: "rank R" when known, else the file index. */
-void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len);
 
 /* The model options of flops and mfu (model_args.c). */
 enum { CLI_OPT_CONFIG = 1000, CLI_OPT_SEQLENS, CLI_OPT_IMAGES, CLI_OPT_FREEZE_VIT, CLI_OPT_LORA };

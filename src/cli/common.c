@@ -316,13 +316,6 @@ int cli_add_class_file(tprof_classifier **c, const char *path)
     return 0;
 }
 
-void cli_trace_label(const tprof_trace *t, int index, char *buf, size_t len)
-{
-    const tprof_trace_meta *m = tprof_trace_meta_get(t);
-    if (m->rank >= 0) snprintf(buf, len, "rank %lld", (long long)m->rank);
-    else snprintf(buf, len, "trace %d", index);
-}
-
 int cli_common_option(int c, const char *arg, cli_common *co)
 {
     switch (c) {
@@ -527,8 +520,7 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
             if (rc < EXIT_INPUT) rc = job.rc[i] == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
             continue;
         }
-        if (job.rank[i] >= 0) snprintf(labels[ns], sizeof labels[ns], "rank %lld", (long long)job.rank[i]);
-        else snprintf(labels[ns], sizeof labels[ns], "trace %zu", idx);
+        tprof_fmt_trace_label(labels[ns], sizeof labels[ns], job.rank[i], idx);
         lab[ns] = labels[ns];
         paths[ns] = paths[i]; /* in place: only read from here on */
         shown_rank[ns] = job.rank[i];
