@@ -76,7 +76,33 @@ typedef struct {
     int keep_last_step; /* keep the GPU work launched in the last ProfilerStep */
 } tprof_temporal_opts;
 
-#define TPROF_TEMPORAL_KEEP TPROF_KERNELS_KEEP
+#define TPROF_TEMPORAL_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_STREAMED)
+
+/* HTA's figures: the temporal breakdown and communication overlap as
+ * Holistic Trace Analysis (v0.6) computes them for the trace loaded alone
+ * (docs/METRICS.md, "HTA's figures"); times in ns, on HTA's whole-us grid
+ * when it rounds. */
+typedef enum { TPROF_HTA_COMPUTE = 0, TPROF_HTA_COMM, TPROF_HTA_MEMORY, TPROF_HTA_OTHER } tprof_hta_kind;
+typedef struct {
+    int computed;               /* 0: HTA gives no figures; not_computed says why */
+    const char *not_computed;   /* static text, or NULL */
+    int step_filter;            /* the last-step filter ran (two or more ProfilerStep names) */
+    int rounded;                /* times rounded to whole us (a ts with a fraction, or without a ts) */
+    int64_t last_step_start_ns; /* the filter's cut, when it ran */
+    int64_t span_ns, idle_ns, compute_ns, non_compute_ns;
+    double comm_overlap;        /* communication time under compute / communication time; NaN: none */
+    uint64_t events;            /* events counted as GPU work */
+    uint64_t host_events;       /* of which events trainprof does not count as GPU work: host-side events
+                                   with a stream arg (Triton's cpu_op), MTIA's device events */
+    uint64_t sync_busy;         /* of which sync waits (trainprof's class other), busy for HTA */
+    uint64_t typed_apart;       /* of which kernels HTA types compute and trainprof not, or the reverse */
+    uint64_t dropped_unlaunched; /* GPU events left out: no CPU event carries their correlation */
+    int64_t dropped_unlaunched_ns; /* their summed durations */
+    uint64_t dropped_last_step; /* GPU events left out: launched in or after the last step */
+} tprof_hta_figures;
+/* HTA's type of a kernel name. */
+tprof_hta_kind tprof_hta_kind_of(const char *name);
+int tprof_hta_figures_of(const tprof_trace *t, tprof_hta_figures *h);
 
 typedef struct {
     uint64_t events;        /* GPU events counted */
@@ -88,6 +114,7 @@ typedef struct {
     int64_t non_compute_ns; /* busy - compute: communication and memory not under compute */
     int last_step_excluded; /* 1 when the work of the last step was left out */
     int64_t last_step;      /* its number, when excluded */
+    tprof_hta_figures hta;  /* the same breakdown as HTA computes it */
 } tprof_temporal_result;
 
 /* Fills R. Without GPU events every time is 0 and events is 0. */
@@ -96,7 +123,14 @@ int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_
  * events, span, busy, idle, compute and non-compute (ns), their shares of
  * the span (text table only), the step left out, and a note. */
 extern const tprof_result_desc tprof_temporal_desc;
-int tprof_temporal_tables(const tprof_temporal_result *r, tprof_result **out);
+/* Which figures a table shows first: trainprof's own, or HTA's. */
+typedef enum { TPROF_DEFINITION_TRAINPROF = 0, TPROF_DEFINITION_HTA } tprof_definition;
+int tprof_temporal_tables(const tprof_temporal_result *r, tprof_definition headline, tprof_result **out);
+/* HTA's idle, compute or non-compute share differs from trainprof's by more than 0.5 pp. */
+int tprof_hta_differs(const tprof_temporal_result *r);
+/* Why HTA's figures differ from trainprof's, as "; "-separated clauses in
+ * BUF (empty when nothing sets them apart); returns the length. */
+size_t tprof_hta_reasons(const tprof_hta_figures *h, char *buf, size_t cap);
 
 /* Every result description there is (the commands that print through
  * result tables), and one by name. */
@@ -182,7 +216,7 @@ int tprof_idle_tables(const tprof_idle_result *r, tprof_result **out);
 
 /* ---- comm: communication time, its overlap with compute, what is exposed ---- */
 
-#define TPROF_COMM_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS)
+#define TPROF_COMM_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS | TPROF_KEEP_STREAMED)
 
 /* Collective calls as PyTorch records them (record_param_comms), per
  * collective name, joined to the GPU kernels each call launched. */
@@ -213,6 +247,7 @@ typedef struct {
     int64_t overlap_ns;  /* time both ran */
     int64_t exposed_ns;  /* comm_ns - overlap_ns */
     double overlap;      /* overlap_ns / comm_ns (0 without communication) */
+    double hta_overlap;  /* the same as HTA computes it (tprof_hta_figures); NaN without communication */
     tprof_comm_type *types; /* by time, descending */
     size_t ntypes;
     tprof_comm_call *calls; /* by kernel time, descending; none without record_param_comms */

@@ -43,6 +43,8 @@ typedef enum {
 #define TPROF_KEEP_MARKERS (1u << 30) /* CPU spans that mark a phase (TPROF_EV_MARKER) */
 #define TPROF_KEEP_CALLS (1u << 29)   /* record_param_comms spans, with tprof_collective_call */
 #define TPROF_KEEP_MEMORY (1u << 28)  /* [memory] instant events, with tprof_memory_sample */
+#define TPROF_KEEP_STREAMED (1u << 27) /* events of other kinds with a "stream" arg (Triton's cpu_op, MTIA's
+                                          device events): HTA counts them as GPU work */
 #define TPROF_KEEP_ALL 0xFFFFFFFFu
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
@@ -62,6 +64,7 @@ typedef enum {
 #define TPROF_EV_STEP 0x10     /* a CPU ProfilerStep#N span */
 #define TPROF_EV_MARKER 0x20   /* a CPU span that marks a phase (tprof_phase_of) */
 #define TPROF_EV_CALL 0x40     /* a record_param_comms span (a collective call) */
+#define TPROF_EV_STREAM_ARG 0x80 /* stream came from args (not from the tid, as for a GPU event without one) */
 
 typedef struct {
     int64_t ts;          /* ns since the trace's clock origin */
@@ -190,6 +193,10 @@ typedef struct {
     size_t ncpu_tracks;
     const tprof_cpu_track *cpu_tracks; /* sorted by pid, tid */
     tprof_warnings warn;
+    uint64_t ts_sub_us;             /* events whose ts has digits below the microsecond */
+    uint64_t ts_absent;             /* events of any kind, metadata too, without a ts */
+    int64_t step_name_ts_max;       /* latest start of a complete event of any category named ProfilerStep#N
+                                       (GPU-side annotations too: HTA's last-step cut); INT64_MIN if none */
     int truncated;                  /* the input ended early; results cover what was read */
     const char *note;               /* a remark on the input that did not stop the read, or NULL */
     uint32_t chunks;                /* chunks parsed in parallel; 0 = read in one pass */

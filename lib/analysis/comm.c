@@ -5,6 +5,7 @@
 #include "intervals.h"
 #include "launch.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,6 +241,9 @@ int tprof_comm(const tprof_trace *t, tprof_comm_result **out)
     r->exposed_ns = r->comm_ns - r->overlap_ns;
     r->overlap = r->comm_ns > 0 ? (double)r->overlap_ns / (double)r->comm_ns : 0.0;
     if (calls_by_name(t, r)) goto oom;
+    tprof_hta_figures hta;
+    if (tprof_hta_figures_of(t, &hta)) goto oom;
+    r->hta_overlap = hta.computed ? hta.comm_overlap : NAN;
     free(comm);
     free(comp);
     free(type_of);
@@ -259,7 +263,7 @@ oom:
  * JSON: the totals, "types" and "calls". CSV: the types with a last row "all"
  * for the whole (its time the union of all communication), headed as
  * collective,kernels,... as it always was. */
-enum { M_COMM, M_COMPUTE, M_OVERLAP, M_EXPOSED, M_OVERLAP_SHARE, M_NCOLS };
+enum { M_COMM, M_COMPUTE, M_OVERLAP, M_EXPOSED, M_OVERLAP_SHARE, M_HTA_OVERLAP, M_NCOLS };
 static const tprof_col_desc comm_top_cols[M_NCOLS] = {
     [M_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "communication",
                          "union of the communication kernels' intervals"),
@@ -271,6 +275,10 @@ static const tprof_col_desc comm_top_cols[M_NCOLS] = {
     [M_OVERLAP_SHARE] = TPROF_COL("overlap", TPROF_COL_RATIO, TPROF_COMBINE_DERIVED, "overlap",
                                   "overlap_ns / comm_ns (0 without communication)", .num = "overlap_ns",
                                   .den = "comm_ns"),
+    [M_HTA_OVERLAP] = TPROF_COL("hta_overlap", TPROF_COL_RATIO, TPROF_COMBINE_PER_RANK, NULL,
+                                "the overlap as HTA computes it for the trace alone (its event set, last-step "
+                                "filter, kernel types); null without communication",
+                                .flags = TPROF_COLF_NO_TABLE),
 };
 enum { T_TYPE, T_COUNT, T_TIME, T_TOTAL, T_EXPOSED, T_NCOLS };
 #define COMM_TYPE_COLS                                                                                            \
@@ -338,6 +346,7 @@ int tprof_comm_tables(const tprof_comm_result *r, tprof_result **out)
     tprof_rows_set_i(top, 0, M_OVERLAP, r->overlap_ns);
     tprof_rows_set_i(top, 0, M_EXPOSED, r->exposed_ns);
     tprof_rows_set_d(top, 0, M_OVERLAP_SHARE, r->overlap); /* 0 without communication, as the analysis says */
+    if (r->hta_overlap == r->hta_overlap) tprof_rows_set_d(top, 0, M_HTA_OVERLAP, r->hta_overlap);
     int rc = 0;
     tprof_comm_type all = { "all", 0, 0, r->comm_ns, r->exposed_ns };
     for (size_t i = 0; !rc && i < r->ntypes; i++) {

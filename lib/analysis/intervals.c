@@ -15,7 +15,7 @@ static int cmp_iv(const void *a, const void *b)
 /* Sorts by start: an LSD radix sort for large inputs (analyses sort hundreds
  * of thousands of GPU intervals, several times per summary), qsort below.
  * Union and merge only need start order. */
-static void sort_by_start(tprof_interval *iv, size_t n)
+void tprof_interval_sort(tprof_interval *iv, size_t n)
 {
     size_t sorted = 1;
     while (sorted < n && iv[sorted].start >= iv[sorted - 1].start) sorted++;
@@ -99,7 +99,7 @@ void tprof_sort_i64(int64_t *a, size_t n)
 int64_t tprof_interval_union(tprof_interval *iv, size_t n)
 {
     if (n == 0) return 0;
-    sort_by_start(iv, n);
+    tprof_interval_sort(iv, n);
     int64_t total = 0, s = iv[0].start, e = iv[0].end;
     for (size_t i = 1; i < n; i++) {
         if (iv[i].start > e) {
@@ -115,7 +115,7 @@ int64_t tprof_interval_union(tprof_interval *iv, size_t n)
 size_t tprof_interval_merge(tprof_interval *iv, size_t n)
 {
     if (n == 0) return 0;
-    sort_by_start(iv, n);
+    tprof_interval_sort(iv, n);
     size_t m = 0;
     for (size_t i = 1; i < n; i++) {
         if (iv[i].start > iv[m].end) iv[++m] = iv[i];

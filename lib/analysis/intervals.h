@@ -9,6 +9,8 @@ typedef struct {
     int64_t start, end;
 } tprof_interval;
 
+/* Sorts IV in place by start (ties in any order). */
+void tprof_interval_sort(tprof_interval *iv, size_t n);
 /* Sorts IV in place (by start) and returns the length of their union. */
 int64_t tprof_interval_union(tprof_interval *iv, size_t n);
 /* Sorts and merges IV in place into disjoint intervals; returns their count. */

@@ -46,7 +46,8 @@ static const tprof_col_desc phase_cols[P_NCOLS] = {
     [P_GPU] = TPROF_COL("gpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
                         "GPU time of the work launched in the phase"),
 };
-enum { G_SPAN, G_IDLE, G_COMPUTE, G_NON, G_LAST, G_EVENTS, G_NCOLS };
+enum { G_SPAN, G_IDLE, G_COMPUTE, G_NON, G_LAST, G_EVENTS, G_HTA_SPAN, G_HTA_IDLE, G_HTA_COMPUTE, G_HTA_NON,
+       G_HTA_NOTE, G_NCOLS };
 static const tprof_col_desc temporal_cols[G_NCOLS] = {
     [G_SPAN] = TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "the GPU kernel span"),
     [G_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "span minus busy"),
@@ -57,6 +58,15 @@ static const tprof_col_desc temporal_cols[G_NCOLS] = {
                          "the last step's work was left out (as `temporal` does)"),
     [G_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "GPU events counted",
                            .flags = TPROF_COLF_NO_JSON),
+    [G_HTA_SPAN] = TPROF_COL("hta_span_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                             "HTA's kernel span for the trace alone (`temporal`), null when HTA gives none"),
+    [G_HTA_IDLE] = TPROF_COL("hta_idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "HTA's idle time"),
+    [G_HTA_COMPUTE] = TPROF_COL("hta_compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "HTA's compute time"),
+    [G_HTA_NON] = TPROF_COL("hta_non_compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                            "HTA's non-compute time"),
+    [G_HTA_NOTE] = TPROF_COL("hta_differs", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL,
+                             "where HTA's shares differ by more than 0.5 pp: why (text only), else empty",
+                             .flags = TPROF_COLF_NO_JSON),
 };
 enum { K_NAME, K_CALLS, K_BYTES, K_BUSBW, K_MATCHED, K_NCOLS };
 static const tprof_col_desc call_cols[K_NCOLS] = {
@@ -74,13 +84,15 @@ static const tprof_col_desc type_cols[Y_NCOLS] = {
                          .flags = TPROF_COLF_KEY),
     [Y_TIME] = TPROF_COL("time_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "union of its kernels"),
 };
-enum { C_COMM, C_OVERLAP, C_EXPOSED, C_SHARE, C_NCOLS };
+enum { C_COMM, C_OVERLAP, C_EXPOSED, C_SHARE, C_HTA_SHARE, C_NCOLS };
 static const tprof_col_desc comm_cols[C_NCOLS] = {
     [C_COMM] = TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "union of communication kernels"),
     [C_OVERLAP] = TPROF_COL("overlap_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "of it, under compute"),
     [C_EXPOSED] = TPROF_COL("exposed_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "of it, not under compute"),
     [C_SHARE] = TPROF_COL("overlap", TPROF_COL_REAL, TPROF_COMBINE_DIST, NULL,
                           "overlap_ns / comm_ns (0 without communication)"),
+    [C_HTA_SHARE] = TPROF_COL("hta_overlap", TPROF_COL_REAL, TPROF_COMBINE_DIST, NULL,
+                              "the overlap as HTA computes it (`comm`), null without communication"),
 };
 static const tprof_table_desc calls_desc = { .name = "calls", .doc = "recorded collective calls, by kernel time",
                                              .cols = call_cols, .ncols = K_NCOLS };
@@ -151,9 +163,19 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
     set_row(te, 0,
             (const int64_t[]){ g->span_ns, g->idle_ns, g->compute_ns, g->non_compute_ns, g->last_step_excluded != 0,
                                (int64_t)g->events },
-            G_NCOLS);
+            G_HTA_SPAN);
+    if (g->hta.computed) {
+        tprof_rows_set_i(te, 0, G_HTA_SPAN, g->hta.span_ns);
+        tprof_rows_set_i(te, 0, G_HTA_IDLE, g->hta.idle_ns);
+        tprof_rows_set_i(te, 0, G_HTA_COMPUTE, g->hta.compute_ns);
+        tprof_rows_set_i(te, 0, G_HTA_NON, g->hta.non_compute_ns);
+    }
+    char why[400] = "";
+    if (tprof_hta_differs(g)) tprof_hta_reasons(&g->hta, why, sizeof why);
+    if (tprof_rows_set_s(te, 0, G_HTA_NOTE, why)) goto oom;
     set_row(co, 0, (const int64_t[]){ cm->comm_ns, cm->overlap_ns, cm->exposed_ns }, C_SHARE);
     tprof_rows_set_d(co, 0, C_SHARE, cm->overlap);
+    if (cm->hta_overlap == cm->hta_overlap) tprof_rows_set_d(co, 0, C_HTA_SHARE, cm->hta_overlap);
     tprof_rows *calls = tprof_rows_child(co, 0, 0), *types = tprof_rows_child(co, 0, 1);
     if (!calls || !types) goto oom;
     for (size_t i = 0; i < cm->ncalls; i++) {

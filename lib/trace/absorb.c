@@ -84,6 +84,9 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
     d->warn.dur_invalid += s->warn.dur_invalid;
     d->warn.ts_missing += s->warn.ts_missing;
     d->warn.ts_bad += s->warn.ts_bad;
+    d->ts_sub_us += s->ts_sub_us;
+    d->ts_absent += s->ts_absent;
+    if (s->step_name_ts_max > d->step_name_ts_max) d->step_name_ts_max = s->step_name_ts_max;
     d->warn.non_object_events += s->warn.non_object_events;
     if (s->warn.first_offset < d->warn.first_offset) d->warn.first_offset = s->warn.first_offset;
     if (s->ts_min < d->ts_min) d->ts_min = s->ts_min;

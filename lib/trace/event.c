@@ -329,6 +329,9 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
     m->kind_counts[kind]++;
     int64_t dur = 0;
     uint8_t flags = e->flags;
+    /* what makes HTA's pandas column of ts a float one, and so round it */
+    if (!e->has_ts) m->ts_absent++;
+    else if (!e->ts_bad && e->ts % 1000) m->ts_sub_us++;
     if (kind != TPROF_KIND_META) {
         if (!e->has_ts) warn_at(r, &m->warn.ts_missing, ev_off);
         else if (e->ts_bad) warn_at(r, &m->warn.ts_bad, ev_off);
@@ -354,6 +357,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         if (e->ts < m->ts_min) m->ts_min = e->ts;
         if (tprof_end_ns(e->ts, dur) > m->ts_max) m->ts_max = tprof_end_ns(e->ts, dur);
     }
+    if (e->stream >= 0) flags |= TPROF_EV_STREAM_ARG;
     if (kind == TPROF_KIND_GPU) {
         if (e->device < 0 && e->has_pid && !(flags & TPROF_EV_PID_STR)) e->device = e->pid;
         if (e->stream < 0 && e->has_tid && !(flags & TPROF_EV_TID_STR)) e->stream = e->tid;
@@ -362,6 +366,12 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         add_thread(t, e->pid, e->tid, flags);
     int is_step = kind == TPROF_KIND_CPU && e->ph == 'X' && timed && e->has_name &&
                   r->name_len > 13 && memcmp(r->name_buf, "ProfilerStep#", 13) == 0;
+    /* HTA cuts at the latest event so named, whatever its category, unless
+     * it sits in HTA's GPU filter (a stream and a correlation) */
+    if (e->ph == 'X' && timed && e->has_dur && e->has_cat && e->has_name && r->name_len > 13 &&
+        r->name_buf[13] >= '0' && r->name_buf[13] <= '9' && !memcmp(r->name_buf, "ProfilerStep#", 13) &&
+        !(e->stream >= 0 && e->correlation >= 0) && e->ts > m->step_name_ts_max)
+        m->step_name_ts_max = e->ts;
     if (is_step) {
         r->name_buf[r->name_len] = 0;
         if ((rc = add_step(t, r->name_buf, e->ts, dur))) return rc;
@@ -381,7 +391,9 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
     if (is_call) flags |= TPROF_EV_CALL;
     int is_mem = kind == TPROF_KIND_INSTANT && timed && (r->opts->keep & TPROF_KEEP_MEMORY) && r->name_len == 8 &&
                  !memcmp(r->name_buf, "[memory]", 8);
-    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker && !is_call && !is_mem) return 0;
+    int is_streamed = (flags & TPROF_EV_STREAM_ARG) && (r->opts->keep & TPROF_KEEP_STREAMED) && e->ph == 'X';
+    if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker && !is_call && !is_mem && !is_streamed)
+        return 0;
     if (!timed && kind != TPROF_KIND_META) return 0;
     if (tprof_grow_items((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];

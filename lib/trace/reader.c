@@ -348,6 +348,7 @@ tprof_trace *tprof_trace_new(const char *name)
     t->meta.rank = t->meta.world_size = -1;
     t->meta.ts_min = INT64_MAX;
     t->meta.ts_max = INT64_MIN;
+    t->meta.step_name_ts_max = INT64_MIN;
     t->meta.warn.first_offset = UINT64_MAX;
     return t;
 }

@@ -37,6 +37,8 @@ int cli_parse_steps(const char *s, long long *first, long long *last);
 void cli_set_color(const char *mode); /* auto|always|never; NO_COLOR honoured */
 /* --threads N: 0 = one per core. Returns -1 when N is not a count. */
 int cli_parse_threads(const char *s, int *out);
+/* --definition trainprof|hta; says what it takes and returns -1 otherwise. */
+int cli_parse_definition(const char *s, tprof_definition *out);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

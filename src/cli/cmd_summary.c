@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,7 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
             printf(" %s %.0f%%/%.0f%%%s", tprof_rows_at(ph, p, "phase")->v.s, cli_pct(tprof_rows_int(ph, p, "cpu_ns"), cpu),
                    cli_pct(tprof_rows_int(ph, p, "gpu_ns"), gpu), p + 1 < np ? "," : "\n");
     }
-    printf("\n== GPU time (temporal breakdown, HTA's definitions) ==\n");
+    printf("\n== GPU time (temporal breakdown: trainprof's definition; HTA's where it differs) ==\n");
     for (size_t i = 0; i < n; i++) {
         const tprof_rows *t = tprof_rows_child_c(tr, i, 2);
         const char *label = tprof_rows_at(tr, i, "label")->v.s;
@@ -85,6 +86,12 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
                tprof_fmt_duration(a, sizeof a, span), cli_pct(tprof_rows_int(t, 0, "idle_ns"), span),
                cli_pct(tprof_rows_int(t, 0, "compute_ns"), span), cli_pct(tprof_rows_int(t, 0, "non_compute_ns"), span),
                tprof_rows_int(t, 0, "last_step_excluded") ? " (last step left out)" : "");
+        const char *why = tprof_rows_str(t, 0, "hta_differs");
+        int64_t hspan = tprof_rows_int(t, 0, "hta_span_ns");
+        if (why && *why)
+            printf("    HTA: idle %.1f%%, compute %.1f%%, non-compute %.1f%%: %s\n",
+                   cli_pct(tprof_rows_int(t, 0, "hta_idle_ns"), hspan), cli_pct(tprof_rows_int(t, 0, "hta_compute_ns"), hspan),
+                   cli_pct(tprof_rows_int(t, 0, "hta_non_compute_ns"), hspan), why);
     }
     printf("\n== communication ==\n");
     for (size_t i = 0; i < n; i++) {
@@ -101,9 +108,11 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
             printf("  %s: no communication kernels\n", label);
             continue;
         }
-        printf("  %s: %s, %.0f%% overlapped with compute, exposed %s", label,
-               tprof_fmt_duration(a, sizeof a, tprof_rows_int(cm, 0, "comm_ns")), tprof_rows_real(cm, 0, "overlap") * 100,
-               tprof_fmt_duration(b, sizeof b, tprof_rows_int(cm, 0, "exposed_ns")));
+        double overlap = tprof_rows_real(cm, 0, "overlap"), hta = tprof_rows_real(cm, 0, "hta_overlap");
+        printf("  %s: %s, %.0f%% overlapped with compute", label,
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(cm, 0, "comm_ns")), overlap * 100);
+        if (hta == hta && fabs(hta - overlap) > 0.005) printf(" (HTA: %.0f%%)", hta * 100);
+        printf(", exposed %s", tprof_fmt_duration(b, sizeof b, tprof_rows_int(cm, 0, "exposed_ns")));
         for (size_t y = 0; y < tprof_rows_count(types) && y < 3; y++)
             printf("%s%s %s", y ? ", " : "; ", tprof_rows_at(types, y, "type")->v.s,
                    tprof_fmt_duration(c, sizeof c, tprof_rows_int(types, y, "time_ns")));
@@ -216,7 +225,7 @@ int cmd_summary(int argc, char **argv)
 {
     static const struct option opts[] = { { "top", required_argument, 0, 't' }, { 0, 0, 0, 0 } };
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP, .opts = opts, .option = option,
+        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED, .opts = opts, .option = option,
         .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .reduce = reduce, .print = print,
         .limit = limit,
     };

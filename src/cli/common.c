@@ -98,6 +98,18 @@ int cli_parse_format(const char *s, cli_format *out)
     return 0;
 }
 
+int cli_parse_definition(const char *s, tprof_definition *out)
+{
+    if (!strcmp(s, "trainprof")) *out = TPROF_DEFINITION_TRAINPROF;
+    else if (!strcmp(s, "hta"))
+        *out = TPROF_DEFINITION_HTA;
+    else {
+        cli_error("--definition takes trainprof or hta, not '%s'", s);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_num(const char *s, const char *end, long long *v)
 {
     if (s == end) return -1;

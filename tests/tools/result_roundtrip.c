@@ -231,7 +231,7 @@ int main(int argc, char **argv)
         }
         tprof_result *r[NTYPES] = { 0 };
         tprof_temporal_result tr;
-        if (tprof_temporal(t, NULL, &tr) == 0) tprof_temporal_tables(&tr, &r[0]);
+        if (tprof_temporal(t, NULL, &tr) == 0) tprof_temporal_tables(&tr, TPROF_DEFINITION_TRAINPROF, &r[0]);
         tprof_steps_result *sr;
         if (tprof_steps(t, &sr) == 0) {
             tprof_steps_tables(sr, &r[1]);

@@ -101,8 +101,8 @@ static void test_result_tables(void **state)
     tprof_temporal_result b = { .events = 30, .span_ns = 3000, .busy_ns = 2900, .idle_ns = 100, .compute_ns = 2000,
                                 .non_compute_ns = 900 };
     tprof_result *ra, *rb;
-    assert_int_equal(tprof_temporal_tables(&a, &ra), 0);
-    assert_int_equal(tprof_temporal_tables(&b, &rb), 0);
+    assert_int_equal(tprof_temporal_tables(&a, TPROF_DEFINITION_TRAINPROF, &ra), 0);
+    assert_int_equal(tprof_temporal_tables(&b, TPROF_DEFINITION_TRAINPROF, &rb), 0);
     const tprof_rows *top = tprof_result_top_c(ra);
     const tprof_table_desc *d = tprof_rows_desc(top);
     assert_int_equal(tprof_rows_cell(top, 0, (size_t)tprof_table_col(d, "idle_ns"))->v.i, 400);

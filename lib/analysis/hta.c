@@ -1,0 +1,270 @@
+/* Holistic Trace Analysis's temporal breakdown and communication overlap,
+ * as HTA (v0.6, commit f4d0062) computes them for one trace loaded alone:
+ * its event set, its last-step filter, its rounding and its kernel types,
+ * each written out in docs/METRICS.md ("HTA's figures"). trainprof's own
+ * figures (temporal.c) stay as they are; these sit beside them so a user
+ * sees both and why they differ. Checked against HTA itself by
+ * tests/tools/hta_oracle.py; CI holds HTA's numbers (tests/cli/hta.py). */
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "intervals.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+/* HTA's kernel types, from the full name (its regular expressions are
+ * anchored at the start: "contains" below is its leading ".*"). */
+static int hta_is_comm(const char *n)
+{
+    return starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel");
+}
+
+static int hta_is_memory(const char *n)
+{
+    return starts(n, "Memcpy") || starts(n, "hipMemcpy") || starts(n, "Memset") || starts(n, "hipMemset") ||
+           starts(n, "dma");
+}
+
+static int hta_is_compute(const char *n)
+{
+    static const char *const not_prefix[] = { "nccl", "Stream Wait Event", "runFunction", "hip", "job_exe",
+                                              "packet", "pe_exe", "cpum_exe_subgraph", "hccl",
+                                              "collective_subgraph_execution" };
+    static const char *const not_inside[] = { "Memcpy", "Memset", "dma", "Sync" };
+    for (size_t i = 0; i < sizeof not_prefix / sizeof *not_prefix; i++)
+        if (starts(n, not_prefix[i])) return 0;
+    for (size_t i = 0; i < sizeof not_inside / sizeof *not_inside; i++)
+        if (strstr(n, not_inside[i])) return 0;
+    if (starts(n, "cuda") && strstr(n + 4, "LaunchKernel")) return 0;
+    return 1;
+}
+
+tprof_hta_kind tprof_hta_kind_of(const char *name)
+{
+    if (hta_is_comm(name)) return TPROF_HTA_COMM;
+    if (hta_is_memory(name)) return TPROF_HTA_MEMORY;
+    return hta_is_compute(name) ? TPROF_HTA_COMPUTE : TPROF_HTA_OTHER;
+}
+
+/* A microsecond value as Python's float holds it: the decimal NS / 1000
+ * rounded to the nearest double (at epoch times a double's step is 0.25 us,
+ * which HTA's rounding then sees). */
+static double us_double(int64_t ns)
+{
+    int64_t whole = ns / 1000, frac = ns % 1000;
+    return (double)whole + (double)frac / 1000.0;
+}
+
+typedef struct {
+    int64_t ts, end; /* ns, after HTA's rounding when it rounds */
+    int64_t correlation;
+    uint32_t name;
+    int64_t stream;  /* from args, else -1 */
+    uint8_t gpu;     /* in HTA's GPU-kernel filter */
+    uint8_t klass;   /* trainprof's class of a GPU event, else TPROF_CLASS_COUNT */
+} row;
+
+/* HTA's interval union: sorted by start, a group ends where a start lies
+ * beyond every end so far; each group counts max end - min start. Returns
+ * the total, and the first start and last group's end. */
+static int64_t hta_union(tprof_interval *iv, size_t n, int64_t *first, int64_t *last)
+{
+    *first = *last = 0;
+    if (!n) return 0;
+    tprof_interval_sort(iv, n);
+    int64_t total = 0, gs = iv[0].start, ge = iv[0].end, seen = iv[0].end;
+    for (size_t i = 1; i < n; i++) {
+        if (iv[i].start > seen) {
+            total += ge - gs;
+            gs = iv[i].start;
+            ge = iv[i].end;
+        } else if (iv[i].end > ge)
+            ge = iv[i].end;
+        if (iv[i].end > seen) seen = iv[i].end;
+    }
+    total += ge - gs;
+    *first = iv[0].start;
+    *last = ge;
+    return total;
+}
+
+/* HTA's groups as disjoint sorted intervals (for the overlap). */
+static size_t hta_groups(tprof_interval *iv, size_t n)
+{
+    if (!n) return 0;
+    tprof_interval_sort(iv, n);
+    size_t k = 0;
+    int64_t seen = iv[0].end;
+    for (size_t i = 1; i < n; i++) {
+        if (iv[i].start > seen) iv[++k] = iv[i];
+        else if (iv[i].end > iv[k].end)
+            iv[k].end = iv[i].end;
+        if (iv[i].end > seen) seen = iv[i].end;
+    }
+    return k + 1;
+}
+
+static int cmp_corr(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The earliest CPU-side ts with correlation C, or INT64_MAX when none. */
+static int64_t launch_ts(const int64_t *pairs, size_t n, int64_t c)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] < c) lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && pairs[2 * lo] == c ? pairs[2 * lo + 1] : INT64_MAX;
+}
+
+int tprof_hta_figures_of(const tprof_trace *t, tprof_hta_figures *h)
+{
+    memset(h, 0, sizeof *h);
+    h->comm_overlap = NAN;
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    const tprof_event *ev = tprof_trace_events(t);
+    size_t nev = tprof_trace_nevents(t);
+    /* pandas makes the ts column float when any ts has a fraction or any
+     * event lacks one; HTA then rounds starts up and ends down */
+    h->rounded = m->ts_sub_us > 0 || m->ts_absent > 0;
+    row *rows = malloc((nev ? nev : 1) * sizeof *rows);
+    if (!rows) return TPROF_ENOMEM;
+    size_t nr = 0;
+    uint32_t trace_cat = UINT32_MAX, plain_cat = UINT32_MAX, not_sync = UINT32_MAX, max_name = 0;
+    for (size_t i = 0; i < nev; i++) {
+        const tprof_event *e = &ev[i];
+        /* HTA keeps the events with a dur and a cat, but those of cat "Trace" */
+        if (e->ph != 'X' || (e->flags & TPROF_EV_NO_DUR)) continue;
+        if (e->cat == trace_cat || e->cat == 0) continue; /* string 0 is "": no cat */
+        if (e->cat != plain_cat) {
+            if (!strcmp(tprof_trace_str(t, e->cat), "Trace")) {
+                trace_cat = e->cat;
+                continue;
+            }
+            plain_cat = e->cat;
+        }
+        row r = { .ts = e->ts, .end = tprof_end_ns(e->ts, e->dur), .correlation = e->correlation,
+                  .name = e->name, .stream = (e->flags & TPROF_EV_STREAM_ARG) ? e->stream : -1,
+                  .klass = e->kind == TPROF_KIND_GPU ? e->klass : TPROF_CLASS_COUNT };
+        if (h->rounded) {
+            double ts = us_double(e->ts);
+            r.ts = (int64_t)ceil(ts) * 1000;
+            r.end = (int64_t)floor(ts + us_double(e->dur)) * 1000;
+        }
+        /* device-wide syncs have no stream but count as GPU events (they are
+         * trainprof's GPU events of class other: only those need a look) */
+        if (e->kind == TPROF_KIND_GPU && e->klass == TPROF_CLASS_OTHER && e->name != not_sync) {
+            const char *name = tprof_trace_str(t, e->name);
+            if (!strcmp(name, "Event Sync") || !strcmp(name, "Context Sync")) r.gpu = 1;
+            else
+                not_sync = e->name;
+        }
+        if (r.stream >= 0 && r.correlation >= 0) r.gpu = 1;
+        if (e->name > max_name) max_name = e->name;
+        rows[nr++] = r;
+    }
+    /* the last-step filter: only with two or more ProfilerStep names */
+    int64_t distinct = 0, last_step = INT64_MIN;
+    for (size_t i = 0; i < m->nsteps; i++) {
+        int64_t n = m->steps[i].number;
+        if (n < 0) continue;
+        int dup = 0;
+        for (size_t j = 0; j < i && !dup; j++) dup = m->steps[j].number == n;
+        distinct += !dup;
+        if (distinct > 2) break;
+    }
+    int64_t *pairs = NULL;
+    size_t np = 0;
+    if (distinct >= 2) {
+        if (m->backend && strstr(m->backend, "mtia:hccl")) {
+            free(rows);
+            h->not_computed = "HTA filters MTIA traces by another rule, not reproduced";
+            return 0;
+        }
+        h->step_filter = 1;
+        /* the last step's start: the latest event named ProfilerStep#N
+         * among HTA's CPU events, a GPU-side annotation too (its rounding
+         * applied: it keeps the order) */
+        last_step = m->step_name_ts_max;
+        if (h->rounded && last_step != INT64_MIN) last_step = (int64_t)ceil(us_double(last_step)) * 1000;
+        h->last_step_start_ns = last_step;
+        pairs = malloc((nr ? nr : 1) * 2 * sizeof *pairs);
+        if (!pairs) {
+            free(rows);
+            return TPROF_ENOMEM;
+        }
+        for (size_t i = 0; i < nr; i++)
+            if (!rows[i].gpu && rows[i].correlation != -1) {
+                pairs[2 * np] = rows[i].correlation;
+                pairs[2 * np + 1] = rows[i].ts;
+                np++;
+            }
+        qsort(pairs, np, 2 * sizeof *pairs, cmp_corr);
+    }
+    tprof_interval *all = malloc((nr ? nr : 1) * sizeof *all), *comp = malloc((nr ? nr : 1) * sizeof *comp),
+                   *comm = malloc((nr ? nr : 1) * sizeof *comm);
+    uint8_t *kind_of = malloc((size_t)max_name + 1); /* HTA's kernel type per name, 0xFF: not known yet */
+    if (!all || !comp || !comm || !kind_of) {
+        free(all), free(comp), free(comm), free(rows), free(pairs), free(kind_of);
+        return TPROF_ENOMEM;
+    }
+    memset(kind_of, 0xFF, (size_t)max_name + 1);
+    size_t na = 0, nc = 0, nm = 0;
+    for (size_t i = 0; i < nr; i++) {
+        const row *r = &rows[i];
+        if (h->step_filter) {
+            /* GPU events stay when a CPU event before the last step carries
+             * their correlation; CPU events when they start before it */
+            int64_t launched = r->gpu ? launch_ts(pairs, np, r->correlation) : r->ts;
+            if (launched >= last_step) {
+                if (r->stream != -1) {
+                    if (launched == INT64_MAX) h->dropped_unlaunched++, h->dropped_unlaunched_ns += r->end - r->ts;
+                    else
+                        h->dropped_last_step++;
+                }
+                continue;
+            }
+        }
+        if (r->stream == -1) continue;
+        tprof_interval iv = { r->ts, r->end };
+        all[na++] = iv;
+        if (kind_of[r->name] == 0xFF) kind_of[r->name] = (uint8_t)tprof_hta_kind_of(tprof_trace_str(t, r->name));
+        tprof_hta_kind kind = (tprof_hta_kind)kind_of[r->name];
+        if (kind == TPROF_HTA_COMPUTE) comp[nc++] = iv;
+        else if (kind == TPROF_HTA_COMM)
+            comm[nm++] = iv;
+        /* what sets the two definitions apart, for the note */
+        if (r->klass == TPROF_CLASS_COUNT) h->host_events++;
+        else if (r->klass == TPROF_CLASS_OTHER)
+            h->sync_busy++;
+        else if ((kind == TPROF_HTA_COMPUTE) != (r->klass == TPROF_CLASS_COMPUTE))
+            h->typed_apart++;
+    }
+    h->events = na;
+    if (na) {
+        int64_t first, last;
+        int64_t busy = hta_union(all, na, &first, &last);
+        int64_t f2, l2;
+        h->computed = 1;
+        h->span_ns = last - first;
+        h->idle_ns = h->span_ns - busy;
+        h->compute_ns = hta_union(comp, nc, &f2, &l2);
+        h->non_compute_ns = h->span_ns - h->compute_ns - h->idle_ns;
+        size_t gc = hta_groups(comp, nc), gm = hta_groups(comm, nm);
+        int64_t comm_total = 0;
+        for (size_t i = 0; i < gm; i++) comm_total += comm[i].end - comm[i].start;
+        if (comm_total > 0) h->comm_overlap = (double)tprof_interval_overlap(comp, gc, comm, gm) / (double)comm_total;
+    } else
+        h->not_computed = "no GPU events: HTA stops with an error";
+    free(all), free(comp), free(comm), free(rows), free(pairs), free(kind_of);
+    return 0;
+}
