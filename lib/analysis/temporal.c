@@ -168,17 +168,22 @@ size_t tprof_hta_reasons(const tprof_hta_figures *h, char *buf, size_t cap)
         if (n < cap) n += (size_t)snprintf(buf + n, cap - n, "%s", n ? "; " : "");                              \
         if (n < cap) n += (size_t)snprintf(buf + n, cap - n, __VA_ARGS__);                                       \
     } while (0)
+#define PLURAL(n) ((n) == 1 ? "" : "s")
     char d[32];
     if (h->dropped_unlaunched) {
         tprof_fmt_duration(d, sizeof d, h->dropped_unlaunched_ns);
-        ADD("HTA leaves out %" PRIu64 " GPU events (%s) whose launch is not in the trace", h->dropped_unlaunched, d);
+        ADD("HTA leaves out %" PRIu64 " GPU event%s (%s) whose launch is not in the trace", h->dropped_unlaunched,
+            PLURAL(h->dropped_unlaunched), d);
     }
-    if (h->sync_busy) ADD("HTA counts %" PRIu64 " sync waits as busy", h->sync_busy);
-    if (h->host_events) ADD("HTA counts %" PRIu64 " events trainprof does not read as GPU work (a stream arg)",
-                            h->host_events);
-    if (h->typed_apart) ADD("HTA types %" PRIu64 " kernels by name alone", h->typed_apart);
+    if (h->sync_busy) ADD("HTA counts %" PRIu64 " sync wait%s as busy", h->sync_busy, PLURAL(h->sync_busy));
+    if (h->host_events)
+        ADD("HTA counts %" PRIu64 " event%s with a stream arg that trainprof does not read as GPU work",
+            h->host_events, PLURAL(h->host_events));
+    if (h->typed_apart)
+        ADD("HTA types %" PRIu64 " kernel%s otherwise, by name alone", h->typed_apart, PLURAL(h->typed_apart));
     if (h->rounded) ADD("HTA rounds times to whole us");
 #undef ADD
+#undef PLURAL
     return n < cap ? n : cap - 1;
 }
 

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import GENTRACE, SRC, TRAINPROF, check, finish, run, scratch, testdata  # noqa: E402
 
 sys.path.insert(0, os.path.join(SRC, "tests", "tools"))
-from hta_oracle import GENERATED  # noqa: E402
+from hta_oracle import FIXTURES, GENERATED  # noqa: E402
 
 with open(os.path.join(SRC, "tests", "cli", "hta_expected.json")) as f:
     expected = json.load(f)["traces"]
@@ -26,6 +26,8 @@ def path_of(name):
         if not os.path.exists(p):
             subprocess.run([GENTRACE, *GENERATED[name], "-o", p], check=True)
         return p
+    if name in FIXTURES:
+        return os.path.join(SRC, name)
     return os.path.join(data, name) if data else None
 
 
@@ -69,7 +71,21 @@ for name, want in sorted(expected.items()):
         check(ov is not None and abs(100.0 * ov - want_ov) <= 0.006,
               f"{name}: HTA's comm overlap {want_ov}%, trainprof's {None if ov is None else 100.0 * ov}")
     compared += 1
-check(compared >= len(GENERATED), f"only {compared} traces compared")
+check(compared >= len(GENERATED) + len(FIXTURES), f"only {compared} traces compared")
+# comm and summary carry the same overlap as temporal
+edges = path_of(FIXTURES[0])
+rc, tout, _ = run([TRAINPROF, "temporal", "--format", "json", edges])
+rc2, cout, _ = run([TRAINPROF, "comm", "--format", "json", edges])
+rc3, sout, _ = run([TRAINPROF, "summary", "--format", "json", edges])
+t0, c0 = json.loads(tout)[0], json.loads(cout)[0]
+s0 = json.loads(sout)["traces"][0]
+check(t0["hta_comm_overlap"] == c0["hta_overlap"] == s0["communication"]["hta_overlap"],
+      f"one HTA overlap: temporal {t0['hta_comm_overlap']}, comm {c0['hta_overlap']}, summary {s0['communication']}")
+check(s0["temporal"]["hta_idle_ns"] == t0["hta_idle_ns"], f"summary's HTA idle is temporal's: {s0['temporal']}")
+rc, out, _ = run([TRAINPROF, "temporal", edges])
+for reason in ("1 GPU event (80 us) whose launch is not in the trace", "1 sync wait as busy", "with a stream arg",
+               "2 kernels otherwise", "whole us"):
+    check(reason in out, f"the note names why HTA differs ({reason}):\n{out}")
 print(f"{compared} traces equal to HTA's figures, {no_figures} where HTA gives none"
       + ("" if data else " (generated inputs only: ../shared/data not found)"))
 

@@ -5,9 +5,10 @@ are checked against (developer side; CI holds the recorded values in
 tests/cli/hta_expected.json and needs no HTA).
 
   tests/tools/hta_oracle.py --hta DIR TRACE...        print {trace: figures}
-  tests/tools/hta_oracle.py --hta DIR --record        run over the traces of
-        ../shared/data and generated ones (GENTRACE: the generator),
-        write tests/cli/hta_expected.json
+  tests/tools/hta_oracle.py --hta DIR --record [TRACE...]
+        run over the traces of ../shared/data, tests/data and generated ones
+        (GENTRACE: the generator), or over TRACE... only, and write their
+        figures into tests/cli/hta_expected.json
 
 DIR is a checkout of HTA's source (github:facebookresearch/HolisticTraceAnalysis,
 the commit in PINNED below). It runs on Debian's python3-pandas,
@@ -87,6 +88,13 @@ def generate(gentrace, name, d):
     return path
 
 
+# Written for this check (tests/data): each of HTA's rules at work in one
+# small trace (fractional epoch times, a GPU-side ProfilerStep annotation
+# after the CPU's, a kernel without its launch, a sync wait on a stream, a
+# Triton host launch with a stream, hip* and *Sync* names).
+FIXTURES = ["tests/data/hta_edges.pt.trace.json"]
+
+
 def default_traces():
     """The traces of ../shared/data that HTA reads as a GPU trace."""
     data = os.path.join(SRC, "..", "shared", "data", "traces")
@@ -110,13 +118,15 @@ def main():
     sys.path[:0] = [plotly_stand_in(), hta_dir]
     logging.disable(logging.CRITICAL)
     base = os.path.join(SRC, "..", "shared", "data")
-    names = args or default_traces() + sorted(GENERATED)
+    names = args or default_traces() + FIXTURES + sorted(GENERATED)
     gentrace = os.environ.get("GENTRACE", os.path.join(SRC, "build", "bench", "trainprof-gentrace"))
     gen_dir = tempfile.mkdtemp(prefix="hta_gen_")
     result = {}
     for name in names:
         if name in GENERATED:
             path = generate(gentrace, name, gen_dir)
+        elif name in FIXTURES:
+            path = os.path.join(SRC, name)
         else:
             path = name if os.path.exists(name) else os.path.join(base, name)
         try:
@@ -125,7 +135,11 @@ def main():
             result[name] = {"error": f"{type(e).__name__}: {str(e)[:120]}"}
         print(f"{name}: {result[name]}", file=sys.stderr)
     if record:
-        with open(os.path.join(SRC, "tests", "cli", "hta_expected.json"), "w") as f:
+        out = os.path.join(SRC, "tests", "cli", "hta_expected.json")
+        if args and os.path.exists(out):  # named traces: recorded again, the others kept
+            with open(out) as f:
+                result = {**json.load(f)["traces"], **result}
+        with open(out, "w") as f:
             json.dump({"hta_commit": PINNED, "traces": result}, f, indent=1, sort_keys=True)
             f.write("\n")
     else:
