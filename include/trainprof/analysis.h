@@ -74,6 +74,7 @@ int tprof_kernels_tables_combine(const tprof_result *const *parts, const int64_t
 
 typedef struct {
     int keep_last_step; /* keep the GPU work launched in the last ProfilerStep */
+    int skip_hta;       /* leave HTA's figures out (r->hta zero): analyses that use trainprof's alone */
 } tprof_temporal_opts;
 
 #define TPROF_TEMPORAL_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_STREAMED)

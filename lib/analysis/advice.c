@@ -93,7 +93,8 @@ static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_
                   (unsigned long long)nfp32, tprof_fmt_duration(d1, sizeof d1, fp32));
     /* exposed communication */
     tprof_comm_result *c;
-    tprof_temporal_opts keep = { .keep_last_step = 1 };
+    /* the one headline idle, temporal's: the last step's work left out (docs/METRICS.md) */
+    tprof_temporal_opts keep = { .skip_hta = 1 };
     tprof_temporal_result tr;
     if (tprof_comm(t, &c)) return TPROF_ENOMEM;
     if (tprof_temporal(t, &keep, &tr)) {

@@ -217,7 +217,8 @@ int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
     tprof_steps_result *st = NULL;
     tprof_comm_result *cm = NULL;
     tprof_temporal_result tp;
-    tprof_temporal_opts to = { .keep_last_step = 1 };
+    /* per-step figures: every step's work, divided by every step */
+    tprof_temporal_opts to = { .keep_last_step = 1, .skip_hta = 1 };
     int rc = tprof_steps(t, &st);
     if (!rc) rc = tprof_comm(t, &cm);
     if (!rc) rc = tprof_temporal(t, &to, &tp);

@@ -118,7 +118,8 @@ int tprof_launch_overhead_from(const tprof_trace *t, const tprof_steps_result *s
 int tprof_launch_overhead(const tprof_trace *t, tprof_launch_result *r)
 {
     tprof_steps_result *sr;
-    tprof_temporal_opts keep = { .keep_last_step = 1 };
+    /* the one headline idle, temporal's: the last step's work left out (docs/METRICS.md) */
+    tprof_temporal_opts keep = { .skip_hta = 1 };
     tprof_temporal_result tr;
     if (tprof_steps(t, &sr)) return TPROF_ENOMEM;
     int rc = tprof_temporal(t, &keep, &tr);

@@ -74,7 +74,8 @@ int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *c, tpro
 {
     *out = NULL;
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
-    tprof_temporal_opts keep = { .keep_last_step = 1 };
+    /* the one headline idle, temporal's: the last step's work left out (docs/METRICS.md) */
+    tprof_temporal_opts keep = { .skip_hta = 1 };
     tprof_temporal_result tr;
     if (tprof_temporal(t, &keep, &tr)) return TPROF_ENOMEM;
     tprof_result *r = tprof_result_new(&tprof_rank_facts_desc);

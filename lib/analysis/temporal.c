@@ -62,7 +62,7 @@ int tprof_temporal(const tprof_trace *t, const tprof_temporal_opts *opts, tprof_
     }
     free(all);
     free(comp);
-    return tprof_hta_figures_of(t, &r->hta);
+    return opts && opts->skip_hta ? 0 : tprof_hta_figures_of(t, &r->hta);
 }
 
 /* The temporal result: one row per trace. The JSON keeps its historical

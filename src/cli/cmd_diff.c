@@ -218,7 +218,8 @@ static void print_table(const tprof_result *res)
     print_side_head(res, 1);
     int phases = tprof_rows_int(tprof_result_table_c(res, TB_BASE), 0, "phases_found") ||
                  tprof_rows_int(tprof_result_table_c(res, TB_CAND), 0, "phases_found");
-    printf("\nper step (each trace's figure / its steps, mean over the side's traces)\n");
+    printf("\nper step (each trace's figure over all its steps, the last one's work kept, / its steps;\n"
+           "mean over the side's traces)\n");
     const char *hdr[] = { "metric", "base", "candidate", "delta", "delta %" };
     tprof_table *t = tprof_table_new(5, hdr, "lrrrr");
     const tprof_rows *mt = tprof_result_table_c(res, TB_METRICS);

@@ -18,7 +18,8 @@ static void help(FILE *f)
             "of its GPU work (mean, p50, p90, max), the share of kernels shorter than their\n"
             "launch call, GPU work per step, the queue of launched-but-unfinished work, and\n"
             "whether the run is CPU-bound (GPU idle >= 20%% of its span, host waits >= half\n"
-            "of the streams' idle time).\n\noptions:\n" CLI_COMMON_HELP);
+            "of the streams' idle time). The idle is `trainprof temporal`'s: with two or\n"
+            "more steps, the last step's work left out.\n\noptions:\n" CLI_COMMON_HELP);
 }
 
 static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)

@@ -12,7 +12,8 @@ static void help(FILE *f)
     fprintf(f,
             "usage: trainprof ranks [options] TRACE...\n\n"
             "One row per rank (one trace each): steps, mean step time, kernel span, idle,\n"
-            "compute, communication and exposed communication; the straggler (the rank\n"
+            "compute (as `trainprof temporal` gives them: with two or more steps, the last\n"
+            "step's work left out), communication and exposed communication; the straggler (the rank\n"
             "whose compute is at least 10%% above the ranks' median, while the others\n"
             "wait in collectives) and the skew of each step's time across ranks.\n\n"
             "options:\n" CLI_COMMON_HELP);

@@ -4,7 +4,8 @@ values, the straggler rule and step-time skew."""
 import json
 import os
 
-from common import (merge, overlap, TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, load_exact, need_testdata, run,
+from common import (merge, overlap, TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, launch_times, load_exact,
+                    need_testdata, run,
                     steps_of, union, us_to_ns)
 
 data = need_testdata()
@@ -18,17 +19,29 @@ def per_rank(path):
     doc = load_exact(path)
     events = doc["traceEvents"]
     steps = steps_of(events)
-    work, comp, comm = [], [], []
+    # temporal's headline: with two or more steps, the work launched in the
+    # last one left out (its launch call's start, else its own); the
+    # communication figures are over the whole trace
+    cut = max(s for s, _, _ in steps) if len(steps) >= 2 else None
+    launched = launch_times(events)
+    work, comp, comm, comp_all = [], [], [], []
     for e in gpu_events(doc):
         k = gpu_class(e)
         if k == "other":
             continue
         s = us_to_ns(e["ts"])
         iv = (s, s + dur_ns(e))
+        if k == "communication":
+            comm.append(iv)
+        if k == "compute":
+            comp_all.append(iv)
+        if cut is not None and launched.get((e.get("args") or {}).get("correlation"), s) >= cut:
+            continue
         work.append(iv)
-        (comp if k == "compute" else comm if k == "communication" else []).append(iv)
+        if k == "compute":
+            comp.append(iv)
     span = max(e for _, e in work) - min(s for s, _ in work)
-    mc, mk = merge(comm), merge(comp)
+    mc, mk = merge(comm), merge(comp_all)
     comm_ns = sum(e - s for s, e in mc)
     return dict(rank=doc["distributedInfo"]["rank"], steps=len(steps),
                 step_mean_ns=sum(d for _, d, _ in steps) // len(steps) if steps else 0, span_ns=span,
