@@ -1,7 +1,9 @@
 /* Training logs into per-step metric series: VeOmni-style metric dicts
  * (JSON or Python repr), JSON lines, tqdm bars with postfix metrics, llm.c
- * step lines and generic "key: value" / "key=value" lines. Lines that parse
- * to nothing are counted, never errors; nothing in a log is executed.
+ * step lines and generic "key: value" / "key=value" lines that name their
+ * step (key-value pairs elsewhere: config dumps, banners, are no metrics).
+ * Lines that parse to nothing are counted, never errors; nothing in a log
+ * is executed.
  *
  * docs/METRICS.md ("trainprof log") states how steps are assigned, the
  * summary statistics, the warm-up rule and every anomaly threshold.
@@ -27,7 +29,7 @@ typedef enum {
     TPROF_LOG_DICT,     /* a {...} dict after a prefix, JSON or Python repr */
     TPROF_LOG_TQDM,     /* a tqdm progress bar: N/M [..., rate, postfix] */
     TPROF_LOG_LLMC,     /* llm.c: step N/M | loss X | X ms | X% MFU | X tok/s */
-    TPROF_LOG_KV,       /* key: value, key=value anywhere in a line */
+    TPROF_LOG_KV,       /* key: value, key=value anywhere in a line that names its step */
     TPROF_LOG_NFORMATS
 } tprof_log_format;
 
@@ -72,7 +74,8 @@ int tprof_log_finish(tprof_log *lg);
 /* Reads PATH ("-" stdin; gzip and zstd detected) and finishes it. Returns 0;
  * TPROF_ETRUNC (a cut compressed stream or a cut last line, ERRBUF says
  * which) with *out holding what was read; TPROF_EFORMAT (no metric in the
- * file, *out still set) or TPROF_EIO / TPROF_ENOMEM (*out NULL). */
+ * file, cut or not: ERRBUF names the formats expected; *out still set) or
+ * TPROF_EIO / TPROF_ENOMEM (*out NULL). */
 int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errlen);
 void tprof_log_free(tprof_log *lg);
 

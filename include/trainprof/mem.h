@@ -222,9 +222,12 @@ void tprof_mem_timeline_free(tprof_mem_timeline *t);
 extern const tprof_result_desc tprof_mem_timeline_desc, tprof_mem_trace_timeline_desc;
 int tprof_mem_timeline_add(tprof_result *res, const tprof_mem_timeline *t);
 
-/* Two snapshots: bytes live at each one's peak per call site, B - A. */
+/* Two snapshots: bytes live at each one's peak per call site, B - A. Sites
+ * are matched by their frames' files and functions; line numbers only
+ * decide between several such matches (docs/METRICS.md, "--compare"). */
 typedef struct {
-    char *site;
+    char *site;   /* B's spelling when B has it, else A's */
+    char *site_a; /* A's, when it differs from SITE in its line numbers; else NULL */
     int64_t a, b, delta;
 } tprof_mem_delta;
 

@@ -161,6 +161,10 @@ size_t lg_parse_line(const char *line, size_t len, tprof_log_record *out, lg_inf
     /* the most specific formats first; key-value takes whatever is left */
     if (!lg_parse_dict(line, len, out, info) && !lg_parse_tqdm(line, len, out) && !lg_parse_llmc(line, len, out)) {
         lg_parse_kv(line, len, out);
+        /* key-value pairs are metrics only in a step record, a line that
+         * names its step: a config dump ("lr: 0.0001", "hidden_size = 4096",
+         * argparse's Namespace(...)), a banner or random bytes ("U=8") is not */
+        if (out->step < 0) out->n = 0;
         if (out->n) out->format = TPROF_LOG_KV;
     }
     if (buf != stackbuf) free(buf);

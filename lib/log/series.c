@@ -453,14 +453,20 @@ int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errle
     } else if (frc == TPROF_ETRUNC) {
         snprintf(errbuf, errlen, "%s", lg->trunc);
     }
-    if (rc == TPROF_ETRUNC || frc == TPROF_ETRUNC) return TPROF_ETRUNC;
-    if (lg->nm == 0) {
-        snprintf(errbuf, errlen, "%s: no metric found in %llu line%s (formats: JSON lines, metric dicts, tqdm, "
-                 "llm.c, key: value / key=value)", path, (unsigned long long)lg->counts.lines,
-                 lg->counts.lines == 1 ? "" : "s");
+    int cut = rc == TPROF_ETRUNC || frc == TPROF_ETRUNC;
+    if (lg->nm == 0) { /* not a training log, cut or not: the cut is said after why */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", cut ? errbuf : "");
+        snprintf(errbuf, errlen,
+                 "%s: no metric found: none of its %llu line%s is a training-log step record; expected lines "
+                 "such as 'step 10: loss=2.31 lr=3e-4', '{\"step\": 10, \"loss\": 2.31}' (JSON lines, metric "
+                 "dicts), 'iteration 10/100 | lm loss: 2.31 |' (Megatron), 'step 10/100 | loss 2.31 | 120 ms' "
+                 "(llm.c) or tqdm bars with postfix metrics (config lines and banners are not metrics)%s%s",
+                 path, (unsigned long long)lg->counts.lines, lg->counts.lines == 1 ? "" : "s", why[0] ? "; " : "",
+                 why);
         return TPROF_EFORMAT;
     }
-    return 0;
+    return cut ? TPROF_ETRUNC : 0;
 }
 
 const char *tprof_log_name(const tprof_log *lg) { return lg->name; }

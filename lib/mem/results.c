@@ -217,14 +217,18 @@ static const tprof_col_desc compare_cols[C_NCOLS] = {
     [C_PEAK_B] = TPROF_COL("peak_b_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "B's"),
     [C_PEAK_DELTA] = TPROF_COL("peak_delta_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "B - A"),
 };
-enum { CS_SITE, CS_A, CS_B, CS_DELTA, CS_NCOLS };
+enum { CS_SITE, CS_A, CS_B, CS_DELTA, CS_SITE_A, CS_NCOLS };
 static const tprof_col_desc compare_site_cols[CS_NCOLS] = {
     [CS_SITE] = TPROF_COL("site", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
-                          "a call site live at either peak; (peak) in CSV: the peaks", .flags = TPROF_COLF_KEY),
+                          "a call site live at either peak (B's spelling when both have it); (peak) in CSV: the peaks", .flags = TPROF_COLF_KEY),
     [CS_A] = TPROF_COL("a_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "live from it at A's peak"),
     [CS_B] = TPROF_COL("b_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "at B's"),
     [CS_DELTA] = TPROF_COL("delta_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "B - A",
                            .flags = TPROF_COLF_METRIC),
+    [CS_SITE_A] = TPROF_COL("site_a", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                            "A's spelling of the site when its line numbers differ (same files and functions); "
+                            "left out (JSON) or empty (CSV) otherwise",
+                            .flags = TPROF_COLF_OMIT_NULL),
 };
 static const tprof_table_desc compare_sites = { .name = "sites", .doc = "by the size of the change, largest first",
                                                 .cols = compare_site_cols, .ncols = CS_NCOLS };
@@ -236,10 +240,11 @@ const tprof_result_desc tprof_mem_compare_desc = { .name = "mem_compare", .versi
                                                    .tables = compare_tables, .ntables = 2, .csv_table = 2,
                                                    .whole_run = 1 };
 
-static int delta_row(tprof_rows *t, const char *site, int64_t a, int64_t b, int64_t delta)
+static int delta_row(tprof_rows *t, const char *site, const char *site_a, int64_t a, int64_t b, int64_t delta)
 {
     long i = tprof_rows_add(t);
     if (i < 0 || tprof_rows_set_s(t, (size_t)i, CS_SITE, site)) return TPROF_ENOMEM;
+    if (site_a && tprof_rows_set_s(t, (size_t)i, CS_SITE_A, site_a)) return TPROF_ENOMEM;
     tprof_rows_set_i(t, (size_t)i, CS_A, a);
     tprof_rows_set_i(t, (size_t)i, CS_B, b);
     tprof_rows_set_i(t, (size_t)i, CS_DELTA, delta);
@@ -257,11 +262,11 @@ int tprof_mem_compare_tables(const char *a, const char *b, const tprof_mem_compa
     tprof_rows_set_i(top, 0, C_PEAK_A, c->peak_a);
     tprof_rows_set_i(top, 0, C_PEAK_B, c->peak_b);
     tprof_rows_set_i(top, 0, C_PEAK_DELTA, c->peak_b - c->peak_a);
-    if (!rc) rc = delta_row(tprof_result_table(res, 1), "(peak)", c->peak_a, c->peak_b, c->peak_b - c->peak_a);
+    if (!rc) rc = delta_row(tprof_result_table(res, 1), "(peak)", NULL, c->peak_a, c->peak_b, c->peak_b - c->peak_a);
     for (size_t i = 0; !rc && i < c->nrows; i++) {
         const tprof_mem_delta *d = &c->rows[i];
-        rc = delta_row(tprof_result_table(res, 0), d->site, d->a, d->b, d->delta);
-        if (!rc) rc = delta_row(tprof_result_table(res, 1), d->site, d->a, d->b, d->delta);
+        rc = delta_row(tprof_result_table(res, 0), d->site, d->site_a, d->a, d->b, d->delta);
+        if (!rc) rc = delta_row(tprof_result_table(res, 1), d->site, d->site_a, d->a, d->b, d->delta);
     }
     if (rc) {
         tprof_result_free(res);

@@ -367,6 +367,34 @@ void tprof_mem_snapshot_close(tprof_mem_snapshot *s)
 
 static int is_python(const char *f, size_t n) { return n >= 3 && !memcmp(f + n - 3, ".py", 3); }
 
+static int has_part(const char *s, size_t n, const char *w)
+{
+    return s && memmem(s, n, w, strlen(w)) != NULL;
+}
+
+/* A frame of PyTorch's own machinery, left out of call sites as PyTorch's
+ * memory viewer leaves it out of its stacks (MemoryViz.js and
+ * torch/cuda/_memory_viz.py: a function name or a file name holding one of
+ * these parts), and the caching allocator's own frames, which the viewer
+ * shows but which are in every native stack. docs/METRICS.md, call sites. */
+static int internal_frame(const char *name, size_t nl, const char *file, size_t fl)
+{
+    static const char *const names[] = { "unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start",
+                                         "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_",
+                                         /* trainprof's addition */
+                                         "CUDACachingAllocator::" };
+    static const char *const files[] = { "core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c",
+                                         "Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c",
+                                         "cpython/abstract.h",
+                                         /* trainprof's addition */
+                                         "CUDACachingAllocator.cpp" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (has_part(name, nl, names[i])) return 1;
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (has_part(file, fl, files[i])) return 1;
+    return 0;
+}
+
 char *tprof_mem_call_site(const tprof_mem_snapshot *s, tprof_pv frames, int depth, char *buf, size_t len)
 {
     const tprof_pickle *pk = s->pk;
@@ -378,21 +406,30 @@ char *tprof_mem_call_site(const tprof_mem_snapshot *s, tprof_pv frames, int dept
         return buf;
     }
     if (depth < 1) depth = 1;
-    /* frames are innermost first; keep the DEPTH innermost Python ones (as
-     * PyTorch's viewer), or the innermost frames when none is Python */
-    size_t idx[64];
-    int k = 0;
-    for (size_t i = 0; i < n && k < depth && k < 64; i++) {
-        size_t fl;
-        const char *f = tprof_pickle_str(pk, tprof_pickle_get(pk, tprof_pickle_item(pk, frames, i), "filename"), &fl);
+    if (depth > 64) depth = 64;
+    /* frames are innermost first; PyTorch's own frames left out, keep the
+     * DEPTH innermost Python ones (as PyTorch's viewer), or the innermost
+     * native frames when none is Python */
+    size_t idx[64], nat[64];
+    int k = 0, m = 0;
+    for (size_t i = 0; i < n && k < depth; i++) {
+        tprof_pv fr = tprof_pickle_item(pk, frames, i);
+        size_t fl = 0, nl = 0;
+        const char *f = tprof_pickle_str(pk, tprof_pickle_get(pk, fr, "filename"), &fl);
+        const char *nm = tprof_pickle_str(pk, tprof_pickle_get(pk, fr, "name"), &nl);
+        if (internal_frame(nm, nl, f, fl)) continue;
         if (f && is_python(f, fl)) idx[k++] = i;
+        else if (m < depth) nat[m++] = i;
     }
-    /* a C/C++ program (trainprof's recording library) has native frames only: use those */
+    /* a C/C++ program (trainprof's recording library), or a stack of
+     * PyTorch's C++ threads (autograd's backward): native frames only */
     if (!k) {
-        size_t m = n < (size_t)depth ? n : (size_t)depth;
-        if (m > 64) m = 64;
-        for (size_t i = 0; i < m; i++) idx[i] = i;
-        k = (int)m;
+        memcpy(idx, nat, (size_t)m * sizeof *idx);
+        k = m;
+    }
+    if (!k) {
+        snprintf(buf, len, "(PyTorch's own frames only)");
+        return buf;
     }
     size_t used = 0;
     for (int j = k - 1; j >= 0; j--) {

@@ -15,8 +15,10 @@ static void help(FILE *f)
 {
     fprintf(f, "usage: trainprof log [options] FILE...\n\n"
                "Reads training logs (JSON lines, VeOmni-style metric dicts, tqdm bars with\n"
-               "postfix metrics, llm.c step lines, 'key: value' / 'key=value' lines) into\n"
-               "per-step series: a summary per metric (count, mean, p50, min, max, mean after\n"
+               "postfix metrics, llm.c step lines, 'key: value' / 'key=value' lines that name\n"
+               "their step: 'step 10: loss=2.31', Megatron's 'iteration 10/100 | lm loss: ...')\n"
+               "into per-step series (banners and config lines are not metrics; a file with no\n"
+               "metric is exit 3): a summary per metric (count, mean, p50, min, max, mean after\n"
                "warm-up) and anomalies (NaN/inf, loss and step-time spikes, MFU and throughput\n"
                "drops; docs/METRICS.md, \"trainprof log\"). Each file is reported on its own.\n"
                "gzip and zstd are detected; '-' is stdin. Nothing in a log is executed.\n\n"
@@ -211,7 +213,7 @@ int cmd_log(int argc, char **argv)
     if (!logs) abort();
     size_t nok = 0;
     for (int i = 0; i < n; i++) {
-        char err[1024];
+        char err[4096];
         tprof_log *lg = NULL;
         int e = tprof_log_read(&lg, argv[optind + i], err, sizeof err);
         const char *const *warn;

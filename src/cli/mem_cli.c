@@ -211,16 +211,23 @@ int mem_cli_print_compare(const char *a, const char *b, const tprof_mem_compare 
         return TPROF_ENOMEM;
     }
     tprof_table_limit(t, 3, 110);
-    size_t n = tprof_rows_count(sites);
+    size_t n = tprof_rows_count(sites), moved = 0;
     for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++) {
         char site[1024];
+        const tprof_cell *sa = tprof_rows_at(sites, i, "site_a");
+        int other_lines = sa && !sa->null;
+        moved += (size_t)other_lines;
+        if (other_lines) site[0] = '*';
+        mem_cli_short_site(tprof_rows_at(sites, i, "site")->v.s, site + other_lines, sizeof site - 1);
         const char *row[] = { signed_bytes(d, sizeof d, tprof_rows_at(sites, i, "delta_bytes")->v.i),
                               tprof_fmt_bytes(x, sizeof x, tprof_rows_at(sites, i, "a_bytes")->v.i),
-                              tprof_fmt_bytes(y, sizeof y, tprof_rows_at(sites, i, "b_bytes")->v.i),
-                              mem_cli_short_site(tprof_rows_at(sites, i, "site")->v.s, site, sizeof site) };
+                              tprof_fmt_bytes(y, sizeof y, tprof_rows_at(sites, i, "b_bytes")->v.i), site };
         tprof_table_row(t, row);
     }
     tprof_table_print(t, stdout);
+    if (moved)
+        printf("\n* the same functions and files at other line numbers in A (site_a in CSV and JSON): %zu site%s\n",
+               moved, moved == 1 ? "" : "s");
     tprof_table_free(t);
     tprof_result_free(res);
     return 0;

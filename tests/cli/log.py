@@ -3,7 +3,8 @@ itself, one per style (JSON lines, VeOmni-style metric dicts and tqdm bars
 built from the reference's metric names, llm.c, key-value, Megatron): the
 per-step series, the summary statistics and the anomaly rules of
 docs/METRICS.md ("trainprof log") recomputed here; CSV, JSON and SVG
-validity; exit codes (no metric 3, truncated gzip 4 with results); deep
+validity; exit codes (no metric 3, truncated gzip 4 with results); random
+bytes, banners and config dumps are no metrics (exit 3 when nothing else); deep
 nesting (a warning, never a crash) and a cut last line (dropped, exit 4)."""
 import csv
 import gzip
@@ -379,6 +380,36 @@ rc, out, err = run([TRAINPROF, "log", "--format", "json", p])
 check(rc == 4 and "truncated" in err, f"cut gzip: rc {rc} {err}")
 # binary garbage: counted, no crash, no metric -> 3
 rc, out, err = run([TRAINPROF, "log", write("bin.log", "".join(chr(rng.randrange(1, 0x2ff)) for _ in range(5000)))])
-check(rc in (0, 3), f"garbage: rc {rc}")
+check(rc == 3, f"garbage: rc {rc}")
+# random bytes are no training log: exit 3 naming the file and what a log
+# looks like (key=value pairs found by chance, "U=8", are not metrics)
+for seed in range(8):
+    r = random.Random(seed)
+    p = os.path.join(tmp, f"random{seed}.bin")
+    with open(p, "wb") as fh:
+        fh.write(bytes(r.randrange(256) for _ in range(200000)))
+    rc, out, err = run([TRAINPROF, "log", p])
+    check(rc == 3 and f"{p}: no metric found" in err and "step record" in err and "expected lines such as" in err
+          and "step 10: loss=2.31" in err and not out, f"random bytes {seed}: rc {rc} {out[:200]} {err[-300:]}")
+# banners, config dumps and argparse's Namespace are not metrics: only step
+# records (lines that name their step, dicts, tqdm bars, llm.c) give them
+lines = ["=" * 60, r"  _____ ___    _   ___ _  _ ", r" |_   _| _ \  /_\ |_ _| \| |", "=" * 60,
+         "Namespace(lr=0.0001, batch_size=32, model='gpt2', warmup_steps=100, seed=42, max_steps=1000)",
+         "lr: 0.0001", "model.hidden_size = 4096", "model.num_layers: 32", "optimizer.betas = (0.9, 0.95)",
+         "==== config: dropout=0.1 ====", "Loaded 12345 samples (seq_len=2048)"]
+expect = {}
+for s in range(1, 13):
+    lines.append(f"step {s}: loss={3 - s / 10:.2f} lr=3e-4")
+    expect.setdefault("loss", []).append((s, float(f"{3 - s / 10:.2f}")))
+    expect.setdefault("lr", []).append((s, 3e-4))
+    if s == 6:
+        lines += ["=== saving checkpoint: epoch=1 ===", "eval: accuracy=0.5"]
+f = compare(write("banner.log", "\n".join(lines) + "\n"), expect, "banner and config lines")
+if f:
+    check(f["lines_without_metric"] == 13 and f["lines_by_format"]["key-value"] == 12,
+          f"banner and config lines: counted as lines without a metric: {f['lines_without_metric']}")
+# a file of config lines only: no training log
+rc, out, err = run([TRAINPROF, "log", write("config.log", "\n".join(lines[:11]) + "\n")])
+check(rc == 3 and "config.log: no metric found: none of its 11 lines" in err, f"config only: rc {rc} {err}")
 
 finish("trainprof log")

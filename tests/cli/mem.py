@@ -47,6 +47,10 @@ configs = [
     ("history", ["--seed", "7", "--form", "history"]),
     ("list", ["--seed", "8", "--form", "list"]),
     ("p3", ["--seed", "9", "--protocol", "3", "--events", "800"]),
+    # a stack without Python frames (autograd's thread) and CPython's frames
+    # between the Python ones: the unwinder, allocator, dispatcher, libc and
+    # interpreter frames are left out of call sites as PyTorch's viewer does
+    ("native", ["--seed", "10", "--native"]),
 ]
 for name, args in configs:
     pk, tr = os.path.join(tmp, name + ".pickle"), os.path.join(tmp, name + ".truth.json")
@@ -333,5 +337,81 @@ check(rc == 0 and json.loads(out)[0]["devices"][0]["peak_active_bytes"] == by_de
     "peak_active_bytes"], f"stdin: exit {rc}: {err}")
 rc, out, err = run([TRAINPROF, "mem", "--compare", a])
 check(rc == 2, "compare with one file: usage")
+
+# --- compare: call sites matched by functions and files, lines a tiebreak ------
+# the same program after an edit that moved every line: nothing changed
+moved = os.path.join(tmp, "basic_moved.pickle")
+subprocess.run([sys.executable, GEN, moved, moved + ".truth.json", "--seed", "3", "--line-shift", "7"], check=True)
+rc, out, err = run([TRAINPROF, "mem", "--compare", "--format", "json", a, moved])
+if rc == 0:
+    c = json.loads(out)
+    sites_a = {s["site"] for s in by_device(mem_json(a)[1])["0"]["sites_at_peak"]}
+    check(c["peak_delta_bytes"] == 0 and c["sites"] and all(r["delta_bytes"] == 0 for r in c["sites"]),
+          f"compare moved lines: no change: {[(r['site'], r['delta_bytes']) for r in c['sites']]}")
+    check(len(c["sites"]) == len(sites_a) and {r.get("site_a") for r in c["sites"]} == sites_a and
+          all(r["site"] != r["site_a"] for r in c["sites"]), f"compare moved lines: B's sites, A's in site_a: {c['sites']}")
+else:
+    check(False, f"compare moved lines: exit {rc}: {err}")
+rc, out, err = run([TRAINPROF, "mem", "--compare", a, moved])
+rows = out.split("call site live at the peak\n", 1)[-1].split("\n\n")[0].splitlines()[1:]
+check(rc == 0 and rows and all(r.startswith(" +0 B") and "*train.py:8:<module>" in r for r in rows) and
+      "* the same functions and files at other line numbers in A" in out, f"compare moved lines, table: {out}")
+rc, out, err = run([TRAINPROF, "mem", "--compare", "--format", "csv", a, moved])
+check(rc == 0 and out.splitlines()[0] == "site,a_bytes,b_bytes,delta_bytes,site_a", f"compare csv header: {out[:200]}")
+
+
+def snapshot(path, allocs):
+    """A snapshot whose history is ALLOCS [(bytes, frames innermost first)], never freed."""
+    ev, addr = [], 0x7F0000000000
+    for i, (size, frames) in enumerate(allocs):
+        ev.append({"action": "alloc", "addr": addr, "size": size, "stream": 0, "time_us": 1000 + i,
+                   "frames": frames})
+        addr += size + 512
+    with open(path, "wb") as fh:
+        pickle.dump({"segments": [], "device_traces": [ev]}, fh, protocol=4)
+    return path
+
+
+def stack(*frames):  # outermost first, as (file, line, function)
+    return [{"filename": f, "line": ln, "name": fn} for f, ln, fn in reversed(frames)]
+
+
+MiB = 1 << 20
+# forward() called from two lines of train(): two sites of the same functions
+# and files; after an edit above both, each keeps its bytes (the order of the
+# calls decides, not the line numbers)
+ta = snapshot(os.path.join(tmp, "twins_a.pickle"), [
+    (100 * MiB, stack(("/w/train.py", 10, "train"), ("/w/model.py", 54, "forward"))),
+    (300 * MiB, stack(("/w/train.py", 20, "train"), ("/w/model.py", 54, "forward")))])
+tb = snapshot(os.path.join(tmp, "twins_b.pickle"), [
+    (100 * MiB, stack(("/w/train.py", 15, "train"), ("/w/model.py", 56, "forward"))),
+    (300 * MiB, stack(("/w/train.py", 25, "train"), ("/w/model.py", 56, "forward")))])
+rc, out, err = run([TRAINPROF, "mem", "--compare", "--format", "json", ta, tb])
+if rc == 0:
+    rows = {(r.get("site_a"), r["site"]): (r["a_bytes"], r["b_bytes"]) for r in json.loads(out)["sites"]}
+    want = {("/w/train.py:10:train;/w/model.py:54:forward", "/w/train.py:15:train;/w/model.py:56:forward"):
+            (100 * MiB, 100 * MiB),
+            ("/w/train.py:20:train;/w/model.py:54:forward", "/w/train.py:25:train;/w/model.py:56:forward"):
+            (300 * MiB, 300 * MiB)}
+    check(rows == want, f"compare twins: {rows}")
+else:
+    check(False, f"compare twins: exit {rc}: {err}")
+# one of the two calls removed, the other left where it was: the same line wins
+tc = snapshot(os.path.join(tmp, "twins_c.pickle"), [
+    (300 * MiB, stack(("/w/train.py", 20, "train"), ("/w/model.py", 54, "forward")))])
+rc, out, err = run([TRAINPROF, "mem", "--compare", "--format", "json", ta, tc])
+if rc == 0:
+    rows = {r["site"]: (r["a_bytes"], r["b_bytes"], r.get("site_a")) for r in json.loads(out)["sites"]}
+    check(rows == {"/w/train.py:20:train;/w/model.py:54:forward": (300 * MiB, 300 * MiB, None),
+                   "/w/train.py:10:train;/w/model.py:54:forward": (100 * MiB, 0, None)}, f"compare removed call: {rows}")
+else:
+    check(False, f"compare removed call: exit {rc}: {err}")
+# other functions or files are other sites, whatever their lines
+td = snapshot(os.path.join(tmp, "other_d.pickle"), [
+    (100 * MiB, stack(("/w/train.py", 10, "train"), ("/w/model.py", 54, "forward_v2"))),
+    (300 * MiB, stack(("/w/train.py", 20, "train"), ("/w/model2.py", 54, "forward")))])
+rc, out, err = run([TRAINPROF, "mem", "--compare", "--format", "json", ta, td])
+check(rc == 0 and len(json.loads(out)["sites"]) == 4 and
+      all(r["a_bytes"] == 0 or r["b_bytes"] == 0 for r in json.loads(out)["sites"]), f"compare other functions: {out}")
 
 finish("mem")

@@ -7,7 +7,12 @@ requested bytes after every action), not from any viewer logic.
 
 usage: gen_snapshot.py OUT.pickle TRUTH.json [--seed N] [--events N]
        [--devices N] [--protocol P] [--ring K] [--form current|traces|history|list]
-       [--oom] [--gzip]"""
+       [--oom] [--gzip] [--line-shift N] [--native]
+
+--line-shift N moves every Python frame's line by N (the same code after an
+edit above it: for --compare); --native adds a call site whose stack has no
+Python frame (PyTorch's autograd thread), with the unwinder, allocator and
+libc frames around it that call sites leave out."""
 import argparse
 import gzip
 import json
@@ -18,26 +23,58 @@ MB = 1 << 20
 SEG = 2 * MB
 
 
-def frames_table():
+def frames_table(line_shift=0, native=False):
     cpp = [{"name": "torch::unwind::unwind()", "filename": "??", "line": 0},
            {"name": "c10::cuda::CUDACachingAllocator::malloc", "filename": "CUDACachingAllocator.cpp", "line": 1100}]
+    # CPython's own frames between the Python ones (a stack recorded with stacks="all")
+    interp = [{"name": "_PyEval_EvalFrameDefault", "filename": "/usr/local/src/conda/python-3.11/Python/ceval.c",
+               "line": 4769}] if native else []
     sites = []
     for i, (fn, f, line) in enumerate([("forward", "/w/model.py", 54), ("attention", "/w/layers.py", 120),
                                         ("mlp", "/w/layers.py", 200), ("step", "/w/optim.py", 33),
                                         ("collate", "/w/data.py", 2**64 - 1)]):
-        py = [{"name": fn, "filename": f, "line": line}, {"name": "train", "filename": "/w/train.py", "line": 10 + i},
-              {"name": "<module>", "filename": "/w/train.py", "line": 1}]
+        shift = line_shift if line < 2**63 else 0
+        py = [{"name": fn, "filename": f, "line": line + shift}, *interp,
+              {"name": "train", "filename": "/w/train.py", "line": 10 + i + line_shift}, *interp,
+              {"name": "<module>", "filename": "/w/train.py", "line": 1 + line_shift}]
         sites.append(cpp + py)
+    if native:
+        sites.append([{"name": "torch::unwind::unwind()", "filename": "??", "line": 0},
+                      {"name": "torch::CapturedTraceback::gather(bool, bool, bool)", "filename": "??", "line": 0},
+                      {"name": "torch::cuda::(anonymous namespace)::gather_with_cpp()",
+                       "filename": "memory_snapshot.cpp", "line": 0},
+                      {"name": "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(int, "
+                               "unsigned long, CUstream_st*)", "filename": "CUDACachingAllocator.cpp", "line": 0},
+                      {"name": "at::detail::empty_cuda(c10::ArrayRef<long>)", "filename": "??", "line": 0},
+                      {"name": "c10::impl::BoxedKernelWrapper<at::Tensor ()>::call", "filename":
+                       "/pytorch/aten/src/ATen/core/boxing/impl/boxing.h", "line": 0},
+                      {"name": "at::native::mm_backward", "filename": "??", "line": 0},
+                      {"name": "torch::autograd::Engine::thread_main", "filename": "??", "line": 0},
+                      {"name": "execute_native_thread_routine", "filename": "thread48.o", "line": 0},
+                      {"name": "clone", "filename": "??", "line": 0},
+                      {"name": "__libc_start_main", "filename": "??", "line": 0},
+                      {"name": "_start", "filename": "??", "line": 0}])
     return sites
 
 
+# PyTorch's memory viewer leaves these out of stacks (a function name or a
+# file name holding one of the parts; MemoryViz.js, torch/cuda/_memory_viz.py),
+# and trainprof the caching allocator's own frames too (docs/METRICS.md)
+OMIT_NAMES = ["unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start", "__libc_start_main",
+              "PyEval_", "PyObject_", "PyFunction_", "CUDACachingAllocator::"]
+OMIT_FILES = ["core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c", "Objects/call.c",
+              "Objects/methodobject.c", "pycore_ceval.h", "ceval.c", "cpython/abstract.h", "CUDACachingAllocator.cpp"]
+
+
 def site_key(frames, depth=4):
-    py = [f for f in frames if f["filename"].endswith(".py")][:depth]
+    kept = [f for f in frames if not any(w in f["name"] for w in OMIT_NAMES)
+            and not any(w in f["filename"] for w in OMIT_FILES)]
+    py = [f for f in kept if f["filename"].endswith(".py")][:depth] or kept[:depth]
     return ";".join(f"{f['filename']}:{f['line']}:{f['name']}" for f in reversed(py))
 
 
-def simulate(rng, n_events, device, oom, ring):
-    sites = frames_table()
+def simulate(rng, n_events, device, oom, ring, line_shift=0, native=False):
+    sites = frames_table(line_shift, native)
     ev, live, cached, segs = [], {}, [], {}  # live: addr -> (req, site); segs: addr -> size
     base = 0x7F0000000000 + device * (1 << 40)
     nxt = [base]
@@ -166,11 +203,13 @@ def main():
     ap.add_argument("--form", default="current")
     ap.add_argument("--oom", action="store_true")
     ap.add_argument("--gzip", action="store_true")
+    ap.add_argument("--line-shift", type=int, default=0)
+    ap.add_argument("--native", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     traces, segments, truth = [], [], {}
     for d in range(a.devices):
-        ev, live, cached, segs, sites, flushes = simulate(rng, a.events, d, a.oom, a.ring)
+        ev, live, cached, segs, sites, flushes = simulate(rng, a.events, d, a.oom, a.ring, a.line_shift, a.native)
         keep_from = max(0, len(ev) - a.ring) if a.ring else 0
         t = truth_of(ev, live, segs, sites, keep_from, flushes)
         if a.form == "list":

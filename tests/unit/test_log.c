@@ -66,8 +66,9 @@ static void test_dict(void **state)
     assert_true(isinf(val("x")) && val("x") < 0 && isinf(val("y")) && val("y") > 0);
     assert_true(val("tokens_per_second(M)") == 0.032768);
     /* a brace that is not a dict of numbers falls through to key-value */
-    assert_int_equal(parse("config {oops} loss=1"), 1);
+    assert_int_equal(parse("step 3 config {oops} loss=1"), 1);
     assert_int_equal(rec.format, TPROF_LOG_KV);
+    assert_int_equal(parse("config {oops} loss=1"), 0); /* no step: not a step record */
 }
 
 static void test_tqdm(void **state)
@@ -125,8 +126,17 @@ static void test_kv(void **state)
     assert_int_equal(rec.step, 12);
     assert_int_equal(parse("Step: 13 loss: 1"), 1);
     assert_int_equal(rec.step, 13);
-    assert_int_equal(parse("steps_per_epoch: 100 loss: 1"), 2);
+    assert_int_equal(parse("steps_per_epoch: 100 loss: 1"), 0); /* no step key: a config line */
     assert_int_equal(rec.step, -1);
+    /* key-value pairs outside a step record are not metrics: config dumps,
+     * argparse's Namespace, banners */
+    assert_int_equal(parse("lr: 0.0001"), 0);
+    assert_int_equal(parse("model.hidden_size = 4096"), 0);
+    assert_int_equal(parse("Namespace(lr=0.0001, batch_size=32, model='gpt2', warmup_steps=100)"), 0);
+    assert_int_equal(parse("==== seed=42 ===="), 0);
+    assert_int_equal(rec.format, TPROF_LOG_NONE);
+    assert_int_equal(parse("=== step 100 ==="), 0);
+    assert_int_equal(rec.step, 100);
     /* Megatron: " | " segments, keys with spaces */
     assert_int_equal(parse(" iteration      100/    1000 | elapsed time per iteration (ms): 1234.5 | "
                            "learning rate: 1.000E-04 | lm loss: 2.345E+00 | loss scale: 1.0 |"),
@@ -171,13 +181,13 @@ static void test_steps(void **state)
     /* tqdm redraws with \r: two steps from one line; a step-only line sets
      * the step of the stepless dict after it; a stepless line before any
      * step is step 1, and the next one that repeats a metric is step 2 */
-    tprof_log *lg = feed("loss: 9\nloss: 8\n"
+    tprof_log *lg = feed("lr: 0.0001\n{\"loss\": 9}\n{\"loss\": 8}\n"
                          " 1%|x | 10/1000 [00:01<10:00, 2.00it/s, loss=2.5]\r 1%|x | 11/1000 [00:02<10:00, "
                          "2.00it/s, loss=2.4]\n"
                          "step=20:\n{\"mfu\": 0.25, \"loss\": 2.0}\n"
                          "step 20 loss=1.5\n" /* the same step again: the last value wins */
                          "garbage line\n\n"
-                         "mfu: 0.3\n"); /* a last line without a newline: test_cut_last_line */
+                         "{'mfu': 0.3}\n"); /* a last line without a newline: test_cut_last_line */
     const int64_t *st;
     const double *v;
     size_t n = tprof_log_points(lg, (size_t)metric(lg, "loss"), &st, &v);
@@ -189,11 +199,11 @@ static void test_steps(void **state)
     assert_int_equal(n, 2);
     assert_true(st[0] == 20 && v[0] == 0.25 && st[1] == 21 && v[1] == 0.3); /* 20 already had an mfu */
     const tprof_log_counts *c = tprof_log_get_counts(lg);
-    assert_int_equal(c->lines, 9);
-    assert_int_equal(c->skipped, 2); /* "step=20:" and "garbage line" */
+    assert_int_equal(c->lines, 10);
+    assert_int_equal(c->skipped, 3); /* "lr: 0.0001" (no step record), "step=20:" and "garbage line" */
     assert_int_equal(c->parsed[TPROF_LOG_TQDM], 2);
-    assert_int_equal(c->parsed[TPROF_LOG_JSON], 1);
-    assert_int_equal(c->parsed[TPROF_LOG_KV], 4);
+    assert_int_equal(c->parsed[TPROF_LOG_JSON], 4);
+    assert_int_equal(c->parsed[TPROF_LOG_KV], 1);
     tprof_log_free(lg);
 }
 
@@ -222,7 +232,7 @@ static void test_stats(void **state)
     assert_true(s.steady_mean == 14 && s.p50 == 13);
     tprof_log_free(lg);
     /* one point: no steady mean */
-    lg = feed("z=4\n");
+    lg = feed("step 1 z=4\n");
     tprof_log_stats_of(lg, 0, &s);
     assert_true(s.count == 1 && s.mean == 4 && isnan(s.steady_mean));
     tprof_log_free(lg);
@@ -343,9 +353,9 @@ static void test_empty_and_long(void **state)
     size_t n = 3u << 20;
     char *big = malloc(n + 16);
     assert_non_null(big);
-    memcpy(big, "loss=5 ", 7);
-    memset(big + 7, 'a', n - 7);
-    memcpy(big + n, "\nloss=6\n", 9);
+    memcpy(big, "step 1 loss=5 ", 14);
+    memset(big + 14, 'a', n - 14);
+    memcpy(big + n, "\nstep 2 loss=6\n", 16);
     lg = feed(big);
     const int64_t *st;
     const double *v;
@@ -435,8 +445,8 @@ static void test_cut_last_line(void **state)
         const char *last;
         int dropped;
     } cases[] = {
-        { "loss: 2.15e", 1 },               /* was loss(e) = 2.15 */
-        { "loss=2.15", 1 },                 /* may be 2.15e-05 cut */
+        { "step 5 loss: 2.15e", 1 },        /* was loss(e) = 2.15 */
+        { "step 5 loss=2.15", 1 },          /* may be 2.15e-05 cut */
         { "step 5 loss=2.15e-05", 1 },      /* a number at the end: ambiguous */
         { "step 5 loss=2.5 | step_t", 1 },  /* a key cut short */
         { "{\"step\": 5, \"loss\": 2.1", 1 }, /* an open dict */
@@ -451,6 +461,7 @@ static void test_cut_last_line(void **state)
         { " 1%|x | 5/1000 [00:01<10:00, 2.00it/s, loss=2.5]", 0 },
         { "\x1b[32mstep 5 loss=2.5\x1b[0m", 0 }, /* a colour code after the value */
         { "Training finished", 0 },         /* no metric, no step: nothing to drop */
+        { "loss=2.15", 0 },                 /* no step: no record, so nothing to drop */
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         ubuf b = { 0 };
@@ -469,7 +480,7 @@ static void test_cut_last_line(void **state)
             assert_int_equal(tprof_log_get_counts(lg)->lines, 1);
         } else {
             assert_string_equal(tr, "");
-            if (strcmp(cases[c].last, "Training finished")) {
+            if (strcmp(cases[c].last, "Training finished") && strcmp(cases[c].last, "loss=2.15")) {
                 if (n != 2 || st[1] != 5 || v[1] != 2.5) fail_msg("case %zu '%s': %zu points", c, cases[c].last, n);
             } else
                 assert_int_equal(tprof_log_get_counts(lg)->skipped, 1);
@@ -499,7 +510,7 @@ static void test_cut_last_line(void **state)
     assert_int_equal(tprof_log_nmetrics(lg), 0); /* the first MiB is not a closed dict, as with a newline */
     assert_int_equal(tprof_log_get_counts(lg)->skipped, 1);
     tprof_log_free(lg);
-    memcpy(t, "loss=5 ", 7);
+    memcpy(t, "step 1 loss=5 ", 14);
     strcpy(t + big, " }");
     lg = feed(t);
     assert_int_equal(tprof_log_nmetrics(lg), 1);
@@ -511,7 +522,7 @@ static void test_cut_last_line(void **state)
     tprof_log_free(lg);
     free(t);
     /* a last line that ends with its newline, or a final \r, is complete */
-    lg = feed("loss: 2.15e\nloss=2.15\r");
+    lg = feed("step 1 loss: 2.15e\nstep 2 loss=2.15\r");
     assert_int_equal(tprof_log_nmetrics(lg), 2); /* loss(e): the line as written */
     tprof_log_free(lg);
 }
