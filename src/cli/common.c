@@ -11,6 +11,7 @@
 #include "trainprof/error.h"
 #include "trainprof/report.h"
 #include "trainprof/sink.h"
+#include "trainprof/source.h"
 
 int cli_color;
 
@@ -22,12 +23,32 @@ void cli_set_color(const char *mode)
         cli_color = !strcmp(mode, "always");
 }
 
-static void vmsg(const char *tag, const char *color, const char *fmt, va_list ap)
+static void tag_out(const char *tag, const char *color)
 {
     if (cli_color) fprintf(stderr, "%s%s\033[0m ", color, tag);
     else fprintf(stderr, "%s ", tag);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+}
+
+/* One line per message; a library message's hint (TPROF_HINT_MARK: what
+ * the input is and which command reads it) on a line of its own. */
+static void vmsg(const char *tag, const char *color, const char *fmt, va_list ap)
+{
+    char small[1024], *buf = small;
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1))) vsnprintf(buf, (size_t)n + 1, fmt, aq);
+    if (!buf) buf = small; /* out of memory: the message cut */
+    va_end(aq);
+    char *hint = strstr(buf, TPROF_HINT_MARK);
+    if (hint) *hint = 0;
+    tag_out(tag, color);
+    fprintf(stderr, "%s\n", buf);
+    if (hint) {
+        tag_out("trainprof: hint:", "\033[1;36m");
+        fprintf(stderr, "%s\n", hint + strlen(TPROF_HINT_MARK));
+    }
+    if (buf != small) free(buf);
 }
 
 void cli_error(const char *fmt, ...)
