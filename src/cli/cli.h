@@ -34,7 +34,12 @@ extern int cli_color; /* stderr diagnostics in colour */
 int cli_parse_format(const char *s, cli_format *out);
 /* "A..B", "A..", "..B" or "A" (ProfilerStep numbers). */
 int cli_parse_steps(const char *s, long long *first, long long *last);
-void cli_set_color(const char *mode); /* auto|always|never; NO_COLOR honoured */
+/* auto|always|never; NO_COLOR honoured. Another value: says so, returns -1. */
+int cli_set_color(const char *mode);
+/* getopt_long, with the errors worded for trainprof: "trainprof CMD:
+ * invalid option -- 'o'" and a hint line naming CMD --help (argv[0] is the
+ * command); returns '?' for them (the caller exits 2). */
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 /* --threads N: 0 = one per core. Returns -1 when N is not a count. */
 int cli_parse_threads(const char *s, int *out);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

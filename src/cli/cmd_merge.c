@@ -214,7 +214,7 @@ int cmd_merge(int argc, char **argv)
     char **drop = NULL, **inputs = NULL;
     int status = EXIT_USAGE, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "o:h", longopts)) != -1) {
         long long a, b;
         int h = cli_common_option(c, optarg, &co);
         if (h == 1) continue;
@@ -270,7 +270,7 @@ int cmd_merge(int argc, char **argv)
             help(stdout);
             status = EXIT_OK;
             goto out;
-        default: help(stderr); goto out;
+        default: goto out; /* said by cli_getopt */
         }
     }
     if (co.fmt == FMT_CSV) {

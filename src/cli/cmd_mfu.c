@@ -125,7 +125,7 @@ int cmd_mfu(int argc, char **argv)
     const char *device = NULL;
     int c, rc = EXIT_OK;
     optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (!rc && (c = cli_getopt(argc, argv, "h", longopts)) != -1) {
         int k = cli_model_option(c, optarg, &a);
         if (k) {
             if (k < 0) rc = EXIT_USAGE;
@@ -146,7 +146,7 @@ int cmd_mfu(int argc, char **argv)
                 rc = EXIT_USAGE;
             }
             break;
-        case 'c': cli_set_color(optarg); break;
+        case 'c': rc = cli_set_color(optarg) ? EXIT_USAGE : 0; break;
         case 'h':
             help(stdout);
             cli_model_free(&a);

@@ -15,12 +15,58 @@
 
 int cli_color;
 
-void cli_set_color(const char *mode)
+int cli_set_color(const char *mode)
 {
     if (!mode || !strcmp(mode, "auto"))
         cli_color = isatty(2) && !getenv("NO_COLOR");
-    else
+    else if (!strcmp(mode, "always") || !strcmp(mode, "never"))
         cli_color = !strcmp(mode, "always");
+    else {
+        cli_error("--color must be auto, always or never, not '%s'", mode);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    /* getopt's own messages name argv[0], which is the command alone
+     * ("kernels: invalid option"); these name the program and the command,
+     * and say where the options are listed. A leading ':' tells a missing
+     * argument (':') from an unknown option ('?'). */
+    char sh[64];
+    const char *mode = *shortopts == '-' || *shortopts == '+' ? shortopts : "";
+    snprintf(sh, sizeof sh, "%.1s:%s", mode, shortopts + (*mode ? 1 : 0));
+    opterr = 0;
+    int c = getopt_long(argc, argv, sh, longopts, NULL);
+    if (c != '?' && c != ':') return c;
+    const char *cmd = argv[0], *arg = argv[optind - 1];
+    int is_long = arg && arg[0] == '-' && arg[1] == '-';
+    if (c == ':') {
+        if (is_long) fprintf(stderr, "trainprof %s: option '%s' requires an argument\n", cmd, arg);
+        else fprintf(stderr, "trainprof %s: option requires an argument -- '%c'\n", cmd, optopt);
+    } else if (is_long) {
+        const char *eq = strchr(arg, '=');
+        int len = eq ? (int)(eq - arg) : (int)strlen(arg);
+        /* a known option given a value it does not take, or one not known (or not unique) */
+        int known = 0, prefixed = 0;
+        for (const struct option *o = longopts; o && o->name; o++) {
+            known |= (int)strlen(o->name) == len - 2 && !strncmp(o->name, arg + 2, (size_t)len - 2);
+            prefixed += !strncmp(o->name, arg + 2, (size_t)len - 2);
+        }
+        if (known && eq) fprintf(stderr, "trainprof %s: option '%.*s' doesn't allow an argument\n", cmd, len, arg);
+        else if (prefixed > 1) {
+            fprintf(stderr, "trainprof %s: option '%.*s' is ambiguous; possibilities:", cmd, len, arg);
+            for (const struct option *o = longopts; o->name; o++)
+                if (!strncmp(o->name, arg + 2, (size_t)len - 2)) fprintf(stderr, " '--%s'", o->name);
+            fputc('\n', stderr);
+        } else
+            fprintf(stderr, "trainprof %s: unrecognized option '%.*s'\n", cmd, len, arg);
+    } else
+        fprintf(stderr, "trainprof %s: invalid option -- '%c'\n", cmd, optopt);
+    fprintf(stderr, "%s see 'trainprof %s --help'\n", cli_color ? "\033[1;36mtrainprof: hint:\033[0m" : "trainprof: hint:",
+            cmd);
+    return '?';
 }
 
 static void tag_out(const char *tag, const char *color)
@@ -345,8 +391,7 @@ int cli_common_option(int c, const char *arg, cli_common *co)
         cli_error("--format must be table, csv or json, not '%s'", arg);
         return -1;
     case 'c':
-        cli_set_color(arg);
-        return 1;
+        return cli_set_color(arg) == 0 ? 1 : -1;
     case 'j':
         if (cli_parse_threads(arg, &co->threads) == 0) return 1;
         cli_error("--threads takes a count (0 = one per core), not '%s'", arg);
@@ -576,7 +621,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
     cli_common co = { 0 };
     int c, rc = EXIT_OK;
     optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while (!rc && (c = cli_getopt(argc, argv, "h", opts)) != -1) {
         int k = cli_common_option(c, optarg, &co);
         if (k) {
             if (k < 0) rc = EXIT_USAGE;
