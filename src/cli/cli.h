@@ -126,8 +126,11 @@ typedef struct {
     size_t nparts;
     /* The rows shown of each `limited` table (--top N; 0: all); NULL: all. */
     size_t (*limit)(void *ctx);
-    /* What an analysis's TPROF_EUSAGE means for this command (exit 2). */
+    /* What an analysis's TPROF_EUSAGE means for this command (exit 2),
+     * or from the options (USAGE_ERROR_FOR, when set); the error adds the
+     * steps the trace holds. */
     const char *usage_error;
+    const char *(*usage_error_for)(void *ctx);
 } cli_spec;
 
 /* One result for the run as JSON (its object, or its CSV table's rows when

@@ -426,6 +426,7 @@ typedef struct {
     tprof_result **res;
     int *rc;
     int64_t *rank;
+    char **held; /* after a usage error (a step window matching none): the steps the trace holds */
 } analyse_job;
 
 static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
@@ -434,6 +435,11 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     if (!r->trace) return;
     j->rank[i] = tprof_trace_meta_get(r->trace)->rank;
     j->rc[i] = j->spec->analyse(j->ctx, r->trace, &j->res[i * cli_parts(j->spec)]);
+    if (j->rc[i] == TPROF_EUSAGE) { /* said after reading, when the trace is gone */
+        const tprof_trace_meta *m = tprof_trace_meta_get(r->trace);
+        char held[256];
+        j->held[i] = strdup(tprof_steps_held(m->steps, m->nsteps, held, sizeof held));
+    }
     tprof_trace_free(r->trace);
     r->trace = NULL;
 }
@@ -561,13 +567,13 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     tprof_read_result *rr = calloc((size_t)n, sizeof *rr);
     size_t np = cli_parts(spec);
     analyse_job job = { spec, ctx, calloc((size_t)n * np, sizeof *job.res), calloc((size_t)n, sizeof *job.rc),
-                        calloc((size_t)n, sizeof *job.rank) };
+                        calloc((size_t)n, sizeof *job.rank), calloc((size_t)n, sizeof *job.held) };
     const tprof_result **shown = calloc((size_t)n * np, sizeof *shown);
     int64_t *shown_rank = calloc((size_t)n, sizeof *shown_rank);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
     int rc = EXIT_INPUT;
-    if (!rr || !job.res || !job.rc || !job.rank || !shown || !shown_rank || !labels || !lab) {
+    if (!rr || !job.res || !job.rc || !job.rank || !job.held || !shown || !shown_rank || !labels || !lab) {
         cli_error("out of memory");
         goto done;
     }
@@ -581,7 +587,9 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         int made = 1;
         for (size_t p = 0; p < np; p++) made &= job.res[(size_t)i * np + p] != NULL;
         if (job.rc[i] || !made) {
-            if (job.rc[i] == TPROF_EUSAGE && spec->usage_error) cli_error("%s: %s", paths[i], spec->usage_error);
+            const char *why = spec->usage_error_for ? spec->usage_error_for(ctx) : spec->usage_error;
+            if (job.rc[i] == TPROF_EUSAGE && why)
+                cli_error("%s: %s%s%s", paths[i], why, job.held[i] ? ": it holds " : "", job.held[i] ? job.held[i] : "");
             else cli_error("%s: %s", paths[i], tprof_strerror(job.rc[i] ? job.rc[i] : TPROF_ENOMEM));
             if (rc < EXIT_INPUT) rc = job.rc[i] == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
             continue;
@@ -601,6 +609,8 @@ done:
     free(job.res);
     free(job.rc);
     free(job.rank);
+    for (int i = 0; job.held && i < n; i++) free(job.held[i]);
+    free(job.held);
     free(shown);
     free(shown_rank);
     free(labels);

@@ -110,8 +110,26 @@ if len(steps) >= 3:
     two = window_total(f"{steps[1]}..{steps[2]}")
     check(0 < one < two <= total, f"step windows: {one} < {two} <= {total}")
     check(window_total(f"{steps[0]}..") == total or window_total(f"{steps[0]}..") <= total, "open window")
-    rc, _, err = run([TRAINPROF, "kernels", "--steps", "999999", plain])
-    check(rc == 2 and "no ProfilerStep" in err, "a window with no step: exit 2")
+    # a window with no step: exit 2, naming the steps the trace holds
+    rc, _, err = run([TRAINPROF, "kernels", "--steps", "999999..1000000", plain])
+    held = f"it holds ProfilerStep#{min(steps)}..#{max(steps)} ({len(steps)} steps)"
+    check(rc == 2 and f"{plain}: steps 999999..1000000 not in this trace: {held}" in err,
+          f"a window with no step: exit {rc}, {err!r}")
+    rc, out, err = run([TRAINPROF, "merge", "--steps", "999999", "-o", os.path.join(tmp, "m.json"), plain])
+    check("none of the requested steps" in err and held in err, f"merge, a window with no step: {err!r}")
+# steps numbered with gaps, and none at all
+def step_event(n, ts):
+    return ('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":5}' % (n, ts))
+gaps = os.path.join(tmp, "gaps.json")
+with open(gaps, "w") as f:
+    f.write('{"traceEvents":[' + ",".join(step_event(n, 10 * n) for n in [1, 3, 4, 9]) + "]}")
+rc, _, err = run([TRAINPROF, "kernels", "--steps", "5..8", gaps])
+check(rc == 2 and "it holds ProfilerStep#1, #3..#4, #9 (4 steps)" in err, f"steps with gaps: {rc} {err!r}")
+nosteps = os.path.join(tmp, "nosteps.json")
+with open(nosteps, "w") as f:
+    f.write('{"traceEvents":[]}')
+rc, _, err = run([TRAINPROF, "kernels", "--steps", "2", nosteps])
+check(rc == 2 and "steps 2 not in this trace: it holds no ProfilerStep#N spans" in err, f"no steps: {rc} {err!r}")
 
 # user class rules take precedence over the built-in ones
 rc, out, _ = run([TRAINPROF, "kernels", "--by", "class", "--format", "json", "--class-rule", "communication:*gemm*",
