@@ -45,8 +45,11 @@ int cli_parse_threads(const char *s, int *out);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Writes BUF as the whole file PATH through the atomic sink; prints why not.
- * Returns EXIT_OK or EXIT_OUTPUT. */
+/* "trainprof: wrote PATH (SIZE)" on stderr: an output file is in place
+ * (after the sink's rename; never for stdout). */
+void cli_wrote(const char *path, uint64_t bytes);
+/* Writes BUF as the whole file PATH through the atomic sink (and says so);
+ * prints why not. Returns EXIT_OK or EXIT_OUTPUT. */
 int cli_write_file(const char *path, const void *buf, size_t len);
 /* Flushes and closes stdout; on a write error (a full disk, /dev/full) says
  * so and returns EXIT_OUTPUT, else RC. */

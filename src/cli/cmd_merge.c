@@ -304,6 +304,7 @@ int cmd_merge(int argc, char **argv)
         status = rc == TPROF_EUSAGE ? EXIT_USAGE : rc == TPROF_EWRITE ? EXIT_OUTPUT : EXIT_INPUT;
         goto out;
     }
+    cli_wrote(o.output, rep->file_bytes); /* tprof_merge returns after the rename */
     for (char *p = rep->problems; *p;) {
         char *nl = strchr(p, '\n');
         if (nl) *nl = 0;

@@ -121,10 +121,20 @@ void cli_note(const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_wrote(const char *path, uint64_t bytes)
+{
+    char size[32];
+    tprof_fmt_bytes(size, sizeof size, (int64_t)bytes);
+    fprintf(stderr, "trainprof: wrote %s (%s)\n", path, size);
+}
+
 int cli_write_file(const char *path, const void *buf, size_t len)
 {
     char err[1024];
-    if (tprof_sink_write_file(path, buf, len, err, sizeof err) == 0) return EXIT_OK;
+    if (tprof_sink_write_file(path, buf, len, err, sizeof err) == 0) { /* renamed into place */
+        cli_wrote(path, len);
+        return EXIT_OK;
+    }
     cli_error("%s", err);
     return EXIT_OUTPUT;
 }
