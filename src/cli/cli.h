@@ -3,6 +3,8 @@
 #define TPROF_CLI_H
 
 #include <getopt.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 
 #include "trainprof/analysis.h"
@@ -54,6 +56,24 @@ int cli_write_file(const char *path, const void *buf, size_t len);
 /* Flushes and closes stdout; on a write error (a full disk, /dev/full) says
  * so and returns EXIT_OUTPUT, else RC. */
 int cli_finish_stdout(int rc);
+
+/* Progress of reading PATHS[0..N), on stderr when it is a terminal
+ * (TPROF_PROGRESS=always|never overrides): a bar and a share when the sizes
+ * are known, else the bytes read and the rate; WHAT names the phase, or
+ * NULL. cli_progress_update is a tprof_progress_fn over CTX = the
+ * cli_progress; _end clears the line. _begin returns 1 when it is shown. */
+typedef struct {
+    pthread_mutex_t mu;
+    char **paths;
+    int n, on, drawn, started;
+    const char *what;
+    uint64_t *done, start_done;
+    int64_t *size; /* -1: a pipe */
+    struct timespec start, last;
+} cli_progress;
+int cli_progress_begin(cli_progress *p, char **paths, int n, const char *what);
+void cli_progress_update(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size);
+void cli_progress_end(cli_progress *p);
 
 /* Reads the given traces in parallel with a progress bar (stderr is a
  * terminal only). Prints one line per failed or truncated file. Returns the

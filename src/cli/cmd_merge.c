@@ -298,7 +298,19 @@ int cmd_merge(int argc, char **argv)
     o.threads = co.threads;
     tprof_merge_report *rep;
     char err[1024] = "";
+    /* two reads of every input: each pass its own line */
+    cli_progress plan, rewrite;
+    if (cli_progress_begin(&plan, inputs, (int)nin, "reading")) {
+        o.progress = cli_progress_update;
+        o.progress_ctx = &plan;
+    }
+    if (cli_progress_begin(&rewrite, inputs, (int)nin, "rewriting")) {
+        o.rewrite_progress = cli_progress_update;
+        o.rewrite_progress_ctx = &rewrite;
+    }
     int rc = tprof_merge(&o, &rep, err, sizeof err);
+    cli_progress_end(&rewrite);
+    cli_progress_end(&plan);
     if (rc && rc != TPROF_ETRUNC) {
         cli_error("%s", err[0] ? err : tprof_strerror(rc));
         status = rc == TPROF_EUSAGE ? EXIT_USAGE : rc == TPROF_EWRITE ? EXIT_OUTPUT : EXIT_INPUT;

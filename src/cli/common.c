@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trainprof/error.h"
@@ -69,6 +70,8 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
     return '?';
 }
 
+static int progress_shown; /* a progress line is on stderr's last line */
+
 static void tag_out(const char *tag, const char *color)
 {
     if (cli_color) fprintf(stderr, "%s%s\033[0m ", color, tag);
@@ -88,6 +91,10 @@ static void vmsg(const char *tag, const char *color, const char *fmt, va_list ap
     va_end(aq);
     char *hint = strstr(buf, TPROF_HINT_MARK);
     if (hint) *hint = 0;
+    if (progress_shown) { /* a message starts its own line, not after the bar */
+        fprintf(stderr, "\r%72s\r", "");
+        progress_shown = 0;
+    }
     tag_out(tag, color);
     fprintf(stderr, "%s\n", buf);
     if (hint) {
@@ -203,20 +210,49 @@ int cli_parse_steps(const char *s, long long *first, long long *last)
     return 0;
 }
 
-/* ---- progress bar ---- */
-typedef struct {
-    pthread_mutex_t mu;
-    char **paths;
-    int n;
-    uint64_t *done;
-    int64_t *size;
-    struct timespec last;
-    int drawn;
-} progress;
+/* ---- progress ---- */
 
-static void on_progress(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size)
+/* Drawn only on a terminal (TPROF_PROGRESS=always draws it anyway, so that
+ * tests can see it; =never keeps it off). */
+static int progress_wanted(void)
 {
-    progress *p = ctx;
+    const char *e = getenv("TPROF_PROGRESS");
+    if (e && !strcmp(e, "always")) return 1;
+    if (e && !strcmp(e, "never")) return 0;
+    return isatty(2);
+}
+
+int cli_progress_begin(cli_progress *p, char **paths, int n, const char *what)
+{
+    *p = (cli_progress){ .paths = paths, .n = n, .what = what };
+    if (!progress_wanted()) return 0;
+    p->done = calloc((size_t)n, sizeof *p->done);
+    p->size = calloc((size_t)n, sizeof *p->size);
+    if (!p->done || !p->size) {
+        free(p->done);
+        free(p->size);
+        p->done = NULL;
+        p->size = NULL;
+        return 0;
+    }
+    for (int i = 0; i < n; i++) { /* sizes up front, so that the share counts the files not begun */
+        struct stat st;
+        p->size[i] = strcmp(paths[i], "-") && !stat(paths[i], &st) && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    p->on = 1;
+    return 1;
+}
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+void cli_progress_update(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size)
+{
+    cli_progress *p = ctx;
+    if (!p->on) return;
     pthread_mutex_lock(&p->mu);
     for (int i = 0; i < p->n; i++)
         if (!strcmp(p->paths[i], path) || (!strcmp(path, "<stdin>") && !strcmp(p->paths[i], "-"))) {
@@ -226,26 +262,40 @@ static void on_progress(void *ctx, const char *path, uint64_t bytes_in, int64_t 
         }
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    double dt = (double)(now.tv_sec - p->last.tv_sec) + (double)(now.tv_nsec - p->last.tv_nsec) / 1e9;
-    if (dt >= 0.2) {
+    uint64_t done = 0;
+    for (int i = 0; i < p->n; i++) done += p->done[i];
+    if (!p->started) { /* the pace from the first report on: a pass may begin after another */
+        p->started = 1;
+        p->start = now;
+        p->start_done = done;
+    }
+    if (!p->drawn || since(&p->last, &now) >= 0.2) {
         p->last = now;
-        uint64_t done = 0, total = 0;
+        int64_t total = 0;
+        int unknown = 0;
         for (int i = 0; i < p->n; i++) {
-            done += p->done[i];
-            total += p->size[i] > 0 ? (uint64_t)p->size[i] : 0;
+            if (p->size[i] >= 0) total += p->size[i];
+            else unknown = 1; /* a pipe: the share is not known */
         }
-        char a[32], b[32];
-        tprof_fmt_bytes(a, sizeof a, (int64_t)done);
-        tprof_fmt_bytes(b, sizeof b, (int64_t)total);
-        int pct = total ? (int)(done * 100 / total) : 0;
-        if (pct > 100) pct = 100;
-        char bar[31];
-        for (int i = 0; i < 30; i++) bar[i] = i < pct * 30 / 100 ? '#' : '.';
-        bar[30] = 0;
-        fprintf(stderr, "\r[%s] %3d%% %s / %s (%d file%s)", bar, pct, a, b, p->n, p->n == 1 ? "" : "s");
-        p->drawn = 1;
+        double dt = since(&p->start, &now); /* no rate from the first instants: noise */
+        double rate = dt >= 0.1 ? (double)(done - p->start_done) / dt : -1;
+        char line[160];
+        tprof_fmt_progress(line, sizeof line, done, unknown ? -1 : total, rate, p->n, p->what);
+        fprintf(stderr, "\r%-72s", line); /* padded: a shorter line covers a longer one */
+        p->drawn = progress_shown = 1;
     }
     pthread_mutex_unlock(&p->mu);
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (!p->on) return;
+    if (p->drawn && progress_shown) fprintf(stderr, "\r%72s\r", "");
+    progress_shown = 0;
+    free(p->done);
+    free(p->size);
+    pthread_mutex_destroy(&p->mu);
+    p->on = 0;
 }
 
 static int cmp_rank_index(const void *a, const void *b)
@@ -326,25 +376,13 @@ int cli_read_traces_each(char **paths, int n, const tprof_read_opts *opts_in, tp
         return EXIT_INPUT;
     }
     tprof_read_opts opts = *opts_in;
-    progress p = { .paths = paths, .n = n };
-    int show = isatty(2);
-    if (show) {
-        pthread_mutex_init(&p.mu, NULL);
-        p.done = calloc((size_t)n, sizeof *p.done);
-        p.size = calloc((size_t)n, sizeof *p.size);
-        clock_gettime(CLOCK_MONOTONIC, &p.last);
-        if (p.done && p.size) {
-            opts.progress = on_progress;
-            opts.progress_ctx = &p;
-        }
+    cli_progress p;
+    if (cli_progress_begin(&p, paths, n, NULL)) {
+        opts.progress = cli_progress_update;
+        opts.progress_ctx = &p;
     }
     tprof_trace_read_each((const char *const *)paths, (size_t)n, &opts, 0, out, on_read, &job);
-    if (show) {
-        if (p.drawn) fprintf(stderr, "\r%60s\r", "");
-        free(p.done);
-        free(p.size);
-        pthread_mutex_destroy(&p.mu);
-    }
+    cli_progress_end(&p);
     int worst = EXIT_OK;
     for (int i = 0; i < n; i++) {
         if (job.facts[i].note) cli_warn("%s", job.facts[i].note);
