@@ -49,8 +49,11 @@ typedef struct {
     size_t mem_budget;       /* bytes of events held before spilling a sorted run; 0 = 256 MiB */
     const char *tmp_dir;     /* for spilled runs; NULL = the output's directory */
     const tprof_classifier *classifier;
-    tprof_progress_fn progress;
+    tprof_progress_fn progress;         /* the first read of each input (the plan) */
     void *progress_ctx;
+    tprof_progress_fn rewrite_progress; /* the second read (the rewrite), apart so that a
+                                           caller can tell the passes; may be NULL */
+    void *rewrite_progress_ctx;
     int generic_only;        /* re-serialize every event token by token (tests compare both paths) */
     int threads;             /* inputs rewritten at once: 0 = one per core */
 } tprof_merge_opts;

@@ -15,6 +15,13 @@ extern "C" {
 char *tprof_fmt_duration(char *buf, size_t len, int64_t ns);
 /* "512 B", "1.5 KiB", "3.2 MiB", "1.07 GiB": 3 significant digits, no exponent */
 char *tprof_fmt_bytes(char *buf, size_t len, int64_t bytes);
+/* A progress line: "[#####.....]  42% 1.26 GiB / 3 GiB, 350 MiB/s (8 files)"
+ * when TOTAL (bytes) is known (> 0); otherwise, as on a pipe, no share but
+ * the bytes read and the rate: "83.6 MiB read, 41.2 MiB/s (1 file)". RATE
+ * in bytes per second, negative: not known yet (left out). WHAT, when not
+ * NULL, names the phase ("rewriting"). */
+char *tprof_fmt_progress(char *buf, size_t len, uint64_t done, int64_t total, double rate, int nfiles,
+                         const char *what);
 /* How every output names a trace: "rank R" when it says its rank (R >= 0),
  * else "trace I", I its place among the traces read. */
 char *tprof_fmt_trace_label(char *buf, size_t len, int64_t rank, size_t index);

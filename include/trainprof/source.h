@@ -52,6 +52,38 @@ uint64_t tprof_source_bytes_out(const tprof_source *s); /* bytes delivered */
 int64_t tprof_source_file_size(const tprof_source *s);
 void tprof_source_close(tprof_source *s);
 
+/* ---- what an input is (lib/io/sniff.c) ----
+ * A read that fails on bytes of another kind of file says what they are and
+ * which command reads them, from the first bytes the source delivered (no
+ * second read, nothing in them run). */
+typedef enum {
+    TPROF_INPUT_UNKNOWN = 0,
+    TPROF_INPUT_TRACE,      /* Chrome/Kineto trace: an object with traceEvents, or an event array */
+    TPROF_INPUT_SNAPSHOT,   /* a Python pickle (protocol 2-5): a CUDA memory snapshot */
+    TPROF_INPUT_EXEC_TRACE, /* PyTorch execution trace: "nodes" with "schema" or "pid" */
+    TPROF_INPUT_ASCEND_CSV, /* Ascend profiler CSV (kernel_details.csv, ...) */
+    TPROF_INPUT_LOG,        /* a training log (text or JSON lines with a loss) */
+    TPROF_INPUT_CONFIG,     /* a model's config.json */
+} tprof_input_kind;
+#define TPROF_INPUT_BIT(k) (1u << (k))
+
+/* Bytes kept of the start of every source (decompressed). */
+#define TPROF_SOURCE_HEAD 4096
+/* The first bytes delivered so far (up to TPROF_SOURCE_HEAD); *LEN their count. */
+const uint8_t *tprof_source_head(const tprof_source *s, size_t *len);
+
+tprof_input_kind tprof_input_sniff(const void *head, size_t n);
+/* "this is ...: use trainprof ..." for an input of kind SEEN given to a
+ * reader of the kinds in ACCEPTS (TPROF_INPUT_BIT masks); NULL when SEEN is
+ * accepted or unknown. */
+const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts);
+/* An error message may end with one hint line: "\nhint: ..." (the CLI
+ * prints it as its own line). */
+#define TPROF_HINT_MARK "\nhint: "
+/* Appends the hint for HEAD to the message in ERRBUF (when there is one, it
+ * fits whole, and the message has none yet). */
+void tprof_input_hint_append(const void *head, size_t n, unsigned accepts, char *errbuf, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -253,6 +253,10 @@ int tprof_trace_read_each(const char *const *paths, size_t n, const tprof_read_o
                           tprof_read_result *results, tprof_read_done_fn done, void *ctx);
 
 const tprof_trace_meta *tprof_trace_meta_get(const tprof_trace *t);
+/* The ProfilerSteps of STEPS[0..N) in words, for a step window that matched
+ * none: "ProfilerStep#550..#554 (5 steps)", "ProfilerStep#1, #3..#4 (3
+ * steps)", "no ProfilerStep#N spans". Writes BUF, returns it. */
+const char *tprof_steps_held(const tprof_step *steps, size_t n, char *buf, size_t len);
 /* The warning for a truncated read, or "" (message names file and byte). */
 const char *tprof_trace_truncation(const tprof_trace *t);
 size_t tprof_trace_nevents(const tprof_trace *t);

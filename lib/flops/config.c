@@ -8,6 +8,7 @@
 
 #include "flops_internal.h"
 #include "trainprof/error.h"
+#include "trainprof/source.h"
 #include "trainprof/json.h"
 
 static void cv_free(cv *v)
@@ -129,6 +130,9 @@ int tprof_model_parse(tprof_model **out, const void *data, size_t len, const cha
         }
     }
     tprof_json_close(j);
+    if (rc && rc != TPROF_ENOMEM) /* another kind of file (a trace, a snapshot): say which */
+        tprof_input_hint_append(data, len < TPROF_SOURCE_HEAD ? len : TPROF_SOURCE_HEAD,
+                                TPROF_INPUT_BIT(TPROF_INPUT_CONFIG), errbuf, errlen);
     if (rc) {
         tprof_model_free(m);
         return rc;

@@ -54,6 +54,8 @@ struct tprof_source {
     int zstd_wlog; /* the zstd window log accepted for this input */
     char err[256];
     char note[256]; /* something odd that did not stop the read (trailing bytes) */
+    uint8_t head[TPROF_SOURCE_HEAD]; /* the first bytes delivered, for a failed read's hint */
+    size_t head_len;
 #ifdef TPROF_HAVE_ISAL
     struct inflate_state *isal;
 #endif
@@ -495,20 +497,35 @@ static ssize_t read_zstd(tprof_source *s, uint8_t *buf, size_t cap)
 ssize_t tprof_source_read(tprof_source *s, void *buf, size_t cap)
 {
     if (!s || !buf) return TPROF_EUSAGE;
+    ssize_t n;
     switch (s->comp) {
     case TPROF_COMP_GZIP:
 #ifdef TPROF_HAVE_ISAL
-        if (s->isal) return read_isal(s, buf, cap);
+        if (s->isal) {
+            n = read_isal(s, buf, cap);
+            break;
+        }
 #endif
-        return read_zlib(s, buf, cap);
-    case TPROF_COMP_ZSTD:
-        return read_zstd(s, buf, cap);
-    default: {
-        ssize_t n = read_plain(s, buf, cap);
+        n = read_zlib(s, buf, cap);
+        break;
+    case TPROF_COMP_ZSTD: n = read_zstd(s, buf, cap); break;
+    default:
+        n = read_plain(s, buf, cap);
         if (n > 0) s->bytes_out += (uint64_t)n;
-        return n;
+        break;
     }
+    if (n > 0 && s->head_len < sizeof s->head) {
+        size_t k = sizeof s->head - s->head_len < (size_t)n ? sizeof s->head - s->head_len : (size_t)n;
+        memcpy(s->head + s->head_len, buf, k);
+        s->head_len += k;
     }
+    return n;
+}
+
+const uint8_t *tprof_source_head(const tprof_source *s, size_t *len)
+{
+    *len = s->head_len;
+    return s->head;
 }
 
 const char *tprof_source_name(const tprof_source *s) { return s->name; }

@@ -270,8 +270,7 @@ static int unexpected(tprof_json *j, uint64_t off)
             hint = "; this is gzip data: decompress it first (gunzip)";
         else if (n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD)
             hint = "; this is zstd data: decompress it first (unzstd)";
-        else if (n >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
-            hint = "; this is a Python pickle (a CUDA memory snapshot? see trainprof mem)";
+        /* other kinds of file (a pickle, a CSV) are named by the reader's hint line (lib/io/sniff.c) */
     }
     return fail(j, TPROF_EFORMAT, off, "unexpected %s (expected %s)%s", shown, expected_here(j), hint);
 }

@@ -428,11 +428,24 @@ int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errle
         snprintf(errbuf, errlen, "%s: out of memory", path);
         return TPROF_ENOMEM;
     }
+    int first = 1;
     for (;;) {
         ssize_t n = tprof_source_read(src, buf, 1 << 16);
         if (n <= 0) {
             rc = (int)n;
             break;
+        }
+        if (first) { /* the first bytes: another kind of file, whose keys would read as metrics? */
+            first = 0;
+            tprof_input_kind k = tprof_input_sniff(buf, (size_t)n);
+            if (k != TPROF_INPUT_LOG && k != TPROF_INPUT_UNKNOWN) {
+                snprintf(errbuf, errlen, "%s: not a training log", path);
+                tprof_input_hint_append(buf, (size_t)n, TPROF_INPUT_BIT(TPROF_INPUT_LOG), errbuf, errlen);
+                free(buf);
+                tprof_log_free(lg);
+                tprof_source_close(src);
+                return TPROF_EFORMAT;
+            }
         }
         if ((rc = tprof_log_feed(lg, buf, (size_t)n))) break;
     }

@@ -790,6 +790,11 @@ static int run(tprof_pickle *p, char *errbuf, size_t errlen, tprof_pickle **out)
     p->marks = NULL;
     p->memo = NULL;
     p->capstack = p->capmarks = p->capmemo = 0;
+    if (p->src && rc == TPROF_EFORMAT && errbuf) { /* another kind of file: say which */
+        size_t hn;
+        const uint8_t *head = tprof_source_head(p->src, &hn);
+        tprof_input_hint_append(head, hn, TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT), errbuf, errlen);
+    }
     if (p->src) {
         tprof_source_close(p->src);
         p->src = NULL;

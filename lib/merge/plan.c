@@ -426,9 +426,11 @@ int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof
                     (long long)in->out->rank, ins[order[i - 1]].out->path, in->out->path);
         if (in->read_note) problem(rep, "%s: %s", in->out->path, in->read_note);
         step_window(o, in);
-        if (in->window_empty && in->out->included)
-            problem(rep, "%s: none of the requested steps is in this trace (only its metadata is kept)",
-                    in->out->path);
+        if (in->window_empty && in->out->included) {
+            char held[256];
+            problem(rep, "%s: none of the requested steps is in this trace (only its metadata is kept): it holds %s",
+                    in->out->path, tprof_steps_held(in->steps, in->nsteps, held, sizeof held));
+        }
     }
     /* gaps: ranks of the world (or between the lowest and highest) with no input */
     if (!o->ranks && n) {

@@ -154,6 +154,8 @@ typedef struct {
     mbuf ev, body, cat, name, spid;
     uint32_t event_kept_ids; /* ids of the current event kept as written */
     js_skip_cache *skip_cache; /* repeated args values; NULL: none */
+    tprof_source *src;
+    uint64_t next_progress; /* compressed bytes at which rewrite_progress is next told */
 } rw;
 
 static uint64_t proc_hash(uint8_t gpu, int64_t pid, int64_t tid, const char *spid)
@@ -654,6 +656,11 @@ static int read_events(rw *w, tprof_json *j)
     tprof_json_token tok;
     int rc;
     for (uint64_t i = 0;; i++) {
+        if ((i & 4095) == 0 && w->o->rewrite_progress && tprof_source_bytes_in(w->src) >= w->next_progress) {
+            w->o->rewrite_progress(w->o->rewrite_progress_ctx, w->in->out->path, tprof_source_bytes_in(w->src),
+                                   tprof_source_file_size(w->src));
+            w->next_progress = tprof_source_bytes_in(w->src) + (16u << 20);
+        }
         if ((rc = tprof_json_next(j, &tok))) return rc;
         if (tok.type == TPROF_JSON_ARR_END) return 0;
         if (tok.type == TPROF_JSON_OBJ_BEGIN) {
@@ -725,7 +732,8 @@ int merge_rewrite_input(const tprof_merge_opts *o, merge_input *in, merge_runs *
         tprof_source_close(src);
         return rc;
     }
-    rw w = { .o = o, .in = in, .runs = runs, .skip_cache = js_skip_cache_new_for(tprof_source_json_guess(src)) };
+    rw w = { .o = o, .in = in, .runs = runs, .skip_cache = js_skip_cache_new_for(tprof_source_json_guess(src)),
+             .src = src };
     /* the GPU streams first, so that their pids follow device and stream order */
     int64_t newpid;
     for (size_t i = 0; i < in->ngpu_tracks && !rc; i++)

@@ -42,6 +42,30 @@ char *tprof_fmt_bytes(char *buf, size_t len, int64_t b)
     return amount(buf, len, v, 3, unit[u]);
 }
 
+char *tprof_fmt_progress(char *buf, size_t len, uint64_t done, int64_t total, double rate, int nfiles,
+                         const char *what)
+{
+    char a[32], b[32], r[32] = "";
+    tprof_fmt_bytes(a, sizeof a, (int64_t)done);
+    if (rate >= 0 && rate < 9e18) {
+        tprof_fmt_bytes(r, sizeof r, (int64_t)rate);
+        strcat(r, "/s");
+    }
+    char files[64];
+    snprintf(files, sizeof files, "%d file%s%s%s", nfiles, nfiles == 1 ? "" : "s", what ? ", " : "", what ? what : "");
+    if (total <= 0) { /* a pipe: no end to measure against, so the amount and the pace */
+        snprintf(buf, len, "%s read%s%s (%s)", a, r[0] ? ", " : "", r, files);
+        return buf;
+    }
+    int pct = done >= (uint64_t)total ? 100 : (int)(done * 100 / (uint64_t)total);
+    char bar[31];
+    for (int i = 0; i < 30; i++) bar[i] = i < pct * 30 / 100 ? '#' : '.';
+    bar[30] = 0;
+    tprof_fmt_bytes(b, sizeof b, total);
+    snprintf(buf, len, "[%s] %3d%% %s / %s%s%s (%s)", bar, pct, a, b, r[0] ? ", " : "", r, files);
+    return buf;
+}
+
 char *tprof_fmt_trace_label(char *buf, size_t len, int64_t rank, size_t index)
 {
     if (rank >= 0) snprintf(buf, len, "rank %" PRId64, rank);

@@ -418,8 +418,14 @@ static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pi
         tprof_trace_set_note(t, tprof_source_note(src));
     } else
         t->meta.bytes_json = tprof_json_offset(j);
-    return tprof_trace_conclude(out, t, rc, src ? tprof_source_errmsg(src) : "", tprof_json_errmsg(j), errbuf,
-                                errlen);
+    rc = tprof_trace_conclude(out, t, rc, src ? tprof_source_errmsg(src) : "", tprof_json_errmsg(j), errbuf,
+                              errlen);
+    if ((rc == TPROF_EFORMAT || rc == TPROF_ENOTTRACE) && src) { /* another kind of file: say which */
+        size_t hn;
+        const uint8_t *head = tprof_source_head(src, &hn);
+        tprof_input_hint_append(head, hn, TPROF_INPUT_BIT(TPROF_INPUT_TRACE), errbuf, errlen);
+    }
+    return rc;
 }
 
 /* Opens the input again (a file path, or a memory buffer when PATH is NULL). */

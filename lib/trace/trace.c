@@ -1,6 +1,7 @@
 /* Accessors of a read trace. */
 #include "trace_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 void tprof_trace_free(tprof_trace *t)
@@ -54,4 +55,52 @@ const void *tprof_trace_derived(const tprof_trace *t, tprof_derived_kind k, void
     void *d = m->derived[k];
     pthread_mutex_unlock(&m->derived_mu);
     return d;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* "ProfilerStep#550..#554 (5 steps)": what a --steps window that matched
+ * nothing could have asked for. Numbers in a run are written as a range,
+ * others listed (the first 8); unnumbered steps counted apart. */
+const char *tprof_steps_held(const tprof_step *steps, size_t n, char *buf, size_t len)
+{
+    if (!len) return buf;
+    buf[0] = 0;
+    int64_t *num = malloc((n ? n : 1) * sizeof *num);
+    size_t k = 0, unnumbered = 0;
+    for (size_t i = 0; num && i < n; i++) {
+        if (steps[i].number < 0) unnumbered++;
+        else num[k++] = steps[i].number;
+    }
+    if (!num || n == 0) {
+        snprintf(buf, len, n ? "%zu ProfilerStep spans" : "no ProfilerStep#N spans", n);
+        free(num);
+        return buf;
+    }
+    /* by number (steps are kept in time order) */
+    qsort(num, k, sizeof *num, cmp_i64);
+    size_t at = 0, shown = 0;
+    for (size_t i = 0; i < k && at < len;) {
+        size_t j = i;
+        while (j + 1 < k && num[j + 1] <= num[j] + 1) j++;
+        if (shown == 8) {
+            at += (size_t)snprintf(buf + at, len - at, ", ...");
+            break;
+        }
+        const char *sep = shown ? ", #" : "ProfilerStep#";
+        if (num[j] != num[i]) at += (size_t)snprintf(buf + at, len - at, "%s%lld..#%lld", sep, (long long)num[i], (long long)num[j]);
+        else at += (size_t)snprintf(buf + at, len - at, "%s%lld", sep, (long long)num[i]);
+        shown++;
+        i = j + 1;
+    }
+    if (at < len)
+        at += (size_t)snprintf(buf + at, len - at, "%s(%zu step%s", k ? " " : "", n, n == 1 ? "" : "s");
+    if (at < len && unnumbered) at += (size_t)snprintf(buf + at, len - at, ", %zu without a number", unnumbered);
+    if (at < len) snprintf(buf + at, len - at, ")");
+    free(num);
+    return buf;
 }

@@ -3,6 +3,8 @@
 #define TPROF_CLI_H
 
 #include <getopt.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 
 #include "trainprof/analysis.h"
@@ -34,7 +36,12 @@ extern int cli_color; /* stderr diagnostics in colour */
 int cli_parse_format(const char *s, cli_format *out);
 /* "A..B", "A..", "..B" or "A" (ProfilerStep numbers). */
 int cli_parse_steps(const char *s, long long *first, long long *last);
-void cli_set_color(const char *mode); /* auto|always|never; NO_COLOR honoured */
+/* auto|always|never; NO_COLOR honoured. Another value: says so, returns -1. */
+int cli_set_color(const char *mode);
+/* getopt_long, with the errors worded for trainprof: "trainprof CMD:
+ * invalid option -- 'o'" and a hint line naming CMD --help (argv[0] is the
+ * command); returns '?' for them (the caller exits 2). */
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 /* --threads N: 0 = one per core. Returns -1 when N is not a count. */
 int cli_parse_threads(const char *s, int *out);
 /* --definition trainprof|hta; says what it takes and returns -1 otherwise. */
@@ -42,12 +49,33 @@ int cli_parse_definition(const char *s, tprof_definition *out);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Writes BUF as the whole file PATH through the atomic sink; prints why not.
- * Returns EXIT_OK or EXIT_OUTPUT. */
+/* "trainprof: wrote PATH (SIZE)" on stderr: an output file is in place
+ * (after the sink's rename; never for stdout). */
+void cli_wrote(const char *path, uint64_t bytes);
+/* Writes BUF as the whole file PATH through the atomic sink (and says so);
+ * prints why not. Returns EXIT_OK or EXIT_OUTPUT. */
 int cli_write_file(const char *path, const void *buf, size_t len);
 /* Flushes and closes stdout; on a write error (a full disk, /dev/full) says
  * so and returns EXIT_OUTPUT, else RC. */
 int cli_finish_stdout(int rc);
+
+/* Progress of reading PATHS[0..N), on stderr when it is a terminal
+ * (TPROF_PROGRESS=always|never overrides): a bar and a share when the sizes
+ * are known, else the bytes read and the rate; WHAT names the phase, or
+ * NULL. cli_progress_update is a tprof_progress_fn over CTX = the
+ * cli_progress; _end clears the line. _begin returns 1 when it is shown. */
+typedef struct {
+    pthread_mutex_t mu;
+    char **paths;
+    int n, on, drawn, started;
+    const char *what;
+    uint64_t *done, start_done;
+    int64_t *size; /* -1: a pipe */
+    struct timespec start, last;
+} cli_progress;
+int cli_progress_begin(cli_progress *p, char **paths, int n, const char *what);
+void cli_progress_update(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size);
+void cli_progress_end(cli_progress *p);
 
 /* Reads the given traces in parallel with a progress bar (stderr is a
  * terminal only). Prints one line per failed or truncated file. Returns the
@@ -123,8 +151,11 @@ typedef struct {
     size_t nparts;
     /* The rows shown of each `limited` table (--top N; 0: all); NULL: all. */
     size_t (*limit)(void *ctx);
-    /* What an analysis's TPROF_EUSAGE means for this command (exit 2). */
+    /* What an analysis's TPROF_EUSAGE means for this command (exit 2),
+     * or from the options (USAGE_ERROR_FOR, when set); the error adds the
+     * steps the trace holds. */
     const char *usage_error;
+    const char *(*usage_error_for)(void *ctx);
 } cli_spec;
 
 /* One result for the run as JSON (its object, or its CSV table's rows when

@@ -287,7 +287,7 @@ int cmd_diff(int argc, char **argv)
     long top = 10;
     optind = 1;
     /* "-": operands come back in order as option 1, so --vs splits them */
-    while (!rc && (c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
+    while (!rc && (c = cli_getopt(argc, argv, "-h", opts)) != -1) {
         int common = cli_common_option(c, optarg, &co);
         if (common) {
             if (common < 0) rc = EXIT_USAGE;
@@ -320,7 +320,11 @@ int cmd_diff(int argc, char **argv)
             break;
         case 'm':
             if (tprof_diff_metric_parse(optarg, &ck.metric)) {
-                cli_error("--metric: unknown metric '%s' (see trainprof diff --help)", optarg);
+                char names[256] = "";
+                for (int m = 0; m < TPROF_DIFF_METRICS; m++) /* the accepted values, from the table itself */
+                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", m ? ", " : "",
+                             tprof_diff_metric_name((tprof_diff_metric)m));
+                cli_error("--metric must be one of %s, not '%s'", names, optarg);
                 rc = EXIT_USAGE;
             }
             metric_set = 1;

@@ -71,7 +71,7 @@ int cmd_flops(int argc, char **argv)
     cli_format fmt = FMT_TABLE;
     int c, rc = EXIT_OK;
     optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (!rc && (c = cli_getopt(argc, argv, "h", longopts)) != -1) {
         int k = cli_model_option(c, optarg, &a);
         if (k) {
             if (k < 0) rc = EXIT_USAGE;
@@ -81,7 +81,7 @@ int cmd_flops(int argc, char **argv)
                 rc = EXIT_USAGE;
             }
         } else if (c == 'c') {
-            cli_set_color(optarg);
+            if (cli_set_color(optarg)) rc = EXIT_USAGE;
         } else if (c == 'h') {
             help(stdout);
             cli_model_free(&a);

@@ -28,6 +28,7 @@ static void help(FILE *f)
 typedef struct {
     tprof_kernels_opts ko;
     long top;
+    char window[80]; /* the error when --steps matches no step */
 } kernels_ctx;
 
 /* The totals and the classes on two lines, then the rows. */
@@ -90,6 +91,7 @@ static int option(void *vctx, int c, const char *arg)
         }
         ctx->ko.step_first = a;
         ctx->ko.step_last = b;
+        snprintf(ctx->window, sizeof ctx->window, "steps %.40s not in this trace", arg);
         return 0;
     }
     default: return -1;
@@ -118,6 +120,8 @@ static const tprof_result_desc *result_for(void *ctx) { return &tprof_kernels_de
 
 static size_t limit(void *ctx) { return (size_t)((kernels_ctx *)ctx)->top; }
 
+static const char *window_error(void *ctx) { return ((kernels_ctx *)ctx)->window; }
+
 int cmd_kernels(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -128,7 +132,7 @@ int cmd_kernels(int argc, char **argv)
     static const cli_spec spec = {
         .help = help, .keep = TPROF_KERNELS_KEEP, .opts = opts, .option = option,
         .result = &tprof_kernels_desc[TPROF_BY_NAME], .result_for = result_for, .analyse = analyse, .print = print,
-        .combine = combine, .limit = limit, .usage_error = "no ProfilerStep in the --steps window",
+        .combine = combine, .limit = limit, .usage_error_for = window_error,
     };
     return cli_run(argc, argv, &spec, &ctx);
 }

@@ -189,7 +189,7 @@ int cmd_log(int argc, char **argv)
     int with_series = 0, c, rc = EXIT_OK;
     const char *svg = NULL;
     optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (!rc && (c = cli_getopt(argc, argv, "h", longopts)) != -1) {
         if (c == 's') with_series = 1;
         else if (c == 'g') svg = optarg;
         else if (c == 'f') {
@@ -197,7 +197,9 @@ int cmd_log(int argc, char **argv)
                 cli_error("--format '%s': expected table, csv or json", optarg);
                 rc = EXIT_USAGE;
             }
-        } else if (c == 'c') cli_set_color(optarg);
+        } else if (c == 'c') {
+            if (cli_set_color(optarg)) rc = EXIT_USAGE;
+        }
         else if (c == 'h') {
             help(stdout);
             return EXIT_OK;

@@ -250,7 +250,7 @@ int cmd_mem(int argc, char **argv)
     mem_args a = { .fmt = FMT_TABLE, .depth = 4, .top = 10, .points = 2000 };
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'f':
             if (cli_parse_format(optarg, &a.fmt)) {
@@ -258,7 +258,7 @@ int cmd_mem(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
-        case 'c': cli_set_color(optarg); break;
+        case 'c': if (cli_set_color(optarg)) return EXIT_USAGE; break;
         case 'd': if (parse_count("--depth", optarg, 1, &a.depth)) return EXIT_USAGE; break;
         case 't': if (parse_count("--top", optarg, 0, &a.top)) return EXIT_USAGE; break;
         case 'p': if (parse_count("--points", optarg, 2, &a.points)) return EXIT_USAGE; break;
@@ -271,7 +271,7 @@ int cmd_mem(int argc, char **argv)
             }
             break;
         case 'h': help(stdout); return EXIT_OK;
-        default: help(stderr); return EXIT_USAGE;
+        default: return EXIT_USAGE; /* said by cli_getopt */
         }
     }
     int nfiles = argc - optind;

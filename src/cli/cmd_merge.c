@@ -214,7 +214,7 @@ int cmd_merge(int argc, char **argv)
     char **drop = NULL, **inputs = NULL;
     int status = EXIT_USAGE, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "o:h", longopts)) != -1) {
         long long a, b;
         int h = cli_common_option(c, optarg, &co);
         if (h == 1) continue;
@@ -270,7 +270,7 @@ int cmd_merge(int argc, char **argv)
             help(stdout);
             status = EXIT_OK;
             goto out;
-        default: help(stderr); goto out;
+        default: goto out; /* said by cli_getopt */
         }
     }
     if (co.fmt == FMT_CSV) {
@@ -298,12 +298,25 @@ int cmd_merge(int argc, char **argv)
     o.threads = co.threads;
     tprof_merge_report *rep;
     char err[1024] = "";
+    /* two reads of every input: each pass its own line */
+    cli_progress plan, rewrite;
+    if (cli_progress_begin(&plan, inputs, (int)nin, "reading")) {
+        o.progress = cli_progress_update;
+        o.progress_ctx = &plan;
+    }
+    if (cli_progress_begin(&rewrite, inputs, (int)nin, "rewriting")) {
+        o.rewrite_progress = cli_progress_update;
+        o.rewrite_progress_ctx = &rewrite;
+    }
     int rc = tprof_merge(&o, &rep, err, sizeof err);
+    cli_progress_end(&rewrite);
+    cli_progress_end(&plan);
     if (rc && rc != TPROF_ETRUNC) {
         cli_error("%s", err[0] ? err : tprof_strerror(rc));
         status = rc == TPROF_EUSAGE ? EXIT_USAGE : rc == TPROF_EWRITE ? EXIT_OUTPUT : EXIT_INPUT;
         goto out;
     }
+    cli_wrote(o.output, rep->file_bytes); /* tprof_merge returns after the rename */
     for (char *p = rep->problems; *p;) {
         char *nl = strchr(p, '\n');
         if (nl) *nl = 0;

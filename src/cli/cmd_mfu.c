@@ -125,7 +125,7 @@ int cmd_mfu(int argc, char **argv)
     const char *device = NULL;
     int c, rc = EXIT_OK;
     optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (!rc && (c = cli_getopt(argc, argv, "h", longopts)) != -1) {
         int k = cli_model_option(c, optarg, &a);
         if (k) {
             if (k < 0) rc = EXIT_USAGE;
@@ -146,7 +146,7 @@ int cmd_mfu(int argc, char **argv)
                 rc = EXIT_USAGE;
             }
             break;
-        case 'c': cli_set_color(optarg); break;
+        case 'c': rc = cli_set_color(optarg) ? EXIT_USAGE : 0; break;
         case 'h':
             help(stdout);
             cli_model_free(&a);
@@ -173,8 +173,11 @@ int cmd_mfu(int argc, char **argv)
     if (!rc && traces) {
         tr = calloc((size_t)ntraces, sizeof *tr);
         if (!tr) rc = EXIT_INPUT;
+        cli_progress prog;
+        int shown = cli_progress_begin(&prog, argv + optind, ntraces, NULL);
         for (int i = 0; !rc && i < ntraces; i++) {
-            tprof_read_opts ro = { .keep = 0 };
+            tprof_read_opts ro = { .keep = 0, .progress = shown ? cli_progress_update : NULL,
+                                   .progress_ctx = &prog };
             char err[512];
             int r = tprof_trace_read(&tr[i], argv[optind + i], &ro, err, sizeof err);
             if (r == TPROF_ETRUNC) cli_warn("%s", err);
@@ -192,6 +195,7 @@ int cmd_mfu(int argc, char **argv)
             if (!device && peak <= 0 && m->ndevices) device = m->devices[0].name;
             if (wsd <= 0 && m->world_size > 0) wsd = (double)m->world_size;
         }
+        cli_progress_end(&prog);
     }
     if (!rc && peak <= 0) {
         if (!device) {

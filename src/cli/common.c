@@ -6,28 +6,102 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trainprof/error.h"
 #include "trainprof/report.h"
 #include "trainprof/sink.h"
+#include "trainprof/source.h"
 
 int cli_color;
 
-void cli_set_color(const char *mode)
+int cli_set_color(const char *mode)
 {
     if (!mode || !strcmp(mode, "auto"))
         cli_color = isatty(2) && !getenv("NO_COLOR");
-    else
+    else if (!strcmp(mode, "always") || !strcmp(mode, "never"))
         cli_color = !strcmp(mode, "always");
+    else {
+        cli_error("--color must be auto, always or never, not '%s'", mode);
+        return -1;
+    }
+    return 0;
 }
 
-static void vmsg(const char *tag, const char *color, const char *fmt, va_list ap)
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    /* getopt's own messages name argv[0], which is the command alone
+     * ("kernels: invalid option"); these name the program and the command,
+     * and say where the options are listed. A leading ':' tells a missing
+     * argument (':') from an unknown option ('?'). */
+    char sh[64];
+    const char *mode = *shortopts == '-' || *shortopts == '+' ? shortopts : "";
+    snprintf(sh, sizeof sh, "%.1s:%s", mode, shortopts + (*mode ? 1 : 0));
+    opterr = 0;
+    int c = getopt_long(argc, argv, sh, longopts, NULL);
+    if (c != '?' && c != ':') return c;
+    const char *cmd = argv[0], *arg = argv[optind - 1];
+    int is_long = arg && arg[0] == '-' && arg[1] == '-';
+    if (c == ':') {
+        if (is_long) fprintf(stderr, "trainprof %s: option '%s' requires an argument\n", cmd, arg);
+        else fprintf(stderr, "trainprof %s: option requires an argument -- '%c'\n", cmd, optopt);
+    } else if (is_long) {
+        const char *eq = strchr(arg, '=');
+        int len = eq ? (int)(eq - arg) : (int)strlen(arg);
+        /* a known option given a value it does not take, or one not known (or not unique) */
+        int known = 0, prefixed = 0;
+        for (const struct option *o = longopts; o && o->name; o++) {
+            known |= (int)strlen(o->name) == len - 2 && !strncmp(o->name, arg + 2, (size_t)len - 2);
+            prefixed += !strncmp(o->name, arg + 2, (size_t)len - 2);
+        }
+        if (known && eq) fprintf(stderr, "trainprof %s: option '%.*s' doesn't allow an argument\n", cmd, len, arg);
+        else if (prefixed > 1) {
+            fprintf(stderr, "trainprof %s: option '%.*s' is ambiguous; possibilities:", cmd, len, arg);
+            for (const struct option *o = longopts; o->name; o++)
+                if (!strncmp(o->name, arg + 2, (size_t)len - 2)) fprintf(stderr, " '--%s'", o->name);
+            fputc('\n', stderr);
+        } else
+            fprintf(stderr, "trainprof %s: unrecognized option '%.*s'\n", cmd, len, arg);
+    } else
+        fprintf(stderr, "trainprof %s: invalid option -- '%c'\n", cmd, optopt);
+    fprintf(stderr, "%s see 'trainprof %s --help'\n", cli_color ? "\033[1;36mtrainprof: hint:\033[0m" : "trainprof: hint:",
+            cmd);
+    return '?';
+}
+
+static int progress_shown; /* a progress line is on stderr's last line */
+
+static void tag_out(const char *tag, const char *color)
 {
     if (cli_color) fprintf(stderr, "%s%s\033[0m ", color, tag);
     else fprintf(stderr, "%s ", tag);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+}
+
+/* One line per message; a library message's hint (TPROF_HINT_MARK: what
+ * the input is and which command reads it) on a line of its own. */
+static void vmsg(const char *tag, const char *color, const char *fmt, va_list ap)
+{
+    char small[1024], *buf = small;
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1))) vsnprintf(buf, (size_t)n + 1, fmt, aq);
+    if (!buf) buf = small; /* out of memory: the message cut */
+    va_end(aq);
+    char *hint = strstr(buf, TPROF_HINT_MARK);
+    if (hint) *hint = 0;
+    if (progress_shown) { /* a message starts its own line, not after the bar */
+        fprintf(stderr, "\r%72s\r", "");
+        progress_shown = 0;
+    }
+    tag_out(tag, color);
+    fprintf(stderr, "%s\n", buf);
+    if (hint) {
+        tag_out("trainprof: hint:", "\033[1;36m");
+        fprintf(stderr, "%s\n", hint + strlen(TPROF_HINT_MARK));
+    }
+    if (buf != small) free(buf);
 }
 
 void cli_error(const char *fmt, ...)
@@ -54,10 +128,20 @@ void cli_note(const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_wrote(const char *path, uint64_t bytes)
+{
+    char size[32];
+    tprof_fmt_bytes(size, sizeof size, (int64_t)bytes);
+    fprintf(stderr, "trainprof: wrote %s (%s)\n", path, size);
+}
+
 int cli_write_file(const char *path, const void *buf, size_t len)
 {
     char err[1024];
-    if (tprof_sink_write_file(path, buf, len, err, sizeof err) == 0) return EXIT_OK;
+    if (tprof_sink_write_file(path, buf, len, err, sizeof err) == 0) { /* renamed into place */
+        cli_wrote(path, len);
+        return EXIT_OK;
+    }
     cli_error("%s", err);
     return EXIT_OUTPUT;
 }
@@ -138,20 +222,49 @@ int cli_parse_steps(const char *s, long long *first, long long *last)
     return 0;
 }
 
-/* ---- progress bar ---- */
-typedef struct {
-    pthread_mutex_t mu;
-    char **paths;
-    int n;
-    uint64_t *done;
-    int64_t *size;
-    struct timespec last;
-    int drawn;
-} progress;
+/* ---- progress ---- */
 
-static void on_progress(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size)
+/* Drawn only on a terminal (TPROF_PROGRESS=always draws it anyway, so that
+ * tests can see it; =never keeps it off). */
+static int progress_wanted(void)
 {
-    progress *p = ctx;
+    const char *e = getenv("TPROF_PROGRESS");
+    if (e && !strcmp(e, "always")) return 1;
+    if (e && !strcmp(e, "never")) return 0;
+    return isatty(2);
+}
+
+int cli_progress_begin(cli_progress *p, char **paths, int n, const char *what)
+{
+    *p = (cli_progress){ .paths = paths, .n = n, .what = what };
+    if (!progress_wanted()) return 0;
+    p->done = calloc((size_t)n, sizeof *p->done);
+    p->size = calloc((size_t)n, sizeof *p->size);
+    if (!p->done || !p->size) {
+        free(p->done);
+        free(p->size);
+        p->done = NULL;
+        p->size = NULL;
+        return 0;
+    }
+    for (int i = 0; i < n; i++) { /* sizes up front, so that the share counts the files not begun */
+        struct stat st;
+        p->size[i] = strcmp(paths[i], "-") && !stat(paths[i], &st) && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    p->on = 1;
+    return 1;
+}
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+void cli_progress_update(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size)
+{
+    cli_progress *p = ctx;
+    if (!p->on) return;
     pthread_mutex_lock(&p->mu);
     for (int i = 0; i < p->n; i++)
         if (!strcmp(p->paths[i], path) || (!strcmp(path, "<stdin>") && !strcmp(p->paths[i], "-"))) {
@@ -161,26 +274,40 @@ static void on_progress(void *ctx, const char *path, uint64_t bytes_in, int64_t 
         }
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    double dt = (double)(now.tv_sec - p->last.tv_sec) + (double)(now.tv_nsec - p->last.tv_nsec) / 1e9;
-    if (dt >= 0.2) {
+    uint64_t done = 0;
+    for (int i = 0; i < p->n; i++) done += p->done[i];
+    if (!p->started) { /* the pace from the first report on: a pass may begin after another */
+        p->started = 1;
+        p->start = now;
+        p->start_done = done;
+    }
+    if (!p->drawn || since(&p->last, &now) >= 0.2) {
         p->last = now;
-        uint64_t done = 0, total = 0;
+        int64_t total = 0;
+        int unknown = 0;
         for (int i = 0; i < p->n; i++) {
-            done += p->done[i];
-            total += p->size[i] > 0 ? (uint64_t)p->size[i] : 0;
+            if (p->size[i] >= 0) total += p->size[i];
+            else unknown = 1; /* a pipe: the share is not known */
         }
-        char a[32], b[32];
-        tprof_fmt_bytes(a, sizeof a, (int64_t)done);
-        tprof_fmt_bytes(b, sizeof b, (int64_t)total);
-        int pct = total ? (int)(done * 100 / total) : 0;
-        if (pct > 100) pct = 100;
-        char bar[31];
-        for (int i = 0; i < 30; i++) bar[i] = i < pct * 30 / 100 ? '#' : '.';
-        bar[30] = 0;
-        fprintf(stderr, "\r[%s] %3d%% %s / %s (%d file%s)", bar, pct, a, b, p->n, p->n == 1 ? "" : "s");
-        p->drawn = 1;
+        double dt = since(&p->start, &now); /* no rate from the first instants: noise */
+        double rate = dt >= 0.1 ? (double)(done - p->start_done) / dt : -1;
+        char line[160];
+        tprof_fmt_progress(line, sizeof line, done, unknown ? -1 : total, rate, p->n, p->what);
+        fprintf(stderr, "\r%-72s", line); /* padded: a shorter line covers a longer one */
+        p->drawn = progress_shown = 1;
     }
     pthread_mutex_unlock(&p->mu);
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (!p->on) return;
+    if (p->drawn && progress_shown) fprintf(stderr, "\r%72s\r", "");
+    progress_shown = 0;
+    free(p->done);
+    free(p->size);
+    pthread_mutex_destroy(&p->mu);
+    p->on = 0;
 }
 
 static int cmp_rank_index(const void *a, const void *b)
@@ -261,25 +388,13 @@ int cli_read_traces_each(char **paths, int n, const tprof_read_opts *opts_in, tp
         return EXIT_INPUT;
     }
     tprof_read_opts opts = *opts_in;
-    progress p = { .paths = paths, .n = n };
-    int show = isatty(2);
-    if (show) {
-        pthread_mutex_init(&p.mu, NULL);
-        p.done = calloc((size_t)n, sizeof *p.done);
-        p.size = calloc((size_t)n, sizeof *p.size);
-        clock_gettime(CLOCK_MONOTONIC, &p.last);
-        if (p.done && p.size) {
-            opts.progress = on_progress;
-            opts.progress_ctx = &p;
-        }
+    cli_progress p;
+    if (cli_progress_begin(&p, paths, n, NULL)) {
+        opts.progress = cli_progress_update;
+        opts.progress_ctx = &p;
     }
     tprof_trace_read_each((const char *const *)paths, (size_t)n, &opts, 0, out, on_read, &job);
-    if (show) {
-        if (p.drawn) fprintf(stderr, "\r%60s\r", "");
-        free(p.done);
-        free(p.size);
-        pthread_mutex_destroy(&p.mu);
-    }
+    cli_progress_end(&p);
     int worst = EXIT_OK;
     for (int i = 0; i < n; i++) {
         if (job.facts[i].note) cli_warn("%s", job.facts[i].note);
@@ -336,8 +451,7 @@ int cli_common_option(int c, const char *arg, cli_common *co)
         cli_error("--format must be table, csv or json, not '%s'", arg);
         return -1;
     case 'c':
-        cli_set_color(arg);
-        return 1;
+        return cli_set_color(arg) == 0 ? 1 : -1;
     case 'j':
         if (cli_parse_threads(arg, &co->threads) == 0) return 1;
         cli_error("--threads takes a count (0 = one per core), not '%s'", arg);
@@ -372,6 +486,7 @@ typedef struct {
     tprof_result **res;
     int *rc;
     int64_t *rank;
+    char **held; /* after a usage error (a step window matching none): the steps the trace holds */
 } analyse_job;
 
 static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
@@ -380,6 +495,11 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     if (!r->trace) return;
     j->rank[i] = tprof_trace_meta_get(r->trace)->rank;
     j->rc[i] = j->spec->analyse(j->ctx, r->trace, &j->res[i * cli_parts(j->spec)]);
+    if (j->rc[i] == TPROF_EUSAGE) { /* said after reading, when the trace is gone */
+        const tprof_trace_meta *m = tprof_trace_meta_get(r->trace);
+        char held[256];
+        j->held[i] = strdup(tprof_steps_held(m->steps, m->nsteps, held, sizeof held));
+    }
     tprof_trace_free(r->trace);
     r->trace = NULL;
 }
@@ -507,13 +627,13 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     tprof_read_result *rr = calloc((size_t)n, sizeof *rr);
     size_t np = cli_parts(spec);
     analyse_job job = { spec, ctx, calloc((size_t)n * np, sizeof *job.res), calloc((size_t)n, sizeof *job.rc),
-                        calloc((size_t)n, sizeof *job.rank) };
+                        calloc((size_t)n, sizeof *job.rank), calloc((size_t)n, sizeof *job.held) };
     const tprof_result **shown = calloc((size_t)n * np, sizeof *shown);
     int64_t *shown_rank = calloc((size_t)n, sizeof *shown_rank);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
     int rc = EXIT_INPUT;
-    if (!rr || !job.res || !job.rc || !job.rank || !shown || !shown_rank || !labels || !lab) {
+    if (!rr || !job.res || !job.rc || !job.rank || !job.held || !shown || !shown_rank || !labels || !lab) {
         cli_error("out of memory");
         goto done;
     }
@@ -527,7 +647,9 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         int made = 1;
         for (size_t p = 0; p < np; p++) made &= job.res[(size_t)i * np + p] != NULL;
         if (job.rc[i] || !made) {
-            if (job.rc[i] == TPROF_EUSAGE && spec->usage_error) cli_error("%s: %s", paths[i], spec->usage_error);
+            const char *why = spec->usage_error_for ? spec->usage_error_for(ctx) : spec->usage_error;
+            if (job.rc[i] == TPROF_EUSAGE && why)
+                cli_error("%s: %s%s%s", paths[i], why, job.held[i] ? ": it holds " : "", job.held[i] ? job.held[i] : "");
             else cli_error("%s: %s", paths[i], tprof_strerror(job.rc[i] ? job.rc[i] : TPROF_ENOMEM));
             if (rc < EXIT_INPUT) rc = job.rc[i] == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
             continue;
@@ -547,6 +669,8 @@ done:
     free(job.res);
     free(job.rc);
     free(job.rank);
+    for (int i = 0; job.held && i < n; i++) free(job.held[i]);
+    free(job.held);
     free(shown);
     free(shown_rank);
     free(labels);
@@ -567,7 +691,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
     cli_common co = { 0 };
     int c, rc = EXIT_OK;
     optind = 1;
-    while (!rc && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while (!rc && (c = cli_getopt(argc, argv, "h", opts)) != -1) {
         int k = cli_common_option(c, optarg, &co);
         if (k) {
             if (k < 0) rc = EXIT_USAGE;

@@ -1,6 +1,7 @@
 /* trainprof mem: the timeline files (CSV/JSON series and an SVG of the top
  * call sites stacked) and the --compare output. */
 #include "mem_cli.h"
+#include "trainprof/source.h"
 #include "trainprof/error.h"
 
 #include <inttypes.h>
@@ -368,7 +369,11 @@ int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *pr
         tprof_trace_free(res.trace);
         return EXIT_INPUT;
     }
-    if (!r.ndev) cli_warn("%s: no [memory] events (record with profile_memory=True)", path);
+    if (!r.ndev) /* mem reads a trace only for its [memory] events; its time is for the trace commands */
+        cli_warn("%s: no [memory] events (record with profile_memory=True)" TPROF_HINT_MARK
+                 "this is a Chrome/PyTorch profiler trace: for its time use trainprof kernels, summary or "
+                 "another trace command; mem reads CUDA memory snapshots (pickles) and traces' [memory] events",
+                 path);
     tprof_result *out;
     if (tprof_mem_trace_tables(&r, tprof_trace_meta_get(res.trace)->truncated, &out)) {
         cli_error("%s: out of memory", path);

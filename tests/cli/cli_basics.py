@@ -29,6 +29,31 @@ for bad in [["kernels", "--format", "xml", "x"], ["kernels", "--by", "color", "x
     rc, _, err = run([TRAINPROF] + bad)
     check(rc == 2 and err.strip(), f"{bad}: expected exit 2 with a message, got {rc}")
 
+# option errors name the program and the command, and where the options are
+# listed (not getopt's "kernels: invalid option"), exit 2, for every command
+for cmd in ["info", "kernels", "steps", "temporal", "idle", "comm", "launch", "ranks", "advice", "summary", "merge",
+            "diff", "flops", "mfu", "log", "mem"]:
+    rc, out, err = run([TRAINPROF, cmd, "-Q", "x"])
+    lines = err.splitlines()
+    check(rc == 2 and lines == [f"trainprof {cmd}: invalid option -- 'Q'", f"trainprof: hint: see 'trainprof {cmd} --help'"],
+          f"{cmd} -Q: exit {rc}, {lines!r}")
+    rc, out, err = run([TRAINPROF, cmd, "--no-such-option", "x"])
+    check(rc == 2 and f"trainprof {cmd}: unrecognized option '--no-such-option'" in err
+          and f"see 'trainprof {cmd} --help'" in err and "usage:" not in err, f"{cmd} --no-such-option: exit {rc}, {err!r}")
+    rc, out, err = run([TRAINPROF, cmd, "--format"])
+    check(rc == 2 and f"trainprof {cmd}: option '--format' requires an argument" in err, f"{cmd} --format: {err!r}")
+    # an invalid enumerated value lists the accepted ones
+    rc, out, err = run([TRAINPROF, cmd, "--color", "purple", "x"])
+    check(rc == 2 and "--color must be auto, always or never, not 'purple'" in err, f"{cmd} --color purple: {rc} {err!r}")
+rc, out, err = run([TRAINPROF, "kernels", "-o", "x"])
+check(rc == 2 and err.startswith("trainprof kernels: invalid option -- 'o'\n"), f"kernels -o: {err!r}")
+rc, out, err = run([TRAINPROF, "merge", "--token-path=1", "x"])
+check(rc == 2 and "option '--token-path' doesn't allow an argument" in err, f"merge --token-path=1: {err!r}")
+rc, out, err = run([TRAINPROF, "kernels", "--c", "x"])
+check(rc == 2 and "option '--c' is ambiguous" in err and "'--color'" in err, f"kernels --c: {err!r}")
+rc, out, err = run([TRAINPROF, "diff", "--metric", "speed", "a", "b"])
+check(rc == 2 and "step_time" in err and "comm_exposed" in err, f"diff --metric speed lists the metrics: {err!r}")
+
 plain = os.path.join(tmp, "t.json")
 rc, _, err = run([GENTRACE, "--size", "4M", "--layers", "2", "--seed", "11", "--rank", "3", "--world", "8", "-o", plain])
 check(rc == 0, f"gentrace: {err}")
@@ -85,8 +110,26 @@ if len(steps) >= 3:
     two = window_total(f"{steps[1]}..{steps[2]}")
     check(0 < one < two <= total, f"step windows: {one} < {two} <= {total}")
     check(window_total(f"{steps[0]}..") == total or window_total(f"{steps[0]}..") <= total, "open window")
-    rc, _, err = run([TRAINPROF, "kernels", "--steps", "999999", plain])
-    check(rc == 2 and "no ProfilerStep" in err, "a window with no step: exit 2")
+    # a window with no step: exit 2, naming the steps the trace holds
+    rc, _, err = run([TRAINPROF, "kernels", "--steps", "999999..1000000", plain])
+    held = f"it holds ProfilerStep#{min(steps)}..#{max(steps)} ({len(steps)} steps)"
+    check(rc == 2 and f"{plain}: steps 999999..1000000 not in this trace: {held}" in err,
+          f"a window with no step: exit {rc}, {err!r}")
+    rc, out, err = run([TRAINPROF, "merge", "--steps", "999999", "-o", os.path.join(tmp, "m.json"), plain])
+    check("none of the requested steps" in err and held in err, f"merge, a window with no step: {err!r}")
+# steps numbered with gaps, and none at all
+def step_event(n, ts):
+    return ('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":5}' % (n, ts))
+gaps = os.path.join(tmp, "gaps.json")
+with open(gaps, "w") as f:
+    f.write('{"traceEvents":[' + ",".join(step_event(n, 10 * n) for n in [1, 3, 4, 9]) + "]}")
+rc, _, err = run([TRAINPROF, "kernels", "--steps", "5..8", gaps])
+check(rc == 2 and "it holds ProfilerStep#1, #3..#4, #9 (4 steps)" in err, f"steps with gaps: {rc} {err!r}")
+nosteps = os.path.join(tmp, "nosteps.json")
+with open(nosteps, "w") as f:
+    f.write('{"traceEvents":[]}')
+rc, _, err = run([TRAINPROF, "kernels", "--steps", "2", nosteps])
+check(rc == 2 and "steps 2 not in this trace: it holds no ProfilerStep#N spans" in err, f"no steps: {rc} {err!r}")
 
 # user class rules take precedence over the built-in ones
 rc, out, _ = run([TRAINPROF, "kernels", "--by", "class", "--format", "json", "--class-rule", "communication:*gemm*",

@@ -7,9 +7,12 @@
 - SIGINT / SIGTERM during merge's write: the temporary file is removed and
   the process dies of the signal;
 - a temporary file a killed run left (its pid gone, this host) is removed by
-  the next run, with a note; one of a live process or another host is kept.
+  the next run, with a note; one of a live process or another host is kept;
+- every file written is named on stderr (`trainprof: wrote FILE (SIZE)`)
+  once it is in place.
 Runs on generated data only."""
 import os
+import re
 import resource
 import signal
 import socket
@@ -94,6 +97,33 @@ rc, _, se = run_limited([TRAINPROF, "mem", "--timeline", prefix, snap], 100)
 check(rc == 5 and "EFBIG" in se and prefix in se, f"mem --timeline on a full disk exits 5 with the reason ({rc}: "
       f"{se.strip()[-200:]})")
 check(not [f for f in os.listdir(tmp) if f.startswith("timeline")], "mem --timeline leaves no partial file")
+
+# every file written is named on stderr once it is in place, with its size; a failed write names none
+def wrote(se):
+    return [l for l in se.splitlines() if l.startswith("trainprof: wrote ")]
+
+
+def said(se, path):
+    """The one wrote line for PATH, with a size in trainprof's units."""
+    return len([l for l in wrote(se) if re.fullmatch(re.escape(f"trainprof: wrote {path} (") + r"[0-9.]+ (B|KiB|MiB)\)", l)]) == 1
+
+
+rc, _, se = run([TRAINPROF, "log", "--svg", svg, log])
+check(rc == 0 and said(se, svg) and len(wrote(se)) == 1, f"log --svg says it wrote the file: {wrote(se)!r}")
+out = os.path.join(tmp, "merged.json.gz")
+rc, stdout, se = run([TRAINPROF, "merge", trace, "-o", out])
+check(rc == 0 and said(se, out) and len(wrote(se)) == 1, f"merge -o says it wrote the file: {wrote(se)!r}")
+check("trainprof: wrote" not in stdout, "the wrote line is on stderr, not in the report")
+rc, _, se = run([TRAINPROF, "mem", "--timeline", prefix, snap])
+check(rc == 0 and len(wrote(se)) == 2 and said(se, prefix + ".csv") and said(se, prefix + ".svg"),
+      f"mem --timeline names both files: {wrote(se)!r}")
+rc, _, se = run([TRAINPROF, "mem", "--format", "json", "--timeline", prefix, snap])
+check(rc == 0 and len(wrote(se)) == 2 and said(se, prefix + ".json") and said(se, prefix + ".svg"),
+      f"mem --timeline (json) names both files: {wrote(se)!r}")
+rc, _, se = run_limited([TRAINPROF, "log", "--svg", svg + "2", log], 4096)
+check(rc == 5 and not wrote(se), f"a failed write is not said written: {se.strip()[-200:]}")
+rc, _, se = run([TRAINPROF, "kernels", trace])
+check(not wrote(se), "nothing written, nothing said")
 
 # 6: a signal during the write removes the temporary file
 big = os.path.join(tmp, "big.pt.trace.json")

@@ -136,6 +136,31 @@ static void test_fmt_bytes_examples(void **state)
     assert_true(fabs(x - 3.2) < 1e-9);
 }
 
+/* Progress: a share only against a known size; on a pipe the bytes read
+ * and the pace, never "0% 83.6 MiB / 0 B" (issue 16). */
+static void test_fmt_progress(void **state)
+{
+    (void)state;
+    char b[160];
+    const uint64_t mib = 1 << 20;
+    assert_string_equal(tprof_fmt_progress(b, sizeof b, 42 * mib, 100 * mib, 20.0 * mib, 1, NULL),
+                        "[############..................]  42% 42 MiB / 100 MiB, 20 MiB/s (1 file)");
+    /* 83.6 MiB read from stdin: no share, no total */
+    assert_string_equal(tprof_fmt_progress(b, sizeof b, 87660954, -1, 41.2 * mib, 1, NULL),
+                        "83.6 MiB read, 41.2 MiB/s (1 file)");
+    assert_string_equal(tprof_fmt_progress(b, sizeof b, 87660954, 0, -1, 1, NULL), "83.6 MiB read (1 file)");
+    /* no rate yet; several files; a phase */
+    assert_string_equal(tprof_fmt_progress(b, sizeof b, 0, 8 * mib, -1, 8, "rewriting"),
+                        "[..............................]   0% 0 B / 8 MiB (8 files, rewriting)");
+    /* a file that grew while read: at most 100% */
+    assert_string_equal(tprof_fmt_progress(b, sizeof b, 3 * mib, 2 * mib, -1, 2, NULL),
+                        "[##############################] 100% 3 MiB / 2 MiB (2 files)");
+    /* a short buffer is cut, not overrun */
+    char small[8];
+    tprof_fmt_progress(small, sizeof small, 42 * mib, 100 * mib, 1, 1, NULL);
+    assert_int_equal(strlen(small), 7);
+}
+
 static void test_fmt_bytes_boundaries(void **state)
 {
     (void)state;
@@ -462,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_fmt_duration_boundaries),
         cmocka_unit_test(test_fmt_bytes_examples),
         cmocka_unit_test(test_fmt_bytes_boundaries),
+        cmocka_unit_test(test_fmt_progress),
         cmocka_unit_test(test_csv_quoting),
         cmocka_unit_test(test_jw_object),
         cmocka_unit_test(test_jw_top_level_array),

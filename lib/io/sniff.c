@@ -1,0 +1,167 @@
+/* What an input is, from its first bytes (include/trainprof/source.h).
+ *
+ * Only called on a read that failed, over the bytes the source already
+ * delivered: nothing is read again and nothing in the input is run. The
+ * rules are deliberately narrow (a wrong hint is worse than none): each
+ * kind is named only on a mark that the others cannot have. */
+#include "trainprof/source.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* WORD (any case) followed by a number a few separators on, as logs write
+ * a metric: "loss 2.5", "loss=2.5", "'loss': 2.5", "step 10", "iter 5"
+ * (not merely the word, which source code and prose have). */
+static int metric_word(const uint8_t *p, size_t n, const char *word)
+{
+    size_t w = strlen(word);
+    for (size_t i = 0; i + w < n; i++) {
+        size_t k = 0;
+        while (k < w && (p[i + k] | 0x20) == (uint8_t)word[k]) k++;
+        if (k < w) continue;
+        size_t j = i + w, stop = j + 4 < n ? j + 4 : n;
+        while (j < stop && strchr(" :='\"#[", p[j]) && p[j]) j++;
+        if (j > i + w && j < n && p[j] >= '0' && p[j] <= '9') return 1;
+    }
+    return 0;
+}
+
+/* The keys of the top-level object that lie within the head, as
+ * "\1key\1key\1" in OUT (a key cut at the end of the head is left out), and
+ * whether a second top-level value follows the first (JSON lines). */
+static void top_keys(const uint8_t *p, size_t n, char *out, size_t cap, int *second_value)
+{
+    size_t o = 0, i = 0;
+    int depth = 0, after_value = 0;
+    out[o++] = 1;
+    *second_value = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c == '"') {
+            size_t s = ++i;
+            while (i < n && p[i] != '"') i += p[i] == '\\' ? 2 : 1;
+            if (i >= n) break;
+            size_t e = i++;
+            while (i < n && is_ws(p[i])) i++;
+            if (depth == 1 && i < n && p[i] == ':' && o + (e - s) + 2 < cap) {
+                memcpy(out + o, p + s, e - s);
+                o += e - s;
+                out[o++] = 1;
+            }
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            if (depth == 0 && after_value) {
+                *second_value = 1;
+                break;
+            }
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (--depth == 0) after_value = 1;
+            if (depth < 0) break;
+        }
+        i++;
+    }
+    out[o] = 0;
+}
+
+static int key_in(const char *keys, const char *k)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\1%s\1", k);
+    return strstr(keys, pat) != NULL;
+}
+
+/* Columns of the Ascend profiler's CSV files (kernel_details.csv,
+ * op_summary, the cluster step-trace table) that no other tool writes
+ * together. */
+static int ascend_csv_header(const uint8_t *p, size_t n)
+{
+    size_t e = 0, commas = 0;
+    while (e < n && p[e] != '\n') commas += p[e++] == ',';
+    if (commas < 2) return 0;
+    static const char *const cols[] = { "Step Id,",          "Op Name,",   "OP Type,",
+                                        "Accelerator Core,", "Task Type,", "Task Duration(us)",
+                                        "Communication(Not Overlapped)" };
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        if (memmem(p, e, cols[k], strlen(cols[k]))) return 1;
+    return 0;
+}
+
+/* Mostly text: no NUL and few control bytes other than whitespace and ESC
+ * (colour codes in logs). */
+static int is_text(const uint8_t *p, size_t n)
+{
+    size_t odd = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!p[i]) return 0;
+        odd += p[i] < 0x20 && !is_ws(p[i]) && p[i] != 0x1b;
+    }
+    return odd * 50 <= n;
+}
+
+tprof_input_kind tprof_input_sniff(const void *head, size_t n)
+{
+    const uint8_t *p = head;
+    if (n >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5) return TPROF_INPUT_SNAPSHOT; /* pickle PROTO 2..5 */
+    if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) p += 3, n -= 3;      /* a BOM: look past it */
+    size_t i = 0;
+    while (i < n && is_ws(p[i])) i++;
+    if (i == n) return TPROF_INPUT_UNKNOWN;
+    if (p[i] == '{' && i + 1 < n && p[i + 1] != '\'') {
+        char keys[1024];
+        int more;
+        top_keys(p + i, n - i, keys, sizeof keys, &more);
+        if (key_in(keys, "traceEvents") || key_in(keys, "schemaVersion") || key_in(keys, "deviceProperties") ||
+            key_in(keys, "distributedInfo"))
+            return TPROF_INPUT_TRACE;
+        if (key_in(keys, "nodes") && (key_in(keys, "schema") || key_in(keys, "pid")))
+            return TPROF_INPUT_EXEC_TRACE;
+        if (key_in(keys, "architectures") || key_in(keys, "hidden_size") ||
+            (key_in(keys, "model_type") && key_in(keys, "vocab_size")))
+            return TPROF_INPUT_CONFIG;
+        /* one metrics record per line (JSON lines): a log */
+        if (more || strstr(keys, "loss")) return TPROF_INPUT_LOG;
+        return TPROF_INPUT_UNKNOWN;
+    }
+    if (p[i] == '[') /* a bare event array: its events have a phase */
+        return memmem(p + i, n - i, "\"ph\"", 4) ? TPROF_INPUT_TRACE : TPROF_INPUT_UNKNOWN;
+    if (!is_text(p, n)) return TPROF_INPUT_UNKNOWN;
+    if (ascend_csv_header(p + i, n - i)) return TPROF_INPUT_ASCEND_CSV;
+    /* text with a loss or a step counter (a Python-repr dict line, tqdm,
+     * "step 10 | loss 2.1", "iter 5: loss=...") */
+    if (metric_word(p, n, "loss") || metric_word(p, n, "step") || metric_word(p, n, "iter"))
+        return TPROF_INPUT_LOG;
+    return TPROF_INPUT_UNKNOWN;
+}
+
+const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts)
+{
+    if (accepts & TPROF_INPUT_BIT(seen)) return NULL;
+    switch (seen) {
+    case TPROF_INPUT_TRACE:
+        return "this is a Chrome/PyTorch profiler trace: use trainprof kernels, summary or another trace command";
+    case TPROF_INPUT_SNAPSHOT: return "this is a CUDA memory snapshot (pickle): use trainprof mem";
+    case TPROF_INPUT_EXEC_TRACE:
+        return "this is a PyTorch execution trace (not a profiler trace): give the Kineto trace recorded "
+               "beside it (torch.profiler's *.pt.trace.json)";
+    case TPROF_INPUT_ASCEND_CSV:
+        return "this is an Ascend profiler CSV (like kernel_details.csv): not read yet; give the run's "
+               "trace_view.json";
+    case TPROF_INPUT_LOG: return "this looks like a training log: use trainprof log";
+    case TPROF_INPUT_CONFIG: return "this is a model config: use trainprof flops or mfu (--config)";
+    default: return NULL;
+    }
+}
+
+void tprof_input_hint_append(const void *head, size_t n, unsigned accepts, char *errbuf, size_t errlen)
+{
+    if (!errbuf || !errlen || !head) return;
+    const char *h = tprof_input_hint(tprof_input_sniff(head, n), accepts);
+    if (!h || strstr(errbuf, TPROF_HINT_MARK)) return;
+    size_t l = strlen(errbuf), need = strlen(TPROF_HINT_MARK) + strlen(h) + 1;
+    if (l + need > errlen) return; /* only whole: a cut hint misleads */
+    snprintf(errbuf + l, errlen - l, "%s%s", TPROF_HINT_MARK, h);
+}
