@@ -70,6 +70,8 @@ enum {
     TPROF_COLF_SHORTEST = 256, /* CSV: the shortest of %.15g..%.17g that reads back; nan, inf, -inf */
     TPROF_COLF_NAN_NAMED = 512, /* JSON: a value that is not finite as "nan", "inf" or "-inf", not null */
     TPROF_COLF_CSV_NAN_NAMED = 1024, /* CSV: a value that is not finite as nan, inf or -inf, not empty */
+    TPROF_COLF_NAMES = 2048, /* text table: kernel names, shortened and kept distinct (tprof_table_names);
+                              * CSV and JSON keep them whole */
 };
 
 typedef struct {

@@ -54,8 +54,10 @@ static int print_rows(const tprof_table_desc *d, const tprof_rows *const *t, con
     align[ncol + lab] = 0;
     tprof_table *tab = tprof_table_new((int)(ncol + lab), hdr, align);
     if (!tab) return TPROF_ENOMEM;
-    for (size_t i = 0; i < ncol; i++)
+    for (size_t i = 0; i < ncol; i++) {
         if (d->cols[map[i]].width) tprof_table_limit(tab, (int)(i + lab), d->cols[map[i]].width);
+        if (d->cols[map[i]].flags & TPROF_COLF_NAMES) tprof_table_names(tab, (int)(i + lab));
+    }
     char bufs[64][64];
     const char *cells[64];
     for (size_t r = 0; r < n; r++) {

@@ -111,17 +111,35 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
     }
     printf("\n== top kernels (all traces) ==\n");
     const tprof_rows *k = tprof_result_table_c(res, 1);
-    if (!tprof_rows_count(k)) printf("  no GPU events\n");
-    for (size_t i = 0; i < tprof_rows_count(k) && i < top; i++) {
-        char name[72];
-        const char *key = tprof_rows_at(k, i, "name")->v.s;
-        size_t len = strlen(key);
-        if (len > 70) snprintf(name, sizeof name, "%.45s...%s", key, key + len - 22);
-        else snprintf(name, sizeof name, "%s", key);
+    size_t nk = tprof_rows_count(k) < top ? tprof_rows_count(k) : top;
+    if (!nk) printf("  no GPU events\n");
+    /* names as tables show them: shortened, distinct, within 70 columns or what the terminal leaves */
+    const char **names = malloc((nk ? nk : 1) * sizeof *names);
+    char **shown = calloc(nk ? nk : 1, sizeof *shown);
+    int wide, columns, numbered = 0;
+    tprof_table_layout_get(&wide, &columns);
+    int width = columns ? (columns - 37 > 24 ? columns - 37 : 24) : 70;
+    if (!names || !shown) {
+        free(names);
+        free(shown);
+        return TPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < nk; i++) names[i] = tprof_rows_at(k, i, "name")->v.s;
+    if (!wide && tprof_names_display(names, nk, width, shown, &numbered)) {
+        free(names);
+        free(shown);
+        return TPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < nk; i++) {
         const tprof_cell *share = tprof_rows_at(k, i, "share");
         printf("  %5.1f%%  %-9s  %-13s  %s\n", share->null ? 0.0 : share->v.d * 100,
-               tprof_fmt_duration(a, sizeof a, tprof_rows_int(k, i, "total_ns")), tprof_rows_at(k, i, "class")->v.s, name);
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(k, i, "total_ns")), tprof_rows_at(k, i, "class")->v.s,
+               wide ? names[i] : shown[i]);
+        free(shown[i]);
     }
+    if (numbered) printf("  %s\n", TPROF_NAMES_FOOTNOTE);
+    free(names);
+    free(shown);
     const tprof_rows *rk = tprof_result_table_c(res, 2);
     if (tprof_rows_count(rk)) {
         printf("\n== ranks ==\n");

@@ -337,6 +337,12 @@ int cli_common_option(int c, const char *arg, cli_common *co)
         return -1;
     case 'F':
         return cli_add_class_file(&co->cls, arg) == 0 ? 1 : -1;
+    case 'W': {
+        int wide, columns;
+        tprof_table_layout_get(&wide, &columns);
+        tprof_table_layout(1, columns);
+        return 1;
+    }
     default:
         return 0;
     }
