@@ -92,9 +92,10 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
         const tprof_rows *calls = tprof_rows_child_c(cm, 0, 0), *types = tprof_rows_child_c(cm, 0, 1);
         const char *label = tprof_rows_at(tr, i, "label")->v.s;
         for (size_t y = 0; y < tprof_rows_count(calls) && y < 3; y++) {
+            const tprof_cell *bytes = tprof_rows_at(calls, y, "bytes"), *busbw = tprof_rows_at(calls, y, "busbw_gbps");
             printf("  %s: %s: %" PRId64 " calls, %s", label, tprof_rows_at(calls, y, "name")->v.s, tprof_rows_int(calls, y, "calls"),
-                   tprof_fmt_bytes(a, sizeof a, tprof_rows_int(calls, y, "bytes")));
-            if (tprof_rows_int(calls, y, "matched")) printf(", busbw %.1f GB/s", tprof_rows_real(calls, y, "busbw_gbps"));
+                   bytes->null ? "sizes not recorded" : tprof_fmt_bytes(a, sizeof a, bytes->v.i));
+            if (tprof_rows_int(calls, y, "matched") && !busbw->null) printf(", busbw %.1f GB/s", busbw->v.d);
             printf("\n");
         }
         if (!tprof_rows_int(cm, 0, "comm_ns")) {
