@@ -219,7 +219,7 @@ static const tprof_table_desc advice_rows = { .name = "advice", .doc = "the find
 static const tprof_table_desc *const summary_tables[] = { &traces_desc, &top_kernels_desc, &ranks_desc,
                                                           &advice_rows };
 const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 1, .top = &empty_top,
-                                               .tables = summary_tables, .ntables = 4, .whole_run = 1, .no_csv = 1 };
+                                               .tables = summary_tables, .ntables = 4, .whole_run = 1, .csv_tables = 1 };
 
 static int64_t top_i(const tprof_rows *t, size_t row, size_t col) { return tprof_rows_cell(t, row, col)->v.i; }
 

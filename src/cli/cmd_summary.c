@@ -20,7 +20,9 @@ static void help(FILE *f)
             "step time, phase split, temporal breakdown, communication, top kernels,\n"
             "ranks, advice.\n"
             "Ranks are compared by step number and by durations, so their clocks need no\n"
-            "alignment. --format json gives all of it.\n\n"
+            "alignment. --format json gives all of it; --format csv every table in turn,\n"
+            "each after a line '# table: NAME' (a trace's parts as traces.steps, ...,\n"
+            "their rows after the trace's label).\n\n"
             "options:\n"
             "  --top N               kernels listed (default 10)\n" CLI_COMMON_HELP);
 }
