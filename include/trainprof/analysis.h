@@ -222,16 +222,21 @@ int tprof_idle_tables(const tprof_idle_result *r, tprof_result **out);
 /* Collective calls as PyTorch records them (record_param_comms), per
  * collective name, joined to the GPU kernels each call launched. */
 typedef struct {
-    const char *name;      /* as recorded: allreduce, all_gather, ... */
+    const char *name;      /* as recorded: allreduce, all_gather, ...; recorded without one: "[AllReduce]", the
+                            * type of its kernels, "[no kernels]" */
     uint64_t calls;
     uint64_t matched;      /* calls whose communication kernels were found */
-    int64_t bytes;         /* message size of all calls: max(in, out) elements x dtype size */
+    int64_t bytes;         /* message size of the sized calls: max(in, out) elements x dtype size */
     int64_t matched_bytes; /* of the matched calls */
     int64_t kernel_ns;     /* of the matched calls: their kernels' GPU time */
+    uint64_t sized;        /* calls that recorded their size (elements and a known dtype) */
+    uint64_t sized_matched; /* of the matched calls */
+    int64_t sized_kernel_ns; /* their kernels' GPU time */
     int64_t group_size;    /* the largest seen */
     const char *algorithm; /* the most common of RING, TREE, NVLS, COLLNET, PAT in the kernel names, or "" */
-    double algbw;          /* matched_bytes / kernel time, GB/s (10^9 bytes per second) */
-    double busbw;          /* algbw x the collective's bus factor (docs/METRICS.md) */
+    double algbw;          /* matched_bytes / sized_kernel_ns, GB/s (10^9 bytes per second); NAN: no sized
+                            * matched call */
+    double busbw;          /* algbw x the collective's bus factor (docs/METRICS.md); NAN with algbw */
 } tprof_comm_call;
 
 typedef struct {

@@ -32,6 +32,34 @@ char *tprof_fmt_trace_label(char *buf, size_t len, int64_t rank, size_t index);
 typedef struct tprof_table tprof_table;
 tprof_table *tprof_table_new(int ncols, const char *const *headers, const char *aligns);
 void tprof_table_limit(tprof_table *t, int col, int max_width);
+/* Column COL holds kernel names: printed shortened and kept distinct
+ * (tprof_names_display), within its width limit or the layout's. */
+void tprof_table_names(tprof_table *t, int col);
+/* How every text table lays out name columns, set once by the program
+ * before printing: WIDE prints names in full (no shortening, no limit);
+ * COLUMNS > 0 (a terminal's width) gives the name column what the other
+ * columns leave of it, instead of its fixed limit. */
+void tprof_table_layout(int wide, int columns);
+void tprof_table_layout_get(int *wide, int *columns);
+/* The footnote printed under a table whose names were numbered. */
+#define TPROF_NAMES_FOOTNOTE "#N: different kernels whose shortened names are alike, numbered in order (--wide: full names)"
+
+/* A kernel name as tables show it (docs/METRICS.md): at LEVEL 0 its template
+ * arguments collapsed to <...>, its parameter list and return type dropped
+ * ("void f<4, g<float>>(int)" -> "f<...>"); at LEVEL L the template
+ * arguments shown to depth L; past its deepest, the name in full. A name
+ * that is no C++ signature (no '<' or '(', a "Memcpy HtoD (Pageable ->
+ * Device)", an unclosed bracket) is kept as it is. malloc'd; NULL when out
+ * of memory. */
+char *tprof_name_short(const char *name, int level);
+/* The N names of one table as it shows them, into OUT[0..N) (malloc'd):
+ * each shortened (level 0) and cut to WIDTH code points with "..." in the
+ * middle (WIDTH <= 5: never cut); different names that show alike get their
+ * template arguments back a level at a time, then their full text, and
+ * what still shows alike ends with " #1", " #2" (*NUMBERED set), in the
+ * order of their first row. Equal names show equal. 0, or -1 (out of
+ * memory, OUT all NULL). */
+int tprof_names_display(const char *const *names, size_t n, int width, char **out, int *numbered);
 int tprof_table_row(tprof_table *t, const char *const *cells);
 void tprof_table_print(const tprof_table *t, FILE *f);
 void tprof_table_free(tprof_table *t);

@@ -70,6 +70,8 @@ enum {
     TPROF_COLF_SHORTEST = 256, /* CSV: the shortest of %.15g..%.17g that reads back; nan, inf, -inf */
     TPROF_COLF_NAN_NAMED = 512, /* JSON: a value that is not finite as "nan", "inf" or "-inf", not null */
     TPROF_COLF_CSV_NAN_NAMED = 1024, /* CSV: a value that is not finite as nan, inf or -inf, not empty */
+    TPROF_COLF_NAMES = 2048, /* text table: kernel names, shortened and kept distinct (tprof_table_names);
+                              * CSV and JSON keep them whole */
 };
 
 typedef struct {
@@ -142,6 +144,8 @@ typedef struct {
     size_t ntables;
     int csv_table; /* whose rows CSV prints: 0 the top table, I+1 table I */
     int no_csv;    /* no CSV form (nested tables that do not flatten) */
+    /* CSV: every table in turn (tprof_result_csv_tables), not one table's rows */
+    int csv_tables;
     /* one result for the whole run (ranks side by side), not one per trace:
      * JSON is its object alone, CSV its rows without trace,file */
     int whole_run;
@@ -221,6 +225,12 @@ int tprof_results_print_top(const tprof_result *const *rs, const char *const *la
  * (0: all) after the PREFIX cells (each row's label, file); raw base units. */
 void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *f);
 void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t nprefix, size_t limit, FILE *f);
+/* Every table of R (of description D; R NULL: the headers alone) as CSV,
+ * one after another, each after a line "# table: NAME"; a child table as
+ * "# table: PARENT.CHILD" with its rows after the keys of their parent rows
+ * (the parent's key columns; a table of the result without any: its first
+ * column). `limited` tables show their first LIMIT rows (0: all). */
+void tprof_result_csv_tables(const tprof_result_desc *d, const tprof_result *r, size_t limit, FILE *f);
 /* One cell as CSV writes it in column C (nothing when null). */
 void tprof_csv_cell(const tprof_col_desc *c, const tprof_cell *v, FILE *f);
 /* The result as JSON members of an object the caller opened (the top

@@ -60,12 +60,20 @@ static double bus_factor(const char *name, int64_t n)
 {
     if (n < 1) return 1.0;
     double f = (double)(n - 1) / (double)n;
-    if (strstr(name, "allreduce") || strstr(name, "all_reduce")) return 2 * f;
+    if (strstr(name, "allreduce") || strstr(name, "all_reduce") || strstr(name, "AllReduce")) return 2 * f;
     if (strstr(name, "allgather") || strstr(name, "all_gather") || strstr(name, "reduce_scatter") ||
-        strstr(name, "alltoall") || strstr(name, "all_to_all"))
+        strstr(name, "alltoall") || strstr(name, "all_to_all") || strstr(name, "AllGather") ||
+        strstr(name, "ReduceScatter") || strstr(name, "AllToAll"))
         return f;
     return 1.0;
 }
+
+/* The name of calls recorded without their collective's: the type of the
+ * kernels they launched, in brackets; "[no kernels]" when none was found. */
+static const char *const unnamed[] = {
+    "[ReduceScatter]", "[AllReduce]", "[AllGather]", "[AllToAll]", "[SendRecv]", "[Broadcast]", "[Reduce]", "[Send]",
+    "[Recv]", "[other]", "[no kernels]",
+};
 
 static const char *const algorithms[] = { "RING", "TREE", "NVLS", "COLLNET", "PAT" };
 #define NALGO (sizeof algorithms / sizeof *algorithms)
@@ -116,13 +124,16 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
     call_span *spans = malloc(nc * sizeof *spans);
     int64_t *kns = calloc(nc, sizeof *kns);            /* kernel time per call */
     uint32_t (*algo)[NALGO] = calloc(nc, sizeof *algo); /* algorithm votes per call */
+    int *ktype = malloc(nc * sizeof *ktype);            /* the type of its first kernel, NCOLL + 1: none */
     const int64_t *launched_by = tprof_launch_calls(t); /* the runtime call of each GPU event */
-    if (!spans || !kns || !algo || !launched_by) {
+    if (!spans || !kns || !algo || !ktype || !launched_by) {
         free(spans);
         free(kns);
         free(algo);
+        free(ktype);
         return TPROF_ENOMEM;
     }
+    for (size_t i = 0; i < nc; i++) ktype[i] = (int)NCOLL + 1;
     int rc = 0;
     for (size_t i = 0; i < nc; i++) {
         const tprof_event *e = &ev[calls[i].event];
@@ -139,6 +150,7 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         size_t c = spans[s].call;
         kns[c] = tprof_sat_add(kns[c], k->dur);
         const char *name = tprof_trace_str(t, k->name);
+        if (ktype[c] > (int)NCOLL) ktype[c] = type_index(tprof_collective_type(name));
         for (size_t a = 0; a < NALGO; a++)
             if (strstr(name, algorithms[a])) algo[c][a]++;
     }
@@ -149,6 +161,7 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
     if (!rc && !votes) rc = TPROF_ENOMEM;
     for (size_t i = 0; i < nc && !rc; i++) {
         const char *name = tprof_trace_str(t, calls[i].name);
+        if (!*name) name = unnamed[ktype[i]]; /* named by its kernels */
         size_t row = 0;
         while (row < r->ncalls && strcmp(r->calls[row].name, name)) row++;
         if (row == r->ncalls) r->calls[r->ncalls++] = (tprof_comm_call){ .name = name, .algorithm = "" };
@@ -156,12 +169,19 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         x->calls++;
         if (calls[i].group_size > x->group_size) x->group_size = calls[i].group_size;
         int64_t n = calls[i].in_nelems > calls[i].out_nelems ? calls[i].in_nelems : calls[i].out_nelems, bytes = 0;
-        if (n > 0 && __builtin_mul_overflow(n, dtype_size(tprof_trace_str(t, calls[i].dtype)), &bytes)) bytes = INT64_MAX;
+        int64_t esize = dtype_size(tprof_trace_str(t, calls[i].dtype));
+        int sized = n > 0 && esize > 0; /* else its size was not recorded */
+        if (sized && __builtin_mul_overflow(n, esize, &bytes)) bytes = INT64_MAX;
+        x->sized += (uint64_t)sized;
         x->bytes = tprof_sat_add(x->bytes, bytes);
         if (!kns[i]) continue;
         x->matched++;
         x->matched_bytes = tprof_sat_add(x->matched_bytes, bytes);
         x->kernel_ns = tprof_sat_add(x->kernel_ns, kns[i]);
+        if (sized) {
+            x->sized_matched++;
+            x->sized_kernel_ns = tprof_sat_add(x->sized_kernel_ns, kns[i]);
+        }
         for (size_t a = 0; a < NALGO; a++) votes[row][a] += algo[i][a];
     }
     for (size_t row = 0; row < r->ncalls && !rc; row++) {
@@ -170,7 +190,8 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         for (size_t a = 1; a < NALGO; a++)
             if (votes[row][a] > votes[row][best]) best = a;
         if (votes[row][best]) x->algorithm = algorithms[best];
-        x->algbw = x->kernel_ns > 0 ? (double)x->matched_bytes / (double)x->kernel_ns : 0.0;
+        /* over the calls that recorded their sizes and launched kernels; unknown without any */
+        x->algbw = x->sized_kernel_ns > 0 ? (double)x->matched_bytes / (double)x->sized_kernel_ns : NAN;
         x->busbw = x->algbw * bus_factor(x->name, x->group_size);
     }
     if (!rc && r->ncalls) qsort(r->calls, r->ncalls, sizeof *r->calls, cmp_call);
@@ -178,6 +199,7 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
     free(spans);
     free(kns);
     free(algo);
+    free(ktype);
     return rc;
 }
 
@@ -295,22 +317,26 @@ static const tprof_col_desc comm_type_cols[T_NCOLS] = { COMM_TYPE_COLS };
 enum { K_NAME, K_CALLS, K_MATCHED, K_BYTES, K_MATCHED_BYTES, K_KERNEL, K_GROUP, K_ALGO, K_ALGBW, K_BUSBW, K_NCOLS };
 static const tprof_col_desc comm_call_cols[K_NCOLS] = {
     [K_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "collective",
-                         "as record_param_comms recorded it", .flags = TPROF_COLF_KEY),
+                         "as record_param_comms recorded it; calls recorded without it are named by their kernels' "
+                         "type in brackets ([AllReduce], [SendRecv], ...; [no kernels] when none was found)",
+                         .flags = TPROF_COLF_KEY),
     [K_CALLS] = TPROF_COL("calls", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "calls", "recorded calls"),
     [K_MATCHED] = TPROF_COL("matched", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "with kernels",
                             "calls whose communication kernels were found"),
-    [K_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "bytes", "message size of all calls"),
-    [K_MATCHED_BYTES] = TPROF_COL("matched_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL, "of the matched calls",
-                                  .flags = TPROF_COLF_NO_TABLE),
+    [K_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "bytes",
+                          "message size of the calls that recorded it (null: none did)"),
+    [K_MATCHED_BYTES] = TPROF_COL("matched_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL,
+                                  "of the matched calls (null: none recorded it)", .flags = TPROF_COLF_NO_TABLE),
     [K_KERNEL] = TPROF_COL("kernel_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "kernel time",
                            "the matched calls' kernels' GPU time"),
     [K_GROUP] = TPROF_COL("group_size", TPROF_COL_INT, TPROF_COMBINE_MAX, "group", "the largest group seen"),
     [K_ALGO] = TPROF_COL("algorithm", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "algorithm",
                          "the most common of RING, TREE, NVLS, COLLNET, PAT in the kernel names, or empty"),
     [K_ALGBW] = TPROF_COL("algbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_WMEAN, "algbw GB/s",
-                          "matched_bytes / kernel time, 10^9 bytes per second", .weight = "kernel_ns"),
+                          "matched_bytes / the kernel time of the matched calls that recorded their size, 10^9 bytes per "
+                          "second (null: no such call)", .weight = "kernel_ns"),
     [K_BUSBW] = TPROF_COL("busbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_WMEAN, "busbw GB/s",
-                          "algbw times the collective's bus factor", .weight = "kernel_ns"),
+                          "algbw times the collective's bus factor (null with algbw)", .weight = "kernel_ns"),
 };
 static const tprof_table_desc comm_types_desc = { .name = "types", .doc = "per collective type, by time",
                                                   .cols = comm_type_cols, .ncols = T_NCOLS };
@@ -321,7 +347,7 @@ static const tprof_table_desc comm_csv_desc = { .name = "types_and_all",
                                                 .cols = comm_type_cols, .ncols = T_NCOLS, .no_json = 1 };
 static const tprof_table_desc comm_top = { .name = "", .cols = comm_top_cols, .ncols = M_NCOLS };
 static const tprof_table_desc *const comm_tables[] = { &comm_types_desc, &comm_calls_desc, &comm_csv_desc };
-const tprof_result_desc tprof_comm_desc = { .name = "comm", .version = 1, .top = &comm_top, .tables = comm_tables,
+const tprof_result_desc tprof_comm_desc = { .name = "comm", .version = 2, .top = &comm_top, .tables = comm_tables,
                                             .ntables = 3, .csv_table = 3 };
 
 static int add_type_row(tprof_rows *t, const tprof_comm_type *y)
@@ -367,12 +393,12 @@ int tprof_comm_tables(const tprof_comm_result *r, tprof_result **out)
         }
         tprof_rows_set_i(calls, (size_t)k, K_CALLS, (int64_t)x->calls);
         tprof_rows_set_i(calls, (size_t)k, K_MATCHED, (int64_t)x->matched);
-        tprof_rows_set_i(calls, (size_t)k, K_BYTES, x->bytes);
-        tprof_rows_set_i(calls, (size_t)k, K_MATCHED_BYTES, x->matched_bytes);
+        if (x->sized) tprof_rows_set_i(calls, (size_t)k, K_BYTES, x->bytes); /* else null: not recorded */
+        if (x->sized_matched) tprof_rows_set_i(calls, (size_t)k, K_MATCHED_BYTES, x->matched_bytes);
         tprof_rows_set_i(calls, (size_t)k, K_KERNEL, x->kernel_ns);
         tprof_rows_set_i(calls, (size_t)k, K_GROUP, x->group_size);
-        tprof_rows_set_d(calls, (size_t)k, K_ALGBW, x->algbw);
-        tprof_rows_set_d(calls, (size_t)k, K_BUSBW, x->busbw);
+        if (!isnan(x->algbw)) tprof_rows_set_d(calls, (size_t)k, K_ALGBW, x->algbw);
+        if (!isnan(x->busbw)) tprof_rows_set_d(calls, (size_t)k, K_BUSBW, x->busbw);
     }
     if (rc) {
         tprof_result_free(res);

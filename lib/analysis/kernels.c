@@ -292,7 +292,7 @@ static const tprof_col_desc kernels_class_cols[C_NCOLS] = {
 #define KERNEL_ROW_COLS(KEY, KEY_DOC, CLASS_FLAGS, STREAM_FLAGS)                                                     \
     {                                                                                                                \
         [R_KEY] = TPROF_COL("key", TPROF_COL_STRING, TPROF_COMBINE_FIRST, KEY, KEY_DOC, .csv_name = KEY,           \
-                            .flags = TPROF_COLF_KEY, .width = 90),                                                  \
+                            .flags = TPROF_COLF_KEY | TPROF_COLF_NAMES, .width = 90),                               \
         [R_CLASS] = TPROF_COL("class", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, "class",                               \
                               "the class of its events (by name; empty otherwise)",                                 \
                               .flags = TPROF_COLF_KEY | (CLASS_FLAGS)),                                             \

@@ -5,6 +5,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,8 +74,10 @@ static const tprof_col_desc call_cols[K_NCOLS] = {
     [K_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective as recorded",
                          .flags = TPROF_COLF_KEY),
     [K_CALLS] = TPROF_COL("calls", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "recorded calls"),
-    [K_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL, "message size of all calls"),
-    [K_BUSBW] = TPROF_COL("busbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_DIST, NULL, "bus bandwidth, GB/s (`comm`)"),
+    [K_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL,
+                          "message size of the calls that recorded it (null: none did)"),
+    [K_BUSBW] = TPROF_COL("busbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_DIST, NULL,
+                          "bus bandwidth, GB/s (`comm`; null: unknown)"),
     [K_MATCHED] = TPROF_COL("matched", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "calls whose kernels were found",
                             .flags = TPROF_COLF_NO_JSON),
 };
@@ -117,7 +120,7 @@ static const tprof_table_desc traces_desc = { .name = "traces", .doc = "one row 
 static const tprof_table_desc empty_top = { .name = "" };
 static const tprof_table_desc *const trace_tables[] = { &traces_desc };
 const tprof_result_desc tprof_summary_trace_desc = {
-    .name = "summary_trace", .version = 1, .top = &empty_top, .tables = trace_tables, .ntables = 1, .internal = 1,
+    .name = "summary_trace", .version = 2, .top = &empty_top, .tables = trace_tables, .ntables = 1, .internal = 1,
     .doc = "What `summary` keeps of each trace besides its kernels, facts and findings: its row of the summary.",
 };
 
@@ -183,8 +186,8 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
         long k = tprof_rows_add(calls);
         if (k < 0 || tprof_rows_set_s(calls, (size_t)k, K_NAME, x->name)) goto oom;
         tprof_rows_set_i(calls, (size_t)k, K_CALLS, (int64_t)x->calls);
-        tprof_rows_set_i(calls, (size_t)k, K_BYTES, x->bytes);
-        tprof_rows_set_d(calls, (size_t)k, K_BUSBW, x->busbw);
+        if (x->sized) tprof_rows_set_i(calls, (size_t)k, K_BYTES, x->bytes); /* else null: not recorded */
+        if (!isnan(x->busbw)) tprof_rows_set_d(calls, (size_t)k, K_BUSBW, x->busbw);
         tprof_rows_set_i(calls, (size_t)k, K_MATCHED, (int64_t)x->matched);
     }
     for (size_t i = 0; i < cm->ntypes; i++) {
@@ -238,7 +241,7 @@ static const tprof_table_desc advice_rows = { .name = "advice", .doc = "the find
 static const tprof_table_desc *const summary_tables[] = { &traces_desc, &top_kernels_desc, &ranks_desc,
                                                           &advice_rows };
 const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 1, .top = &empty_top,
-                                               .tables = summary_tables, .ntables = 4, .whole_run = 1, .no_csv = 1 };
+                                               .tables = summary_tables, .ntables = 4, .whole_run = 1, .csv_tables = 1 };
 
 static int64_t top_i(const tprof_rows *t, size_t row, size_t col) { return tprof_rows_cell(t, row, col)->v.i; }
 

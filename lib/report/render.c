@@ -54,8 +54,10 @@ static int print_rows(const tprof_table_desc *d, const tprof_rows *const *t, con
     align[ncol + lab] = 0;
     tprof_table *tab = tprof_table_new((int)(ncol + lab), hdr, align);
     if (!tab) return TPROF_ENOMEM;
-    for (size_t i = 0; i < ncol; i++)
+    for (size_t i = 0; i < ncol; i++) {
         if (d->cols[map[i]].width) tprof_table_limit(tab, (int)(i + lab), d->cols[map[i]].width);
+        if (d->cols[map[i]].flags & TPROF_COLF_NAMES) tprof_table_names(tab, (int)(i + lab));
+    }
     char bufs[64][64];
     const char *cells[64];
     for (size_t r = 0; r < n; r++) {
@@ -169,6 +171,100 @@ void tprof_rows_csv(const tprof_rows *t, const char *const *prefix, size_t npref
             first = 0;
         }
         fputc('\n', f);
+    }
+}
+
+/* ---- CSV of every table (csv_tables) ---- */
+
+#define CSV_MAX_PREFIX 8
+
+/* The cells a child table's rows start with: the parent rows' keys. */
+typedef struct {
+    const char *v[CSV_MAX_PREFIX];
+    char buf[CSV_MAX_PREFIX][48];
+    size_t n;
+} csv_prefix;
+
+/* The columns of D that name its rows in its child tables: its CSV key
+ * columns, or (a table of the result with none) its first CSV column. */
+static size_t csv_key_cols(const tprof_table_desc *d, int top_level, size_t *cols)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < d->ncols && n < CSV_MAX_PREFIX; c++)
+        if ((d->cols[c].flags & TPROF_COLF_KEY) && !(d->cols[c].flags & TPROF_COLF_NO_CSV)) cols[n++] = c;
+    for (size_t c = 0; !n && top_level && c < d->ncols; c++)
+        if (!(d->cols[c].flags & TPROF_COLF_NO_CSV)) cols[n++] = c;
+    return n;
+}
+
+/* The rows of the table reached from T's rows by child indexes PATH[0..DEPTH). */
+static void csv_rows_below(const tprof_rows *t, const size_t *path, size_t depth, int top_level, const csv_prefix *p,
+                           size_t limit, FILE *f)
+{
+    if (!t) return;
+    if (!depth) {
+        tprof_rows_csv(t, p->v, p->n, limit, f);
+        return;
+    }
+    size_t keys[CSV_MAX_PREFIX], nk = csv_key_cols(t->d, top_level, keys);
+    for (size_t r = 0; r < t->n; r++) {
+        csv_prefix q = *p;
+        for (size_t k = 0; k < nk && q.n < CSV_MAX_PREFIX; k++, q.n++) {
+            const tprof_col_desc *c = &t->d->cols[keys[k]];
+            const tprof_cell *v = tprof_rows_cell(t, r, keys[k]);
+            if (v->null) q.v[q.n] = "";
+            else if (result_kind_is_str(c->kind)) q.v[q.n] = v->v.s;
+            else {
+                if (result_kind_is_int(c->kind)) snprintf(q.buf[q.n], sizeof q.buf[q.n], "%" PRId64, v->v.i);
+                else snprintf(q.buf[q.n], sizeof q.buf[q.n], "%.17g", v->v.d);
+                q.v[q.n] = q.buf[q.n];
+            }
+        }
+        csv_rows_below(tprof_rows_child_c(t, r, path[0]), path + 1, depth - 1, 0, &q, 0, f);
+    }
+}
+
+/* Table D (of the result's table ROOT, reached by PATH[0..DEPTH)) and its
+ * child tables after it, each after a "# table: NAME" line. */
+static void csv_table_tree(const tprof_table_desc *root_d, const tprof_rows *root, const tprof_table_desc *d,
+                           const char *name, size_t *path, size_t depth, size_t limit, FILE *f)
+{
+    fprintf(f, "# table: %s\n", name);
+    /* the header: the keys of every table above, then D's columns */
+    int first = 1;
+    const tprof_table_desc *a = root_d;
+    for (size_t lvl = 0; lvl < depth; lvl++) {
+        size_t keys[CSV_MAX_PREFIX], nk = csv_key_cols(a, lvl == 0, keys);
+        for (size_t k = 0; k < nk; k++) {
+            if (!first) fputc(',', f);
+            fputs(a->cols[keys[k]].csv_name ? a->cols[keys[k]].csv_name : a->cols[keys[k]].name, f);
+            first = 0;
+        }
+        a = a->children[path[lvl]];
+    }
+    for (size_t c = 0; c < d->ncols; c++) {
+        if (d->cols[c].flags & TPROF_COLF_NO_CSV) continue;
+        if (!first) fputc(',', f);
+        fputs(d->cols[c].csv_name ? d->cols[c].csv_name : d->cols[c].name, f);
+        first = 0;
+    }
+    fputc('\n', f);
+    csv_prefix p = { .n = 0 };
+    csv_rows_below(root, path, depth, 1, &p, d->limited ? limit : 0, f);
+    if (depth >= 8) return; /* descriptions nest less deep */
+    for (size_t k = 0; k < d->nchildren; k++) {
+        char sub[512];
+        snprintf(sub, sizeof sub, "%.250s.%.250s", name, d->children[k]->name);
+        path[depth] = k;
+        csv_table_tree(root_d, root, d->children[k], sub, path, depth + 1, limit, f);
+    }
+}
+
+void tprof_result_csv_tables(const tprof_result_desc *d, const tprof_result *r, size_t limit, FILE *f)
+{
+    for (size_t i = 0; i < d->ntables; i++) {
+        size_t path[8];
+        csv_table_tree(d->tables[i], r ? r->tables[i] : NULL, d->tables[i], d->tables[i]->name, path, 0, limit, f);
     }
 }
 
@@ -398,7 +494,7 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
     for (size_t k = 0; k < d->nchildren; k++) {
         char sub[256];
         snprintf(sub, sizeof sub, "%s[].%s", path, d->children[k]->name);
-        table_markdown(d->children[k], sub, 0, f);
+        table_markdown(d->children[k], sub, in_csv == 2 ? 2 : 0, f); /* 2: every table in CSV */
     }
 }
 
@@ -408,6 +504,10 @@ void tprof_result_desc_markdown(const tprof_result_desc *d, FILE *f)
     if (d->doc) fprintf(f, "%s\n\n", d->doc);
     if (d->internal) fprintf(f, "Not printed by a command: a per-rank input, written and read back as results are.\n");
     else if (d->whole_run && d->no_csv) fprintf(f, "One result for all traces; no CSV form.\n");
+    else if (d->whole_run && d->csv_tables)
+        fprintf(f, "One result for all traces. CSV: every table in turn, each after a line `# table: NAME`; a "
+                   "child table as `PARENT.CHILD`, its rows after the keys of their parent rows (a table without "
+                   "key columns: its first column).\n");
     else if (d->whole_run && d->csv_table && d->json_rows_only)
         fprintf(f, "One result for all traces. CSV: the rows of table `%s`; JSON: an array of them.\n",
                 d->tables[d->csv_table - 1]->name);
@@ -417,7 +517,7 @@ void tprof_result_desc_markdown(const tprof_result_desc *d, FILE *f)
         fprintf(f, "CSV: the rows of table `%s`, after trace,file.\n", d->tables[d->csv_table - 1]->name);
     else fprintf(f, "CSV: one row per trace (the top table), after trace,file.\n");
     if (d->no_label) fprintf(f, "Each trace is named by its file alone: no label in JSON, no trace column in CSV.\n");
-    table_markdown(d->top, "(top)", d->csv_table == 0, f);
+    table_markdown(d->top, "(top)", !d->csv_tables && d->csv_table == 0, f);
     for (size_t i = 0; i < d->ntables; i++)
-        table_markdown(d->tables[i], d->tables[i]->name, d->csv_table == (int)i + 1, f);
+        table_markdown(d->tables[i], d->tables[i]->name, d->csv_tables ? 2 : d->csv_table == (int)i + 1, f);
 }

@@ -1,5 +1,7 @@
 #include "trainprof/report.h"
 
+#include "text.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +10,7 @@ struct tprof_table {
     char **headers;
     char *aligns;
     int *limit;
+    unsigned char *names; /* per column: kernel names (tprof_table_names) */
     char **cells; /* row-major */
     size_t nrows, cap;
 };
@@ -20,7 +23,8 @@ tprof_table *tprof_table_new(int ncols, const char *const *headers, const char *
     t->headers = calloc((size_t)ncols, sizeof *t->headers);
     t->aligns = calloc((size_t)ncols + 1, 1);
     t->limit = calloc((size_t)ncols, sizeof *t->limit);
-    if (!t->headers || !t->aligns || !t->limit) {
+    t->names = calloc((size_t)ncols, 1);
+    if (!t->headers || !t->aligns || !t->limit || !t->names) {
         tprof_table_free(t);
         return NULL;
     }
@@ -34,6 +38,25 @@ tprof_table *tprof_table_new(int ncols, const char *const *headers, const char *
 void tprof_table_limit(tprof_table *t, int col, int max_width)
 {
     if (t && col >= 0 && col < t->ncols) t->limit[col] = max_width;
+}
+
+void tprof_table_names(tprof_table *t, int col)
+{
+    if (t && col >= 0 && col < t->ncols) t->names[col] = 1;
+}
+
+static int layout_wide, layout_columns;
+
+void tprof_table_layout(int wide, int columns)
+{
+    layout_wide = wide;
+    layout_columns = columns > 0 ? columns : 0;
+}
+
+void tprof_table_layout_get(int *wide, int *columns)
+{
+    *wide = layout_wide;
+    *columns = layout_columns;
 }
 
 int tprof_table_row(tprof_table *t, const char *const *cells)
@@ -51,33 +74,15 @@ int tprof_table_row(tprof_table *t, const char *const *cells)
     return 0;
 }
 
-/* Display width of UTF-8 text: count code points (continuation bytes skipped). */
-static int width(const char *s)
-{
-    int w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
-/* Byte offset of the N-th code point. */
-static size_t cp_offset(const char *s, int n)
-{
-    size_t i = 0;
-    for (; s[i] && n > 0; n--) {
-        i++;
-        while (((unsigned char)s[i] & 0xC0) == 0x80) i++;
-    }
-    return i;
-}
-
 static void put_cell(FILE *f, const char *s, int col_w, int limit, char align, int last)
 {
-    int w = width(s);
+    int w = text_width(s);
     if (limit > 5 && w > limit) {
         if (align == 'r')
             for (int i = limit; i < col_w; i++) fputc(' ', f);
-        int head = (limit - 3) * 2 / 3, tail = limit - 3 - head;
-        size_t h = cp_offset(s, head), tl = cp_offset(s, w - tail);
+        int head, tail;
+        text_cut_split(limit, &head, &tail);
+        size_t h = text_cp_offset(s, head), tl = text_cp_offset(s, w - tail);
         fwrite(s, 1, h, f);
         fputs("...", f);
         fputs(s + tl, f);
@@ -91,15 +96,66 @@ static void put_cell(FILE *f, const char *s, int col_w, int limit, char align, i
         for (int i = w; i < col_w; i++) fputc(' ', f);
 }
 
+/* The narrowest a name column is fitted to a terminal. */
+#define NAMES_MIN_WIDTH 24
+
+/* The cells of name column C as shown (*SHOWN[r], malloc'd), within LIMIT
+ * (0: uncut); NULL when out of memory. */
+static char **shown_names(const tprof_table *t, int c, int limit, int *numbered)
+{
+    const char **names = malloc((t->nrows ? t->nrows : 1) * sizeof *names);
+    char **shown = calloc(t->nrows ? t->nrows : 1, sizeof *shown);
+    if (!names || !shown) {
+        free(names);
+        free(shown);
+        return NULL;
+    }
+    for (size_t r = 0; r < t->nrows; r++) names[r] = t->cells[r * (size_t)t->ncols + (size_t)c];
+    if (tprof_names_display(names, t->nrows, limit, shown, numbered)) {
+        free(shown);
+        shown = NULL;
+    }
+    free(names);
+    return shown;
+}
+
 void tprof_table_print(const tprof_table *t, FILE *f)
 {
     int *w = calloc((size_t)t->ncols, sizeof *w);
-    if (!w) return;
+    char ***shown = calloc((size_t)t->ncols, sizeof *shown);
+    if (!w || !shown) {
+        free(w);
+        free(shown);
+        return;
+    }
+    int other = 0, nnames = 0, numbered = 0;
     for (int c = 0; c < t->ncols; c++) {
-        w[c] = width(t->headers[c]);
+        w[c] = text_width(t->headers[c]);
+        if (t->names[c] && !layout_wide) {
+            nnames++;
+            continue;
+        }
         for (size_t r = 0; r < t->nrows; r++) {
-            int cw = width(t->cells[r * (size_t)t->ncols + (size_t)c]);
-            if (t->limit[c] > 5 && cw > t->limit[c]) cw = t->limit[c];
+            int cw = text_width(t->cells[r * (size_t)t->ncols + (size_t)c]);
+            if (!t->names[c] && t->limit[c] > 5 && cw > t->limit[c]) cw = t->limit[c];
+            if (cw > w[c]) w[c] = cw;
+        }
+        other += w[c];
+    }
+    /* name columns: shortened, kept distinct, within their limit or what a terminal leaves them */
+    for (int c = 0; nnames && c < t->ncols; c++) {
+        if (!t->names[c] || layout_wide) continue;
+        int limit = t->limit[c];
+        if (layout_columns) {
+            limit = (layout_columns - other - 2 * (t->ncols - 1)) / nnames;
+            if (limit < NAMES_MIN_WIDTH) limit = NAMES_MIN_WIDTH;
+        }
+        int num = 0;
+        shown[c] = shown_names(t, c, limit, &num);
+        numbered |= num;
+        for (size_t r = 0; r < t->nrows; r++) { /* out of memory: the cells cut as other columns are */
+            int cw = shown[c] ? text_width(shown[c][r]) : text_width(t->cells[r * (size_t)t->ncols + (size_t)c]);
+            if (!shown[c] && limit > 5 && cw > limit) cw = limit;
             if (cw > w[c]) w[c] = cw;
         }
     }
@@ -113,10 +169,17 @@ void tprof_table_print(const tprof_table *t, FILE *f)
     }
     for (size_t r = 0; r < t->nrows; r++)
         for (int c = 0; c < t->ncols; c++) {
-            put_cell(f, t->cells[r * (size_t)t->ncols + (size_t)c], w[c], t->limit[c], t->aligns[c],
-                     c == t->ncols - 1);
+            const char *cell = shown[c] ? shown[c][r] : t->cells[r * (size_t)t->ncols + (size_t)c];
+            int limit = t->names[c] && (layout_wide || shown[c]) ? 0 : t->limit[c];
+            put_cell(f, cell, w[c], limit, t->aligns[c], c == t->ncols - 1);
             fputs(c == t->ncols - 1 ? "\n" : "  ", f);
         }
+    if (numbered) fputs(TPROF_NAMES_FOOTNOTE "\n", f);
+    for (int c = 0; c < t->ncols; c++) {
+        for (size_t r = 0; shown[c] && r < t->nrows; r++) free(shown[c][r]);
+        free(shown[c]);
+    }
+    free(shown);
     free(w);
 }
 
@@ -130,5 +193,6 @@ void tprof_table_free(tprof_table *t)
     free(t->headers);
     free(t->aligns);
     free(t->limit);
+    free(t->names);
     free(t);
 }

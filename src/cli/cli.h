@@ -98,7 +98,8 @@ typedef struct {
 #define CLI_COMMON_LONGOPTS                                                                           \
     { "format", required_argument, 0, 'f' }, { "color", required_argument, 0, 'c' },                  \
         { "threads", required_argument, 0, 'j' }, { "class-rule", required_argument, 0, 'r' },       \
-        { "class-file", required_argument, 0, 'F' }, { "help", no_argument, 0, 'h' }
+        { "class-file", required_argument, 0, 'F' }, { "wide", no_argument, 0, 'W' },                \
+        { "help", no_argument, 0, 'h' }
 
 #define CLI_COMMON_HELP                                                                               \
     "  --format table|csv|json\n"                                                                     \
@@ -109,6 +110,9 @@ typedef struct {
     "  --class-file FILE     rules, one 'CLASS GLOB' per line\n"                                     \
     "  --threads N           threads that parse one large file (0 = one per core, the\n"     \
     "                        default; several files share the cores)\n"                  \
+    "  --wide                kernel names in full in tables (by default shortened:\n"          \
+    "                        template arguments as <...>, no parameters or return type;\n"   \
+    "                        fitted to the terminal's width when printing to one)\n"           \
     "  --color auto|always|never\n"
 
 /* Handles option C when it is a common one: 1 handled, 0 not a common

@@ -35,22 +35,29 @@ static void print_calls(const tprof_rows *calls)
     const char *hdr[] = { "collective", "calls", "with kernels", "bytes", "kernel time", "group", "algorithm",
                           "algbw GB/s", "busbw GB/s" };
     tprof_table *t = tprof_table_new(9, hdr, "lrrrrrlrr");
+    size_t unsized = 0, unnamed = 0;
     for (size_t i = 0; t && i < n; i++) {
-        char c[32], m[32], b[32], k[32], g[32], a[32], bb[32];
+        char c[32], m[32], b[32] = "-", k[32], g[32], a[32] = "-", bb[32] = "-";
         snprintf(c, sizeof c, "%" PRId64, ival(calls, i, COL("calls")));
         snprintf(m, sizeof m, "%" PRId64, ival(calls, i, COL("matched")));
-        tprof_fmt_bytes(b, sizeof b, ival(calls, i, COL("bytes")));
+        const tprof_cell *bytes = tprof_rows_cell(calls, i, COL("bytes"));
+        if (!bytes->null) tprof_fmt_bytes(b, sizeof b, bytes->v.i);
+        else unsized += (size_t)ival(calls, i, COL("calls"));
         tprof_fmt_duration(k, sizeof k, ival(calls, i, COL("kernel_ns")));
         snprintf(g, sizeof g, "%" PRId64, ival(calls, i, COL("group_size")));
-        snprintf(a, sizeof a, "%.2f", tprof_rows_cell(calls, i, COL("algbw_gbps"))->v.d);
-        snprintf(bb, sizeof bb, "%.2f", tprof_rows_cell(calls, i, COL("busbw_gbps"))->v.d);
+        const tprof_cell *alg = tprof_rows_cell(calls, i, COL("algbw_gbps")), *bus = tprof_rows_cell(calls, i, COL("busbw_gbps"));
+        if (!alg->null) snprintf(a, sizeof a, "%.2f", alg->v.d);
+        if (!bus->null) snprintf(bb, sizeof bb, "%.2f", bus->v.d);
         const char *algo = sval(calls, i, COL("algorithm"));
+        unnamed += sval(calls, i, COL("name"))[0] == '[';
         const char *cells[] = { sval(calls, i, COL("name")), c, m, b, k, g, algo[0] ? algo : "-", a, bb };
         tprof_table_row(t, cells);
     }
 #undef COL
     if (t) tprof_table_print(t, stdout);
     tprof_table_free(t);
+    if (unsized) printf("-: sizes not recorded for %zu call%s, so no bytes and no bandwidth\n", unsized, unsized == 1 ? "" : "s");
+    if (unnamed) printf("[TYPE]: calls recorded without their collective's name, named by their kernels' type\n");
 }
 
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)

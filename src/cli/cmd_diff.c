@@ -181,6 +181,7 @@ static void kernel_table(const tprof_rows *k, const char *title, size_t more)
     tprof_table *t = tprof_table_new(9, hdr, "llrrrrrrr");
     if (!t) return;
     tprof_table_limit(t, 0, 70);
+    tprof_table_names(t, 0);
     for (size_t i = 0; i < n; i++) {
         const tprof_rows *sb = tprof_rows_child_c(k, i, 0), *sc = tprof_rows_child_c(k, i, 1);
         char calls[64], b[32], c[32], d[32], p[32], mb[32], mc[32];

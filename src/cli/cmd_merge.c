@@ -39,11 +39,15 @@ static void help(FILE *f)
             "  --mem-budget SIZE     events held in memory before a sorted run is spilled to a\n"
             "                        temporary file (default 256M)\n"
             "  --tmp-dir DIR         where spilled runs go (default: the output's directory)\n"
-            "  --format table|json   the report on stdout\n"
+            "  --format table|json   the report on stdout (no CSV: it is one file's report)\n"
             "  --token-path          re-serialize every event token by token instead of copying\n"
             "                        its members (slower; the tests compare both paths)\n"
             "  --class-rule CLASS:GLOB, --class-file FILE   as for the other commands (which\n"
             "                        kernels are collectives, for --align collective)\n"
+            "  --threads N           inputs rewritten at once (0 = one per core, the default;\n"
+            "                        the output is compressed on as many threads)\n"
+            "  --wide                accepted as by every command (the report has no kernel\n"
+            "                        names to shorten)\n"
             "  --color auto|always|never\n");
 }
 

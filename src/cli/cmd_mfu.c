@@ -26,11 +26,14 @@ static void help(FILE *f)
                "                        with --trace, the trace's device when not given\n"
                "  --peak-tflops X       one device's dense BF16 peak (overrides --device)\n"
                "  --world-size N        GPUs in the job (default: the trace's, else 1)\n"
+               "  --strict              exit 1 when an MFU is above 100%% (always warned about:\n"
+               "                        no run reaches it, so the peak, the world size, the\n"
+               "                        seqlens or the step time given is wrong)\n"
                "  --format table|csv|json\n"
                "  --color auto|always|never\n");
 }
 
-enum { OPT_STEP_TIME = 1100, OPT_TRACE, OPT_DEVICE, OPT_PEAK, OPT_WORLD };
+enum { OPT_STEP_TIME = 1100, OPT_TRACE, OPT_DEVICE, OPT_PEAK, OPT_WORLD, OPT_STRICT };
 
 typedef tprof_mfu_step step_row;
 
@@ -68,6 +71,33 @@ static int measure(cli_model_args *a, double peak, int world, step_row *r)
     return rc ? EXIT_INPUT : EXIT_OK;
 }
 
+/* Where each input of the MFU came from, for the warning. */
+typedef struct {
+    const char *peak, *world, *time;
+} mfu_sources;
+
+/* An MFU above 100% is impossible: says which inputs to suspect, with the
+ * values used. Returns 1 when it warned. */
+static int check_mfu(const step_row *rows, size_t n, const step_row *mean, const cli_model_args *a, double peak,
+                     int world, const mfu_sources *src)
+{
+    const step_row *worst = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!worst || rows[i].m.mfu > worst->m.mfu) worst = &rows[i];
+    if (mean && (!worst || mean->m.mfu > worst->m.mfu)) worst = mean;
+    if (!worst || !(worst->m.mfu > 1.0)) return 0;
+    char where[600] = "";
+    if (worst == mean) snprintf(where, sizeof where, " (the mean step)");
+    else if (worst->trace) snprintf(where, sizeof where, " (ProfilerStep#%" PRId64 " of %.400s)", worst->step, worst->trace);
+    size_t worse = 0;
+    for (size_t i = 0; i < n; i++) worse += rows[i].m.mfu > 1.0;
+    cli_warn("MFU %.1f%%%s is above 100%%, which no run reaches: an input is wrong%s. Suspect: the peak "
+             "(%g TFLOP/s dense BF16 per GPU, from %s), the tokens of one step on one rank (%.0f, from --seqlens: "
+             "per rank, not the world's batch; world size %d, %s) and the step time (%.6f s, from %s)",
+             100 * worst->m.mfu, where, worse > 1 ? " (more steps are above 100%, too)" : "", peak, src->peak,
+             a->flops.tokens, world, src->world, worst->seconds, src->time);
+    return 1;
+}
 
 /* The run's facts, then a row per step (and the mean). */
 static int print_table(const tprof_result *r)
@@ -113,6 +143,7 @@ int cmd_mfu(int argc, char **argv)
         { "device", required_argument, 0, OPT_DEVICE },
         { "peak-tflops", required_argument, 0, OPT_PEAK },
         { "world-size", required_argument, 0, OPT_WORLD },
+        { "strict", no_argument, 0, OPT_STRICT },
         { "format", required_argument, 0, 'f' },
         { "color", required_argument, 0, 'c' },
         { "help", no_argument, 0, 'h' },
@@ -121,8 +152,9 @@ int cmd_mfu(int argc, char **argv)
     cli_model_args a = { 0 };
     cli_format fmt = FMT_TABLE;
     double step_time = 0, peak = 0, wsd = 0;
-    int traces = 0;
+    int traces = 0, strict = 0, peak_given = 0, device_given = 0;
     const char *device = NULL;
+    mfu_sources src = { "--peak-tflops", "--world-size", "--step-time" };
     int c, rc = EXIT_OK;
     optind = 1;
     while (!rc && (c = cli_getopt(argc, argv, "h", longopts)) != -1) {
@@ -134,8 +166,15 @@ int cmd_mfu(int argc, char **argv)
         switch (c) {
         case OPT_STEP_TIME: rc = parse_pos("--step-time", optarg, &step_time) ? EXIT_USAGE : 0; break;
         case OPT_TRACE: traces = 1; break;
-        case OPT_DEVICE: device = optarg; break;
-        case OPT_PEAK: rc = parse_pos("--peak-tflops", optarg, &peak) ? EXIT_USAGE : 0; break;
+        case OPT_STRICT: strict = 1; break;
+        case OPT_DEVICE:
+            device = optarg;
+            device_given = 1;
+            break;
+        case OPT_PEAK:
+            rc = parse_pos("--peak-tflops", optarg, &peak) ? EXIT_USAGE : 0;
+            peak_given = 1;
+            break;
         case OPT_WORLD:
             rc = parse_pos("--world-size", optarg, &wsd) || wsd != floor(wsd) || wsd > 1e7 ? EXIT_USAGE : 0;
             if (rc && wsd > 0) cli_error("--world-size '%s': expected a whole number of GPUs", optarg);
@@ -192,8 +231,13 @@ int cmd_mfu(int argc, char **argv)
                 rc = EXIT_INPUT;
             }
             nsteps += m->nsteps;
-            if (!device && peak <= 0 && m->ndevices) device = m->devices[0].name;
-            if (wsd <= 0 && m->world_size > 0) wsd = (double)m->world_size;
+            if (!device && peak <= 0 && m->ndevices) {
+                device = m->devices[0].name;
+            }
+            if (wsd <= 0 && m->world_size > 0) {
+                wsd = (double)m->world_size;
+                src.world = "trace";
+            }
         }
         cli_progress_end(&prog);
     }
@@ -208,6 +252,16 @@ int cmd_mfu(int argc, char **argv)
         }
     }
     int world = wsd > 0 ? (int)wsd : 1;
+    if (wsd <= 0) src.world = "by default";
+    else if (!strcmp(src.world, "--world-size")) src.world = "from --world-size";
+    else src.world = "from the trace";
+    if (traces) src.time = "the ProfilerStep spans";
+    char peak_src[300];
+    if (!peak_given && device) {
+        snprintf(peak_src, sizeof peak_src, "%s %.200s", traces && !device_given ? "the trace's device" : "--device",
+                 device);
+        src.peak = peak_src;
+    }
 
     step_row *rows = NULL;
     size_t nrows = 0;
@@ -250,7 +304,8 @@ int cmd_mfu(int argc, char **argv)
         if (e) {
             cli_error("%s", tprof_strerror(e));
             rc = EXIT_INPUT;
-        }
+        } else if (check_mfu(rows, nrows, traces ? &mean : NULL, &a, peak, world, &src) && strict)
+            rc = EXIT_CHECK;
         if (!e) tprof_result_free(res);
     }
     free(rows);

@@ -21,7 +21,9 @@ static void help(FILE *f)
             "step time, phase split, temporal breakdown, communication, top kernels,\n"
             "ranks, advice.\n"
             "Ranks are compared by step number and by durations, so their clocks need no\n"
-            "alignment. --format json gives all of it.\n\n"
+            "alignment. --format json gives all of it; --format csv every table in turn,\n"
+            "each after a line '# table: NAME' (a trace's parts as traces.steps, ...,\n"
+            "their rows after the trace's label).\n\n"
             "options:\n"
             "  --top N               kernels listed (default 10)\n" CLI_COMMON_HELP);
 }
@@ -99,9 +101,10 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
         const tprof_rows *calls = tprof_rows_child_c(cm, 0, 0), *types = tprof_rows_child_c(cm, 0, 1);
         const char *label = tprof_rows_at(tr, i, "label")->v.s;
         for (size_t y = 0; y < tprof_rows_count(calls) && y < 3; y++) {
+            const tprof_cell *bytes = tprof_rows_at(calls, y, "bytes"), *busbw = tprof_rows_at(calls, y, "busbw_gbps");
             printf("  %s: %s: %" PRId64 " calls, %s", label, tprof_rows_at(calls, y, "name")->v.s, tprof_rows_int(calls, y, "calls"),
-                   tprof_fmt_bytes(a, sizeof a, tprof_rows_int(calls, y, "bytes")));
-            if (tprof_rows_int(calls, y, "matched")) printf(", busbw %.1f GB/s", tprof_rows_real(calls, y, "busbw_gbps"));
+                   bytes->null ? "sizes not recorded" : tprof_fmt_bytes(a, sizeof a, bytes->v.i));
+            if (tprof_rows_int(calls, y, "matched") && !busbw->null) printf(", busbw %.1f GB/s", busbw->v.d);
             printf("\n");
         }
         if (!tprof_rows_int(cm, 0, "comm_ns")) {
@@ -120,17 +123,35 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
     }
     printf("\n== top kernels (all traces) ==\n");
     const tprof_rows *k = tprof_result_table_c(res, 1);
-    if (!tprof_rows_count(k)) printf("  no GPU events\n");
-    for (size_t i = 0; i < tprof_rows_count(k) && i < top; i++) {
-        char name[72];
-        const char *key = tprof_rows_at(k, i, "name")->v.s;
-        size_t len = strlen(key);
-        if (len > 70) snprintf(name, sizeof name, "%.45s...%s", key, key + len - 22);
-        else snprintf(name, sizeof name, "%s", key);
+    size_t nk = tprof_rows_count(k) < top ? tprof_rows_count(k) : top;
+    if (!nk) printf("  no GPU events\n");
+    /* names as tables show them: shortened, distinct, within 70 columns or what the terminal leaves */
+    const char **names = malloc((nk ? nk : 1) * sizeof *names);
+    char **shown = calloc(nk ? nk : 1, sizeof *shown);
+    int wide, columns, numbered = 0;
+    tprof_table_layout_get(&wide, &columns);
+    int width = columns ? (columns - 37 > 24 ? columns - 37 : 24) : 70;
+    if (!names || !shown) {
+        free(names);
+        free(shown);
+        return TPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < nk; i++) names[i] = tprof_rows_at(k, i, "name")->v.s;
+    if (!wide && tprof_names_display(names, nk, width, shown, &numbered)) {
+        free(names);
+        free(shown);
+        return TPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < nk; i++) {
         const tprof_cell *share = tprof_rows_at(k, i, "share");
         printf("  %5.1f%%  %-9s  %-13s  %s\n", share->null ? 0.0 : share->v.d * 100,
-               tprof_fmt_duration(a, sizeof a, tprof_rows_int(k, i, "total_ns")), tprof_rows_at(k, i, "class")->v.s, name);
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(k, i, "total_ns")), tprof_rows_at(k, i, "class")->v.s,
+               wide ? names[i] : shown[i]);
+        free(shown[i]);
     }
+    if (numbered) printf("  %s\n", TPROF_NAMES_FOOTNOTE);
+    free(names);
+    free(shown);
     const tprof_rows *rk = tprof_result_table_c(res, 2);
     if (tprof_rows_count(rk)) {
         printf("\n== ranks ==\n");

@@ -463,6 +463,12 @@ int cli_common_option(int c, const char *arg, cli_common *co)
         return -1;
     case 'F':
         return cli_add_class_file(&co->cls, arg) == 0 ? 1 : -1;
+    case 'W': {
+        int wide, columns;
+        tprof_table_layout_get(&wide, &columns);
+        tprof_table_layout(1, columns);
+        return 1;
+    }
     default:
         return 0;
     }
@@ -517,6 +523,8 @@ int cli_print_whole(const tprof_result *r, cli_format fmt, size_t limit)
             tprof_result_json_members(r, limit, &w);
             tprof_jw_obj_end(&w);
         }
+    } else if (fmt == FMT_CSV && d->csv_tables) {
+        tprof_result_csv_tables(d, r, limit, stdout);
     } else if (fmt == FMT_CSV) {
         tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, NULL, stdout);
         tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), NULL, 0, limit, stdout);
@@ -532,7 +540,8 @@ static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, cons
     const tprof_result_desc *d = spec->result;
     size_t t = (size_t)d->csv_table;
     if (!n) { /* nothing was read: CSV still says its columns */
-        if (fmt == FMT_CSV) tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, NULL, stdout);
+        if (fmt == FMT_CSV && d->csv_tables) tprof_result_csv_tables(d, NULL, limit, stdout);
+        else if (fmt == FMT_CSV) tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, NULL, stdout);
         return EXIT_OK;
     }
     tprof_result *r;

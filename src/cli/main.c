@@ -2,7 +2,10 @@
  * own cmd_<name>.c and is a thin layer over libtrainprof. */
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "trainprof/sink.h"
@@ -47,6 +50,18 @@ static void usage(FILE *f)
 
 static void sink_notice(const char *msg) { cli_note("%s", msg); }
 
+/* The terminal's width when stdout is one (TIOCGWINSZ, else COLUMNS);
+ * 0 otherwise: tables keep their fixed widths in files and pipes. */
+static int terminal_columns(void)
+{
+    if (!isatty(STDOUT_FILENO)) return 0;
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    long n = c ? strtol(c, NULL, 10) : 0;
+    return n > 0 && n < 100000 ? (int)n : 0;
+}
+
 int main(int argc, char **argv)
 {
     /* Traces analysed and freed one after another on the reading threads
@@ -62,6 +77,7 @@ int main(int argc, char **argv)
     /* an interrupted write leaves no temporary file; one a killed run left is removed, with a note */
     tprof_sink_handle_signals();
     tprof_sink_set_notice(sink_notice);
+    tprof_table_layout(0, terminal_columns()); /* --wide (common.c) prints names in full */
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

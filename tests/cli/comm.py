@@ -1,6 +1,7 @@
 """trainprof comm against an independent computation (Python, exact
 decimals) of communication time, overlap with compute and exposed time,
 per trace and per collective type, on real traces."""
+import glob
 import json
 import os
 
@@ -116,11 +117,50 @@ exp = {}
 for e in load_exact(ns)["traceEvents"]:
     if e.get("name") == "record_param_comms" and e.get("ph") == "X":
         a = e["args"]
-        x = exp.setdefault(a.get("Collective name", ""), [0, 0])
+        x = exp.setdefault(a.get("Collective name", ""), [0, None])
         x[0] += 1
         n = max(a.get("In msg nelems", -1), a.get("Out msg nelems", -1))
-        x[1] += n * SIZES.get(a.get("dtype", ""), 0) if n > 0 else 0
+        if n > 0 and SIZES.get(a.get("dtype", ""), 0):  # else its size is not recorded: null when none is
+            x[1] = (x[1] or 0) + n * SIZES[a["dtype"]]
 rc, out, err = run([TRAINPROF, "comm", "--format", "json", ns])
 got = {c["name"]: [c["calls"], c["bytes"]] for c in json.loads(out)[0]["calls"]}
 check(got == exp and sum(v[0] for v in exp.values()) == 45, f"ns_resolution calls: {got} != {exp}")
+
+# calls recorded without a collective name or sizes (issue 16): named by their kernels, sizes and
+# bandwidth unknown (null, '-'), never an empty name with 0 B and 0.0 GB/s
+def bare(ts, dur, ext):
+    return {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+            "args": {"External id": ext, "Input Dims": [[], []], "Input type": ["TensorList", "Scalar"]}}
+
+
+events = [bare(100, 50, 1), launch(120, 11), kern("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 200, 1000, 11),
+          bare(2000, 50, 2), launch(2010, 12), kern("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", 2100, 500, 12),
+          bare(3000, 50, 3), rpc(5000, 50, "broadcast", "Float", 1000, 1000, 4)]
+p = os.path.join(tmp, "bare.json")
+with open(p, "w") as f:
+    json.dump({"traceEvents": events}, f)
+rc, out, err = run([TRAINPROF, "comm", "--format", "json", p])
+calls = {c["name"]: c for c in json.loads(out)[0]["calls"]} if rc == 0 else {}
+check(sorted(calls) == ["[AllReduce]", "[SendRecv]", "[no kernels]", "broadcast"], f"unnamed calls: {sorted(calls)}")
+for name in ("[AllReduce]", "[SendRecv]", "[no kernels]"):
+    c = calls.get(name, {})
+    check(c.get("calls") == 1 and c.get("bytes", 0) is None and c.get("matched_bytes", 0) is None
+          and c.get("algbw_gbps", 0) is None and c.get("busbw_gbps", 0) is None, f"{name}: {c}")
+check(calls.get("[AllReduce]", {}).get("kernel_ns") == 1000000, f"[AllReduce] kernel time: {calls.get('[AllReduce]')}")
+bc = calls.get("broadcast", {})
+check(bc.get("bytes") == 4000 and bc.get("algbw_gbps", 0) is None, f"a sized call without kernels: no bandwidth: {bc}")
+rc, out, err = run([TRAINPROF, "comm", p])
+rows = out.split("recorded collective calls")[1].splitlines()[3:] if rc == 0 else []
+check(rc == 0 and not any(r.startswith(" ") for r in rows if r.strip()), f"comm: a nameless row: {out}")
+check(" 0 B" not in out and "0.00" not in out, f"comm: unknown sizes shown as measured: {out}")
+check(out.count("sizes not recorded") == 1 and "[TYPE]:" in out, f"comm: no note on unknown sizes: {out}")
+rc, out, err = run([TRAINPROF, "summary", p])
+check(rc == 0 and ": : " not in out and " 0 B" not in out and "busbw 0.0" not in out and
+      "[AllReduce]: 1 calls, sizes not recorded" in out, f"summary: unknown sizes shown as measured: {out}")
+dlrm = os.path.join(T, "param", "et_replay", "tests", "inputs", "dlrm_kineto")
+for f in glob.glob(os.path.join(dlrm, "worker0_*.json"))[:1]:
+    for cmd in ("comm", "summary"):
+        rc, out, err = run([TRAINPROF, cmd, f])
+        check(rc == 0 and ": : " not in out and " 0 B" not in out and "busbw 0.0" not in out and
+              "[AllReduce]" in out, f"dlrm {cmd}: {out}")
 finish(f"communication of {len(files)} traces and recorded calls")

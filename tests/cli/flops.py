@@ -247,6 +247,20 @@ check(rc == 0 and len(r) == 1 and abs(float(r[0]["mfu"]) - fl / 2 / 1e12 / 500) 
 rc, out, err = run([TRAINPROF, "mfu", "--config", q, "--seqlens", "4096x2", "--step-time", "2", "--device", "NVIDIA H200"])
 check(rc == 0 and "MFU" in out and "989" in out, f"mfu table: {out} {err}")
 
+# ---- mfu above 100%: a warning naming the inputs, exit 1 with --strict -----------
+fast = fl / 1e12 / 989 / 1.07  # a step time that gives 107%
+for extra, code in (([], 0), (["--strict"], 1), (["--strict", "--format", "json"], 1), (["--format", "csv"], 0)):
+    rc, out, err = run([TRAINPROF, "mfu", "--config", q, "--seqlens", "4096,4096", "--step-time", repr(fast),
+                        "--device", "H100", "--world-size", "8"] + extra)
+    check(rc == code and "107.0%" in err and "above 100%" in err and "989 TFLOP/s" in err and "--device H100" in err
+          and "8192" in err and "world size 8" in err and "from --step-time" in err and out,
+          f"mfu at 107% {extra}: rc {rc} (want {code}), stderr {err!r}")
+rc, out, err = run([TRAINPROF, "mfu", "--config", q, "--seqlens", "4096,4096", "--step-time", repr(fast * 1.2),
+                    "--device", "H100", "--strict"])
+check(rc == 0 and "warning" not in err, f"mfu at 89% --strict: rc {rc}, stderr {err!r}")
+rc, out, _ = run([TRAINPROF, "mfu", "--help"])
+check("--strict" in out, "mfu --help: no --strict")
+
 # ---- mfu --trace: step times from the ProfilerStep spans ---------------------
 tmp = scratch("tprof_flops_")
 tr = os.path.join(tmp, "t.json")

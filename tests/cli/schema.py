@@ -5,6 +5,7 @@ build/tests/schema_doc > docs/SCHEMA.md), and each command that prints
 through result tables gives JSON of exactly that shape: per trace object,
 label and file, then the documented JSON columns in order, each of its kind
 (an integer, a number, a string, or null). Generated traces only."""
+import csv
 import glob
 import json
 import os
@@ -38,6 +39,9 @@ for line in made.splitlines():
         continue
     if line.startswith("One result for all traces; no CSV form") and current is not None:
         current["csv"], current["whole_run"] = None, True
+        continue
+    if line.startswith("One result for all traces. CSV: every table in turn") and current is not None:
+        current["csv"], current["whole_run"] = "tables", True
         continue
     m = re.match(r"(One result for all traces\. )?CSV: (?:the rows of table `(\w+)`|one row per trace)", line)
     if m and current is not None:
@@ -254,6 +258,23 @@ for name, tables in columns.items():
     rc, out, err = run([TRAINPROF, *args, "--format", "csv", *inputs])
     if tables["csv"] is None:
         check(rc == 2 and ("no CSV form" in err or "table or JSON" in err), f"{name}: no CSV form, said so: exit {rc}")
+        continue
+    if tables["csv"] == "tables":  # every table after "# table: NAME", its columns after its parents' keys
+        check(rc == 0, f"{name} --format csv: exit {rc} {err[-200:]}")
+        blocks, cur = {}, None
+        for line in out.splitlines():
+            if line.startswith("# table: "):
+                cur = blocks.setdefault(line[9:], [])
+            elif cur is not None:
+                cur.append(next(csv.reader([line])))
+        want = [t for t in tables if isinstance(tables[t], list) and t != "(top)"]
+        got = [b.replace(".", "[].") for b in blocks]
+        check(got == want, f"{name}: CSV tables {got}, documented {want}")
+        for b, rows in blocks.items():
+            doc_cols = [c[4] for c in tables.get(b.replace(".", "[]."), []) if c[3]]
+            header = rows[0] if rows else []
+            check(header[len(header) - len(doc_cols):] == doc_cols, f"{name}: CSV table {b}: {header} ends not in {doc_cols}")
+            check(all(len(r) == len(header) for r in rows), f"{name}: CSV table {b}: rows of other widths")
         continue
     header = out.splitlines()[0].split(",") if rc == 0 and out else []
     csv_table = tables["csv"] if tables["csv"] != "trace" else "(top)"

@@ -1,6 +1,7 @@
 """trainprof summary gives the same numbers as the analysis commands (each
 checked independently in its own test), on several ranks and on traces that
 lack parts (no GPU, no steps, no rank, Ascend bare array)."""
+import csv
 import json
 import os
 
@@ -67,4 +68,36 @@ rc, out, _ = run([TRAINPROF, "summary", os.path.join(H, "cpu_only", "rank-34.Jul
 check("no GPU events" in out and "no communication kernels" in out, "cpu_only: says what is missing")
 rc, out, _ = run([TRAINPROF, "summary", os.path.join(T, "param/et_replay/tests/inputs/resnet_kineto.json.gz")])
 check("no ProfilerStep spans" in out, "resnet: says there are no steps")
+
+# --format csv (documented in --help and the README): every table after "# table: NAME", the same
+# values as JSON; a trace's parts after its label
+for files in sets[:1]:
+    rc, out, err = run([TRAINPROF, "summary", "--format", "csv", "--top", "5", *files])
+    check(rc == 0, f"summary --format csv: exit {rc}: {err.strip()}")
+    blocks, cur = {}, None
+    for row in csv.reader(out.splitlines()):
+        if row and row[0].startswith("# table: "):
+            cur = blocks.setdefault(row[0][9:], [])
+        elif cur is not None:
+            cur.append(row)
+    check(list(blocks)[:2] == ["traces", "traces.steps"] and "top_kernels" in blocks and "advice" in blocks
+          and "traces.communication.calls" in blocks, f"summary csv tables: {list(blocks)}")
+    s = js("summary", files)
+
+    def dicts(name):
+        rows = blocks.get(name, [[]])
+        return [dict(zip(rows[0], r)) for r in rows[1:]]
+    tr = dicts("traces")
+    check([r["file"] for r in tr] == [t["file"] for t in s["traces"]], "summary csv: the traces")
+    top = dicts("top_kernels")
+    check([(r["name"], int(r["total_ns"])) for r in top] == [(k["name"], k["total_ns"]) for k in s["top_kernels"]][:5]
+          and len(top) == 5, "summary csv: the top kernels (full names, --top)")
+    steps = dicts("traces.steps")
+    check([(r["label"], int(r["count"])) for r in steps] == [(t["label"], t["steps"]["count"]) for t in s["traces"]],
+          "summary csv: each trace's steps after its label")
+    calls = dicts("traces.communication.calls")
+    check(all(r["label"] and r["name"] and r["bytes"] == "" for r in calls) and calls,
+          f"summary csv: calls without sizes have empty bytes: {calls[:2]}")
+rc, out, _ = run([TRAINPROF, "summary", "--help"])
+check("--format csv" in out and "# table:" in out, "summary --help says what its CSV is")
 finish("summary agrees with the analysis commands")

@@ -480,6 +480,127 @@ static void test_table_limit_right_aligned(void **state)
     tprof_table_free(t);
 }
 
+/* ---- kernel names in tables -------------------------------------------- */
+
+static void expect_short(const char *name, int level, const char *want)
+{
+    char *s = tprof_name_short(name, level);
+    assert_non_null(s);
+    if (strcmp(s, want)) fail_msg("%s at level %d: [%s], expected [%s]", name, level, s, want);
+    free(s);
+}
+
+static void test_name_short(void **state)
+{
+    (void)state;
+    const char *fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                       "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)";
+    expect_short(fill, 0, "at::native::vectorized_elementwise_kernel<...>");
+    expect_short(fill, 1, "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<...>, "
+                          "at::detail::Array<...> >");
+    expect_short(fill, 2, "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                          "at::detail::Array<char*, 1> >");
+    expect_short(fill, 3, fill); /* past the deepest: in full */
+    /* no signature: as it is */
+    expect_short("Memcpy HtoD (Pageable -> Device)", 0, "Memcpy HtoD (Pageable -> Device)");
+    expect_short("triton_poi_fused_add_0", 0, "triton_poi_fused_add_0");
+    expect_short("broken<int", 0, "broken<int");
+    /* parameters dropped without templates; a scope in parentheses kept */
+    expect_short("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0,
+                 "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    expect_short("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 2, 64, 64>(float*)",
+                 0, "at::native::(anonymous namespace)::CatArrayBatchedCopy<...>");
+    /* operators and arrows are not brackets; qualifiers go with the parameters */
+    expect_short("void f<a->b>::operator()(int) const", 0, "f<...>::operator()");
+    expect_short("void Foo<int>::operator<<(int)", 0, "Foo<...>::operator<<");
+}
+
+static void expect_display(const char *const *names, size_t n, int width, const char *const *want, int numbered)
+{
+    char *out[8];
+    int num = -1;
+    assert_int_equal(tprof_names_display(names, n, width, out, &num), 0);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(out[i], want[i])) fail_msg("row %zu: [%s], expected [%s]", i, out[i], want[i]);
+        free(out[i]);
+    }
+    assert_int_equal(num, numbered);
+}
+
+static void test_names_display(void **state)
+{
+    (void)state;
+    /* distinct at level 0 */
+    const char *a[] = { "void k<1>(int)", "void j<2>(int)", "plain" };
+    const char *wa[] = { "k<...>", "j<...>", "plain" };
+    expect_display(a, 3, 90, wa, 0);
+    /* alike at level 0: their template arguments come back, the others stay short */
+    const char *b[] = { "void cutlass::Kernel<gemm_64x64_nn>(Params)", "void cutlass::Kernel<gemm_128x64_tn>(Params)",
+                        "void other<int>(int)", "void cutlass::Kernel<gemm_64x64_nn>(Params)" };
+    const char *wb[] = { "cutlass::Kernel<gemm_64x64_nn>", "cutlass::Kernel<gemm_128x64_tn>", "other<...>",
+                         "cutlass::Kernel<gemm_64x64_nn>" };
+    expect_display(b, 4, 90, wb, 0);
+    /* alike up to the parameters: in full */
+    const char *c[] = { "void k<1>(int)", "void k<1>(float)" };
+    const char *wc[] = { "void k<1>(int)", "void k<1>(float)" };
+    expect_display(c, 2, 90, wc, 0);
+    /* alike even in full within the width: numbered in row order, the suffix within the width */
+    const char *d[] = { "kernel_with_a_long_name_AAAA_tail", "kernel_with_a_long_name_BBBB_tail",
+                        "kernel_with_a_long_name_AAAA_tail" };
+    const char *wd[] = { "kernel...tail #1", "kernel...tail #2", "kernel...tail #1" };
+    expect_display(d, 3, 16, wd, 1);
+    /* the middle cut of today alone would have made these two one */
+    const char *e[] = { "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+                        "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+                        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_sub<float>, "
+                        "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)" };
+    const char *we[] = { "at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<...>, at:...>",
+                         "at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_sub<...>, at:...>" };
+    expect_display(e, 2, 86, we, 0);
+}
+
+/* A table's name column: shortened, and numbered with a footnote when alike. */
+static void test_table_names(void **state)
+{
+    (void)state;
+    const char *hdr[] = { "kernel", "n" };
+    tprof_table *t = tprof_table_new(2, hdr, "lr");
+    tprof_table_limit(t, 0, 10);
+    tprof_table_names(t, 0);
+    const char *r1[] = { "void f<int>(int)", "1" }, *r2[] = { "name_AAAA_long", "2" }, *r3[] = { "name_BBBB_long", "3" };
+    tprof_table_row(t, r1);
+    tprof_table_row(t, r2);
+    tprof_table_row(t, r3);
+    capture c;
+    cap_open(&c);
+    tprof_table_print(t, c.f);
+    cap_expect(&c, "kernel      n\n"
+                   "----------  -\n"
+                   "f<...>      1\n"
+                   "na...ng #1  2\n"
+                   "na...ng #2  3\n" TPROF_NAMES_FOOTNOTE "\n");
+    /* --wide: in full */
+    tprof_table_layout(1, 0);
+    cap_open(&c);
+    tprof_table_print(t, c.f);
+    cap_expect(&c, "kernel            n\n"
+                   "----------------  -\n"
+                   "void f<int>(int)  1\n"
+                   "name_AAAA_long    2\n"
+                   "name_BBBB_long    3\n");
+    /* a terminal of 30 columns: the name column gets what the others leave (24 at least) */
+    tprof_table_layout(0, 30);
+    cap_open(&c);
+    tprof_table_print(t, c.f);
+    cap_expect(&c, "kernel          n\n"
+                   "--------------  -\n"
+                   "f<...>          1\n"
+                   "name_AAAA_long  2\n"
+                   "name_BBBB_long  3\n");
+    tprof_table_layout(0, 0);
+    tprof_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +620,9 @@ int main(void)
         cmocka_unit_test(test_table_limit_and_utf8),
         cmocka_unit_test(test_table_limit_right_aligned),
         cmocka_unit_test(test_fmt_duration_extremes),
+        cmocka_unit_test(test_name_short),
+        cmocka_unit_test(test_names_display),
+        cmocka_unit_test(test_table_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
