@@ -107,6 +107,17 @@ int tprof_results_print_top(const tprof_result *const *rs, const char *const *la
     return rc;
 }
 
+/* The CSV names of D's CSV columns, each after a comma unless *FIRST. */
+static void csv_names(const tprof_table_desc *d, int *first, FILE *f)
+{
+    for (size_t c = 0; c < d->ncols; c++) {
+        if (d->cols[c].flags & TPROF_COLF_NO_CSV) continue;
+        if (!*first) fputc(',', f);
+        fputs(d->cols[c].csv_name ? d->cols[c].csv_name : d->cols[c].name, f);
+        *first = 0;
+    }
+}
+
 void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *f)
 {
     int first = 1;
@@ -114,12 +125,7 @@ void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *
         fputs(prefix, f);
         first = 0;
     }
-    for (size_t c = 0; c < d->ncols; c++) {
-        if (d->cols[c].flags & TPROF_COLF_NO_CSV) continue;
-        if (!first) fputc(',', f);
-        fputs(d->cols[c].csv_name ? d->cols[c].csv_name : d->cols[c].name, f);
-        first = 0;
-    }
+    csv_names(d, &first, f);
     fputc('\n', f);
 }
 
@@ -242,12 +248,7 @@ static void csv_table_tree(const tprof_table_desc *root_d, const tprof_rows *roo
         }
         a = a->children[path[lvl]];
     }
-    for (size_t c = 0; c < d->ncols; c++) {
-        if (d->cols[c].flags & TPROF_COLF_NO_CSV) continue;
-        if (!first) fputc(',', f);
-        fputs(d->cols[c].csv_name ? d->cols[c].csv_name : d->cols[c].name, f);
-        first = 0;
-    }
+    csv_names(d, &first, f);
     fputc('\n', f);
     csv_prefix p = { .n = 0 };
     csv_rows_below(root, path, depth, 1, &p, d->limited ? limit : 0, f);
