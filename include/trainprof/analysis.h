@@ -253,7 +253,8 @@ typedef struct {
     int64_t overlap_ns;  /* time both ran */
     int64_t exposed_ns;  /* comm_ns - overlap_ns */
     double overlap;      /* overlap_ns / comm_ns (0 without communication) */
-    double hta_overlap;  /* the same as HTA computes it (tprof_hta_figures); NaN without communication */
+    double hta_overlap;  /* the same as HTA computes it: NaN from tprof_comm, set by a caller that has
+                            tprof_hta_figures (comm, summary); NaN without communication */
     tprof_comm_type *types; /* by time, descending */
     size_t ntypes;
     tprof_comm_call *calls; /* by kernel time, descending; none without record_param_comms */

@@ -263,9 +263,7 @@ int tprof_comm(const tprof_trace *t, tprof_comm_result **out)
     r->exposed_ns = r->comm_ns - r->overlap_ns;
     r->overlap = r->comm_ns > 0 ? (double)r->overlap_ns / (double)r->comm_ns : 0.0;
     if (calls_by_name(t, r)) goto oom;
-    tprof_hta_figures hta;
-    if (tprof_hta_figures_of(t, &hta)) goto oom;
-    r->hta_overlap = hta.computed ? hta.comm_overlap : NAN;
+    r->hta_overlap = NAN; /* the caller's, from tprof_hta_figures_of, when it wants HTA's */
     free(comm);
     free(comp);
     free(type_of);

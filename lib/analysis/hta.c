@@ -60,12 +60,42 @@ static double us_double(int64_t ns)
 
 typedef struct {
     int64_t ts, end; /* ns, after HTA's rounding when it rounds */
-    int64_t correlation;
-    uint32_t name;
     int64_t stream;  /* from args, else -1 */
     uint8_t gpu;     /* in HTA's GPU-kernel filter */
-    uint8_t klass;   /* trainprof's class of a GPU event, else TPROF_CLASS_COUNT */
 } row;
+
+typedef struct {
+    const tprof_trace *t;
+    int rounded;
+    uint32_t trace_cat; /* the id of cat "Trace", or UINT32_MAX */
+    uint32_t not_sync;  /* the last name of a sync event found not device-wide */
+} hta_view;
+
+/* Event E as HTA holds it in R; 0 when HTA drops it (no dur, no cat, or
+ * cat "Trace"). */
+static int hta_row(hta_view *v, const tprof_event *e, row *r)
+{
+    if (e->ph != 'X' || (e->flags & TPROF_EV_NO_DUR)) return 0;
+    if (e->cat == v->trace_cat || e->cat == 0) return 0; /* string 0 is "": no cat */
+    r->ts = e->ts;
+    r->end = tprof_end_ns(e->ts, e->dur);
+    if (v->rounded) {
+        double ts = us_double(e->ts);
+        r->ts = (int64_t)ceil(ts) * 1000;
+        r->end = (int64_t)floor(ts + us_double(e->dur)) * 1000;
+    }
+    r->stream = (e->flags & TPROF_EV_STREAM_ARG) ? e->stream : -1;
+    r->gpu = r->stream >= 0 && e->correlation >= 0;
+    /* device-wide syncs have no stream but count as GPU events (they are
+     * trainprof's GPU events of class other: only those need a look) */
+    if (!r->gpu && e->kind == TPROF_KIND_GPU && e->klass == TPROF_CLASS_OTHER && e->name != v->not_sync) {
+        const char *name = tprof_trace_str(v->t, e->name);
+        if (!strcmp(name, "Event Sync") || !strcmp(name, "Context Sync")) r->gpu = 1;
+        else
+            v->not_sync = e->name;
+    }
+    return 1;
+}
 
 /* HTA's interval union: sorted by start, a group ends where a start lies
  * beyond every end so far; each group counts max end - min start. Returns
@@ -135,129 +165,103 @@ int tprof_hta_figures_of(const tprof_trace *t, tprof_hta_figures *h)
     size_t nev = tprof_trace_nevents(t);
     /* pandas makes the ts column float when any ts has a fraction or any
      * event lacks one; HTA then rounds starts up and ends down */
-    h->rounded = m->ts_sub_us > 0 || m->ts_absent > 0;
-    row *rows = malloc((nev ? nev : 1) * sizeof *rows);
-    if (!rows) return TPROF_ENOMEM;
-    size_t nr = 0;
-    uint32_t trace_cat = UINT32_MAX, plain_cat = UINT32_MAX, not_sync = UINT32_MAX, max_name = 0;
-    for (size_t i = 0; i < nev; i++) {
-        const tprof_event *e = &ev[i];
-        /* HTA keeps the events with a dur and a cat, but those of cat "Trace" */
-        if (e->ph != 'X' || (e->flags & TPROF_EV_NO_DUR)) continue;
-        if (e->cat == trace_cat || e->cat == 0) continue; /* string 0 is "": no cat */
-        if (e->cat != plain_cat) {
-            if (!strcmp(tprof_trace_str(t, e->cat), "Trace")) {
-                trace_cat = e->cat;
-                continue;
-            }
-            plain_cat = e->cat;
-        }
-        row r = { .ts = e->ts, .end = tprof_end_ns(e->ts, e->dur), .correlation = e->correlation,
-                  .name = e->name, .stream = (e->flags & TPROF_EV_STREAM_ARG) ? e->stream : -1,
-                  .klass = e->kind == TPROF_KIND_GPU ? e->klass : TPROF_CLASS_COUNT };
-        if (h->rounded) {
-            double ts = us_double(e->ts);
-            r.ts = (int64_t)ceil(ts) * 1000;
-            r.end = (int64_t)floor(ts + us_double(e->dur)) * 1000;
-        }
-        /* device-wide syncs have no stream but count as GPU events (they are
-         * trainprof's GPU events of class other: only those need a look) */
-        if (e->kind == TPROF_KIND_GPU && e->klass == TPROF_CLASS_OTHER && e->name != not_sync) {
-            const char *name = tprof_trace_str(t, e->name);
-            if (!strcmp(name, "Event Sync") || !strcmp(name, "Context Sync")) r.gpu = 1;
-            else
-                not_sync = e->name;
-        }
-        if (r.stream >= 0 && r.correlation >= 0) r.gpu = 1;
-        if (e->name > max_name) max_name = e->name;
-        rows[nr++] = r;
-    }
+    hta_view v = { .t = t, .rounded = m->ts_sub_us > 0 || m->ts_absent > 0, .trace_cat = UINT32_MAX,
+                   .not_sync = UINT32_MAX };
+    h->rounded = v.rounded;
+    for (size_t i = 0; i < m->ncats; i++)
+        if (!strcmp(tprof_trace_str(t, m->cats[i].cat), "Trace")) v.trace_cat = m->cats[i].cat;
     /* the last-step filter: only with two or more ProfilerStep names */
-    int64_t distinct = 0, last_step = INT64_MIN;
-    for (size_t i = 0; i < m->nsteps; i++) {
+    int distinct = 0;
+    for (size_t i = 0; i < m->nsteps && distinct < 2; i++) {
         int64_t n = m->steps[i].number;
-        if (n < 0) continue;
-        int dup = 0;
+        int dup = n < 0;
         for (size_t j = 0; j < i && !dup; j++) dup = m->steps[j].number == n;
         distinct += !dup;
-        if (distinct > 2) break;
     }
-    int64_t *pairs = NULL;
-    size_t np = 0;
-    if (distinct >= 2) {
-        if (m->backend && strstr(m->backend, "mtia:hccl")) {
-            free(rows);
-            h->not_computed = "HTA filters MTIA traces by another rule, not reproduced";
-            return 0;
-        }
-        h->step_filter = 1;
+    if (distinct >= 2 && m->backend && strstr(m->backend, "mtia:hccl")) {
+        h->not_computed = "HTA filters MTIA traces by another rule, not reproduced";
+        return 0;
+    }
+    h->step_filter = distinct >= 2;
+    int64_t last_step = INT64_MIN;
+    if (h->step_filter) {
         /* the last step's start: the latest event named ProfilerStep#N
          * among HTA's CPU events, a GPU-side annotation too (its rounding
          * applied: it keeps the order) */
         last_step = m->step_name_ts_max;
-        if (h->rounded && last_step != INT64_MIN) last_step = (int64_t)ceil(us_double(last_step)) * 1000;
+        if (v.rounded && last_step != INT64_MIN) last_step = (int64_t)ceil(us_double(last_step)) * 1000;
         h->last_step_start_ns = last_step;
-        pairs = malloc((nr ? nr : 1) * 2 * sizeof *pairs);
-        if (!pairs) {
-            free(rows);
-            return TPROF_ENOMEM;
-        }
-        for (size_t i = 0; i < nr; i++)
-            if (!rows[i].gpu && rows[i].correlation != -1) {
-                pairs[2 * np] = rows[i].correlation;
-                pairs[2 * np + 1] = rows[i].ts;
-                np++;
-            }
-        qsort(pairs, np, 2 * sizeof *pairs, cmp_corr);
     }
-    tprof_interval *all = malloc((nr ? nr : 1) * sizeof *all), *comp = malloc((nr ? nr : 1) * sizeof *comp),
-                   *comm = malloc((nr ? nr : 1) * sizeof *comm);
+    /* one pass to size, one for the launches (with the filter), one for the work */
+    size_t nhost = 0, nwork = 0;
+    uint32_t max_name = 0;
+    row r;
+    for (size_t i = 0; i < nev; i++) {
+        if (!hta_row(&v, &ev[i], &r)) continue;
+        nhost += !r.gpu && ev[i].correlation != -1;
+        if (r.stream != -1) {
+            nwork++;
+            if (ev[i].name > max_name) max_name = ev[i].name;
+        }
+    }
+    int64_t *pairs = h->step_filter ? malloc((nhost ? nhost : 1) * 2 * sizeof *pairs) : NULL;
+    /* compute intervals fill KINDS from the front, communication from the back */
+    tprof_interval *all = malloc((nwork ? nwork : 1) * sizeof *all), *kinds = malloc((nwork ? nwork : 1) * sizeof *kinds);
     uint8_t *kind_of = malloc((size_t)max_name + 1); /* HTA's kernel type per name, 0xFF: not known yet */
-    if (!all || !comp || !comm || !kind_of) {
-        free(all), free(comp), free(comm), free(rows), free(pairs), free(kind_of);
+    if ((h->step_filter && !pairs) || !all || !kinds || !kind_of) {
+        free(pairs), free(all), free(kinds), free(kind_of);
         return TPROF_ENOMEM;
     }
     memset(kind_of, 0xFF, (size_t)max_name + 1);
+    size_t np = 0;
+    for (size_t i = 0; h->step_filter && i < nev; i++)
+        if (hta_row(&v, &ev[i], &r) && !r.gpu && ev[i].correlation != -1) {
+            pairs[2 * np] = ev[i].correlation;
+            pairs[2 * np + 1] = r.ts;
+            np++;
+        }
+    if (np) qsort(pairs, np, 2 * sizeof *pairs, cmp_corr);
     size_t na = 0, nc = 0, nm = 0;
-    for (size_t i = 0; i < nr; i++) {
-        const row *r = &rows[i];
+    for (size_t i = 0; i < nev; i++) {
+        const tprof_event *e = &ev[i];
+        if (!hta_row(&v, e, &r)) continue;
         if (h->step_filter) {
             /* GPU events stay when a CPU event before the last step carries
              * their correlation; CPU events when they start before it */
-            int64_t launched = r->gpu ? launch_ts(pairs, np, r->correlation) : r->ts;
+            int64_t launched = r.gpu ? launch_ts(pairs, np, e->correlation) : r.ts;
             if (launched >= last_step) {
-                if (r->stream != -1) {
-                    if (launched == INT64_MAX) h->dropped_unlaunched++, h->dropped_unlaunched_ns += r->end - r->ts;
+                if (r.stream != -1) {
+                    if (launched == INT64_MAX) h->dropped_unlaunched++, h->dropped_unlaunched_ns += r.end - r.ts;
                     else
                         h->dropped_last_step++;
                 }
                 continue;
             }
         }
-        if (r->stream == -1) continue;
-        tprof_interval iv = { r->ts, r->end };
+        if (r.stream == -1) continue;
+        tprof_interval iv = { r.ts, r.end };
         all[na++] = iv;
-        if (kind_of[r->name] == 0xFF) kind_of[r->name] = (uint8_t)tprof_hta_kind_of(tprof_trace_str(t, r->name));
-        tprof_hta_kind kind = (tprof_hta_kind)kind_of[r->name];
-        if (kind == TPROF_HTA_COMPUTE) comp[nc++] = iv;
+        if (kind_of[e->name] == 0xFF) kind_of[e->name] = (uint8_t)tprof_hta_kind_of(tprof_trace_str(t, e->name));
+        tprof_hta_kind kind = (tprof_hta_kind)kind_of[e->name];
+        if (kind == TPROF_HTA_COMPUTE) kinds[nc++] = iv;
         else if (kind == TPROF_HTA_COMM)
-            comm[nm++] = iv;
+            kinds[nwork - ++nm] = iv;
         /* what sets the two definitions apart, for the note */
-        if (r->klass == TPROF_CLASS_COUNT) h->host_events++;
-        else if (r->klass == TPROF_CLASS_OTHER)
+        if (e->kind != TPROF_KIND_GPU) h->host_events++;
+        else if (e->klass == TPROF_CLASS_OTHER)
             h->sync_busy++;
-        else if ((kind == TPROF_HTA_COMPUTE) != (r->klass == TPROF_CLASS_COMPUTE))
+        else if ((kind == TPROF_HTA_COMPUTE) != (e->klass == TPROF_CLASS_COMPUTE))
             h->typed_apart++;
     }
     h->events = na;
     if (na) {
         int64_t first, last;
         int64_t busy = hta_union(all, na, &first, &last);
-        int64_t f2, l2;
+        tprof_interval *comp = kinds, *comm = kinds + nwork - nm;
         h->computed = 1;
         h->span_ns = last - first;
         h->idle_ns = h->span_ns - busy;
-        h->compute_ns = hta_union(comp, nc, &f2, &l2);
+        h->compute_ns = hta_union(comp, nc, &first, &last);
         h->non_compute_ns = h->span_ns - h->compute_ns - h->idle_ns;
         size_t gc = hta_groups(comp, nc), gm = hta_groups(comm, nm);
         int64_t comm_total = 0;
@@ -265,6 +269,6 @@ int tprof_hta_figures_of(const tprof_trace *t, tprof_hta_figures *h)
         if (comm_total > 0) h->comm_overlap = (double)tprof_interval_overlap(comp, gc, comm, gm) / (double)comm_total;
     } else
         h->not_computed = "no GPU events: HTA stops with an error";
-    free(all), free(comp), free(comm), free(rows), free(pairs), free(kind_of);
+    free(pairs), free(all), free(kinds), free(kind_of);
     return 0;
 }

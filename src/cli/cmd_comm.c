@@ -112,6 +112,12 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     tprof_comm_result *r;
     int rc = tprof_comm(t, &r);
     if (rc) return rc;
+    tprof_hta_figures hta;
+    if ((rc = tprof_hta_figures_of(t, &hta))) {
+        tprof_comm_free(r);
+        return rc;
+    }
+    r->hta_overlap = hta.computed ? hta.comm_overlap : NAN;
     rc = tprof_comm_tables(r, out);
     tprof_comm_free(r);
     return rc;
