@@ -17,8 +17,17 @@ static void help(FILE *f)
             "usage: trainprof comm [options] TRACE...\n\n"
             "Communication per trace (rank) and per collective type: time (union of the\n"
             "communication kernels' intervals), overlap with compute (time both ran /\n"
-            "communication time) and exposed communication (time no compute kernel hid).\n\n"
-            "options:\n" CLI_COMMON_HELP);
+            "communication time) and exposed communication (time no compute kernel hid).\n"
+            "HTA's comp/comm overlap for the trace (hta_overlap; docs/METRICS.md) is shown\n"
+            "where it differs.\n\n"
+            "options:\n"
+            "  --definition D        the overlap headline: trainprof (default) or hta\n" CLI_COMMON_HELP);
+}
+
+static int option(void *ctx, int c, const char *arg)
+{
+    if (c != 'D') return -1;
+    return cli_parse_definition(arg, ctx) ? -1 : 0;
 }
 
 static int64_t ival(const tprof_rows *t, size_t r, size_t c) { return tprof_rows_cell(t, r, c)->v.i; }
@@ -62,7 +71,7 @@ static void print_calls(const tprof_rows *calls)
 
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
-    (void)ctx;
+    int hta_first = *(const tprof_definition *)ctx == TPROF_DEFINITION_HTA;
     const tprof_rows *top = tprof_result_top_c(res), *types = tprof_result_table_c(res, 0);
     const tprof_table_desc *td = tprof_comm_desc.top, *yd = tprof_comm_desc.tables[0];
 #define TOP(name) ival(top, 0, (size_t)tprof_table_col(td, name))
@@ -76,12 +85,15 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
         return 0;
     }
     double overlap = tprof_rows_real(top, 0, "overlap"), hta = tprof_rows_real(top, 0, "hta_overlap");
-    printf("communication %s, overlapped with compute %s (%.1f%%), exposed %s (%.1f%%)\n",
+    int differ = hta == hta && fabs(hta - overlap) > 0.005;
+    if (hta_first && hta == hta) printf("HTA's comp/comm overlap for this trace: %.1f%%\n", hta * 100);
+    printf("%scommunication %s, overlapped with compute %s (%.1f%%), exposed %s (%.1f%%)\n",
+           hta_first && differ ? "trainprof: " : "",
            tprof_fmt_duration(a, sizeof a, comm), tprof_fmt_duration(b, sizeof b, TOP("overlap_ns")), overlap * 100,
            tprof_fmt_duration(c, sizeof c, exposed), cli_pct(exposed, comm));
     /* HTA's comp/comm overlap, where it differs (its event set and kernel
      * types: see `temporal`) */
-    if (hta == hta && fabs(hta - overlap) > 0.005)
+    if (differ && !hta_first)
         printf("HTA's comp/comm overlap for this trace: %.1f%% (see trainprof temporal for why they differ)\n",
                hta * 100);
     printf("\n");
@@ -125,8 +137,11 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 
 int cmd_comm(int argc, char **argv)
 {
+    static const struct option opts[] = { { "definition", required_argument, 0, 'D' }, { 0, 0, 0, 0 } };
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_COMM_KEEP, .result = &tprof_comm_desc, .analyse = analyse, .print = print,
+        .help = help, .keep = TPROF_COMM_KEEP, .opts = opts, .option = option, .result = &tprof_comm_desc,
+        .analyse = analyse, .print = print,
     };
-    return cli_run(argc, argv, &spec, NULL);
+    tprof_definition headline = TPROF_DEFINITION_TRAINPROF;
+    return cli_run(argc, argv, &spec, &headline);
 }

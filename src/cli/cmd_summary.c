@@ -25,14 +25,34 @@ static void help(FILE *f)
             "each after a line '# table: NAME' (a trace's parts as traces.steps, ...,\n"
             "their rows after the trace's label).\n\n"
             "options:\n"
-            "  --top N               kernels listed (default 10)\n" CLI_COMMON_HELP);
+            "  --top N               kernels listed (default 10)\n"
+            "  --definition D        the GPU-time and overlap headline: trainprof (default) or\n"
+            "                        hta (HTA's figures first, trainprof's where they differ)\n" CLI_COMMON_HELP);
+}
+
+typedef struct {
+    long top;
+    tprof_definition headline;
+} summary_ctx;
+
+/* One GPU-time line: the shares of SPAN under NAME (empty: the headline). */
+static void gpu_time_line(const char *lead, const tprof_rows *t, const char *prefix, int64_t span, const char *tail)
+{
+    char idle[32], comp[32], non[32];
+    snprintf(idle, sizeof idle, "%sidle_ns", prefix);
+    snprintf(comp, sizeof comp, "%scompute_ns", prefix);
+    snprintf(non, sizeof non, "%snon_compute_ns", prefix);
+    printf("%sidle %.1f%%, compute %.1f%%, non-compute %.1f%%%s\n", lead, cli_pct(tprof_rows_int(t, 0, idle), span),
+           cli_pct(tprof_rows_int(t, 0, comp), span), cli_pct(tprof_rows_int(t, 0, non), span), tail);
 }
 
 
 static int print(void *ctx, const tprof_result *res, const char *label_, const char *path)
 {
     (void)label_, (void)path;
-    size_t top = (size_t)*(long *)ctx;
+    const summary_ctx *sc = ctx;
+    size_t top = (size_t)sc->top;
+    int hta_first = sc->headline == TPROF_DEFINITION_HTA;
     char a[32], b[32], c[32], d[32];
     const tprof_rows *tr = tprof_result_table_c(res, 0);
     size_t n = tprof_rows_count(tr);
@@ -75,7 +95,8 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
             printf(" %s %.0f%%/%.0f%%%s", tprof_rows_at(ph, p, "phase")->v.s, cli_pct(tprof_rows_int(ph, p, "cpu_ns"), cpu),
                    cli_pct(tprof_rows_int(ph, p, "gpu_ns"), gpu), p + 1 < np ? "," : "\n");
     }
-    printf("\n== GPU time (temporal breakdown: trainprof's definition; HTA's where it differs) ==\n");
+    printf("\n== GPU time (temporal breakdown: %s ==\n",
+           hta_first ? "HTA's figures; trainprof's where they differ)" : "trainprof's definition; HTA's where it differs)");
     for (size_t i = 0; i < n; i++) {
         const tprof_rows *t = tprof_rows_child_c(tr, i, 2);
         const char *label = tprof_rows_at(tr, i, "label")->v.s;
@@ -83,17 +104,18 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
             printf("  %s: no GPU events\n", label);
             continue;
         }
-        int64_t span = tprof_rows_int(t, 0, "span_ns");
-        printf("  %s: span %s: idle %.1f%%, compute %.1f%%, non-compute %.1f%%%s\n", label,
-               tprof_fmt_duration(a, sizeof a, span), cli_pct(tprof_rows_int(t, 0, "idle_ns"), span),
-               cli_pct(tprof_rows_int(t, 0, "compute_ns"), span), cli_pct(tprof_rows_int(t, 0, "non_compute_ns"), span),
-               tprof_rows_int(t, 0, "last_step_excluded") ? " (last step left out)" : "");
+        int64_t span = tprof_rows_int(t, 0, "span_ns"), hspan = tprof_rows_int(t, 0, "hta_span_ns");
         const char *why = tprof_rows_str(t, 0, "hta_differs");
-        int64_t hspan = tprof_rows_int(t, 0, "hta_span_ns");
-        if (why && *why)
-            printf("    HTA: idle %.1f%%, compute %.1f%%, non-compute %.1f%%: %s\n",
-                   cli_pct(tprof_rows_int(t, 0, "hta_idle_ns"), hspan), cli_pct(tprof_rows_int(t, 0, "hta_compute_ns"), hspan),
-                   cli_pct(tprof_rows_int(t, 0, "hta_non_compute_ns"), hspan), why);
+        int hta = hta_first && !tprof_rows_at(t, 0, "hta_span_ns")->null;
+        const char *left_out = tprof_rows_int(t, 0, "last_step_excluded") ? " (last step left out)" : "";
+        char lead[160], tail[400];
+        snprintf(lead, sizeof lead, "  %s: span %s: %s", label, tprof_fmt_duration(a, sizeof a, hta ? hspan : span),
+                 hta ? "HTA: " : "");
+        gpu_time_line(lead, t, hta ? "hta_" : "", hta ? hspan : span, hta ? "" : left_out);
+        if (why && *why) {
+            snprintf(tail, sizeof tail, ": %s", why);
+            gpu_time_line(hta ? "    trainprof: " : "    HTA: ", t, hta ? "" : "hta_", hta ? span : hspan, tail);
+        }
     }
     printf("\n== communication ==\n");
     for (size_t i = 0; i < n; i++) {
@@ -112,9 +134,11 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
             continue;
         }
         double overlap = tprof_rows_real(cm, 0, "overlap"), hta = tprof_rows_real(cm, 0, "hta_overlap");
-        printf("  %s: %s, %.0f%% overlapped with compute", label,
-               tprof_fmt_duration(a, sizeof a, tprof_rows_int(cm, 0, "comm_ns")), overlap * 100);
-        if (hta == hta && fabs(hta - overlap) > 0.005) printf(" (HTA: %.0f%%)", hta * 100);
+        int hta_head = hta_first && hta == hta, differ = hta == hta && fabs(hta - overlap) > 0.005;
+        printf("  %s: %s, %.0f%% overlapped with compute%s", label,
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(cm, 0, "comm_ns")), (hta_head ? hta : overlap) * 100,
+               hta_head ? " (HTA)" : "");
+        if (differ) printf(" (%s: %.0f%%)", hta_head ? "trainprof" : "HTA", (hta_head ? overlap : hta) * 100);
         printf(", exposed %s", tprof_fmt_duration(b, sizeof b, tprof_rows_int(cm, 0, "exposed_ns")));
         for (size_t y = 0; y < tprof_rows_count(types) && y < 3; y++)
             printf("%s%s %s", y ? ", " : "; ", tprof_rows_at(types, y, "type")->v.s,
@@ -171,17 +195,18 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
 
 static int option(void *ctx, int c, const char *arg)
 {
+    if (c == 'D') return cli_parse_definition(arg, &((summary_ctx *)ctx)->headline) ? -1 : 0;
     char *end;
     long top = c == 't' ? strtol(arg, &end, 10) : -1;
     if (c != 't' || *end || top < 0) {
         cli_error("--top takes a count, not '%s'", arg);
         return -1;
     }
-    *(long *)ctx = top;
+    ((summary_ctx *)ctx)->top = top;
     return 0;
 }
 
-static size_t limit(void *ctx) { return (size_t)*(long *)ctx; }
+static size_t limit(void *ctx) { return (size_t)((summary_ctx *)ctx)->top; }
 
 /* Advice is the heaviest analysis: it runs on a second thread while the
  * others run here (analyses only read the trace), so that one large trace
@@ -245,12 +270,14 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
 
 int cmd_summary(int argc, char **argv)
 {
-    static const struct option opts[] = { { "top", required_argument, 0, 't' }, { 0, 0, 0, 0 } };
+    static const struct option opts[] = { { "top", required_argument, 0, 't' },
+                                          { "definition", required_argument, 0, 'D' },
+                                          { 0, 0, 0, 0 } };
     static const cli_spec spec = {
         .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED, .opts = opts, .option = option,
         .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .reduce = reduce, .print = print,
         .limit = limit,
     };
-    long top = 10;
-    return cli_run(argc, argv, &spec, &top);
+    summary_ctx ctx = { .top = 10 };
+    return cli_run(argc, argv, &spec, &ctx);
 }

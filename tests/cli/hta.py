@@ -102,6 +102,19 @@ if data:
     rc, jout, _ = run([TRAINPROF, "temporal", "--format", "json", act])
     rc2, jhta, _ = run([TRAINPROF, "temporal", "--format", "json", "--definition", "hta", act])
     check(jout == jhta, "--definition changes the table only, not JSON")
+    # summary and comm take --definition too: HTA's figures first, the JSON the same
+    rc, out, _ = run([TRAINPROF, "summary", "--definition", "hta", act])
+    check(rc == 0 and "HTA: idle 2.7%" in out and "trainprof: idle 3.6%" in out
+          and out.index("HTA: idle 2.7%") < out.index("trainprof: idle 3.6%"), f"summary --definition hta:\n{out}")
+    rc, j1, _ = run([TRAINPROF, "summary", "--format", "json", act])
+    rc2, j2, _ = run([TRAINPROF, "summary", "--format", "json", "--definition", "hta", act])
+    check(j1 == j2, "summary --definition changes the text only")
+    test = os.path.join(data, "traces/HolisticTraceAnalysis/tests/data/trace_diff/test/test.json.gz")
+    rc, out, _ = run([TRAINPROF, "comm", "--definition", "hta", test])
+    check(rc == 0 and out.splitlines()[1] == "HTA's comp/comm overlap for this trace: 68.8%"
+          and "trainprof: communication" in out, f"comm --definition hta:\n{out}")
+    rc, out, _ = run([TRAINPROF, "comm", test])
+    check(rc == 0 and "HTA's comp/comm overlap for this trace: 68.8% (see" in out, f"comm names HTA's overlap:\n{out}")
     # traces where both agree carry no note about HTA
     same = os.path.join(data, "traces/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
     rc, out, _ = run([TRAINPROF, "temporal", same])
