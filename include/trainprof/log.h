@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "trainprof/result.h"
+#include "trainprof/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,6 +78,10 @@ int tprof_log_finish(tprof_log *lg);
  * file, cut or not: ERRBUF names the formats expected; *out still set) or
  * TPROF_EIO / TPROF_ENOMEM (*out NULL). */
 int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errlen);
+/* The same, calling PROGRESS (may be NULL) about every 16 MiB read from the
+ * file and at its end. */
+int tprof_log_read_progress(tprof_log **out, const char *path, tprof_progress_fn progress, void *progress_ctx,
+                            char *errbuf, size_t errlen);
 void tprof_log_free(tprof_log *lg);
 
 typedef struct {

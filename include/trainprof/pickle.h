@@ -62,6 +62,9 @@ typedef struct {
     /* bytes the decoded values may hold (see above); 0: the default,
      * tprof_pickle_default_limit(); TPROF_PICKLE_NO_LIMIT: none */
     uint64_t max_memory;
+    /* called about every 16 MiB read from the file, and at its end; may be NULL */
+    void (*progress)(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size);
+    void *progress_ctx;
 } tprof_pickle_opts;
 
 /* Half the physical memory, at least 1 GiB. */

@@ -414,7 +414,14 @@ int tprof_log_finish(tprof_log *lg)
 
 int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errlen)
 {
+    return tprof_log_read_progress(out, path, NULL, NULL, errbuf, errlen);
+}
+
+int tprof_log_read_progress(tprof_log **out, const char *path, tprof_progress_fn progress, void *progress_ctx,
+                            char *errbuf, size_t errlen)
+{
     *out = NULL;
+    uint64_t progress_next = 0;
     if (errlen) errbuf[0] = 0;
     tprof_source *src = NULL;
     int rc = tprof_source_open(&src, path, errbuf, errlen);
@@ -431,6 +438,10 @@ int tprof_log_read(tprof_log **out, const char *path, char *errbuf, size_t errle
     int first = 1;
     for (;;) {
         ssize_t n = tprof_source_read(src, buf, 1 << 16);
+        if (progress && (n <= 0 || tprof_source_bytes_in(src) >= progress_next)) {
+            progress_next = tprof_source_bytes_in(src) + (16u << 20);
+            progress(progress_ctx, path, tprof_source_bytes_in(src), tprof_source_file_size(src));
+        }
         if (n <= 0) {
             rc = (int)n;
             break;

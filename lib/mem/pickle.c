@@ -73,12 +73,17 @@ struct tprof_pickle {
     tprof_pv *memo;
     size_t capmemo, nmemo;
     uint64_t held, max_held, limit; /* bytes of the arrays above */
+    void (*progress)(void *, const char *, uint64_t, int64_t);
+    void *progress_ctx;
+    uint64_t progress_next; /* bytes_in at which to tell progress next */
     int over;        /* a growth was refused by the limit */
     tprof_pv root;
     int proto, truncated;
     char *err;
     size_t errlen;
 };
+
+static void tell_progress(tprof_pickle *p, int end);
 
 static int fail(tprof_pickle *p, int code, uint64_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail(tprof_pickle *p, int code, uint64_t at, const char *fmt, ...)
@@ -153,8 +158,19 @@ static int refill(tprof_pickle *p, size_t n)
         }
         p->wlen += (size_t)r;
         p->total += (uint64_t)r;
+        tell_progress(p, 0);
     }
     return p->wlen >= n;
+}
+
+/* The caller's progress hook, every 16 MiB of the file (and at its END). */
+static void tell_progress(tprof_pickle *p, int end)
+{
+    if (!p->progress || !p->src) return;
+    uint64_t in = tprof_source_bytes_in(p->src);
+    if (!end && in < p->progress_next) return;
+    p->progress_next = in + (16u << 20);
+    p->progress(p->progress_ctx, p->name, in, tprof_source_file_size(p->src));
 }
 
 static int new_node(tprof_pickle *p, uint8_t type, tprof_pv *out)
@@ -796,6 +812,7 @@ static int run(tprof_pickle *p, char *errbuf, size_t errlen, tprof_pickle **out)
         tprof_input_hint_append(head, hn, TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT), errbuf, errlen);
     }
     if (p->src) {
+        tell_progress(p, 1);
         tprof_source_close(p->src);
         p->src = NULL;
         free(p->win);
@@ -824,6 +841,7 @@ static tprof_pickle *new_handle(const char *name, const tprof_pickle_opts *o)
     }
     p->proto = -1;
     p->limit = o && o->max_memory ? o->max_memory : tprof_pickle_default_limit();
+    if (o) p->progress = o->progress, p->progress_ctx = o->progress_ctx;
     return p;
 }
 

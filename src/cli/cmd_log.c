@@ -214,10 +214,13 @@ int cmd_log(int argc, char **argv)
     tprof_log **logs = calloc((size_t)n, sizeof *logs);
     if (!logs) abort();
     size_t nok = 0;
+    cli_progress bar; /* a long log takes seconds: the bytes read, on a terminal */
+    int shown = cli_progress_begin(&bar, argv + optind, n, NULL);
     for (int i = 0; i < n; i++) {
         char err[4096];
         tprof_log *lg = NULL;
-        int e = tprof_log_read(&lg, argv[optind + i], err, sizeof err);
+        int e = tprof_log_read_progress(&lg, argv[optind + i], shown ? cli_progress_update : NULL, &bar, err,
+                                        sizeof err);
         const char *const *warn;
         for (size_t k = 0, nw = lg ? tprof_log_warnings(lg, &warn) : 0; k < nw; k++) cli_warn("%s", warn[k]);
         if (e == TPROF_ETRUNC) {
@@ -231,6 +234,7 @@ int cmd_log(int argc, char **argv)
         }
         logs[nok++] = lg;
     }
+    cli_progress_end(&bar);
     tprof_result **res = calloc(nok ? nok : 1, sizeof *res);
     const char **files = calloc(nok ? nok : 1, sizeof *files);
     if (!res || !files) abort();

@@ -133,7 +133,13 @@ static void print_table(const char *path, const tprof_result *res, const mem_arg
 static int open_snapshot(const char *path, const mem_args *a, tprof_mem_snapshot **out)
 {
     char err[1024];
-    int rc = tprof_mem_snapshot_open_opts(out, path, &a->pk, err, sizeof err);
+    /* a large snapshot takes seconds: the bytes read, on a terminal */
+    cli_progress bar;
+    char *paths[] = { (char *)path };
+    tprof_pickle_opts pk = a->pk;
+    if (cli_progress_begin(&bar, paths, 1, NULL)) pk.progress = cli_progress_update, pk.progress_ctx = &bar;
+    int rc = tprof_mem_snapshot_open_opts(out, path, &pk, err, sizeof err);
+    cli_progress_end(&bar);
     if (rc == TPROF_ETRUNC) {
         const tprof_mem_snapshot *s = *out;
         size_t kept = 0;

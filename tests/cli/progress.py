@@ -53,10 +53,24 @@ check("trainprof: wrote" in err and re.search(r"\rtrainprof: wrote|\ntrainprof: 
 rc, out, err = run_env([TRAINPROF, "temporal", "--threads", "1", trace, trace], "always")
 b = bars(err)
 check(rc == 0 and b and all(l.endswith("(2 files)") for l in b), f"two files: {b!r}")
+# a snapshot (mem) and a training log: their reads show progress too
+snap = os.path.join(tmp, "s.pickle")
+subprocess.run(["python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "gen_snapshot.py"),
+                "--events", "2000", snap, os.path.join(tmp, "s.truth")], check=True, capture_output=True)
+log = os.path.join(tmp, "train.log")
+with open(log, "w") as f:
+    f.writelines(f"step {i}: loss={2.0 - i / 5000:.4f} lr=3e-4\n" for i in range(3000))
+for args, path in ((["mem"], snap), (["log"], log)):
+    rc, out, err = run_env([TRAINPROF, *args, path], "always")
+    b = bars(err)
+    check(rc == 0 and b and all(l.endswith("(1 file)") for l in b)
+          and any(re.search(r" 100% ", l) or l.startswith("[#") for l in b), f"{args[0]}'s progress: {b!r}")
+    rc, out, err = run_env([TRAINPROF, *args, path], None)
+    check(rc == 0 and "\r" not in err, f"{args[0]} draws nothing off a terminal: {err!r}")
 # not a terminal (the tests' stderr), or =never: nothing drawn
 for mode in (None, "never"):
     for args in (["kernels", trace], ["merge", "-o", os.path.join(tmp, "m2.json"), trace]):
         rc, out, err = run_env([TRAINPROF] + args, mode)
         check(rc == 0 and "\r" not in err and not bars(err), f"{args[0]} with TPROF_PROGRESS={mode}: {err!r}")
 
-finish("progress: shares of known sizes, bytes and pace on stdin, merge's two reads, terminals only")
+finish("progress: shares of known sizes, bytes and pace on stdin, merge's two reads, mem and log, terminals only")
