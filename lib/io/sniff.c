@@ -1,7 +1,9 @@
 /* What an input is, from its first bytes (include/trainprof/source.h).
  *
- * Only called on a read that failed, over the bytes the source already
- * delivered: nothing is read again and nothing in the input is run. The
+ * Called on a read that failed, and by `log` on its first bytes (a trace,
+ * a snapshot or a config is refused before its keys read as metrics), over
+ * the bytes the source already delivered: nothing is read again and nothing
+ * in the input is run. The
  * rules are deliberately narrow (a wrong hint is worse than none): each
  * kind is named only on a mark that the others cannot have. */
 #include "trainprof/source.h"
@@ -119,11 +121,13 @@ tprof_input_kind tprof_input_sniff(const void *head, size_t n)
             return TPROF_INPUT_TRACE;
         if (key_in(keys, "nodes") && (key_in(keys, "schema") || key_in(keys, "pid")))
             return TPROF_INPUT_EXEC_TRACE;
+        /* one record per line (JSON lines): a log, even when its first
+         * record is the run's config */
+        if (more) return TPROF_INPUT_LOG;
         if (key_in(keys, "architectures") || key_in(keys, "hidden_size") ||
             (key_in(keys, "model_type") && key_in(keys, "vocab_size")))
             return TPROF_INPUT_CONFIG;
-        /* one metrics record per line (JSON lines): a log */
-        if (more || strstr(keys, "loss")) return TPROF_INPUT_LOG;
+        if (strstr(keys, "loss")) return TPROF_INPUT_LOG;
         return TPROF_INPUT_UNKNOWN;
     }
     if (p[i] == '[') /* a bare event array: its events have a phase */

@@ -144,6 +144,17 @@ static int open_at_end(const char *s, size_t n, size_t i)
     return 1;
 }
 
+/* A dict without a step that names a model's shape (a config.json or
+ * Hugging Face config printed into the log). */
+static int is_config(const char *s, size_t n)
+{
+    static const char *const keys[] = { "hidden_size", "vocab_size", "num_attention_heads", "architectures",
+                                        "num_hidden_layers" };
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        if (memmem(s, n, keys[k], strlen(keys[k]))) return 1;
+    return 0;
+}
+
 int lg_parse_dict(const char *s, size_t n, tprof_log_record *r, lg_info *info)
 {
     const char *b = memchr(s, '{', n);
@@ -166,5 +177,11 @@ int lg_parse_dict(const char *s, size_t n, tprof_log_record *r, lg_info *info)
     r->format = i == pre ? TPROF_LOG_JSON : TPROF_LOG_DICT;
     int64_t st;
     if (r->step < 0 && lg_find_step(s, pre, &st)) r->step = st; /* "step=10: {...}" */
+    if (r->step < 0 && is_config(b, n - pre)) { /* a model's config dumped into the log: not metrics */
+        r->n = save_hdr.n;
+        r->step = save_hdr.step;
+        r->format = save_hdr.format;
+        return 0;
+    }
     return 1;
 }

@@ -42,7 +42,11 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
     int c = getopt_long(argc, argv, sh, longopts, NULL);
     if (c != '?' && c != ':') return c;
     const char *cmd = argv[0], *arg = argv[optind - 1];
-    int is_long = arg && arg[0] == '-' && arg[1] == '-';
+    /* inside a cluster of short options ("-Qx"), getopt has not moved past
+     * it yet: the element at optind is the one in error */
+    const char *next = optind < argc ? argv[optind] : NULL;
+    int in_cluster = optopt && next && next[0] == '-' && next[1] && next[1] != '-' && strchr(next + 1, optopt);
+    int is_long = !in_cluster && arg && arg[0] == '-' && arg[1] == '-';
     if (c == ':') {
         if (is_long) fprintf(stderr, "trainprof %s: option '%s' requires an argument\n", cmd, arg);
         else fprintf(stderr, "trainprof %s: option requires an argument -- '%c'\n", cmd, optopt);

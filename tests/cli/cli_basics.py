@@ -47,6 +47,11 @@ for cmd in ["info", "kernels", "steps", "temporal", "idle", "comm", "launch", "r
     check(rc == 2 and "--color must be auto, always or never, not 'purple'" in err, f"{cmd} --color purple: {rc} {err!r}")
 rc, out, err = run([TRAINPROF, "kernels", "-o", "x"])
 check(rc == 2 and err.startswith("trainprof kernels: invalid option -- 'o'\n"), f"kernels -o: {err!r}")
+# a bad letter inside a cluster of short options is named, not the long option before it
+for args in (["--wide", "-Qx"], ["--top=3", "-jx"]):
+    rc, out, err = run([TRAINPROF, "kernels", *args, "x"])
+    check(rc == 2 and err.startswith(f"trainprof kernels: invalid option -- '{args[1][1]}'\n"),
+          f"kernels {' '.join(args)}: {err!r}")
 rc, out, err = run([TRAINPROF, "merge", "--token-path=1", "x"])
 check(rc == 2 and "option '--token-path' doesn't allow an argument" in err, f"merge --token-path=1: {err!r}")
 rc, out, err = run([TRAINPROF, "kernels", "--c", "x"])

@@ -194,6 +194,9 @@ for s in range(0, 30):
     expect.setdefault("lr", []).append((s, 3e-4 * (s + 1) / 30))
     expect.setdefault("eval/acc", []).append((s, s / 100))
 compare(write("jsonl.log", "\n".join(lines) + "\n"), expect, "jsonl")
+# a JSON-lines log whose first record is the run's config is still a log
+cfg = json.dumps({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096})
+compare(write("jsonl_cfg.log", cfg + "\n" + "\n".join(lines) + "\n"), expect, "jsonl after a config record")
 
 # ---- llm.c -----------------------------------------------------------------
 lines, expect = [], {}
