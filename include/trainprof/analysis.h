@@ -129,9 +129,10 @@ typedef enum { TPROF_DEFINITION_TRAINPROF = 0, TPROF_DEFINITION_HTA } tprof_defi
 int tprof_temporal_tables(const tprof_temporal_result *r, tprof_definition headline, tprof_result **out);
 /* HTA's idle, compute or non-compute share differs from trainprof's by more than 0.5 pp. */
 int tprof_hta_differs(const tprof_temporal_result *r);
-/* Why HTA's figures differ from trainprof's, as "; "-separated clauses in
- * BUF (empty when nothing sets them apart); returns the length. */
-size_t tprof_hta_reasons(const tprof_hta_figures *h, char *buf, size_t cap);
+/* Why HTA's figures differ from trainprof's in R, as "; "-separated clauses
+ * in BUF (never empty: the last-step cut when nothing else); returns the
+ * length. */
+size_t tprof_hta_reasons(const tprof_temporal_result *r, char *buf, size_t cap);
 
 /* Every result description there is (the commands that print through
  * result tables), and one by name. */

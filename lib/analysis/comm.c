@@ -312,7 +312,8 @@ enum { T_TYPE, T_COUNT, T_TIME, T_TOTAL, T_EXPOSED, T_NCOLS };
     [T_EXPOSED] = TPROF_COL("exposed_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "exposed",                       \
                             "of the union, the time no compute kernel ran")
 static const tprof_col_desc comm_type_cols[T_NCOLS] = { COMM_TYPE_COLS };
-enum { K_NAME, K_CALLS, K_MATCHED, K_BYTES, K_MATCHED_BYTES, K_KERNEL, K_GROUP, K_ALGO, K_ALGBW, K_BUSBW, K_NCOLS };
+enum { K_NAME, K_CALLS, K_MATCHED, K_BYTES, K_MATCHED_BYTES, K_KERNEL, K_GROUP, K_ALGO, K_ALGBW, K_BUSBW, K_SIZED_NS,
+       K_NCOLS };
 static const tprof_col_desc comm_call_cols[K_NCOLS] = {
     [K_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "collective",
                          "as record_param_comms recorded it; calls recorded without it are named by their kernels' "
@@ -332,9 +333,13 @@ static const tprof_col_desc comm_call_cols[K_NCOLS] = {
                          "the most common of RING, TREE, NVLS, COLLNET, PAT in the kernel names, or empty"),
     [K_ALGBW] = TPROF_COL("algbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_WMEAN, "algbw GB/s",
                           "matched_bytes / the kernel time of the matched calls that recorded their size, 10^9 bytes per "
-                          "second (null: no such call)", .weight = "kernel_ns"),
+                          "second (null: no such call)", .weight = "sized_kernel_ns"),
     [K_BUSBW] = TPROF_COL("busbw_gbps", TPROF_COL_RATE, TPROF_COMBINE_WMEAN, "busbw GB/s",
-                          "algbw times the collective's bus factor (null with algbw)", .weight = "kernel_ns"),
+                          "algbw times the collective's bus factor (null with algbw)", .weight = "sized_kernel_ns"),
+    [K_SIZED_NS] = TPROF_COL("sized_kernel_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                             "the kernel time of the matched calls that recorded their size: the bandwidths' weight "
+                             "across ranks",
+                             .flags = TPROF_COLF_NO_TABLE | TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV),
 };
 static const tprof_table_desc comm_types_desc = { .name = "types", .doc = "per collective type, by time",
                                                   .cols = comm_type_cols, .ncols = T_NCOLS };
@@ -394,6 +399,7 @@ int tprof_comm_tables(const tprof_comm_result *r, tprof_result **out)
         if (x->sized) tprof_rows_set_i(calls, (size_t)k, K_BYTES, x->bytes); /* else null: not recorded */
         if (x->sized_matched) tprof_rows_set_i(calls, (size_t)k, K_MATCHED_BYTES, x->matched_bytes);
         tprof_rows_set_i(calls, (size_t)k, K_KERNEL, x->kernel_ns);
+        tprof_rows_set_i(calls, (size_t)k, K_SIZED_NS, x->sized_kernel_ns);
         tprof_rows_set_i(calls, (size_t)k, K_GROUP, x->group_size);
         if (!isnan(x->algbw)) tprof_rows_set_d(calls, (size_t)k, K_ALGBW, x->algbw);
         if (!isnan(x->busbw)) tprof_rows_set_d(calls, (size_t)k, K_BUSBW, x->busbw);

@@ -67,7 +67,7 @@ static const tprof_col_desc temporal_cols[G_NCOLS] = {
                             "HTA's non-compute time"),
     [G_HTA_NOTE] = TPROF_COL("hta_differs", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL,
                              "where HTA's shares differ by more than 0.5 pp: why (text only), else empty",
-                             .flags = TPROF_COLF_NO_JSON),
+                             .flags = TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV),
 };
 enum { K_NAME, K_CALLS, K_BYTES, K_BUSBW, K_MATCHED, K_NCOLS };
 static const tprof_col_desc call_cols[K_NCOLS] = {
@@ -174,7 +174,7 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
         tprof_rows_set_i(te, 0, G_HTA_NON, g->hta.non_compute_ns);
     }
     char why[400] = "";
-    if (tprof_hta_differs(g)) tprof_hta_reasons(&g->hta, why, sizeof why);
+    if (tprof_hta_differs(g)) tprof_hta_reasons(g, why, sizeof why);
     if (tprof_rows_set_s(te, 0, G_HTA_NOTE, why)) goto oom;
     set_row(co, 0, (const int64_t[]){ cm->comm_ns, cm->overlap_ns, cm->exposed_ns }, C_SHARE);
     tprof_rows_set_d(co, 0, C_SHARE, cm->overlap);
@@ -240,7 +240,7 @@ static const tprof_table_desc advice_rows = { .name = "advice", .doc = "the find
                                               .cols = tprof_finding_cols, .ncols = TPROF_FINDING_NCOLS };
 static const tprof_table_desc *const summary_tables[] = { &traces_desc, &top_kernels_desc, &ranks_desc,
                                                           &advice_rows };
-const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 1, .top = &empty_top,
+const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 2, .top = &empty_top,
                                                .tables = summary_tables, .ntables = 4, .whole_run = 1, .csv_tables = 1 };
 
 static int64_t top_i(const tprof_rows *t, size_t row, size_t col) { return tprof_rows_cell(t, row, col)->v.i; }

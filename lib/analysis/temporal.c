@@ -1,5 +1,6 @@
 /* Temporal breakdown: idle, compute and non-compute time over the kernel span,
- * with Holistic Trace Analysis's definitions (docs/METRICS.md). */
+ * after Holistic Trace Analysis's (docs/METRICS.md), and HTA's own figures
+ * beside them (hta.c). */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "intervals.h"
@@ -159,8 +160,9 @@ int tprof_hta_differs(const tprof_temporal_result *r)
     return 0;
 }
 
-size_t tprof_hta_reasons(const tprof_hta_figures *h, char *buf, size_t cap)
+size_t tprof_hta_reasons(const tprof_temporal_result *r, char *buf, size_t cap)
 {
+    const tprof_hta_figures *h = &r->hta;
     size_t n = 0;
     buf[0] = 0;
 #define ADD(...)                                                                                                    \
@@ -182,6 +184,10 @@ size_t tprof_hta_reasons(const tprof_hta_figures *h, char *buf, size_t cap)
     if (h->typed_apart)
         ADD("HTA types %" PRIu64 " kernel%s otherwise, by name alone", h->typed_apart, PLURAL(h->typed_apart));
     if (h->rounded) ADD("HTA rounds times to whole us");
+    if (h->dropped_last_step && !r->last_step_excluded)
+        ADD("HTA leaves out the %" PRIu64 " GPU event%s launched in the last step", h->dropped_last_step,
+            PLURAL(h->dropped_last_step));
+    if (!n) ADD("HTA cuts the last step at its own mark (any event named ProfilerStep#N, GPU-side too)");
 #undef ADD
 #undef PLURAL
     return n < cap ? n : cap - 1;
@@ -234,7 +240,7 @@ int tprof_temporal_tables(const tprof_temporal_result *rp, tprof_definition def,
                               n ? "; " : "", hta ? "trainprof" : "HTA", pct(hta ? r.idle_ns : h->idle_ns, span),
                               pct(hta ? r.compute_ns : h->compute_ns, span),
                               pct(hta ? r.non_compute_ns : h->non_compute_ns, span));
-        if (n < sizeof note) tprof_hta_reasons(h, note + n, sizeof note - n);
+        if (n < sizeof note) tprof_hta_reasons(&r, note + n, sizeof note - n);
     }
     if (!rc) rc = tprof_rows_set_s(top, 0, C_NOTE, note);
     tprof_result_derive(res);

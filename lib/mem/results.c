@@ -236,7 +236,7 @@ static const tprof_table_desc compare_csv = { .name = "rows", .doc = "the peaks 
                                               .cols = compare_site_cols, .ncols = CS_NCOLS, .no_json = 1 };
 static const tprof_table_desc compare_top = { .name = "", .cols = compare_cols, .ncols = C_NCOLS };
 static const tprof_table_desc *const compare_tables[] = { &compare_sites, &compare_csv };
-const tprof_result_desc tprof_mem_compare_desc = { .name = "mem_compare", .version = 1, .top = &compare_top,
+const tprof_result_desc tprof_mem_compare_desc = { .name = "mem_compare", .version = 2, .top = &compare_top,
                                                    .tables = compare_tables, .ntables = 2, .csv_table = 2,
                                                    .whole_run = 1 };
 

@@ -370,7 +370,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
      * it sits in HTA's GPU filter (a stream and a correlation) */
     if (e->ph == 'X' && timed && e->has_dur && e->has_cat && e->has_name && r->name_len > 13 &&
         r->name_buf[13] >= '0' && r->name_buf[13] <= '9' && !memcmp(r->name_buf, "ProfilerStep#", 13) &&
-        !(e->stream >= 0 && e->correlation >= 0) && e->ts > m->step_name_ts_max)
+        !((flags & TPROF_EV_STREAM_ARG) && e->correlation >= 0) && e->ts > m->step_name_ts_max)
         m->step_name_ts_max = e->ts;
     if (is_step) {
         r->name_buf[r->name_len] = 0;

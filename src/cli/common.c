@@ -280,7 +280,8 @@ void cli_progress_update(void *ctx, const char *path, uint64_t bytes_in, int64_t
     clock_gettime(CLOCK_MONOTONIC, &now);
     uint64_t done = 0;
     for (int i = 0; i < p->n; i++) done += p->done[i];
-    if (!p->started) { /* the pace from the first report on: a pass may begin after another */
+    if (!p->started || done < p->start_done) { /* the pace from the first report on, or from the start
+                                                   * of a read begun again (a parallel read falling back) */
         p->started = 1;
         p->start = now;
         p->start_done = done;

@@ -119,6 +119,10 @@ if data:
     same = os.path.join(data, "traces/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
     rc, out, _ = run([TRAINPROF, "temporal", same])
     check(rc == 0 and "HTA" not in out, f"no note where HTA agrees:\n{out}")
+# with --keep-last-step trainprof counts the last step and HTA does not: the note says so
+rc, out, _ = run([TRAINPROF, "temporal", "--keep-last-step", edges])
+check(rc == 0 and "GPU event launched in the last step" in out and not out.rstrip().endswith(":"),
+      f"the --keep-last-step note names HTA's last-step cut:\n{out}")
 rc, _, err = run([TRAINPROF, "temporal", "--definition", "pandas", path_of("gen:rank0")])
 check(rc == 2 and "trainprof or hta" in err, f"a bad --definition is a usage error: {rc} {err}")
 finish("HTA's figures")

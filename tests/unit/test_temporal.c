@@ -134,6 +134,39 @@ static void test_result_tables(void **state)
     tprof_result_free(rb);
 }
 
+/* HTA's kernel types, by name alone (its patterns, anchored at the start) */
+static void test_hta_kinds(void **state)
+{
+    (void)state;
+    assert_int_equal(tprof_hta_kind_of("ncclDevKernel_AllReduce_Sum_f32"), TPROF_HTA_COMM);
+    assert_int_equal(tprof_hta_kind_of("void ncclKernel_AllGather(ncclDevComm*)"), TPROF_HTA_COMM);
+    assert_int_equal(tprof_hta_kind_of("hipMemcpyAsync"), TPROF_HTA_COMM); /* hip* first: communication */
+    assert_int_equal(tprof_hta_kind_of("Memcpy HtoD (Pageable -> Device)"), TPROF_HTA_MEMORY);
+    assert_int_equal(tprof_hta_kind_of("dma_transfer"), TPROF_HTA_MEMORY);
+    assert_int_equal(tprof_hta_kind_of("void gemm<float>()"), TPROF_HTA_COMPUTE);
+    assert_int_equal(tprof_hta_kind_of("Stream Sync"), TPROF_HTA_OTHER);
+    assert_int_equal(tprof_hta_kind_of("void reduceSyncKernel()"), TPROF_HTA_OTHER); /* holds "Sync" */
+    assert_int_equal(tprof_hta_kind_of("cudaLaunchKernel"), TPROF_HTA_OTHER);
+    assert_int_equal(tprof_hta_kind_of("cuda"), TPROF_HTA_COMPUTE);
+}
+
+/* HTA rounds starts up and ends down to whole us once any ts has a fraction:
+ * gemm 10.4..20.9 becomes 11..20; 30..40 stays; span 11..40 = 29 us, busy 19 */
+static void test_hta_rounding(void **state)
+{
+    (void)state;
+    const char *doc = "{\"traceEvents\":[" K("gemm", 7, 10.4, 10.5, 1) "," K("gemm", 7, 30, 10, 2) "]}";
+    tprof_trace *t = read_doc(doc);
+    tprof_temporal_result r;
+    assert_int_equal(tprof_temporal(t, NULL, &r), 0);
+    assert_true(r.hta.computed && r.hta.rounded && !r.hta.step_filter);
+    assert_int_equal(r.hta.span_ns, 29000);
+    assert_int_equal(r.hta.idle_ns, 10000);
+    assert_int_equal(r.hta.compute_ns, 19000);
+    assert_int_equal(r.span_ns, 29600); /* trainprof's own: exact */
+    tprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +174,8 @@ int main(void)
         cmocka_unit_test(test_last_step_by_launch),
         cmocka_unit_test(test_no_gpu),
         cmocka_unit_test(test_result_tables),
+        cmocka_unit_test(test_hta_kinds),
+        cmocka_unit_test(test_hta_rounding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
