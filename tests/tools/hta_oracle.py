@@ -81,8 +81,21 @@ GENERATED = {
 }
 
 
+# The recording library's own trace: examples/tiny_gpt (TINY_GPT: the
+# program) profiling steps 2-3 of a 4-step run on the CPU, as `make run` does.
+RECORDED = {"recorder:tiny_gpt": ["--train.max_steps=4", "--train.profile.enable", "--train.profile.start_step=2",
+                                  "--train.profile.end_step=4"]}
+
+
 def generate(gentrace, name, d):
+    import glob
     import subprocess
+    if name in RECORDED:
+        out = os.path.join(d, "recorder")
+        tiny = os.environ.get("TINY_GPT", os.path.join(SRC, "build", "examples", "tiny_gpt"))
+        subprocess.run([tiny, os.path.join(SRC, "configs", "tiny.yaml"), *RECORDED[name],
+                        f"--train.profile.trace_dir={out}"], check=True, capture_output=True)
+        return sorted(glob.glob(os.path.join(out, "*.pt.trace.json*")))[0]
     path = os.path.join(d, name.replace(":", "_") + ".json")
     subprocess.run([gentrace, *GENERATED[name], "-o", path], check=True)
     return path
@@ -118,12 +131,12 @@ def main():
     sys.path[:0] = [plotly_stand_in(), hta_dir]
     logging.disable(logging.CRITICAL)
     base = os.path.join(SRC, "..", "shared", "data")
-    names = args or default_traces() + FIXTURES + sorted(GENERATED)
+    names = args or default_traces() + FIXTURES + sorted(GENERATED) + sorted(RECORDED)
     gentrace = os.environ.get("GENTRACE", os.path.join(SRC, "build", "bench", "trainprof-gentrace"))
     gen_dir = tempfile.mkdtemp(prefix="hta_gen_")
     result = {}
     for name in names:
-        if name in GENERATED:
+        if name in GENERATED or name in RECORDED:
             path = generate(gentrace, name, gen_dir)
         elif name in FIXTURES:
             path = os.path.join(SRC, name)
