@@ -40,9 +40,15 @@ print(f"kernels: peak RSS {k} KiB for {size >> 20} MiB of JSON ({100.0 * k * 102
 check(k * 1024 <= 0.15 * size, f"kernels used {k} KiB, over 15% of {size} bytes")
 with open(big, "rb") as f, gzip.open(big + ".gz", "wb", compresslevel=1) as g:
     shutil.copyfileobj(f, g, 1 << 20)
+# compressed, the decompressing thread may run ahead of the parser by the
+# pipeline's buffers, (threads + 2) of about 1.5 chunks of 2 MiB: 12 MiB at two
+# threads, on top of the budget (measured 37.8 to 50.7 MiB on one file, by how
+# far ahead it ran)
+PIPELINE = (2 + 2) * 3 << 20
 kz = peak_kib([TRAINPROF, "kernels", "--threads", "2", big + ".gz"])
 print(f"kernels (gzip): peak RSS {kz} KiB")
-check(kz * 1024 <= 0.15 * size, f"kernels on gzip used {kz} KiB, over 15% of {size} bytes")
+check(kz * 1024 <= 0.15 * size + PIPELINE,
+      f"kernels on gzip used {kz} KiB, over 15% of {size} bytes plus the pipeline's {PIPELINE >> 20} MiB")
 k8 = peak_kib([TRAINPROF, "kernels", "--threads", "8", big])
 per_thread = (k8 - k) / 6
 print(f"kernels: {k8} KiB with 8 threads, {per_thread:.0f} KiB per thread beyond 2")

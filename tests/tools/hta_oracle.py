@@ -92,9 +92,10 @@ def generate(gentrace, name, d):
     import subprocess
     if name in RECORDED:
         out = os.path.join(d, "recorder")
-        tiny = os.environ.get("TINY_GPT", os.path.join(SRC, "build", "examples", "tiny_gpt"))
+        tiny = os.path.abspath(os.environ.get("TINY_GPT", os.path.join(SRC, "build", "examples", "tiny_gpt")))
+        # from the source folder: the config names its corpus relative to it
         subprocess.run([tiny, os.path.join(SRC, "configs", "tiny.yaml"), *RECORDED[name],
-                        f"--train.profile.trace_dir={out}"], check=True, capture_output=True)
+                        f"--train.profile.trace_dir={out}"], check=True, capture_output=True, cwd=SRC)
         return sorted(glob.glob(os.path.join(out, "*.pt.trace.json*")))[0]
     path = os.path.join(d, name.replace(":", "_") + ".json")
     subprocess.run([gentrace, *GENERATED[name], "-o", path], check=True)
