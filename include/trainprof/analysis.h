@@ -343,8 +343,10 @@ void tprof_ranks_free(tprof_ranks_result *r);
  * the order given (a rank the trace does not say is its place there). */
 extern const tprof_result_desc tprof_rank_facts_desc;
 int tprof_rank_facts(const tprof_trace *t, tprof_result **out);
-/* The same when the trace's communication was analysed already. */
-int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *comm, tprof_result **out);
+/* The same when the trace's communication, and its temporal breakdown with
+ * the default options (TEMPORAL; NULL: computed here), were analysed already. */
+int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *comm, const tprof_temporal_result *temporal,
+                          tprof_result **out);
 int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_result **out);
 /* The "ranks" result: the straggler and skew, and a row per rank. */
 extern const tprof_result_desc tprof_ranks_desc;

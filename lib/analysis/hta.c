@@ -97,31 +97,10 @@ static int hta_row(hta_view *v, const tprof_event *e, row *r)
     return 1;
 }
 
-/* HTA's interval union: sorted by start, a group ends where a start lies
- * beyond every end so far; each group counts max end - min start. Returns
- * the total, and the first start and last group's end. */
-static int64_t hta_union(tprof_interval *iv, size_t n, int64_t *first, int64_t *last)
-{
-    *first = *last = 0;
-    if (!n) return 0;
-    tprof_interval_sort(iv, n);
-    int64_t total = 0, gs = iv[0].start, ge = iv[0].end, seen = iv[0].end;
-    for (size_t i = 1; i < n; i++) {
-        if (iv[i].start > seen) {
-            total += ge - gs;
-            gs = iv[i].start;
-            ge = iv[i].end;
-        } else if (iv[i].end > ge)
-            ge = iv[i].end;
-        if (iv[i].end > seen) seen = iv[i].end;
-    }
-    total += ge - gs;
-    *first = iv[0].start;
-    *last = ge;
-    return total;
-}
-
-/* HTA's groups as disjoint sorted intervals (for the overlap). */
+/* HTA's interval merge, in place: sorted by start, a group ends where a
+ * start lies beyond every end so far, and spans min start to max end (a
+ * group rounding left shorter than nothing counts negative, as in HTA).
+ * Returns the number of groups. */
 static size_t hta_groups(tprof_interval *iv, size_t n)
 {
     if (!n) return 0;
@@ -135,6 +114,14 @@ static size_t hta_groups(tprof_interval *iv, size_t n)
         if (iv[i].end > seen) seen = iv[i].end;
     }
     return k + 1;
+}
+
+/* The total length of N groups. */
+static int64_t groups_length(const tprof_interval *g, size_t n)
+{
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) total += g[i].end - g[i].start;
+    return total;
 }
 
 static int cmp_corr(const void *a, const void *b)
@@ -255,17 +242,15 @@ int tprof_hta_figures_of(const tprof_trace *t, tprof_hta_figures *h)
     }
     h->events = na;
     if (na) {
-        int64_t first, last;
-        int64_t busy = hta_union(all, na, &first, &last);
+        size_t ga = hta_groups(all, na);
         tprof_interval *comp = kinds, *comm = kinds + nwork - nm;
-        h->computed = 1;
-        h->span_ns = last - first;
-        h->idle_ns = h->span_ns - busy;
-        h->compute_ns = hta_union(comp, nc, &first, &last);
-        h->non_compute_ns = h->span_ns - h->compute_ns - h->idle_ns;
         size_t gc = hta_groups(comp, nc), gm = hta_groups(comm, nm);
-        int64_t comm_total = 0;
-        for (size_t i = 0; i < gm; i++) comm_total += comm[i].end - comm[i].start;
+        h->computed = 1;
+        h->span_ns = all[ga - 1].end - all[0].start; /* first start to the last group's end */
+        h->idle_ns = h->span_ns - groups_length(all, ga);
+        h->compute_ns = groups_length(comp, gc);
+        h->non_compute_ns = h->span_ns - h->compute_ns - h->idle_ns;
+        int64_t comm_total = groups_length(comm, gm);
         if (comm_total > 0) h->comm_overlap = (double)tprof_interval_overlap(comp, gc, comm, gm) / (double)comm_total;
     } else
         h->not_computed = "no GPU events: HTA stops with an error";

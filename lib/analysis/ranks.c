@@ -65,19 +65,22 @@ int tprof_rank_facts(const tprof_trace *t, tprof_result **out)
     *out = NULL;
     tprof_comm_result *c;
     if (tprof_comm(t, &c)) return TPROF_ENOMEM;
-    int rc = tprof_rank_facts_from(t, c, out);
+    int rc = tprof_rank_facts_from(t, c, NULL, out);
     tprof_comm_free(c);
     return rc;
 }
 
-int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *c, tprof_result **out)
+int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *c, const tprof_temporal_result *temporal,
+                          tprof_result **out)
 {
     *out = NULL;
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
     /* the one headline idle, temporal's: the last step's work left out (docs/METRICS.md) */
     tprof_temporal_opts keep = { .skip_hta = 1 };
     tprof_temporal_result tr;
-    if (tprof_temporal(t, &keep, &tr)) return TPROF_ENOMEM;
+    if (temporal) tr = *temporal;
+    else if (tprof_temporal(t, &keep, &tr))
+        return TPROF_ENOMEM;
     tprof_result *r = tprof_result_new(&tprof_rank_facts_desc);
     int rc = r ? 0 : TPROF_ENOMEM;
     tprof_rows *top = r ? tprof_result_top(r) : NULL;

@@ -241,7 +241,7 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     if (!rc) rc = tprof_comm(t, &comm);
     if (!rc) comm->hta_overlap = temporal.hta.computed ? temporal.hta.comm_overlap : NAN; /* one HTA pass */
     if (!rc) rc = tprof_summary_trace(t, steps, &temporal, comm, &out[PART_TRACE]);
-    if (!rc) rc = tprof_rank_facts_from(t, comm, &out[PART_FACTS]);
+    if (!rc) rc = tprof_rank_facts_from(t, comm, &temporal, &out[PART_FACTS]); /* one breakdown */
     if (!rc) rc = tprof_kernels(t, NULL, &k);
     if (!rc) rc = tprof_kernels_tables(k, &out[PART_KERNELS]);
     if (threaded) pthread_join(thread, NULL);
