@@ -253,6 +253,16 @@ int tprof_trace_read_each(const char *const *paths, size_t n, const tprof_read_o
                           tprof_read_result *results, tprof_read_done_fn done, void *ctx);
 
 const tprof_trace_meta *tprof_trace_meta_get(const tprof_trace *t);
+/* Which rank a trace is, by one rule for every command (lib/trace/rank_order.c):
+ * distributedInfo.rank, else rank<N> (rank-N, rank_N) in the file's base
+ * name, else -1. */
+int64_t tprof_trace_rank(const tprof_trace *t);
+/* 1 and *RANK when PATH's base name holds rank<N>, else 0. */
+int tprof_rank_from_name(const char *path, int64_t *rank);
+/* The rank order of N inputs: ORDER[0..N) receives their indexes sorted by
+ * RANKS[i], an unknown rank (< 0) standing at its argument index i; ties in
+ * argument order. 0 or TPROF_ENOMEM. */
+int tprof_rank_order(const int64_t *ranks, size_t n, size_t *order);
 /* The ProfilerSteps of STEPS[0..N) in words, for a step window that matched
  * none: "ProfilerStep#550..#554 (5 steps)", "ProfilerStep#1, #3..#4 (3
  * steps)", "no ProfilerStep#N spans". Writes BUF, returns it. */

@@ -191,8 +191,8 @@ int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out)
     if (!a) return TPROF_ENOMEM;
     size_t cap = 0;
     for (size_t i = 0; i < n; i++) {
-        const tprof_trace_meta *m = tprof_trace_meta_get(traces[i]);
-        if (rank_rules(traces[i], m->rank >= 0 ? m->rank : (int64_t)i, a, &cap)) goto oom;
+        int64_t rank = tprof_trace_rank(traces[i]);
+        if (rank_rules(traces[i], rank >= 0 ? rank : (int64_t)i, a, &cap)) goto oom;
     }
     if (n >= 2) {
         tprof_ranks_result *r;

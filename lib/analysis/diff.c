@@ -212,7 +212,7 @@ int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
         tprof_diff_part_free(p);
         return TPROF_ENOMEM;
     }
-    p->rank = m->rank;
+    p->rank = tprof_trace_rank(t);
     p->truncated = m->truncated != 0;
     tprof_steps_result *st = NULL;
     tprof_comm_result *cm = NULL;

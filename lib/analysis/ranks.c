@@ -42,7 +42,7 @@ enum { S_STEP, S_DUR, S_NCOLS };
 
 static const tprof_col_desc facts_cols[F_NCOLS] = {
     [F_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
-                         "distributedInfo.rank; null when the trace does not say"),
+                         "distributedInfo.rank, else rank<N> in the file name; null when neither says"),
     RANK_NUMBER_COLS,
 };
 static const tprof_col_desc step_time_cols[S_NCOLS] = {
@@ -85,7 +85,8 @@ int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *c, cons
     int rc = r ? 0 : TPROF_ENOMEM;
     tprof_rows *top = r ? tprof_result_top(r) : NULL;
     tprof_rows *st = r ? tprof_result_table(r, 0) : NULL;
-    if (!rc && m->rank >= 0) tprof_rows_set_i(top, 0, F_RANK, m->rank);
+    int64_t rank = tprof_trace_rank(t);
+    if (!rc && rank >= 0) tprof_rows_set_i(top, 0, F_RANK, rank);
     if (!rc) rc = tprof_rows_set_s(top, 0, F_FILE, m->path ? m->path : "");
     int64_t sum = 0;
     for (size_t k = 0; !rc && k < m->nsteps; k++) {
@@ -249,7 +250,7 @@ static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
 /* a rank's row: its facts, and whether it is the straggler */
 static const tprof_col_desc ranks_row_cols[R_NCOLS] = {
     [F_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
-                         "distributedInfo.rank, else the trace's place among those read", .flags = TPROF_COLF_KEY),
+                         "distributedInfo.rank, else rank<N> in the file name, else the trace's place in rank order", .flags = TPROF_COLF_KEY),
     RANK_NUMBER_COLS,
     [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row",
                               .flags = TPROF_COLF_NO_JSON),

@@ -16,7 +16,7 @@ static const tprof_col_desc trace_cols[T_NCOLS] = {
     [T_LABEL] = TPROF_COL("label", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "\"rank R\", else \"trace I\""),
     [T_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
     [T_RANK] = TPROF_COL("rank", TPROF_COL_INT, TPROF_COMBINE_PER_RANK, NULL,
-                         "distributedInfo.rank, -1 when the trace does not say"),
+                         "distributedInfo.rank, else rank<N> in the file name; -1 when neither says"),
     [T_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "events in the trace, stored or not"),
     [T_TRUNCATED] = TPROF_COL("truncated", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL,
                               "the file ended early: the rest covers what was read"),
@@ -150,7 +150,7 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
     if (!rc && m->backend) rc = tprof_rows_set_s(rows, 0, T_BACKEND, m->backend);
     if (!rc && m->ndevices && m->devices[0].name) rc = tprof_rows_set_s(rows, 0, T_DEVICE, m->devices[0].name);
     if (rc) goto fail;
-    tprof_rows_set_i(rows, 0, T_RANK, m->rank);
+    tprof_rows_set_i(rows, 0, T_RANK, tprof_trace_rank(t));
     tprof_rows_set_i(rows, 0, T_EVENTS, (int64_t)m->nevents);
     tprof_rows_set_i(rows, 0, T_TRUNCATED, m->truncated != 0);
     tprof_rows_set_i(rows, 0, T_NSTEPS, (int64_t)m->nsteps);

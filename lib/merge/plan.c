@@ -45,25 +45,6 @@ static void problem(tprof_merge_report *rep, const char *fmt, ...)
     rep->problems[n + 1] = 0;
 }
 
-/* rank<digits> in the file's base name, with an optional '-' or '_' after
- * "rank" (PyTorch writes rank3, HTA's traces rank-3). */
-static int rank_from_name(const char *path, int64_t *rank)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (const char *p = base; *p; p++) {
-        if (strncasecmp(p, "rank", 4) != 0) continue;
-        const char *d = p + 4;
-        if (*d == '-' || *d == '_') d++;
-        if (!isdigit((unsigned char)*d)) continue;
-        int64_t v = 0;
-        while (isdigit((unsigned char)*d) && v < 100000000) v = v * 10 + (*d++ - '0');
-        *rank = v;
-        return 1;
-    }
-    return 0;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -154,19 +135,6 @@ void merge_input_free(merge_input *in)
     for (size_t i = 0; i < in->ncoll; i++) free(in->coll_names[i]);
     free(in->coll_names);
     free(in->coll_ends);
-}
-
-/* (rank, argument index) pairs, sorted to give the rank order */
-typedef struct {
-    int64_t rank;
-    size_t index;
-} rank_key;
-
-static int cmp_rank(const void *a, const void *b)
-{
-    const rank_key *x = a, *y = b;
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
 }
 
 static int rank_wanted(const tprof_merge_opts *o, int64_t rank)
@@ -337,7 +305,7 @@ static int plan_input(const tprof_merge_opts *o, const tprof_read_opts *ro, merg
     tprof_trace_free(t);
     if (rc) return rc;
     if (in->has_rank_meta) in->out->rank_source = TPROF_RANK_FROM_DISTRIBUTED;
-    else if (rank_from_name(o->inputs[i], &in->out->rank)) in->out->rank_source = TPROF_RANK_FROM_NAME;
+    else if (tprof_rank_from_name(o->inputs[i], &in->out->rank)) in->out->rank_source = TPROF_RANK_FROM_NAME;
     else {
         in->out->rank_source = TPROF_RANK_FROM_ORDER;
         in->out->rank = (int64_t)i;
@@ -408,12 +376,12 @@ int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof
     free(p.errs);
     if (rc) return rc;
 
-    rank_key *keys = malloc(n * sizeof *keys);
-    if (!keys) return TPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++) keys[i] = (rank_key){ ins[i].out->rank, i };
-    qsort(keys, n, sizeof *keys, cmp_rank);
-    for (size_t i = 0; i < n; i++) order[i] = keys[i].index;
-    free(keys);
+    int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
+    if (!ranks) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) ranks[i] = ins[i].out->rank; /* the argument index when unknown */
+    rc = tprof_rank_order(ranks, n, order);
+    free(ranks);
+    if (rc) return rc;
     int64_t world = -1;
     for (size_t i = 0; i < n; i++) {
         merge_input *in = &ins[order[i]];

@@ -504,7 +504,7 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
 {
     analyse_job *j = vjob;
     if (!r->trace) return;
-    j->rank[i] = tprof_trace_meta_get(r->trace)->rank;
+    j->rank[i] = tprof_trace_rank(r->trace);
     j->rc[i] = j->spec->analyse(j->ctx, r->trace, &j->res[i * cli_parts(j->spec)]);
     if (j->rc[i] == TPROF_EUSAGE) { /* said after reading, when the trace is gone */
         const tprof_trace_meta *m = tprof_trace_meta_get(r->trace);
@@ -646,18 +646,34 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     int64_t *shown_rank = calloc((size_t)n, sizeof *shown_rank);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
+    char **shown_path = calloc((size_t)n, sizeof *shown_path);
     int rc = EXIT_INPUT;
-    if (!rr || !job.res || !job.rc || !job.rank || !job.held || !shown || !shown_rank || !labels || !lab) {
+    if (!rr || !job.res || !job.rc || !job.rank || !job.held || !shown || !shown_rank || !labels || !lab ||
+        !shown_path) {
         cli_error("out of memory");
         goto done;
     }
-    for (int i = 0; i < n; i++) rr[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
+    for (int i = 0; i < n; i++) {
+        rr[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
+        job.rank[i] = -1;
+    }
     rc = cli_read_traces_each(paths, n, ro, rr, analyse_read, &job);
     /* the label of the k-th trace read: "rank R" when it says its rank, else "trace k" */
-    size_t ns = 0, k = 0;
-    for (int i = 0; i < n; i++) {
+    size_t *read_index = calloc((size_t)n, sizeof *read_index), *order = calloc((size_t)n, sizeof *order);
+    if (!read_index || !order || tprof_rank_order(job.rank, (size_t)n, order)) {
+        free(read_index);
+        free(order);
+        cli_error("out of memory");
+        rc = EXIT_INPUT;
+        goto done;
+    }
+    for (int i = 0, k = 0; i < n; i++)
+        if (!rr[i].rc || rr[i].rc == TPROF_ETRUNC) read_index[i] = (size_t)k++;
+    size_t ns = 0;
+    for (int o = 0; o < n; o++) { /* the results in rank order, one rule for every command */
+        int i = (int)order[o];
         if (rr[i].rc && rr[i].rc != TPROF_ETRUNC) continue;
-        size_t idx = k++;
+        size_t idx = read_index[i];
         int made = 1;
         for (size_t p = 0; p < np; p++) made &= job.res[(size_t)i * np + p] != NULL;
         if (job.rc[i] || !made) {
@@ -670,12 +686,14 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         }
         tprof_fmt_trace_label(labels[ns], sizeof labels[ns], job.rank[i], idx);
         lab[ns] = labels[ns];
-        paths[ns] = paths[i]; /* in place: only read from here on */
+        shown_path[ns] = paths[i];
         shown_rank[ns] = job.rank[i];
         for (size_t p = 0; p < np; p++) shown[ns * np + p] = job.res[(size_t)i * np + p];
         ns++;
     }
-    int e = print_results(spec, ctx, fmt, shown, shown_rank, lab, paths, ns);
+    free(read_index);
+    free(order);
+    int e = print_results(spec, ctx, fmt, shown, shown_rank, lab, shown_path, ns);
     if (e > rc) rc = e;
 done:
     for (size_t i = 0; job.res && i < (size_t)n * np; i++) tprof_result_free(job.res[i]);
@@ -689,6 +707,7 @@ done:
     free(shown_rank);
     free(labels);
     free(lab);
+    free(shown_path);
     return rc;
 }
 
