@@ -221,6 +221,14 @@ int tprof_rows_print_table(const tprof_rows *t, size_t limit, FILE *f);
  * row after its label (a first column headed LABEL_TITLE). */
 int tprof_results_print_top(const tprof_result *const *rs, const char *const *labels, size_t n,
                             const char *label_title, FILE *f);
+/* The across-ranks view of N results' top rows: per numeric column shown
+ * in tables, min / p50 / p90 / max over the results, each extreme after
+ * the label of the result holding it (LABELS[i] names RS[i]). */
+int tprof_results_print_dist(const tprof_result *const *rs, const char *const *labels, size_t n, FILE *f);
+/* The top rows of RS[WHICH[0..K)] as one text table, as
+ * tprof_results_print_top does for all of them. */
+int tprof_results_print_some(const tprof_result *const *rs, const char *const *labels, const size_t *which,
+                             size_t k, const char *label_title, FILE *f);
 /* The CSV header (PREFIX, then T's CSV columns) and T's first LIMIT rows
  * (0: all) after the PREFIX cells (each row's label, file); raw base units. */
 void tprof_rows_csv_header(const tprof_table_desc *d, const char *prefix, FILE *f);
@@ -265,12 +273,15 @@ typedef struct {
     int64_t min_rank, max_rank; /* the rank holding each extreme (the lowest one on ties) */
 } tprof_col_dist;
 
+/* The distribution of VALUES[0..N) (NaN: no value), RANKS[i] naming each
+ * (NULL: the index i). */
+int tprof_dist_of(const double *values, const int64_t *ranks, size_t n, tprof_col_dist *out);
 /* Over N results of one description (RANKS[i] the rank of RESULTS[i]), for
  * the top table: the distribution of column COL. p50 and p90 are the
  * nearest-rank percentiles (the value at ceil(p*n) in sorted order). */
 int tprof_ranks_dist(const tprof_result *const *results, const int64_t *ranks, size_t n, int col,
                      tprof_col_dist *out);
-/* The K ranks worst by the top table's metric column: indexes into RESULTS,
+/* The K ranks worst by the top table's metric column (RANKS NULL: ranked by index): indexes into RESULTS,
  * worst first (ties: lower rank first). Returns how many were written. */
 size_t tprof_ranks_worst(const tprof_result *const *results, const int64_t *ranks, size_t n, size_t k,
                          size_t *out);

@@ -206,10 +206,17 @@ int tprof_idle(const tprof_trace *t, const tprof_idle_opts *opts, tprof_idle_res
  * limit), and per stream its causes as members named host_wait, kernel_wait
  * and other, each with its bucket counts. CSV: a row per stream and cause,
  * the cause named "host wait", "kernel wait" or "other". */
-enum { I_KERNEL_WAIT, I_NCOLS };
+enum { I_KERNEL_WAIT, I_IDLE, I_HOST, I_NCOLS };
+/* the totals over streams: for the across-ranks view only, JSON and CSV have the streams' */
+#define TEXT_ONLY (TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV)
 static const tprof_col_desc idle_top_cols[I_NCOLS] = {
     [I_KERNEL_WAIT] = TPROF_COL("kernel_wait_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
-                                "gaps shorter than this (and not host waits) are kernel waits"),
+                                "gaps shorter than this (and not host waits) are kernel waits",
+                                .flags = TPROF_COLF_NO_TABLE),
+    [I_IDLE] = TPROF_COL("idle_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "idle (all streams)",
+                         "the gaps of every stream summed (text only)", .flags = TEXT_ONLY | TPROF_COLF_METRIC),
+    [I_HOST] = TPROF_COL("host_wait_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "host wait",
+                         "the host-wait gaps of every stream summed (text only)", .flags = TEXT_ONLY),
 };
 static const tprof_col_desc idle_limit_cols[] = {
     TPROF_COL("limit_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
@@ -274,7 +281,15 @@ int tprof_idle_tables(const tprof_idle_result *r, tprof_result **out)
     *out = NULL;
     tprof_result *res = tprof_result_new(&tprof_idle_desc);
     if (!res) return TPROF_ENOMEM;
-    tprof_rows_set_i(tprof_result_top(res), 0, I_KERNEL_WAIT, r->kernel_wait_ns);
+    tprof_rows *top = tprof_result_top(res);
+    tprof_rows_set_i(top, 0, I_KERNEL_WAIT, r->kernel_wait_ns);
+    int64_t idle = 0, host = 0;
+    for (size_t i = 0; i < r->nstreams; i++) {
+        idle = tprof_sat_add(idle, r->streams[i].idle_ns);
+        host = tprof_sat_add(host, r->streams[i].cause[TPROF_IDLE_HOST].total_ns);
+    }
+    tprof_rows_set_i(top, 0, I_IDLE, idle);
+    tprof_rows_set_i(top, 0, I_HOST, host);
     tprof_rows *limits = tprof_result_table(res, 0), *streams = tprof_result_table(res, 1),
                *csv = tprof_result_table(res, 2);
     int rc = 0;

@@ -227,13 +227,12 @@ oom:
  * headed "step"). */
 enum { S_COUNT, S_MEAN, S_P50, S_MIN, S_MAX, S_SPREAD, S_PHASES_FOUND, S_NCOLS };
 static const tprof_col_desc steps_top_cols[S_NCOLS] = {
-    [S_COUNT] = TPROF_COL("steps_count", TPROF_COL_COUNT, TPROF_COMBINE_MAX, NULL, "ProfilerSteps in the trace"),
-    [S_MEAN] = TPROF_COL("mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "mean step time (CPU span)",
-                         .flags = TPROF_COLF_METRIC),
-    [S_P50] = TPROF_COL("p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "median step time"),
-    [S_MIN] = TPROF_COL("min_ns", TPROF_COL_DURATION, TPROF_COMBINE_MIN, NULL, "shortest step"),
-    [S_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, NULL, "longest step"),
-    [S_SPREAD] = TPROF_COL("spread", TPROF_COL_REAL, TPROF_COMBINE_MAX, NULL, "(max - min) / mean"),
+    [S_COUNT] = TPROF_COL("steps_count", TPROF_COL_COUNT, TPROF_COMBINE_MAX, "steps", "ProfilerSteps in the trace"),
+    [S_MEAN] = TPROF_COL("mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, "step mean", "mean step time (CPU span)", .flags = TPROF_COLF_METRIC),
+    [S_P50] = TPROF_COL("p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, "step p50", "median step time"),
+    [S_MIN] = TPROF_COL("min_ns", TPROF_COL_DURATION, TPROF_COMBINE_MIN, "shortest", "shortest step"),
+    [S_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, "longest", "longest step"),
+    [S_SPREAD] = TPROF_COL("spread", TPROF_COL_REAL, TPROF_COMBINE_MAX, "spread", "(max - min) / mean"),
     [S_PHASES_FOUND] = TPROF_COL("phases_found", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL,
                                  "phase markers (record_function names, DataLoader, Optimizer, autograd) were found"),
 };

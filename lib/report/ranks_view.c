@@ -36,24 +36,15 @@ static int metric_col(const tprof_table_desc *d)
     return -1;
 }
 
-int tprof_ranks_dist(const tprof_result *const *results, const int64_t *ranks, size_t n, int col,
-                     tprof_col_dist *out)
+int tprof_dist_of(const double *values, const int64_t *ranks, size_t n, tprof_col_dist *out)
 {
     memset(out, 0, sizeof *out);
     out->min_rank = out->max_rank = -1;
-    if (!n) return 0;
-    const tprof_table_desc *d = results[0]->d->top;
-    if (col < 0 || (size_t)col >= d->ncols || result_kind_is_str(d->cols[col].kind)) return TPROF_EUSAGE;
-    ranked *v = malloc(n * sizeof *v);
+    ranked *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) return TPROF_ENOMEM;
     size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const tprof_cell *c = tprof_rows_cell(results[i]->top, 0, (size_t)col);
-        if (c->null) continue;
-        double x = result_cell_num(&d->cols[col], c);
-        if (isnan(x)) continue;
-        v[m++] = (ranked){ x, ranks[i] };
-    }
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(values[i])) v[m++] = (ranked){ values[i], ranks ? ranks[i] : (int64_t)i };
     out->n = m;
     if (m) {
         qsort(v, m, sizeof *v, cmp_ranked);
@@ -68,6 +59,25 @@ int tprof_ranks_dist(const tprof_result *const *results, const int64_t *ranks, s
     }
     free(v);
     return 0;
+}
+
+int tprof_ranks_dist(const tprof_result *const *results, const int64_t *ranks, size_t n, int col,
+                     tprof_col_dist *out)
+{
+    memset(out, 0, sizeof *out);
+    out->min_rank = out->max_rank = -1;
+    if (!n) return 0;
+    const tprof_table_desc *d = results[0]->d->top;
+    if (col < 0 || (size_t)col >= d->ncols || result_kind_is_str(d->cols[col].kind)) return TPROF_EUSAGE;
+    double *v = malloc(n * sizeof *v);
+    if (!v) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const tprof_cell *c = tprof_rows_cell(results[i]->top, 0, (size_t)col);
+        v[i] = c->null ? NAN : result_cell_num(&d->cols[col], c);
+    }
+    int rc = tprof_dist_of(v, ranks, n, out);
+    free(v);
+    return rc;
 }
 
 typedef struct {
@@ -98,7 +108,7 @@ size_t tprof_ranks_worst(const tprof_result *const *results, const int64_t *rank
     int low = (d->cols[col].flags & TPROF_COLF_LOW_WORST) != 0;
     for (size_t i = 0; i < n; i++) {
         const tprof_cell *c = tprof_rows_cell(results[i]->top, 0, (size_t)col);
-        w[i] = (worst_item){ c->null ? 0 : result_cell_num(&d->cols[col], c), c->null, ranks[i], i, low };
+        w[i] = (worst_item){ c->null ? 0 : result_cell_num(&d->cols[col], c), c->null, ranks ? ranks[i] : (int64_t)i, i, low };
     }
     qsort(w, n, sizeof *w, cmp_worst);
     size_t m = k < n ? k : n;

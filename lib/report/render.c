@@ -97,12 +97,76 @@ int tprof_results_print_top(const tprof_result *const *rs, const char *const *la
                             const char *label_title, FILE *f)
 {
     if (!n) return 0;
-    const tprof_rows **ts = malloc(n * sizeof *ts);
-    size_t *rows = calloc(n, sizeof *rows);
-    int rc = ts && rows ? 0 : TPROF_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) ts[i] = rs[i]->top;
-    if (!rc) rc = print_rows(rs[0]->d->top, ts, rows, n, label_title, labels, f);
+    size_t *all = malloc(n * sizeof *all);
+    if (!all) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) all[i] = i;
+    int rc = tprof_results_print_some(rs, labels, all, n, label_title, f);
+    free(all);
+    return rc;
+}
+
+/* X as column C shows it (X a value of the column's kind, as a double). */
+static const char *human_num(const tprof_col_desc *c, double x, char *buf, size_t len)
+{
+    tprof_cell v = { 0 };
+    if (result_kind_is_int(c->kind)) v.v.i = (int64_t)llround(x);
+    else v.v.d = x;
+    const char *s = human(c, &v, buf, len);
+    if (s != buf) snprintf(buf, len, "%s", s);
+    return buf;
+}
+
+int tprof_results_print_dist(const tprof_result *const *rs, const char *const *labels, size_t n, FILE *f)
+{
+    if (!n) return 0;
+    const tprof_table_desc *d = rs[0]->d->top;
+    char title[48];
+    snprintf(title, sizeof title, "across %zu", n);
+    const char *hdr[] = { title, "min", "p50", "p90", "max" };
+    tprof_table *tab = tprof_table_new(5, hdr, "lrrrr");
+    if (!tab) return TPROF_ENOMEM;
+    int rc = 0;
+    for (size_t c = 0; !rc && c < d->ncols; c++) {
+        const tprof_col_desc *cd = &d->cols[c];
+        /* a distribution of flags, instants or rank numbers says nothing */
+        if ((cd->flags & TPROF_COLF_NO_TABLE) || result_kind_is_str(cd->kind) || cd->kind == TPROF_COL_BOOL ||
+            cd->kind == TPROF_COL_TIMESTAMP || cd->kind == TPROF_COL_RANK)
+            continue;
+        tprof_col_dist dist;
+        rc = tprof_ranks_dist(rs, NULL, n, (int)c, &dist); /* ranks: indexes into LABELS */
+        if (rc || !dist.n) continue;
+        char lo[96], p50[48], p90[48], hi[96], a[48];
+        human_num(cd, dist.min, a, sizeof a);
+        if (dist.min == dist.max) snprintf(lo, sizeof lo, "%s", a);
+        else snprintf(lo, sizeof lo, "%s (%s)", a, labels[dist.min_rank]);
+        human_num(cd, dist.max, a, sizeof a);
+        if (dist.min == dist.max) snprintf(hi, sizeof hi, "%s", a);
+        else snprintf(hi, sizeof hi, "%s (%s)", a, labels[dist.max_rank]);
+        human_num(cd, dist.p50, p50, sizeof p50);
+        human_num(cd, dist.p90, p90, sizeof p90);
+        const char *cells[] = { cd->title ? cd->title : cd->name, lo, p50, p90, hi };
+        rc = tprof_table_row(tab, cells);
+    }
+    if (!rc) tprof_table_print(tab, f);
+    tprof_table_free(tab);
+    return rc;
+}
+
+int tprof_results_print_some(const tprof_result *const *rs, const char *const *labels, const size_t *which,
+                             size_t k, const char *label_title, FILE *f)
+{
+    if (!k) return 0;
+    const tprof_rows **ts = malloc(k * sizeof *ts);
+    const char **lab = malloc(k * sizeof *lab);
+    size_t *rows = calloc(k, sizeof *rows);
+    int rc = ts && lab && rows ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < k; i++) {
+        ts[i] = rs[which[i]]->top;
+        lab[i] = labels[which[i]];
+    }
+    if (!rc) rc = print_rows(rs[0]->d->top, ts, rows, k, label_title, lab, f);
     free(ts);
+    free(lab);
     free(rows);
     return rc;
 }

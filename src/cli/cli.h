@@ -33,6 +33,18 @@ typedef struct {
 
 extern int cli_color; /* stderr diagnostics in colour */
 
+/* Text output of many ranks: up to CLI_RANKS_LISTED traces get a line or
+ * table each; past it, the across-ranks view (the distribution over ranks
+ * and the CLI_RANKS_WORST worst by the key metric), unless --all-ranks
+ * (cli_all_ranks). JSON and CSV always hold every rank. */
+enum { CLI_RANKS_LISTED = 8, CLI_RANKS_WORST = 3 };
+extern int cli_all_ranks;
+/* 1 when N traces are shown in the across-ranks view. */
+static inline int cli_across(size_t n) { return n > CLI_RANKS_LISTED && !cli_all_ranks; }
+/* "--all-ranks prints each rank, --format json has every one": what the
+ * across-ranks view left out, and how to see it. */
+#define CLI_ACROSS_HINT "--all-ranks prints every rank, --format json has them all"
+
 int cli_parse_format(const char *s, cli_format *out);
 /* "A..B", "A..", "..B" or "A" (ProfilerStep numbers). */
 int cli_parse_steps(const char *s, long long *first, long long *last);
@@ -99,7 +111,7 @@ typedef struct {
     { "format", required_argument, 0, 'f' }, { "color", required_argument, 0, 'c' },                  \
         { "threads", required_argument, 0, 'j' }, { "class-rule", required_argument, 0, 'r' },       \
         { "class-file", required_argument, 0, 'F' }, { "wide", no_argument, 0, 'W' },                \
-        { "help", no_argument, 0, 'h' }
+        { "all-ranks", no_argument, 0, 'A' }, { "help", no_argument, 0, 'h' }
 
 #define CLI_COMMON_HELP                                                                               \
     "  --format table|csv|json\n"                                                                     \
@@ -113,6 +125,8 @@ typedef struct {
     "  --wide                kernel names in full in tables (by default shortened:\n"          \
     "                        template arguments as <...>, no parameters or return type;\n"   \
     "                        fitted to the terminal's width when printing to one)\n"           \
+    "  --all-ranks           with more than 8 traces, tables show the distribution\n"       \
+    "                        across ranks and the 3 worst; this prints every rank\n"          \
     "  --color auto|always|never\n"
 
 /* Handles option C when it is a common one: 1 handled, 0 not a common

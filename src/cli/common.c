@@ -15,6 +15,7 @@
 #include "trainprof/source.h"
 
 int cli_color;
+int cli_all_ranks;
 
 int cli_set_color(const char *mode)
 {
@@ -468,6 +469,9 @@ int cli_common_option(int c, const char *arg, cli_common *co)
         return -1;
     case 'F':
         return cli_add_class_file(&co->cls, arg) == 0 ? 1 : -1;
+    case 'A':
+        cli_all_ranks = 1;
+        return 1;
     case 'W': {
         int wide, columns;
         tprof_table_layout_get(&wide, &columns);
@@ -562,7 +566,45 @@ static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, cons
     return e ? EXIT_INPUT : EXIT_OK;
 }
 
-/* Prints the results in input order (and, with spec->combine and several
+/* The title of the key metric of results of D (NULL: none). */
+static const char *metric_title(const tprof_result_desc *d)
+{
+    for (size_t c = 0; c < d->top->ncols; c++)
+        if (d->top->cols[c].flags & TPROF_COLF_METRIC) return d->top->cols[c].title ? d->top->cols[c].title : d->top->cols[c].name;
+    return NULL;
+}
+
+/* The text of many traces: the distribution across them, the worst few by
+ * the key metric (each as PRINT shows a trace, or their rows), then ALL. */
+static int print_across(const cli_spec *spec, void *ctx, const tprof_result *const *res, const char *const *lab,
+                        char **paths, size_t n, const tprof_result *all, const char *all_label)
+{
+    size_t worst[CLI_RANKS_WORST];
+    size_t k = tprof_ranks_worst(res, NULL, n, CLI_RANKS_WORST, worst);
+    const char *metric = metric_title(tprof_result_desc_of(res[0]));
+    printf("%zu traces: their distribution across ranks", n);
+    if (k) printf(" and the %zu with the highest %s", k, metric);
+    printf(" (%s)\n\n", CLI_ACROSS_HINT);
+    int e = tprof_results_print_dist(res, lab, n, stdout);
+    if (!e && k) {
+        printf("\n");
+        if (spec->print)
+            for (size_t i = 0; !e && i < k; i++) {
+                if (i) printf("\n");
+                e = spec->print(ctx, res[worst[i]], lab[worst[i]], paths[worst[i]]);
+            }
+        else
+            e = tprof_results_print_some(res, lab, worst, k, "trace", stdout);
+    }
+    if (!e && all && spec->print) {
+        printf("\n");
+        e = spec->print(ctx, all, all_label, NULL);
+    }
+    if (e) cli_error("%s", tprof_strerror(e));
+    return e ? EXIT_INPUT : EXIT_OK;
+}
+
+/* Prints the results in rank order (and, with spec->combine and several
  * traces, their combination after them). Returns an exit code. */
 static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const tprof_result *const *res,
                          const int64_t *ranks, const char *const *lab, char **paths, size_t n)
@@ -616,6 +658,8 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
             tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), prefix + d->no_label,
                            2 - (size_t)d->no_label, limit, stdout);
         }
+    } else if (cli_across(n)) {
+        rc = print_across(spec, ctx, res, lab, paths, n, all, all_label);
     } else if (spec->print) {
         for (size_t i = 0; i <= n; i++) {
             const tprof_result *r = i < n ? res[i] : all;
