@@ -25,6 +25,10 @@ char *tprof_fmt_progress(char *buf, size_t len, uint64_t done, int64_t total, do
 /* How every output names a trace: "rank R" when it says its rank (R >= 0),
  * else "trace I", I its place among the traces read. */
 char *tprof_fmt_trace_label(char *buf, size_t len, int64_t rank, size_t index);
+/* RANKS[0..K) in words, among the run's ALL[0..N): "rank 3", "ranks 0-63",
+ * "ranks 0-63 except 17" (when ALL leaves out at most 3), else the runs
+ * "ranks 0-3, 8, 10-12" (at most 6, then ", ... (K ranks)"). */
+char *tprof_fmt_rank_set(char *buf, size_t len, const int64_t *ranks, size_t k, const int64_t *all, size_t n);
 
 /* A text table: columns with a header and an alignment ('l' or 'r'). Cells
  * are copied. Long cells in the column marked with a width limit are cut

@@ -226,10 +226,16 @@ const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS] = {
 };
 static const tprof_table_desc findings = { .name = "findings", .doc = "rank by rank in the order given, then the run's",
                                            .cols = tprof_finding_cols, .ncols = A_NCOLS };
+static const tprof_col_desc run_rank_cols[] = {
+    TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL, "a rank analysed"),
+};
+/* what the text needs to say "ranks 0-63 except 17" of a finding */
+static const tprof_table_desc run_ranks = { .name = "run_ranks", .doc = "the ranks analysed, in rank order (text only)",
+                                            .cols = run_rank_cols, .ncols = 1, .no_json = 1 };
 static const tprof_table_desc advice_top = { .name = "" };
-static const tprof_table_desc *const advice_tables[] = { &findings };
+static const tprof_table_desc *const advice_tables[] = { &findings, &run_ranks };
 const tprof_result_desc tprof_advice_desc = { .name = "advice", .version = 1, .top = &advice_top,
-                                              .tables = advice_tables, .ntables = 1, .csv_table = 1,
+                                              .tables = advice_tables, .ntables = 2, .csv_table = 1,
                                               .whole_run = 1, .json_rows_only = 1 };
 
 int tprof_advice_tables(const tprof_advice *a, tprof_result **out)
@@ -295,6 +301,12 @@ int tprof_advise_reduce(const tprof_result *const *per_rank, const tprof_ranks_r
         rc = tprof_result_desc_of(per_rank[r]) != &tprof_advice_desc
                  ? TPROF_EUSAGE
                  : append_findings(t, tprof_result_table_c(per_rank[r], 0), ranks->ranks[r].rank);
+    tprof_rows *all = tprof_result_table(res, 1);
+    for (size_t r = 0; !rc && r < ranks->nranks; r++) {
+        long k = tprof_rows_add(all);
+        if (k < 0) rc = TPROF_ENOMEM;
+        else tprof_rows_set_i(all, (size_t)k, 0, ranks->ranks[r].rank);
+    }
     if (!rc && ranks->nranks >= 2) {
         tprof_advice a = { 0 };
         size_t cap = 0;

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* PREC significant digits, trailing zeros dropped, never an exponent. */
@@ -70,5 +71,84 @@ char *tprof_fmt_trace_label(char *buf, size_t len, int64_t rank, size_t index)
 {
     if (rank >= 0) snprintf(buf, len, "rank %" PRId64, rank);
     else snprintf(buf, len, "trace %zu", index);
+    return buf;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* V[0..N) sorted, duplicates dropped; returns the new count. */
+static size_t sort_unique(int64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_i64);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!m || v[m - 1] != v[i]) v[m++] = v[i];
+    return m;
+}
+
+/* Appends "0-15, 17, 20-23" (at most MAXRUNS runs, then ", ...") for the
+ * sorted ranks V[0..N). */
+static void append_runs(char *buf, size_t len, const int64_t *v, size_t n, size_t maxruns)
+{
+    size_t runs = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && v[j + 1] == v[j] + 1) j++;
+        size_t at = strlen(buf);
+        if (runs == maxruns) {
+            snprintf(buf + at, len - at, ", ...");
+            return;
+        }
+        if (j == i) snprintf(buf + at, len - at, "%s%" PRId64, runs ? ", " : "", v[i]);
+        else snprintf(buf + at, len - at, "%s%" PRId64 "-%" PRId64, runs ? ", " : "", v[i], v[j]);
+        runs++;
+        i = j + 1;
+    }
+}
+
+char *tprof_fmt_rank_set(char *buf, size_t len, const int64_t *ranks, size_t k, const int64_t *all, size_t n)
+{
+    enum { MAX_EXCEPT = 3, MAX_RUNS = 6 };
+    buf[0] = 0;
+    int64_t *r = malloc((k ? k : 1) * sizeof *r), *u = malloc((n ? n : 1) * sizeof *u);
+    if (!r || !u) {
+        free(r);
+        free(u);
+        snprintf(buf, len, "%zu ranks", k);
+        return buf;
+    }
+    memcpy(r, ranks, k * sizeof *r);
+    if (n) memcpy(u, all, n * sizeof *u);
+    k = sort_unique(r, k);
+    n = sort_unique(u, n);
+    /* the ranks of ALL that RANKS leaves out, when they are few */
+    int64_t missing[MAX_EXCEPT];
+    size_t nmissing = 0, j = 0, covered = 0;
+    for (size_t i = 0; i < n && nmissing <= MAX_EXCEPT; i++) {
+        while (j < k && r[j] < u[i]) j++;
+        if (j < k && r[j] == u[i]) covered++;
+        else if (nmissing < MAX_EXCEPT) missing[nmissing++] = u[i];
+        else nmissing++;
+    }
+    if (k == 1) snprintf(buf, len, "rank %" PRId64, r[0]);
+    else if (n > MAX_EXCEPT && covered == k && nmissing <= MAX_EXCEPT && k > nmissing) {
+        snprintf(buf, len, "ranks ");
+        append_runs(buf, len, u, n, MAX_RUNS);
+        for (size_t i = 0; i < nmissing; i++) {
+            size_t at = strlen(buf);
+            snprintf(buf + at, len - at, "%s%" PRId64, i ? ", " : " except ", missing[i]);
+        }
+    } else {
+        snprintf(buf, len, "ranks ");
+        append_runs(buf, len, r, k, MAX_RUNS);
+        size_t at = strlen(buf);
+        if (strstr(buf, "...")) snprintf(buf + at, len - at, " (%zu ranks)", k);
+    }
+    free(r);
+    free(u);
     return buf;
 }

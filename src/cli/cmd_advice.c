@@ -22,7 +22,15 @@ static void help(FILE *f)
             "cross-rank rules.\n\noptions:\n" CLI_COMMON_HELP);
 }
 
-int cli_print_findings(const tprof_rows *findings)
+/* Findings of one rule and remedy on several ranks: one line for them all. */
+typedef struct {
+    size_t first;  /* its first finding, where the line goes */
+    size_t worst;  /* the finding with the highest value: its evidence is shown */
+    int64_t *ranks;
+    size_t n;
+} finding_group;
+
+int cli_print_findings(const tprof_rows *findings, const int64_t *all_ranks, size_t nall)
 {
     size_t n = tprof_rows_count(findings);
     if (n == 0) {
@@ -30,22 +38,63 @@ int cli_print_findings(const tprof_rows *findings)
         return 0;
     }
     const tprof_table_desc *d = tprof_rows_desc(findings);
-    int rule = tprof_table_col(d, "rule"), rank = tprof_table_col(d, "rank"), ev = tprof_table_col(d, "evidence"),
-        remedy = tprof_table_col(d, "remedy");
-    for (size_t i = 0; i < n; i++) {
-        const tprof_cell *rk = tprof_rows_cell(findings, i, (size_t)rank);
-        char who[32] = "all ranks";
-        if (!rk->null) snprintf(who, sizeof who, "rank %" PRId64, rk->v.i);
-        printf("- [%s] %s: %s\n    -> %s\n", tprof_rows_cell(findings, i, (size_t)rule)->v.s, who,
-               tprof_rows_cell(findings, i, (size_t)ev)->v.s, tprof_rows_cell(findings, i, (size_t)remedy)->v.s);
+    size_t rule = (size_t)tprof_table_col(d, "rule"), rank = (size_t)tprof_table_col(d, "rank"),
+           ev = (size_t)tprof_table_col(d, "evidence"), remedy = (size_t)tprof_table_col(d, "remedy"),
+           value = (size_t)tprof_table_col(d, "value");
+    finding_group *g = calloc(n, sizeof *g);
+    size_t ng = 0;
+    int rc = g ? 0 : TPROF_ENOMEM;
+    /* quadratic in the distinct rules only: a group is found among few */
+    for (size_t i = 0; !rc && i < n; i++) {
+        const tprof_cell *rk = tprof_rows_cell(findings, i, rank);
+        size_t k = ng;
+        for (size_t j = 0; !rk->null && j < ng; j++) {
+            size_t f = g[j].first;
+            if (!tprof_rows_cell(findings, f, rank)->null &&
+                !strcmp(tprof_rows_cell(findings, f, rule)->v.s, tprof_rows_cell(findings, i, rule)->v.s) &&
+                !strcmp(tprof_rows_cell(findings, f, remedy)->v.s, tprof_rows_cell(findings, i, remedy)->v.s)) {
+                k = j;
+                break;
+            }
+        }
+        if (k == ng) g[ng++] = (finding_group){ .first = i, .worst = i, .ranks = malloc(n * sizeof(int64_t)) };
+        if (!g[k].ranks) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        if (!rk->null) g[k].ranks[g[k].n++] = rk->v.i;
+        if (tprof_rows_cell(findings, i, value)->v.d > tprof_rows_cell(findings, g[k].worst, value)->v.d) g[k].worst = i;
     }
-    return 0;
+    for (size_t j = 0; !rc && j < ng; j++) {
+        const finding_group *x = &g[j];
+        char who[320] = "all ranks";
+        if (x->n == 1) snprintf(who, sizeof who, "rank %" PRId64, x->ranks[0]);
+        else if (x->n > 1) {
+            char set[224], worst[32] = "";
+            tprof_fmt_rank_set(set, sizeof set, x->ranks, x->n, all_ranks, nall);
+            const tprof_cell *wr = tprof_rows_cell(findings, x->worst, rank);
+            snprintf(worst, sizeof worst, "rank %" PRId64, wr->v.i);
+            snprintf(who, sizeof who, "%s (%zu ranks; the figures of %s, the highest)", set, x->n, worst);
+        }
+        printf("- [%s] %s: %s\n    -> %s\n", tprof_rows_cell(findings, x->worst, rule)->v.s, who,
+               tprof_rows_cell(findings, x->worst, ev)->v.s, tprof_rows_cell(findings, x->worst, remedy)->v.s);
+    }
+    for (size_t j = 0; g && j < ng; j++) free(g[j].ranks);
+    free(g);
+    return rc;
 }
 
 static int print(void *ctx, const tprof_result *r, const char *label, const char *path)
 {
     (void)ctx, (void)label, (void)path;
-    return cli_print_findings(tprof_result_table_c(r, 0));
+    const tprof_rows *all = tprof_result_table_c(r, 1);
+    size_t n = tprof_rows_count(all);
+    int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
+    if (!ranks) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) ranks[i] = tprof_rows_cell(all, i, 0)->v.i;
+    int rc = cli_print_findings(tprof_result_table_c(r, 0), ranks, n);
+    free(ranks);
+    return rc;
 }
 
 /* Each trace: its facts (for the ranks) and its own findings. */

@@ -46,109 +46,378 @@ static void gpu_time_line(const char *lead, const tprof_rows *t, const char *pre
            cli_pct(tprof_rows_int(t, 0, comp), span), cli_pct(tprof_rows_int(t, 0, non), span), tail);
 }
 
+/* What every section reads of the traces' rows: each trace's label, and
+ * a buffer of one value per trace for the across-ranks lines. */
+typedef struct {
+    const tprof_rows *tr;
+    size_t n;
+    int across;       /* the distribution, not a line per trace */
+    const char **label;
+    double *v;        /* NaN: the trace has no value */
+    int hta_first;
+} view;
 
-static int print(void *ctx, const tprof_result *res, const char *label_, const char *path)
+typedef enum { V_DURATION, V_PERCENT } value_kind;
+
+static const char *fmt_value(char *buf, size_t len, double x, value_kind k)
 {
-    (void)label_, (void)path;
-    const summary_ctx *sc = ctx;
-    size_t top = (size_t)sc->top;
-    int hta_first = sc->headline == TPROF_DEFINITION_HTA;
-    char a[32], b[32], c[32], d[32];
-    const tprof_rows *tr = tprof_result_table_c(res, 0);
-    size_t n = tprof_rows_count(tr);
+    if (k == V_DURATION) return tprof_fmt_duration(buf, len, (int64_t)llround(x));
+    snprintf(buf, len, "%.1f%%", x);
+    return buf;
+}
+
+/* "  WHAT: min X (rank a), p50 Y, p90 Z, max W (rank b)" over v->v. */
+static void dist_line(const view *v, const char *what, value_kind k)
+{
+    tprof_col_dist d;
+    if (tprof_dist_of(v->v, NULL, v->n, &d) || !d.n) return;
+    char lo[32], p50[32], p90[32], hi[32];
+    fmt_value(lo, sizeof lo, d.min, k);
+    if (d.min == d.max) {
+        printf("  %s: %s on every rank%s\n", what, lo, d.n < v->n ? " that has it" : "");
+        return;
+    }
+    printf("  %s: min %s (%s), p50 %s, p90 %s, max %s (%s)\n", what, lo, v->label[d.min_rank],
+           fmt_value(p50, sizeof p50, d.p50, k), fmt_value(p90, sizeof p90, d.p90, k),
+           fmt_value(hi, sizeof hi, d.max, k), v->label[d.max_rank]);
+}
+
+/* "  WHAT: rank a X, rank b Y, rank c Z": the CLI_RANKS_WORST highest of v->v. */
+static void worst_line(const view *v, const char *what, value_kind k)
+{
+    size_t best[CLI_RANKS_WORST], m = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (isnan(v->v[i])) continue;
+        size_t j = m < CLI_RANKS_WORST ? m++ : CLI_RANKS_WORST;
+        if (j == CLI_RANKS_WORST && !(v->v[i] > v->v[best[j - 1]])) continue;
+        if (j == CLI_RANKS_WORST) j--;
+        while (j > 0 && v->v[i] > v->v[best[j - 1]]) {
+            best[j] = best[j - 1];
+            j--;
+        }
+        best[j] = i;
+    }
+    if (m < 2) return;
+    printf("  %s:", what);
+    for (size_t i = 0; i < m; i++) {
+        char b[32];
+        printf("%s %s %s", i ? "," : "", v->label[best[i]], fmt_value(b, sizeof b, v->v[best[i]], k));
+    }
+    printf("\n");
+}
+
+/* The traces whose value is NaN, named: "  WHAT: rank 3, rank 7, ... (N)". */
+static void missing_line(const view *v, const char *what)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < v->n; i++) m += isnan(v->v[i]) != 0;
+    if (!m) return;
+    printf("  %s:", what);
+    for (size_t i = 0, shown = 0; i < v->n && shown < 5; i++)
+        if (isnan(v->v[i])) printf("%s %s", shown++ ? "," : "", v->label[i]);
+    printf("%s (%zu of %zu)\n", m > 5 ? ", ..." : "", m, v->n);
+}
+
+static void run_section(const view *v)
+{
+    const tprof_rows *tr = v->tr;
+    size_t n = v->n;
     printf("== run ==\n");
     printf("%zu trace%s", n, n == 1 ? "" : "s");
     if (n && !tprof_rows_at(tr, 0, "world_size")->null) printf(", world size %" PRId64, tprof_rows_int(tr, 0, "world_size"));
     if (n && !tprof_rows_at(tr, 0, "backend")->null) printf(", backend %s", tprof_rows_at(tr, 0, "backend")->v.s);
     if (n && !tprof_rows_at(tr, 0, "device")->null) printf(", %s", tprof_rows_at(tr, 0, "device")->v.s);
     printf("\n");
-    for (size_t i = 0; i < n; i++)
-        printf("  %s: %s, %" PRId64 " events, %" PRId64 " steps%s\n", tprof_rows_at(tr, i, "label")->v.s, tprof_rows_at(tr, i, "file")->v.s,
-               tprof_rows_int(tr, i, "events"), tprof_rows_int(tr, i, "nsteps"), tprof_rows_int(tr, i, "truncated") ? " (TRUNCATED)" : "");
+    if (!v->across) {
+        for (size_t i = 0; i < n; i++)
+            printf("  %s: %s, %" PRId64 " events, %" PRId64 " steps%s\n", v->label[i], tprof_rows_at(tr, i, "file")->v.s,
+                   tprof_rows_int(tr, i, "events"), tprof_rows_int(tr, i, "nsteps"),
+                   tprof_rows_int(tr, i, "truncated") ? " (TRUNCATED)" : "");
+        return;
+    }
+    int64_t *ranks = malloc(n * sizeof *ranks);
+    if (ranks) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (tprof_rows_int(tr, i, "rank") >= 0) ranks[k++] = tprof_rows_int(tr, i, "rank");
+        char set[160];
+        if (k) printf("  %s; files %s ... %s\n", tprof_fmt_rank_set(set, sizeof set, ranks, k, NULL, 0),
+                      tprof_rows_at(tr, 0, "file")->v.s, tprof_rows_at(tr, n - 1, "file")->v.s);
+        if (k < n) printf("  %zu traces without a rank (labelled trace N)\n", n - k);
+        free(ranks);
+    }
+    for (size_t i = 0; i < n; i++) v->v[i] = (double)tprof_rows_int(tr, i, "events");
+    char a[32], b[32];
+    tprof_col_dist d;
+    if (!tprof_dist_of(v->v, NULL, n, &d) && d.n)
+        printf("  events per trace: min %.0f (%s), p50 %.0f, max %.0f (%s)\n", d.min, v->label[d.min_rank], d.p50,
+               d.max, v->label[d.max_rank]);
+    for (size_t i = 0; i < n; i++) v->v[i] = (double)tprof_rows_int(tr, i, "nsteps");
+    if (!tprof_dist_of(v->v, NULL, n, &d) && d.n) {
+        snprintf(a, sizeof a, "%.0f", d.min);
+        snprintf(b, sizeof b, "%.0f", d.max);
+        if (d.min == d.max) printf("  ProfilerSteps per trace: %s\n", a);
+        else printf("  ProfilerSteps per trace: %s (%s) to %s (%s)\n", a, v->label[d.min_rank], b, v->label[d.max_rank]);
+    }
+    for (size_t i = 0; i < n; i++) v->v[i] = tprof_rows_int(tr, i, "truncated") ? NAN : 0;
+    missing_line(v, "TRUNCATED");
+}
+
+static void steps_section(const view *v)
+{
+    char a[32], b[32], c[32], d[32];
     printf("\n== steps ==\n");
-    for (size_t i = 0; i < n; i++) {
-        const tprof_rows *s = tprof_rows_child_c(tr, i, 0);
-        const char *label = tprof_rows_at(tr, i, "label")->v.s;
-        if (!tprof_rows_int(s, 0, "count")) printf("  %s: no ProfilerStep spans\n", label);
+    for (size_t i = 0; i < v->n; i++) {
+        const tprof_rows *s = tprof_rows_child_c(v->tr, i, 0);
+        v->v[i] = tprof_rows_int(s, 0, "count") ? (double)tprof_rows_int(s, 0, "mean_ns") : NAN;
+        if (v->across) continue;
+        if (!tprof_rows_int(s, 0, "count")) printf("  %s: no ProfilerStep spans\n", v->label[i]);
         else
-            printf("  %s: %" PRId64 " steps, mean %s, p50 %s, min %s, max %s (spread %.1f%%)\n", label,
+            printf("  %s: %" PRId64 " steps, mean %s, p50 %s, min %s, max %s (spread %.1f%%)\n", v->label[i],
                    tprof_rows_int(s, 0, "count"), tprof_fmt_duration(a, sizeof a, tprof_rows_int(s, 0, "mean_ns")),
                    tprof_fmt_duration(b, sizeof b, tprof_rows_int(s, 0, "p50_ns")), tprof_fmt_duration(c, sizeof c, tprof_rows_int(s, 0, "min_ns")),
                    tprof_fmt_duration(d, sizeof d, tprof_rows_int(s, 0, "max_ns")), tprof_rows_real(s, 0, "spread") * 100);
     }
-    printf("\n== phases (share of step time on the CPU / of the GPU work launched) ==\n");
-    for (size_t i = 0; i < n; i++) {
-        const tprof_rows *ph = tprof_rows_child_c(tr, i, 1);
-        const char *label = tprof_rows_at(tr, i, "label")->v.s;
-        size_t np = tprof_rows_count(ph);
-        if (!np) {
-            printf("  %s: no phase markers in the steps\n", label);
-            continue;
-        }
-        int64_t cpu = 0, gpu = 0;
-        for (size_t p = 0; p < np; p++) {
-            cpu = tprof_sat_add(cpu, tprof_rows_int(ph, p, "cpu_ns"));
-            gpu = tprof_sat_add(gpu, tprof_rows_int(ph, p, "gpu_ns"));
-        }
-        printf("  %s:", label);
-        for (size_t p = 0; p < np; p++)
-            printf(" %s %.0f%%/%.0f%%%s", tprof_rows_at(ph, p, "phase")->v.s, cli_pct(tprof_rows_int(ph, p, "cpu_ns"), cpu),
-                   cli_pct(tprof_rows_int(ph, p, "gpu_ns"), gpu), p + 1 < np ? "," : "\n");
+    if (!v->across) return;
+    dist_line(v, "mean step time", V_DURATION);
+    worst_line(v, "slowest", V_DURATION);
+    missing_line(v, "no ProfilerStep spans");
+    for (size_t i = 0; i < v->n; i++) {
+        const tprof_rows *s = tprof_rows_child_c(v->tr, i, 0);
+        v->v[i] = tprof_rows_int(s, 0, "count") ? tprof_rows_real(s, 0, "spread") * 100 : NAN;
     }
+    dist_line(v, "spread within a rank ((max - min) / mean)", V_PERCENT);
+}
+
+/* The CPU and GPU shares of each phase of trace I; 0 when it has none. */
+static size_t phase_shares(const view *v, size_t i, const char **name, double *cpu, double *gpu, int64_t *gpu_total)
+{
+    const tprof_rows *ph = tprof_rows_child_c(v->tr, i, 1);
+    size_t np = tprof_rows_count(ph);
+    int64_t c = 0, g = 0;
+    for (size_t p = 0; p < np; p++) {
+        c = tprof_sat_add(c, tprof_rows_int(ph, p, "cpu_ns"));
+        g = tprof_sat_add(g, tprof_rows_int(ph, p, "gpu_ns"));
+    }
+    for (size_t p = 0; p < np; p++) {
+        name[p] = tprof_rows_at(ph, p, "phase")->v.s;
+        cpu[p] = cli_pct(tprof_rows_int(ph, p, "cpu_ns"), c);
+        gpu[p] = cli_pct(tprof_rows_int(ph, p, "gpu_ns"), g);
+    }
+    *gpu_total = g;
+    return np;
+}
+
+enum { MAX_PHASES = 8 };
+
+static void phases_section(const view *v, int any_gpu)
+{
+    const char *name[MAX_PHASES];
+    double cpu[MAX_PHASES], gpu[MAX_PHASES];
+    int64_t g;
+    size_t with = 0;
+    for (size_t i = 0; i < v->n; i++) with += phase_shares(v, i, name, cpu, gpu, &g) > 0;
+    if (!with) return; /* nothing to say: no trace marks its phases */
+    printf("\n== phases (share of step time on the CPU%s) ==\n", any_gpu ? " / of the GPU work launched" : "");
+    if (!v->across) {
+        for (size_t i = 0; i < v->n; i++) {
+            size_t np = phase_shares(v, i, name, cpu, gpu, &g);
+            if (!np) {
+                printf("  %s: no phase markers in the steps\n", v->label[i]);
+                continue;
+            }
+            printf("  %s:", v->label[i]);
+            for (size_t p = 0; p < np && p < MAX_PHASES; p++) {
+                if (any_gpu) printf(" %s %.0f%%/%.0f%%%s", name[p], cpu[p], gpu[p], p + 1 < np ? "," : "\n");
+                else printf(" %s %.0f%%%s", name[p], cpu[p], p + 1 < np ? "," : "\n");
+            }
+        }
+        return;
+    }
+    /* per phase, the median share across the ranks that mark phases, and its range */
+    size_t np = 0;
+    for (size_t i = 0; i < v->n && !np; i++) np = phase_shares(v, i, name, cpu, gpu, &g);
+    const char *names[MAX_PHASES];
+    for (size_t p = 0; p < np && p < MAX_PHASES; p++) names[p] = name[p];
+    tprof_col_dist dc[MAX_PHASES], dg[MAX_PHASES];
+    if (np > MAX_PHASES) np = MAX_PHASES;
+    for (size_t p = 0; p < np; p++)
+        for (int side = 0; side < 2; side++) {
+            for (size_t i = 0; i < v->n; i++) {
+                double c2[MAX_PHASES], g2[MAX_PHASES];
+                const char *n2[MAX_PHASES];
+                size_t k = phase_shares(v, i, n2, c2, g2, &g);
+                v->v[i] = k > p ? (side ? g2[p] : c2[p]) : NAN;
+            }
+            tprof_dist_of(v->v, NULL, v->n, side ? &dg[p] : &dc[p]);
+        }
+    printf("  p50 across ranks:");
+    for (size_t p = 0; p < np; p++) {
+        if (any_gpu) printf(" %s %.0f%%/%.0f%%%s", names[p], dc[p].p50, dg[p].p50, p + 1 < np ? "," : "\n");
+        else printf(" %s %.0f%%%s", names[p], dc[p].p50, p + 1 < np ? "," : "\n");
+    }
+    /* the phases whose share differs across ranks by a point or more */
+    int spread = 0;
+    for (size_t p = 0; p < np; p++)
+        for (int side = 0; side < 1 + any_gpu; side++) {
+            const tprof_col_dist *d = side ? &dg[p] : &dc[p];
+            if (d->max - d->min < 1.0) continue;
+            printf("%s %s %s %.0f%% (%s) to %.0f%% (%s)", spread++ ? "," : "  ranges across ranks:", names[p],
+                   side ? "GPU" : "CPU", d->min, v->label[d->min_rank], d->max, v->label[d->max_rank]);
+        }
+    if (spread) printf("\n");
+    for (size_t i = 0; i < v->n; i++) v->v[i] = phase_shares(v, i, name, cpu, gpu, &g) ? 0 : NAN;
+    missing_line(v, "no phase markers");
+}
+
+static void gpu_section(const view *v)
+{
+    char a[32];
     printf("\n== GPU time (temporal breakdown: %s ==\n",
-           hta_first ? "HTA's figures; trainprof's where they differ)" : "trainprof's definition; HTA's where it differs)");
-    for (size_t i = 0; i < n; i++) {
-        const tprof_rows *t = tprof_rows_child_c(tr, i, 2);
-        const char *label = tprof_rows_at(tr, i, "label")->v.s;
-        if (!tprof_rows_int(t, 0, "events")) {
-            printf("  %s: no GPU events\n", label);
-            continue;
+           v->hta_first ? "HTA's figures; trainprof's where they differ)" : "trainprof's definition; HTA's where it differs)");
+    if (!v->across) {
+        for (size_t i = 0; i < v->n; i++) {
+            const tprof_rows *t = tprof_rows_child_c(v->tr, i, 2);
+            if (!tprof_rows_int(t, 0, "events")) {
+                printf("  %s: no GPU events\n", v->label[i]);
+                continue;
+            }
+            int64_t span = tprof_rows_int(t, 0, "span_ns"), hspan = tprof_rows_int(t, 0, "hta_span_ns");
+            const char *why = tprof_rows_str(t, 0, "hta_differs");
+            int hta = v->hta_first && !tprof_rows_at(t, 0, "hta_span_ns")->null;
+            const char *left_out = tprof_rows_int(t, 0, "last_step_excluded") ? " (last step left out)" : "";
+            char lead[160], tail[400];
+            snprintf(lead, sizeof lead, "  %s: span %s: %s", v->label[i], tprof_fmt_duration(a, sizeof a, hta ? hspan : span),
+                     hta ? "HTA: " : "");
+            gpu_time_line(lead, t, hta ? "hta_" : "", hta ? hspan : span, hta ? "" : left_out);
+            if (why && *why) {
+                snprintf(tail, sizeof tail, ": %s", why);
+                gpu_time_line(hta ? "    trainprof: " : "    HTA: ", t, hta ? "" : "hta_", hta ? span : hspan, tail);
+            }
         }
-        int64_t span = tprof_rows_int(t, 0, "span_ns"), hspan = tprof_rows_int(t, 0, "hta_span_ns");
-        const char *why = tprof_rows_str(t, 0, "hta_differs");
-        int hta = hta_first && !tprof_rows_at(t, 0, "hta_span_ns")->null;
-        const char *left_out = tprof_rows_int(t, 0, "last_step_excluded") ? " (last step left out)" : "";
-        char lead[160], tail[400];
-        snprintf(lead, sizeof lead, "  %s: span %s: %s", label, tprof_fmt_duration(a, sizeof a, hta ? hspan : span),
-                 hta ? "HTA: " : "");
-        gpu_time_line(lead, t, hta ? "hta_" : "", hta ? hspan : span, hta ? "" : left_out);
-        if (why && *why) {
-            snprintf(tail, sizeof tail, ": %s", why);
-            gpu_time_line(hta ? "    trainprof: " : "    HTA: ", t, hta ? "" : "hta_", hta ? span : hspan, tail);
-        }
+        return;
     }
+    static const char *const part[] = { "idle", "compute", "non_compute" };
+    static const char *const title[] = { "idle", "compute", "non-compute" };
+    size_t differ = 0, first_differ = 0;
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < v->n; i++) {
+            const tprof_rows *t = tprof_rows_child_c(v->tr, i, 2);
+            int hta = v->hta_first && !tprof_rows_at(t, 0, "hta_span_ns")->null;
+            char col[32];
+            snprintf(col, sizeof col, "%s%s_ns", hta ? "hta_" : "", part[k]);
+            int64_t span = tprof_rows_int(t, 0, hta ? "hta_span_ns" : "span_ns");
+            v->v[i] = tprof_rows_int(t, 0, "events") ? cli_pct(tprof_rows_int(t, 0, col), span) : NAN;
+            const char *why = tprof_rows_str(t, 0, "hta_differs");
+            if (!k && why && *why && !differ++) first_differ = i;
+        }
+        char what[48];
+        snprintf(what, sizeof what, "%s share of the kernel span", title[k]);
+        dist_line(v, what, V_PERCENT);
+        if (!k) worst_line(v, "most idle", V_PERCENT);
+    }
+    missing_line(v, "no GPU events");
+    if (differ)
+        printf("  %s's figures differ on %zu ranks (e.g. %s: %s); --all-ranks shows each\n",
+               v->hta_first ? "trainprof" : "HTA", differ, v->label[first_differ],
+               tprof_rows_str(tprof_rows_child_c(v->tr, first_differ, 2), 0, "hta_differs"));
+}
+
+static void comm_section(const view *v)
+{
+    char a[32], b[32], c[32];
     printf("\n== communication ==\n");
-    for (size_t i = 0; i < n; i++) {
-        const tprof_rows *cm = tprof_rows_child_c(tr, i, 3);
-        const tprof_rows *calls = tprof_rows_child_c(cm, 0, 0), *types = tprof_rows_child_c(cm, 0, 1);
-        const char *label = tprof_rows_at(tr, i, "label")->v.s;
-        for (size_t y = 0; y < tprof_rows_count(calls) && y < 3; y++) {
-            const tprof_cell *bytes = tprof_rows_at(calls, y, "bytes"), *busbw = tprof_rows_at(calls, y, "busbw_gbps");
-            printf("  %s: %s: %" PRId64 " calls, %s", label, tprof_rows_at(calls, y, "name")->v.s, tprof_rows_int(calls, y, "calls"),
-                   bytes->null ? "sizes not recorded" : tprof_fmt_bytes(a, sizeof a, bytes->v.i));
-            if (tprof_rows_int(calls, y, "matched") && !busbw->null) printf(", busbw %.1f GB/s", busbw->v.d);
+    if (!v->across) {
+        for (size_t i = 0; i < v->n; i++) {
+            const tprof_rows *cm = tprof_rows_child_c(v->tr, i, 3);
+            const tprof_rows *calls = tprof_rows_child_c(cm, 0, 0), *types = tprof_rows_child_c(cm, 0, 1);
+            const char *label = v->label[i];
+            for (size_t y = 0; y < tprof_rows_count(calls) && y < 3; y++) {
+                const tprof_cell *bytes = tprof_rows_at(calls, y, "bytes"), *busbw = tprof_rows_at(calls, y, "busbw_gbps");
+                printf("  %s: %s: %" PRId64 " calls, %s", label, tprof_rows_at(calls, y, "name")->v.s, tprof_rows_int(calls, y, "calls"),
+                       bytes->null ? "sizes not recorded" : tprof_fmt_bytes(a, sizeof a, bytes->v.i));
+                if (tprof_rows_int(calls, y, "matched") && !busbw->null) printf(", busbw %.1f GB/s", busbw->v.d);
+                printf("\n");
+            }
+            if (!tprof_rows_int(cm, 0, "comm_ns")) {
+                printf("  %s: no communication kernels\n", label);
+                continue;
+            }
+            double overlap = tprof_rows_real(cm, 0, "overlap"), hta = tprof_rows_real(cm, 0, "hta_overlap");
+            int hta_head = v->hta_first && hta == hta, differ = hta == hta && fabs(hta - overlap) > 0.005;
+            printf("  %s: %s, %.0f%% overlapped with compute%s", label,
+                   tprof_fmt_duration(a, sizeof a, tprof_rows_int(cm, 0, "comm_ns")), (hta_head ? hta : overlap) * 100,
+                   hta_head ? " (HTA)" : "");
+            if (differ) printf(" (%s: %.0f%%)", hta_head ? "trainprof" : "HTA", (hta_head ? overlap : hta) * 100);
+            printf(", exposed %s", tprof_fmt_duration(b, sizeof b, tprof_rows_int(cm, 0, "exposed_ns")));
+            for (size_t y = 0; y < tprof_rows_count(types) && y < 3; y++)
+                printf("%s%s %s", y ? ", " : "; ", tprof_rows_at(types, y, "type")->v.s,
+                       tprof_fmt_duration(c, sizeof c, tprof_rows_int(types, y, "time_ns")));
             printf("\n");
         }
-        if (!tprof_rows_int(cm, 0, "comm_ns")) {
-            printf("  %s: no communication kernels\n", label);
-            continue;
+        return;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        const tprof_rows *cm = tprof_rows_child_c(v->tr, i, 3);
+        v->v[i] = tprof_rows_int(cm, 0, "comm_ns") ? (double)tprof_rows_int(cm, 0, "comm_ns") : NAN;
+    }
+    dist_line(v, "communication time", V_DURATION);
+    /* the first rank's recorded collectives, each across the ranks that record it */
+    const tprof_rows *calls0 = NULL;
+    for (size_t i = 0; i < v->n && !tprof_rows_count(calls0); i++)
+        calls0 = tprof_rows_child_c(tprof_rows_child_c(v->tr, i, 3), 0, 0);
+    for (size_t y = 0; y < tprof_rows_count(calls0) && y < 3; y++) {
+        const char *name = tprof_rows_at(calls0, y, "name")->v.s;
+        size_t with = 0;
+        for (size_t i = 0; i < v->n; i++) {
+            const tprof_rows *calls = tprof_rows_child_c(tprof_rows_child_c(v->tr, i, 3), 0, 0);
+            v->v[i] = NAN;
+            for (size_t z = 0; z < tprof_rows_count(calls); z++)
+                if (!strcmp(tprof_rows_at(calls, z, "name")->v.s, name)) {
+                    const tprof_cell *bw = tprof_rows_at(calls, z, "busbw_gbps");
+                    with++;
+                    if (tprof_rows_int(calls, z, "matched") && !bw->null) v->v[i] = bw->v.d;
+                }
         }
-        double overlap = tprof_rows_real(cm, 0, "overlap"), hta = tprof_rows_real(cm, 0, "hta_overlap");
-        int hta_head = hta_first && hta == hta, differ = hta == hta && fabs(hta - overlap) > 0.005;
-        printf("  %s: %s, %.0f%% overlapped with compute%s", label,
-               tprof_fmt_duration(a, sizeof a, tprof_rows_int(cm, 0, "comm_ns")), (hta_head ? hta : overlap) * 100,
-               hta_head ? " (HTA)" : "");
-        if (differ) printf(" (%s: %.0f%%)", hta_head ? "trainprof" : "HTA", (hta_head ? overlap : hta) * 100);
-        printf(", exposed %s", tprof_fmt_duration(b, sizeof b, tprof_rows_int(cm, 0, "exposed_ns")));
-        for (size_t y = 0; y < tprof_rows_count(types) && y < 3; y++)
-            printf("%s%s %s", y ? ", " : "; ", tprof_rows_at(types, y, "type")->v.s,
-                   tprof_fmt_duration(c, sizeof c, tprof_rows_int(types, y, "time_ns")));
+        tprof_col_dist d;
+        const tprof_cell *bytes = tprof_rows_at(calls0, y, "bytes");
+        printf("  %s on %zu ranks: %" PRId64 " calls, %s on %s", name, with, tprof_rows_int(calls0, y, "calls"),
+               bytes->null ? "sizes not recorded" : tprof_fmt_bytes(a, sizeof a, bytes->v.i), v->label[0]);
+        if (!tprof_dist_of(v->v, NULL, v->n, &d) && d.n)
+            printf("; busbw min %.1f GB/s (%s), p50 %.1f, max %.1f (%s)", d.min, v->label[d.min_rank], d.p50, d.max,
+                   v->label[d.max_rank]);
         printf("\n");
     }
+    for (size_t i = 0; i < v->n; i++) {
+        const tprof_rows *cm = tprof_rows_child_c(v->tr, i, 3);
+        double overlap = tprof_rows_real(cm, 0, "overlap"), hta = tprof_rows_real(cm, 0, "hta_overlap");
+        int hta_head = v->hta_first && hta == hta;
+        v->v[i] = tprof_rows_int(cm, 0, "comm_ns") ? (hta_head ? hta : overlap) * 100 : NAN;
+    }
+    dist_line(v, v->hta_first ? "overlapped with compute (HTA's where it has one)" : "overlapped with compute", V_PERCENT);
+    for (size_t i = 0; i < v->n; i++) {
+        const tprof_rows *cm = tprof_rows_child_c(v->tr, i, 3);
+        v->v[i] = tprof_rows_int(cm, 0, "comm_ns") ? (double)tprof_rows_int(cm, 0, "exposed_ns") : NAN;
+    }
+    dist_line(v, "exposed", V_DURATION);
+    worst_line(v, "most exposed", V_DURATION);
+    missing_line(v, "no communication kernels");
+}
+
+/* 1 when some trace has a row in child table K with a nonzero column COL. */
+static int any_child(const view *v, size_t k, const char *col)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (tprof_rows_int(tprof_rows_child_c(v->tr, i, k), 0, col)) return 1;
+    return 0;
+}
+
+static int kernels_section(const tprof_result *res, size_t top)
+{
+    char a[32];
     printf("\n== top kernels (all traces) ==\n");
     const tprof_rows *k = tprof_result_table_c(res, 1);
     size_t nk = tprof_rows_count(k) < top ? tprof_rows_count(k) : top;
-    if (!nk) printf("  no GPU events\n");
     /* names as tables show them: shortened, distinct, within 70 columns or what the terminal leaves */
     const char **names = malloc((nk ? nk : 1) * sizeof *names);
     char **shown = calloc(nk ? nk : 1, sizeof *shown);
@@ -176,21 +445,75 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
     if (numbered) printf("  %s\n", TPROF_NAMES_FOOTNOTE);
     free(names);
     free(shown);
+    return 0;
+}
+
+static void ranks_section(const tprof_result *res)
+{
+    char a[32], b[32];
     const tprof_rows *rk = tprof_result_table_c(res, 2);
-    if (tprof_rows_count(rk)) {
-        printf("\n== ranks ==\n");
-        if (!tprof_rows_at(rk, 0, "straggler")->null)
-            printf("  straggler: rank %" PRId64 " (compute %.0f%% above the other ranks' median, waits least)\n",
-                   tprof_rows_int(rk, 0, "straggler"), tprof_rows_real(rk, 0, "straggler_excess") * 100);
-        else
-            printf("  no straggler\n");
-        if (tprof_rows_int(rk, 0, "common_steps"))
-            printf("  step-time skew: max %s (ProfilerStep#%" PRId64 "), mean %s over %" PRId64 " common steps\n",
-                   tprof_fmt_duration(a, sizeof a, tprof_rows_int(rk, 0, "skew_max_ns")), tprof_rows_int(rk, 0, "skew_max_step"),
-                   tprof_fmt_duration(b, sizeof b, tprof_rows_int(rk, 0, "skew_mean_ns")), tprof_rows_int(rk, 0, "common_steps"));
+    if (!tprof_rows_count(rk)) return;
+    printf("\n== ranks ==\n");
+    if (!tprof_rows_at(rk, 0, "straggler")->null)
+        printf("  straggler: rank %" PRId64 " (compute %.0f%% above the other ranks' median, waits least)\n",
+               tprof_rows_int(rk, 0, "straggler"), tprof_rows_real(rk, 0, "straggler_excess") * 100);
+    else
+        printf("  no straggler\n");
+    if (tprof_rows_int(rk, 0, "common_steps"))
+        printf("  step-time skew: max %s (ProfilerStep#%" PRId64 "), mean %s over %" PRId64 " common steps\n",
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(rk, 0, "skew_max_ns")), tprof_rows_int(rk, 0, "skew_max_step"),
+               tprof_fmt_duration(b, sizeof b, tprof_rows_int(rk, 0, "skew_mean_ns")), tprof_rows_int(rk, 0, "common_steps"));
+}
+
+static int print(void *ctx, const tprof_result *res, const char *label_, const char *path)
+{
+    (void)label_, (void)path;
+    const summary_ctx *sc = ctx;
+    const tprof_rows *tr = tprof_result_table_c(res, 0);
+    size_t n = tprof_rows_count(tr);
+    view v = { .tr = tr, .n = n, .across = cli_across(n), .label = malloc((n ? n : 1) * sizeof *v.label),
+               .v = malloc((n ? n : 1) * sizeof *v.v), .hta_first = sc->headline == TPROF_DEFINITION_HTA };
+    int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
+    if (!v.label || !v.v || !ranks) {
+        free(v.label);
+        free(v.v);
+        free(ranks);
+        return TPROF_ENOMEM;
     }
-    printf("\n== advice ==\n");
-    return cli_print_findings(tprof_result_table_c(res, 3));
+    for (size_t i = 0; i < n; i++) {
+        v.label[i] = tprof_rows_at(tr, i, "label")->v.s;
+        int64_t r = tprof_rows_int(tr, i, "rank");
+        ranks[i] = r >= 0 ? r : (int64_t)i;
+    }
+    /* sections with nothing to say are left out, and the run says why */
+    int any_steps = any_child(&v, 0, "count"), any_gpu = any_child(&v, 2, "events"),
+        any_comm = any_child(&v, 3, "comm_ns");
+    for (size_t i = 0; i < n && !any_comm; i++)
+        any_comm = tprof_rows_count(tprof_rows_child_c(tprof_rows_child_c(tr, i, 3), 0, 0)) > 0;
+    run_section(&v);
+    if (n && !any_gpu)
+        printf("  no GPU events in %s: GPU time, communication and kernels left out\n",
+               n == 1 ? "the trace" : "any trace");
+    else if (n && !any_comm)
+        printf("  no communication in %s\n", n == 1 ? "the trace" : "any trace");
+    if (n && !any_steps) printf("  no ProfilerStep spans in %s: steps and phases left out\n", n == 1 ? "the trace" : "any trace");
+    if (any_steps) steps_section(&v);
+    if (any_steps) phases_section(&v, any_gpu);
+    if (any_gpu) gpu_section(&v);
+    if (any_gpu && any_comm) comm_section(&v);
+    int rc = any_gpu ? kernels_section(res, (size_t)sc->top) : 0;
+    ranks_section(res);
+    if (!rc) {
+        printf("\n== advice ==\n");
+        rc = cli_print_findings(tprof_result_table_c(res, 3), ranks, n);
+    }
+    if (!rc && v.across)
+        printf("\n(%zu ranks: each section gives the distribution across ranks and the worst; %s)\n", n,
+               CLI_ACROSS_HINT);
+    free(v.label);
+    free(v.v);
+    free(ranks);
+    return rc;
 }
 
 static int option(void *ctx, int c, const char *arg)
