@@ -63,11 +63,18 @@ for f in [os.path.join(H, "cpu_only", "rank-34.Jul_15_10_52_41.1074.pt.trace.jso
           os.path.join(T, "param/et_replay/tests/inputs/resnet_kineto.json.gz")]:
     rc, out, err = run([TRAINPROF, "summary", f])
     check(rc == 0, f"{os.path.basename(f)}: summary exit {rc}: {err.strip()}")
-    check("== steps ==" in out and "== advice ==" in out, f"{os.path.basename(f)}: sections")
+    # a trace without ProfilerSteps has no steps section: it says so instead
+    check("== run ==" in out and "== advice ==" in out and
+          ("== steps ==" in out or "no ProfilerStep spans in the trace: steps and phases left out" in out),
+          f"{os.path.basename(f)}: sections")
+# sections with nothing to say are left out, and the run section says why
 rc, out, _ = run([TRAINPROF, "summary", os.path.join(H, "cpu_only", "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")])
-check("no GPU events" in out and "no communication kernels" in out, "cpu_only: says what is missing")
+check("no GPU events in the trace: GPU time, communication and kernels left out" in out and
+      "== GPU time" not in out and "== communication ==" not in out and "== top kernels" not in out and
+      "== steps ==" in out, "cpu_only: says what is missing, prints no empty section")
 rc, out, _ = run([TRAINPROF, "summary", os.path.join(T, "param/et_replay/tests/inputs/resnet_kineto.json.gz")])
-check("no ProfilerStep spans" in out, "resnet: says there are no steps")
+check("no ProfilerStep spans in the trace: steps and phases left out" in out and "== steps ==" not in out,
+      "resnet: says there are no steps, prints no steps section")
 
 # --format csv (documented in --help and the README): every table after "# table: NAME", the same
 # values as JSON; a trace's parts after its label
