@@ -1,6 +1,9 @@
 /* trainprof ranks: the ranks side by side, the straggler, step-time skew. */
 #include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "trainprof/analysis.h"
@@ -27,33 +30,124 @@ static const char *with_share(char *buf, size_t len, int64_t ns, int64_t whole)
     return buf;
 }
 
+/* Row I of ROWS into the text table; STRAGGLER_COMPUTE gets the straggler's compute. */
+static int add_row(tprof_table *t, const tprof_rows *rows, size_t i, int64_t *straggler_compute)
+{
+    char rk[48], st[32], sm[32], sp[32], id[48], cp[48], cm[32], ex[48];
+    int64_t span = tprof_rows_int(rows, i, "span_ns"), comm = tprof_rows_int(rows, i, "comm_ns");
+    int straggler = tprof_rows_int(rows, i, "straggler") != 0;
+    if (straggler) *straggler_compute = tprof_rows_int(rows, i, "compute_ns");
+    snprintf(rk, sizeof rk, "%" PRId64 "%s", tprof_rows_int(rows, i, "rank"), straggler ? " (straggler)" : "");
+    snprintf(st, sizeof st, "%" PRId64, tprof_rows_int(rows, i, "steps"));
+    tprof_fmt_duration(sm, sizeof sm, tprof_rows_int(rows, i, "step_mean_ns"));
+    tprof_fmt_duration(sp, sizeof sp, span);
+    with_share(id, sizeof id, tprof_rows_int(rows, i, "idle_ns"), span);
+    with_share(cp, sizeof cp, tprof_rows_int(rows, i, "compute_ns"), span);
+    tprof_fmt_duration(cm, sizeof cm, comm);
+    with_share(ex, sizeof ex, tprof_rows_int(rows, i, "exposed_comm_ns"), comm);
+    const char *cells[] = { rk, st, sm, sp, id, cp, cm, ex };
+    return tprof_table_row(t, cells);
+}
+
+/* Past CLI_RANKS_LISTED ranks: each column's distribution across them. */
+static int print_dist(const tprof_rows *rows, size_t n)
+{
+    static const struct {
+        const char *title, *col, *of; /* OF: the column it is a share of, or NULL */
+    } cols[] = { { "step mean", "step_mean_ns", NULL }, { "span", "span_ns", NULL },
+                 { "idle", "idle_ns", "span_ns" },      { "compute", "compute_ns", "span_ns" },
+                 { "comm", "comm_ns", NULL },            { "exposed comm", "exposed_comm_ns", "comm_ns" } };
+    double *v = malloc(n * sizeof *v);
+    char (*labels)[32] = malloc(n * sizeof *labels);
+    const char **lab = malloc(n * sizeof *lab);
+    char title[32];
+    snprintf(title, sizeof title, "across %zu", n);
+    const char *hdr[] = { title, "min", "p50", "p90", "max" };
+    tprof_table *t = v && labels && lab ? tprof_table_new(5, hdr, "lrrrr") : NULL;
+    int rc = t ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        snprintf(labels[i], sizeof labels[i], "rank %" PRId64, tprof_rows_int(rows, i, "rank"));
+        lab[i] = labels[i];
+    }
+    for (size_t c = 0; !rc && c < sizeof cols / sizeof *cols; c++) {
+        for (size_t i = 0; i < n; i++) {
+            int64_t x = tprof_rows_int(rows, i, cols[c].col);
+            v[i] = cols[c].of ? cli_pct(x, tprof_rows_int(rows, i, cols[c].of)) : (double)x;
+        }
+        tprof_col_dist d;
+        if ((rc = tprof_dist_of(v, NULL, n, &d))) break;
+        char cell[4][64];
+        const double q[4] = { d.min, d.p50, d.p90, d.max };
+        for (int k = 0; k < 4; k++) {
+            char num[32];
+            if (cols[c].of) snprintf(num, sizeof num, "%.1f%%", q[k]);
+            else tprof_fmt_duration(num, sizeof num, (int64_t)llround(q[k]));
+            if ((k == 0 || k == 3) && d.min != d.max)
+                snprintf(cell[k], sizeof cell[k], "%s (%s)", num, lab[k ? d.max_rank : d.min_rank]);
+            else
+                snprintf(cell[k], sizeof cell[k], "%s", num);
+        }
+        const char *cells[] = { cols[c].title, cell[0], cell[1], cell[2], cell[3] };
+        rc = tprof_table_row(t, cells);
+    }
+    if (!rc) tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    free(v);
+    free(labels);
+    free(lab);
+    return rc;
+}
+
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
     (void)ctx, (void)label, (void)path;
     const tprof_rows *top = tprof_result_top_c(res), *rows = tprof_result_table_c(res, 0);
-    const char *hdr[] = { "rank", "steps", "step mean", "span", "idle", "compute", "comm", "exposed comm" };
-    tprof_table *t = tprof_table_new(8, hdr, "lrrrrrrr");
-    if (!t) return TPROF_ENOMEM;
-    int64_t straggler_compute = 0;
-    for (size_t i = 0, n = tprof_rows_count(rows); i < n; i++) {
-        char rk[48], st[32], sm[32], sp[32], id[48], cp[48], cm[32], ex[48];
-        int64_t span = tprof_rows_int(rows, i, "span_ns"), comm = tprof_rows_int(rows, i, "comm_ns");
-        int straggler = tprof_rows_int(rows, i, "straggler") != 0;
-        if (straggler) straggler_compute = tprof_rows_int(rows, i, "compute_ns");
-        snprintf(rk, sizeof rk, "%" PRId64 "%s", tprof_rows_int(rows, i, "rank"), straggler ? " (straggler)" : "");
-        snprintf(st, sizeof st, "%" PRId64, tprof_rows_int(rows, i, "steps"));
-        tprof_fmt_duration(sm, sizeof sm, tprof_rows_int(rows, i, "step_mean_ns"));
-        tprof_fmt_duration(sp, sizeof sp, span);
-        with_share(id, sizeof id, tprof_rows_int(rows, i, "idle_ns"), span);
-        with_share(cp, sizeof cp, tprof_rows_int(rows, i, "compute_ns"), span);
-        tprof_fmt_duration(cm, sizeof cm, comm);
-        with_share(ex, sizeof ex, tprof_rows_int(rows, i, "exposed_comm_ns"), comm);
-        const char *cells[] = { rk, st, sm, sp, id, cp, cm, ex };
-        if (tprof_table_row(t, cells)) {
-            tprof_table_free(t);
-            return TPROF_ENOMEM;
+    size_t n = tprof_rows_count(rows);
+    int across = cli_across(n);
+    if (across) {
+        printf("%zu ranks: their distribution, and the %d with the slowest steps and the straggler (%s)\n\n", n,
+               CLI_RANKS_WORST, CLI_ACROSS_HINT);
+        int rc = print_dist(rows, n);
+        if (rc) return rc;
+        printf("\n");
+    }
+    /* the rows shown: all of them, or the slowest few and the straggler */
+    size_t *shown = malloc((n ? n : 1) * sizeof *shown), m = 0;
+    if (!shown) return TPROF_ENOMEM;
+    if (!across)
+        for (size_t i = 0; i < n; i++) shown[m++] = i;
+    else {
+        for (size_t w = 0; w < CLI_RANKS_WORST && w < n; w++) {
+            size_t best = SIZE_MAX;
+            for (size_t i = 0; i < n; i++) {
+                int taken = 0;
+                for (size_t j = 0; j < m; j++) taken |= shown[j] == i;
+                if (!taken && (best == SIZE_MAX || tprof_rows_int(rows, i, "step_mean_ns") >
+                                                       tprof_rows_int(rows, best, "step_mean_ns")))
+                    best = i;
+            }
+            shown[m++] = best;
+        }
+        for (size_t i = 0; i < n; i++) {
+            int taken = 0;
+            for (size_t j = 0; j < m; j++) taken |= shown[j] == i;
+            if (!taken && tprof_rows_int(rows, i, "straggler")) shown[m++] = i;
         }
     }
+    const char *hdr[] = { "rank", "steps", "step mean", "span", "idle", "compute", "comm", "exposed comm" };
+    tprof_table *t = tprof_table_new(8, hdr, "lrrrrrrr");
+    if (!t) {
+        free(shown);
+        return TPROF_ENOMEM;
+    }
+    int64_t straggler_compute = 0;
+    for (size_t j = 0; j < m; j++)
+        if (add_row(t, rows, shown[j], &straggler_compute)) {
+            tprof_table_free(t);
+            free(shown);
+            return TPROF_ENOMEM;
+        }
+    free(shown);
     tprof_table_print(t, stdout);
     tprof_table_free(t);
     char a[32], b[32];
