@@ -45,8 +45,11 @@ static void print_option_table(const char *shortopts, const struct option *longo
         while (strcmp(first->name, o->name)) first++;
         if (first == o) printf("--%s\t%s\n", o->name, arg_kind(o->has_arg));
     }
-    for (const char *s = shortopts + (*shortopts == '-' || *shortopts == '+'); *s; s++)
-        if (*s != ':') printf("-%c\t%s\n", *s, arg_kind(s[1] == ':' ? (s[2] == ':' ? optional_argument : required_argument) : no_argument));
+    for (const char *s = shortopts + (*shortopts == '-' || *shortopts == '+'); *s; s++) {
+        if (*s == ':') continue;
+        int has_arg = s[1] != ':' ? no_argument : s[2] == ':' ? optional_argument : required_argument;
+        printf("-%c\t%s\n", *s, arg_kind(has_arg));
+    }
 }
 
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
