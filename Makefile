@@ -8,7 +8,7 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 DEMO_DIR   ?= $(BUILD)/demo
 
-.PHONY: all deps build run test test-fast test-asan test-tsan test-fuzz fuzz-build fuzz-long bench clean
+.PHONY: all deps build run test test-fast test-asan test-tsan test-fuzz fuzz-build fuzz-long bench clean install
 
 all: build
 
@@ -92,6 +92,14 @@ bench: build
 	bench/merge_bench.sh 250M $(BUILD)
 	bench/mem_bench.sh $(BUILD) 5000000
 	bench/record_overhead.sh $(BUILD) 5
+
+# The binary, the libraries with their headers and pkg-config files, the man
+# page, the bash completion and the docs, under PREFIX (staged under DESTDIR
+# when set): `cmake --install $(BUILD) --prefix $(PREFIX)` (README, Install).
+PREFIX ?= /usr/local
+
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

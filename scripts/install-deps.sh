@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-14-dev          # libFuzzer targets, sanitizers
   python3 gzip zstd                 # independent checks in tests, fixtures
   time                              # /usr/bin/time: peak RSS in tests and benchmarks
+  groff-base                        # the man page rendered in tests/cli/install.py
   libopenmpi-dev openmpi-bin        # tiny_gpt_mpi (data-parallel example) and its test
   openssh-client                    # mpirun refuses to start, even on one host, without an rsh/ssh agent
 )

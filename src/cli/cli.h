@@ -54,6 +54,11 @@ int cli_set_color(const char *mode);
  * invalid option -- 'o'" and a hint line naming CMD --help (argv[0] is the
  * command); returns '?' for them (the caller exits 2). */
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+/* Set by the hidden `trainprof --list-options COMMAND` (main.c): the
+ * command's first cli_getopt prints its option table, one "--name\tARG" per
+ * line (ARG: none, required or optional), and ends the process. The bash
+ * completion is generated from it (scripts/gen-completion.sh). */
+extern int cli_list_options;
 /* --threads N: 0 = one per core. Returns -1 when N is not a count. */
 int cli_parse_threads(const char *s, int *out);
 /* --definition trainprof|hta; says what it takes and returns -1 otherwise. */

@@ -30,8 +30,35 @@ int cli_set_color(const char *mode)
     return 0;
 }
 
+int cli_list_options;
+
+static const char *arg_kind(int has_arg)
+{
+    return has_arg == required_argument ? "required" : has_arg == optional_argument ? "optional" : "none";
+}
+
+/* The options as getopt sees them: long ones first (an entry shadowed by an
+ * earlier one of the same name left out), then the short letters. */
+static void print_option_table(const char *shortopts, const struct option *longopts)
+{
+    for (const struct option *o = longopts; o && o->name; o++) {
+        const struct option *first = longopts;
+        while (strcmp(first->name, o->name)) first++;
+        if (first == o) printf("--%s\t%s\n", o->name, arg_kind(o->has_arg));
+    }
+    for (const char *s = shortopts + (*shortopts == '-' || *shortopts == '+'); *s; s++) {
+        if (*s == ':') continue;
+        int has_arg = s[1] != ':' ? no_argument : s[2] == ':' ? optional_argument : required_argument;
+        printf("-%c\t%s\n", *s, arg_kind(has_arg));
+    }
+}
+
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
+    if (cli_list_options) {
+        print_option_table(shortopts, longopts);
+        exit(cli_finish_stdout(EXIT_OK));
+    }
     /* getopt's own messages name argv[0], which is the command alone
      * ("kernels: invalid option"); these name the program and the command,
      * and say where the options are listed. A leading ':' tells a missing

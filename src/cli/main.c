@@ -45,7 +45,13 @@ static void usage(FILE *f)
             "Inputs: a file path or '-' (stdin); gzip and zstd are detected by their magic bytes.\n"
             "Exit codes: 0 ok, 1 a requested check failed, 2 usage, 3 unreadable or invalid input,\n"
             "            4 input truncated (results cover what was read), 5 an output could not be\n"
-            "            written (stdout or a file: a full disk, a read-only directory).\n");
+            "            written (stdout or a file: a full disk, a read-only directory).\n"
+            "\nenvironment:\n"
+            "  NO_COLOR          when set, diagnostics are not coloured (--color auto)\n"
+            "  TPROF_PROGRESS    always|never: the progress bar on stderr (default: shown when\n"
+            "                    stderr is a terminal)\n"
+            "  COLUMNS           the width tables fit on a terminal that does not report its size\n"
+            "  TPROF_FORCE_ZLIB  when set, gzip is decompressed by zlib instead of ISA-L\n");
 }
 
 static void sink_notice(const char *msg) { cli_note("%s", msg); }
@@ -90,6 +96,18 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("trainprof %s (library %s)\n", TPROF_VERSION_STRING, tprof_version());
         return cli_finish_stdout(EXIT_OK);
+    }
+    /* Hidden, for the generated bash completion and man page (scripts/gen-*.sh):
+     * the command names, and a command's option table (cli.h). */
+    if (!strcmp(cmd, "--list-commands")) {
+        for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) printf("%s\n", commands[i].name);
+        return cli_finish_stdout(EXIT_OK);
+    }
+    if (!strcmp(cmd, "--list-options") && argc == 3) {
+        cli_list_options = 1; /* the command's first cli_getopt prints them and exits */
+        argc--;
+        argv++;
+        cmd = argv[1];
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(cmd, commands[i].name)) return cli_finish_stdout(commands[i].run(argc - 1, argv + 1));
