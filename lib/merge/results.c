@@ -1,5 +1,6 @@
 /* The report of a merge as result tables (`trainprof merge`): the output,
  * the alignment, sizes, and a row per input in argument order. */
+#include <stdlib.h>
 #include "trainprof/error.h"
 #include "trainprof/merge.h"
 
@@ -37,7 +38,7 @@ static const tprof_col_desc rank_cols[R_NCOLS] = {
     [R_IDS] = TPROF_COL("ids_unchanged", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,
                         "ids too large to make unique, written unchanged"),
 };
-static const tprof_table_desc ranks = { .name = "ranks", .doc = "one row per input, in argument order",
+static const tprof_table_desc ranks = { .name = "ranks", .doc = "one row per input, in rank order",
                                         .cols = rank_cols, .ncols = R_NCOLS, .json_after = "runs_spilled" };
 static const tprof_table_desc merge_top = { .name = "", .cols = merge_cols, .ncols = M_NCOLS };
 static const tprof_table_desc *const merge_tables[] = { &ranks };
@@ -63,8 +64,13 @@ int tprof_merge_tables(const tprof_merge_report *r, const char *output, tprof_re
     tprof_rows_set_i(top, 0, M_JSON_BYTES, (int64_t)r->bytes_out);
     tprof_rows_set_i(top, 0, M_FILE_BYTES, (int64_t)r->file_bytes);
     tprof_rows_set_i(top, 0, M_SPILLED, (int64_t)r->runs_spilled);
-    for (size_t i = 0; !rc && i < r->nranks; i++) {
-        const tprof_merge_rank *k = &r->ranks[i];
+    int64_t *rank = malloc((r->nranks ? r->nranks : 1) * sizeof *rank);
+    size_t *order = malloc((r->nranks ? r->nranks : 1) * sizeof *order);
+    if (!rc && (!rank || !order)) rc = TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < r->nranks; i++) rank[i] = r->ranks[i].rank;
+    if (!rc) rc = tprof_rank_order(rank, r->nranks, order);
+    for (size_t o = 0; !rc && o < r->nranks; o++) {
+        const tprof_merge_rank *k = &r->ranks[order[o]];
         long j = tprof_rows_add(rows);
         if (j < 0 || tprof_rows_set_s(rows, (size_t)j, R_FILE, k->path) ||
             tprof_rows_set_s(rows, (size_t)j, R_FROM, tprof_rank_source_name(k->rank_source)) ||
@@ -79,6 +85,8 @@ int tprof_merge_tables(const tprof_merge_report *r, const char *output, tprof_re
         for (size_t c = 0; c < R_NCOLS; c++)
             if (c != R_FILE && c != R_FROM && c != R_ALIGNED_ON) tprof_rows_set_i(rows, (size_t)j, c, v[c]);
     }
+    free(rank);
+    free(order);
     if (rc) {
         tprof_result_free(res);
         return rc;

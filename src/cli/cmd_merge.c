@@ -2,6 +2,8 @@
 #include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,8 @@ static void help(FILE *f)
             "                        the output is compressed on as many threads)\n"
             "  --wide                accepted as by every command (the report has no kernel\n"
             "                        names to shorten)\n"
+            "  --all-ranks           the report lists every input (by default, past 8: the\n"
+            "                        distribution of the clock offsets and the 3 largest)\n"
             "  --color auto|always|never\n");
 }
 
@@ -176,11 +180,55 @@ static int print_table(const tprof_result *res)
            tprof_fmt_bytes(b, sizeof b, tprof_rows_int(top, 0, "file_bytes")));
     if (tprof_rows_int(top, 0, "runs_spilled")) printf(", %" PRId64 " sorted runs spilled", tprof_rows_int(top, 0, "runs_spilled"));
     printf("\n\n");
+    /* the rows listed: all, or past CLI_RANKS_LISTED the largest clock offsets and any cut or left out */
+    size_t *shown = malloc((n ? n : 1) * sizeof *shown), m = 0;
+    if (!shown) return TPROF_ENOMEM;
+    if (cli_across(n)) {
+        double *v = malloc(n * sizeof *v);
+        const char **lab = malloc(n * sizeof *lab);
+        char (*labels)[32] = malloc(n * sizeof *labels);
+        if (!v || !lab || !labels) {
+            free(v), free(lab), free(labels), free(shown);
+            return TPROF_ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+            int64_t off = tprof_rows_int(ranks, i, "offset_ns");
+            v[i] = tprof_rows_int(ranks, i, "included") ? (double)(off < 0 ? -off : off) : NAN;
+            snprintf(labels[i], sizeof labels[i], "rank %" PRId64, tprof_rows_int(ranks, i, "rank"));
+            lab[i] = labels[i];
+        }
+        tprof_col_dist d;
+        char hi[32];
+        if (!tprof_dist_of(v, NULL, n, &d) && d.n)
+            printf("clock offsets across %zu ranks (absolute): min %s (%s), p50 %s, p90 %s, max %s (%s)\n", n,
+                   tprof_fmt_duration(a, sizeof a, (int64_t)d.min), lab[d.min_rank],
+                   tprof_fmt_duration(b, sizeof b, (int64_t)d.p50), tprof_fmt_duration(c, sizeof c, (int64_t)d.p90),
+                   tprof_fmt_duration(hi, sizeof hi, (int64_t)d.max), lab[d.max_rank]);
+        for (size_t w = 0; w < CLI_RANKS_WORST; w++) {
+            size_t best = SIZE_MAX;
+            for (size_t i = 0; i < n; i++)
+                if (!isnan(v[i]) && (best == SIZE_MAX || v[i] > v[best])) best = i;
+            if (best == SIZE_MAX) break;
+            shown[m++] = best;
+            v[best] = NAN;
+        }
+        for (size_t i = 0; i < n; i++)
+            if ((!tprof_rows_int(ranks, i, "included") || tprof_rows_int(ranks, i, "truncated")) && !isnan(v[i]))
+                shown[m++] = i;
+        printf("the %zu largest offsets%s (%s):\n\n", m < CLI_RANKS_WORST ? m : (size_t)CLI_RANKS_WORST,
+               m > CLI_RANKS_WORST ? ", and the inputs cut or not selected" : "", CLI_ACROSS_HINT);
+        free(v), free(lab), free(labels);
+    } else
+        for (size_t i = 0; i < n; i++) shown[m++] = i;
     static const char *const hdr[] = { "rank", "from", "pids", "offset", "aligned on", "events in", "kept", "file" };
     tprof_table *t = tprof_table_new(8, hdr, "llrrlrrl");
-    if (!t) return TPROF_ENOMEM;
+    if (!t) {
+        free(shown);
+        return TPROF_ENOMEM;
+    }
     tprof_table_limit(t, 4, 48);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < m; j++) {
+        size_t i = shown[j];
         char rank[32], pid[32], in[32], kept[32], off[40];
         int64_t offset = tprof_rows_int(ranks, i, "offset_ns");
         snprintf(rank, sizeof rank, "%" PRId64 "%s", tprof_rows_int(ranks, i, "rank"), tprof_rows_int(ranks, i, "truncated") ? " (cut)" : "");
@@ -196,6 +244,7 @@ static int print_table(const tprof_result *res)
         const char *skip[] = { rank, from, "-", "-", "not selected (--ranks)", "-", "-", file };
         tprof_table_row(t, tprof_rows_int(ranks, i, "included") ? row : skip);
     }
+    free(shown);
     tprof_table_print(t, stdout);
     tprof_table_free(t);
     return 0;
