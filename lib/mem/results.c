@@ -8,7 +8,9 @@
 
 #include <stdio.h>
 
-enum { F_FORM, F_PROTOCOL, F_BYTES, F_TRUNCATED, F_SKIPPED, F_NCOLS };
+enum { F_FORM, F_PROTOCOL, F_BYTES, F_TRUNCATED, F_SKIPPED, F_PEAK, F_RESERVED, F_OOMS, F_NCOLS };
+/* the largest over devices: for the across-snapshots view only, JSON and CSV have each device's */
+#define TEXT_ONLY (TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV)
 static const tprof_col_desc file_cols[F_NCOLS] = {
     [F_FORM] = TPROF_COL("form", TPROF_COL_ENUM, TPROF_COMBINE_PER_RANK, NULL,
                          "the snapshot's shape: a dict of segments and traces, or a bare list of segments"),
@@ -17,6 +19,12 @@ static const tprof_col_desc file_cols[F_NCOLS] = {
     [F_TRUNCATED] = TPROF_COL("truncated", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL, "the file ended early"),
     [F_SKIPPED] = TPROF_COL("skipped", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,
                             "trace entries or blocks without the fields needed"),
+    [F_PEAK] = TPROF_COL("peak_active", TPROF_COL_BYTES, TPROF_COMBINE_MAX, "peak active",
+                         "the largest device's peak active memory (text only)", .flags = TEXT_ONLY | TPROF_COLF_METRIC),
+    [F_RESERVED] = TPROF_COL("reserved_peak", TPROF_COL_BYTES, TPROF_COMBINE_MAX, "peak reserved",
+                             "the largest device's peak reserved memory (text only)", .flags = TEXT_ONLY),
+    [F_OOMS] = TPROF_COL("ooms", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "OOMs", "OOMs on every device (text only)",
+                         .flags = TEXT_ONLY),
 };
 
 enum { SITE_SITE, SITE_BYTES, SITE_COUNT, SITE_NCOLS };
@@ -196,6 +204,15 @@ int tprof_mem_tables(const tprof_mem_snapshot *s, const tprof_mem_report *r, tpr
     tprof_rows_set_i(top, 0, F_BYTES, (int64_t)tprof_pickle_bytes(s->pk));
     tprof_rows_set_i(top, 0, F_TRUNCATED, s->truncated != 0);
     tprof_rows_set_i(top, 0, F_SKIPPED, (int64_t)s->skipped);
+    int64_t peak = 0, reserved = 0, nooms = 0;
+    for (size_t d = 0; d < r->ndev; d++) {
+        if (r->dev[d].peak_active > peak) peak = r->dev[d].peak_active;
+        if (r->dev[d].reserved_peak > reserved) reserved = r->dev[d].reserved_peak;
+        nooms += (int64_t)r->dev[d].nooms;
+    }
+    tprof_rows_set_i(top, 0, F_PEAK, peak);
+    tprof_rows_set_i(top, 0, F_RESERVED, reserved);
+    tprof_rows_set_i(top, 0, F_OOMS, nooms);
     for (size_t i = 0; !rc && i < r->ndev; i++)
         rc = add_device(tprof_result_table(res, 0), tprof_result_table(res, 1), &r->dev[i]);
     if (rc) {

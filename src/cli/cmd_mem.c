@@ -37,6 +37,9 @@ static void help(FILE *f)
                "  --max-memory SIZE     the most memory the decoded pickle may take, like 512M or\n"
                "                        16G (default: half the physical memory, at least 1G; 0: no\n"
                "                        limit); past it the snapshot is refused (exit 3)\n"
+               "  --all-ranks           with more than 8 snapshots, tables show the distribution\n"
+               "                        of peak memory across ranks and the 3 highest; this prints\n"
+               "                        every one\n"
                "  --color auto|always|never\n");
 }
 
@@ -243,6 +246,45 @@ static int parse_size(const char *v, uint64_t *out)
     return 0;
 }
 
+/* Snapshots of many ranks: in rank order (the file names' rank<N>), the
+ * distribution of peak memory across them, then the 3 highest in full. */
+static int print_across(tprof_result **res, char **paths, size_t n, const mem_args *a)
+{
+    if (!n) return EXIT_OK;
+    int64_t *rank = malloc(n * sizeof *rank);
+    size_t *order = malloc(n * sizeof *order);
+    const tprof_result **sorted = malloc(n * sizeof *sorted);
+    char (*labels)[64] = malloc(n * sizeof *labels);
+    const char **lab = malloc(n * sizeof *lab);
+    int rc = rank && order && sorted && labels && lab ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (!tprof_rank_from_name(paths[i], &rank[i])) rank[i] = -1;
+    if (!rc) rc = tprof_rank_order(rank, n, order);
+    for (size_t i = 0; !rc && i < n; i++) {
+        sorted[i] = res[order[i]];
+        tprof_fmt_trace_label(labels[i], sizeof labels[i], rank[order[i]], order[i]);
+        lab[i] = labels[i];
+    }
+    size_t worst[CLI_RANKS_WORST], k = 0;
+    if (!rc) {
+        printf("%zu snapshots: their distribution across ranks and the %d with the highest peak (%s)\n\n", n,
+               CLI_RANKS_WORST, CLI_ACROSS_HINT);
+        rc = tprof_results_print_dist(sorted, lab, n, stdout);
+        k = tprof_ranks_worst(sorted, NULL, n, CLI_RANKS_WORST, worst);
+    }
+    for (size_t i = 0; !rc && i < k; i++) {
+        printf("\n");
+        print_table(paths[order[worst[i]]], sorted[worst[i]], a);
+    }
+    free(rank);
+    free(order);
+    free(sorted);
+    free(labels);
+    free(lab);
+    if (rc) cli_error("out of memory");
+    return rc ? EXIT_INPUT : EXIT_OK;
+}
+
 int cmd_mem(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -250,7 +292,7 @@ int cmd_mem(int argc, char **argv)
         { "depth", required_argument, 0, 'd' },  { "top", required_argument, 0, 't' },
         { "timeline", required_argument, 0, 'T' }, { "points", required_argument, 0, 'p' },
         { "compare", no_argument, 0, 'C' },      { "help", no_argument, 0, 'h' },
-        { "max-memory", required_argument, 0, 'M' },
+        { "max-memory", required_argument, 0, 'M' }, { "all-ranks", no_argument, 0, 'A' },
         { 0, 0, 0, 0 },
     };
     mem_args a = { .fmt = FMT_TABLE, .depth = 4, .top = 10, .points = 2000 };
@@ -276,6 +318,7 @@ int cmd_mem(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
+        case 'A': cli_all_ranks = 1; break;
         case 'h': help(stdout); return EXIT_OK;
         default: return EXIT_USAGE; /* said by cli_getopt */
         }
@@ -298,6 +341,17 @@ int cmd_mem(int argc, char **argv)
         return EXIT_USAGE;
     }
     int worst = EXIT_OK;
+    /* many snapshots (one per rank) in a table: kept, then shown across ranks */
+    int across = a.fmt == FMT_TABLE && cli_across((size_t)nfiles);
+    tprof_result **kept = across ? calloc((size_t)nfiles, sizeof *kept) : NULL;
+    char **kept_path = across ? calloc((size_t)nfiles, sizeof *kept_path) : NULL;
+    size_t nkept = 0;
+    if (across && (!kept || !kept_path)) {
+        free(kept);
+        free(kept_path);
+        cli_error("out of memory");
+        return EXIT_INPUT;
+    }
     tprof_jw jw;
     if (a.fmt == FMT_JSON) {
         tprof_jw_init(&jw, stdout);
@@ -335,7 +389,10 @@ int cmd_mem(int argc, char **argv)
             cli_json_file_result(&jw, s->path, res, 0);
         else if (a.fmt == FMT_CSV)
             tprof_rows_csv(tprof_result_table_c(res, 1), (const char *const *)&s->path, 1, 0, stdout);
-        else {
+        else if (across && (kept_path[nkept] = strdup(s->path))) {
+            kept[nkept++] = res;
+            res = NULL;
+        } else {
             if (i) printf("\n");
             print_table(s->path, res, &a);
         }
@@ -348,5 +405,15 @@ int cmd_mem(int argc, char **argv)
         tprof_mem_snapshot_close(s);
     }
     if (a.fmt == FMT_JSON) tprof_jw_arr_end(&jw);
+    if (across) {
+        int e = print_across(kept, kept_path, nkept, &a);
+        if (e > worst) worst = e;
+        for (size_t i = 0; i < nkept; i++) {
+            tprof_result_free(kept[i]);
+            free(kept_path[i]);
+        }
+        free(kept);
+        free(kept_path);
+    }
     return worst;
 }
