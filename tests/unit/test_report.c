@@ -161,6 +161,36 @@ static void test_fmt_progress(void **state)
     assert_int_equal(strlen(small), 7);
 }
 
+static void test_fmt_rank_set(void **state)
+{
+    (void)state;
+    char b[256];
+    int64_t all[64], some[64];
+    for (int i = 0; i < 64; i++) all[i] = 63 - i; /* any order */
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, all, 64, all, 64), "ranks 0-63");
+    size_t k = 0;
+    for (int i = 0; i < 64; i++)
+        if (i != 17) some[k++] = i;
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, some, k, all, 64), "ranks 0-63 except 17");
+    k = 0;
+    for (int i = 0; i < 64; i++)
+        if (i != 3 && i != 40 && i != 63) some[k++] = i;
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, some, k, all, 64), "ranks 0-63 except 3, 40, 63");
+    /* four left out: the runs instead */
+    k = 0;
+    for (int i = 0; i < 64; i++)
+        if (i % 16) some[k++] = i;
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, some, k, all, 64), "ranks 1-15, 17-31, 33-47, 49-63");
+    const int64_t few[] = { 12, 3, 2, 8, 9, 10, 3 };
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, few, 7, all, 64), "ranks 2-3, 8-10, 12");
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, few, 1, all, 64), "rank 12");
+    const int64_t odd[] = { 1, 3, 5, 7, 9, 11, 13, 15 };
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, odd, 8, NULL, 0), "ranks 1, 3, 5, 7, 9, 11, ... (8 ranks)");
+    /* ranks outside the run's list: never "except" */
+    const int64_t out[] = { 0, 1, 100 };
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, out, 3, all, 64), "ranks 0-1, 100");
+}
+
 static void test_fmt_bytes_boundaries(void **state)
 {
     (void)state;
@@ -608,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_fmt_duration_boundaries),
         cmocka_unit_test(test_fmt_bytes_examples),
         cmocka_unit_test(test_fmt_bytes_boundaries),
+        cmocka_unit_test(test_fmt_rank_set),
         cmocka_unit_test(test_fmt_progress),
         cmocka_unit_test(test_csv_quoting),
         cmocka_unit_test(test_jw_object),
