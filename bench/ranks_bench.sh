@@ -4,6 +4,8 @@
 #
 #   bench/ranks_bench.sh [RANKS] [SIZE_PER_RANK] [BUILD_DIR] [OTHER_BUILD_DIR]
 #       default: 1000 4M build
+#   SIZE "1step": one ProfilerStep of one layer per rank (~330 KiB), for
+#   10,000 ranks on one disk.
 #
 # With OTHER_BUILD_DIR, the two builds run in alternating rounds (PAIRS,
 # default 9) and the median per-round ratio is printed: how issue 15's
@@ -23,7 +25,8 @@ mkdir -p "$OUT"
 if [[ ! -f "$OUT/done" ]]; then
     echo "generating $N ranks of $SIZE in $OUT" >&2
     for ((r = 0; r < N; r++)); do
-        "$A/bench/trainprof-gentrace" --size "$SIZE" --rank "$r" --world "$N" --seed $((r + 1)) \
+        if [[ $SIZE == 1step ]]; then gen=(--steps 1 --layers 1); else gen=(--size "$SIZE"); fi
+        "$A/bench/trainprof-gentrace" "${gen[@]}" --rank "$r" --world "$N" --seed $((r + 1)) \
             -o "$OUT/rank$r.pt.trace.json" || exit 1
     done
     touch "$OUT/done"
