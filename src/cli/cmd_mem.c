@@ -26,7 +26,8 @@ static void help(FILE *f)
                "refused.\n"
                "A Kineto trace (JSON, recorded with profile_memory=True) is read through its\n"
                "[memory] events instead: peak allocated and reserved bytes per device, the\n"
-               "ProfilerStep of the peak and each step's peak; --timeline works the same.\n\noptions:\n"
+               "ProfilerStep of the peak and each step's peak; --timeline works the same.\n"
+               "A directory stands for every snapshot and trace below it (by content).\n\noptions:\n"
                "  --format table|csv|json\n"
                "  --depth N             Python frames per call site (default 4)\n"
                "  --top N               call sites shown in the table (default 10, 0 = all)\n"
@@ -293,8 +294,14 @@ int cmd_mem(int argc, char **argv)
         cli_error("mem needs a snapshot file (see trainprof mem --help)");
         return EXIT_USAGE;
     }
+    /* a directory: the snapshots and traces below it */
+    tprof_inputs in;
+    if (cli_expand_inputs(files, nfiles, TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | CLI_TRACES, &in)) return EXIT_INPUT;
+    files = in.paths;
+    nfiles = (int)in.npaths;
     if (a.timeline && nfiles != 1) {
         cli_error("--timeline takes one snapshot (%d given)", nfiles);
+        tprof_inputs_free(&in);
         return EXIT_USAGE;
     }
     int worst = EXIT_OK;
@@ -348,5 +355,6 @@ int cmd_mem(int argc, char **argv)
         tprof_mem_snapshot_close(s);
     }
     if (a.fmt == FMT_JSON) tprof_jw_arr_end(&jw);
+    tprof_inputs_free(&in);
     return worst;
 }
