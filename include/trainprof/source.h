@@ -95,8 +95,10 @@ void tprof_input_hint_append(const void *head, size_t n, unsigned accepts, char 
  * where its name falls (depth first); names starting with '.' are not
  * looked at (hidden files, .git); symbolic links are followed, each
  * directory and each file once (no loop, a link to a listed file is not
- * listed again); only the first 16 KiB of a file are read, and a FIFO or
- * device is never opened. */
+ * listed again); only the first 16 KiB of a file are read (up to 256 KiB
+ * decompressed of a JSON object whose first 4 KiB do not tell: a trace may
+ * open with a large "metadata" object), and a FIFO or device is never
+ * opened. */
 
 /* What one directory argument held. */
 typedef struct {

@@ -18,6 +18,10 @@
  * JSON once decompressed (traces compress 5-20 times), little enough that a
  * directory of large traces costs a few reads. */
 #define RAW_HEAD (16u << 10)
+/* Decompressed bytes looked at when the head is the start of an object
+ * that none of its keys so far place: a trace may open with a large
+ * "metadata" object before "traceEvents" (TraceLens' traces: 26 KB). */
+#define DEEP_HEAD (256u << 10)
 
 /* ---- a set of (device, inode): each directory and file once ---- */
 
@@ -65,6 +69,33 @@ static int id_add(id_set *s, dev_t dev, ino_t ino)
 
 /* ---- what a file is ---- */
 
+/* An object not placed by the keys in its head: it is looked at further. */
+static int undecided_object(const uint8_t *p, size_t n)
+{
+    size_t i = n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF ? 3 : 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++;
+    return i < n && p[i] == '{';
+}
+
+/* The kind from the first DEEP_HEAD bytes, read through a source (the
+ * rare case: its input buffer is up to 1 MiB). */
+static int sniff_deeper(const char *path, int kind)
+{
+    tprof_source *src;
+    uint8_t *buf = malloc(DEEP_HEAD);
+    if (!buf || tprof_source_open(&src, path, NULL, 0)) {
+        free(buf);
+        return kind;
+    }
+    size_t h = 0;
+    ssize_t r;
+    while (h < DEEP_HEAD && (r = tprof_source_read(src, buf + h, DEEP_HEAD - h)) > 0) h += (size_t)r;
+    kind = h || tprof_source_compression(src) == TPROF_COMP_NONE ? (int)tprof_input_sniff(buf, h) : -1;
+    tprof_source_close(src);
+    free(buf);
+    return kind;
+}
+
 /* The kind of the regular file PATH from its first bytes, decompressed when
  * they are gzip or zstd (the sources' own decoders over the raw head: a
  * stream cut there still delivers what it holds). -1: unreadable. */
@@ -92,9 +123,14 @@ static int sniff_file(const char *path)
         size_t h = 0;
         ssize_t r;
         while (h < sizeof head && (r = tprof_source_read(src, head + h, sizeof head - h)) > 0) h += (size_t)r;
-        /* a compressed head that yields nothing is damaged, not of a kind */
-        if (h || tprof_source_compression(src) == TPROF_COMP_NONE) kind = (int)tprof_input_sniff(head, h);
+        int compressed = tprof_source_compression(src) != TPROF_COMP_NONE;
+        if (h || !compressed) kind = (int)tprof_input_sniff(head, h);
         tprof_source_close(src);
+        if (kind == TPROF_INPUT_UNKNOWN && h == sizeof head && undecided_object(head, h)) kind = sniff_deeper(path, kind);
+        /* nothing from the compressed head: damaged, or a zstd window that
+         * only the whole file's size allows (--long=31); the file's own
+         * source decides, with the reader's limits */
+        else if (compressed && !h) kind = sniff_deeper(path, -1);
     }
     free(raw);
     return kind;
