@@ -64,6 +64,8 @@ typedef enum {
     TPROF_INPUT_ASCEND_CSV, /* Ascend profiler CSV (kernel_details.csv, ...) */
     TPROF_INPUT_LOG,        /* a training log (text or JSON lines with a loss) */
     TPROF_INPUT_CONFIG,     /* a model's config.json */
+    TPROF_INPUT_ASCEND_JSON, /* Ascend profiler communication JSON (communication.json, ...) */
+    TPROF_INPUT_KINDS       /* the count, not a kind */
 } tprof_input_kind;
 #define TPROF_INPUT_BIT(k) (1u << (k))
 
@@ -83,6 +85,54 @@ const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts);
 /* Appends the hint for HEAD to the message in ERRBUF (when there is one, it
  * fits whole, and the message has none yet). */
 void tprof_input_hint_append(const void *head, size_t n, unsigned accepts, char *errbuf, size_t errlen);
+
+/* ---- arguments into input files (lib/io/inputs.c) ----
+ * Wherever a file is accepted, a directory is too: it stands for every
+ * regular file below it (recursively) whose first bytes, decompressed, are of
+ * a kind the command reads. Other arguments stay as given ("-" is stdin; a
+ * file of another kind fails later with the reader's error). Inside a
+ * directory: entries in byte order of their names, a directory's files
+ * where its name falls (depth first); names starting with '.' are not
+ * looked at (hidden files, .git); symbolic links are followed, each
+ * directory and each file once (no loop, a link to a listed file is not
+ * listed again); only the first 16 KiB of a file are read (up to 256 KiB
+ * decompressed of a JSON object whose first 4 KiB do not tell: a trace may
+ * open with a large "metadata" object), and a FIFO or device is never
+ * opened. */
+
+/* What one directory argument held. */
+typedef struct {
+    const char *arg;                  /* the argument as given */
+    size_t first, nkept;              /* its files: paths[first .. first + nkept) */
+    size_t kept[TPROF_INPUT_KINDS];   /* files kept, by kind */
+    size_t skipped[TPROF_INPUT_KINDS]; /* files of kinds not accepted; [UNKNOWN]: not recognised */
+    size_t unreadable;                /* files or directories that could not be opened or decompressed */
+    size_t special;                   /* not regular files (FIFOs, sockets, devices) */
+    size_t temporary;                 /* trainprof's own temporary outputs (NAME.tmp.HOST.PID.XXXXXX) */
+    size_t repeated;                  /* links to a file already listed */
+} tprof_input_dir;
+
+typedef struct {
+    char **paths; /* the inputs, in argument order */
+    size_t npaths;
+    tprof_input_dir *dirs; /* one per directory argument, in argument order */
+    size_t ndirs;
+} tprof_inputs;
+
+/* Expands ARGS[0..N) into OUT, keeping the files below a directory whose
+ * kind is in ACCEPTS (TPROF_INPUT_BIT masks). A directory with none is not
+ * an error here (its tprof_input_dir says what it held). Returns 0, or a
+ * negative TPROF_E* code (a directory argument that cannot be listed:
+ * the message in ERRBUF). Free OUT with tprof_inputs_free (also after a
+ * failure). */
+int tprof_inputs_expand(const char *const *args, size_t n, unsigned accepts, tprof_inputs *out, char *errbuf,
+                        size_t errlen);
+void tprof_inputs_free(tprof_inputs *in);
+/* One line on what the directory held: "DIR: 12 traces; skipped 5 files (2
+ * memory snapshots, 1 model config, 2 not recognised)"; with nothing kept:
+ * "DIR: no trace below the directory; it holds 3 files (...)" and a hint
+ * (TPROF_HINT_MARK) naming the command for the commonest kind skipped. */
+void tprof_input_dir_describe(const tprof_input_dir *d, unsigned accepts, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

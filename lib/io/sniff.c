@@ -117,7 +117,7 @@ tprof_input_kind tprof_input_sniff(const void *head, size_t n)
         int more;
         top_keys(p + i, n - i, keys, sizeof keys, &more);
         if (key_in(keys, "traceEvents") || key_in(keys, "schemaVersion") || key_in(keys, "deviceProperties") ||
-            key_in(keys, "distributedInfo"))
+            key_in(keys, "distributedInfo") || key_in(keys, "baseTimeNanoseconds") || key_in(keys, "displayTimeUnit"))
             return TPROF_INPUT_TRACE;
         if (key_in(keys, "nodes") && (key_in(keys, "schema") || key_in(keys, "pid")))
             return TPROF_INPUT_EXEC_TRACE;
@@ -128,6 +128,13 @@ tprof_input_kind tprof_input_sniff(const void *head, size_t n)
             (key_in(keys, "model_type") && key_in(keys, "vocab_size")))
             return TPROF_INPUT_CONFIG;
         if (strstr(keys, "loss")) return TPROF_INPUT_LOG;
+        /* Ascend's communication.json / cluster_communication.json /
+         * communication_matrix.json: nested groups whose leaves carry these
+         * keys, with units in their names */
+        static const char *const ascend_keys[] = { "\"Communication Time Info\"", "\"Communication Bandwidth Info\"",
+                                                   "\"Bandwidth(GB/s)\"" };
+        for (size_t k = 0; k < sizeof ascend_keys / sizeof *ascend_keys; k++)
+            if (memmem(p + i, n - i, ascend_keys[k], strlen(ascend_keys[k]))) return TPROF_INPUT_ASCEND_JSON;
         return TPROF_INPUT_UNKNOWN;
     }
     if (p[i] == '[') /* a bare event array: its events have a phase */
@@ -156,6 +163,9 @@ const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts)
                "trace_view.json";
     case TPROF_INPUT_LOG: return "this looks like a training log: use trainprof log";
     case TPROF_INPUT_CONFIG: return "this is a model config: use trainprof flops or mfu (--config)";
+    case TPROF_INPUT_ASCEND_JSON:
+        return "this is an Ascend profiler communication summary (like communication.json): not read; give "
+               "the run's trace_view.json";
     default: return NULL;
     }
 }

@@ -11,6 +11,7 @@
 #include "trainprof/flops.h"
 #include "trainprof/report.h"
 #include "trainprof/result.h"
+#include "trainprof/source.h"
 #include "trainprof/trace.h"
 
 /* Exit codes (docs/ARCHITECTURE.md). */
@@ -93,6 +94,14 @@ typedef struct {
 int cli_progress_begin(cli_progress *p, char **paths, int n, const char *what);
 void cli_progress_update(void *ctx, const char *path, uint64_t bytes_in, int64_t file_size);
 void cli_progress_end(cli_progress *p);
+
+/* ARGS[0..N) with every directory replaced by the files below it of the
+ * kinds in ACCEPTS (TPROF_INPUT_BIT masks; tprof_inputs_expand), with one
+ * note per directory on what it held. A directory holding none of them is
+ * an error, said with what it does hold. Returns EXIT_OK, or EXIT_INPUT
+ * after printing why (OUT is then empty). */
+int cli_expand_inputs(char *const *args, int n, unsigned accepts, tprof_inputs *out);
+#define CLI_TRACES TPROF_INPUT_BIT(TPROF_INPUT_TRACE)
 
 /* Reads the given traces in parallel with a progress bar (stderr is a
  * terminal only). Prints one line per failed or truncated file. Returns the

@@ -4,14 +4,12 @@
  * shared helpers: each trace becomes its part (tprof_diff_part_of) on the
  * thread that read it and is freed, and the two sides are compared from the
  * parts; the output is the diff result (lib/analysis/diff.c). */
-#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "trainprof/diff.h"
@@ -28,8 +26,8 @@ static void help(FILE *f)
             "(template arguments, argument lists, tile shapes and architecture prefixes\n"
             "folded: docs/METRICS.md) with count, total and mean; kernels only in one run;\n"
             "the top regressions and improvements.\n\n"
-            "A side may be several traces (one per rank); a directory stands for all its\n"
-            "*.json, *.json.gz and *.json.zst files. Every figure is per ProfilerStep:\n"
+            "A side may be several traces (one per rank); a directory stands for every\n"
+            "trace below it, recognised by its content. Every figure is per ProfilerStep:\n"
             "metrics are per-trace values divided by the trace's steps, then averaged over\n"
             "the side's traces; kernel totals are summed over the side's traces and divided\n"
             "by all their steps. A trace without ProfilerStep counts as one step spanning\n"
@@ -75,58 +73,6 @@ static void paths_free(paths *p)
 {
     for (int i = 0; i < p->n; i++) free(p->v[i]);
     free(p->v);
-}
-
-static int is_trace_name(const char *s)
-{
-    static const char *const ends[] = { ".json", ".json.gz", ".json.zst" };
-    size_t n = strlen(s);
-    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
-        size_t k = strlen(ends[i]);
-        if (n > k && !strcmp(s + n - k, ends[i])) return 1;
-    }
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Adds ARG to P: a directory becomes its trace files, in name order.
- * Returns 0, or an exit code after printing why. */
-static int add_arg(paths *p, const char *arg)
-{
-    struct stat st;
-    if (strcmp(arg, "-") && stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(arg);
-        if (!d) {
-            cli_error("%s: cannot open the directory", arg);
-            return EXIT_INPUT;
-        }
-        paths found = { 0 };
-        struct dirent *e;
-        int rc = 0;
-        while (!rc && (e = readdir(d)))
-            if (e->d_name[0] != '.' && is_trace_name(e->d_name)) {
-                size_t len = strlen(arg) + strlen(e->d_name) + 2;
-                char *full = malloc(len);
-                if (!full) {
-                    rc = EXIT_INPUT;
-                    break;
-                }
-                snprintf(full, len, "%s%s%s", arg, arg[strlen(arg) - 1] == '/' ? "" : "/", e->d_name);
-                rc = push(&found, full) ? EXIT_INPUT : 0;
-                free(full);
-            }
-        closedir(d);
-        if (!rc && !found.n) {
-            cli_error("%s: no *.json, *.json.gz or *.json.zst file in the directory", arg);
-            rc = EXIT_INPUT;
-        }
-        if (found.n) qsort(found.v, (size_t)found.n, sizeof *found.v, cmp_str);
-        for (int i = 0; !rc && i < found.n; i++) rc = push(p, found.v[i]) ? EXIT_INPUT : 0;
-        paths_free(&found);
-        return rc;
-    }
-    return push(p, arg) ? EXIT_INPUT : 0;
 }
 
 /* ---- output ---- */
@@ -296,7 +242,7 @@ int cmd_diff(int argc, char **argv)
         }
         char *end;
         switch (c) {
-        case 1: rc = add_arg(&side[vs], optarg); break;
+        case 1: rc = push(&side[vs], optarg) ? EXIT_INPUT : 0; break;
         case 'v':
             if (vs) {
                 cli_error("--vs is given twice");
@@ -368,7 +314,17 @@ int cmd_diff(int argc, char **argv)
         return rc;
     }
 
-    int nb = side[0].n, nc = side[1].n, n = nb + nc;
+    /* a directory stands for its traces: the two-argument form is decided on the arguments */
+    tprof_inputs in[2] = { { 0 }, { 0 } };
+    for (int s = 0; s < 2 && !rc; s++) rc = cli_expand_inputs(side[s].v, side[s].n, CLI_TRACES, &in[s]);
+    if (rc) {
+        tprof_inputs_free(&in[0]);
+        cli_common_free(&co);
+        paths_free(&side[0]);
+        paths_free(&side[1]);
+        return rc;
+    }
+    int nb = (int)in[0].npaths, nc = (int)in[1].npaths, n = nb + nc;
     char **all = malloc((size_t)n * sizeof *all);
     tprof_read_result *res = calloc((size_t)n, sizeof *res);
     part_job job = { calloc((size_t)n, sizeof *job.parts), calloc((size_t)n, sizeof *job.rc) };
@@ -379,13 +335,15 @@ int cmd_diff(int argc, char **argv)
         free(job.parts);
         free(job.rc);
         free(pr);
+        tprof_inputs_free(&in[0]);
+        tprof_inputs_free(&in[1]);
         cli_common_free(&co);
         paths_free(&side[0]);
         paths_free(&side[1]);
         return EXIT_INPUT;
     }
-    memcpy(all, side[0].v, (size_t)nb * sizeof *all);
-    memcpy(all + nb, side[1].v, (size_t)nc * sizeof *all);
+    memcpy(all, in[0].paths, (size_t)nb * sizeof *all);
+    memcpy(all + nb, in[1].paths, (size_t)nc * sizeof *all);
     for (int i = 0; i < n; i++) res[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
     tprof_read_opts ro = { .keep = TPROF_DIFF_KEEP, .classifier = co.cls, .threads = co.threads };
     /* each trace is analysed into its part as soon as it is read, and freed */
@@ -454,6 +412,8 @@ int cmd_diff(int argc, char **argv)
     free(pr);
     free(res);
     free(all);
+    tprof_inputs_free(&in[0]);
+    tprof_inputs_free(&in[1]);
     cli_common_free(&co);
     paths_free(&side[0]);
     paths_free(&side[1]);

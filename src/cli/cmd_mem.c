@@ -26,7 +26,8 @@ static void help(FILE *f)
                "refused.\n"
                "A Kineto trace (JSON, recorded with profile_memory=True) is read through its\n"
                "[memory] events instead: peak allocated and reserved bytes per device, the\n"
-               "ProfilerStep of the peak and each step's peak; --timeline works the same.\n\noptions:\n"
+               "ProfilerStep of the peak and each step's peak; --timeline works the same.\n"
+               "A directory stands for every snapshot and trace below it (by content).\n\noptions:\n"
                "  --format table|csv|json\n"
                "  --depth N             Python frames per call site (default 4)\n"
                "  --top N               call sites shown in the table (default 10, 0 = all)\n"
@@ -336,8 +337,14 @@ int cmd_mem(int argc, char **argv)
         cli_error("mem needs a snapshot file (see trainprof mem --help)");
         return EXIT_USAGE;
     }
+    /* a directory: the snapshots and traces below it */
+    tprof_inputs in;
+    if (cli_expand_inputs(files, nfiles, TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | CLI_TRACES, &in)) return EXIT_INPUT;
+    files = in.paths;
+    nfiles = (int)in.npaths;
     if (a.timeline && nfiles != 1) {
         cli_error("--timeline takes one snapshot (%d given)", nfiles);
+        tprof_inputs_free(&in);
         return EXIT_USAGE;
     }
     int worst = EXIT_OK;
@@ -349,6 +356,7 @@ int cmd_mem(int argc, char **argv)
     if (across && (!kept || !kept_path)) {
         free(kept);
         free(kept_path);
+        tprof_inputs_free(&in);
         cli_error("out of memory");
         return EXIT_INPUT;
     }
@@ -415,5 +423,6 @@ int cmd_mem(int argc, char **argv)
         free(kept);
         free(kept_path);
     }
+    tprof_inputs_free(&in);
     return worst;
 }

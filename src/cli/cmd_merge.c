@@ -1,5 +1,4 @@
 /* trainprof merge: every rank's trace in one timeline. */
-#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -7,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "trainprof/error.h"
@@ -22,7 +20,7 @@ static void help(FILE *f)
             "Each rank's processes get their own pids and names (\"rank 3 / CPU\",\n"
             "\"rank 3 / GPU 0 / stream 7\"); flow, correlation and external ids are made\n"
             "unique per rank; clocks are aligned; events are written in time order with\n"
-            "bounded memory. A directory stands for its *.json, *.json.gz and *.json.zst.\n"
+            "bounded memory. A directory stands for every trace below it (by content).\n"
             "The rank comes from distributedInfo, else 'rank<N>' in the file name, else\n"
             "the argument order. docs/METRICS.md (merge) has every rule.\n\noptions:\n"
             "  -o, --output FILE     .gz: gzip, .zst: zstd, else plain JSON (written to a\n"
@@ -128,47 +126,6 @@ static int split_list(const char *s, char ***out, size_t *n)
     return 0;
 }
 
-static int is_trace_name(const char *n)
-{
-    size_t l = strlen(n);
-    return (l > 5 && strcmp(n + l - 5, ".json") == 0) || (l > 8 && strcmp(n + l - 8, ".json.gz") == 0) ||
-           (l > 9 && strcmp(n + l - 9, ".json.zst") == 0);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Adds PATH, or a directory's traces in name order. */
-static int add_input(const char *path, char ***v, size_t *n)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (!d) return -1;
-        size_t first = *n;
-        for (struct dirent *e; (e = readdir(d));) {
-            if (!is_trace_name(e->d_name)) continue;
-            size_t l = strlen(path) + strlen(e->d_name) + 2;
-            char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-            if (!nv || !(nv[*n] = malloc(l))) {
-                closedir(d);
-                return -1;
-            }
-            *v = nv;
-            snprintf(nv[*n], l, "%s/%s", path, e->d_name);
-            (*n)++;
-        }
-        closedir(d);
-        qsort(*v + first, *n - first, sizeof **v, cmp_str);
-        return 0;
-    }
-    char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-    if (!nv || !(nv[*n] = strdup(path))) return -1;
-    *v = nv;
-    (*n)++;
-    return 0;
-}
-
-
 static int print_table(const tprof_result *res)
 {
     char a[32], b[32], c[32];
@@ -265,6 +222,7 @@ int cmd_merge(int argc, char **argv)
     int64_t *ranks = NULL;
     size_t nranks = 0, ndrop = 0, nin = 0;
     char **drop = NULL, **inputs = NULL;
+    tprof_inputs in = { 0 };
     int status = EXIT_USAGE, c;
     optind = 1;
     while ((c = cli_getopt(argc, argv, "o:h", longopts)) != -1) {
@@ -330,17 +288,17 @@ int cmd_merge(int argc, char **argv)
         cli_error("merge reports as a table or JSON (--format table|json)");
         goto out;
     }
-    for (int i = optind; i < argc; i++)
-        if (add_input(argv[i], &inputs, &nin) != 0) {
-            cli_error("%s: cannot list the directory", argv[i]);
-            status = EXIT_INPUT;
-            goto out;
-        }
-    if (!nin || !o.output) {
-        cli_error(nin ? "merge needs an output file: -o OUT.json.gz" : "merge needs at least one trace");
+    if (optind >= argc || !o.output) {
+        cli_error(optind < argc ? "merge needs an output file: -o OUT.json.gz" : "merge needs at least one trace");
         help(stderr);
         goto out;
     }
+    if (cli_expand_inputs(argv + optind, argc - optind, CLI_TRACES, &in)) {
+        status = EXIT_INPUT;
+        goto out;
+    }
+    inputs = in.paths;
+    nin = in.npaths;
     o.inputs = (const char *const *)inputs;
     o.ninputs = nin;
     o.ranks = ranks;
@@ -392,9 +350,8 @@ int cmd_merge(int argc, char **argv)
         status = EXIT_INPUT;
     }
 out:
-    for (size_t i = 0; i < nin; i++) free(inputs[i]);
+    tprof_inputs_free(&in);
     for (size_t i = 0; i < ndrop; i++) free(drop[i]);
-    free(inputs);
     free(drop);
     free(ranks);
     cli_common_free(&co);

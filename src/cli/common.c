@@ -401,6 +401,27 @@ static void warn_shared_ranks(char **paths, int n, const read_facts *facts)
     free(rk);
 }
 
+int cli_expand_inputs(char *const *args, int n, unsigned accepts, tprof_inputs *out)
+{
+    char err[1024];
+    if (tprof_inputs_expand((const char *const *)args, (size_t)(n > 0 ? n : 0), accepts, out, err, sizeof err)) {
+        cli_error("%s", err);
+        tprof_inputs_free(out);
+        return EXIT_INPUT;
+    }
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < out->ndirs; i++) {
+        tprof_input_dir_describe(&out->dirs[i], accepts, err, sizeof err);
+        if (out->dirs[i].nkept) cli_note("%s", err);
+        else {
+            cli_error("%s", err);
+            rc = EXIT_INPUT;
+        }
+    }
+    if (rc) tprof_inputs_free(out);
+    return rc;
+}
+
 int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_read_result *out)
 {
     return cli_read_traces_each(paths, n, opts_in, out, NULL, NULL);
@@ -821,8 +842,21 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
         cli_common_free(&co);
         return rc;
     }
-    tprof_read_opts ro = { .keep = spec->keep, .classifier = co.cls, .threads = co.threads };
-    rc = run_results(spec, ctx, argv + optind, n, &ro, co.fmt);
+    tprof_inputs in;
+    rc = cli_expand_inputs(argv + optind, n, CLI_TRACES, &in);
+    /* run_results reorders its list in place: a copy of the pointers, freed through IN */
+    char **paths = rc ? NULL : malloc(in.npaths * sizeof *paths);
+    if (!rc && !paths) {
+        cli_error("out of memory");
+        rc = EXIT_INPUT;
+    }
+    if (!rc) {
+        memcpy(paths, in.paths, in.npaths * sizeof *paths);
+        tprof_read_opts ro = { .keep = spec->keep, .classifier = co.cls, .threads = co.threads };
+        rc = run_results(spec, ctx, paths, (int)in.npaths, &ro, co.fmt);
+    }
+    free(paths);
+    tprof_inputs_free(&in);
     cli_common_free(&co);
     return rc;
 }

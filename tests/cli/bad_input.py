@@ -34,7 +34,7 @@ GOOD = ('{"schemaVersion":1,"traceEvents":[\n'
         + '\n],"distributedInfo":{"rank":2,"world_size":4}}')
 
 expect_error(os.path.join(tmp, "missing.json"), 3, "missing.json", "cannot open")
-expect_error(tmp, 3, "is a directory")
+expect_error(tmp, 3, "no trace below the directory")
 expect_error(write("empty.json", ""), 3, "empty.json", "byte 0", "empty")
 expect_error(write("text.json", "hello world\n"), 3, "text.json", "byte 0", "expected")
 expect_error(write("et.json", '{"schema":"1.0.1","pid":1,"nodes":[{"id":1}]}'), 3, "et.json", "not a trace",
