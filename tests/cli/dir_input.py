@@ -1,6 +1,6 @@
 """A directory is an input wherever a trace is: every file below it,
 recursively, recognised as a trace by its content (not its name), in path
-order; other files skipped with one note counting them by kind; an error
+order (then printed in rank order, as any inputs); other files skipped with one note counting them by kind; an error
 (exit 3) saying what a directory holds when it holds no trace. Checked on a
 generated tree (nested folders, gzip and zstd, a trace without a .json name, a
 trace opening with 20 KB of metadata, a snapshot, a config, a log, an Ascend
@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import pickle
+import re
 import shutil
 import stat
 import subprocess
@@ -63,6 +64,25 @@ def files_of(out):
     return [t["file"] for t in json.loads(out)]
 
 
+def name_rank(path):
+    m = re.search(r"rank[-_]?(\d+)", os.path.basename(path), re.I)
+    return int(m.group(1)) if m else None
+
+
+def in_rank_order(out, listed):
+    """LISTED (the inputs in the order they were expanded) in rank order, the
+    rule every command prints in: distributedInfo.rank (from info's rows in
+    OUT), else rank<N> in the name, else the place in LISTED."""
+    rank = {t["file"]: t["rank"] for t in json.loads(out)}
+    def key(ip):
+        i, p = ip
+        r = rank.get(p, -1)
+        if r is None or r < 0:
+            r = name_rank(p)
+        return (i if r is None else r, i)
+    return [p for _, p in sorted(enumerate(listed), key=key)]
+
+
 # ---- the tree ----
 R = os.path.join(tmp, "run")
 traces = [
@@ -108,7 +128,8 @@ check(sorted(expected) == sorted(traces), f"the restated walk finds the traces: 
 rc, out, err = run([TRAINPROF, "info", "--format", "json", R], timeout=60)
 check(rc == 0, f"info on the tree: exit {rc}: {err}")
 if rc == 0:
-    check(files_of(out) == expected, f"the traces in path order:\n{files_of(out)}\n{expected}")
+    # found in path order, printed in rank order
+    check(files_of(out) == in_rank_order(out, expected), f"the traces in path order:\n{files_of(out)}\n{expected}")
 n = len(traces)
 want = (f"trainprof: note: {R}: {n} traces; skipped 8 files (1 memory snapshot, 1 training log, 1 model config, "
         "1 Ascend communication JSON, 1 not recognised, 1 not a regular file, 1 temporary output, "
@@ -117,7 +138,7 @@ check(note_lines(err) == [want], f"one note with the counts:\n{note_lines(err)}\
 
 # a trailing slash: the same files, named without a double slash
 rc, out, err = run([TRAINPROF, "info", "--format", "json", R + "/"], timeout=60)
-check(rc == 0 and files_of(out) == expected, f"DIR/ lists the same files: {out[:300]}")
+check(rc == 0 and files_of(out) == in_rank_order(out, expected), f"DIR/ lists the same files: {out[:300]}")
 
 # kernels on the directory is kernels on its files, in every format
 for fmt in ("table", "csv", "json"):
@@ -129,7 +150,7 @@ for fmt in ("table", "csv", "json"):
 with open(traces[0], "rb") as f:
     rc, out, err = run([TRAINPROF, "info", "--format", "json", "-", os.path.join(R, "sub"), traces[1]], stdin=f.read())
 sub = [p for p in expected if p.startswith(os.path.join(R, "sub") + os.sep)]
-check(rc == 0 and files_of(out) == ["-"] + sub + [traces[1]],
+check(rc == 0 and files_of(out) == in_rank_order(out, ["-"] + sub + [traces[1]]),
       f"stdin, a directory, a file in argument order: {rc} {out[:400]} {err}")
 # a file given as itself stays, whatever it is: the reader's own error
 rc, out, err = run([TRAINPROF, "kernels", os.path.join(R, "config.json")])
@@ -226,7 +247,7 @@ if data:
         skipped = int(notes[0].split("skipped ")[1].split(" ")[0]) if "skipped" in notes[0] else 0
         check(kept == len(found) and kept + skipped == len(regular),
               f"{sub}: {kept} traces + {skipped} skipped = {len(regular)} files ({notes[0]})")
-        check(found == [p for p in regular if p in found], f"{sub}: in path order")
+        check(found == in_rank_order(out, [p for p in regular if p in found]), f"{sub}: in path order")
         # no trace missed: every file that info reads on its own is found
         for p in regular:
             if p not in found and os.path.getsize(p) < 64 << 20:
