@@ -614,11 +614,11 @@ static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, cons
     return e ? EXIT_INPUT : EXIT_OK;
 }
 
-/* The title of the key metric of results of D (NULL: none). */
-static const char *metric_title(const tprof_result_desc *d)
+/* The key metric of results of D (NULL: none). */
+static const tprof_col_desc *metric_of(const tprof_result_desc *d)
 {
     for (size_t c = 0; c < d->top->ncols; c++)
-        if (d->top->cols[c].flags & TPROF_COLF_METRIC) return d->top->cols[c].title ? d->top->cols[c].title : d->top->cols[c].name;
+        if (d->top->cols[c].flags & TPROF_COLF_METRIC) return &d->top->cols[c];
     return NULL;
 }
 
@@ -629,9 +629,11 @@ static int print_across(const cli_spec *spec, void *ctx, const tprof_result *con
 {
     size_t worst[CLI_RANKS_WORST];
     size_t k = tprof_ranks_worst(res, NULL, n, CLI_RANKS_WORST, worst);
-    const char *metric = metric_title(tprof_result_desc_of(res[0]));
+    const tprof_col_desc *metric = metric_of(tprof_result_desc_of(res[0]));
     printf("%zu traces: their distribution across ranks", n);
-    if (k) printf(" and the %zu with the highest %s", k, metric);
+    if (k)
+        printf(" and the %zu with the %s %s", k, (metric->flags & TPROF_COLF_LOW_WORST) ? "lowest" : "highest",
+               metric->title ? metric->title : metric->name);
     printf(" (%s)\n\n", CLI_ACROSS_HINT);
     int e = tprof_results_print_dist(res, lab, n, stdout);
     if (!e && k) {
