@@ -123,6 +123,8 @@ void tprof_diff_free(tprof_diff_result *r);
 typedef struct tprof_diff_part tprof_diff_part;
 int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out);
 void tprof_diff_part_free(tprof_diff_part *p);
+/* The part's rank (tprof_trace_rank), -1 unknown. */
+int64_t tprof_diff_part_rank(const tprof_diff_part *p);
 int tprof_diff_parts(const tprof_diff_part *const *base, size_t nbase, const tprof_diff_part *const *cand,
                      size_t ncand, const tprof_diff_opts *opts, tprof_diff_result **out);
 

@@ -203,6 +203,8 @@ void tprof_diff_part_free(tprof_diff_part *p)
     free(p);
 }
 
+int64_t tprof_diff_part_rank(const tprof_diff_part *p) { return p->rank; }
+
 int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
 {
     *out = NULL;

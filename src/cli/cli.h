@@ -113,6 +113,10 @@ int cli_read_traces(char **paths, int n, const tprof_read_opts *opts, tprof_read
 typedef void (*cli_read_done_fn)(void *ctx, size_t i, tprof_read_result *r);
 int cli_read_traces_each(char **paths, int n, const tprof_read_opts *opts, tprof_read_result *out,
                          cli_read_done_fn done, void *ctx);
+/* Same, PATHS[0..SPLIT) and [SPLIT..N) two sets of ranks (diff's sides):
+ * a rank claimed in both is not warned about. */
+int cli_read_traces_split(char **paths, int n, int split, const tprof_read_opts *opts, tprof_read_result *out,
+                          cli_read_done_fn done, void *ctx);
 
 /* Options every trace command takes. */
 typedef struct {

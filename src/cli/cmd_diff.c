@@ -100,13 +100,53 @@ static char *fmt_pct(char *buf, size_t len, double base, double cand)
 
 enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS };
 
+/* P[0..N) sorted in rank order (the argument order where a rank is unknown). */
+static int sort_by_rank(const tprof_diff_part **p, size_t n)
+{
+    int64_t *rank = malloc((n ? n : 1) * sizeof *rank);
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    const tprof_diff_part **tmp = malloc((n ? n : 1) * sizeof *tmp);
+    int rc = rank && order && tmp ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) rank[i] = tprof_diff_part_rank(p[i]);
+    if (!rc) rc = tprof_rank_order(rank, n, order);
+    for (size_t i = 0; !rc && i < n; i++) tmp[i] = p[order[i]];
+    if (!rc) memcpy(p, tmp, n * sizeof *p);
+    free(rank);
+    free(order);
+    free(tmp);
+    return rc;
+}
+
 static void print_side_head(const tprof_result *res, int s)
 {
     const tprof_rows *x = tprof_result_table_c(res, s ? TB_CAND : TB_BASE), *files = tprof_rows_child_c(x, 0, 0);
     int64_t traces = tprof_rows_int(x, 0, "traces"), steps = tprof_rows_int(x, 0, "steps");
     printf("%-10s %" PRId64 " trace%s, %" PRId64 " step%s\n", side_name[s], traces, traces == 1 ? "" : "s", steps,
            steps == 1 ? "" : "s");
-    for (size_t i = 0; i < tprof_rows_count(files); i++) {
+    size_t nf = tprof_rows_count(files);
+    if (cli_across(nf)) { /* the rank set and the files that stand out, not a line each */
+        int64_t *ranks = malloc(nf * sizeof *ranks);
+        size_t k = 0, odd = 0;
+        for (size_t i = 0; ranks && i < nf; i++) {
+            const char *label = tprof_rows_at(files, i, "label")->v.s;
+            if (!strncmp(label, "rank ", 5)) ranks[k++] = strtoll(label + 5, NULL, 10);
+        }
+        char set[160] = "";
+        if (ranks && k) tprof_fmt_rank_set(set, sizeof set, ranks, k, NULL, 0);
+        printf("  %s%s%zu traces: %s ... %s (%s)\n", set, *set ? "; " : "", nf, tprof_rows_at(files, 0, "file")->v.s,
+               tprof_rows_at(files, nf - 1, "file")->v.s, CLI_ACROSS_HINT);
+        for (size_t i = 0; i < nf; i++)
+            if (!tprof_rows_int(files, i, "steps") || tprof_rows_int(files, i, "truncated")) {
+                if (odd++ < CLI_RANKS_WORST)
+                    printf("  %s: %s%s%s\n", tprof_rows_at(files, i, "label")->v.s, tprof_rows_at(files, i, "file")->v.s,
+                           tprof_rows_int(files, i, "steps") ? "" : " (no ProfilerStep)",
+                           tprof_rows_int(files, i, "truncated") ? " (TRUNCATED)" : "");
+            }
+        if (odd > CLI_RANKS_WORST) printf("  ... %zu traces without steps or truncated in all\n", odd);
+        free(ranks);
+        return;
+    }
+    for (size_t i = 0; i < nf; i++) {
         int64_t n = tprof_rows_int(files, i, "steps");
         printf("  %s: %s, %" PRId64 " step%s%s%s\n", tprof_rows_at(files, i, "label")->v.s, tprof_rows_at(files, i, "file")->v.s, n,
                n == 1 ? "" : "s", n ? "" : " (no ProfilerStep: counted as one step spanning the trace)",
@@ -347,7 +387,7 @@ int cmd_diff(int argc, char **argv)
     for (int i = 0; i < n; i++) res[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
     tprof_read_opts ro = { .keep = TPROF_DIFF_KEEP, .classifier = co.cls, .threads = co.threads };
     /* each trace is analysed into its part as soon as it is read, and freed */
-    rc = cli_read_traces_each(all, n, &ro, res, make_part, &job);
+    rc = cli_read_traces_split(all, n, nb, &ro, res, make_part, &job); /* a rank on both sides is expected */
     /* what was read of each side, base first */
     size_t tb = 0, tc = 0;
     for (int i = 0; i < n; i++) {
@@ -360,6 +400,12 @@ int cmd_diff(int argc, char **argv)
         else pr[nb + tc++] = job.parts[i];
     }
     if (tb < (size_t)nb) memmove(pr + tb, pr + nb, tc * sizeof *pr); /* the candidate's right after the base's */
+    /* each side in rank order, as every command shows ranks */
+    for (int s = 0; s < 2 && rc != EXIT_USAGE; s++)
+        if (sort_by_rank(s ? pr + tb : pr, s ? tc : tb)) {
+            cli_error("out of memory");
+            rc = EXIT_INPUT;
+        }
     if (rc == EXIT_USAGE) {
         /* stdin named twice: nothing was read */
     } else if (!tb || !tc) {

@@ -377,9 +377,11 @@ static void on_read(void *vjob, size_t i, tprof_read_result *r)
 }
 
 /* Files whose distributedInfo claims the same rank: usually the traces of
- * several runs, or of one rank, given together. One line per shared rank. */
+ * several runs, or of one rank, given together. One line per shared rank,
+ * at most 3, then one line counting the others. */
 static void warn_shared_ranks(char **paths, int n, const read_facts *facts)
 {
+    int shared = 0;
     int64_t (*rk)[2] = malloc((size_t)n * sizeof *rk);
     if (!rk) return;
     int m = 0;
@@ -392,12 +394,13 @@ static void warn_shared_ranks(char **paths, int n, const read_facts *facts)
     for (int i = 0; i < m;) {
         int j = i;
         while (j < m && rk[j][0] == rk[i][0]) j++;
-        if (j - i > 1)
+        if (j - i > 1 && shared++ < 3)
             cli_warn("%d files claim rank %lld in their distributedInfo (%s, %s%s): traces of several runs "
                      "given together? each is analysed as its own trace", j - i, (long long)rk[i][0],
                      paths[rk[i][1]], paths[rk[i + 1][1]], j - i > 2 ? ", ..." : "");
         i = j;
     }
+    if (shared > 3) cli_warn("... %d ranks in all are claimed by more than one file", shared);
     free(rk);
 }
 
@@ -430,6 +433,12 @@ int cli_read_traces(char **paths, int n, const tprof_read_opts *opts_in, tprof_r
 int cli_read_traces_each(char **paths, int n, const tprof_read_opts *opts_in, tprof_read_result *out,
                          cli_read_done_fn done, void *ctx)
 {
+    return cli_read_traces_split(paths, n, n, opts_in, out, done, ctx);
+}
+
+int cli_read_traces_split(char **paths, int n, int split, const tprof_read_opts *opts_in, tprof_read_result *out,
+                          cli_read_done_fn done, void *ctx)
+{
     int stdin_uses = 0;
     for (int i = 0; i < n; i++) stdin_uses += strcmp(paths[i], "-") == 0;
     if (stdin_uses > 1) {
@@ -460,7 +469,8 @@ int cli_read_traces_each(char **paths, int n, const tprof_read_opts *opts_in, tp
             worst = EXIT_INPUT;
         }
     }
-    warn_shared_ranks(paths, n, job.facts);
+    warn_shared_ranks(paths, split, job.facts);
+    if (split < n) warn_shared_ranks(paths + split, n - split, job.facts + split);
     for (int i = 0; i < n; i++) {
         free(job.facts[i].note);
         free(job.facts[i].truncation);

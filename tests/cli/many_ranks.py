@@ -83,6 +83,17 @@ check([r["rank"] for r in json.loads(js)["ranks"]] == list(range(N)), "ranks JSO
 rc, out, _ = run([TRAINPROF, "advice", *shuffled], timeout=900)
 check(len(out.splitlines()) <= 12 and f"ranks 0-{N - 1}" in out, "advice of N ranks: grouped")
 
+# diff with many ranks a side: each side's rank set, not a line per trace; no warning for a rank on both sides
+half = shuffled[:40]
+rc, out, err = run([TRAINPROF, "diff", *half, "--vs", *half], timeout=900)
+check(rc == 0 and len(out.splitlines()) <= 60 and "ranks " in out and "claim rank" not in err,
+      f"diff of 40 ranks a side: short, no shared-rank warning ({len(out.splitlines())} lines; {err[-200:]})")
+rc, js, _ = run([TRAINPROF, "diff", "--format", "json", *half, "--vs", *half], timeout=900)
+d = json.loads(js)
+files = d["base"][0]["files"] if isinstance(d.get("base"), list) else d["base"]["files"]
+check([f["label"] for f in files] == [f"rank {r}" for r in sorted(int(os.path.basename(p)[4:].split(".")[0]) for p in half)],
+      "diff JSON: every base trace, in rank order")
+
 # ---- the rank-order rule on a few traces: distributedInfo, then the name, then argument order ----
 few = [paths[10], paths[2], paths[1]]
 rc, js, _ = run([TRAINPROF, "temporal", "--format", "json", *few])
