@@ -30,10 +30,13 @@ static void help(FILE *f)
                "                        no run reaches it, so the peak, the world size, the\n"
                "                        seqlens or the step time given is wrong)\n"
                "  --format table|csv|json\n"
+               "  --all-ranks           with more than 8 traces, the table shows the distribution\n"
+               "                        of the steps' MFU and time and the 3 lowest; this prints\n"
+               "                        every step\n"
                "  --color auto|always|never\n");
 }
 
-enum { OPT_STEP_TIME = 1100, OPT_TRACE, OPT_DEVICE, OPT_PEAK, OPT_WORLD, OPT_STRICT };
+enum { OPT_STEP_TIME = 1100, OPT_TRACE, OPT_DEVICE, OPT_PEAK, OPT_WORLD, OPT_STRICT, OPT_ALL_RANKS };
 
 typedef tprof_mfu_step step_row;
 
@@ -111,10 +114,55 @@ static int print_table(const tprof_result *r)
            device->null ? "(--peak-tflops)" : device->v.s, peak, world, peak * (double)world);
     printf("per rank     %.0f tokens, %.6f TFLOPs per step\n\n", tprof_rows_real(top, 0, "tokens_per_rank"),
            tprof_rows_real(top, 0, "flops_per_step") / 1e12);
+    /* the rows listed: every step, or past CLI_RANKS_LISTED traces the 3 lowest MFU and the mean */
+    size_t n = tprof_rows_count(rows), m = 0, *shown = malloc((n ? n : 1) * sizeof *shown);
+    if (!shown) return TPROF_ENOMEM;
+    if (cli_across((size_t)(ntraces > 0 ? ntraces : 0))) {
+        double *v = malloc((n ? n : 1) * sizeof *v);
+        if (!v) {
+            free(shown);
+            return TPROF_ENOMEM;
+        }
+        static const char *const what[] = { "mfu", "step_time_s" };
+        printf("%" PRId64 " traces, %zu steps: the distribution over them and the %d with the lowest MFU (%s)\n", ntraces,
+               n ? n - 1 : 0, CLI_RANKS_WORST, CLI_ACROSS_HINT);
+        for (int k = 0; k < 2; k++) {
+            for (size_t i = 0; i < n; i++)
+                v[i] = strcmp(tprof_rows_at(rows, i, "step")->v.s, "mean") ? tprof_rows_real(rows, i, what[k]) : NAN;
+            tprof_col_dist d;
+            if (tprof_dist_of(v, NULL, n, &d) || !d.n) continue;
+            double f = k ? 1 : 100;
+            const char *u = k ? " s" : "%";
+            printf("  %s: min %.*f%s (%s #%s), p50 %.*f%s, p90 %.*f%s, max %.*f%s (%s #%s)\n", k ? "step time" : "MFU",
+                   k ? 6 : 2, d.min * f, u, tprof_rows_at(rows, (size_t)d.min_rank, "trace")->v.s,
+                   tprof_rows_at(rows, (size_t)d.min_rank, "step")->v.s, k ? 6 : 2, d.p50 * f, u, k ? 6 : 2, d.p90 * f, u,
+                   k ? 6 : 2, d.max * f, u, tprof_rows_at(rows, (size_t)d.max_rank, "trace")->v.s,
+                   tprof_rows_at(rows, (size_t)d.max_rank, "step")->v.s);
+        }
+        printf("\n");
+        for (size_t i = 0; i < n; i++)
+            v[i] = strcmp(tprof_rows_at(rows, i, "step")->v.s, "mean") ? tprof_rows_real(rows, i, "mfu") : NAN;
+        for (int w = 0; w < CLI_RANKS_WORST; w++) {
+            size_t low = SIZE_MAX;
+            for (size_t i = 0; i < n; i++)
+                if (!isnan(v[i]) && (low == SIZE_MAX || v[i] < v[low])) low = i;
+            if (low == SIZE_MAX) break;
+            shown[m++] = low;
+            v[low] = NAN;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(tprof_rows_at(rows, i, "step")->v.s, "mean")) shown[m++] = i;
+        free(v);
+    } else
+        for (size_t i = 0; i < n; i++) shown[m++] = i;
     static const char *const hdr[] = { "step", "time s", "tokens/s", "TFLOP/s/GPU", "TFLOP/s total", "MFU" };
     tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
-    if (!t) return TPROF_ENOMEM;
-    for (size_t i = 0, n = tprof_rows_count(rows); i < n; i++) {
+    if (!t) {
+        free(shown);
+        return TPROF_ENOMEM;
+    }
+    for (size_t j = 0; j < m; j++) {
+        size_t i = shown[j];
         const char *step = tprof_rows_at(rows, i, "step")->v.s;
         char name[64] = "-"; /* --step-time */
         if (!strcmp(step, "mean")) snprintf(name, sizeof name, "mean");
@@ -129,6 +177,7 @@ static int print_table(const tprof_result *r)
         const char *cells[] = { name, c[0], c[1], c[2], c[3], c[4] };
         tprof_table_row(t, cells);
     }
+    free(shown);
     tprof_table_print(t, stdout);
     tprof_table_free(t);
     return 0;
@@ -144,6 +193,7 @@ int cmd_mfu(int argc, char **argv)
         { "peak-tflops", required_argument, 0, OPT_PEAK },
         { "world-size", required_argument, 0, OPT_WORLD },
         { "strict", no_argument, 0, OPT_STRICT },
+        { "all-ranks", no_argument, 0, OPT_ALL_RANKS },
         { "format", required_argument, 0, 'f' },
         { "color", required_argument, 0, 'c' },
         { "help", no_argument, 0, 'h' },
@@ -167,6 +217,7 @@ int cmd_mfu(int argc, char **argv)
         case OPT_STEP_TIME: rc = parse_pos("--step-time", optarg, &step_time) ? EXIT_USAGE : 0; break;
         case OPT_TRACE: traces = 1; break;
         case OPT_STRICT: strict = 1; break;
+        case OPT_ALL_RANKS: cli_all_ranks = 1; break;
         case OPT_DEVICE:
             device = optarg;
             device_given = 1;
