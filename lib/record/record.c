@@ -300,12 +300,12 @@ static rec_mem_slot *mem_find(int64_t addr)
     return NULL;
 }
 
-static int mem_insert(int64_t addr, int64_t size, int32_t dev, int segment)
+static rec_mem_slot *mem_insert(int64_t addr, int64_t size, int32_t dev, int segment)
 {
     if ((g.used_slots + 1) * 2 > g.nslots) { /* grow (rehash also drops tombstones) */
         size_t n = g.nslots ? g.nslots * 2 : 4096;
         rec_mem_slot *s = calloc(n, sizeof *s), *old = g.slots;
-        if (!s) return -1;
+        if (!s) return NULL;
         size_t on = g.nslots, used = 0;
         g.slots = s;
         g.nslots = n;
@@ -321,26 +321,28 @@ static int mem_insert(int64_t addr, int64_t size, int32_t dev, int segment)
     }
     size_t j = hash_ptr(addr, g.nslots);
     while (g.slots[j].used == 1) j = (j + 1) & (g.nslots - 1);
-    g.slots[j] = (rec_mem_slot){ .addr = addr, .size = size, .device = dev, .segment = (uint8_t)segment, .used = 1 };
+    g.slots[j] = (rec_mem_slot){ .addr = addr, .size = size, .hist = -1, .device = dev, .segment = (uint8_t)segment,
+                                 .used = 1 };
     g.used_slots++;
-    return 0;
+    return &g.slots[j];
 }
 
-__attribute__((noinline)) static void mem_history(int action, int64_t addr, int64_t size, int32_t dev)
+/* The history entry's index, -1 when none was kept. */
+__attribute__((noinline)) static int64_t mem_history(int action, int64_t addr, int64_t size, int32_t dev)
 {
-    if (!g.cfg.profile_memory) return;
+    if (!g.cfg.profile_memory) return -1;
     if (g.hist_n == g.hist_cap) {
         size_t max = (size_t)g.cfg.max_events;
         if (g.hist_cap >= max) {
             g.hist_dropped++;
-            return;
+            return -1;
         }
         size_t c = g.hist_cap ? g.hist_cap * 2 : 1024;
         if (c > max) c = max;
         rec_mem_entry *h = realloc(g.hist, c * sizeof *h);
         if (!h) {
             g.hist_dropped++;
-            return;
+            return -1;
         }
         g.hist = h;
         g.hist_cap = c;
@@ -360,6 +362,7 @@ __attribute__((noinline)) static void mem_history(int action, int64_t addr, int6
             e->nframes = (uint8_t)(n - 2);
         }
     }
+    return (int64_t)(e - g.hist);
 }
 
 static int dev_index(int d) { return d < -1 ? 0 : d > 15 ? 16 : d + 1; }
@@ -375,9 +378,10 @@ void tprof_mem_segment(void *ptr, size_t size, int device)
 {
     if (!g.records || !ptr) return;
     pthread_mutex_lock(&g.lock);
-    if (g.started && mem_insert((int64_t)(intptr_t)ptr, (int64_t)size, device, 1) == 0) {
+    rec_mem_slot *s = g.started ? mem_insert((int64_t)(intptr_t)ptr, (int64_t)size, device, 1) : NULL;
+    if (s) {
         g.total_reserved[dev_index(device)] += (int64_t)size;
-        mem_history(2, (int64_t)(intptr_t)ptr, (int64_t)size, device);
+        s->hist = mem_history(2, (int64_t)(intptr_t)ptr, (int64_t)size, device);
     }
     pthread_mutex_unlock(&g.lock);
 }
@@ -387,14 +391,15 @@ void tprof_mem_alloc(void *ptr, size_t size, int device)
     if (!g.records || !ptr) return;
     int64_t tot, res;
     pthread_mutex_lock(&g.lock);
-    if (!g.started || mem_insert((int64_t)(intptr_t)ptr, (int64_t)size, device, 0)) {
+    rec_mem_slot *s = g.started ? mem_insert((int64_t)(intptr_t)ptr, (int64_t)size, device, 0) : NULL;
+    if (!s) {
         pthread_mutex_unlock(&g.lock);
         return;
     }
     int d = dev_index(device);
     tot = g.total_alloc[d] += (int64_t)size;
     res = reserved(d);
-    mem_history(0, (int64_t)(intptr_t)ptr, (int64_t)size, device);
+    s->hist = mem_history(0, (int64_t)(intptr_t)ptr, (int64_t)size, device); /* the block's frames in the snapshot */
     pthread_mutex_unlock(&g.lock);
     if (g.cfg.profile_memory && atomic_load_explicit(&g.on, memory_order_acquire))
         point(EV_MEM, "[memory]", (int64_t)(intptr_t)ptr, (int64_t)size, tot, res, device);
