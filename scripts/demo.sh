@@ -19,6 +19,8 @@ B=$1
 D=$2
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 TP=$B/trainprof
+# configs/tiny.yaml names its corpus relative to the source folder
+CORPUS=(--train.data="$SRC/examples/tiny_gpt/corpus.txt")
 
 for p in "$TP" "$B/examples/tiny_gpt" "$B/bench/trainprof-gentrace"; do
   if [ ! -x "$p" ]; then
@@ -45,7 +47,7 @@ mkdir -p "$D"
 # ---- recorded: the tiny trainer on this CPU -------------------------------
 echo "recorded: the tiny trainer (examples/tiny_gpt) on this CPU: a real run, CPU only, so no GPU kernels"
 log=$D/tiny_gpt.log
-if ! "$B/examples/tiny_gpt" "$SRC/configs/tiny.yaml" --train.max_steps=5 --train.profile.enable \
+if ! "$B/examples/tiny_gpt" "$SRC/configs/tiny.yaml" "${CORPUS[@]}" --train.max_steps=5 --train.profile.enable \
      --train.profile.with_stack=true --train.profile.start_step=2 --train.profile.end_step=4 \
      --train.profile.trace_dir="$D/trace" >"$log" 2>&1; then
   echo "demo: tiny_gpt failed; its log, $log:" >&2
@@ -66,7 +68,7 @@ if [ -x "$B/examples/tiny_gpt_mpi" ] && command -v mpirun >/dev/null; then
   log=$D/tiny_gpt_mpi.log
   if ! OMPI_MCA_btl_vader_single_copy_mechanism=none \
        mpirun --allow-run-as-root --oversubscribe -np 2 "$B/examples/tiny_gpt_mpi" "$SRC/configs/tiny.yaml" \
-         --train.max_steps=5 --train.profile.enable --train.profile.rank0_only=false \
+         "${CORPUS[@]}" --train.max_steps=5 --train.profile.enable --train.profile.rank0_only=false \
          --train.profile.trace_dir="$D/mpi" >"$log" 2>&1; then
     echo "demo: tiny_gpt_mpi failed; its log, $log:" >&2
     tail -n 20 "$log" >&2
