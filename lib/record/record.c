@@ -167,6 +167,22 @@ static inline rec_event *claim(rec_thread **tp, size_t *i, int kind, const char 
     return e;
 }
 
+/* Frames backtrace() itself adds above its caller: 0, or 1 where a
+ * sanitizer intercepts it (ASan). Measured at start; the recorder's own
+ * frames are skipped by it, so that a stack starts at the program's caller. */
+#define BACKTRACE_EXTRA_MAX 2
+static int backtrace_extra;
+
+__attribute__((noinline)) static int measure_backtrace_extra(void)
+{
+    void *buf[8];
+    int n = backtrace(buf, 8); /* the first call also loads the unwinder (it allocates) */
+    void *ret = __builtin_return_address(0);
+    for (int i = 1; i < n; i++)
+        if (buf[i] == ret) return i - 1 <= BACKTRACE_EXTRA_MAX ? i - 1 : 0; /* buf[i - 1]: this function */
+    return 0;
+}
+
 __attribute__((noinline)) static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs,
                                                    int64_t a, int64_t b, int64_t c)
 {
@@ -192,13 +208,14 @@ __attribute__((noinline)) static tprof_range begin(int kind, const char *name, c
     }
     if (t->frame_cap && t->frame_n + TPROF_MAX_FRAMES <= t->frame_cap) {
         /* the caller's frames: skip this function and the public entry point */
-        void *buf[TPROF_MAX_FRAMES + 2];
-        int n = backtrace(buf, TPROF_MAX_FRAMES + 2);
-        if (n > 2) {
-            memcpy(t->frames + t->frame_n, buf + 2, (size_t)(n - 2) * sizeof(void *));
+        void *buf[TPROF_MAX_FRAMES + 2 + BACKTRACE_EXTRA_MAX];
+        int skip = 2 + backtrace_extra;
+        int n = backtrace(buf, TPROF_MAX_FRAMES + skip);
+        if (n > skip) {
+            memcpy(t->frames + t->frame_n, buf + skip, (size_t)(n - skip) * sizeof(void *));
             e->frame_off = (uint32_t)t->frame_n;
-            e->nframes = (uint8_t)(n - 2);
-            t->frame_n += (size_t)(n - 2);
+            e->nframes = (uint8_t)(n - skip);
+            t->frame_n += (size_t)(n - skip);
         }
     }
     atomic_store_explicit(&e->dur, -1, memory_order_relaxed);
@@ -355,11 +372,13 @@ __attribute__((noinline)) static int64_t mem_history(int action, int64_t addr, i
     e->action = (uint8_t)action;
     e->nframes = 0;
     if (g.cfg.with_stack) {
-        void *buf[10];
-        int n = backtrace(buf, 10);
-        if (n > 2) {
-            memcpy(e->frames, buf + 2, (size_t)(n - 2) * sizeof(void *));
-            e->nframes = (uint8_t)(n - 2);
+        /* skip this function and the public entry point */
+        void *buf[8 + 2 + BACKTRACE_EXTRA_MAX];
+        int skip = 2 + backtrace_extra;
+        int n = backtrace(buf, 8 + skip);
+        if (n > skip) {
+            memcpy(e->frames, buf + skip, (size_t)(n - skip) * sizeof(void *));
+            e->nframes = (uint8_t)(n - skip);
         }
     }
     return (int64_t)(e - g.hist);
@@ -563,6 +582,7 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
         if (errbuf && errlen) snprintf(errbuf, errlen, "the profiler is already started");
         return TPROF_EUSAGE;
     }
+    if (c->enable && c->with_stack) backtrace_extra = measure_backtrace_extra();
     pthread_mutex_lock(&g.lock);
     if (!g.rank_set) {
         g.rank = env_int("RANK", 0);
@@ -602,10 +622,6 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
     g.started = 1;
     pthread_mutex_unlock(&g.lock);
     if (g.records) {
-        if (c->with_stack) {
-            void *warm[2];
-            backtrace(warm, 2); /* the first call loads the unwinder (it allocates) */
-        }
         if (!c->rank0_only && g.rank == 0)
             tprof__log("profiling on ALL ranks is enabled: this saves a file per rank, which takes time and space");
         tprof__log("profiler schedule: steps [%d, %d) recorded%s, trace written at the end of step %d", c->start_step,
