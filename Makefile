@@ -15,35 +15,20 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# Quiet on success: the build's output goes to $(BUILD)/build.log, shown
+# (its errors and last lines) only when the build fails.
 build: deps
 	@cmake -S . -B $(BUILD) -DTPROF_WERROR=ON >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@scripts/quiet-build.sh $(BUILD) -j $(JOBS)
 
-# The demo: the tiny trainer (examples/tiny_gpt) records steps 2-3 of a
-# 5-step run through the recording library, then trainprof reads what it
-# wrote; the same over 2 MPI ranks when built with MPI (tiny_gpt_mpi); then
-# generated GPU traces of 2 ranks, and what trainprof sees in them.
+# The demo (scripts/demo.sh): the tiny trainer (examples/tiny_gpt) records
+# steps 2-3 of a 5-step run on this CPU and trainprof reads what it wrote; the
+# same over 2 MPI ranks when built with MPI (tiny_gpt_mpi); then generated GPU
+# traces of 2 ranks, what trainprof sees in them, and their merged timeline.
+# Each stage is tagged (recorded: / recorded over MPI: / generated: / merged:);
+# it ends with the files written and the commands to try next.
 run: build
-	@rm -rf $(DEMO_DIR)/trace && mkdir -p $(DEMO_DIR)
-	$(BUILD)/examples/tiny_gpt configs/tiny.yaml --train.max_steps=5 --train.profile.enable --train.profile.with_stack=true \
-	  --train.profile.start_step=2 --train.profile.end_step=4 --train.profile.trace_dir=$(DEMO_DIR)/trace
-	$(BUILD)/trainprof info $(DEMO_DIR)/trace/*.pt.trace.json.gz
-	$(BUILD)/trainprof summary $(DEMO_DIR)/trace/*.pt.trace.json.gz
-	$(BUILD)/trainprof mem $(DEMO_DIR)/trace/*.pkl
-	@# data-parallel over 2 MPI ranks, a trace each, when built with MPI
-	@if [ -x $(BUILD)/examples/tiny_gpt_mpi ] && command -v mpirun >/dev/null; then \
-	  rm -rf $(DEMO_DIR)/mpi && set -x && \
-	  OMPI_MCA_btl_vader_single_copy_mechanism=none \
-	  mpirun --allow-run-as-root --oversubscribe -np 2 $(BUILD)/examples/tiny_gpt_mpi configs/tiny.yaml \
-	    --train.max_steps=5 --train.profile.enable --train.profile.rank0_only=false \
-	    --train.profile.trace_dir=$(DEMO_DIR)/mpi && \
-	  $(BUILD)/trainprof ranks $(DEMO_DIR)/mpi/*.pt.trace.json.gz; fi
-	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 0 --world 2 --seed 1 -o $(DEMO_DIR)/demo_rank0.pt.trace.json
-	@$(BUILD)/bench/trainprof-gentrace --size 8M --rank 1 --world 2 --seed 2 -o $(DEMO_DIR)/demo_rank1.pt.trace.json
-	@gzip -1 -f $(DEMO_DIR)/demo_rank1.pt.trace.json
-	$(BUILD)/trainprof kernels --by class $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz
-	$(BUILD)/trainprof merge $(DEMO_DIR)/demo_rank0.pt.trace.json $(DEMO_DIR)/demo_rank1.pt.trace.json.gz \
-	  -o $(DEMO_DIR)/merged.pt.trace.json.gz
+	@scripts/demo.sh $(BUILD) $(DEMO_DIR)
 
 # Every test: the normal build, the ASan+UBSan build, the threaded reading
 # under ThreadSanitizer, and a short fuzzing run.

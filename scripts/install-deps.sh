@@ -9,6 +9,7 @@ packages=(
   zlib1g-dev libzstd-dev            # gzip fallback, zstd
   libisal-dev isal                  # ISA-L fast gzip (library, igzip for benchmarks)
   libyaml-dev                       # ProfileConfig YAML files (recording library)
+  libdw-dev                         # recorded frames named with function and file:line (recording library)
   libcmocka-dev                     # unit tests
   clang libclang-rt-14-dev          # libFuzzer targets, sanitizers
   python3 gzip zstd                 # independent checks in tests, fixtures

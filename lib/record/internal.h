@@ -52,6 +52,7 @@ typedef struct {
 
 typedef struct {
     int64_t addr, size;
+    int64_t hist;    /* its alloc / segment_alloc entry in the history (frames), -1: none */
     int32_t device;
     uint8_t segment; /* a reserved segment, not a block */
     uint8_t used;    /* slot state: 0 empty, 1 used, 2 deleted */
@@ -111,6 +112,16 @@ void tprof__gpu_stop(void);
 rec_gpu *tprof__gpu_events(size_t *n);
 size_t tprof__gpu_devices(rec_gpu_device *out, size_t max);
 const char *tprof__gpu_memcpy_kind(int kind);
+
+/* A recorded frame's name (lib/record/symbols.c), looked up at write time. */
+typedef struct {
+    const char *function, *file;
+    int line; /* 0: unknown */
+} rec_sym;
+/* The frames return address ADDR stands for, innermost first: more than one
+ * where calls were inlined there. *N of them, valid until the next call. */
+const rec_sym *tprof__symbolize(void *addr, int *n);
+void tprof__symbols_release(void); /* the cache (and libdw's state), once written */
 
 int64_t tprof__now_ns(void);
 int tprof__write_trace(char *errbuf, size_t errlen);

@@ -167,6 +167,22 @@ static inline rec_event *claim(rec_thread **tp, size_t *i, int kind, const char 
     return e;
 }
 
+/* Frames backtrace() itself adds above its caller: 0, or 1 where a
+ * sanitizer intercepts it (ASan). Measured at start; the recorder's own
+ * frames are skipped by it, so that a stack starts at the program's caller. */
+#define BACKTRACE_EXTRA_MAX 2
+static int backtrace_extra;
+
+__attribute__((noinline)) static int measure_backtrace_extra(void)
+{
+    void *buf[8];
+    int n = backtrace(buf, 8); /* the first call also loads the unwinder (it allocates) */
+    void *ret = __builtin_return_address(0);
+    for (int i = 1; i < n; i++)
+        if (buf[i] == ret) return i - 1 <= BACKTRACE_EXTRA_MAX ? i - 1 : 0; /* buf[i - 1]: this function */
+    return 0;
+}
+
 __attribute__((noinline)) static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs,
                                                    int64_t a, int64_t b, int64_t c)
 {
@@ -192,13 +208,14 @@ __attribute__((noinline)) static tprof_range begin(int kind, const char *name, c
     }
     if (t->frame_cap && t->frame_n + TPROF_MAX_FRAMES <= t->frame_cap) {
         /* the caller's frames: skip this function and the public entry point */
-        void *buf[TPROF_MAX_FRAMES + 2];
-        int n = backtrace(buf, TPROF_MAX_FRAMES + 2);
-        if (n > 2) {
-            memcpy(t->frames + t->frame_n, buf + 2, (size_t)(n - 2) * sizeof(void *));
+        void *buf[TPROF_MAX_FRAMES + 2 + BACKTRACE_EXTRA_MAX];
+        int skip = 2 + backtrace_extra;
+        int n = backtrace(buf, TPROF_MAX_FRAMES + skip);
+        if (n > skip) {
+            memcpy(t->frames + t->frame_n, buf + skip, (size_t)(n - skip) * sizeof(void *));
             e->frame_off = (uint32_t)t->frame_n;
-            e->nframes = (uint8_t)(n - 2);
-            t->frame_n += (size_t)(n - 2);
+            e->nframes = (uint8_t)(n - skip);
+            t->frame_n += (size_t)(n - skip);
         }
     }
     atomic_store_explicit(&e->dur, -1, memory_order_relaxed);
@@ -300,12 +317,12 @@ static rec_mem_slot *mem_find(int64_t addr)
     return NULL;
 }
 
-static int mem_insert(int64_t addr, int64_t size, int32_t dev, int segment)
+static rec_mem_slot *mem_insert(int64_t addr, int64_t size, int32_t dev, int segment)
 {
     if ((g.used_slots + 1) * 2 > g.nslots) { /* grow (rehash also drops tombstones) */
         size_t n = g.nslots ? g.nslots * 2 : 4096;
         rec_mem_slot *s = calloc(n, sizeof *s), *old = g.slots;
-        if (!s) return -1;
+        if (!s) return NULL;
         size_t on = g.nslots, used = 0;
         g.slots = s;
         g.nslots = n;
@@ -321,26 +338,28 @@ static int mem_insert(int64_t addr, int64_t size, int32_t dev, int segment)
     }
     size_t j = hash_ptr(addr, g.nslots);
     while (g.slots[j].used == 1) j = (j + 1) & (g.nslots - 1);
-    g.slots[j] = (rec_mem_slot){ .addr = addr, .size = size, .device = dev, .segment = (uint8_t)segment, .used = 1 };
+    g.slots[j] = (rec_mem_slot){ .addr = addr, .size = size, .hist = -1, .device = dev, .segment = (uint8_t)segment,
+                                 .used = 1 };
     g.used_slots++;
-    return 0;
+    return &g.slots[j];
 }
 
-__attribute__((noinline)) static void mem_history(int action, int64_t addr, int64_t size, int32_t dev)
+/* The history entry's index, -1 when none was kept. */
+__attribute__((noinline)) static int64_t mem_history(int action, int64_t addr, int64_t size, int32_t dev)
 {
-    if (!g.cfg.profile_memory) return;
+    if (!g.cfg.profile_memory) return -1;
     if (g.hist_n == g.hist_cap) {
         size_t max = (size_t)g.cfg.max_events;
         if (g.hist_cap >= max) {
             g.hist_dropped++;
-            return;
+            return -1;
         }
         size_t c = g.hist_cap ? g.hist_cap * 2 : 1024;
         if (c > max) c = max;
         rec_mem_entry *h = realloc(g.hist, c * sizeof *h);
         if (!h) {
             g.hist_dropped++;
-            return;
+            return -1;
         }
         g.hist = h;
         g.hist_cap = c;
@@ -353,13 +372,16 @@ __attribute__((noinline)) static void mem_history(int action, int64_t addr, int6
     e->action = (uint8_t)action;
     e->nframes = 0;
     if (g.cfg.with_stack) {
-        void *buf[10];
-        int n = backtrace(buf, 10);
-        if (n > 2) {
-            memcpy(e->frames, buf + 2, (size_t)(n - 2) * sizeof(void *));
-            e->nframes = (uint8_t)(n - 2);
+        /* skip this function and the public entry point */
+        void *buf[8 + 2 + BACKTRACE_EXTRA_MAX];
+        int skip = 2 + backtrace_extra;
+        int n = backtrace(buf, 8 + skip);
+        if (n > skip) {
+            memcpy(e->frames, buf + skip, (size_t)(n - skip) * sizeof(void *));
+            e->nframes = (uint8_t)(n - skip);
         }
     }
+    return (int64_t)(e - g.hist);
 }
 
 static int dev_index(int d) { return d < -1 ? 0 : d > 15 ? 16 : d + 1; }
@@ -375,9 +397,10 @@ void tprof_mem_segment(void *ptr, size_t size, int device)
 {
     if (!g.records || !ptr) return;
     pthread_mutex_lock(&g.lock);
-    if (g.started && mem_insert((int64_t)(intptr_t)ptr, (int64_t)size, device, 1) == 0) {
+    rec_mem_slot *s = g.started ? mem_insert((int64_t)(intptr_t)ptr, (int64_t)size, device, 1) : NULL;
+    if (s) {
         g.total_reserved[dev_index(device)] += (int64_t)size;
-        mem_history(2, (int64_t)(intptr_t)ptr, (int64_t)size, device);
+        s->hist = mem_history(2, (int64_t)(intptr_t)ptr, (int64_t)size, device);
     }
     pthread_mutex_unlock(&g.lock);
 }
@@ -387,14 +410,15 @@ void tprof_mem_alloc(void *ptr, size_t size, int device)
     if (!g.records || !ptr) return;
     int64_t tot, res;
     pthread_mutex_lock(&g.lock);
-    if (!g.started || mem_insert((int64_t)(intptr_t)ptr, (int64_t)size, device, 0)) {
+    rec_mem_slot *s = g.started ? mem_insert((int64_t)(intptr_t)ptr, (int64_t)size, device, 0) : NULL;
+    if (!s) {
         pthread_mutex_unlock(&g.lock);
         return;
     }
     int d = dev_index(device);
     tot = g.total_alloc[d] += (int64_t)size;
     res = reserved(d);
-    mem_history(0, (int64_t)(intptr_t)ptr, (int64_t)size, device);
+    s->hist = mem_history(0, (int64_t)(intptr_t)ptr, (int64_t)size, device); /* the block's frames in the snapshot */
     pthread_mutex_unlock(&g.lock);
     if (g.cfg.profile_memory && atomic_load_explicit(&g.on, memory_order_acquire))
         point(EV_MEM, "[memory]", (int64_t)(intptr_t)ptr, (int64_t)size, tot, res, device);
@@ -558,6 +582,7 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
         if (errbuf && errlen) snprintf(errbuf, errlen, "the profiler is already started");
         return TPROF_EUSAGE;
     }
+    if (c->enable && c->with_stack) backtrace_extra = measure_backtrace_extra();
     pthread_mutex_lock(&g.lock);
     if (!g.rank_set) {
         g.rank = env_int("RANK", 0);
@@ -597,10 +622,6 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
     g.started = 1;
     pthread_mutex_unlock(&g.lock);
     if (g.records) {
-        if (c->with_stack) {
-            void *warm[2];
-            backtrace(warm, 2); /* the first call loads the unwinder (it allocates) */
-        }
         if (!c->rank0_only && g.rank == 0)
             tprof__log("profiling on ALL ranks is enabled: this saves a file per rank, which takes time and space");
         tprof__log("profiler schedule: steps [%d, %d) recorded%s, trace written at the end of step %d", c->start_step,

@@ -1,6 +1,5 @@
 /* Writing: the Kineto-style trace (*.pt.trace.json.gz, through the sink:
  * temporary file, renamed when complete) and the memory snapshot (*.pkl). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -93,29 +92,27 @@ static int mkdirs(const char *dir)
     return mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
 }
 
-static void frame_name(void *addr, char *dst, size_t n)
-{
-    Dl_info di;
-    if (dladdr(addr, &di) && di.dli_sname) {
-        snprintf(dst, n, "%s", di.dli_sname);
-    } else if (dladdr(addr, &di) && di.dli_fname) {
-        const char *base = strrchr(di.dli_fname, '/');
-        snprintf(dst, n, "%s+0x%" PRIxPTR, base ? base + 1 : di.dli_fname,
-                 (uintptr_t)addr - (uintptr_t)di.dli_fbase);
-    } else {
-        snprintf(dst, n, "0x%" PRIxPTR, (uintptr_t)addr);
-    }
-}
-
+/* A trace's "Call stack": innermost first, "function (file:line)" per frame
+ * (the file's base name: the snapshot has the full path), ';' between. */
 static void call_stack(out_t *o, void *const *frames, int n)
 {
     emit(o, ",\"Call stack\":\"");
+    int first = 1;
     for (int i = 0; i < n; i++) {
-        char name[256];
-        frame_name(frames[i], name, sizeof name);
-        for (char *c = name; *c; c++)
-            if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) *c = '_';
-        emit(o, "%s%s", i ? ";" : "", name);
+        int k;
+        const rec_sym *sym = tprof__symbolize(frames[i], &k);
+        for (int j = 0; j < k; j++) {
+            const char *slash = strrchr(sym[j].file, '/'), *base = slash ? slash + 1 : sym[j].file;
+            char name[600];
+            if (sym[j].line)
+                snprintf(name, sizeof name, "%s (%s:%d)", sym[j].function, base, sym[j].line);
+            else
+                snprintf(name, sizeof name, "%s", sym[j].function);
+            for (char *c = name; *c; c++)
+                if (*c == '"' || *c == '\\' || *c == ';' || (unsigned char)*c < 0x20) *c = '_';
+            emit(o, "%s%s", first ? "" : ";", name);
+            first = 0;
+        }
     }
     emit(o, "\"");
 }
@@ -362,7 +359,7 @@ int tprof__check_trace_dir(const char *dir, char *errbuf, size_t errlen)
     return 0;
 }
 
-int tprof__write_trace(char *errbuf, size_t errlen)
+static int write_trace_files(char *errbuf, size_t errlen)
 {
     g.window_end = tprof__now_ns();
     if (mkdirs(g.cfg.trace_dir)) {
@@ -463,6 +460,13 @@ int tprof__write_trace(char *errbuf, size_t errlen)
     return 0;
 }
 
+int tprof__write_trace(char *errbuf, size_t errlen)
+{
+    int rc = write_trace_files(errbuf, errlen);
+    tprof__symbols_release(); /* names are looked up again at the next write */
+    return rc;
+}
+
 /* ---- the memory snapshot -------------------------------------------------- */
 
 static void pk_key_int(pk_buf *b, const char *k, int64_t v)
@@ -477,24 +481,38 @@ static void pk_key_str(pk_buf *b, const char *k, const char *v)
     pk_str(b, v);
 }
 
+/* Frames as PyTorch's snapshot holds them: {filename, line, name}, innermost
+ * first. Its memory viewer shows a block with no frames as <non-python>. */
 static void pk_frames(pk_buf *b, void *const *frames, int n)
 {
     pk_list(b);
     if (!n) return;
     pk_mark(b);
     for (int i = 0; i < n; i++) {
-        Dl_info di;
-        char name[256];
-        frame_name(frames[i], name, sizeof name);
-        const char *file = dladdr(frames[i], &di) && di.dli_fname ? di.dli_fname : "??";
-        pk_dict(b);
-        pk_mark(b);
-        pk_key_str(b, "filename", file);
-        pk_key_int(b, "line", 0);
-        pk_key_str(b, "name", name);
-        pk_setitems(b);
+        int k;
+        const rec_sym *sym = tprof__symbolize(frames[i], &k);
+        for (int j = 0; j < k; j++) {
+            pk_dict(b);
+            pk_mark(b);
+            pk_key_str(b, "filename", sym[j].file);
+            pk_key_int(b, "line", sym[j].line);
+            pk_key_str(b, "name", sym[j].function);
+            pk_setitems(b);
+        }
     }
     pk_appends(b);
+}
+
+/* The frames of the history entry that allocated SLOT (none when that entry
+ * was not kept: history full, or with_stack off). */
+static void pk_slot_frames(pk_buf *b, const rec_mem_slot *slot)
+{
+    const rec_mem_entry *e = NULL;
+    if (slot && slot->hist >= 0 && (size_t)slot->hist < g.hist_n) {
+        e = &g.hist[slot->hist];
+        if (e->addr != slot->addr || e->action == 1) e = NULL; /* a stale index from an earlier run */
+    }
+    pk_frames(b, e ? e->frames : NULL, e ? e->nframes : 0);
 }
 
 static int by_addr(const void *a, const void *b)
@@ -503,7 +521,7 @@ static int by_addr(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void pk_block(pk_buf *b, int64_t addr, int64_t size, int active)
+static void pk_block(pk_buf *b, int64_t addr, int64_t size, const rec_mem_slot *active)
 {
     pk_dict(b);
     pk_mark(b);
@@ -512,11 +530,13 @@ static void pk_block(pk_buf *b, int64_t addr, int64_t size, int active)
     pk_key_int(b, "requested_size", active ? size : 0);
     pk_key_str(b, "state", active ? "active_allocated" : "inactive");
     pk_str(b, "frames");
-    pk_list(b);
+    pk_slot_frames(b, active);
     pk_setitems(b);
 }
 
-static void pk_segment(pk_buf *b, int dev, int64_t addr, int64_t size, const rec_mem_slot *blk, size_t nblk)
+/* SEG: the declared segment, or NULL for a block outside any (its own segment) */
+static void pk_segment(pk_buf *b, const rec_mem_slot *seg, int dev, int64_t addr, int64_t size,
+                       const rec_mem_slot *blk, size_t nblk)
 {
     int64_t allocated = 0;
     for (size_t i = 0; i < nblk; i++) allocated += blk[i].size;
@@ -537,17 +557,17 @@ static void pk_segment(pk_buf *b, int dev, int64_t addr, int64_t size, const rec
     pk_str(b, "is_expandable");
     pk_bool(b, 0);
     pk_str(b, "frames");
-    pk_list(b);
+    pk_slot_frames(b, seg ? seg : nblk ? blk : NULL);
     pk_str(b, "blocks");
     pk_list(b);
     pk_mark(b);
     int64_t at = addr;
     for (size_t i = 0; i < nblk; i++) {
-        if (blk[i].addr > at) pk_block(b, at, blk[i].addr - at, 0);
-        pk_block(b, blk[i].addr, blk[i].size, 1);
+        if (blk[i].addr > at) pk_block(b, at, blk[i].addr - at, NULL);
+        pk_block(b, blk[i].addr, blk[i].size, &blk[i]);
         at = blk[i].addr + blk[i].size;
     }
-    if (addr + size > at) pk_block(b, at, addr + size - at, 0);
+    if (addr + size > at) pk_block(b, at, addr + size - at, NULL);
     pk_appends(b);
     pk_setitems(b);
 }
@@ -591,14 +611,14 @@ int tprof__write_snapshot(const char *path, char *errbuf, size_t errlen)
     for (size_t s = 0; s < ns; s++) {
         /* blocks before this segment that no segment holds are segments of their own */
         while (bi < nb && blk[bi].addr < seg[s].addr) {
-            pk_segment(&b, snap_dev(blk[bi].device), blk[bi].addr, blk[bi].size, &blk[bi], 1);
+            pk_segment(&b, NULL, snap_dev(blk[bi].device), blk[bi].addr, blk[bi].size, &blk[bi], 1);
             bi++;
         }
         size_t from = bi;
         while (bi < nb && blk[bi].addr + blk[bi].size <= seg[s].addr + seg[s].size) bi++;
-        pk_segment(&b, snap_dev(seg[s].device), seg[s].addr, seg[s].size, blk + from, bi - from);
+        pk_segment(&b, &seg[s], snap_dev(seg[s].device), seg[s].addr, seg[s].size, blk + from, bi - from);
     }
-    for (; bi < nb; bi++) pk_segment(&b, snap_dev(blk[bi].device), blk[bi].addr, blk[bi].size, &blk[bi], 1);
+    for (; bi < nb; bi++) pk_segment(&b, NULL, snap_dev(blk[bi].device), blk[bi].addr, blk[bi].size, &blk[bi], 1);
     pk_appends(&b);
     pk_str(&b, "device_traces");
     pk_list(&b);

@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -235,6 +236,34 @@ p = write("native.pickle", pickle.dumps(doc, protocol=2))
 rc, out, err = run([TRAINPROF, "mem", "--format", "json", p])
 sites = json.loads(out)[0]["devices"][0]["sites_at_peak"] if rc == 0 else []
 check(sites and sites[0]["site"] == "/b/prog:0:main;/b/prog:0:alloc_weights", f"native frames as the call site: {sites}")
+
+# the recorder's own snapshot (examples/tiny_gpt, with_stack): call sites name
+# the trainer's functions with file:line where built with libdw
+TINY = os.environ.get("TINY_GPT", "build/examples/tiny_gpt")
+if os.path.exists(TINY):
+    rec = os.path.join(tmp, "recorded")
+    p = subprocess.run([TINY, os.path.join(SRC, "configs/tiny.yaml"), "--model.n_layer=1", "--model.n_embd=32",
+                        "--model.n_head=2", "--model.intermediate=64", "--model.seq_len=32", "--train.batch_size=2",
+                        "--train.data=" + os.path.join(SRC, "examples/tiny_gpt/corpus.txt"), "--train.max_steps=3",
+                        "--train.profile.enable", "--train.profile.start_step=1", "--train.profile.end_step=3",
+                        "--train.profile.with_stack=true", "--train.profile.trace_dir=" + rec],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"tiny_gpt recorded a snapshot: {p.stderr[-500:]}")
+    pkls = [os.path.join(rec, f) for f in os.listdir(rec) if f.endswith(".pkl")] if p.returncode == 0 else []
+    if pkls:
+        rc, out, err = run([TRAINPROF, "mem", "--format", "json", pkls[0]])
+        sites = [r["site"] for r in json.loads(out)[0]["devices"][0]["sites_at_peak"]] if rc == 0 else []
+        check(sites, f"the recorder's snapshot has call sites: {err}")
+        libdw = " U dwfl_begin" in subprocess.run(["nm", TINY], capture_output=True, text=True).stdout
+        if libdw:
+            check(any(re.search(r"tiny_gpt\.c:\d+:arena_floats$", x) for x in sites) and
+                  any(re.search(r"tiny_gpt\.c:[1-9]\d*:(train_step|model_init);", x) for x in sites),
+                  f"call sites are the trainer's functions at file:line: {sites[:3]}")
+            check(not any("tiny_gpt+0x" in x for x in sites), f"no raw offsets into tiny_gpt: {sites[:3]}")
+        else:
+            print("tiny_gpt built without libdw: its call sites are named through dladdr")
+else:
+    print(f"{TINY} not built: the recorder's snapshot is not checked")
 
 # memo references repeating one list: a small file that would expand to 4e8 blocks (or trace entries)
 blk = [{"size": 1, "state": "active_allocated"}] * 20000

@@ -25,6 +25,8 @@ SMALL = ["--model.n_layer=1", "--model.n_embd=32", "--model.n_head=2", "--model.
          "--model.seq_len=32", "--train.batch_size=2", "--train.data=" + os.path.join(SRC, "examples/tiny_gpt/corpus.txt")]
 CONFIG = os.path.join(SRC, "configs/tiny.yaml")
 tmp = tempfile.mkdtemp(prefix="tprof_record_")
+# the recorder names frames through libdw when built with it (CMake found libdw-dev)
+WITH_LIBDW = " U dwfl_begin" in subprocess.run(["nm", TINY], capture_output=True, text=True).stdout
 
 
 def tiny(args, env=None, timeout=600):
@@ -70,12 +72,28 @@ if t:
         check({"alloc", "free_completed", "segment_alloc"} <= acts, f"snapshot actions {acts}")
         check(all(isinstance(e["frames"], list) for e in tr), "frames are lists")
         check(any(e["frames"] for e in tr), "with_stack: allocation frames recorded")
+        names = {f["name"] for e in tr for f in e["frames"]}
+        if WITH_LIBDW:
+            # libdw: static functions named (dladdr named none of them), with file:line
+            check({"arena_floats", "model_init", "train_step"} <= names, f"the trainer's functions by name: {names}")
+            raw = sorted(n for n in names if n.startswith("tiny_gpt+0x"))
+            check(not raw, f"no raw offsets into tiny_gpt, which has symbols: {raw}")
+            own = [f for e in tr for f in e["frames"] if f["name"] == "train_step"]
+            check(own and all(f["filename"].endswith("tiny_gpt/tiny_gpt.c") and f["line"] > 0 for f in own),
+                  f"train_step's frames carry tiny_gpt.c:line: {own[:1]}")
+        else:
+            print("built without libdw: frames named through dladdr (exported names only)")
         segs = snap["segments"]
         check(len(segs) == 2, f"two arenas as segments, got {len(segs)}")
         for s in segs:
             check(sum(b["size"] for b in s["blocks"]) == s["total_size"], "blocks tile the segment")
             check(s["allocated_size"] == sum(b["size"] for b in s["blocks"] if b["state"] == "active_allocated"),
                   "allocated_size is the active blocks")
+            # PyTorch's memory viewer shows a block without frames as <non-python>
+            active = [b for b in s["blocks"] if b["state"] == "active_allocated"]
+            check(all(b["frames"] for b in active), f"live blocks carry their allocation's frames: {active[:2]}")
+            check(s["frames"], "the segment carries its allocation's frames")
+        check(any(b["state"] == "active_allocated" for s in segs for b in s["blocks"]), "live blocks in the snapshot")
     doc, steps = steps_in(t[0])
     check(steps == [2, 3], f"ProfilerStep#2..#3 for window [3,5), got {steps}")
     for k in ("schemaVersion", "deviceProperties", "distributedInfo", "baseTimeNanoseconds", "traceEvents"):
@@ -95,6 +113,10 @@ if t:
     mm = [e for e in ev if e.get("cat") == "cpu_op" and e["name"] == "aten::mm"]
     check(mm and mm[0]["args"]["Input Dims"] == [[64, 32], [32, 32]], f"record_shapes: {mm[:1]}")
     check(all("Call stack" in e["args"] for e in mm), "with_stack: a call stack per range")
+    if WITH_LIBDW and mm:
+        stack = mm[0]["args"]["Call stack"]
+        check(re.search(r"(^|;)train_step \(tiny_gpt\.c:\d+\);", stack) is not None,
+              f"the call stack names train_step with file:line: {stack}")
     mem = [e for e in ev if e.get("name") == "[memory]"]
     check(mem, "[memory] events")
     if mem:
@@ -231,7 +253,11 @@ int main() {
     inc = [os.path.join(SRC, "include")]
     pc = subprocess.run(["pkg-config", "--libs", "yaml-0.1", "libzstd", "zlib"], capture_output=True, text=True)
     libs = pc.stdout.split() if pc.returncode == 0 else ["-lyaml", "-lzstd", "-lz"]
-    isal = ["-lisal"] if subprocess.run(["nm", LIB], capture_output=True, text=True).stdout.find(" U isal_") >= 0 else []
+    undefined = subprocess.run(["nm", LIB], capture_output=True, text=True).stdout
+    isal = ["-lisal"] if " U isal_" in undefined else []
+    if " U dwfl_" in undefined:  # built with libdw (frames named with file:line)
+        dw = subprocess.run(["pkg-config", "--libs", "libdw"], capture_output=True, text=True)
+        isal += dw.stdout.split() if dw.returncode == 0 else ["-ldw"]
     p = subprocess.run([cxx, "-std=c++17", "-Wall", "-Werror", "-I" + inc[0], "-DTDIR=\"" + os.path.join(tmp, "cxx") + "\"",
                         src, "-o", exe, LIB] + isal + libs + os.environ.get("RECORD_EXTRA_LIBS", "").split()
                        + ["-lpthread", "-ldl", "-lm"], capture_output=True, text=True)
