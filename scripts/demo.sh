@@ -76,8 +76,8 @@ if [ -x "$B/examples/tiny_gpt_mpi" ] && command -v mpirun >/dev/null; then
   fi
   mapfile -t mpi_traces < <(ls "$D"/mpi/*.pt.trace.json.gz)
   echo "  $(loss_story "$log") (mean over ranks; log: $log)"
-  echo "  the ranks' steps side by side: the time a rank waits in the allreduce for the other is in its 'other' phase"
-  show "$TP" steps "${mpi_traces[@]}"
+  echo "  the two ranks side by side: the time a rank waits in the allreduce for the other is in its 'other' phase"
+  show "$TP" summary "${mpi_traces[@]}"
   echo
 fi
 
