@@ -341,41 +341,29 @@ static int combine_rows(tprof_rows *dst, const tprof_rows *const *src, size_t n,
     return rc;
 }
 
-typedef struct {
-    int64_t rank;
-    size_t index;
-} rank_index;
-
-static int cmp_rank_index(const void *a, const void *b)
-{
-    const rank_index *x = a, *y = b;
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 tprof_result *tprof_ranks_combine(const tprof_result *const *results, const int64_t *ranks, size_t n)
 {
     if (!n) return NULL;
     const tprof_result_desc *d = results[0]->d;
     tprof_result *out = tprof_result_new(d);
-    rank_index *order = malloc(n * sizeof *order);
+    size_t *order = malloc(n * sizeof *order);
     const tprof_rows **src = malloc(n * sizeof *src);
     int rc = out && order && src ? 0 : TPROF_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
         if (results[i]->d != d) rc = TPROF_EUSAGE;
-        order[i] = (rank_index){ ranks ? ranks[i] : (int64_t)i, i };
+        order[i] = i;
     }
-    if (!rc) qsort(order, n, sizeof *order, cmp_rank_index);
+    if (!rc && ranks) rc = tprof_rank_order(ranks, n, order); /* the rank order every command uses */
     /* the top table has no key: its one row per rank is one group */
     if (!rc) {
         group g = { 0 };
-        for (size_t i = 0; !rc && i < n; i++) rc = group_add(&g, results[order[i].index]->top, 0);
+        for (size_t i = 0; !rc && i < n; i++) rc = group_add(&g, results[order[i]]->top, 0);
         if (!rc) rc = combine_group(out->top, 0, &g, 0);
         free(g.t);
         free(g.row);
     }
     for (size_t t = 0; !rc && t < d->ntables; t++) {
-        for (size_t i = 0; i < n; i++) src[i] = results[order[i].index]->tables[t];
+        for (size_t i = 0; i < n; i++) src[i] = results[order[i]]->tables[t];
         rc = combine_rows(out->tables[t], src, n, 0);
     }
     free(order);
