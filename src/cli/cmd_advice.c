@@ -74,7 +74,15 @@ int cli_print_findings(const tprof_rows *findings, const int64_t *all_ranks, siz
             tprof_fmt_rank_set(set, sizeof set, x->ranks, x->n, all_ranks, nall);
             const tprof_cell *wr = tprof_rows_cell(findings, x->worst, rank);
             snprintf(worst, sizeof worst, "rank %" PRId64, wr->v.i);
-            snprintf(who, sizeof who, "%s (%zu ranks; the figures of %s, the highest)", set, x->n, worst);
+            /* traces of several runs given together can share a rank: then count traces */
+            size_t distinct = 0;
+            for (size_t a = 0; a < x->n; a++) {
+                size_t b = 0;
+                while (b < a && x->ranks[b] != x->ranks[a]) b++;
+                distinct += b == a;
+            }
+            snprintf(who, sizeof who, "%s (%zu %s; the figures of %s, the highest)", set, x->n,
+                     distinct == x->n ? "ranks" : "traces", worst);
         }
         printf("- [%s] %s: %s\n    -> %s\n", tprof_rows_cell(findings, x->worst, rule)->v.s, who,
                tprof_rows_cell(findings, x->worst, ev)->v.s, tprof_rows_cell(findings, x->worst, remedy)->v.s);

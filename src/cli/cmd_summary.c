@@ -364,8 +364,11 @@ static void comm_section(const view *v)
     dist_line(v, "communication time", V_DURATION);
     /* the first rank's recorded collectives, each across the ranks that record it */
     const tprof_rows *calls0 = NULL;
-    for (size_t i = 0; i < v->n && !tprof_rows_count(calls0); i++)
+    size_t first = 0; /* the first rank that records collectives */
+    for (size_t i = 0; i < v->n && !tprof_rows_count(calls0); i++) {
         calls0 = tprof_rows_child_c(tprof_rows_child_c(v->tr, i, 3), 0, 0);
+        first = i;
+    }
     for (size_t y = 0; y < tprof_rows_count(calls0) && y < 3; y++) {
         const char *name = tprof_rows_at(calls0, y, "name")->v.s;
         size_t with = 0;
@@ -381,8 +384,9 @@ static void comm_section(const view *v)
         }
         tprof_col_dist d;
         const tprof_cell *bytes = tprof_rows_at(calls0, y, "bytes");
-        printf("  %s on %zu ranks: %" PRId64 " calls, %s on %s", name, with, tprof_rows_int(calls0, y, "calls"),
-               bytes->null ? "sizes not recorded" : tprof_fmt_bytes(a, sizeof a, bytes->v.i), v->label[0]);
+        printf("  %s on %zu rank%s: %" PRId64 " calls, %s on %s", name, with, with == 1 ? "" : "s",
+               tprof_rows_int(calls0, y, "calls"),
+               bytes->null ? "sizes not recorded" : tprof_fmt_bytes(a, sizeof a, bytes->v.i), v->label[first]);
         if (!tprof_dist_of(v->v, NULL, v->n, &d) && d.n)
             printf("; busbw min %.1f GB/s (%s), p50 %.1f, max %.1f (%s)", d.min, v->label[d.min_rank], d.p50, d.max,
                    v->label[d.max_rank]);
