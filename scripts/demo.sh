@@ -32,7 +32,12 @@ done
 # "$ command", then the command; its output indented under it
 show() {
   echo "\$ $*"
-  "$@" 2>&1 | sed 's/^/  /'
+  local rc=0
+  "$@" 2>&1 | sed 's/^/  /' || rc=$?
+  if [ "$rc" -ne 0 ]; then # said, not a silent stop under set -e
+    echo "demo: '$1 ${2:-}' failed (exit $rc); its output is above" >&2
+    exit "$rc"
+  fi
 }
 
 # the loss of the first and the last step of a trainer's log

@@ -310,7 +310,8 @@ int tprof_launch_tables(const tprof_launch_result *r, tprof_result **out);
 #define TPROF_STRAGGLER_MIN 0.10 /* compute at least 10% above the ranks' median */
 
 typedef struct {
-    int64_t rank;          /* distributedInfo.rank, else the trace's index */
+    int64_t rank;          /* tprof_trace_rank, else the trace's place in rank order (rank_known 0) */
+    int rank_known;
     char *file;            /* the trace's path (owned) */
     size_t nsteps;
     int64_t step_mean_ns;

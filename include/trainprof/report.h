@@ -26,7 +26,8 @@ char *tprof_fmt_progress(char *buf, size_t len, uint64_t done, int64_t total, do
  * else "trace I", I its place among the traces read. */
 char *tprof_fmt_trace_label(char *buf, size_t len, int64_t rank, size_t index);
 /* RANKS[0..K) in words, among the run's ALL[0..N): "rank 3", "ranks 0-63",
- * "ranks 0-63 except 17" (when ALL leaves out at most 3), else the runs
+ * "ranks 0-63 except 17" (when ALL is one run of ranks and RANKS leaves
+ * out at most 3 of it), else the runs
  * "ranks 0-3, 8, 10-12" (at most 6, then ", ... (K ranks)"). */
 char *tprof_fmt_rank_set(char *buf, size_t len, const int64_t *ranks, size_t k, const int64_t *all, size_t n);
 

@@ -144,6 +144,7 @@ int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_r
         tprof_rank_row *row = &r->ranks[i];
         const tprof_cell *rank = tprof_rows_cell(tprof_result_top_c(facts[i]), 0, F_RANK);
         row->rank = rank->null ? (int64_t)i : rank->v.i;
+        row->rank_known = !rank->null;
         const tprof_cell *file = tprof_rows_cell(tprof_result_top_c(facts[i]), 0, F_FILE);
         if (!(row->file = strdup(file->null ? "" : file->v.s))) goto oom;
         row->nsteps = (size_t)fact(facts[i], F_STEPS);
@@ -227,7 +228,7 @@ int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result *
 /* ---- the result tables of `ranks` ---- */
 
 enum { T_MEDIAN, T_OTHERS_EXPOSED, T_STRAGGLER, T_EXCESS, T_COMMON, T_SKEW_MAX, T_SKEW_MEAN, T_SKEW_STEP, T_NCOLS };
-enum { R_STRAGGLER = F_NCOLS, R_NCOLS };
+enum { R_STRAGGLER = F_NCOLS, R_KNOWN, R_NCOLS };
 
 static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
     [T_MEDIAN] = TPROF_COL("compute_median_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
@@ -254,6 +255,9 @@ static const tprof_col_desc ranks_row_cols[R_NCOLS] = {
     RANK_NUMBER_COLS,
     [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row",
                               .flags = TPROF_COLF_NO_JSON),
+    [R_KNOWN] = TPROF_COL("rank_known", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL,
+                          "the trace says its rank (else the table says trace N: its place; text only)",
+                          .flags = TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV),
 };
 static const tprof_table_desc ranks_top = { .name = "", .cols = ranks_top_cols, .ncols = T_NCOLS };
 static const tprof_table_desc ranks_rows = { .name = "ranks", .doc = "one row per rank, in the order given",
@@ -287,7 +291,7 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out)
         const int64_t v[] = { [F_RANK] = x->rank, [F_STEPS] = (int64_t)x->nsteps, [F_STEP_MEAN] = x->step_mean_ns,
                               [F_SPAN] = x->span_ns, [F_IDLE] = x->idle_ns, [F_COMPUTE] = x->compute_ns,
                               [F_COMM] = x->comm_ns, [F_EXPOSED] = x->exposed_comm_ns,
-                              [R_STRAGGLER] = (long)k == r->straggler };
+                              [R_STRAGGLER] = (long)k == r->straggler, [R_KNOWN] = x->rank_known };
         for (size_t c = 0; c < R_NCOLS; c++)
             if (c != F_FILE) tprof_rows_set_i(rows, (size_t)i, c, v[c]);
     }

@@ -134,8 +134,10 @@ char *tprof_fmt_rank_set(char *buf, size_t len, const int64_t *ranks, size_t k, 
         else if (nmissing < MAX_EXCEPT) missing[nmissing++] = u[i];
         else nmissing++;
     }
-    if (k == 1) snprintf(buf, len, "rank %" PRId64, r[0]);
-    else if (n > MAX_EXCEPT && covered == k && nmissing <= MAX_EXCEPT && k > nmissing) {
+    int contiguous = n > 0 && u[n - 1] - u[0] == (int64_t)n - 1; /* ALL is lo-hi: "lo-hi except m" reads true */
+    if (!k) snprintf(buf, len, "no rank");
+    else if (k == 1) snprintf(buf, len, "rank %" PRId64, r[0]);
+    else if (contiguous && n > MAX_EXCEPT && covered == k && nmissing <= MAX_EXCEPT && k > nmissing) {
         snprintf(buf, len, "ranks ");
         append_runs(buf, len, u, n, MAX_RUNS);
         for (size_t i = 0; i < nmissing; i++) {

@@ -157,21 +157,27 @@ static int print_table(const tprof_result *res)
         tprof_col_dist d;
         char hi[32];
         if (!tprof_dist_of(v, NULL, n, &d) && d.n)
-            printf("clock offsets across %zu ranks (absolute): min %s (%s), p50 %s, p90 %s, max %s (%s)\n", n,
+            printf("clock offsets across %zu ranks (absolute): min %s (%s), p50 %s, p90 %s, max %s (%s)\n", d.n,
                    tprof_fmt_duration(a, sizeof a, (int64_t)d.min), lab[d.min_rank],
                    tprof_fmt_duration(b, sizeof b, (int64_t)d.p50), tprof_fmt_duration(c, sizeof c, (int64_t)d.p90),
                    tprof_fmt_duration(hi, sizeof hi, (int64_t)d.max), lab[d.max_rank]);
+        char *taken = calloc(n, 1);
+        if (!taken) {
+            free(v), free(lab), free(labels), free(shown);
+            return TPROF_ENOMEM;
+        }
         for (size_t w = 0; w < CLI_RANKS_WORST; w++) {
             size_t best = SIZE_MAX;
             for (size_t i = 0; i < n; i++)
-                if (!isnan(v[i]) && (best == SIZE_MAX || v[i] > v[best])) best = i;
+                if (!taken[i] && !isnan(v[i]) && (best == SIZE_MAX || v[i] > v[best])) best = i;
             if (best == SIZE_MAX) break;
             shown[m++] = best;
-            v[best] = NAN;
+            taken[best] = 1;
         }
         for (size_t i = 0; i < n; i++)
-            if ((!tprof_rows_int(ranks, i, "included") || tprof_rows_int(ranks, i, "truncated")) && !isnan(v[i]))
+            if ((!tprof_rows_int(ranks, i, "included") || tprof_rows_int(ranks, i, "truncated")) && !taken[i])
                 shown[m++] = i;
+        free(taken);
         printf("the %zu largest offsets%s (%s):\n\n", m < CLI_RANKS_WORST ? m : (size_t)CLI_RANKS_WORST,
                m > CLI_RANKS_WORST ? ", and the inputs cut or not selected" : "", CLI_ACROSS_HINT);
         free(v), free(lab), free(labels);

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "trainprof/analysis.h"
@@ -37,7 +38,9 @@ static int add_row(tprof_table *t, const tprof_rows *rows, size_t i, int64_t *st
     int64_t span = tprof_rows_int(rows, i, "span_ns"), comm = tprof_rows_int(rows, i, "comm_ns");
     int straggler = tprof_rows_int(rows, i, "straggler") != 0;
     if (straggler) *straggler_compute = tprof_rows_int(rows, i, "compute_ns");
-    snprintf(rk, sizeof rk, "%" PRId64 "%s", tprof_rows_int(rows, i, "rank"), straggler ? " (straggler)" : "");
+    /* a trace that does not say its rank is named as every command names it: trace N */
+    snprintf(rk, sizeof rk, "%s%" PRId64 "%s", tprof_rows_int(rows, i, "rank_known") ? "" : "trace ",
+             tprof_rows_int(rows, i, "rank"), straggler ? " (straggler)" : "");
     snprintf(st, sizeof st, "%" PRId64, tprof_rows_int(rows, i, "steps"));
     tprof_fmt_duration(sm, sizeof sm, tprof_rows_int(rows, i, "step_mean_ns"));
     tprof_fmt_duration(sp, sizeof sp, span);
@@ -66,13 +69,17 @@ static int print_dist(const tprof_rows *rows, size_t n)
     tprof_table *t = v && labels && lab ? tprof_table_new(5, hdr, "lrrrr") : NULL;
     int rc = t ? 0 : TPROF_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
-        snprintf(labels[i], sizeof labels[i], "rank %" PRId64, tprof_rows_int(rows, i, "rank"));
+        snprintf(labels[i], sizeof labels[i], "%s %" PRId64, tprof_rows_int(rows, i, "rank_known") ? "rank" : "trace",
+                 tprof_rows_int(rows, i, "rank"));
         lab[i] = labels[i];
     }
     for (size_t c = 0; !rc && c < sizeof cols / sizeof *cols; c++) {
         for (size_t i = 0; i < n; i++) {
-            int64_t x = tprof_rows_int(rows, i, cols[c].col);
-            v[i] = cols[c].of ? cli_pct(x, tprof_rows_int(rows, i, cols[c].of)) : (double)x;
+            int64_t x = tprof_rows_int(rows, i, cols[c].col), whole = cols[c].of ? tprof_rows_int(rows, i, cols[c].of) : 1;
+            /* a rank without GPU work (no span) or without communication has no value, not 0 */
+            int none = whole <= 0 || (!cols[c].of && !strcmp(cols[c].col, "step_mean_ns") && !tprof_rows_int(rows, i, "steps")) ||
+                       (!cols[c].of && strcmp(cols[c].col, "step_mean_ns") && !tprof_rows_int(rows, i, "span_ns"));
+            v[i] = none ? NAN : cols[c].of ? cli_pct(x, whole) : (double)x;
         }
         tprof_col_dist d;
         if ((rc = tprof_dist_of(v, NULL, n, &d))) break;

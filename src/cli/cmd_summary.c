@@ -202,7 +202,7 @@ static size_t phase_shares(const view *v, size_t i, const char **name, double *c
     for (size_t p = 0; p < np; p++) {
         name[p] = tprof_rows_at(ph, p, "phase")->v.s;
         cpu[p] = cli_pct(tprof_rows_int(ph, p, "cpu_ns"), c);
-        gpu[p] = cli_pct(tprof_rows_int(ph, p, "gpu_ns"), g);
+        gpu[p] = g > 0 ? cli_pct(tprof_rows_int(ph, p, "gpu_ns"), g) : NAN; /* no GPU work launched: no share */
     }
     *gpu_total = g;
     return np;
@@ -228,7 +228,7 @@ static void phases_section(const view *v, int any_gpu)
             }
             printf("  %s:", v->label[i]);
             for (size_t p = 0; p < np && p < MAX_PHASES; p++) {
-                if (any_gpu) printf(" %s %.0f%%/%.0f%%%s", name[p], cpu[p], gpu[p], p + 1 < np ? "," : "\n");
+                if (any_gpu) printf(" %s %.0f%%/%.0f%%%s", name[p], cpu[p], isnan(gpu[p]) ? 0.0 : gpu[p], p + 1 < np ? "," : "\n");
                 else printf(" %s %.0f%%%s", name[p], cpu[p], p + 1 < np ? "," : "\n");
             }
         }

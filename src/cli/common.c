@@ -762,22 +762,18 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         job.rank[i] = -1;
     }
     rc = cli_read_traces_each(paths, n, ro, rr, analyse_read, &job);
-    /* the label of the k-th trace read: "rank R" when it says its rank, else "trace k" */
-    size_t *read_index = calloc((size_t)n, sizeof *read_index), *order = calloc((size_t)n, sizeof *order);
-    if (!read_index || !order || tprof_rank_order(job.rank, (size_t)n, order)) {
-        free(read_index);
+    /* labels: "rank R" when a trace says its rank, else "trace N", N its place in rank order */
+    size_t *order = calloc((size_t)n, sizeof *order);
+    if (!order || tprof_rank_order(job.rank, (size_t)n, order)) {
         free(order);
         cli_error("out of memory");
         rc = EXIT_INPUT;
         goto done;
     }
-    for (int i = 0, k = 0; i < n; i++)
-        if (!rr[i].rc || rr[i].rc == TPROF_ETRUNC) read_index[i] = (size_t)k++;
     size_t ns = 0;
     for (int o = 0; o < n; o++) { /* the results in rank order, one rule for every command */
         int i = (int)order[o];
         if (rr[i].rc && rr[i].rc != TPROF_ETRUNC) continue;
-        size_t idx = read_index[i];
         int made = 1;
         for (size_t p = 0; p < np; p++) made &= job.res[(size_t)i * np + p] != NULL;
         if (job.rc[i] || !made) {
@@ -788,14 +784,14 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
             if (rc < EXIT_INPUT) rc = job.rc[i] == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
             continue;
         }
-        tprof_fmt_trace_label(labels[ns], sizeof labels[ns], job.rank[i], idx);
+        /* "trace N": N the place in rank order, as summary, ranks and advice count it */
+        tprof_fmt_trace_label(labels[ns], sizeof labels[ns], job.rank[i], ns);
         lab[ns] = labels[ns];
         shown_path[ns] = paths[i];
         shown_rank[ns] = job.rank[i];
         for (size_t p = 0; p < np; p++) shown[ns * np + p] = job.res[(size_t)i * np + p];
         ns++;
     }
-    free(read_index);
     free(order);
     int e = print_results(spec, ctx, fmt, shown, shown_rank, lab, shown_path, ns);
     if (e > rc) rc = e;

@@ -112,9 +112,14 @@ for r, name in ((5, "worker_rank12.json"), (6, "rank-3.trace.json"), (7, "other.
     nameless.append(p)
 rc, js, _ = run([TRAINPROF, "steps", "--format", "json", *nameless])
 # other.json has no rank: it stands at its argument index, 2, so before rank 3 (as merge orders inputs)
-check([t["label"] for t in json.loads(js)] == ["trace 2", "rank 3", "rank 12"],
+# it is named "trace N", N its place in rank order, by every command alike
+check([t["label"] for t in json.loads(js)] == ["trace 0", "rank 3", "rank 12"],
       f"no distributedInfo: rank<N> in the name, else the argument order ({[t['label'] for t in json.loads(js)]})")
 rc, js, _ = run([TRAINPROF, "ranks", "--format", "json", *nameless])
 check([r["rank"] for r in json.loads(js)["ranks"]][1:] == [3, 12], "ranks: the same order, ranks from the names")
+rc, out, _ = run([TRAINPROF, "ranks", *nameless])
+check(re.search(r"^trace 0 ", out, re.M) and re.search(r"^3 ", out, re.M), f"ranks names the unranked trace as the others do:\n{out}")
+rc, out, _ = run([TRAINPROF, "summary", *nameless])
+check("  trace 0: " in out and "  rank 3: " in out, "summary names it the same")
 
 finish(f"{N} ranks: summary in {SCREEN} lines, across views, rank order")

@@ -186,6 +186,10 @@ static void test_fmt_rank_set(void **state)
     assert_string_equal(tprof_fmt_rank_set(b, sizeof b, few, 1, all, 64), "rank 12");
     const int64_t odd[] = { 1, 3, 5, 7, 9, 11, 13, 15 };
     assert_string_equal(tprof_fmt_rank_set(b, sizeof b, odd, 8, NULL, 0), "ranks 1, 3, 5, 7, 9, 11, ... (8 ranks)");
+    /* the run's ranks not one run: the runs of RANKS, never a wrong "except" */
+    const int64_t gappy_all[] = { 0, 1, 2, 3, 4, 5, 6, 7, 20 }, gappy[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, gappy, 8, gappy_all, 9), "ranks 0-7");
+    assert_string_equal(tprof_fmt_rank_set(b, sizeof b, gappy, 0, gappy_all, 9), "no rank");
     /* ranks outside the run's list: never "except" */
     const int64_t out[] = { 0, 1, 100 };
     assert_string_equal(tprof_fmt_rank_set(b, sizeof b, out, 3, all, 64), "ranks 0-1, 100");
