@@ -257,19 +257,26 @@ int cmd_mfu(int argc, char **argv)
     }
     if (!rc) rc = cli_model_load(&a);
 
-    /* the traces: step times, and the device and world size they record */
+    /* the traces (a directory: the traces below it): step times, and the device and world size they record */
     tprof_trace **tr = NULL;
-    size_t nsteps = 0;
+    size_t nsteps = 0, *order = NULL;
+    tprof_inputs in = { 0 };
+    char **paths = NULL;
+    if (!rc && traces) {
+        rc = cli_expand_inputs(argv + optind, ntraces, CLI_TRACES, &in);
+        paths = in.paths;
+        ntraces = (int)in.npaths;
+    }
     if (!rc && traces) {
         tr = calloc((size_t)ntraces, sizeof *tr);
         if (!tr) rc = EXIT_INPUT;
         cli_progress prog;
-        int shown = cli_progress_begin(&prog, argv + optind, ntraces, NULL);
+        int shown = cli_progress_begin(&prog, paths, ntraces, NULL);
         for (int i = 0; !rc && i < ntraces; i++) {
             tprof_read_opts ro = { .keep = 0, .progress = shown ? cli_progress_update : NULL,
                                    .progress_ctx = &prog };
             char err[512];
-            int r = tprof_trace_read(&tr[i], argv[optind + i], &ro, err, sizeof err);
+            int r = tprof_trace_read(&tr[i], paths[i], &ro, err, sizeof err);
             if (r == TPROF_ETRUNC) cli_warn("%s", err);
             else if (r) {
                 cli_error("%s", err);
@@ -278,7 +285,7 @@ int cmd_mfu(int argc, char **argv)
             }
             const tprof_trace_meta *m = tprof_trace_meta_get(tr[i]);
             if (!m->nsteps) {
-                cli_error("%s: no ProfilerStep#N spans, so no step times (use --step-time)", argv[optind + i]);
+                cli_error("%s: no ProfilerStep#N spans, so no step times (use --step-time)", paths[i]);
                 rc = EXIT_INPUT;
             }
             nsteps += m->nsteps;
@@ -291,6 +298,13 @@ int cmd_mfu(int argc, char **argv)
             }
         }
         cli_progress_end(&prog);
+        /* the rows in rank order, as every command shows ranks */
+        int64_t *rank = malloc((size_t)(ntraces > 0 ? ntraces : 1) * sizeof *rank);
+        order = malloc((size_t)(ntraces > 0 ? ntraces : 1) * sizeof *order);
+        if (!rc && (!rank || !order)) rc = EXIT_INPUT;
+        for (int i = 0; !rc && i < ntraces; i++) rank[i] = tprof_trace_rank(tr[i]);
+        if (!rc && tprof_rank_order(rank, (size_t)ntraces, order)) rc = EXIT_INPUT;
+        free(rank);
     }
     if (!rc && peak <= 0) {
         if (!device) {
@@ -327,11 +341,12 @@ int cmd_mfu(int argc, char **argv)
         nrows = 1;
     }
     double sum = 0;
-    for (int i = 0; !rc && traces && i < ntraces; i++) {
+    for (int o = 0; !rc && traces && o < ntraces; o++) {
+        size_t i = order[o];
         const tprof_trace_meta *m = tprof_trace_meta_get(tr[i]);
         for (size_t s = 0; !rc && s < m->nsteps; s++) {
             step_row *r = &rows[nrows++];
-            *r = (step_row){ .trace = argv[optind + i], .step = m->steps[s].number, .seconds = m->steps[s].dur / 1e9 };
+            *r = (step_row){ .trace = paths[i], .step = m->steps[s].number, .seconds = m->steps[s].dur / 1e9 };
             if (!(r->seconds > 0)) {
                 cli_error("%s: ProfilerStep#%" PRId64 " has no duration", r->trace, r->step);
                 rc = EXIT_INPUT;
@@ -362,6 +377,8 @@ int cmd_mfu(int argc, char **argv)
     free(rows);
     for (int i = 0; tr && i < ntraces; i++) tprof_trace_free(tr[i]);
     free(tr);
+    free(order);
+    tprof_inputs_free(&in);
     cli_model_free(&a);
     return rc;
 }

@@ -94,6 +94,21 @@ files = d["base"][0]["files"] if isinstance(d.get("base"), list) else d["base"][
 check([f["label"] for f in files] == [f"rank {r}" for r in sorted(int(os.path.basename(p)[4:].split(".")[0]) for p in half)],
       "diff JSON: every base trace, in rank order")
 
+# mfu --trace over the folder of N ranks: the distribution of the steps' MFU, the lowest three, the mean
+cfg = os.path.join(tmp, "llama.json")
+with open(cfg, "w") as f:
+    json.dump({"model_type": "llama", "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 8,
+               "num_hidden_layers": 8, "vocab_size": 32000, "intermediate_size": 2816}, f)
+rc, out, err = run([TRAINPROF, "mfu", "--config", cfg, "--seqlens", "4096", "--device", "H100", "--trace", tmp],
+                   timeout=900)
+lines = out.splitlines()
+check(rc == 0 and f"{N} traces, {N} steps" in out and "MFU: min " in out and len(lines) <= 16,
+      f"mfu over a folder of {N} ranks: the across view ({rc}, {len(lines)} lines: {err[-200:]})")
+rc, out, err = run([TRAINPROF, "mfu", "--config", cfg, "--seqlens", "4096", "--device", "H100", "--trace",
+                    paths[10], paths[2], paths[1]])
+order = [int(m) for m in re.findall(r"rank(\d+)\.\S* #", out)]  # table cells cut paths at 40 characters
+check(order == [1, 2, 10], f"mfu rows in rank order: {order}")
+
 # ---- the rank-order rule on a few traces: distributedInfo, then the name, then argument order ----
 few = [paths[10], paths[2], paths[1]]
 rc, js, _ = run([TRAINPROF, "temporal", "--format", "json", *few])
