@@ -378,7 +378,7 @@ void tprof_advice_free(tprof_advice *a);
 /* The "advice" result: a row per finding (rule, rank, value, threshold,
  * evidence, remedy: tprof_finding_cols). */
 extern const tprof_result_desc tprof_advice_desc;
-#define TPROF_FINDING_NCOLS 6
+#define TPROF_FINDING_NCOLS 7
 extern const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS];
 int tprof_advice_tables(const tprof_advice *a, tprof_result **out);
 /* The same in two parts, so that each trace can be freed once read: one

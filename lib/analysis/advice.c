@@ -210,7 +210,7 @@ oom:
 
 /* ---- the same in two parts, and as result tables ---- */
 
-enum { A_RULE, A_RANK, A_VALUE, A_THRESHOLD, A_EVIDENCE, A_REMEDY, A_NCOLS };
+enum { A_RULE, A_RANK, A_VALUE, A_THRESHOLD, A_EVIDENCE, A_REMEDY, A_KNOWN, A_NCOLS };
 
 const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS] = {
     [A_RULE] = TPROF_COL("rule", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
@@ -223,6 +223,9 @@ const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS] = {
                               "the documented threshold it crossed (docs/METRICS.md)", .csv_digits = 6),
     [A_EVIDENCE] = TPROF_COL("evidence", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the numbers, in words"),
     [A_REMEDY] = TPROF_COL("remedy", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the usual remedy"),
+    [A_KNOWN] = TPROF_COL("rank_known", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL,
+                          "the rank is the trace's own (else its place in rank order, said trace N; text only)",
+                          .flags = TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV),
 };
 static const tprof_table_desc findings = { .name = "findings", .doc = "rank by rank in the order given, then the run's",
                                            .cols = tprof_finding_cols, .ncols = A_NCOLS };
@@ -254,6 +257,7 @@ int tprof_advice_tables(const tprof_advice *a, tprof_result **out)
             return TPROF_ENOMEM;
         }
         if (it->rank >= 0) tprof_rows_set_i(t, (size_t)i, A_RANK, it->rank);
+        tprof_rows_set_i(t, (size_t)i, A_KNOWN, it->rank >= 0);
         tprof_rows_set_d(t, (size_t)i, A_VALUE, it->value);
         tprof_rows_set_d(t, (size_t)i, A_THRESHOLD, it->threshold);
     }
@@ -272,8 +276,9 @@ int tprof_advise_rank(const tprof_trace *t, tprof_result **out)
     return rc;
 }
 
-/* Appends the findings SRC to DST, each about RANK (-1: as they say). */
-static int append_findings(tprof_rows *dst, const tprof_rows *src, int64_t rank)
+/* Appends the findings SRC to DST, each about RANK (-1: as they say; KNOWN:
+ * the trace says that rank, else it is its place in rank order). */
+static int append_findings(tprof_rows *dst, const tprof_rows *src, int64_t rank, int known)
 {
     for (size_t k = 0; k < tprof_rows_count(src); k++) {
         long i = tprof_rows_add(dst);
@@ -281,6 +286,7 @@ static int append_findings(tprof_rows *dst, const tprof_rows *src, int64_t rank)
         for (size_t c = 0; c < A_NCOLS; c++) {
             const tprof_cell *v = tprof_rows_cell(src, k, c);
             if (c == A_RANK && rank >= 0) tprof_rows_set_i(dst, (size_t)i, c, rank);
+            else if (c == A_KNOWN && rank >= 0) tprof_rows_set_i(dst, (size_t)i, c, known);
             else if (v->null) continue;
             else if (c == A_RANK) tprof_rows_set_i(dst, (size_t)i, c, v->v.i);
             else if (c == A_VALUE || c == A_THRESHOLD) tprof_rows_set_d(dst, (size_t)i, c, v->v.d);
@@ -300,7 +306,8 @@ int tprof_advise_reduce(const tprof_result *const *per_rank, const tprof_ranks_r
     for (size_t r = 0; !rc && r < ranks->nranks; r++)
         rc = tprof_result_desc_of(per_rank[r]) != &tprof_advice_desc
                  ? TPROF_EUSAGE
-                 : append_findings(t, tprof_result_table_c(per_rank[r], 0), ranks->ranks[r].rank);
+                 : append_findings(t, tprof_result_table_c(per_rank[r], 0), ranks->ranks[r].rank,
+                                   ranks->ranks[r].rank_known);
     tprof_rows *all = tprof_result_table(res, 1);
     for (size_t r = 0; !rc && r < ranks->nranks; r++) {
         long k = tprof_rows_add(all);
@@ -313,7 +320,7 @@ int tprof_advise_reduce(const tprof_result *const *per_rank, const tprof_ranks_r
         tprof_result *run = NULL;
         rc = ranks_rules(ranks, &a, &cap);
         if (!rc) rc = tprof_advice_tables(&a, &run);
-        if (!rc) rc = append_findings(t, tprof_result_table_c(run, 0), -1);
+        if (!rc) rc = append_findings(t, tprof_result_table_c(run, 0), -1, 0);
         tprof_result_free(run);
         free(a.items);
     }

@@ -40,17 +40,19 @@ int cli_print_findings(const tprof_rows *findings, const int64_t *all_ranks, siz
     const tprof_table_desc *d = tprof_rows_desc(findings);
     size_t rule = (size_t)tprof_table_col(d, "rule"), rank = (size_t)tprof_table_col(d, "rank"),
            ev = (size_t)tprof_table_col(d, "evidence"), remedy = (size_t)tprof_table_col(d, "remedy"),
-           value = (size_t)tprof_table_col(d, "value");
+           value = (size_t)tprof_table_col(d, "value"), known = (size_t)tprof_table_col(d, "rank_known");
     finding_group *g = calloc(n, sizeof *g);
     size_t ng = 0;
     int rc = g ? 0 : TPROF_ENOMEM;
     /* quadratic in the distinct rules only: a group is found among few */
     for (size_t i = 0; !rc && i < n; i++) {
         const tprof_cell *rk = tprof_rows_cell(findings, i, rank);
+        /* a trace without a rank of its own is named alone (trace N), never in a rank set */
+        int own = !rk->null && tprof_rows_cell(findings, i, known)->v.i;
         size_t k = ng;
-        for (size_t j = 0; !rk->null && j < ng; j++) {
+        for (size_t j = 0; own && j < ng; j++) {
             size_t f = g[j].first;
-            if (!tprof_rows_cell(findings, f, rank)->null &&
+            if (!tprof_rows_cell(findings, f, rank)->null && tprof_rows_cell(findings, f, known)->v.i &&
                 !strcmp(tprof_rows_cell(findings, f, rule)->v.s, tprof_rows_cell(findings, i, rule)->v.s) &&
                 !strcmp(tprof_rows_cell(findings, f, remedy)->v.s, tprof_rows_cell(findings, i, remedy)->v.s)) {
                 k = j;
@@ -68,7 +70,9 @@ int cli_print_findings(const tprof_rows *findings, const int64_t *all_ranks, siz
     for (size_t j = 0; !rc && j < ng; j++) {
         const finding_group *x = &g[j];
         char who[320] = "all ranks";
-        if (x->n == 1) snprintf(who, sizeof who, "rank %" PRId64, x->ranks[0]);
+        if (x->n == 1)
+            snprintf(who, sizeof who, "%s %" PRId64, tprof_rows_cell(findings, x->first, known)->v.i ? "rank" : "trace",
+                     x->ranks[0]);
         else if (x->n > 1) {
             char set[224], worst[32] = "";
             tprof_fmt_rank_set(set, sizeof set, x->ranks, x->n, all_ranks, nall);
