@@ -136,5 +136,8 @@ rc, out, _ = run([TRAINPROF, "ranks", *nameless])
 check(re.search(r"^trace 0 ", out, re.M) and re.search(r"^3 ", out, re.M), f"ranks names the unranked trace as the others do:\n{out}")
 rc, out, _ = run([TRAINPROF, "summary", *nameless])
 check("  trace 0: " in out and "  rank 3: " in out, "summary names it the same")
+rc, out, _ = run([TRAINPROF, "advice", *nameless])
+check(re.search(r"^- \[[^\]]+\] trace 0: ", out, re.M) and re.search(r"^- \[[^\]]+\] ranks 3, 12 ", out, re.M),
+      f"advice names it alone, the ranked traces in a set:\n{out}")
 
 finish(f"{N} ranks: summary in {SCREEN} lines, across views, rank order")
