@@ -101,5 +101,8 @@ for f in files:
         else:
             same = abs(g - v) < 1e-9 * max(1.0, abs(v)) if isinstance(v, float) else g == v
         check(same, f"{os.path.basename(f)}: {k} {g} != {v}")
-check(got[files[0]]["label"] == "rank 3" and got[files[2]]["label"] == "trace 2", "labels of the traces")
+# resnet says no rank: "trace N", N its place in rank order (its argument index 2 puts it after the
+# three rank-0 traces, before rank 3)
+check(got[files[0]]["label"] == "rank 3" and got[files[2]]["label"] == "trace 3", "labels of the traces")
+check([r["file"] for r in json.loads(out)] == [files[1], files[3], files[4], files[2], files[0]], "rows in rank order")
 finish(f"launch overhead of {len(files)} traces")
