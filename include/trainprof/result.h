@@ -276,6 +276,9 @@ typedef struct {
 /* The distribution of VALUES[0..N) (NaN: no value), RANKS[i] naming each
  * (NULL: the index i). */
 int tprof_dist_of(const double *values, const int64_t *ranks, size_t n, tprof_col_dist *out);
+/* The indexes of the K highest of VALUES[0..N) (LOWEST: the K lowest), NaN
+ * skipped, worst first, a tie in index order, into OUT; returns how many. */
+size_t tprof_dist_worst(const double *values, size_t n, size_t k, int lowest, size_t *out);
 /* Over N results of one description (RANKS[i] the rank of RESULTS[i]), for
  * the top table: the distribution of column COL. p50 and p90 are the
  * nearest-rank percentiles (the value at ceil(p*n) in sorted order). */

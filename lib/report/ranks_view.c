@@ -61,6 +61,23 @@ int tprof_dist_of(const double *values, const int64_t *ranks, size_t n, tprof_co
     return 0;
 }
 
+size_t tprof_dist_worst(const double *values, size_t n, size_t k, int lowest, size_t *out)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = values[i];
+        if (isnan(x)) continue;
+        /* insert I among the M kept, worst first; a tie keeps the lower index first */
+        size_t j = m < k ? m++ : k;
+        while (j > 0 && (lowest ? x < values[out[j - 1]] : x > values[out[j - 1]])) {
+            if (j < k) out[j] = out[j - 1];
+            j--;
+        }
+        if (j < k) out[j] = i;
+    }
+    return m;
+}
+
 int tprof_ranks_dist(const tprof_result *const *results, const int64_t *ranks, size_t n, int col,
                      tprof_col_dist *out)
 {

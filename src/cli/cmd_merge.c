@@ -166,14 +166,8 @@ static int print_table(const tprof_result *res)
             free(v), free(lab), free(labels), free(shown);
             return TPROF_ENOMEM;
         }
-        for (size_t w = 0; w < CLI_RANKS_WORST; w++) {
-            size_t best = SIZE_MAX;
-            for (size_t i = 0; i < n; i++)
-                if (!taken[i] && !isnan(v[i]) && (best == SIZE_MAX || v[i] > v[best])) best = i;
-            if (best == SIZE_MAX) break;
-            shown[m++] = best;
-            taken[best] = 1;
-        }
+        m = tprof_dist_worst(v, n, CLI_RANKS_WORST, 0, shown);
+        for (size_t j = 0; j < m; j++) taken[shown[j]] = 1;
         for (size_t i = 0; i < n; i++)
             if ((!tprof_rows_int(ranks, i, "included") || tprof_rows_int(ranks, i, "truncated")) && !taken[i])
                 shown[m++] = i;

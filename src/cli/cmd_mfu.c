@@ -142,14 +142,7 @@ static int print_table(const tprof_result *r)
         printf("\n");
         for (size_t i = 0; i < n; i++)
             v[i] = strcmp(tprof_rows_at(rows, i, "step")->v.s, "mean") ? tprof_rows_real(rows, i, "mfu") : NAN;
-        for (int w = 0; w < CLI_RANKS_WORST; w++) {
-            size_t low = SIZE_MAX;
-            for (size_t i = 0; i < n; i++)
-                if (!isnan(v[i]) && (low == SIZE_MAX || v[i] < v[low])) low = i;
-            if (low == SIZE_MAX) break;
-            shown[m++] = low;
-            v[low] = NAN;
-        }
+        m = tprof_dist_worst(v, n, CLI_RANKS_WORST, 1, shown);
         for (size_t i = 0; i < n; i++)
             if (!strcmp(tprof_rows_at(rows, i, "step")->v.s, "mean")) shown[m++] = i;
         free(v);

@@ -124,17 +124,14 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     if (!across)
         for (size_t i = 0; i < n; i++) shown[m++] = i;
     else {
-        for (size_t w = 0; w < CLI_RANKS_WORST && w < n; w++) {
-            size_t best = SIZE_MAX;
-            for (size_t i = 0; i < n; i++) {
-                int taken = 0;
-                for (size_t j = 0; j < m; j++) taken |= shown[j] == i;
-                if (!taken && (best == SIZE_MAX || tprof_rows_int(rows, i, "step_mean_ns") >
-                                                       tprof_rows_int(rows, best, "step_mean_ns")))
-                    best = i;
-            }
-            shown[m++] = best;
+        double *v = malloc(n * sizeof *v);
+        if (!v) {
+            free(shown);
+            return TPROF_ENOMEM;
         }
+        for (size_t i = 0; i < n; i++) v[i] = (double)tprof_rows_int(rows, i, "step_mean_ns");
+        m = tprof_dist_worst(v, n, CLI_RANKS_WORST, 0, shown);
+        free(v);
         for (size_t i = 0; i < n; i++) {
             int taken = 0;
             for (size_t j = 0; j < m; j++) taken |= shown[j] == i;

@@ -85,18 +85,7 @@ static void dist_line(const view *v, const char *what, value_kind k)
 /* "  WHAT: rank a X, rank b Y, rank c Z": the CLI_RANKS_WORST highest of v->v. */
 static void worst_line(const view *v, const char *what, value_kind k)
 {
-    size_t best[CLI_RANKS_WORST], m = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        if (isnan(v->v[i])) continue;
-        size_t j = m < CLI_RANKS_WORST ? m++ : CLI_RANKS_WORST;
-        if (j == CLI_RANKS_WORST && !(v->v[i] > v->v[best[j - 1]])) continue;
-        if (j == CLI_RANKS_WORST) j--;
-        while (j > 0 && v->v[i] > v->v[best[j - 1]]) {
-            best[j] = best[j - 1];
-            j--;
-        }
-        best[j] = i;
-    }
+    size_t best[CLI_RANKS_WORST], m = tprof_dist_worst(v->v, v->n, CLI_RANKS_WORST, 0, best);
     if (m < 2) return;
     printf("  %s:", what);
     for (size_t i = 0; i < m; i++) {

@@ -14,6 +14,7 @@
 #include "trainprof/error.h"
 #include "trainprof/json.h"
 #include "trainprof/report.h"
+#include "trainprof/result.h"
 
 typedef struct {
     FILE *f;
@@ -193,6 +194,24 @@ static void test_fmt_rank_set(void **state)
     /* ranks outside the run's list: never "except" */
     const int64_t out[] = { 0, 1, 100 };
     assert_string_equal(tprof_fmt_rank_set(b, sizeof b, out, 3, all, 64), "ranks 0-1, 100");
+}
+
+static void test_dist_worst(void **state)
+{
+    (void)state;
+    const double v[] = { 3, NAN, 7, 7, 1, 9, 3 };
+    size_t out[3];
+    assert_int_equal(tprof_dist_worst(v, 7, 3, 0, out), 3);
+    assert_int_equal(out[0], 5); /* 9 */
+    assert_int_equal(out[1], 2); /* 7, the lower index of the tie first */
+    assert_int_equal(out[2], 3);
+    assert_int_equal(tprof_dist_worst(v, 7, 3, 1, out), 3);
+    assert_int_equal(out[0], 4); /* 1 */
+    assert_int_equal(out[1], 0); /* 3 */
+    assert_int_equal(out[2], 6);
+    const double none[] = { NAN, NAN };
+    assert_int_equal(tprof_dist_worst(none, 2, 3, 0, out), 0);
+    assert_int_equal(tprof_dist_worst(v, 2, 3, 0, out), 1); /* fewer values than K */
 }
 
 static void test_fmt_bytes_boundaries(void **state)
@@ -643,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_fmt_bytes_examples),
         cmocka_unit_test(test_fmt_bytes_boundaries),
         cmocka_unit_test(test_fmt_rank_set),
+        cmocka_unit_test(test_dist_worst),
         cmocka_unit_test(test_fmt_progress),
         cmocka_unit_test(test_csv_quoting),
         cmocka_unit_test(test_jw_object),
