@@ -179,10 +179,15 @@ static void steps_section(const view *v)
 }
 
 /* The CPU and GPU shares of each phase of trace I; 0 when it has none. */
-static size_t phase_shares(const view *v, size_t i, const char **name, double *cpu, double *gpu, int64_t *gpu_total)
+enum { MAX_PHASES = 8 };
+
+/* The CPU and GPU shares of each phase of trace I (at most MAX_PHASES); 0
+ * when it has none. A trace that launched no GPU work has no GPU share. */
+static size_t phase_shares(const view *v, size_t i, const char **name, double *cpu, double *gpu)
 {
     const tprof_rows *ph = tprof_rows_child_c(v->tr, i, 1);
     size_t np = tprof_rows_count(ph);
+    if (np > MAX_PHASES) np = MAX_PHASES;
     int64_t c = 0, g = 0;
     for (size_t p = 0; p < np; p++) {
         c = tprof_sat_add(c, tprof_rows_int(ph, p, "cpu_ns"));
@@ -191,71 +196,71 @@ static size_t phase_shares(const view *v, size_t i, const char **name, double *c
     for (size_t p = 0; p < np; p++) {
         name[p] = tprof_rows_at(ph, p, "phase")->v.s;
         cpu[p] = cli_pct(tprof_rows_int(ph, p, "cpu_ns"), c);
-        gpu[p] = g > 0 ? cli_pct(tprof_rows_int(ph, p, "gpu_ns"), g) : NAN; /* no GPU work launched: no share */
+        gpu[p] = g > 0 ? cli_pct(tprof_rows_int(ph, p, "gpu_ns"), g) : NAN;
     }
-    *gpu_total = g;
     return np;
 }
-
-enum { MAX_PHASES = 8 };
 
 static void phases_section(const view *v, int any_gpu)
 {
     const char *name[MAX_PHASES];
     double cpu[MAX_PHASES], gpu[MAX_PHASES];
-    int64_t g;
     size_t with = 0;
-    for (size_t i = 0; i < v->n; i++) with += phase_shares(v, i, name, cpu, gpu, &g) > 0;
+    for (size_t i = 0; i < v->n; i++) with += phase_shares(v, i, name, cpu, gpu) > 0;
     if (!with) return; /* nothing to say: no trace marks its phases */
     printf("\n== phases (share of step time on the CPU%s) ==\n", any_gpu ? " / of the GPU work launched" : "");
     if (!v->across) {
         for (size_t i = 0; i < v->n; i++) {
-            size_t np = phase_shares(v, i, name, cpu, gpu, &g);
+            size_t np = phase_shares(v, i, name, cpu, gpu);
             if (!np) {
                 printf("  %s: no phase markers in the steps\n", v->label[i]);
                 continue;
             }
             printf("  %s:", v->label[i]);
-            for (size_t p = 0; p < np && p < MAX_PHASES; p++) {
+            for (size_t p = 0; p < np; p++) {
                 if (any_gpu) printf(" %s %.0f%%/%.0f%%%s", name[p], cpu[p], isnan(gpu[p]) ? 0.0 : gpu[p], p + 1 < np ? "," : "\n");
                 else printf(" %s %.0f%%%s", name[p], cpu[p], p + 1 < np ? "," : "\n");
             }
         }
         return;
     }
-    /* per phase, the median share across the ranks that mark phases, and its range */
-    size_t np = 0;
-    for (size_t i = 0; i < v->n && !np; i++) np = phase_shares(v, i, name, cpu, gpu, &g);
+    /* each rank's shares once (NaN: the rank has no such phase), then per phase
+     * the median across ranks and its range; the phase names of the first rank that marks them */
+    double (*share)[2][MAX_PHASES] = malloc(v->n * sizeof *share);
+    if (!share) return;
     const char *names[MAX_PHASES];
-    for (size_t p = 0; p < np && p < MAX_PHASES; p++) names[p] = name[p];
-    tprof_col_dist dc[MAX_PHASES], dg[MAX_PHASES];
-    if (np > MAX_PHASES) np = MAX_PHASES;
+    size_t np = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        size_t k = phase_shares(v, i, name, share[i][0], share[i][1]);
+        for (size_t p = k; p < MAX_PHASES; p++) share[i][0][p] = share[i][1][p] = NAN;
+        if (!np && k) {
+            np = k;
+            memcpy(names, name, k * sizeof *names);
+        }
+    }
+    tprof_col_dist d[2][MAX_PHASES];
     for (size_t p = 0; p < np; p++)
         for (int side = 0; side < 2; side++) {
-            for (size_t i = 0; i < v->n; i++) {
-                double c2[MAX_PHASES], g2[MAX_PHASES];
-                const char *n2[MAX_PHASES];
-                size_t k = phase_shares(v, i, n2, c2, g2, &g);
-                v->v[i] = k > p ? (side ? g2[p] : c2[p]) : NAN;
-            }
-            tprof_dist_of(v->v, NULL, v->n, side ? &dg[p] : &dc[p]);
+            for (size_t i = 0; i < v->n; i++) v->v[i] = share[i][side][p];
+            tprof_dist_of(v->v, NULL, v->n, &d[side][p]);
         }
     printf("  p50 across ranks:");
     for (size_t p = 0; p < np; p++) {
-        if (any_gpu) printf(" %s %.0f%%/%.0f%%%s", names[p], dc[p].p50, dg[p].p50, p + 1 < np ? "," : "\n");
-        else printf(" %s %.0f%%%s", names[p], dc[p].p50, p + 1 < np ? "," : "\n");
+        if (any_gpu) printf(" %s %.0f%%/%.0f%%%s", names[p], d[0][p].p50, d[1][p].p50, p + 1 < np ? "," : "\n");
+        else printf(" %s %.0f%%%s", names[p], d[0][p].p50, p + 1 < np ? "," : "\n");
     }
     /* the phases whose share differs across ranks by a point or more */
     int spread = 0;
     for (size_t p = 0; p < np; p++)
         for (int side = 0; side < 1 + any_gpu; side++) {
-            const tprof_col_dist *d = side ? &dg[p] : &dc[p];
-            if (d->max - d->min < 1.0) continue;
+            const tprof_col_dist *x = &d[side][p];
+            if (x->max - x->min < 1.0) continue;
             printf("%s %s %s %.0f%% (%s) to %.0f%% (%s)", spread++ ? "," : "  ranges across ranks:", names[p],
-                   side ? "GPU" : "CPU", d->min, v->label[d->min_rank], d->max, v->label[d->max_rank]);
+                   side ? "GPU" : "CPU", x->min, v->label[x->min_rank], x->max, v->label[x->max_rank]);
         }
     if (spread) printf("\n");
-    for (size_t i = 0; i < v->n; i++) v->v[i] = phase_shares(v, i, name, cpu, gpu, &g) ? 0 : NAN;
+    for (size_t i = 0; i < v->n; i++) v->v[i] = isnan(share[i][0][0]) ? NAN : 0; /* a rank without phases */
+    free(share);
     missing_line(v, "no phase markers");
 }
 
