@@ -7,6 +7,7 @@ import json
 import os
 import pty
 import re
+import select
 import struct
 import subprocess
 import sys
@@ -103,21 +104,22 @@ check(any(line.lstrip().startswith("#N:") for line in block), "summary: no footn
 
 
 def on_terminal(args, cols, env=None):
-    """ARGS run with stdout a terminal COLS wide (0: no size, so COLUMNS counts)."""
+    """ARGS run with stdout a terminal COLS wide (0: no size, so COLUMNS counts).
+
+    The parent keeps the slave end open: reading the master after the last
+    slave closes may lose what the kernel had not yet passed on (seen under
+    load), so it drains until the child has exited and a second goes quiet."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
     p = subprocess.Popen(args, stdout=slave, stderr=subprocess.DEVNULL, env=env)
-    os.close(slave)
     data = b""
     while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            data += os.read(master, 65536)
+        elif p.poll() is not None:
             break
-        if not chunk:
-            break
-        data += chunk
-    p.wait()
+    os.close(slave)
     os.close(master)
     return p.returncode, data.decode().replace("\r\n", "\n")
 
