@@ -45,6 +45,7 @@ typedef enum {
 #define TPROF_KEEP_MEMORY (1u << 28)  /* [memory] instant events, with tprof_memory_sample */
 #define TPROF_KEEP_STREAMED (1u << 27) /* events of other kinds with a "stream" arg (Triton's cpu_op, MTIA's
                                           device events): HTA counts them as GPU work */
+#define TPROF_KEEP_OP_ARGS (1u << 26) /* a cpu_op's inputs and autograd links, with tprof_op_args */
 #define TPROF_KEEP_ALL 0xFFFFFFFFu
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
@@ -122,6 +123,27 @@ typedef struct {
     int64_t total_allocated; /* "Total Allocated", -1 when absent */
     int64_t total_reserved;  /* "Total Reserved", -1 when absent */
 } tprof_memory_sample;
+
+/* The inputs of a CPU op as the profiler records them with record_shapes,
+ * each the compact JSON text of its args value (whitespace outside strings
+ * removed: "[[8944,1024],[1024,2816]]"), interned; 0 (the empty string)
+ * when absent. */
+typedef enum {
+    TPROF_OP_DIMS = 0,  /* "Input Dims" */
+    TPROF_OP_TYPES,     /* "Input type" */
+    TPROF_OP_STRIDES,   /* "Input Strides" */
+    TPROF_OP_CONCRETE,  /* "Concrete Inputs" */
+    TPROF_OP_ARGS
+} tprof_op_arg;
+
+/* A CPU event's op args (kept with TPROF_KEEP_OP_ARGS for the CPU events
+ * that have any). */
+typedef struct {
+    size_t event;              /* the op's index in tprof_trace_events() */
+    uint32_t arg[TPROF_OP_ARGS]; /* string ids, by tprof_op_arg */
+    int64_t seq;               /* "Sequence number" (autograd), -1 when absent */
+    int64_t fwd_tid;           /* "Fwd thread id" of a backward op, -1 when absent */
+} tprof_op_args;
 
 typedef struct {
     int64_t id;
@@ -275,6 +297,8 @@ const char *tprof_trace_str(const tprof_trace *t, uint32_t id);
 size_t tprof_trace_nstrings(const tprof_trace *t);
 size_t tprof_trace_ncalls(const tprof_trace *t);
 const tprof_collective_call *tprof_trace_calls(const tprof_trace *t); /* in file order */
+size_t tprof_trace_nop_args(const tprof_trace *t);
+const tprof_op_args *tprof_trace_op_args(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nmem_samples(const tprof_trace *t);
 const tprof_memory_sample *tprof_trace_mem_samples(const tprof_trace *t); /* in file order */
 /* Bytes of memory held by the trace (records, strings, tables). */

@@ -58,6 +58,15 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         m.event += dst->nev;
         dst->mems[dst->nmems++] = m;
     }
+    /* op args likewise */
+    if (tprof_grow_items((void **)&dst->opargs, &dst->opargcap, dst->nopargs + src->nopargs, sizeof *dst->opargs))
+        goto oom;
+    for (size_t i = 0; i < src->nopargs; i++) {
+        tprof_op_args a = src->opargs[i];
+        a.event += dst->nev;
+        for (int k = 0; k < TPROF_OP_ARGS; k++) a.arg[k] = map[a.arg[k]];
+        dst->opargs[dst->nopargs++] = a;
+    }
     /* events, in order */
     if (tprof_grow_items((void **)&dst->ev, &dst->evcap, dst->nev + src->nev, sizeof *dst->ev)) goto oom;
     for (size_t i = 0; i < src->nev; i++) {

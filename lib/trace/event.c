@@ -38,11 +38,20 @@ arg_key tprof_arg_key(const char *k, size_t n)
     switch (n) {
     case 5:
         return keyis(k, n, "bytes") ? A_BYTES : keyis(k, n, "dtype") ? A_DTYPE : keyis(k, n, "Bytes") ? A_MEM_BYTES : A_OTHER;
-    case 10: return keyis(k, n, "Group size") ? A_GROUP_SIZE : A_OTHER;
-    case 13: return keyis(k, n, "In msg nelems") ? A_IN_NELEMS : A_OTHER;
+    case 10:
+        if (keyis(k, n, "Input Dims")) return A_INPUT_DIMS;
+        if (keyis(k, n, "Input type")) return A_INPUT_TYPE;
+        return keyis(k, n, "Group size") ? A_GROUP_SIZE : A_OTHER;
+    case 13:
+        if (keyis(k, n, "Input Strides")) return A_INPUT_STRIDES;
+        if (keyis(k, n, "Fwd thread id")) return A_FWD_TID;
+        return keyis(k, n, "In msg nelems") ? A_IN_NELEMS : A_OTHER;
     case 14:
         return keyis(k, n, "Out msg nelems") ? A_OUT_NELEMS : keyis(k, n, "Total Reserved") ? A_MEM_RESERVED : A_OTHER;
-    case 15: return keyis(k, n, "Collective name") ? A_COLL : keyis(k, n, "Total Allocated") ? A_MEM_ALLOC : A_OTHER;
+    case 15:
+        if (keyis(k, n, "Sequence number")) return A_SEQ;
+        if (keyis(k, n, "Concrete Inputs")) return A_CONCRETE_INPUTS;
+        return keyis(k, n, "Collective name") ? A_COLL : keyis(k, n, "Total Allocated") ? A_MEM_ALLOC : A_OTHER;
     case 6: return keyis(k, n, "device") ? A_DEVICE : keyis(k, n, "stream") ? A_STREAM : A_OTHER;
     case 9:
         if (keyis(k, n, "Task Type")) return A_TASK_TYPE;
@@ -61,12 +70,119 @@ arg_key tprof_arg_key(const char *k, size_t n)
 static const raw_event blank_event = {
     .device = -1, .stream = -1, .correlation = -1, .external_id = -1, .flow_id = -1, .bytes = -1,
     .in_nelems = -1, .out_nelems = -1, .group_size = -1, .mem_device = -1, .mem_alloc = -1, .mem_reserved = -1,
+    .seq = -1, .fwd_tid = -1,
 };
 
 void tprof_raw_event_init(reader *r, raw_event *e)
 {
     memcpy(e, &blank_event, offsetof(raw_event, coll));
     r->name_len = 0;
+    r->oparg_used = 0;
+}
+
+static int oparg_room(reader *r, size_t len)
+{
+    if (r->oparg_used + len <= r->oparg_cap) return 0;
+    if (len > UINT32_MAX - r->oparg_used) return TPROF_ENOMEM; /* offsets are 32-bit */
+    size_t n = r->oparg_cap ? r->oparg_cap : 256;
+    while (n < r->oparg_used + len) n *= 2;
+    char *b = realloc(r->oparg_buf, n);
+    if (!b) return TPROF_ENOMEM;
+    r->oparg_buf = b;
+    r->oparg_cap = n;
+    return 0;
+}
+
+int tprof_oparg_put(reader *r, raw_event *e, arg_key k, const char *text, size_t len)
+{
+    if (oparg_room(r, len)) return TPROF_ENOMEM;
+    char *out = r->oparg_buf + r->oparg_used;
+    size_t n = 0;
+    int in_string = 0, escape = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (escape) escape = 0;
+            else if (c == '\\') escape = 1;
+            else if (c == '"') in_string = 0;
+        } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+            continue;
+        else if (c == '"')
+            in_string = 1;
+        out[n++] = c;
+    }
+    unsigned slot = (unsigned)(k - A_INPUT_DIMS);
+    e->oparg_off[slot] = (uint32_t)r->oparg_used;
+    e->oparg_len[slot] = (uint32_t)n;
+    e->oparg_mask |= (uint8_t)(1u << slot);
+    r->oparg_used += n;
+    return 0;
+}
+
+/* The generic path's op arg: the container whose first token was read,
+ * written token by token as compact JSON (strings escaped again), so that
+ * it reads as the fast path's copy of the same bytes. */
+static int oparg_slow(reader *r, raw_event *e, arg_key k, const tprof_json_token *first)
+{
+    size_t start = r->oparg_used;
+    tprof_json_token tok = *first;
+    int depth = 0, rc, need_comma = 0;
+    for (;;) {
+        int closing = tok.type == TPROF_JSON_OBJ_END || tok.type == TPROF_JSON_ARR_END;
+        if (need_comma && !closing) {
+            if (oparg_room(r, 1)) return TPROF_ENOMEM;
+            r->oparg_buf[r->oparg_used++] = ',';
+        }
+        switch (tok.type) {
+        case TPROF_JSON_OBJ_BEGIN:
+        case TPROF_JSON_ARR_BEGIN:
+        case TPROF_JSON_OBJ_END:
+        case TPROF_JSON_ARR_END: {
+            static const char mark[] = { [TPROF_JSON_OBJ_BEGIN] = '{', [TPROF_JSON_OBJ_END] = '}',
+                                         [TPROF_JSON_ARR_BEGIN] = '[', [TPROF_JSON_ARR_END] = ']' };
+            if (oparg_room(r, 1)) return TPROF_ENOMEM;
+            r->oparg_buf[r->oparg_used++] = mark[tok.type];
+            depth += closing ? -1 : 1;
+            need_comma = closing;
+            break;
+        }
+        case TPROF_JSON_KEY:
+        case TPROF_JSON_STRING:
+            if (oparg_room(r, 6 * tok.len + 3)) return TPROF_ENOMEM;
+            r->oparg_buf[r->oparg_used++] = '"';
+            for (size_t i = 0; i < tok.len; i++) {
+                unsigned char c = (unsigned char)tok.text[i];
+                if (c == '"' || c == '\\') {
+                    r->oparg_buf[r->oparg_used++] = '\\';
+                    r->oparg_buf[r->oparg_used++] = (char)c;
+                } else if (c < 0x20)
+                    r->oparg_used += (size_t)snprintf(r->oparg_buf + r->oparg_used, 7, "\\u%04x", c);
+                else
+                    r->oparg_buf[r->oparg_used++] = (char)c;
+            }
+            r->oparg_buf[r->oparg_used++] = '"';
+            if (tok.type == TPROF_JSON_KEY) r->oparg_buf[r->oparg_used++] = ':';
+            need_comma = tok.type == TPROF_JSON_STRING;
+            break;
+        default: /* a number as written, or a literal */
+        {
+            const char *lit = tok.type == TPROF_JSON_TRUE ? "true" : tok.type == TPROF_JSON_FALSE ? "false" : "null";
+            const char *text = tok.type == TPROF_JSON_NUMBER ? tok.text : lit;
+            size_t n = tok.type == TPROF_JSON_NUMBER ? tok.len : strlen(lit);
+            if (oparg_room(r, n)) return TPROF_ENOMEM;
+            memcpy(r->oparg_buf + r->oparg_used, text, n);
+            r->oparg_used += n;
+            need_comma = 1;
+        }
+        }
+        if (depth == 0) break;
+        if ((rc = tprof_json_next(r->j, &tok))) return rc;
+    }
+    unsigned slot = (unsigned)(k - A_INPUT_DIMS);
+    e->oparg_off[slot] = (uint32_t)start;
+    e->oparg_len[slot] = (uint32_t)(r->oparg_used - start);
+    e->oparg_mask |= (uint8_t)(1u << slot);
+    return 0;
 }
 
 static int parse_int(value_type type, const char *text, size_t len, int64_t *out)
@@ -184,6 +300,10 @@ static int parse_args_slow(reader *r, raw_event *e)
         }
         if (k == A_TASK_TYPE) e->task_type = 1;
         if ((rc = tprof_json_next(r->j, &tok))) return rc;
+        if (is_container(&tok) && tprof_is_oparg(k) && (r->opts->keep & TPROF_KEEP_OP_ARGS)) {
+            if ((rc = oparg_slow(r, e, k, &tok))) return rc;
+            continue;
+        }
         if (is_container(&tok)) {
             if ((rc = tprof_json_skip_container(r->j))) return rc;
             continue;
@@ -430,6 +550,19 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         t->calls[t->ncalls++] = (tprof_collective_call){ .event = t->nev, .name = cn, .dtype = dt,
                                                          .in_nelems = e->in_nelems, .out_nelems = e->out_nelems,
                                                          .group_size = e->group_size };
+    }
+    if ((r->opts->keep & TPROF_KEEP_OP_ARGS) && kind == TPROF_KIND_CPU &&
+        (e->oparg_mask || e->seq >= 0 || e->fwd_tid >= 0)) {
+        if (tprof_grow_items((void **)&t->opargs, &t->opargcap, t->nopargs + 1, sizeof *t->opargs))
+            return TPROF_ENOMEM;
+        tprof_op_args *a = &t->opargs[t->nopargs];
+        *a = (tprof_op_args){ .event = t->nev, .seq = e->seq, .fwd_tid = e->fwd_tid };
+        for (unsigned k = 0; k < TPROF_OP_ARGS; k++) {
+            if (!(e->oparg_mask & (1u << k))) continue;
+            a->arg[k] = tprof_reader_intern(r, r->oparg_buf + e->oparg_off[k], e->oparg_len[k]);
+            if (a->arg[k] == UINT32_MAX) return TPROF_ENOMEM;
+        }
+        t->nopargs++;
     }
     if (is_mem) {
         if (tprof_grow_items((void **)&t->mems, &t->memcap, t->nmems + 1, sizeof *t->mems)) return TPROF_ENOMEM;

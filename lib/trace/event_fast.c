@@ -201,6 +201,7 @@ static void rec_value_end(reader *r, raw_event *e, const uint8_t *q, const uint8
     if (st->field & SHAPE_IN_ARGS) {
         arg_key k = (arg_key)(st->field & ~SHAPE_IN_ARGS);
         if (k == A_TASK_TYPE) return; /* sets a flag whatever the value */
+        if (tprof_is_oparg(k) && (r->opts->keep & TPROF_KEEP_OP_ARGS)) return; /* copied at every event */
         /* an integer slot takes a plain integer only (set_constant sets the
          * slot); other known keys a skipped container only (a string would
          * be kept in the record) */
@@ -247,7 +248,15 @@ PER_VALUE int arg_value(reader *r, raw_event *e, arg_key k, const uint8_t **pp, 
     const char *text;
     size_t len;
     int rc;
-    if (k == A_OTHER) {
+    if (tprof_is_oparg(k) && (*p == '[' || *p == '{') && (r->opts->keep & TPROF_KEEP_OP_ARGS)) {
+        /* kept as its bytes without whitespace; an escape in them is for
+           the generic path, which writes strings escaped its own way */
+        js_error err;
+        if ((rc = js_skip_value_cached(r->skip_cache, p, end, depth_left, pp, &err))) return rc;
+        if (memchr(p, '\\', (size_t)(*pp - p))) return JS_ERR;
+        return tprof_oparg_put(r, e, k, (const char *)p, (size_t)(*pp - p)) ? -1 : JS_OK;
+    }
+    if (k == A_OTHER || tprof_is_oparg(k)) {
         js_error err;
         if ((rc = js_skip_value_cached(r->skip_cache, p, end, depth_left, pp, &err))) return rc;
         return JS_OK;

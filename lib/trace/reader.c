@@ -276,6 +276,7 @@ int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts
         }
     }
     free(r.name_buf);
+    free(r.oparg_buf);
     t->meta.bytes_json = tprof_json_offset(j);
     return rc;
 }
@@ -405,6 +406,7 @@ static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pi
                  .shapes = caches.shapes };
     int rc = parse_document(&r);
     free(r.name_buf);
+    free(r.oparg_buf);
     tprof_reader_caches_free(&caches);
     if (pipe && *pipe) { /* the source is ours again */
         tprof_pipe_stop(*pipe);

@@ -28,6 +28,8 @@ typedef struct {
     const uint8_t *rec_last;          /* where the recording's current stretch starts */
     const uint8_t *rec_value_at;      /* where the value of its last step starts */
     reader_cat cats[TPROF_READER_CATS]; /* recent categories and their ids (event_fast.c) */
+    char *oparg_buf; /* the current event's op args (Input Dims, ...) in compact JSON */
+    size_t oparg_used, oparg_cap;
 } reader;
 
 /* A thread's caches for the fast path, kept across the chunks it parses. */
@@ -52,6 +54,8 @@ typedef struct {
     int64_t in_nelems, out_nelems, group_size;
     /* [memory] instant args (the profiler's memory view) */
     int64_t mem_device, mem_alloc, mem_reserved;
+    /* a cpu_op's autograd links */
+    int64_t seq, fwd_tid;
     /* from here on: 0 */
     char ph;
     uint8_t has_cat, has_name, has_ts, has_dur, has_pid, has_tid, task_type, ts_bad;
@@ -62,8 +66,10 @@ typedef struct {
     uint8_t flags;
     int64_t mem_bytes;
     uint8_t coll_len, dtype_len;
+    uint8_t oparg_mask; /* which of oparg_off/len are set (1 << (key - A_INPUT_DIMS)) */
     /* from here on: not cleared */
     char coll[32], dtype[16];
+    uint32_t oparg_off[TPROF_OP_ARGS], oparg_len[TPROF_OP_ARGS]; /* in reader.oparg_buf */
 } raw_event;
 
 #include <stdlib.h>
@@ -115,8 +121,16 @@ typedef enum { K_OTHER = 0, K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_ID
 typedef enum {
     A_OTHER = 0, A_BYTES, A_DEVICE, A_STREAM, A_TASK_TYPE, A_CORRELATION, A_EXTERNAL_ID,
     A_COLL, A_DTYPE, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE,
-    A_MEM_DEVICE, A_MEM_BYTES, A_MEM_ALLOC, A_MEM_RESERVED
+    A_MEM_DEVICE, A_MEM_BYTES, A_MEM_ALLOC, A_MEM_RESERVED, A_SEQ, A_FWD_TID,
+    /* a cpu_op's inputs, kept as compact JSON text with TPROF_KEEP_OP_ARGS: in
+       the order of tprof_op_arg */
+    A_INPUT_DIMS, A_INPUT_TYPE, A_INPUT_STRIDES, A_CONCRETE_INPUTS
 } arg_key;
+static inline int tprof_is_oparg(arg_key k) { return k >= A_INPUT_DIMS && k <= A_CONCRETE_INPUTS; }
+/* Appends LEN bytes of a value of op arg K to the reader's buffer, without
+ * the whitespace outside strings (both paths write the same text). Returns
+ * 0, or TPROF_ENOMEM. */
+int tprof_oparg_put(reader *r, raw_event *e, arg_key k, const char *text, size_t len);
 /* A scalar value as written: a number, a string (decoded), or true/false/null. */
 typedef enum { V_NUMBER, V_STRING, V_LITERAL } value_type;
 
@@ -143,6 +157,8 @@ static inline int64_t *tprof_arg_slot(raw_event *e, arg_key key)
     case A_MEM_BYTES: return &e->mem_bytes;
     case A_MEM_ALLOC: return &e->mem_alloc;
     case A_MEM_RESERVED: return &e->mem_reserved;
+    case A_SEQ: return &e->seq;
+    case A_FWD_TID: return &e->fwd_tid;
     default: return NULL;
     }
 }

@@ -27,6 +27,8 @@ struct tprof_trace {
     size_t ntracks, trackcap;
     tprof_collective_call *calls;
     size_t ncalls, callcap;
+    tprof_op_args *opargs;
+    size_t nopargs, opargcap;
     tprof_memory_sample *mems;
     size_t nmems, memcap;
     tprof_cpu_track *threads;

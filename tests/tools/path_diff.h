@@ -83,6 +83,14 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
                  x.total_allocated == y.total_allocated && x.total_reserved == y.total_reserved,
              "memory sample");
     }
+    SAME(tprof_trace_nop_args(a) == tprof_trace_nop_args(b), "op args count");
+    for (size_t i = 0; i < tprof_trace_nop_args(a); i++) {
+        tprof_op_args x = tprof_trace_op_args(a)[i], y = tprof_trace_op_args(b)[i];
+        int same = x.event == y.event && x.seq == y.seq && x.fwd_tid == y.fwd_tid;
+        for (int k = 0; k < TPROF_OP_ARGS; k++)
+            same &= !strcmp(tprof_trace_str(a, x.arg[k]), tprof_trace_str(b, y.arg[k]));
+        SAME(same, "op args");
+    }
 #undef SAME
 #undef STREQ
     size_t n = tprof_trace_nevents(a);
