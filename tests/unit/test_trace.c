@@ -531,6 +531,45 @@ static void expect_read_error(const char *doc, int code, const char *needle)
     if (needle && !strstr(err, needle)) fail_msg("'%s': message '%s' lacks '%s'", doc, err, needle);
 }
 
+/* A cpu_op's inputs as compact JSON text (whitespace outside strings
+ * dropped, strings as written), its autograd links, and no table entry for
+ * an op without them or without TPROF_KEEP_OP_ARGS. */
+static void test_op_args(void **state)
+{
+    (void)state;
+    const char *doc =
+        "{\"traceEvents\": [\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5,"
+        " \"args\": {\"External id\": 7, \"Sequence number\": 42, \"Input Dims\": [[8944, 1024], [1024, 2816]],"
+        " \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"], \"Input Strides\": [[1024, 1], [2816, 1]],"
+        " \"Concrete Inputs\": [\"\", \"a b\", \"x\\\"y\"]}},\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"MmBackward0\", \"pid\": 1, \"tid\": 2, \"ts\": 30, \"dur\": 5,"
+        " \"args\": {\"Sequence number\": 42, \"Fwd thread id\": 1, \"Input Dims\": []}},\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 1, \"tid\": 1, \"ts\": 20, \"dur\": 1,"
+        " \"args\": {\"External id\": 8}}\n"
+        "]}";
+    tprof_trace *t = read_ok(doc, NULL);
+    assert_int_equal(tprof_trace_nop_args(t), 2);
+    const tprof_op_args *a = tprof_trace_op_args(t);
+    assert_string_equal(ev_name(t, &tprof_trace_events(t)[a[0].event]), "aten::mm");
+    assert_string_equal(tprof_trace_str(t, a[0].arg[TPROF_OP_DIMS]), "[[8944,1024],[1024,2816]]");
+    assert_string_equal(tprof_trace_str(t, a[0].arg[TPROF_OP_TYPES]), "[\"c10::BFloat16\",\"c10::BFloat16\"]");
+    assert_string_equal(tprof_trace_str(t, a[0].arg[TPROF_OP_STRIDES]), "[[1024,1],[2816,1]]");
+    assert_string_equal(tprof_trace_str(t, a[0].arg[TPROF_OP_CONCRETE]), "[\"\",\"a b\",\"x\\\"y\"]");
+    assert_int_equal(a[0].seq, 42);
+    assert_int_equal(a[0].fwd_tid, -1);
+    assert_string_equal(ev_name(t, &tprof_trace_events(t)[a[1].event]), "MmBackward0");
+    assert_string_equal(tprof_trace_str(t, a[1].arg[TPROF_OP_DIMS]), "[]");
+    assert_string_equal(tprof_trace_str(t, a[1].arg[TPROF_OP_TYPES]), "");
+    assert_int_equal(a[1].seq, 42);
+    assert_int_equal(a[1].fwd_tid, 1);
+    tprof_trace_free(t);
+    tprof_read_opts o = { .keep = TPROF_KEEP_ALL & ~TPROF_KEEP_OP_ARGS, .generic_only = g_generic };
+    t = read_ok(doc, &o);
+    assert_int_equal(tprof_trace_nop_args(t), 0);
+    tprof_trace_free(t);
+}
+
 static void test_not_a_trace(void **state)
 {
     (void)state;
@@ -1033,6 +1072,7 @@ int main(void)
         cmocka_unit_test(test_array_form_string_ts),
         cmocka_unit_test(test_dur_and_ts_warnings),
         cmocka_unit_test(test_keep_mask),
+        cmocka_unit_test(test_op_args),
         cmocka_unit_test(test_not_a_trace),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_truncated_trace),
