@@ -222,6 +222,7 @@ int cli_add_class_file(tprof_classifier **c, const char *path);
 /* Commands (one cmd_<name>.c each). */
 int cmd_info(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
 int cmd_temporal(int argc, char **argv);
 int cmd_steps(int argc, char **argv);
 int cmd_idle(int argc, char **argv);

@@ -16,6 +16,7 @@ static const cli_command commands[] = {
       cmd_summary },
     { "info", "what a trace holds: format, devices, rank, steps, event counts, warnings", cmd_info },
     { "kernels", "GPU kernel breakdown: top kernels, classes, streams", cmd_kernels },
+    { "ops", "the operator view: GPU time per op, op and input shapes, or nn.Module", cmd_ops },
     { "steps", "each ProfilerStep: CPU time, GPU work launched, statistics, phase split", cmd_steps },
     { "temporal", "GPU time split into idle, compute and non-compute (HTA's temporal breakdown)", cmd_temporal },
     { "idle", "why each GPU stream is idle: host wait, kernel wait, other", cmd_idle },

@@ -31,7 +31,7 @@ for bad in [["kernels", "--format", "xml", "x"], ["kernels", "--by", "color", "x
 
 # option errors name the program and the command, and where the options are
 # listed (not getopt's "kernels: invalid option"), exit 2, for every command
-for cmd in ["info", "kernels", "steps", "temporal", "idle", "comm", "launch", "ranks", "advice", "summary", "merge",
+for cmd in ["info", "kernels", "ops", "steps", "temporal", "idle", "comm", "launch", "ranks", "advice", "summary", "merge",
             "diff", "flops", "mfu", "log", "mem"]:
     rc, out, err = run([TRAINPROF, cmd, "-Q", "x"])
     lines = err.splitlines()

@@ -1,5 +1,6 @@
 /* For each trace given: every result type's tables (temporal, steps,
- * launch, comm, idle, kernels by name, class and stream, rank facts,
+ * launch, comm, idle, kernels by name, class and stream, ops by name,
+ * shape and module, rank facts,
  * findings, summary rows, info, [memory] events and their timeline, the
  * trace diffed against itself), and
  * for each .pickle given its mem report, comparison and timeline; flops,
@@ -36,8 +37,8 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 15, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
-       MEM_TRACE_TIMELINE = 13, DIFF = 14 };
+enum { NTYPES = 18, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
+       MEM_TRACE_TIMELINE = 13, DIFF = 14, OPS = 15 /* by name, shape, module */ };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -76,10 +77,15 @@ static tprof_result *kernels_of(const tprof_trace *t, tprof_group_by by)
     return r;
 }
 
-/* Combines N results of one type (kernels re-sort their rows after). */
+/* Combines N results of one type (kernels and ops re-sort their rows after). */
 static tprof_result *combine(tprof_result *const *rs, size_t n)
 {
     const tprof_result_desc *d = tprof_result_desc_of(rs[0]);
+    if (!strncmp(d->name, "ops", 3)) {
+        tprof_result *out = NULL;
+        tprof_ops_combine((const tprof_result *const *)rs, NULL, n, &out);
+        return out;
+    }
     if (!strncmp(d->name, "kernels", 7)) {
         tprof_result *out = NULL;
         tprof_kernels_tables_combine((const tprof_result *const *)rs, NULL, n, &out);
@@ -252,6 +258,10 @@ int main(int argc, char **argv)
         r[5] = kernels_of(t, TPROF_BY_NAME);
         r[6] = kernels_of(t, TPROF_BY_CLASS);
         r[7] = kernels_of(t, TPROF_BY_STREAM);
+        for (int by = 0; by < 3; by++) {
+            tprof_ops_opts oo = { .by = (tprof_ops_by)by, .step_first = -1, .step_last = -1 };
+            tprof_ops(t, &oo, &r[OPS + by]);
+        }
         tprof_rank_facts(t, &r[FACTS]);
         tprof_advise_rank(t, &r[FINDINGS]);
         tprof_info_tables(t, &r[INFO]);

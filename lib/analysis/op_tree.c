@@ -1,0 +1,225 @@
+/* The attribution tree: host spans nested by containment per thread, GPU
+ * events linked to their runtime calls by correlation id. */
+#include "op_tree.h"
+
+#include "trainprof/error.h"
+#include "../util/i64map.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One host span while sorting: the thread, then start, longer first, outer
+ * kind first, then file order. */
+typedef struct {
+    int64_t pid, tid, ts, dur;
+    uint32_t ev;
+    uint8_t thread_flags, kind;
+} span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->thread_flags != y->thread_flags) return x->thread_flags < y->thread_flags ? -1 : 1;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static tprof_opn_kind kind_of_cat(const char *c)
+{
+    if (!strcmp(c, "cpu_op")) return TPROF_OPN_CPU_OP;
+    if (!strcmp(c, "python_function")) return TPROF_OPN_PYTHON;
+    if (!strcmp(c, "user_annotation")) return TPROF_OPN_ANNOTATION;
+    return TPROF_OPN_OTHER;
+}
+
+/* The node kind of a CPU event, cached per category: a trace has a handful. */
+typedef struct {
+    uint32_t cat[16];
+    uint8_t kind[16];
+    size_t n;
+} cat_cache;
+
+static tprof_opn_kind node_kind(const tprof_trace *t, cat_cache *cc, const tprof_event *e)
+{
+    if (e->kind == TPROF_KIND_RUNTIME) return TPROF_OPN_RUNTIME;
+    for (size_t i = 0; i < cc->n; i++)
+        if (cc->cat[i] == e->cat) return (tprof_opn_kind)cc->kind[i];
+    tprof_opn_kind k = kind_of_cat(tprof_trace_str(t, e->cat));
+    if (cc->n < 16) {
+        cc->cat[cc->n] = e->cat;
+        cc->kind[cc->n++] = (uint8_t)k;
+    }
+    return k;
+}
+
+/* Triton's kernels are cpu_op spans with a stream arg around their launch:
+ * host spans here (the launcher of that launch), as in TraceLens. */
+static int is_host_span(const tprof_event *e)
+{
+    return (e->kind == TPROF_KIND_CPU || e->kind == TPROF_KIND_RUNTIME) && e->ph == 'X';
+}
+
+void tprof_op_tree_free(tprof_op_tree *tr)
+{
+    if (!tr) return;
+    free(tr->ev);
+    free(tr->parent);
+    free(tr->end);
+    free(tr->kind);
+    free(tr->launcher);
+    free(tr->gpu_first);
+    free(tr->gpu);
+    free(tr->unlinked);
+    memset(tr, 0, sizeof *tr);
+}
+
+/* Sorts the host spans into preorder and nests them: a span's parent is the
+ * innermost earlier span of its thread that contains it. */
+static int nest(const tprof_trace *t, tprof_op_tree *tr)
+{
+    const tprof_event *ev = tprof_trace_events(t);
+    size_t nev = tprof_trace_nevents(t), n = 0;
+    for (size_t i = 0; i < nev; i++) n += is_host_span(&ev[i]);
+    span *s = malloc((n ? n : 1) * sizeof *s);
+    tr->ev = malloc((n ? n : 1) * sizeof *tr->ev);
+    tr->parent = malloc((n ? n : 1) * sizeof *tr->parent);
+    tr->end = malloc((n ? n : 1) * sizeof *tr->end);
+    tr->kind = malloc(n ? n : 1);
+    tr->launcher = malloc((n ? n : 1) * sizeof *tr->launcher);
+    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
+    if (!s || !tr->ev || !tr->parent || !tr->end || !tr->kind || !tr->launcher || !stack) {
+        free(s);
+        free(stack);
+        return TPROF_ENOMEM;
+    }
+    cat_cache cc = { .n = 0 };
+    size_t k = 0;
+    for (size_t i = 0; i < nev; i++) {
+        const tprof_event *e = &ev[i];
+        if (!is_host_span(e)) continue;
+        s[k++] = (span){ .pid = e->pid, .tid = e->tid, .ts = e->ts, .dur = e->dur, .ev = (uint32_t)i,
+                         .thread_flags = e->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR),
+                         .kind = (uint8_t)node_kind(t, &cc, e) };
+    }
+    qsort(s, n, sizeof *s, cmp_span);
+    size_t depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        tr->ev[i] = s[i].ev;
+        tr->kind[i] = s[i].kind;
+        tr->launcher[i] = TPROF_OP_NONE;
+        int same_thread = i > 0 && s[i].pid == s[i - 1].pid && s[i].tid == s[i - 1].tid &&
+                          s[i].thread_flags == s[i - 1].thread_flags;
+        int64_t end = tprof_end_ns(s[i].ts, s[i].dur);
+        /* close the spans that do not hold this one (all of them on a new thread) */
+        while (depth > 0) {
+            const span *top = &s[stack[depth - 1]];
+            if (same_thread && end <= tprof_end_ns(top->ts, top->dur)) break;
+            tr->end[stack[--depth]] = (uint32_t)i;
+        }
+        tr->parent[i] = depth ? stack[depth - 1] : TPROF_OP_NONE;
+        stack[depth++] = (uint32_t)i;
+    }
+    while (depth > 0) tr->end[stack[--depth]] = (uint32_t)n;
+    tr->n = n;
+    free(stack);
+    free(s);
+    return 0;
+}
+
+/* A runtime call's launcher: the innermost cpu_op holding it, else itself.
+ * A cpu_op named "execute" is a pass-through wrapper (the AOT runtime's),
+ * never the launcher. */
+static void find_launchers(const tprof_trace *t, tprof_op_tree *tr)
+{
+    const tprof_event *ev = tprof_trace_events(t);
+    uint32_t execute = UINT32_MAX; /* the string id of "execute", once met */
+    for (size_t i = 0; i < tr->n; i++) {
+        if (tr->kind[i] != TPROF_OPN_RUNTIME) continue;
+        uint32_t p = tr->parent[i];
+        for (; p != TPROF_OP_NONE; p = tr->parent[p]) {
+            if (tr->kind[p] != TPROF_OPN_CPU_OP) continue;
+            uint32_t name = ev[tr->ev[p]].name;
+            if (name == execute) continue;
+            if (execute == UINT32_MAX && !strcmp(tprof_trace_str(t, name), "execute")) {
+                execute = name;
+                continue;
+            }
+            break;
+        }
+        tr->launcher[i] = p != TPROF_OP_NONE ? p : (uint32_t)i;
+    }
+}
+
+/* Links each GPU event to the runtime node of its correlation id (a
+ * repeated id: the call that comes last in preorder), grouped by node. */
+static int link_gpu(const tprof_trace *t, tprof_op_tree *tr)
+{
+    const tprof_event *ev = tprof_trace_events(t);
+    size_t nev = tprof_trace_nevents(t);
+    tprof_i64map by_corr;
+    if (tprof_i64map_init(&by_corr, 1024)) return TPROF_ENOMEM;
+    int rc = TPROF_ENOMEM;
+    uint32_t *node_of = NULL;
+    for (size_t i = 0; i < tr->n; i++) {
+        const tprof_event *e = &ev[tr->ev[i]];
+        if (tr->kind[i] == TPROF_OPN_RUNTIME && e->correlation >= 0 &&
+            tprof_i64map_put(&by_corr, e->correlation, (int64_t)i))
+            goto out;
+    }
+    size_t ngpu = 0, nunlinked = 0;
+    for (size_t i = 0; i < nev; i++) ngpu += ev[i].kind == TPROF_KIND_GPU;
+    tr->gpu_first = calloc(tr->n + 1, sizeof *tr->gpu_first);
+    tr->gpu = malloc((ngpu ? ngpu : 1) * sizeof *tr->gpu);
+    tr->unlinked = malloc((ngpu ? ngpu : 1) * sizeof *tr->unlinked);
+    node_of = malloc((ngpu ? ngpu : 1) * sizeof *node_of);
+    if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !node_of) goto out;
+    /* counting sort by node: count, prefix sums, place */
+    size_t g = 0;
+    for (size_t i = 0; i < nev; i++) {
+        if (ev[i].kind != TPROF_KIND_GPU) continue;
+        int64_t node;
+        if (ev[i].correlation >= 0 && tprof_i64map_get(&by_corr, ev[i].correlation, &node)) {
+            node_of[g] = (uint32_t)node;
+            tr->gpu_first[node + 1]++;
+        } else {
+            node_of[g] = TPROF_OP_NONE;
+            tr->unlinked[nunlinked++] = (uint32_t)i;
+        }
+        g++;
+    }
+    for (size_t i = 0; i < tr->n; i++) tr->gpu_first[i + 1] += tr->gpu_first[i];
+    uint32_t *fill = node_of; /* reused in place: the next slot per node, walked once */
+    g = 0;
+    uint32_t *next = malloc((tr->n ? tr->n : 1) * sizeof *next);
+    if (!next) goto out;
+    memcpy(next, tr->gpu_first, tr->n * sizeof *next);
+    for (size_t i = 0; i < nev; i++) {
+        if (ev[i].kind != TPROF_KIND_GPU) continue;
+        uint32_t node = fill[g++];
+        if (node != TPROF_OP_NONE) tr->gpu[next[node]++] = (uint32_t)i;
+    }
+    free(next);
+    tr->nunlinked = nunlinked;
+    rc = 0;
+out:
+    free(node_of);
+    tprof_i64map_free(&by_corr);
+    return rc;
+}
+
+int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out)
+{
+    memset(out, 0, sizeof *out);
+    if (tprof_trace_nevents(t) >= UINT32_MAX) return TPROF_ELIMIT;
+    int rc = nest(t, out);
+    if (!rc) {
+        find_launchers(t, out);
+        rc = link_gpu(t, out);
+    }
+    if (rc) tprof_op_tree_free(out);
+    return rc;
+}

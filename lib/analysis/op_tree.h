@@ -1,0 +1,48 @@
+/* The attribution tree of a trace (internal): host spans nested per thread,
+ * each GPU event linked to the runtime call that launched it, and each
+ * runtime call to the op it ran for (its launcher). Flat arrays over the
+ * trace's records, no pointers: nodes are in preorder (thread by thread,
+ * outer spans first), so a node's subtree is the run of nodes up to its
+ * `end`, and the GPU events of a subtree are one run of `gpu` too.
+ * docs/METRICS.md ("Operators") has the rules. */
+#ifndef TPROF_OP_TREE_H
+#define TPROF_OP_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trainprof/trace.h"
+
+#define TPROF_OP_NONE UINT32_MAX
+
+/* What a host node is, from its category. On equal intervals the lower
+ * kind is the outer one (a runtime call is always innermost). */
+typedef enum {
+    TPROF_OPN_PYTHON = 0, /* python_function (nn.Module frames among them) */
+    TPROF_OPN_ANNOTATION, /* user_annotation (record_function, ProfilerStep#N) */
+    TPROF_OPN_OTHER,      /* another CPU category */
+    TPROF_OPN_CPU_OP,     /* cpu_op: an ATen or custom operator */
+    TPROF_OPN_RUNTIME,    /* cuda_runtime / cuda_driver / hip* / the NPU's runtime */
+} tprof_opn_kind;
+
+typedef struct {
+    size_t n;            /* host nodes */
+    uint32_t *ev;        /* node -> its event's index in tprof_trace_events() */
+    uint32_t *parent;    /* node -> the innermost node holding it, or TPROF_OP_NONE */
+    uint32_t *end;       /* node -> one past the last node of its subtree */
+    uint8_t *kind;       /* node -> tprof_opn_kind */
+    uint32_t *launcher;  /* runtime node -> its launcher (the innermost cpu_op above it, else
+                            itself); other nodes: TPROF_OP_NONE */
+    uint32_t *gpu_first; /* n + 1 entries: node i's runtime call launched gpu[gpu_first[i]..gpu_first[i+1]) */
+    uint32_t *gpu;       /* GPU event indexes, grouped by node in node order */
+    size_t nunlinked;
+    uint32_t *unlinked;  /* GPU events whose runtime call is not in the trace (or that have no
+                            correlation id), in event order */
+} tprof_op_tree;
+
+/* Builds the tree over T's stored CPU, runtime and GPU events. 0,
+ * TPROF_ENOMEM, or TPROF_ELIMIT past 2^32 - 1 events. */
+int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out);
+void tprof_op_tree_free(tprof_op_tree *tr);
+
+#endif

@@ -1,0 +1,587 @@
+/* The operator view: the GPU time of each op that launched GPU work (its
+ * direct and subtree kernel time, as TraceLens defines them), with
+ * PyTorch's self/total CPU and device times, grouped by op name, by op and
+ * input shapes, or by the nn.Module that ran it. docs/METRICS.md
+ * ("Operators") has the definitions. */
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "../util/i64map.h"
+#include "../util/strtab.h"
+#include "intervals.h"
+#include "launch.h"
+#include "op_tree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNLINKED_KEY "(GPU work without a launch in the trace)"
+#define NO_MODULE "(outside nn.Modules)"
+#define MODULE_PREFIX "nn.Module: "
+
+/* One group's sums; the strings are ids in the analysis's string table. */
+typedef struct {
+    uint32_t name, dims, types, strides, concrete, module;
+    uint64_t count, kernels;
+    int64_t direct, min_direct, max_direct, subtree, dev_self, dev_total, cpu_self, cpu_total, backward;
+} op_row;
+
+typedef struct {
+    const tprof_trace *t;
+    const tprof_event *ev;
+    const tprof_op_tree *tr;
+    const tprof_ops_opts *o;
+    tprof_strtab strs;      /* keys and their parts */
+    tprof_i64map row_of;    /* group key id -> row */
+    op_row *rows;
+    size_t nrows, cap;
+    const tprof_op_args *args;
+    size_t nargs;
+    uint32_t *args_of;      /* node -> index in args, or TPROF_OP_NONE */
+    tprof_i64map fwd_of;    /* sequence number -> forward op node */
+    tprof_i64map module_of; /* nn.Module frame node -> its path's string id */
+    tprof_interval *iv;     /* scratch for unions */
+    size_t ivcap;
+    char *key;              /* scratch for keys */
+    size_t keycap;
+    uint64_t gpu_events;    /* GPU events attributed so far */
+    int64_t gpu_ns;         /* their durations summed */
+} ops_ctx;
+
+static uint32_t intern(ops_ctx *c, const char *s, size_t len) { return tprof_strtab_intern(&c->strs, s, len); }
+static uint32_t intern_z(ops_ctx *c, const char *s) { return intern(c, s, strlen(s)); }
+
+static int key_room(ops_ctx *c, size_t need)
+{
+    if (need <= c->keycap) return 0;
+    size_t nc = c->keycap ? c->keycap : 256;
+    while (nc < need) nc *= 2;
+    char *k = realloc(c->key, nc);
+    if (!k) return -1;
+    c->key = k;
+    c->keycap = nc;
+    return 0;
+}
+
+/* The row of key id KEY, created with its parts. */
+static op_row *row_for(ops_ctx *c, uint32_t key, const op_row *parts)
+{
+    int64_t idx;
+    if (tprof_i64map_get(&c->row_of, key, &idx)) return &c->rows[idx];
+    if (c->nrows == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        op_row *r = realloc(c->rows, nc * sizeof *r);
+        if (!r) return NULL;
+        c->rows = r;
+        c->cap = nc;
+    }
+    op_row *r = &c->rows[c->nrows];
+    *r = *parts;
+    r->min_direct = INT64_MAX;
+    r->max_direct = INT64_MIN;
+    if (tprof_i64map_put(&c->row_of, key, (int64_t)c->nrows)) return NULL;
+    c->nrows++;
+    return r;
+}
+
+static const tprof_op_args *args_of(const ops_ctx *c, uint32_t node)
+{
+    uint32_t a = c->args_of ? c->args_of[node] : TPROF_OP_NONE;
+    return a == TPROF_OP_NONE ? NULL : &c->args[a];
+}
+
+/* ---- modules ---- */
+
+/* "nn.Module: Linear_3" -> "Linear" (the class: the instance number dropped). */
+static size_t module_class(const char *name, const char **out)
+{
+    const char *s = name + strlen(MODULE_PREFIX);
+    size_t len = strlen(s), k = len;
+    while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9') k--;
+    if (k > 0 && k < len && s[k - 1] == '_') len = k - 1;
+    *out = s;
+    return len;
+}
+
+static int is_module_frame(const ops_ctx *c, uint32_t node)
+{
+    return c->tr->kind[node] == TPROF_OPN_PYTHON &&
+           !strncmp(tprof_trace_str(c->t, c->ev[c->tr->ev[node]].name), MODULE_PREFIX, strlen(MODULE_PREFIX));
+}
+
+/* The class path of the nn.Module frames holding NODE, outermost first
+ * ("ViTModel.ViTEncoder.ViTLayer"), cut to the first DEPTH (0: all); its
+ * string id, or UINT32_MAX when out of memory. */
+static uint32_t module_path(ops_ctx *c, uint32_t node)
+{
+    uint32_t m = node;
+    while (m != TPROF_OP_NONE && !is_module_frame(c, m)) m = c->tr->parent[m];
+    if (m == TPROF_OP_NONE) return intern_z(c, NO_MODULE);
+    int64_t id;
+    if (tprof_i64map_get(&c->module_of, m, &id)) return (uint32_t)id;
+    uint32_t frames[64];
+    size_t nf = 0;
+    for (uint32_t p = m; p != TPROF_OP_NONE; p = c->tr->parent[p])
+        if (is_module_frame(c, p)) {
+            if (nf == 64) memmove(frames, frames + 1, 63 * sizeof *frames), nf = 63; /* keep the outermost */
+            frames[nf++] = p;
+        }
+    size_t take = c->o->depth > 0 && (size_t)c->o->depth < nf ? (size_t)c->o->depth : nf, len = 0;
+    for (size_t i = 0; i < take; i++) {
+        const char *cls;
+        size_t n = module_class(tprof_trace_str(c->t, c->ev[c->tr->ev[frames[nf - 1 - i]]].name), &cls);
+        if (key_room(c, len + n + 2)) return UINT32_MAX;
+        if (i) c->key[len++] = '.';
+        memcpy(c->key + len, cls, n);
+        len += n;
+    }
+    uint32_t path = intern(c, c->key, len);
+    if (path == UINT32_MAX || tprof_i64map_put(&c->module_of, m, path)) return UINT32_MAX;
+    return path;
+}
+
+/* Autograd: a forward op and the backward ops of its gradient share a
+ * "Sequence number"; a backward op has a "Fwd thread id" above 0 (the
+ * profiler's index of the forward thread, not an OS thread id: forward
+ * ops have 0), so the forward ops are found by sequence number alone, the
+ * outermost first. */
+
+static int index_args(ops_ctx *c)
+{
+    c->args = tprof_trace_op_args(c->t);
+    c->nargs = tprof_trace_nop_args(c->t);
+    if (!c->nargs) return 0;
+    const tprof_op_tree *tr = c->tr;
+    if (!(c->args_of = malloc((tr->n ? tr->n : 1) * sizeof *c->args_of))) return TPROF_ENOMEM;
+    for (size_t i = 0; i < tr->n; i++) {
+        size_t lo = 0, hi = c->nargs; /* args are in event order */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->args[mid].event < tr->ev[i]) lo = mid + 1;
+            else hi = mid;
+        }
+        c->args_of[i] = lo < c->nargs && c->args[lo].event == tr->ev[i] ? (uint32_t)lo : TPROF_OP_NONE;
+        const tprof_op_args *a = args_of(c, (uint32_t)i);
+        int64_t have;
+        if (a && tr->kind[i] == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0) {
+            if (!tprof_i64map_get(&c->fwd_of, a->seq, &have) && tprof_i64map_put(&c->fwd_of, a->seq, (int64_t)i))
+                return TPROF_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* The backward op holding NODE (itself or a cpu_op above it with a forward
+ * thread), and its forward op, or TPROF_OP_NONE. *IS_BACKWARD says whether
+ * there was a backward op. */
+static uint32_t forward_op(const ops_ctx *c, uint32_t node, int *is_backward)
+{
+    *is_backward = 0;
+    if (!c->nargs) return TPROF_OP_NONE;
+    for (uint32_t p = node; p != TPROF_OP_NONE; p = c->tr->parent[p]) {
+        const tprof_op_args *a = c->tr->kind[p] == TPROF_OPN_CPU_OP ? args_of(c, p) : NULL;
+        if (!a || a->fwd_tid <= 0 || a->seq < 0) continue;
+        *is_backward = 1;
+        int64_t f;
+        return tprof_i64map_get(&c->fwd_of, a->seq, &f) ? (uint32_t)f : TPROF_OP_NONE;
+    }
+    return TPROF_OP_NONE;
+}
+
+/* ---- one op instance ---- */
+
+static int iv_room(ops_ctx *c, size_t need)
+{
+    if (need <= c->ivcap) return 0;
+    size_t nc = c->ivcap ? c->ivcap : 64;
+    while (nc < need) nc *= 2;
+    tprof_interval *iv = realloc(c->iv, nc * sizeof *iv);
+    if (!iv) return -1;
+    c->iv = iv;
+    c->ivcap = nc;
+    return 0;
+}
+
+/* Appends the GPU events gpu[A..B) to the scratch intervals from *N; adds their durations to *SUM. */
+static int add_gpu(ops_ctx *c, uint32_t a, uint32_t b, size_t *n, int64_t *sum)
+{
+    if (iv_room(c, *n + (b - a))) return -1;
+    for (uint32_t k = a; k < b; k++) {
+        const tprof_event *g = &c->ev[c->tr->gpu[k]];
+        c->iv[(*n)++] = (tprof_interval){ g->ts, tprof_end_ns(g->ts, g->dur) };
+        *sum = tprof_sat_add(*sum, g->dur);
+    }
+    return 0;
+}
+
+/* The key of launcher X's group, filling PARTS; UINT32_MAX when out of memory. */
+static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, uint32_t fwd, op_row *parts)
+{
+    parts->name = name;
+    if (c->o->by == TPROF_OPS_BY_MODULE) {
+        parts->module = module_path(c, backward && fwd != TPROF_OP_NONE ? fwd : x);
+        parts->name = 0;
+        return parts->module;
+    }
+    if (c->o->by == TPROF_OPS_BY_NAME) return name;
+    const tprof_op_args *a = c->tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x) : NULL;
+    uint32_t id[TPROF_OP_ARGS] = { 0 };
+    size_t len = strlen(tprof_strtab_get(&c->strs, name)) + TPROF_OP_ARGS;
+    for (int k = 0; k < TPROF_OP_ARGS; k++) {
+        id[k] = a ? intern_z(c, tprof_trace_str(c->t, a->arg[k])) : 0;
+        if (id[k] == UINT32_MAX) return UINT32_MAX;
+        len += strlen(tprof_strtab_get(&c->strs, id[k]));
+    }
+    parts->dims = id[TPROF_OP_DIMS];
+    parts->types = id[TPROF_OP_TYPES];
+    parts->strides = id[TPROF_OP_STRIDES];
+    parts->concrete = id[TPROF_OP_CONCRETE];
+    if (key_room(c, len + 1)) return UINT32_MAX;
+    /* name, then each arg after a unit separator: distinct tuples, distinct keys */
+    size_t n = (size_t)snprintf(c->key, c->keycap, "%s", tprof_strtab_get(&c->strs, name));
+    for (int k = 0; k < TPROF_OP_ARGS; k++)
+        n += (size_t)snprintf(c->key + n, c->keycap - n, "\x1f%s", tprof_strtab_get(&c->strs, id[k]));
+    return intern(c, c->key, n);
+}
+
+/* Launcher X's instance: its direct kernels (those of the runtime calls it
+ * launched through), its subtree's, and its CPU times, added to its group. */
+static int add_instance(ops_ctx *c, uint32_t x)
+{
+    const tprof_op_tree *tr = c->tr;
+    const tprof_event *e = &c->ev[tr->ev[x]];
+    size_t n = 0;
+    int64_t dev_self = 0, dev_total = 0;
+    uint64_t kernels;
+    if (tr->kind[x] == TPROF_OPN_RUNTIME) {
+        if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[x + 1], &n, &dev_self)) return TPROF_ENOMEM;
+    } else {
+        for (uint32_t r = x + 1; r < tr->end[x]; r++)
+            if (tr->launcher[r] == x && add_gpu(c, tr->gpu_first[r], tr->gpu_first[r + 1], &n, &dev_self))
+                return TPROF_ENOMEM;
+    }
+    kernels = n;
+    int64_t direct = tprof_interval_union(c->iv, n);
+    n = 0;
+    if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[tr->end[x]], &n, &dev_total)) return TPROF_ENOMEM;
+    int64_t subtree = tprof_interval_union(c->iv, n);
+    int64_t children = 0;
+    for (uint32_t k = x + 1; k < tr->end[x]; k = tr->end[k]) children = tprof_sat_add(children, c->ev[tr->ev[k]].dur);
+
+    int backward;
+    uint32_t fwd = forward_op(c, x, &backward);
+    uint32_t name = intern_z(c, tprof_trace_str(c->t, e->name));
+    op_row parts = { 0 };
+    uint32_t key = name == UINT32_MAX ? UINT32_MAX : group_key(c, x, name, backward, fwd, &parts);
+    op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
+    if (!row) return TPROF_ENOMEM;
+    row->count++;
+    row->kernels += kernels;
+    row->direct = tprof_sat_add(row->direct, direct);
+    if (direct < row->min_direct) row->min_direct = direct;
+    if (direct > row->max_direct) row->max_direct = direct;
+    row->subtree = tprof_sat_add(row->subtree, subtree);
+    row->dev_self = tprof_sat_add(row->dev_self, dev_self);
+    row->dev_total = tprof_sat_add(row->dev_total, dev_total);
+    row->cpu_total = tprof_sat_add(row->cpu_total, e->dur);
+    row->cpu_self = tprof_sat_add(row->cpu_self, e->dur - (children < e->dur ? children : e->dur));
+    if (backward) row->backward = tprof_sat_add(row->backward, direct);
+    c->gpu_events += kernels;
+    c->gpu_ns = tprof_sat_add(c->gpu_ns, dev_self);
+    return 0;
+}
+
+/* A GPU event without its launch: an instance of its own in one row. */
+static int add_unlinked(ops_ctx *c, const tprof_event *g)
+{
+    op_row parts = { 0 };
+    uint32_t key = intern_z(c, UNLINKED_KEY);
+    if (c->o->by == TPROF_OPS_BY_MODULE) parts.module = key;
+    else parts.name = key;
+    op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
+    if (!row) return TPROF_ENOMEM;
+    row->count++;
+    row->kernels++;
+    row->direct = tprof_sat_add(row->direct, g->dur);
+    if (g->dur < row->min_direct) row->min_direct = g->dur;
+    if (g->dur > row->max_direct) row->max_direct = g->dur;
+    row->subtree = tprof_sat_add(row->subtree, g->dur);
+    row->dev_self = tprof_sat_add(row->dev_self, g->dur);
+    row->dev_total = tprof_sat_add(row->dev_total, g->dur);
+    return 0;
+}
+
+/* ---- result tables ---------------------------------------------------------- */
+
+enum { T_BY, T_DEPTH, T_LAUNCHES, T_GPU_EVENTS, T_GPU_NS, T_DIRECT, T_UNLINKED, T_UNLINKED_NS, T_OP_ARGS,
+       T_STEP_FIRST, T_STEP_LAST, T_NSTEPS, T_NCOLS };
+enum { R_NAME, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE, R_MODULE, R_COUNT, R_KERNELS, R_DIRECT, R_SHARE, R_MEAN,
+       R_MIN, R_MAX, R_SUBTREE, R_DEV_SELF, R_DEV_TOTAL, R_CPU_SELF, R_CPU_TOTAL, R_BACKWARD, R_NCOLS };
+
+static const tprof_col_desc ops_top_cols[T_NCOLS] = {
+    [T_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: name, shape or module",
+                       .flags = TPROF_COLF_NO_TABLE),
+    [T_DEPTH] = TPROF_COL("depth", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
+                          "by module: the module levels kept (0: all)", .flags = TPROF_COLF_NO_TABLE),
+    [T_LAUNCHES] = TPROF_COL("launches", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "launches",
+                             "op instances that launched GPU work (launchers), plus GPU events without a launch"),
+    [T_GPU_EVENTS] = TPROF_COL("gpu_events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "GPU events",
+                               "GPU events attributed (every one, in the window)"),
+    [T_GPU_NS] = TPROF_COL("gpu_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "GPU time",
+                           "their durations summed"),
+    [T_DIRECT] = TPROF_COL("direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "direct",
+                           "the rows' direct kernel time summed (overlapping kernels of one launch count once)",
+                           .flags = TPROF_COLF_METRIC),
+    [T_UNLINKED] = TPROF_COL("unlinked_events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "without launch",
+                             "GPU events whose runtime call is not in the trace"),
+    [T_UNLINKED_NS] = TPROF_COL("unlinked_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "their time",
+                                "their durations summed"),
+    [T_OP_ARGS] = TPROF_COL("ops_with_inputs", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,
+                            "CPU ops with recorded inputs (record_shapes) or autograd links",
+                            .flags = TPROF_COLF_NO_TABLE),
+    [T_STEP_FIRST] = TPROF_COL("step_first", TPROF_COL_INT, TPROF_COMBINE_MIN, NULL,
+                               "with --steps: the first ProfilerStep found in the window",
+                               .flags = TPROF_COLF_OMIT_NULL | TPROF_COLF_NO_TABLE),
+    [T_STEP_LAST] = TPROF_COL("step_last", TPROF_COL_INT, TPROF_COMBINE_MAX, NULL,
+                              "with --steps: the last ProfilerStep found in the window",
+                              .flags = TPROF_COLF_OMIT_NULL | TPROF_COLF_NO_TABLE),
+    [T_NSTEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "with --steps: steps in the window",
+                           .flags = TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE),
+};
+
+#define HIDDEN (TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV | TPROF_COLF_NO_TABLE)
+#define KEY_PART(NAME, TITLE, DOC, FLAGS, ...)                                                                 \
+    TPROF_COL(NAME, TPROF_COL_STRING, TPROF_COMBINE_FIRST, TITLE, DOC, .flags = TPROF_COLF_KEY | (FLAGS), __VA_ARGS__)
+/* The row columns of one grouping: which key parts it has. */
+#define OPS_ROW_COLS(NAME_FLAGS, SHAPE_FLAGS, MODULE_FLAGS)                                                    \
+    {                                                                                                          \
+        [R_NAME] = KEY_PART("op", "op", "the op's name (cpu_op), or the runtime call's without one",          \
+                            TPROF_COLF_NAMES | (NAME_FLAGS), .width = 90),                                     \
+        [R_DIMS] = KEY_PART("input_dims", "input dims", "by shape: Input Dims as compact JSON",                \
+                            (SHAPE_FLAGS), .width = 48),                                                       \
+        [R_TYPES] = KEY_PART("input_types", "input types", "by shape: Input type as compact JSON",             \
+                             (SHAPE_FLAGS), .width = 36),                                                      \
+        [R_STRIDES] = KEY_PART("input_strides", NULL, "by shape: Input Strides as compact JSON",               \
+                               TPROF_COLF_NO_TABLE | (SHAPE_FLAGS), .width = 0),                               \
+        [R_CONCRETE] = KEY_PART("concrete_inputs", NULL, "by shape: Concrete Inputs as compact JSON",          \
+                                TPROF_COLF_NO_TABLE | (SHAPE_FLAGS), .width = 0),                              \
+        [R_MODULE] = KEY_PART("module", "module",                                                              \
+                              "by module: the nn.Module class path, outermost first (a backward op: its "      \
+                              "forward op's)", (MODULE_FLAGS), .width = 72),                                  \
+        [R_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "count", "op instances (launches)"), \
+        [R_KERNELS] = TPROF_COL("kernels", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "kernels",                       \
+                                "GPU events they launched directly"),                                          \
+        [R_DIRECT] = TPROF_COL("direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "direct",                   \
+                               "per instance the union of its direct kernels' intervals, summed",              \
+                               .flags = TPROF_COLF_METRIC),                                                    \
+        [R_SHARE] = TPROF_COL("share", TPROF_COL_RATIO, TPROF_COMBINE_DERIVED, "share",                        \
+                              "direct_ns / all rows' direct_ns", .num = "direct_ns", .den = "top.direct_ns",    \
+                              .decimals = 2, .csv_decimals = 6),                                               \
+        [R_MEAN] = TPROF_COL("mean_direct_ns", TPROF_COL_MEAN_NS, TPROF_COMBINE_DERIVED, "mean",               \
+                             "direct_ns / count", .num = "direct_ns", .den = "count", .csv_decimals = 3),     \
+        [R_MIN] = TPROF_COL("min_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_MIN, "min",                     \
+                            "the instance with the least direct time"),                                        \
+        [R_MAX] = TPROF_COL("max_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, "max",                     \
+                            "the instance with the most direct time"),                                         \
+        [R_SUBTREE] = TPROF_COL("subtree_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "subtree",                \
+                                "per instance the union over the kernels of it and the ops under it, summed"), \
+        [R_DEV_SELF] = TPROF_COL("device_self_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,                \
+                                 "PyTorch's self device time: the durations of the direct kernels summed",     \
+                                 .flags = TPROF_COLF_NO_TABLE),                                                \
+        [R_DEV_TOTAL] = TPROF_COL("device_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,              \
+                                  "PyTorch's total device time: the subtree's kernel durations summed",       \
+                                  .flags = TPROF_COLF_NO_TABLE),                                               \
+        [R_CPU_SELF] = TPROF_COL("cpu_self_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU self",             \
+                                 "the op's span minus the spans directly under it (ops and runtime calls)"),  \
+        [R_CPU_TOTAL] = TPROF_COL("cpu_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU total",          \
+                                  "the op's span"),                                                            \
+        [R_BACKWARD] = TPROF_COL("backward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "backward",      \
+                                 "the part of direct_ns launched under an autograd backward op"),              \
+    }
+
+static const tprof_col_desc ops_row_cols[3][R_NCOLS] = {
+    [TPROF_OPS_BY_NAME] = OPS_ROW_COLS(0, HIDDEN, HIDDEN),
+    [TPROF_OPS_BY_SHAPE] = OPS_ROW_COLS(0, 0, HIDDEN),
+    [TPROF_OPS_BY_MODULE] = OPS_ROW_COLS(HIDDEN, HIDDEN, 0),
+};
+
+#define OPS_ROWS(BY)                                                                                           \
+    { .name = "rows", .doc = "by direct time, most first (--top limits them)", .cols = ops_row_cols[BY],       \
+      .ncols = R_NCOLS, .limited = 1 }
+static const tprof_table_desc ops_rows[3] = { OPS_ROWS(TPROF_OPS_BY_NAME), OPS_ROWS(TPROF_OPS_BY_SHAPE),
+                                              OPS_ROWS(TPROF_OPS_BY_MODULE) };
+static const tprof_table_desc ops_top = { .name = "", .cols = ops_top_cols, .ncols = T_NCOLS };
+static const tprof_table_desc *const ops_tables[3][1] = { { &ops_rows[0] }, { &ops_rows[1] }, { &ops_rows[2] } };
+#define OPS_DESC(NAME, BY, DOC)                                                                                \
+    { .name = NAME, .version = 1, .top = &ops_top, .tables = ops_tables[BY], .ntables = 1, .csv_table = 1,     \
+      .doc = DOC }
+const tprof_result_desc tprof_ops_desc[3] = {
+    OPS_DESC("ops", TPROF_OPS_BY_NAME, "GPU time per op name (trainprof ops)"),
+    OPS_DESC("ops_by_shape", TPROF_OPS_BY_SHAPE, "GPU time per op and inputs (trainprof ops --by shape)"),
+    OPS_DESC("ops_by_module", TPROF_OPS_BY_MODULE, "GPU time per nn.Module (trainprof ops --by module)"),
+};
+
+static const char *by_label(tprof_ops_by by)
+{
+    return by == TPROF_OPS_BY_SHAPE ? "shape" : by == TPROF_OPS_BY_MODULE ? "module" : "name";
+}
+
+static int sort_rows(tprof_result *res)
+{
+    static const int cols[] = { R_DIRECT, R_NAME, R_MODULE, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE };
+    static const int desc[] = { 1, 0, 0, 0, 0, 0, 0 };
+    return tprof_rows_sort(tprof_result_table(res, 0), cols, desc, sizeof cols / sizeof *cols);
+}
+
+static int fill_rows(const ops_ctx *c, tprof_result *res)
+{
+    tprof_rows *rows = tprof_result_table(res, 0);
+    const tprof_col_desc *cols = ops_row_cols[c->o->by];
+    for (size_t j = 0; j < c->nrows; j++) {
+        const op_row *x = &c->rows[j];
+        long i = tprof_rows_add(rows);
+        if (i < 0) return TPROF_ENOMEM;
+        const uint32_t parts[] = { [R_NAME] = x->name, [R_DIMS] = x->dims, [R_TYPES] = x->types,
+                                   [R_STRIDES] = x->strides, [R_CONCRETE] = x->concrete, [R_MODULE] = x->module };
+        for (int k = R_NAME; k <= R_MODULE; k++)
+            if ((cols[k].flags & HIDDEN) != HIDDEN &&
+                tprof_rows_set_s(rows, (size_t)i, (size_t)k, tprof_strtab_get(&c->strs, parts[k])))
+                return TPROF_ENOMEM;
+        const int64_t v[] = { [R_COUNT] = (int64_t)x->count, [R_KERNELS] = (int64_t)x->kernels,
+                              [R_DIRECT] = x->direct, [R_MIN] = x->min_direct, [R_MAX] = x->max_direct,
+                              [R_SUBTREE] = x->subtree, [R_DEV_SELF] = x->dev_self, [R_DEV_TOTAL] = x->dev_total,
+                              [R_CPU_SELF] = x->cpu_self, [R_CPU_TOTAL] = x->cpu_total,
+                              [R_BACKWARD] = x->backward };
+        for (int k = R_COUNT; k < R_NCOLS; k++)
+            if (cols[k].combine != TPROF_COMBINE_DERIVED) tprof_rows_set_i(rows, (size_t)i, (size_t)k, v[k]);
+    }
+    return 0;
+}
+
+static void ctx_free(ops_ctx *c)
+{
+    tprof_strtab_free(&c->strs);
+    tprof_i64map_free(&c->row_of);
+    tprof_i64map_free(&c->fwd_of);
+    tprof_i64map_free(&c->module_of);
+    free(c->rows);
+    free(c->args_of);
+    free(c->iv);
+    free(c->key);
+}
+
+int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **out)
+{
+    static const tprof_ops_opts defaults = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 };
+    if (!opts) opts = &defaults;
+    *out = NULL;
+    if ((unsigned)opts->by > TPROF_OPS_BY_MODULE || opts->depth < 0) return TPROF_EUSAGE;
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+
+    /* step window: the steps numbered A..B; an op counts when it starts in one */
+    tprof_step *sel = NULL;
+    size_t nsel = 0;
+    int windowed = opts->step_first >= 0 || opts->step_last >= 0;
+    int64_t step_first = INT64_MAX, step_last = INT64_MIN;
+    if (windowed) {
+        int64_t lo = opts->step_first >= 0 ? opts->step_first : 0;
+        int64_t hi = opts->step_last >= 0 ? opts->step_last : INT64_MAX;
+        if (!(sel = malloc((m->nsteps ? m->nsteps : 1) * sizeof *sel))) return TPROF_ENOMEM;
+        for (size_t i = 0; i < m->nsteps; i++) {
+            int64_t num = m->steps[i].number;
+            if (num < lo || num > hi) continue;
+            sel[nsel++] = m->steps[i];
+            if (num < step_first) step_first = num;
+            if (num > step_last) step_last = num;
+        }
+        if (nsel == 0) {
+            free(sel);
+            return TPROF_EUSAGE;
+        }
+    }
+
+    tprof_op_tree tr;
+    int rc = tprof_op_tree_build(t, &tr);
+    if (rc) {
+        free(sel);
+        return rc;
+    }
+    ops_ctx c = { .t = t, .ev = tprof_trace_events(t), .tr = &tr, .o = opts };
+    tprof_result *res = NULL;
+    rc = TPROF_ENOMEM;
+    if (tprof_strtab_init(&c.strs)) goto out;
+    if (tprof_i64map_init(&c.row_of, 256) || tprof_i64map_init(&c.fwd_of, 256) ||
+        tprof_i64map_init(&c.module_of, 64))
+        goto out;
+    if ((rc = index_args(&c))) goto out;
+    rc = TPROF_ENOMEM;
+    if (!(res = tprof_result_new(&tprof_ops_desc[opts->by]))) goto out;
+
+    /* a launcher is a node some runtime call with GPU work launched through */
+    uint64_t launches = 0, unlinked = 0;
+    int64_t unlinked_ns = 0;
+    uint8_t *is_launcher = calloc(tr.n ? tr.n : 1, 1);
+    if (!is_launcher) goto out;
+    for (size_t r = 0; r < tr.n; r++)
+        if (tr.launcher[r] != TPROF_OP_NONE && tr.gpu_first[r + 1] > tr.gpu_first[r]) is_launcher[tr.launcher[r]] = 1;
+    rc = 0;
+    for (size_t x = 0; !rc && x < tr.n; x++) {
+        if (!is_launcher[x]) continue;
+        if (windowed && tprof_step_at(sel, nsel, c.ev[tr.ev[x]].ts) < 0) continue;
+        launches++;
+        rc = add_instance(&c, (uint32_t)x);
+    }
+    free(is_launcher);
+    for (size_t k = 0; !rc && k < tr.nunlinked; k++) {
+        const tprof_event *g = &c.ev[tr.unlinked[k]];
+        if (windowed && tprof_step_at(sel, nsel, g->ts) < 0) continue;
+        launches++;
+        unlinked++;
+        c.gpu_events++;
+        c.gpu_ns = tprof_sat_add(c.gpu_ns, g->dur);
+        unlinked_ns = tprof_sat_add(unlinked_ns, g->dur);
+        rc = add_unlinked(&c, g);
+    }
+    if (rc || (rc = fill_rows(&c, res))) goto out;
+    int64_t direct = 0;
+    for (size_t j = 0; j < c.nrows; j++) direct = tprof_sat_add(direct, c.rows[j].direct);
+    tprof_rows *top = tprof_result_top(res);
+    if ((rc = tprof_rows_set_s(top, 0, T_BY, by_label(opts->by)))) goto out;
+    tprof_rows_set_i(top, 0, T_DEPTH, opts->by == TPROF_OPS_BY_MODULE ? opts->depth : 0);
+    tprof_rows_set_i(top, 0, T_LAUNCHES, (int64_t)launches);
+    tprof_rows_set_i(top, 0, T_GPU_EVENTS, (int64_t)c.gpu_events);
+    tprof_rows_set_i(top, 0, T_GPU_NS, c.gpu_ns);
+    tprof_rows_set_i(top, 0, T_DIRECT, direct);
+    tprof_rows_set_i(top, 0, T_UNLINKED, (int64_t)unlinked);
+    tprof_rows_set_i(top, 0, T_UNLINKED_NS, unlinked_ns);
+    tprof_rows_set_i(top, 0, T_OP_ARGS, (int64_t)c.nargs);
+    if (windowed) {
+        tprof_rows_set_i(top, 0, T_STEP_FIRST, step_first);
+        tprof_rows_set_i(top, 0, T_STEP_LAST, step_last);
+        tprof_rows_set_i(top, 0, T_NSTEPS, (int64_t)nsel);
+    }
+    tprof_result_derive(res);
+    rc = sort_rows(res);
+out:
+    ctx_free(&c);
+    tprof_op_tree_free(&tr);
+    free(sel);
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}
+
+int tprof_ops_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n, tprof_result **out)
+{
+    *out = n ? tprof_ranks_combine(parts, ranks, n) : NULL;
+    if (!*out) return n ? TPROF_ENOMEM : TPROF_EUSAGE;
+    int rc = sort_rows(*out);
+    if (rc) {
+        tprof_result_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}

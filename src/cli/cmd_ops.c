@@ -1,0 +1,147 @@
+/* trainprof ops: the operator view, GPU time per op, op and inputs, or
+ * nn.Module, per trace and combined. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "trainprof/report.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof ops [options] TRACE...\n\n"
+            "The operator view: every GPU microsecond attributed to the CPU op that\n"
+            "launched it (the innermost cpu_op above its runtime call), grouped by op\n"
+            "name, by op and input shapes (record_shapes), or by the nn.Module that ran\n"
+            "it (with_stack / with_modules; a backward op counts for its forward op's\n"
+            "module). Per group: launches, kernels, direct kernel time (the op's own\n"
+            "launches) and its share, subtree kernel time (the ops under it too), and\n"
+            "CPU self and total time. GPU work without a launch in the trace is a row\n"
+            "of its own. One table per trace and, for several traces, a combined one.\n\n"
+            "options:\n"
+            "  --by name|shape|module  grouping (default name)\n"
+            "  --depth N             by module: keep the outermost N levels of the path\n"
+            "                        (default 0 = the whole path)\n"
+            "  --top N               rows per table (default 20, 0 = all)\n"
+            "  --steps A..B          only ops that start in ProfilerStep#A..#B\n"
+            "                        (also A.., ..B, A)\n"
+            CLI_COMMON_HELP);
+}
+
+typedef struct {
+    tprof_ops_opts oo;
+    long top;
+    char window[80]; /* the error when --steps matches no step */
+} ops_cli;
+
+static int print(void *vctx, const tprof_result *r, const char *label, const char *path)
+{
+    const ops_cli *ctx = vctx;
+    char a[32], b[32], c[32];
+    const tprof_rows *top = tprof_result_top_c(r);
+    printf("== %s%s%s ==\n", label, path ? ": " : "", path ? path : "");
+    int64_t gpu = tprof_rows_int(top, 0, "gpu_ns"), direct = tprof_rows_int(top, 0, "direct_ns");
+    printf("%" PRId64 " launches, %" PRId64 " GPU events, GPU time %s, direct %s", tprof_rows_int(top, 0, "launches"),
+           tprof_rows_int(top, 0, "gpu_events"), tprof_fmt_duration(a, sizeof a, gpu),
+           tprof_fmt_duration(b, sizeof b, direct));
+    if (!tprof_rows_at(top, 0, "step_first")->null)
+        printf(", ProfilerStep#%" PRId64 "..#%" PRId64 " (%" PRId64 " steps)", tprof_rows_int(top, 0, "step_first"),
+               tprof_rows_int(top, 0, "step_last"), tprof_rows_int(top, 0, "steps"));
+    printf("\n");
+    int64_t unlinked = tprof_rows_int(top, 0, "unlinked_events");
+    if (unlinked)
+        printf("%" PRId64 " GPU events (%s, %.1f%%) have no launch in the trace: a row of their own\n", unlinked,
+               tprof_fmt_duration(c, sizeof c, tprof_rows_int(top, 0, "unlinked_ns")),
+               cli_pct(tprof_rows_int(top, 0, "unlinked_ns"), gpu));
+    if (ctx->oo.by == TPROF_OPS_BY_SHAPE && tprof_rows_int(top, 0, "ops_with_inputs") == 0)
+        printf("no op inputs in this trace (record_shapes=True records them): shapes are empty\n");
+    printf("\n");
+    const tprof_rows *rows = tprof_result_table_c(r, 0);
+    int rc = tprof_rows_print_table(rows, (size_t)ctx->top, stdout);
+    size_t n = tprof_rows_count(rows);
+    if (!rc && ctx->top && (size_t)ctx->top < n) printf("... %zu more (--top 0 shows all)\n", n - (size_t)ctx->top);
+    return rc;
+}
+
+static int parse_count(const char *opt, const char *arg, long *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (!*arg || *end || v < 0 || v > 1000000) {
+        cli_error("%s takes a count (0 = all), not '%s'", opt, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int option(void *vctx, int c, const char *arg)
+{
+    ops_cli *ctx = vctx;
+    long v;
+    switch (c) {
+    case 't': return parse_count("--top", arg, &ctx->top);
+    case 'd':
+        if (parse_count("--depth", arg, &v)) return -1;
+        ctx->oo.depth = (int)v;
+        return 0;
+    case 'b':
+        if (!strcmp(arg, "name")) ctx->oo.by = TPROF_OPS_BY_NAME;
+        else if (!strcmp(arg, "shape")) ctx->oo.by = TPROF_OPS_BY_SHAPE;
+        else if (!strcmp(arg, "module")) ctx->oo.by = TPROF_OPS_BY_MODULE;
+        else {
+            cli_error("--by must be name, shape or module, not '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case 's': {
+        long long a, b;
+        if (cli_parse_steps(arg, &a, &b)) {
+            cli_error("--steps takes A..B, A.., ..B or A (ProfilerStep numbers), not '%s'", arg);
+            return -1;
+        }
+        ctx->oo.step_first = a;
+        ctx->oo.step_last = b;
+        snprintf(ctx->window, sizeof ctx->window, "steps %.40s not in this trace", arg);
+        return 0;
+    }
+    default: return -1;
+    }
+}
+
+static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
+{
+    return tprof_ops(t, &((const ops_cli *)vctx)->oo, out);
+}
+
+static int combine(void *ctx, const tprof_result *const *rs, const int64_t *ranks, size_t n, tprof_result **out)
+{
+    (void)ctx;
+    return tprof_ops_combine(rs, ranks, n, out);
+}
+
+static const tprof_result_desc *result_for(void *ctx) { return &tprof_ops_desc[((ops_cli *)ctx)->oo.by]; }
+
+static size_t limit(void *ctx) { return (size_t)((ops_cli *)ctx)->top; }
+
+static const char *window_error(void *ctx) { return ((ops_cli *)ctx)->window; }
+
+int cmd_ops(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "top", required_argument, 0, 't' }, { "by", required_argument, 0, 'b' },
+        { "depth", required_argument, 0, 'd' }, { "steps", required_argument, 0, 's' }, { 0, 0, 0, 0 },
+    };
+    ops_cli ctx = { .oo = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 }, .top = 20 };
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_OPS_KEEP, .opts = opts, .option = option,
+        .result = &tprof_ops_desc[TPROF_OPS_BY_NAME], .result_for = result_for, .analyse = analyse, .print = print,
+        .combine = combine, .limit = limit, .usage_error_for = window_error,
+    };
+    return cli_run(argc, argv, &spec, &ctx);
+}
