@@ -243,7 +243,7 @@ static const kdef_t KDEF[K_COUNT] = {
 /* generator state                                                      */
 /* ------------------------------------------------------------------ */
 
-enum { EV_CPU_OP, EV_USER_ANN, EV_MEM };
+enum { EV_CPU_OP, EV_USER_ANN, EV_MEM, EV_PYTHON };
 
 /* op flags */
 enum {
@@ -280,6 +280,8 @@ typedef struct {
     int rank, world, device;
     uint64_t pid, tid[N_THREADS];
     int kineto_layout;
+    int modules; /* --modules: nn.Module frames around the layers and their parts */
+    uint64_t module_n; /* instance numbers of the frames' modules */
 
     uint64_t rng;
     uint64_t ext_id, corr, rf_id, ev_idx, seq, bseq;
@@ -468,9 +470,40 @@ static void annot_open(gen_t *g, const char *name)
     op_open_k(g, EV_USER_ANN, name, NULL, NULL, NULL, 0);
 }
 
+/* An nn.Module frame as with_stack / with_modules record it (a
+ * python_function span "nn.Module: Class_N"), with --modules only. It is
+ * opened and closed at the current time and draws nothing from the random
+ * stream, so the rest of the trace is the same with and without them. */
+static void module_open(gen_t *g, const char *cls)
+{
+    if (!g->modules)
+        return;
+    cpu_ev_t *e = new_ev(g);
+    e->kind = EV_PYTHON;
+    e->name = cls;
+    e->num = (int64_t)g->module_n++;
+    e->ts = g->cpu_t[g->cur];
+    e->ev_idx = g->ev_idx++;
+    if (g->sp >= 64)
+        die("op stack overflow");
+    g->stack[g->sp++] = g->nev - 1;
+}
+
+static void module_close(gen_t *g)
+{
+    if (!g->modules)
+        return;
+    cpu_ev_t *e = &g->ev[g->stack[--g->sp]];
+    e->dur = g->cpu_t[g->cur] - e->ts;
+}
+
+/* The External id of the innermost op (module frames have none). */
 static uint64_t cur_ext(gen_t *g)
 {
-    return g->sp ? g->ev[g->stack[g->sp - 1]].ext_id : 0;
+    for (int i = g->sp; i > 0; i--)
+        if (g->ev[g->stack[i - 1]].kind != EV_PYTHON)
+            return g->ev[g->stack[i - 1]].ext_id;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -738,6 +771,7 @@ static void op_t(gen_t *g, const char *dims)
 /* nn.Linear: aten::linear -> t / matmul(view, mm, _unsafe_view) */
 static void op_linear(gen_t *g, const char *wdims, int k)
 {
+    module_open(g, "nn.Module: Linear_");
     op_open(g, "aten::linear", wdims, T_LIN, F_SEQ);
     op_t(g, "[[4096, 4096]]");
     op_open(g, "aten::matmul", "[[8, 2048, 4096], [4096, 4096]]", T_BF2, 0);
@@ -749,6 +783,7 @@ static void op_linear(gen_t *g, const char *wdims, int k)
     leaf(g, "aten::_unsafe_view", "[[16384, 4096], []]", "[" BF16 ", \"\"]", 0);
     op_close(g);
     op_close(g);
+    module_close(g);
 }
 
 static void op_binary(gen_t *g, const char *name, int k)
@@ -761,6 +796,7 @@ static void op_binary(gen_t *g, const char *name, int k)
 
 static void op_rmsnorm(gen_t *g)
 {
+    module_open(g, "nn.Module: RMSNorm_");
     op_open(g, "aten::to", "[" X3 ", [], [], [], []]",
             "[" BF16 ", \"Scalar\", \"Scalar\", \"Scalar\", \"\"]", F_CONCRETE);
     op_open(g, "aten::_to_copy", "[" X3 ", [], [], [], [], []]",
@@ -787,6 +823,7 @@ static void op_rmsnorm(gen_t *g)
     op_close(g);
     op_binary(g, "aten::mul", K_EW_MUL);
     op_binary(g, "aten::mul", K_EW_MUL);
+    module_close(g);
 }
 
 static void op_rotary(gen_t *g)
@@ -875,6 +912,7 @@ static void fsdp_reshard(gen_t *g)
 
 static void fwd_layer(gen_t *g, int layer)
 {
+    module_open(g, "nn.Module: Block_");
     annot_open(g, "FullyShardedDataParallel._pre_forward");
     all_gather(g);
     fsdp_unflatten(g);
@@ -891,6 +929,7 @@ static void fwd_layer(gen_t *g, int layer)
         op_close(g);
     }
     op_rmsnorm(g);
+    module_open(g, "nn.Module: Attention_");
     op_linear(g, "[" X3 ", [12288, 4096], []]", K_GEMM_TN);
     leaf(g, "aten::view", "[[8, 2048, 12288], []]", "[" BF16 ", \"\"]", 0);
     op_open(g, "aten::split", "[[8, 2048, 12288], [], []]", "[" BF16 ", \"\", \"Scalar\"]", F_SEQ);
@@ -907,8 +946,10 @@ static void fwd_layer(gen_t *g, int layer)
     op_attention(g);
     leaf(g, "aten::reshape", "[[8, 2048, 32, 128], []]", "[" BF16 ", \"\"]", F_SEQ);
     op_linear(g, "[" X3 ", [4096, 4096], []]", K_GEMM_TN);
+    module_close(g); /* Attention */
     op_binary(g, "aten::add", K_EW_ADD);
     op_rmsnorm(g);
+    module_open(g, "nn.Module: MLP_");
     op_linear(g, "[" X3 ", [11008, 4096], []]", K_GEMM_TN);
     op_open(g, "aten::silu", "[[8, 2048, 11008]]", T_BF, F_SEQ | F_ALLOC);
     mem_alloc(g, 8ull * 2048 * 11008 * 2);
@@ -917,10 +958,12 @@ static void fwd_layer(gen_t *g, int layer)
     op_linear(g, "[" X3 ", [11008, 4096], []]", K_GEMM_TN);
     op_binary(g, "aten::mul", K_EW_MUL);
     op_linear(g, "[[8, 2048, 11008], [4096, 11008], []]", K_GEMM_TN);
+    module_close(g); /* MLP */
     op_binary(g, "aten::add", K_EW_ADD);
     annot_open(g, "FullyShardedDataParallel._post_forward");
     fsdp_reshard(g);
     op_close(g);
+    module_close(g); /* Block */
 }
 
 /* backward of one autograd node: wrapper + node + body */
@@ -1137,6 +1180,7 @@ static void step(gen_t *g, int64_t stepno, int layers)
     op_close(g);
 
     annot_open(g, "## forward ##");
+    module_open(g, "nn.Module: Transformer_");
     op_open(g, "aten::embedding", "[[32000, 4096], [8, 2048], [], [], []]",
             "[" BF16 ", \"long int\", \"Scalar\", \"Scalar\", \"Scalar\"]", F_SEQ);
     leaf(g, "aten::reshape", "[[8, 2048], []]", "[\"long int\", \"\"]", 0);
@@ -1151,6 +1195,7 @@ static void step(gen_t *g, int64_t stepno, int layers)
         fwd_layer(g, l);
     op_rmsnorm(g);
     op_linear(g, "[" X3 ", [32000, 4096], []]", K_GEMM_TN);
+    module_close(g); /* Transformer */
     op_open(g, "aten::to", "[[8, 2048, 32000], [], [], [], []]",
             "[" BF16 ", \"Scalar\", \"Scalar\", \"Scalar\", \"\"]", 0);
     op_open(g, "aten::_to_copy", "[[8, 2048, 32000], [], [], [], [], []]",
@@ -1457,6 +1502,30 @@ static void emit_cpu_events(gen_t *g)
             B_LIT(b, ",\n");
             continue;
         }
+        if (e->kind == EV_PYTHON) {
+            B_LIT(b, "\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"");
+            b_str(b, e->name);
+            b_i64(b, e->num);
+            B_LIT(b, "\", \"pid\": ");
+            b_u64(b, g->pid);
+            B_LIT(b, ", \"tid\": ");
+            b_u64(b, g->tid[e->thread]);
+            put_sep(b, L->nl);
+            B_LIT(b, "\"ts\": ");
+            b_us(b, e->ts);
+            B_LIT(b, ", \"dur\": ");
+            b_us(b, e->dur);
+            put_sep(b, L->nl);
+            B_LIT(b, "\"args\": ");
+            put_sep(b, L->args_open);
+            B_LIT(b, "\"Python id\": ");
+            b_u64(b, e->ev_idx);
+            B_LIT(b, ", \"Python thread\": 0");
+            put_sep(b, L->args_close);
+            put_sep(b, L->close);
+            B_LIT(b, ",\n");
+            continue;
+        }
         if (e->kind == EV_USER_ANN)
             B_LIT(b, "\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"");
         else
@@ -1753,7 +1822,7 @@ static long parse_int(const char *opt, const char *s, long lo, long hi)
 static void usage(FILE *f)
 {
     fputs("usage: trainprof-gentrace [--size BYTES|250M|1G] [--seed N] [--rank R] [--world W]\n"
-          "                          [--steps N] [--layers N] [--layout line|kineto]\n"
+          "                          [--steps N] [--layers N] [--layout line|kineto] [--modules]\n"
           "                          [--truth FILE.csv] [--stats] [-o FILE]\n"
           "\n"
           "Writes a deterministic Kineto-shaped PyTorch trace (plain JSON) to FILE or stdout.\n"
@@ -1763,6 +1832,9 @@ static void usage(FILE *f)
           "  --layers  transformer layers per step (default 16)\n"
           "  --layout  'line' (default): one event per line; 'kineto': Kineto's own\n"
           "            multi-line layout\n"
+          "  --modules nn.Module frames (python_function spans, as with_modules records\n"
+          "            them) around the model, its blocks, attention, MLP, norms and\n"
+          "            linears; the other events stay the same\n"
           "  --truth   write per-GPU-activity-name ground truth CSV\n"
           "  --stats   print event counts by category to stderr\n",
           f);
@@ -1775,7 +1847,7 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     long rank = 0, world = 8, steps = 0, layers = 16;
     const char *out_path = NULL, *truth_path = NULL;
-    int stats = 0;
+    int stats = 0, modules = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -1823,6 +1895,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             NEEDV();
             out_path = v;
+        } else if (!strcmp(a, "--modules")) {
+            modules = 1;
         } else if (!strcmp(a, "--stats")) {
             stats = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -1850,6 +1924,7 @@ int main(int argc, char **argv)
     gen_t *g = &G;
     g->rank = (int)rank;
     g->world = (int)world;
+    g->modules = modules;
     g->device = (int)(rank % 8);
     g->rng = seed * 0x100000001B3ull ^ ((uint64_t)rank << 32) ^ 0x5eed;
     (void)rnd(&g->rng);

@@ -265,14 +265,20 @@ def compare_model(label, path, by="name", depth=0, steps=None):
 
 tmp = scratch("tprof_ops_")
 gen = os.path.join(tmp, "gen.json")
-subprocess.run([GENTRACE, "--steps", "4", "-o", gen], check=True, capture_output=True)
+subprocess.run([GENTRACE, "--steps", "4", "--modules", "-o", gen], check=True, capture_output=True)
+# the generator's module frames change nothing else
+plain = os.path.join(tmp, "plain.json")
+subprocess.run([GENTRACE, "--steps", "4", "-o", plain], check=True, capture_output=True)
+kern = [json.loads(run([TRAINPROF, "kernels", "--top", "0", "--format", "json", p])[1])["traces"][0]["rows"] for p in (gen, plain)]
+check(kern[0] == kern[1], "gentrace --modules changed the GPU work")
+check(ops_json(plain, "--by", "module")["rows"][0]["module"] == "(outside nn.Modules)", "no frames, no modules")
 paths = [(os.path.basename(r), os.path.join(data, r)) for r in sorted(expected)] + [("generated", gen)]
 for label, path in paths:
     for by in ("name", "shape", "module"):
         compare_model(label, path, by)
 compare_model("resnet", os.path.join(data, sorted(r for r in expected if "resnet" in r)[0]), "module", depth=3)
 compare_model("generated", gen, "name", steps=(11, 12))
-compare_model("generated", gen, "module", steps=(13, 13))
+compare_model("generated", gen, "module", depth=2, steps=(13, 13))
 
 # every GPU event is in one row, whatever the grouping
 for label, path in paths[:2]:

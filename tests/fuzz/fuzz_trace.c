@@ -50,6 +50,11 @@ static void analyses(tprof_trace *t)
     if (tprof_comm(t, &cr) == 0) tprof_comm_free(cr);
     tprof_launch_result lr;
     tprof_launch_overhead(t, &lr);
+    for (int by = 0; by < 3; by++) {
+        tprof_ops_opts oo = { .by = (tprof_ops_by)by, .depth = by, .step_first = by ? -1 : 1, .step_last = -1 };
+        tprof_result *opr;
+        if (tprof_ops(t, &oo, &opr) == 0) tprof_result_free(opr);
+    }
     const tprof_trace *two[2] = { t, t };
     tprof_advice *ad;
     if (tprof_advise(two, 2, &ad) == 0) tprof_advice_free(ad);
