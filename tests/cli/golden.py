@@ -28,7 +28,7 @@ from common import GENTRACE, SKIP, SRC, TRAINPROF, scratch, testdata  # noqa: E4
 EXPECTED = os.path.join(SRC, "tests", "golden", "outputs.txt")
 RECORD = "--record" in sys.argv
 ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-TRACE_COMMANDS = ["summary", "info", "kernels", "steps", "temporal", "idle", "comm", "launch", "ranks", "advice"]
+TRACE_COMMANDS = ["summary", "info", "kernels", "ops", "steps", "temporal", "idle", "comm", "launch", "ranks", "advice"]
 FORMATS = ["table", "csv", "json"]
 TRAINPROF_ABS = os.path.abspath(TRAINPROF)
 
