@@ -62,6 +62,10 @@ static int print(void *vctx, const tprof_result *r, const char *label, const cha
         printf("no op inputs in this trace (record_shapes=True records them): shapes are empty\n");
     printf("\n");
     const tprof_rows *rows = tprof_result_table_c(r, 0);
+    if (tprof_rows_count(rows) == 0) {
+        printf("no GPU work in this trace: no op launched any\n");
+        return 0;
+    }
     int rc = tprof_rows_print_table(rows, (size_t)ctx->top, stdout);
     size_t n = tprof_rows_count(rows);
     if (!rc && ctx->top && (size_t)ctx->top < n) printf("... %zu more (--top 0 shows all)\n", n - (size_t)ctx->top);
