@@ -1,0 +1,228 @@
+/* Unit tests of the operator view (lib/analysis/op_tree.c, ops.c) on a small
+ * hand-made trace. Times are microseconds in the JSON, checked in ns; every
+ * expected number is worked out by hand in the comments. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "trainprof/trace.h"
+
+#define US 1000LL
+
+/*
+ * thread 1:
+ *   ProfilerStep#1 [0,250)  ProfilerStep#2 [250,600)
+ *   nn.Module: Net_0 [0,200)
+ *     nn.Module: Linear_0 [10,100) and aten::linear [10,100) (seq 5): equal spans, the frame outer
+ *       aten::addmm [20,80)
+ *         launch corr 1 [30,35) -> K1 [40,60)
+ *         launch corr 2 [50,55) -> K2 [50,70)     direct = union [40,70) = 30, summed 40
+ *     execute [110,150)  (a pass-through wrapper: not a launcher)
+ *       launch corr 3 [120,125) -> K3 [130,140)   launcher: the runtime call itself
+ *   cudaMemsetAsync corr 4 [210,215) -> M [220,225), outside every module
+ * thread 2 (autograd):
+ *   evaluate_function: AddmmBackward0 [300,400) seq 5, Fwd thread id 1
+ *     aten::mm [310,390)
+ *       launch corr 5 [320,321) -> K4 [330,350)   backward, forward op aten::linear
+ * K5 corr 99 [500,510): no launch in the trace
+ */
+#define EV(CAT, NAME, TID, TS, DUR, ARGS)                                                                   \
+    "{\"ph\":\"X\",\"cat\":\"" CAT "\",\"name\":\"" NAME "\",\"pid\":1,\"tid\":" #TID ",\"ts\":" #TS        \
+    ",\"dur\":" #DUR ",\"args\":{" ARGS "}},\n"
+#define GPU(NAME, CORR, TS, DUR)                                                                            \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" NAME "\",\"pid\":0,\"tid\":7,\"ts\":" #TS ",\"dur\":" #DUR \
+    ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #CORR "}},\n"
+
+static const char TRACE[] =
+    "{\"traceEvents\":[\n"
+    GPU("K5", 99, 500, 10)
+    EV("user_annotation", "ProfilerStep#1", 1, 0, 250, "")
+    EV("user_annotation", "ProfilerStep#2", 1, 250, 350, "")
+    EV("cpu_op", "aten::linear", 1, 10, 90, "\"Sequence number\":5,\"Fwd thread id\":0")
+    EV("python_function", "nn.Module: Linear_0", 1, 10, 90, "")
+    EV("python_function", "nn.Module: Net_0", 1, 0, 200, "")
+    EV("cpu_op", "aten::addmm", 1, 20, 60,
+       "\"Input Dims\":[[4], [2, 3], [3, 4]],\"Input type\":[\"float\", \"float\", \"float\"]")
+    EV("cuda_runtime", "cudaLaunchKernel", 1, 30, 5, "\"correlation\":1")
+    EV("cuda_runtime", "cudaLaunchKernel", 1, 50, 5, "\"correlation\":2")
+    GPU("K2", 2, 50, 20)
+    GPU("K1", 1, 40, 20)
+    EV("cpu_op", "execute", 1, 110, 40, "")
+    EV("cuda_runtime", "cudaLaunchKernel", 1, 120, 5, "\"correlation\":3")
+    GPU("K3", 3, 130, 10)
+    EV("cuda_runtime", "cudaMemsetAsync", 1, 210, 5, "\"correlation\":4")
+    "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":0,\"tid\":7,\"ts\":220,\"dur\":5,"
+    "\"args\":{\"device\":0,\"stream\":7,\"correlation\":4}},\n"
+    EV("cpu_op", "aten::mm", 2, 310, 80, "")
+    EV("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", 2, 300, 100,
+       "\"Sequence number\":5,\"Fwd thread id\":1")
+    EV("cuda_runtime", "cudaLaunchKernel", 2, 320, 1, "\"correlation\":5")
+    GPU("K4", 5, 330, 20)
+    "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":600,\"s\":\"t\"}\n"
+    "]}\n";
+
+static tprof_trace *read_trace(void)
+{
+    tprof_trace *t = NULL;
+    char err[256];
+    tprof_read_opts o = { .keep = TPROF_OPS_KEEP };
+    assert_int_equal(tprof_trace_read_mem(&t, TRACE, sizeof TRACE - 1, "ops.json", &o, err, sizeof err), 0);
+    return t;
+}
+
+static tprof_result *ops_of(const tprof_trace *t, tprof_ops_by by, int depth, int64_t a, int64_t b)
+{
+    tprof_ops_opts o = { .by = by, .depth = depth, .step_first = a, .step_last = b };
+    tprof_result *r = NULL;
+    assert_int_equal(tprof_ops(t, &o, &r), 0);
+    return r;
+}
+
+/* The row whose column COL is KEY, or -1. */
+static long row_of(const tprof_rows *rows, const char *col, const char *key)
+{
+    for (size_t i = 0; i < tprof_rows_count(rows); i++)
+        if (!strcmp(tprof_rows_str(rows, i, col), key)) return (long)i;
+    return -1;
+}
+
+#define CHECK(ROWS, I, COL, V) assert_int_equal(tprof_rows_int(ROWS, (size_t)(I), COL), (V))
+
+static void test_by_name(void **state)
+{
+    (void)state;
+    tprof_trace *t = read_trace();
+    tprof_result *r = ops_of(t, TPROF_OPS_BY_NAME, 0, -1, -1);
+    const tprof_rows *top = tprof_result_top_c(r), *rows = tprof_result_table_c(r, 0);
+    CHECK(top, 0, "launches", 5);       /* addmm, the bare launch, the memset call, mm, K5 */
+    CHECK(top, 0, "gpu_events", 6);
+    CHECK(top, 0, "gpu_ns", 85 * US);   /* 20 + 20 + 10 + 5 + 20 + 10 */
+    CHECK(top, 0, "direct_ns", 75 * US); /* 30 + 10 + 5 + 20 + 10 */
+    CHECK(top, 0, "unlinked_events", 1);
+    CHECK(top, 0, "unlinked_ns", 10 * US);
+    assert_int_equal(tprof_rows_count(rows), 5); /* aten::linear launched nothing itself: no row */
+    assert_int_equal(row_of(rows, "op", "aten::linear"), -1);
+    assert_int_equal(row_of(rows, "op", "execute"), -1);
+
+    long i = row_of(rows, "op", "aten::addmm");
+    assert_int_equal(i, 0); /* the most direct time first */
+    CHECK(rows, i, "count", 1);
+    CHECK(rows, i, "kernels", 2);
+    CHECK(rows, i, "direct_ns", 30 * US);
+    CHECK(rows, i, "subtree_ns", 30 * US);
+    CHECK(rows, i, "device_self_ns", 40 * US);
+    CHECK(rows, i, "cpu_total_ns", 60 * US);
+    CHECK(rows, i, "cpu_self_ns", 50 * US); /* minus its two 5 us launches */
+    CHECK(rows, i, "backward_direct_ns", 0);
+    assert_float_equal(tprof_rows_real(rows, (size_t)i, "share"), 30.0 / 75.0, 1e-12);
+
+    i = row_of(rows, "op", "aten::mm");
+    CHECK(rows, i, "direct_ns", 20 * US);
+    CHECK(rows, i, "backward_direct_ns", 20 * US);
+    CHECK(rows, i, "cpu_self_ns", 79 * US);
+
+    i = row_of(rows, "op", "cudaLaunchKernel"); /* through execute: the call is its own launcher */
+    CHECK(rows, i, "direct_ns", 10 * US);
+    CHECK(rows, i, "cpu_total_ns", 5 * US);
+    i = row_of(rows, "op", "cudaMemsetAsync");
+    CHECK(rows, i, "direct_ns", 5 * US);
+    i = row_of(rows, "op", "(GPU work without a launch in the trace)");
+    CHECK(rows, i, "count", 1);
+    CHECK(rows, i, "direct_ns", 10 * US);
+    CHECK(rows, i, "cpu_total_ns", 0);
+    tprof_result_free(r);
+    tprof_trace_free(t);
+}
+
+static void test_by_module(void **state)
+{
+    (void)state;
+    tprof_trace *t = read_trace();
+    tprof_result *r = ops_of(t, TPROF_OPS_BY_MODULE, 0, -1, -1);
+    const tprof_rows *rows = tprof_result_table_c(r, 0);
+    assert_int_equal(tprof_rows_count(rows), 4);
+    long i = row_of(rows, "module", "Net.Linear"); /* addmm forward 30, mm backward 20 */
+    CHECK(rows, i, "count", 2);
+    CHECK(rows, i, "direct_ns", 50 * US);
+    CHECK(rows, i, "backward_direct_ns", 20 * US);
+    i = row_of(rows, "module", "Net");
+    CHECK(rows, i, "direct_ns", 10 * US);
+    i = row_of(rows, "module", "(outside nn.Modules)");
+    CHECK(rows, i, "direct_ns", 5 * US);
+    assert_true(row_of(rows, "module", "(GPU work without a launch in the trace)") >= 0);
+    tprof_result_free(r);
+
+    r = ops_of(t, TPROF_OPS_BY_MODULE, 1, -1, -1); /* --depth 1 */
+    rows = tprof_result_table_c(r, 0);
+    i = row_of(rows, "module", "Net");
+    CHECK(rows, i, "count", 3);
+    CHECK(rows, i, "direct_ns", 60 * US);
+    tprof_result_free(r);
+    tprof_trace_free(t);
+}
+
+static void test_by_shape_and_steps(void **state)
+{
+    (void)state;
+    tprof_trace *t = read_trace();
+    tprof_result *r = ops_of(t, TPROF_OPS_BY_SHAPE, 0, -1, -1);
+    const tprof_rows *rows = tprof_result_table_c(r, 0);
+    long i = row_of(rows, "op", "aten::addmm");
+    assert_string_equal(tprof_rows_str(rows, (size_t)i, "input_dims"), "[[4],[2,3],[3,4]]");
+    assert_string_equal(tprof_rows_str(rows, (size_t)i, "input_types"), "[\"float\",\"float\",\"float\"]");
+    assert_string_equal(tprof_rows_str(rows, (size_t)i, "input_strides"), "");
+    i = row_of(rows, "op", "aten::mm");
+    assert_string_equal(tprof_rows_str(rows, (size_t)i, "input_dims"), "");
+    tprof_result_free(r);
+
+    /* step 2: mm (starts at 310) and K5 (at 500) */
+    r = ops_of(t, TPROF_OPS_BY_NAME, 0, 2, 2);
+    const tprof_rows *top = tprof_result_top_c(r);
+    CHECK(top, 0, "launches", 2);
+    CHECK(top, 0, "direct_ns", 30 * US);
+    CHECK(top, 0, "step_first", 2);
+    tprof_result_free(r);
+    tprof_ops_opts o = { .by = TPROF_OPS_BY_NAME, .step_first = 7, .step_last = 9 };
+    assert_int_equal(tprof_ops(t, &o, &r), TPROF_EUSAGE);
+    tprof_trace_free(t);
+}
+
+/* Two ranks combine by key: sums add, min and max over both, shares again. */
+static void test_combine(void **state)
+{
+    (void)state;
+    tprof_trace *t = read_trace();
+    tprof_result *parts[2] = { ops_of(t, TPROF_OPS_BY_NAME, 0, -1, -1), ops_of(t, TPROF_OPS_BY_NAME, 0, -1, -1) };
+    const int64_t ranks[2] = { 0, 1 };
+    tprof_result *c = NULL;
+    assert_int_equal(tprof_ops_combine((const tprof_result *const *)parts, ranks, 2, &c), 0);
+    const tprof_rows *rows = tprof_result_table_c(c, 0);
+    long i = row_of(rows, "op", "aten::addmm");
+    CHECK(rows, i, "count", 2);
+    CHECK(rows, i, "direct_ns", 60 * US);
+    CHECK(rows, i, "max_direct_ns", 30 * US);
+    CHECK(tprof_result_top_c(c), 0, "direct_ns", 150 * US);
+    assert_float_equal(tprof_rows_real(rows, (size_t)i, "share"), 0.4, 1e-12);
+    tprof_result_free(c);
+    tprof_result_free(parts[0]);
+    tprof_result_free(parts[1]);
+    tprof_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_by_name),
+        cmocka_unit_test(test_by_module),
+        cmocka_unit_test(test_by_shape_and_steps),
+        cmocka_unit_test(test_combine),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
