@@ -4,6 +4,7 @@
 
 #include "trainprof/error.h"
 #include "../util/i64map.h"
+#include "intervals.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,72 @@ void tprof_op_tree_free(tprof_op_tree *tr)
     memset(tr, 0, sizeof *tr);
 }
 
+/* The thread's index in the trace's sorted thread list (every CPU and
+ * runtime event's thread is in it), or -1. */
+static long thread_index(const tprof_trace_meta *m, const span *x)
+{
+    size_t lo = 0, hi = m->ncpu_tracks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const tprof_cpu_track *c = &m->cpu_tracks[mid];
+        int less = c->pid != x->pid ? c->pid < x->pid : c->tid != x->tid ? c->tid < x->tid : c->flags < x->thread_flags;
+        if (less) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < m->ncpu_tracks && m->cpu_tracks[lo].pid == x->pid && m->cpu_tracks[lo].tid == x->tid &&
+        m->cpu_tracks[lo].flags == x->thread_flags)
+        return (long)lo;
+    return -1;
+}
+
+static unsigned bits_for(uint64_t v)
+{
+    unsigned b = 0;
+    while (b < 64 && (v >> b) != 0) b++;
+    return b;
+}
+
+/* ORDER receives the spans' indexes in preorder: by thread, then start,
+ * then cmp_span's tie-breaks. A radix sort on (thread, start) when both fit
+ * in 64 bits, the few spans of one start put in order after; else qsort. */
+static int preorder(const tprof_trace *t, span *s, size_t n, uint32_t *order)
+{
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].ts < lo) lo = s[i].ts;
+        if (s[i].ts > hi) hi = s[i].ts;
+    }
+    unsigned tbits = bits_for(m->ncpu_tracks), sbits = n ? bits_for((uint64_t)hi - (uint64_t)lo) : 0;
+    uint64_t *key = tbits + sbits <= 64 ? malloc((n ? n : 1) * sizeof *key) : NULL;
+    int ok = key != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        long th = thread_index(m, &s[i]);
+        if (th < 0) ok = 0;
+        else key[i] = sbits == 64 ? (uint64_t)s[i].ts - (uint64_t)lo
+                                  : ((uint64_t)th << sbits) | ((uint64_t)s[i].ts - (uint64_t)lo);
+        order[i] = (uint32_t)i;
+    }
+    if (ok && tprof_sort_keyed(key, order, n) == 0) {
+        /* spans of one thread and start: longer first, outer kind first, file order */
+        for (size_t a = 0, b; a < n; a = b) {
+            for (b = a + 1; b < n && key[b] == key[a]; b++) {}
+            for (size_t i = a + 1; i < b; i++)
+                for (size_t j = i; j > a && cmp_span(&s[order[j - 1]], &s[order[j]]) > 0; j--) {
+                    uint32_t x = order[j];
+                    order[j] = order[j - 1];
+                    order[j - 1] = x;
+                }
+        }
+        free(key);
+        return 0;
+    }
+    free(key);
+    qsort(s, n, sizeof *s, cmp_span);
+    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    return 0;
+}
+
 /* Sorts the host spans into preorder and nests them: a span's parent is the
  * innermost earlier span of its thread that contains it. */
 static int nest(const tprof_trace *t, tprof_op_tree *tr)
@@ -85,15 +152,19 @@ static int nest(const tprof_trace *t, tprof_op_tree *tr)
     size_t nev = tprof_trace_nevents(t), n = 0;
     for (size_t i = 0; i < nev; i++) n += is_host_span(&ev[i]);
     span *s = malloc((n ? n : 1) * sizeof *s);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     tr->ev = malloc((n ? n : 1) * sizeof *tr->ev);
     tr->parent = malloc((n ? n : 1) * sizeof *tr->parent);
     tr->end = malloc((n ? n : 1) * sizeof *tr->end);
     tr->kind = malloc(n ? n : 1);
     tr->launcher = malloc((n ? n : 1) * sizeof *tr->launcher);
     uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
-    if (!s || !tr->ev || !tr->parent || !tr->end || !tr->kind || !tr->launcher || !stack) {
+    int64_t *stack_end = malloc((n ? n : 1) * sizeof *stack_end); /* the open spans' ends */
+    if (!s || !order || !tr->ev || !tr->parent || !tr->end || !tr->kind || !tr->launcher || !stack || !stack_end) {
         free(s);
+        free(order);
         free(stack);
+        free(stack_end);
         return TPROF_ENOMEM;
     }
     cat_cache cc = { .n = 0 };
@@ -105,27 +176,31 @@ static int nest(const tprof_trace *t, tprof_op_tree *tr)
                          .thread_flags = e->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR),
                          .kind = (uint8_t)node_kind(t, &cc, e) };
     }
-    qsort(s, n, sizeof *s, cmp_span);
+    preorder(t, s, n, order);
     size_t depth = 0;
+    const span *prev = NULL;
     for (size_t i = 0; i < n; i++) {
-        tr->ev[i] = s[i].ev;
-        tr->kind[i] = s[i].kind;
+        const span *x = &s[order[i]];
+        tr->ev[i] = x->ev;
+        tr->kind[i] = x->kind;
         tr->launcher[i] = TPROF_OP_NONE;
-        int same_thread = i > 0 && s[i].pid == s[i - 1].pid && s[i].tid == s[i - 1].tid &&
-                          s[i].thread_flags == s[i - 1].thread_flags;
-        int64_t end = tprof_end_ns(s[i].ts, s[i].dur);
+        int same_thread = prev && x->pid == prev->pid && x->tid == prev->tid && x->thread_flags == prev->thread_flags;
+        int64_t end = tprof_end_ns(x->ts, x->dur);
         /* close the spans that do not hold this one (all of them on a new thread) */
         while (depth > 0) {
-            const span *top = &s[stack[depth - 1]];
-            if (same_thread && end <= tprof_end_ns(top->ts, top->dur)) break;
+            if (same_thread && end <= stack_end[depth - 1]) break;
             tr->end[stack[--depth]] = (uint32_t)i;
         }
         tr->parent[i] = depth ? stack[depth - 1] : TPROF_OP_NONE;
+        stack_end[depth] = end;
         stack[depth++] = (uint32_t)i;
+        prev = x;
     }
     while (depth > 0) tr->end[stack[--depth]] = (uint32_t)n;
     tr->n = n;
     free(stack);
+    free(stack_end);
+    free(order);
     free(s);
     return 0;
 }

@@ -40,6 +40,8 @@ typedef struct {
     uint32_t *args_of;      /* node -> index in args, or TPROF_OP_NONE */
     tprof_i64map fwd_of;    /* sequence number -> forward op node */
     tprof_i64map module_of; /* nn.Module frame node -> its path's string id */
+    uint8_t *module_frame;  /* node -> 1 when it is an nn.Module frame */
+    tprof_i64map name_of;   /* the trace's string id of an op name -> ours */
     tprof_interval *iv;     /* scratch for unions */
     size_t ivcap;
     char *key;              /* scratch for keys */
@@ -103,10 +105,28 @@ static size_t module_class(const char *name, const char **out)
     return len;
 }
 
-static int is_module_frame(const ops_ctx *c, uint32_t node)
+static int is_module_frame(const ops_ctx *c, uint32_t node) { return c->module_frame[node]; }
+
+/* Marks the nn.Module frames: python_function spans named "nn.Module: ...". */
+static int mark_module_frames(ops_ctx *c)
 {
-    return c->tr->kind[node] == TPROF_OPN_PYTHON &&
-           !strncmp(tprof_trace_str(c->t, c->ev[c->tr->ev[node]].name), MODULE_PREFIX, strlen(MODULE_PREFIX));
+    const tprof_op_tree *tr = c->tr;
+    if (!(c->module_frame = malloc(tr->n ? tr->n : 1))) return TPROF_ENOMEM;
+    for (size_t i = 0; i < tr->n; i++)
+        c->module_frame[i] = tr->kind[i] == TPROF_OPN_PYTHON &&
+                             !strncmp(tprof_trace_str(c->t, c->ev[tr->ev[i]].name), MODULE_PREFIX,
+                                      strlen(MODULE_PREFIX));
+    return 0;
+}
+
+/* Our string id of the trace's string ID (interned once per name). */
+static uint32_t name_id(ops_ctx *c, uint32_t id)
+{
+    int64_t v;
+    if (tprof_i64map_get(&c->name_of, id, &v)) return (uint32_t)v;
+    uint32_t ours = intern_z(c, tprof_trace_str(c->t, id));
+    if (ours == UINT32_MAX || tprof_i64map_put(&c->name_of, id, ours)) return UINT32_MAX;
+    return ours;
 }
 
 /* The class path of the nn.Module frames holding NODE, outermost first
@@ -152,21 +172,27 @@ static int index_args(ops_ctx *c)
     c->nargs = tprof_trace_nop_args(c->t);
     if (!c->nargs) return 0;
     const tprof_op_tree *tr = c->tr;
-    if (!(c->args_of = malloc((tr->n ? tr->n : 1) * sizeof *c->args_of))) return TPROF_ENOMEM;
+    size_t nev = tprof_trace_nevents(c->t);
+    uint32_t *node_of = malloc((nev ? nev : 1) * sizeof *node_of); /* event -> node */
+    if (!node_of || !(c->args_of = malloc((tr->n ? tr->n : 1) * sizeof *c->args_of))) {
+        free(node_of);
+        return TPROF_ENOMEM;
+    }
+    memset(node_of, 0xFF, (nev ? nev : 1) * sizeof *node_of);
     for (size_t i = 0; i < tr->n; i++) {
-        size_t lo = 0, hi = c->nargs; /* args are in event order */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (c->args[mid].event < tr->ev[i]) lo = mid + 1;
-            else hi = mid;
-        }
-        c->args_of[i] = lo < c->nargs && c->args[lo].event == tr->ev[i] ? (uint32_t)lo : TPROF_OP_NONE;
+        node_of[tr->ev[i]] = (uint32_t)i;
+        c->args_of[i] = TPROF_OP_NONE;
+    }
+    for (size_t j = 0; j < c->nargs; j++)
+        if (c->args[j].event < nev && node_of[c->args[j].event] != TPROF_OP_NONE)
+            c->args_of[node_of[c->args[j].event]] = (uint32_t)j;
+    free(node_of);
+    for (size_t i = 0; i < tr->n; i++) { /* in preorder: the outermost forward op of a number first */
         const tprof_op_args *a = args_of(c, (uint32_t)i);
         int64_t have;
-        if (a && tr->kind[i] == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0) {
-            if (!tprof_i64map_get(&c->fwd_of, a->seq, &have) && tprof_i64map_put(&c->fwd_of, a->seq, (int64_t)i))
-                return TPROF_ENOMEM;
-        }
+        if (a && tr->kind[i] == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0 &&
+            !tprof_i64map_get(&c->fwd_of, a->seq, &have) && tprof_i64map_put(&c->fwd_of, a->seq, (int64_t)i))
+            return TPROF_ENOMEM;
     }
     return 0;
 }
@@ -270,7 +296,7 @@ static int add_instance(ops_ctx *c, uint32_t x)
 
     int backward;
     uint32_t fwd = forward_op(c, x, &backward);
-    uint32_t name = intern_z(c, tprof_trace_str(c->t, e->name));
+    uint32_t name = name_id(c, e->name);
     op_row parts = { 0 };
     uint32_t key = name == UINT32_MAX ? UINT32_MAX : group_key(c, x, name, backward, fwd, &parts);
     op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
@@ -464,6 +490,8 @@ static void ctx_free(ops_ctx *c)
     tprof_i64map_free(&c->row_of);
     tprof_i64map_free(&c->fwd_of);
     tprof_i64map_free(&c->module_of);
+    tprof_i64map_free(&c->name_of);
+    free(c->module_frame);
     free(c->rows);
     free(c->args_of);
     free(c->iv);
@@ -511,9 +539,9 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     rc = TPROF_ENOMEM;
     if (tprof_strtab_init(&c.strs)) goto out;
     if (tprof_i64map_init(&c.row_of, 256) || tprof_i64map_init(&c.fwd_of, 256) ||
-        tprof_i64map_init(&c.module_of, 64))
+        tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.name_of, 256))
         goto out;
-    if ((rc = index_args(&c))) goto out;
+    if ((rc = index_args(&c)) || (rc = mark_module_frames(&c))) goto out;
     rc = TPROF_ENOMEM;
     if (!(res = tprof_result_new(&tprof_ops_desc[opts->by]))) goto out;
 
