@@ -146,11 +146,9 @@ static int preorder(const tprof_trace *t, span *s, size_t n, uint32_t *order)
 
 /* Sorts the host spans into preorder and nests them: a span's parent is the
  * innermost earlier span of its thread that contains it. */
-static int nest(const tprof_trace *t, tprof_op_tree *tr)
+static int nest(const tprof_trace *t, const uint32_t *host, size_t n, tprof_op_tree *tr)
 {
     const tprof_event *ev = tprof_trace_events(t);
-    size_t nev = tprof_trace_nevents(t), n = 0;
-    for (size_t i = 0; i < nev; i++) n += is_host_span(&ev[i]);
     span *s = malloc((n ? n : 1) * sizeof *s);
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     tr->ev = malloc((n ? n : 1) * sizeof *tr->ev);
@@ -168,11 +166,9 @@ static int nest(const tprof_trace *t, tprof_op_tree *tr)
         return TPROF_ENOMEM;
     }
     cat_cache cc = { .n = 0 };
-    size_t k = 0;
-    for (size_t i = 0; i < nev; i++) {
-        const tprof_event *e = &ev[i];
-        if (!is_host_span(e)) continue;
-        s[k++] = (span){ .pid = e->pid, .tid = e->tid, .ts = e->ts, .dur = e->dur, .ev = (uint32_t)i,
+    for (size_t k = 0; k < n; k++) {
+        const tprof_event *e = &ev[host[k]];
+        s[k] = (span){ .pid = e->pid, .tid = e->tid, .ts = e->ts, .dur = e->dur, .ev = host[k],
                          .thread_flags = e->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR),
                          .kind = (uint8_t)node_kind(t, &cc, e) };
     }
@@ -231,56 +227,46 @@ static void find_launchers(const tprof_trace *t, tprof_op_tree *tr)
 
 /* Links each GPU event to the runtime node of its correlation id (a
  * repeated id: the call that comes last in preorder), grouped by node. */
-static int link_gpu(const tprof_trace *t, tprof_op_tree *tr)
+static int link_gpu(const tprof_trace *t, const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
 {
     const tprof_event *ev = tprof_trace_events(t);
-    size_t nev = tprof_trace_nevents(t);
     tprof_i64map by_corr;
     if (tprof_i64map_init(&by_corr, 1024)) return TPROF_ENOMEM;
     int rc = TPROF_ENOMEM;
-    uint32_t *node_of = NULL;
+    uint32_t *node_of = NULL, *next = NULL;
     for (size_t i = 0; i < tr->n; i++) {
         const tprof_event *e = &ev[tr->ev[i]];
         if (tr->kind[i] == TPROF_OPN_RUNTIME && e->correlation >= 0 &&
             tprof_i64map_put(&by_corr, e->correlation, (int64_t)i))
             goto out;
     }
-    size_t ngpu = 0, nunlinked = 0;
-    for (size_t i = 0; i < nev; i++) ngpu += ev[i].kind == TPROF_KIND_GPU;
+    size_t nunlinked = 0;
     tr->gpu_first = calloc(tr->n + 1, sizeof *tr->gpu_first);
     tr->gpu = malloc((ngpu ? ngpu : 1) * sizeof *tr->gpu);
     tr->unlinked = malloc((ngpu ? ngpu : 1) * sizeof *tr->unlinked);
     node_of = malloc((ngpu ? ngpu : 1) * sizeof *node_of);
-    if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !node_of) goto out;
+    next = malloc((tr->n ? tr->n : 1) * sizeof *next);
+    if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !node_of || !next) goto out;
     /* counting sort by node: count, prefix sums, place */
-    size_t g = 0;
-    for (size_t i = 0; i < nev; i++) {
-        if (ev[i].kind != TPROF_KIND_GPU) continue;
+    for (size_t g = 0; g < ngpu; g++) {
+        const tprof_event *e = &ev[gpu[g]];
         int64_t node;
-        if (ev[i].correlation >= 0 && tprof_i64map_get(&by_corr, ev[i].correlation, &node)) {
+        if (e->correlation >= 0 && tprof_i64map_get(&by_corr, e->correlation, &node)) {
             node_of[g] = (uint32_t)node;
             tr->gpu_first[node + 1]++;
         } else {
             node_of[g] = TPROF_OP_NONE;
-            tr->unlinked[nunlinked++] = (uint32_t)i;
+            tr->unlinked[nunlinked++] = gpu[g];
         }
-        g++;
     }
     for (size_t i = 0; i < tr->n; i++) tr->gpu_first[i + 1] += tr->gpu_first[i];
-    uint32_t *fill = node_of; /* reused in place: the next slot per node, walked once */
-    g = 0;
-    uint32_t *next = malloc((tr->n ? tr->n : 1) * sizeof *next);
-    if (!next) goto out;
     memcpy(next, tr->gpu_first, tr->n * sizeof *next);
-    for (size_t i = 0; i < nev; i++) {
-        if (ev[i].kind != TPROF_KIND_GPU) continue;
-        uint32_t node = fill[g++];
-        if (node != TPROF_OP_NONE) tr->gpu[next[node]++] = (uint32_t)i;
-    }
-    free(next);
+    for (size_t g = 0; g < ngpu; g++)
+        if (node_of[g] != TPROF_OP_NONE) tr->gpu[next[node_of[g]]++] = gpu[g];
     tr->nunlinked = nunlinked;
     rc = 0;
 out:
+    free(next);
     free(node_of);
     tprof_i64map_free(&by_corr);
     return rc;
@@ -289,12 +275,27 @@ out:
 int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out)
 {
     memset(out, 0, sizeof *out);
-    if (tprof_trace_nevents(t) >= UINT32_MAX) return TPROF_ELIMIT;
-    int rc = nest(t, out);
+    size_t nev = tprof_trace_nevents(t), nhost = 0, ngpu = 0;
+    if (nev >= UINT32_MAX) return TPROF_ELIMIT;
+    /* one pass over the records: the host spans and the GPU events, in event order */
+    const tprof_event *ev = tprof_trace_events(t);
+    uint32_t *idx = malloc((nev ? nev : 1) * sizeof *idx);
+    if (!idx) return TPROF_ENOMEM;
+    for (size_t i = 0; i < nev; i++) {
+        if (is_host_span(&ev[i])) idx[nhost++] = (uint32_t)i;
+        else if (ev[i].kind == TPROF_KIND_GPU) idx[nev - 1 - ngpu++] = (uint32_t)i; /* from the end, backwards */
+    }
+    for (size_t a = nev - ngpu, b = nev - 1; ngpu && a < b; a++, b--) { /* the GPU events in event order */
+        uint32_t x = idx[a];
+        idx[a] = idx[b];
+        idx[b] = x;
+    }
+    int rc = nest(t, idx, nhost, out);
     if (!rc) {
         find_launchers(t, out);
-        rc = link_gpu(t, out);
+        rc = link_gpu(t, idx + nev - ngpu, ngpu, out);
     }
+    free(idx);
     if (rc) tprof_op_tree_free(out);
     return rc;
 }
