@@ -337,6 +337,34 @@ int tprof_classifier_add_phase(tprof_classifier *c, tprof_phase phase, const cha
 const char *tprof_phase_name(tprof_phase p);
 int tprof_phase_parse(const char *s, tprof_phase *out);
 
+/* Op categories, from the names of the CPU ops (and runtime calls) that
+ * launch GPU work (docs/METRICS.md, "trainprof ops"). */
+typedef enum {
+    TPROF_OPCAT_GEMM = 0,
+    TPROF_OPCAT_ATTENTION,
+    TPROF_OPCAT_CONV,
+    TPROF_OPCAT_ELEMENTWISE,
+    TPROF_OPCAT_REDUCTION,
+    TPROF_OPCAT_NORM,
+    TPROF_OPCAT_COMM,
+    TPROF_OPCAT_MEMORY, /* memory copy and set */
+    TPROF_OPCAT_OTHER,
+    TPROF_OPCAT_COUNT
+} tprof_op_category;
+/* User rules for op names first (tprof_classifier_add_op_category), then
+ * the kernel-class rules applied to the op's name (communication, memory
+ * and other map to those categories), then the built-in ones. */
+tprof_op_category tprof_op_category_of(const tprof_classifier *c, const char *name);
+int tprof_classifier_add_op_category(tprof_classifier *c, tprof_op_category cat, const char *glob);
+const char *tprof_op_category_name(tprof_op_category k);
+int tprof_op_category_parse(const char *s, tprof_op_category *out);
+/* Adds one rule named by CLS: a kernel class (compute, communication,
+ * memory, other), a phase (data, forward, backward, optimizer) or an op
+ * category only ops have (gemm, attention, convolution, elementwise,
+ * reduction, normalization). 0, TPROF_EUSAGE for another name, or
+ * TPROF_ENOMEM. */
+int tprof_classifier_add_rule(tprof_classifier *c, const char *cls, const char *glob);
+
 #ifdef __cplusplus
 }
 #endif

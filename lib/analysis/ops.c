@@ -21,7 +21,7 @@
 
 /* One group's sums; the strings are ids in the analysis's string table. */
 typedef struct {
-    uint32_t name, dims, types, strides, concrete, module;
+    uint32_t name, dims, types, strides, concrete, module, category;
     uint64_t count, kernels;
     int64_t direct, min_direct, max_direct, subtree, dev_self, dev_total, cpu_self, cpu_total, backward;
 } op_row;
@@ -250,6 +250,11 @@ static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, u
         return parts->module;
     }
     if (c->o->by == TPROF_OPS_BY_NAME) return name;
+    if (c->o->by == TPROF_OPS_BY_CATEGORY) {
+        parts->name = 0;
+        tprof_op_category k = tprof_op_category_of(c->o->classifier, tprof_strtab_get(&c->strs, name));
+        return parts->category = intern_z(c, tprof_op_category_name(k));
+    }
     const tprof_op_args *a = c->tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x) : NULL;
     uint32_t id[TPROF_OP_ARGS] = { 0 };
     size_t len = strlen(tprof_strtab_get(&c->strs, name)) + TPROF_OP_ARGS;
@@ -323,6 +328,7 @@ static int add_unlinked(ops_ctx *c, const tprof_event *g)
     op_row parts = { 0 };
     uint32_t key = intern_z(c, UNLINKED_KEY);
     if (c->o->by == TPROF_OPS_BY_MODULE) parts.module = key;
+    else if (c->o->by == TPROF_OPS_BY_CATEGORY) parts.category = key;
     else parts.name = key;
     op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
     if (!row) return TPROF_ENOMEM;
@@ -341,11 +347,11 @@ static int add_unlinked(ops_ctx *c, const tprof_event *g)
 
 enum { T_BY, T_DEPTH, T_LAUNCHES, T_GPU_EVENTS, T_GPU_NS, T_DIRECT, T_UNLINKED, T_UNLINKED_NS, T_OP_ARGS,
        T_STEP_FIRST, T_STEP_LAST, T_NSTEPS, T_NCOLS };
-enum { R_NAME, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE, R_MODULE, R_COUNT, R_KERNELS, R_DIRECT, R_SHARE, R_MEAN,
+enum { R_NAME, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE, R_MODULE, R_CATEGORY, R_COUNT, R_KERNELS, R_DIRECT, R_SHARE, R_MEAN,
        R_MIN, R_MAX, R_SUBTREE, R_DEV_SELF, R_DEV_TOTAL, R_CPU_SELF, R_CPU_TOTAL, R_BACKWARD, R_NCOLS };
 
 static const tprof_col_desc ops_top_cols[T_NCOLS] = {
-    [T_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: name, shape or module",
+    [T_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: name, shape, module or category",
                        .flags = TPROF_COLF_NO_TABLE),
     [T_DEPTH] = TPROF_COL("depth", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
                           "by module: the module levels kept (0: all)", .flags = TPROF_COLF_NO_TABLE),
@@ -379,7 +385,7 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
 #define KEY_PART(NAME, TITLE, DOC, FLAGS, ...)                                                                 \
     TPROF_COL(NAME, TPROF_COL_STRING, TPROF_COMBINE_FIRST, TITLE, DOC, .flags = TPROF_COLF_KEY | (FLAGS), __VA_ARGS__)
 /* The row columns of one grouping: which key parts it has. */
-#define OPS_ROW_COLS(NAME_FLAGS, SHAPE_FLAGS, MODULE_FLAGS)                                                    \
+#define OPS_ROW_COLS(NAME_FLAGS, SHAPE_FLAGS, MODULE_FLAGS, CATEGORY_FLAGS)                                                    \
     {                                                                                                          \
         [R_NAME] = KEY_PART("op", "op", "the op's name (cpu_op), or the runtime call's without one",          \
                             TPROF_COLF_NAMES | (NAME_FLAGS), .width = 90),                                     \
@@ -394,6 +400,9 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
         [R_MODULE] = KEY_PART("module", "module",                                                              \
                               "by module: the nn.Module class path, outermost first (a backward op: its "      \
                               "forward op's)", (MODULE_FLAGS), .width = 72),                                  \
+        [R_CATEGORY] = KEY_PART("category", "category",                                                        \
+                                "by category: gemm, attention, convolution, elementwise, reduction, "          \
+                                "normalization, communication, memory or other", (CATEGORY_FLAGS)),            \
         [R_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "count", "op instances (launches)"), \
         [R_KERNELS] = TPROF_COL("kernels", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "kernels",                       \
                                 "GPU events they launched directly"),                                          \
@@ -425,37 +434,44 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                                  "the part of direct_ns launched under an autograd backward op"),              \
     }
 
-static const tprof_col_desc ops_row_cols[3][R_NCOLS] = {
-    [TPROF_OPS_BY_NAME] = OPS_ROW_COLS(0, HIDDEN, HIDDEN),
-    [TPROF_OPS_BY_SHAPE] = OPS_ROW_COLS(0, 0, HIDDEN),
-    [TPROF_OPS_BY_MODULE] = OPS_ROW_COLS(HIDDEN, HIDDEN, 0),
+static const tprof_col_desc ops_row_cols[TPROF_OPS_GROUPINGS][R_NCOLS] = {
+    [TPROF_OPS_BY_NAME] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN),
+    [TPROF_OPS_BY_SHAPE] = OPS_ROW_COLS(0, 0, HIDDEN, HIDDEN),
+    [TPROF_OPS_BY_MODULE] = OPS_ROW_COLS(HIDDEN, HIDDEN, 0, HIDDEN),
+    [TPROF_OPS_BY_CATEGORY] = OPS_ROW_COLS(HIDDEN, HIDDEN, HIDDEN, 0),
 };
 
 #define OPS_ROWS(BY)                                                                                           \
     { .name = "rows", .doc = "by direct time, most first (--top limits them)", .cols = ops_row_cols[BY],       \
       .ncols = R_NCOLS, .limited = 1 }
-static const tprof_table_desc ops_rows[3] = { OPS_ROWS(TPROF_OPS_BY_NAME), OPS_ROWS(TPROF_OPS_BY_SHAPE),
-                                              OPS_ROWS(TPROF_OPS_BY_MODULE) };
+static const tprof_table_desc ops_rows[TPROF_OPS_GROUPINGS] = {
+    OPS_ROWS(TPROF_OPS_BY_NAME), OPS_ROWS(TPROF_OPS_BY_SHAPE), OPS_ROWS(TPROF_OPS_BY_MODULE),
+    OPS_ROWS(TPROF_OPS_BY_CATEGORY)
+};
 static const tprof_table_desc ops_top = { .name = "", .cols = ops_top_cols, .ncols = T_NCOLS };
-static const tprof_table_desc *const ops_tables[3][1] = { { &ops_rows[0] }, { &ops_rows[1] }, { &ops_rows[2] } };
+static const tprof_table_desc *const ops_tables[TPROF_OPS_GROUPINGS][1] = {
+    { &ops_rows[0] }, { &ops_rows[1] }, { &ops_rows[2] }, { &ops_rows[3] }
+};
 #define OPS_DESC(NAME, BY, DOC)                                                                                \
     { .name = NAME, .version = 1, .top = &ops_top, .tables = ops_tables[BY], .ntables = 1, .csv_table = 1,     \
       .doc = DOC }
-const tprof_result_desc tprof_ops_desc[3] = {
+const tprof_result_desc tprof_ops_desc[TPROF_OPS_GROUPINGS] = {
     OPS_DESC("ops", TPROF_OPS_BY_NAME, "GPU time per op name (trainprof ops)"),
     OPS_DESC("ops_by_shape", TPROF_OPS_BY_SHAPE, "GPU time per op and inputs (trainprof ops --by shape)"),
     OPS_DESC("ops_by_module", TPROF_OPS_BY_MODULE, "GPU time per nn.Module (trainprof ops --by module)"),
+    OPS_DESC("ops_by_category", TPROF_OPS_BY_CATEGORY, "GPU time per op category (trainprof ops --by category)"),
 };
 
 static const char *by_label(tprof_ops_by by)
 {
-    return by == TPROF_OPS_BY_SHAPE ? "shape" : by == TPROF_OPS_BY_MODULE ? "module" : "name";
+    return by == TPROF_OPS_BY_SHAPE ? "shape" : by == TPROF_OPS_BY_MODULE ? "module"
+                                       : by == TPROF_OPS_BY_CATEGORY ? "category" : "name";
 }
 
 static int sort_rows(tprof_result *res)
 {
-    static const int cols[] = { R_DIRECT, R_NAME, R_MODULE, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE };
-    static const int desc[] = { 1, 0, 0, 0, 0, 0, 0 };
+    static const int cols[] = { R_DIRECT, R_NAME, R_MODULE, R_CATEGORY, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE };
+    static const int desc[] = { 1, 0, 0, 0, 0, 0, 0, 0 };
     return tprof_rows_sort(tprof_result_table(res, 0), cols, desc, sizeof cols / sizeof *cols);
 }
 
@@ -468,8 +484,9 @@ static int fill_rows(const ops_ctx *c, tprof_result *res)
         long i = tprof_rows_add(rows);
         if (i < 0) return TPROF_ENOMEM;
         const uint32_t parts[] = { [R_NAME] = x->name, [R_DIMS] = x->dims, [R_TYPES] = x->types,
-                                   [R_STRIDES] = x->strides, [R_CONCRETE] = x->concrete, [R_MODULE] = x->module };
-        for (int k = R_NAME; k <= R_MODULE; k++)
+                                   [R_STRIDES] = x->strides, [R_CONCRETE] = x->concrete, [R_MODULE] = x->module,
+                                   [R_CATEGORY] = x->category };
+        for (int k = R_NAME; k <= R_CATEGORY; k++)
             if ((cols[k].flags & HIDDEN) != HIDDEN &&
                 tprof_rows_set_s(rows, (size_t)i, (size_t)k, tprof_strtab_get(&c->strs, parts[k])))
                 return TPROF_ENOMEM;
@@ -503,7 +520,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     static const tprof_ops_opts defaults = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 };
     if (!opts) opts = &defaults;
     *out = NULL;
-    if ((unsigned)opts->by > TPROF_OPS_BY_MODULE || opts->depth < 0) return TPROF_EUSAGE;
+    if ((unsigned)opts->by >= TPROF_OPS_GROUPINGS || opts->depth < 0) return TPROF_EUSAGE;
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
 
     /* step window: the steps numbered A..B; an op counts when it starts in one */

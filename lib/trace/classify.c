@@ -23,7 +23,7 @@ typedef struct {
 } ruleset;
 
 struct tprof_classifier {
-    ruleset kernels, phases;
+    ruleset kernels, phases, ops;
 };
 
 static const char *const class_names[TPROF_CLASS_COUNT] = {
@@ -68,6 +68,7 @@ void tprof_classifier_free(tprof_classifier *c)
     if (!c) return;
     ruleset_free(&c->kernels);
     ruleset_free(&c->phases);
+    ruleset_free(&c->ops);
     free(c);
 }
 
@@ -176,20 +177,16 @@ int tprof_classifier_load(tprof_classifier *c, const char *path, char *errbuf, s
         while (isspace((unsigned char)*p) || *p == ':') p++;
         char *e = p + strlen(p);
         while (e > p && isspace((unsigned char)e[-1])) *--e = 0;
-        tprof_class k = TPROF_CLASS_COMPUTE;
-        tprof_phase ph0;
-        if (*p == 0 || (tprof_class_parse(cls, &k) && tprof_phase_parse(cls, &ph0))) goto bad;
-        tprof_phase ph;
-        if (tprof_phase_parse(cls, &ph) == 0) {
-            if ((rc = tprof_classifier_add_phase(c, ph, p))) break;
-            continue;
-        }
-        if ((rc = tprof_classifier_add(c, k, p))) break;
+        if (*p == 0) goto bad;
+        rc = tprof_classifier_add_rule(c, cls, p);
+        if (rc == TPROF_EUSAGE) goto bad;
+        if (rc) break;
         continue;
     bad:
         snprintf(errbuf, errlen,
                  "%s:%d: expected \"CLASS GLOB\" with CLASS one of compute, communication, memory, other, "
-                 "or a phase (data, forward, backward, optimizer)",
+                 "a phase (data, forward, backward, optimizer) or an op category (gemm, attention, "
+                 "convolution, elementwise, reduction, normalization)",
                  path, lineno);
         rc = TPROF_EFORMAT;
         break;
@@ -199,6 +196,30 @@ int tprof_classifier_load(tprof_classifier *c, const char *path, char *errbuf, s
 }
 
 static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+int tprof_classifier_add_op_category(tprof_classifier *c, tprof_op_category cat, const char *glob)
+{
+    if (!c || !glob || (unsigned)cat >= TPROF_OPCAT_COUNT) return TPROF_EUSAGE;
+    return ruleset_add(&c->ops, (int)cat, glob);
+}
+
+int tprof_classify_op_user(const tprof_classifier *c, const char *name)
+{
+    return c ? ruleset_match(&c->ops, name) : -1;
+}
+
+int tprof_classifier_add_rule(tprof_classifier *c, const char *cls, const char *glob)
+{
+    tprof_class k;
+    tprof_phase ph;
+    tprof_op_category oc;
+    if (!c || !glob || !*glob) return TPROF_EUSAGE;
+    if (tprof_class_parse(cls, &k) == 0) return tprof_classifier_add(c, k, glob);
+    if (tprof_phase_parse(cls, &ph) == 0) return tprof_classifier_add_phase(c, ph, glob);
+    /* the categories a kernel class names too are kernel rules (above) */
+    if (tprof_op_category_parse(cls, &oc) == 0) return tprof_classifier_add_op_category(c, oc, glob);
+    return TPROF_EUSAGE;
+}
 
 int tprof_classify_user(const tprof_classifier *c, const char *name)
 {

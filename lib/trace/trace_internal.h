@@ -11,6 +11,8 @@
 /* The pieces of tprof_classify, cached separately by the reader because a
  * class depends on both the name and the category. -1: no rule matched. */
 int tprof_classify_user(const tprof_classifier *c, const char *name);
+/* The category of the first user op rule matching NAME, or -1. */
+int tprof_classify_op_user(const tprof_classifier *c, const char *name);
 int tprof_classify_cat(const char *cat);
 tprof_class tprof_classify_name(const char *name);
 

@@ -136,7 +136,10 @@ typedef struct {
     "  --class-rule CLASS:GLOB  GPU events matching GLOB are of CLASS (compute,\n"                  \
     "                        communication, memory, other); CPU spans matching GLOB\n"               \
     "                        mark a phase when CLASS is data, forward, backward or\n"               \
-    "                        optimizer; repeatable\n"                                                \
+    "                        optimizer; ops matching GLOB are of an op category (ops\n"           \
+    "                        --by category) when CLASS is gemm, attention,\n"                     \
+    "                        convolution, elementwise, reduction or normalization\n"             \
+    "                        (communication, memory, other: ops too); repeatable\n"              \
     "  --class-file FILE     rules, one 'CLASS GLOB' per line\n"                                     \
     "  --threads N           threads that parse one large file (0 = one per core, the\n"     \
     "                        default; several files share the cores)\n"                  \
@@ -192,6 +195,9 @@ typedef struct {
      * steps the trace holds. */
     const char *usage_error;
     const char *(*usage_error_for)(void *ctx);
+    /* Given the --class-rule / --class-file rules (NULL: none) before the
+     * traces are read, for an analysis that classifies by itself. */
+    void (*classifier)(void *ctx, const tprof_classifier *cls);
 } cli_spec;
 
 /* One result for the run as JSON (its object, or its CSV table's rows when

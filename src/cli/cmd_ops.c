@@ -19,12 +19,14 @@ static void help(FILE *f)
             "launched it (the innermost cpu_op above its runtime call), grouped by op\n"
             "name, by op and input shapes (record_shapes), or by the nn.Module that ran\n"
             "it (with_stack / with_modules; a backward op counts for its forward op's\n"
-            "module). Per group: launches, kernels, direct kernel time (the op's own\n"
+            "module), or by op category (gemm, attention, convolution, elementwise,\n"
+            "reduction, normalization, communication, memory, other). Per group: launches, kernels, direct kernel time (the op's own\n"
             "launches) and its share, subtree kernel time (the ops under it too), and\n"
             "CPU self and total time. GPU work without a launch in the trace is a row\n"
             "of its own. One table per trace and, for several traces, a combined one.\n\n"
             "options:\n"
-            "  --by name|shape|module  grouping (default name)\n"
+            "  --by name|shape|module|category  grouping (default name); --class-rule\n"
+            "                        CATEGORY:GLOB puts ops named GLOB in a category\n"
             "  --depth N             by module: keep the outermost N levels of the path\n"
             "                        (default 0 = the whole path)\n"
             "  --top N               rows per table (default 20, 0 = all)\n"
@@ -98,8 +100,9 @@ static int option(void *vctx, int c, const char *arg)
         if (!strcmp(arg, "name")) ctx->oo.by = TPROF_OPS_BY_NAME;
         else if (!strcmp(arg, "shape")) ctx->oo.by = TPROF_OPS_BY_SHAPE;
         else if (!strcmp(arg, "module")) ctx->oo.by = TPROF_OPS_BY_MODULE;
+        else if (!strcmp(arg, "category")) ctx->oo.by = TPROF_OPS_BY_CATEGORY;
         else {
-            cli_error("--by must be name, shape or module, not '%s'", arg);
+            cli_error("--by must be name, shape, module or category, not '%s'", arg);
             return -1;
         }
         return 0;
@@ -135,6 +138,8 @@ static size_t limit(void *ctx) { return (size_t)((ops_cli *)ctx)->top; }
 
 static const char *window_error(void *ctx) { return ((ops_cli *)ctx)->window; }
 
+static void classifier(void *ctx, const tprof_classifier *cls) { ((ops_cli *)ctx)->oo.classifier = cls; }
+
 int cmd_ops(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -145,7 +150,7 @@ int cmd_ops(int argc, char **argv)
     static const cli_spec spec = {
         .help = help, .keep = TPROF_OPS_KEEP, .opts = opts, .option = option,
         .result = &tprof_ops_desc[TPROF_OPS_BY_NAME], .result_for = result_for, .analyse = analyse, .print = print,
-        .combine = combine, .limit = limit, .usage_error_for = window_error,
+        .combine = combine, .limit = limit, .usage_error_for = window_error, .classifier = classifier,
     };
     return cli_run(argc, argv, &spec, &ctx);
 }

@@ -488,12 +488,8 @@ int cli_add_class_rule(tprof_classifier **c, const char *spec)
     if (n >= sizeof cls) return -1;
     memcpy(cls, spec, n);
     cls[n] = 0;
-    tprof_class k;
-    tprof_phase ph;
-    int is_class = tprof_class_parse(cls, &k) == 0, is_phase = tprof_phase_parse(cls, &ph) == 0;
-    if (!is_class && !is_phase) return -1;
     if (!*c && !(*c = tprof_classifier_new())) return -1;
-    return is_phase ? tprof_classifier_add_phase(*c, ph, colon + 1) : tprof_classifier_add(*c, k, colon + 1);
+    return tprof_classifier_add_rule(*c, cls, colon + 1) ? -1 : 0;
 }
 
 int cli_add_class_file(tprof_classifier **c, const char *path)
@@ -523,7 +519,8 @@ int cli_common_option(int c, const char *arg, cli_common *co)
     case 'r':
         if (cli_add_class_rule(&co->cls, arg) == 0) return 1;
         cli_error("--class-rule takes CLASS:GLOB with CLASS one of compute, communication, memory, other, "
-                  "data, forward, backward, optimizer, not '%s'", arg);
+                  "data, forward, backward, optimizer, gemm, attention, convolution, elementwise, reduction, "
+                  "normalization, not '%s'", arg);
         return -1;
     case 'F':
         return cli_add_class_file(&co->cls, arg) == 0 ? 1 : -1;
@@ -861,6 +858,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
     if (!rc) {
         memcpy(paths, in.paths, in.npaths * sizeof *paths);
         tprof_read_opts ro = { .keep = spec->keep, .classifier = co.cls, .threads = co.threads };
+        if (spec->classifier) spec->classifier(ctx, co.cls);
         rc = run_results(spec, ctx, paths, (int)in.npaths, &ro, co.fmt);
     }
     free(paths);

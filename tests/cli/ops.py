@@ -282,10 +282,20 @@ compare_model("generated", gen, "module", depth=2, steps=(13, 13))
 
 # every GPU event is in one row, whatever the grouping
 for label, path in paths[:2]:
-    counts = {by: ops_json(path, "--by", by) for by in ("name", "shape", "module")}
+    counts = {by: ops_json(path, "--by", by) for by in ("name", "shape", "module", "category")}
     if all(counts.values()):
         n = {by: sum(r["kernels"] for r in c["rows"]) for by, c in counts.items()}
         check(len(set(n.values())) == 1 and n["name"] == counts["name"]["gpu_events"],
               f"{label}: kernels per grouping {n}, GPU events {counts['name']['gpu_events']}")
+
+# a user's rule moves an op into a category: exactly its time
+by_name = {r["op"]: r for r in ops_json(gen)["rows"]}
+cats = {r["category"]: r for r in ops_json(gen, "--by", "category")["rows"]}
+moved = {r["category"]: r for r in ops_json(gen, "--by", "category", "--class-rule", "gemm:aten::mul")["rows"]}
+check(moved["gemm"]["direct_ns"] == cats["gemm"]["direct_ns"] + by_name["aten::mul"]["direct_ns"],
+      "--class-rule gemm:aten::mul moves aten::mul's time into gemm")
+check(moved["elementwise"]["direct_ns"] == cats["elementwise"]["direct_ns"] - by_name["aten::mul"]["direct_ns"],
+      "--class-rule gemm:aten::mul takes it out of elementwise")
+check(sum(r["direct_ns"] for r in cats.values()) == sum(r["direct_ns"] for r in by_name.values()), "category totals")
 
 finish(f"ops: {compared} traces against TraceLens, {len(paths)} against the definitions")

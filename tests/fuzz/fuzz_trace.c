@@ -50,7 +50,7 @@ static void analyses(tprof_trace *t)
     if (tprof_comm(t, &cr) == 0) tprof_comm_free(cr);
     tprof_launch_result lr;
     tprof_launch_overhead(t, &lr);
-    for (int by = 0; by < 3; by++) {
+    for (int by = 0; by < TPROF_OPS_GROUPINGS; by++) {
         tprof_ops_opts oo = { .by = (tprof_ops_by)by, .depth = by, .step_first = by ? -1 : 1, .step_last = -1 };
         tprof_result *opr;
         if (tprof_ops(t, &oo, &opr) == 0) tprof_result_free(opr);

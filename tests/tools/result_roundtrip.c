@@ -1,6 +1,6 @@
 /* For each trace given: every result type's tables (temporal, steps,
  * launch, comm, idle, kernels by name, class and stream, ops by name,
- * shape and module, rank facts,
+ * shape, module and category, rank facts,
  * findings, summary rows, info, [memory] events and their timeline, the
  * trace diffed against itself), and
  * for each .pickle given its mem report, comparison and timeline; flops,
@@ -37,8 +37,8 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 18, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
-       MEM_TRACE_TIMELINE = 13, DIFF = 14, OPS = 15 /* by name, shape, module */ };
+enum { NTYPES = 19, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
+       MEM_TRACE_TIMELINE = 13, DIFF = 14, OPS = 15 /* by name, shape, module, category */ };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -258,7 +258,7 @@ int main(int argc, char **argv)
         r[5] = kernels_of(t, TPROF_BY_NAME);
         r[6] = kernels_of(t, TPROF_BY_CLASS);
         r[7] = kernels_of(t, TPROF_BY_STREAM);
-        for (int by = 0; by < 3; by++) {
+        for (int by = 0; by < TPROF_OPS_GROUPINGS; by++) {
             tprof_ops_opts oo = { .by = (tprof_ops_by)by, .step_first = -1, .step_last = -1 };
             tprof_ops(t, &oo, &r[OPS + by]);
         }

@@ -261,6 +261,90 @@ static void test_classifier_in_reader(void **state)
     tprof_classifier_free(c);
 }
 
+/* Op categories of op names met in the shared traces, each assigned by hand. */
+static void test_op_categories(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        tprof_op_category want;
+    } k[] = {
+        { "aten::mm", TPROF_OPCAT_GEMM },
+        { "aten::addmm", TPROF_OPCAT_GEMM },
+        { "aten::bmm", TPROF_OPCAT_GEMM },
+        { "aten::_scaled_mm", TPROF_OPCAT_GEMM },
+        { "aten::_flash_attention_forward", TPROF_OPCAT_ATTENTION },
+        { "aten::_scaled_dot_product_efficient_attention_backward", TPROF_OPCAT_ATTENTION },
+        { "aiter::mha_batch_prefill", TPROF_OPCAT_ATTENTION },
+        { "aten::cudnn_convolution", TPROF_OPCAT_CONV },
+        { "aten::miopen_convolution", TPROF_OPCAT_CONV },
+        { "aten::convolution_backward", TPROF_OPCAT_CONV },
+        { "aten::native_layer_norm", TPROF_OPCAT_NORM },
+        { "aten::native_batch_norm_backward", TPROF_OPCAT_NORM },
+        { "aten::_fused_rms_norm", TPROF_OPCAT_NORM },
+        { "aiter::add_rmsnorm", TPROF_OPCAT_NORM },
+        { "aten::native_group_norm_backward", TPROF_OPCAT_NORM },
+        { "aten::mean", TPROF_OPCAT_REDUCTION },
+        { "aten::sum", TPROF_OPCAT_REDUCTION },
+        { "aten::_softmax", TPROF_OPCAT_REDUCTION },
+        { "aten::argmax", TPROF_OPCAT_REDUCTION },
+        { "aten::max_pool2d_with_indices_backward", TPROF_OPCAT_REDUCTION },
+        { "triton_red_fused_add_mean_mul_pow_rsqrt_0", TPROF_OPCAT_REDUCTION },
+        { "aten::add", TPROF_OPCAT_ELEMENTWISE },
+        { "aten::add_", TPROF_OPCAT_ELEMENTWISE },
+        { "aten::gelu", TPROF_OPCAT_ELEMENTWISE },
+        { "aten::threshold_backward", TPROF_OPCAT_ELEMENTWISE },
+        { "aten::_foreach_add_", TPROF_OPCAT_ELEMENTWISE },
+        { "aten::normal_", TPROF_OPCAT_ELEMENTWISE }, /* not a normalization */
+        { "triton_poi_fused__unsafe_view_add_3", TPROF_OPCAT_ELEMENTWISE },
+        { "aten::copy_", TPROF_OPCAT_MEMORY },
+        { "aten::fill_", TPROF_OPCAT_MEMORY },
+        { "aten::cat", TPROF_OPCAT_MEMORY },
+        { "aten::index_select", TPROF_OPCAT_MEMORY },
+        { "cudaMemsetAsync", TPROF_OPCAT_MEMORY },
+        { "hipMemcpyWithStream", TPROF_OPCAT_MEMORY },
+        { "record_param_comms", TPROF_OPCAT_COMM },
+        { "c10d::allreduce_", TPROF_OPCAT_COMM },
+        { "nccl:all_reduce", TPROF_OPCAT_COMM },
+        { "hipLaunchKernel", TPROF_OPCAT_OTHER },
+        { "Torch-Compiled Region: 0/0", TPROF_OPCAT_OTHER },
+        { "sglang::store_cache", TPROF_OPCAT_OTHER },
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        if (tprof_op_category_of(NULL, k[i].name) != k[i].want)
+            fail_msg("%s: %s, expected %s", k[i].name, tprof_op_category_name(tprof_op_category_of(NULL, k[i].name)),
+                     tprof_op_category_name(k[i].want));
+
+    /* the user's op rules first, then kernel-class rules on the op's name */
+    tprof_classifier *c = tprof_classifier_new();
+    assert_int_equal(tprof_classifier_add_rule(c, "attention", "sglang::store_cache"), 0);
+    assert_int_equal(tprof_classifier_add_rule(c, "gemm", "aten::mul"), 0);
+    assert_int_equal(tprof_classifier_add_rule(c, "communication", "my_lib::*"), 0);
+    assert_int_equal(tprof_classifier_add_rule(c, "compute", "aten::copy_"), 0); /* no op category: built-in */
+    assert_int_equal(tprof_classifier_add_rule(c, "bogus", "x"), TPROF_EUSAGE);
+    assert_int_equal(tprof_op_category_of(c, "sglang::store_cache"), TPROF_OPCAT_ATTENTION);
+    assert_int_equal(tprof_op_category_of(c, "aten::mul"), TPROF_OPCAT_GEMM);
+    assert_int_equal(tprof_op_category_of(c, "my_lib::exchange"), TPROF_OPCAT_COMM);
+    assert_int_equal(tprof_op_category_of(c, "aten::copy_"), TPROF_OPCAT_MEMORY);
+    /* an op category rule names no kernel class */
+    assert_int_equal(tprof_classify(c, "kernel", "aten::mul"), tprof_classify(NULL, "kernel", "aten::mul"));
+    tprof_op_category oc;
+    assert_int_equal(tprof_op_category_parse("normalization", &oc), 0);
+    assert_int_equal(oc, TPROF_OPCAT_NORM);
+    assert_int_equal(tprof_op_category_parse("compute", &oc), -1);
+    tprof_classifier_free(c);
+
+    static const char rules[] = "gemm my_gemm*\nreduction: my_red*\n";
+    char *path = write_temp("oprules.txt", rules, sizeof rules - 1);
+    c = tprof_classifier_new();
+    char err[512] = "";
+    if (tprof_classifier_load(c, path, err, sizeof err)) fail_msg("load: %s", err);
+    assert_int_equal(tprof_op_category_of(c, "my_gemm_fused"), TPROF_OPCAT_GEMM);
+    assert_int_equal(tprof_op_category_of(c, "my_red"), TPROF_OPCAT_REDUCTION);
+    tprof_classifier_free(c);
+    remove_temp(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_load_rules),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_classifier_in_reader),
+        cmocka_unit_test(test_op_categories),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
