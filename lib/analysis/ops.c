@@ -26,6 +26,13 @@ typedef struct {
     int64_t direct, min_direct, max_direct, subtree, dev_self, dev_total, cpu_self, cpu_total, backward;
 } op_row;
 
+/* A kernel name's launches in one row. */
+typedef struct {
+    uint32_t row, name; /* name: the trace's string id */
+    uint64_t count;
+    int64_t total;
+} op_kernel;
+
 typedef struct {
     const tprof_trace *t;
     const tprof_event *ev;
@@ -46,6 +53,10 @@ typedef struct {
     size_t ivcap;
     char *key;              /* scratch for keys */
     size_t keycap;
+    uint32_t *gev;          /* scratch: the GPU event of each interval */
+    op_kernel *kern;        /* the kernels of each row */
+    size_t nkern, kerncap;
+    tprof_i64map kern_of;   /* (row, kernel name) -> index in kern */
     uint64_t gpu_events;    /* GPU events attributed so far */
     int64_t gpu_ns;         /* their durations summed */
 } ops_ctx;
@@ -222,9 +233,32 @@ static int iv_room(ops_ctx *c, size_t need)
     size_t nc = c->ivcap ? c->ivcap : 64;
     while (nc < need) nc *= 2;
     tprof_interval *iv = realloc(c->iv, nc * sizeof *iv);
-    if (!iv) return -1;
-    c->iv = iv;
+    if (iv) c->iv = iv;
+    uint32_t *gev = iv ? realloc(c->gev, nc * sizeof *gev) : NULL;
+    if (!gev) return -1;
+    c->gev = gev;
     c->ivcap = nc;
+    return 0;
+}
+
+/* Counts GPU event G for row ROW under its kernel's name. */
+static int add_kernel(ops_ctx *c, size_t row, const tprof_event *g)
+{
+    int64_t key = (int64_t)(((uint64_t)row << 32) | g->name), at;
+    if (!tprof_i64map_get(&c->kern_of, key, &at)) {
+        if (c->nkern == c->kerncap) {
+            size_t nc = c->kerncap ? c->kerncap * 2 : 256;
+            op_kernel *k = realloc(c->kern, nc * sizeof *k);
+            if (!k) return -1;
+            c->kern = k;
+            c->kerncap = nc;
+        }
+        at = (int64_t)c->nkern;
+        c->kern[c->nkern++] = (op_kernel){ .row = (uint32_t)row, .name = g->name };
+        if (tprof_i64map_put(&c->kern_of, key, at)) return -1;
+    }
+    c->kern[at].count++;
+    c->kern[at].total = tprof_sat_add(c->kern[at].total, g->dur);
     return 0;
 }
 
@@ -234,6 +268,7 @@ static int add_gpu(ops_ctx *c, uint32_t a, uint32_t b, size_t *n, int64_t *sum)
     if (iv_room(c, *n + (b - a))) return -1;
     for (uint32_t k = a; k < b; k++) {
         const tprof_event *g = &c->ev[c->tr->gpu[k]];
+        c->gev[*n] = c->tr->gpu[k];
         c->iv[(*n)++] = (tprof_interval){ g->ts, tprof_end_ns(g->ts, g->dur) };
         *sum = tprof_sat_add(*sum, g->dur);
     }
@@ -281,24 +316,6 @@ static int add_instance(ops_ctx *c, uint32_t x)
 {
     const tprof_op_tree *tr = c->tr;
     const tprof_event *e = &c->ev[tr->ev[x]];
-    size_t n = 0;
-    int64_t dev_self = 0, dev_total = 0;
-    uint64_t kernels;
-    if (tr->kind[x] == TPROF_OPN_RUNTIME) {
-        if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[x + 1], &n, &dev_self)) return TPROF_ENOMEM;
-    } else {
-        for (uint32_t r = x + 1; r < tr->end[x]; r++)
-            if (tr->launcher[r] == x && add_gpu(c, tr->gpu_first[r], tr->gpu_first[r + 1], &n, &dev_self))
-                return TPROF_ENOMEM;
-    }
-    kernels = n;
-    int64_t direct = tprof_interval_union(c->iv, n);
-    n = 0;
-    if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[tr->end[x]], &n, &dev_total)) return TPROF_ENOMEM;
-    int64_t subtree = tprof_interval_union(c->iv, n);
-    int64_t children = 0;
-    for (uint32_t k = x + 1; k < tr->end[x]; k = tr->end[k]) children = tprof_sat_add(children, c->ev[tr->ev[k]].dur);
-
     int backward;
     uint32_t fwd = forward_op(c, x, &backward);
     uint32_t name = name_id(c, e->name);
@@ -306,6 +323,27 @@ static int add_instance(ops_ctx *c, uint32_t x)
     uint32_t key = name == UINT32_MAX ? UINT32_MAX : group_key(c, x, name, backward, fwd, &parts);
     op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
     if (!row) return TPROF_ENOMEM;
+    size_t ri = (size_t)(row - c->rows);
+
+    size_t n = 0;
+    int64_t dev_self = 0, dev_total = 0;
+    if (tr->kind[x] == TPROF_OPN_RUNTIME) {
+        if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[x + 1], &n, &dev_self)) return TPROF_ENOMEM;
+    } else {
+        for (uint32_t r = x + 1; r < tr->end[x]; r++)
+            if (tr->launcher[r] == x && add_gpu(c, tr->gpu_first[r], tr->gpu_first[r + 1], &n, &dev_self))
+                return TPROF_ENOMEM;
+    }
+    uint64_t kernels = n;
+    for (size_t k = 0; k < n; k++)
+        if (add_kernel(c, ri, &c->ev[c->gev[k]])) return TPROF_ENOMEM;
+    int64_t direct = tprof_interval_union(c->iv, n);
+    n = 0;
+    if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[tr->end[x]], &n, &dev_total)) return TPROF_ENOMEM;
+    int64_t subtree = tprof_interval_union(c->iv, n);
+    int64_t children = 0;
+    for (uint32_t k = x + 1; k < tr->end[x]; k = tr->end[k]) children = tprof_sat_add(children, c->ev[tr->ev[k]].dur);
+
     row->count++;
     row->kernels += kernels;
     row->direct = tprof_sat_add(row->direct, direct);
@@ -331,7 +369,7 @@ static int add_unlinked(ops_ctx *c, const tprof_event *g)
     else if (c->o->by == TPROF_OPS_BY_CATEGORY) parts.category = key;
     else parts.name = key;
     op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
-    if (!row) return TPROF_ENOMEM;
+    if (!row || add_kernel(c, (size_t)(row - c->rows), g)) return TPROF_ENOMEM;
     row->count++;
     row->kernels++;
     row->direct = tprof_sat_add(row->direct, g->dur);
@@ -348,7 +386,9 @@ static int add_unlinked(ops_ctx *c, const tprof_event *g)
 enum { T_BY, T_DEPTH, T_LAUNCHES, T_GPU_EVENTS, T_GPU_NS, T_DIRECT, T_UNLINKED, T_UNLINKED_NS, T_OP_ARGS,
        T_STEP_FIRST, T_STEP_LAST, T_NSTEPS, T_NCOLS };
 enum { R_NAME, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE, R_MODULE, R_CATEGORY, R_COUNT, R_KERNELS, R_DIRECT, R_SHARE, R_MEAN,
-       R_MIN, R_MAX, R_SUBTREE, R_DEV_SELF, R_DEV_TOTAL, R_CPU_SELF, R_CPU_TOTAL, R_BACKWARD, R_NCOLS };
+       R_MIN, R_MAX, R_SUBTREE, R_DEV_SELF, R_DEV_TOTAL, R_CPU_SELF, R_CPU_TOTAL, R_CPU_PER_GPU, R_FORWARD,
+       R_BACKWARD, R_TOP_KERNEL, R_NCOLS };
+enum { K_NAME, K_COUNT, K_TOTAL, K_NCOLS };
 
 static const tprof_col_desc ops_top_cols[T_NCOLS] = {
     [T_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: name, shape, module or category",
@@ -415,9 +455,9 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
         [R_MEAN] = TPROF_COL("mean_direct_ns", TPROF_COL_MEAN_NS, TPROF_COMBINE_DERIVED, "mean",               \
                              "direct_ns / count", .num = "direct_ns", .den = "count", .csv_decimals = 3),     \
         [R_MIN] = TPROF_COL("min_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_MIN, "min",                     \
-                            "the instance with the least direct time"),                                        \
+                            "the instance with the least direct time", .flags = TPROF_COLF_NO_TABLE),           \
         [R_MAX] = TPROF_COL("max_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_MAX, "max",                     \
-                            "the instance with the most direct time"),                                         \
+                            "the instance with the most direct time", .flags = TPROF_COLF_NO_TABLE),            \
         [R_SUBTREE] = TPROF_COL("subtree_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "subtree",                \
                                 "per instance the union over the kernels of it and the ops under it, summed"), \
         [R_DEV_SELF] = TPROF_COL("device_self_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,                \
@@ -430,9 +470,31 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                                  "the op's span minus the spans directly under it (ops and runtime calls)"),  \
         [R_CPU_TOTAL] = TPROF_COL("cpu_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU total",          \
                                   "the op's span"),                                                            \
+        [R_CPU_PER_GPU] = TPROF_COL("cpu_per_gpu", TPROF_COL_REAL, TPROF_COMBINE_DERIVED, "CPU/GPU",           \
+                                    "launch overhead: cpu_total_ns / direct_ns (above 1: the host takes longer "  \
+                                    "than the GPU work it launches)", .num = "cpu_total_ns", .den = "direct_ns",  \
+                                    .decimals = 2, .csv_decimals = 6),                                         \
+        [R_FORWARD] = TPROF_COL("forward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "forward",         \
+                                "direct_ns minus backward_direct_ns"),                                         \
         [R_BACKWARD] = TPROF_COL("backward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "backward",      \
                                  "the part of direct_ns launched under an autograd backward op"),              \
+        [R_TOP_KERNEL] = TPROF_COL("top_kernel", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "top kernel",          \
+                                   "the kernel with the most time among them (by_kernel has each)",             \
+                                   .flags = TPROF_COLF_NAMES, .width = 48),                                    \
     }
+
+static const tprof_col_desc ops_kernel_cols[K_NCOLS] = {
+    [K_NAME] = TPROF_COL("kernel", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "kernel", "the GPU event's name",
+                         .flags = TPROF_COLF_KEY | TPROF_COLF_NAMES),
+    [K_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "count", "events of the name"),
+    [K_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "total", "their durations summed",
+                          .flags = TPROF_COLF_METRIC),
+};
+static const tprof_table_desc ops_kernels = { .name = "by_kernel",
+                                              .doc = "per row: the GPU events it launched directly, by name, "
+                                                     "most time first",
+                                              .cols = ops_kernel_cols, .ncols = K_NCOLS };
+static const tprof_table_desc *const ops_row_children[] = { &ops_kernels };
 
 static const tprof_col_desc ops_row_cols[TPROF_OPS_GROUPINGS][R_NCOLS] = {
     [TPROF_OPS_BY_NAME] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN),
@@ -443,7 +505,7 @@ static const tprof_col_desc ops_row_cols[TPROF_OPS_GROUPINGS][R_NCOLS] = {
 
 #define OPS_ROWS(BY)                                                                                           \
     { .name = "rows", .doc = "by direct time, most first (--top limits them)", .cols = ops_row_cols[BY],       \
-      .ncols = R_NCOLS, .limited = 1 }
+      .ncols = R_NCOLS, .limited = 1, .children = ops_row_children, .nchildren = 1 }
 static const tprof_table_desc ops_rows[TPROF_OPS_GROUPINGS] = {
     OPS_ROWS(TPROF_OPS_BY_NAME), OPS_ROWS(TPROF_OPS_BY_SHAPE), OPS_ROWS(TPROF_OPS_BY_MODULE),
     OPS_ROWS(TPROF_OPS_BY_CATEGORY)
@@ -494,9 +556,34 @@ static int fill_rows(const ops_ctx *c, tprof_result *res)
                               [R_DIRECT] = x->direct, [R_MIN] = x->min_direct, [R_MAX] = x->max_direct,
                               [R_SUBTREE] = x->subtree, [R_DEV_SELF] = x->dev_self, [R_DEV_TOTAL] = x->dev_total,
                               [R_CPU_SELF] = x->cpu_self, [R_CPU_TOTAL] = x->cpu_total,
-                              [R_BACKWARD] = x->backward };
-        for (int k = R_COUNT; k < R_NCOLS; k++)
+                              [R_FORWARD] = x->direct - x->backward, [R_BACKWARD] = x->backward };
+        for (int k = R_COUNT; k < R_TOP_KERNEL; k++)
             if (cols[k].combine != TPROF_COMBINE_DERIVED) tprof_rows_set_i(rows, (size_t)i, (size_t)k, v[k]);
+    }
+    for (size_t j = 0; j < c->nkern; j++) {
+        const op_kernel *k = &c->kern[j];
+        tprof_rows *kids = tprof_rows_child(rows, k->row, 0);
+        long i = kids ? tprof_rows_add(kids) : -1;
+        if (i < 0 || tprof_rows_set_s(kids, (size_t)i, K_NAME, tprof_trace_str(c->t, k->name))) return TPROF_ENOMEM;
+        tprof_rows_set_i(kids, (size_t)i, K_COUNT, (int64_t)k->count);
+        tprof_rows_set_i(kids, (size_t)i, K_TOTAL, k->total);
+    }
+    return 0;
+}
+
+/* Each row's kernels by time, and its top kernel the first of them (again
+ * after combining: the top of the sums, not of one rank). */
+static int finish_kernels(tprof_result *res)
+{
+    static const int cols[] = { K_TOTAL, K_NAME }, desc[] = { 1, 0 };
+    tprof_rows *rows = tprof_result_table(res, 0);
+    for (size_t i = 0; i < tprof_rows_count(rows); i++) {
+        tprof_rows *kids = tprof_rows_child(rows, i, 0);
+        if (!kids) return TPROF_ENOMEM;
+        int rc = tprof_rows_sort(kids, cols, desc, 2);
+        if (!rc && tprof_rows_count(kids))
+            rc = tprof_rows_set_s(rows, i, R_TOP_KERNEL, tprof_rows_cell(kids, 0, K_NAME)->v.s);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -512,6 +599,9 @@ static void ctx_free(ops_ctx *c)
     free(c->rows);
     free(c->args_of);
     free(c->iv);
+    free(c->gev);
+    free(c->kern);
+    tprof_i64map_free(&c->kern_of);
     free(c->key);
 }
 
@@ -556,7 +646,8 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     rc = TPROF_ENOMEM;
     if (tprof_strtab_init(&c.strs)) goto out;
     if (tprof_i64map_init(&c.row_of, 256) || tprof_i64map_init(&c.fwd_of, 256) ||
-        tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.name_of, 256))
+        tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.name_of, 256) ||
+        tprof_i64map_init(&c.kern_of, 1024))
         goto out;
     if ((rc = index_args(&c)) || (rc = mark_module_frames(&c))) goto out;
     rc = TPROF_ENOMEM;
@@ -606,7 +697,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
         tprof_rows_set_i(top, 0, T_NSTEPS, (int64_t)nsel);
     }
     tprof_result_derive(res);
-    rc = sort_rows(res);
+    if (!(rc = finish_kernels(res))) rc = sort_rows(res);
 out:
     ctx_free(&c);
     tprof_op_tree_free(&tr);
@@ -623,7 +714,8 @@ int tprof_ops_combine(const tprof_result *const *parts, const int64_t *ranks, si
 {
     *out = n ? tprof_ranks_combine(parts, ranks, n) : NULL;
     if (!*out) return n ? TPROF_ENOMEM : TPROF_EUSAGE;
-    int rc = sort_rows(*out);
+    int rc = finish_kernels(*out);
+    if (!rc) rc = sort_rows(*out);
     if (rc) {
         tprof_result_free(*out);
         *out = NULL;

@@ -195,9 +195,14 @@ def model(path, by="name", depth=0, steps=None):
 
     rows = {}
 
-    def add(key, direct, dur_sum, kernels, subtree, cpu_total, cpu_self, backward):
+    def add(key, direct, dur_sum, kernels, subtree, cpu_total, cpu_self, backward, launched):
         row = rows.setdefault(key, dict(count=0, kernels=0, direct_ns=0, subtree_ns=0, device_self_ns=0,
-                                        cpu_total_ns=0, cpu_self_ns=0, backward_direct_ns=0))
+                                        cpu_total_ns=0, cpu_self_ns=0, forward_direct_ns=0, backward_direct_ns=0,
+                                        by_kernel={}))
+        for g in launched:
+            k = row["by_kernel"].setdefault(g["name"], [0, 0])
+            k[0] += 1
+            k[1] += g["dur"]
         row["count"] += 1
         row["kernels"] += kernels
         row["direct_ns"] += direct
@@ -206,6 +211,7 @@ def model(path, by="name", depth=0, steps=None):
         row["cpu_total_ns"] += cpu_total
         row["cpu_self_ns"] += cpu_self
         row["backward_direct_ns"] += direct if backward else 0
+        row["forward_direct_ns"] += 0 if backward else direct
 
     for n, calls in launched.items():
         x = host[n]
@@ -229,11 +235,11 @@ def model(path, by="name", depth=0, steps=None):
             key = x["name"]
         children = sum(c["dur"] for c in x["children"])
         add(key, union(direct), sum(b - a for a, b in direct), len(direct), union(sub), x["dur"],
-            x["dur"] - min(children, x["dur"]), back is not None)
+            x["dur"] - min(children, x["dur"]), back is not None, [g for c in calls for g in c["gpu"]])
     for g in unlinked:
         if in_window(g["ts"]):
             key = UNLINKED if by != "shape" else (UNLINKED, "", "", "", "")
-            add(key, g["dur"], g["dur"], 1, g["dur"], 0, 0, False)
+            add(key, g["dur"], g["dur"], 1, g["dur"], 0, 0, False, [g])
     return rows
 
 
@@ -258,6 +264,12 @@ def compare_model(label, path, by="name", depth=0, steps=None):
         if g is None:
             continue
         for col, v in w.items():
+            if col == "by_kernel":
+                got_k = {x["kernel"]: [x["count"], x["total_ns"]] for x in g["by_kernel"]}
+                check(got_k == v, f"{label} {opts} {k}: kernels {sorted(got_k)[:3]}, the definition gives {sorted(v)[:3]}")
+                top = max(v.items(), key=lambda kv: (kv[1][1], [-ord(ch) for ch in kv[0]]))[0] if v else None
+                check(g["top_kernel"] == top, f"{label} {opts} {k}: top kernel {g['top_kernel']}, not {top}")
+                continue
             check(g[col] == v, f"{label} {opts} {k}: {col} {g[col]}, the definition gives {v}")
     check(got["direct_ns"] == sum(w["direct_ns"] for w in want.values()), f"{label} {opts}: direct total")
     check(got["gpu_ns"] == sum(w["device_self_ns"] for w in want.values()), f"{label} {opts}: GPU time")
