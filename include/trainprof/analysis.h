@@ -437,8 +437,9 @@ typedef struct {
     const tprof_result *kernels;  /* tprof_kernels_tables, by name, whole trace */
     const tprof_result *facts;    /* tprof_rank_facts */
     const tprof_result *findings; /* tprof_advise_rank */
+    const tprof_result *ops;      /* tprof_ops by name, whole trace; NULL: no op table */
 } tprof_summary_part;
-/* The run's summary: the traces' rows, the kernels of all traces, the
+/* The run's summary: the traces' rows, the kernels and ops of all traces, the
  * ranks (two traces or more) and the advice. */
 extern const tprof_result_desc tprof_summary_desc;
 int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out);

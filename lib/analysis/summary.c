@@ -238,10 +238,25 @@ static const tprof_table_desc ranks_desc = { .name = "ranks", .doc = "with two t
                                              .cols = ranks_cols, .ncols = RK_NCOLS, .json_single = 1 };
 static const tprof_table_desc advice_rows = { .name = "advice", .doc = "the findings of `advice`",
                                               .cols = tprof_finding_cols, .ncols = TPROF_FINDING_NCOLS };
+enum { TO_OP, TO_COUNT, TO_DIRECT, TO_SHARE, TO_TOP_KERNEL, TO_NCOLS };
+static const tprof_col_desc top_op_cols[TO_NCOLS] = {
+    [TO_OP] = TPROF_COL("op", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's name (`ops`)",
+                        .flags = TPROF_COLF_KEY),
+    [TO_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "its launches, all traces"),
+    [TO_DIRECT] = TPROF_COL("direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                            "its direct kernel time, all traces", .flags = TPROF_COLF_METRIC),
+    [TO_SHARE] = TPROF_COL("share", TPROF_COL_RATIO, TPROF_COMBINE_PER_RANK, NULL,
+                           "of all ops' direct time of all traces"),
+    [TO_TOP_KERNEL] = TPROF_COL("top_kernel", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                                "the kernel it spent the most time in"),
+};
+static const tprof_table_desc top_ops_desc = { .name = "top_ops",
+                                               .doc = "ops of all traces by direct kernel time (--top limits them)",
+                                               .cols = top_op_cols, .ncols = TO_NCOLS, .limited = 1 };
 static const tprof_table_desc *const summary_tables[] = { &traces_desc, &top_kernels_desc, &ranks_desc,
-                                                          &advice_rows };
-const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 2, .top = &empty_top,
-                                               .tables = summary_tables, .ntables = 4, .whole_run = 1, .csv_tables = 1 };
+                                                          &advice_rows, &top_ops_desc };
+const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 3, .top = &empty_top,
+                                               .tables = summary_tables, .ntables = 5, .whole_run = 1, .csv_tables = 1 };
 
 static int64_t top_i(const tprof_rows *t, size_t row, size_t col) { return tprof_rows_cell(t, row, col)->v.i; }
 
@@ -250,19 +265,23 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     *out = NULL;
     const tprof_result **facts = malloc((n ? n : 1) * sizeof *facts), **findings = malloc((n ? n : 1) * sizeof *findings);
     const tprof_result **kernels = malloc((n ? n : 1) * sizeof *kernels);
+    const tprof_result **ops = malloc((n ? n : 1) * sizeof *ops);
     int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
     tprof_ranks_result *rk = NULL;
-    tprof_result *advice = NULL, *allk = NULL, *res = tprof_result_new(&tprof_summary_desc);
-    int rc = facts && findings && kernels && ranks && res ? 0 : TPROF_ENOMEM;
+    tprof_result *advice = NULL, *allk = NULL, *allops = NULL, *res = tprof_result_new(&tprof_summary_desc);
+    int rc = facts && findings && kernels && ops && ranks && res ? 0 : TPROF_ENOMEM;
+    size_t nops = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         facts[i] = parts[i].facts;
         findings[i] = parts[i].findings;
         kernels[i] = parts[i].kernels;
+        if (parts[i].ops) ops[nops++] = parts[i].ops;
     }
     if (!rc) rc = tprof_ranks_reduce(facts, n, &rk);
     if (!rc) rc = tprof_advise_reduce(findings, rk, &advice);
     for (size_t i = 0; !rc && i < n; i++) ranks[i] = rk->ranks[i].rank;
     if (!rc && n) rc = tprof_kernels_tables_combine(kernels, ranks, n, &allk);
+    if (!rc && nops == n && n) rc = tprof_ops_combine(ops, ranks, n, &allops);
     /* the traces' rows, labelled as every command labels them */
     tprof_rows *traces = rc ? NULL : tprof_result_table(res, 0);
     for (size_t i = 0; !rc && i < n; i++) {
@@ -301,6 +320,23 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
         }
     }
     if (!rc) rc = tprof_rows_append(tprof_result_table(res, 3), tprof_result_table_c(advice, 0));
+    /* the ops of all traces: name, launches, direct time, share, top kernel */
+    const tprof_rows *orows = allops ? tprof_result_table_c(allops, 0) : NULL;
+    tprof_rows *to = rc ? NULL : tprof_result_table(res, 4);
+    static const char *const ofrom[TO_NCOLS] = { "op", "count", "direct_ns", "share", "top_kernel" };
+    for (size_t i = 0; !rc && i < tprof_rows_count(orows); i++) {
+        long k = tprof_rows_add(to);
+        if (k < 0) rc = TPROF_ENOMEM;
+        for (size_t c = 0; !rc && c < TO_NCOLS; c++) {
+            const tprof_cell *v = tprof_rows_at(orows, i, ofrom[c]);
+            if (!v || v->null) continue;
+            if (c == TO_OP || c == TO_TOP_KERNEL) rc = tprof_rows_set_s(to, (size_t)k, c, v->v.s);
+            else if (c == TO_SHARE) tprof_rows_set_d(to, (size_t)k, c, v->v.d);
+            else tprof_rows_set_i(to, (size_t)k, c, v->v.i);
+        }
+    }
+    free(ops);
+    tprof_result_free(allops);
     free(facts);
     free(findings);
     free(kernels);

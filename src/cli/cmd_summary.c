@@ -18,14 +18,14 @@ static void help(FILE *f)
     fprintf(f,
             "usage: trainprof summary [options] TRACE...\n\n"
             "Where the time goes, on one rank or many (one trace per rank): run facts,\n"
-            "step time, phase split, temporal breakdown, communication, top kernels,\n"
+            "step time, phase split, temporal breakdown, communication, top kernels and ops,\n"
             "ranks, advice.\n"
             "Ranks are compared by step number and by durations, so their clocks need no\n"
             "alignment. --format json gives all of it; --format csv every table in turn,\n"
             "each after a line '# table: NAME' (a trace's parts as traces.steps, ...,\n"
             "their rows after the trace's label).\n\n"
             "options:\n"
-            "  --top N               kernels listed (default 10)\n"
+            "  --top N               kernels and ops listed (default 10)\n"
             "  --definition D        the GPU-time and overlap headline: trainprof (default) or\n"
             "                        hta (HTA's figures first, trainprof's where they differ)\n" CLI_COMMON_HELP);
 }
@@ -446,6 +446,49 @@ static int kernels_section(const tprof_result *res, size_t top)
     return 0;
 }
 
+/* The ops of all traces by direct time, when an op launched anything. */
+static int ops_section(const tprof_result *res, size_t top)
+{
+    char a[32];
+    const tprof_rows *o = tprof_result_table_c(res, 4);
+    size_t no = tprof_rows_count(o) < top ? tprof_rows_count(o) : top;
+    if (!no) return 0;
+    printf("\n== top ops (all traces; trainprof ops has every column) ==\n");
+    const char **names = malloc(no * sizeof *names);
+    char **shown = calloc(no, sizeof *shown);
+    int wide, columns, numbered = 0;
+    tprof_table_layout_get(&wide, &columns);
+    int width;
+    if (!names || !shown) {
+        free(names);
+        free(shown);
+        return TPROF_ENOMEM;
+    }
+    int opw = 8; /* the op column: its longest name, at most 40 */
+    for (size_t i = 0; i < no; i++) {
+        names[i] = tprof_rows_str(o, i, "top_kernel");
+        int len = (int)strlen(tprof_rows_str(o, i, "op"));
+        if (len > opw) opw = len < 40 ? len : 40;
+    }
+    width = columns ? (columns - 20 - opw > 24 ? columns - 20 - opw : 24) : 48;
+    if (!wide && tprof_names_display(names, no, width, shown, &numbered)) {
+        free(names);
+        free(shown);
+        return TPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < no; i++) {
+        const tprof_cell *share = tprof_rows_at(o, i, "share");
+        printf("  %5.1f%%  %-9s  %-*s  %s\n", share->null ? 0.0 : share->v.d * 100,
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(o, i, "direct_ns")), opw, tprof_rows_str(o, i, "op"),
+               wide ? names[i] : shown[i]);
+        free(shown[i]);
+    }
+    if (numbered) printf("  %s\n", TPROF_NAMES_FOOTNOTE);
+    free(names);
+    free(shown);
+    return 0;
+}
+
 static void ranks_section(const tprof_result *res)
 {
     char a[32], b[32];
@@ -500,6 +543,7 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
     if (any_gpu) gpu_section(&v);
     if (any_gpu && any_comm) comm_section(&v);
     int rc = any_gpu ? kernels_section(res, (size_t)sc->top) : 0;
+    if (!rc && any_gpu) rc = ops_section(res, (size_t)sc->top);
     ranks_section(res);
     if (!rc) {
         printf("\n== advice ==\n");
@@ -545,7 +589,7 @@ static void *advise_thread(void *arg)
     return NULL;
 }
 
-enum { PART_TRACE, PART_KERNELS, PART_FACTS, PART_FINDINGS, NPARTS };
+enum { PART_TRACE, PART_KERNELS, PART_FACTS, PART_FINDINGS, PART_OPS, NPARTS };
 
 static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
@@ -565,6 +609,8 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     if (!rc) rc = tprof_rank_facts_from(t, comm, &temporal, &out[PART_FACTS]); /* one breakdown */
     if (!rc) rc = tprof_kernels(t, NULL, &k);
     if (!rc) rc = tprof_kernels_tables(k, &out[PART_KERNELS]);
+    tprof_ops_opts oo = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 };
+    if (!rc) rc = tprof_ops(t, &oo, &out[PART_OPS]);
     if (threaded) pthread_join(thread, NULL);
     else advise_thread(&job);
     out[PART_FINDINGS] = job.findings;
@@ -583,7 +629,8 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
         p[i] = (tprof_summary_part){ .trace = parts[NPARTS * i + PART_TRACE],
                                      .kernels = parts[NPARTS * i + PART_KERNELS],
                                      .facts = parts[NPARTS * i + PART_FACTS],
-                                     .findings = parts[NPARTS * i + PART_FINDINGS] };
+                                     .findings = parts[NPARTS * i + PART_FINDINGS],
+                                     .ops = parts[NPARTS * i + PART_OPS] };
     int rc = tprof_summary_reduce(p, n, out);
     free(p);
     return rc;
@@ -595,7 +642,8 @@ int cmd_summary(int argc, char **argv)
                                           { "definition", required_argument, 0, 'D' },
                                           { 0, 0, 0, 0 } };
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED, .opts = opts, .option = option,
+        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED | TPROF_OPS_KEEP, .opts = opts,
+        .option = option,
         .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .reduce = reduce, .print = print,
         .limit = limit,
     };
