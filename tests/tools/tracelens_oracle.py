@@ -5,6 +5,8 @@ tables as the expected values of tests/cli/ops.py (developer side; CI needs
 no TraceLens):
 
   tests/tools/tracelens_oracle.py --tracelens DIR [--record]
+  tests/tools/tracelens_oracle.py --tracelens DIR --trace FILE
+        one trace's tables as JSON on stdout (bench/ops_bench.sh times it)
 
 DIR is a checkout of TraceLens's source. It runs on Debian's python3-pandas,
 python3-numpy, python3-openpyxl, python3-tqdm and python3-tabulate (use
@@ -92,11 +94,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tracelens", required=True, help="a checkout of TraceLens's source")
     ap.add_argument("--record", action="store_true", help="write tests/cli/tracelens_expected.json")
+    ap.add_argument("--trace", help="one trace: its tables on stdout")
     ap.add_argument("--data", default=os.environ.get("TRAINPROF_TESTDATA") or os.path.join(SRC, "..", "shared", "data"))
     a = ap.parse_args()
     sys.path.insert(0, a.tracelens)
     warnings.filterwarnings("ignore")
     from TraceLens import TreePerfAnalyzer
+    if a.trace:
+        import contextlib
+        with contextlib.redirect_stdout(sys.stderr):  # TraceLens prints its progress
+            fig = figures(TreePerfAnalyzer, a.trace)
+        json.dump(fig, sys.stdout)
+        return
     out = {"tracelens_commit": PINNED, "traces": {}}
     for t in TRACES:
         out["traces"][t] = figures(TreePerfAnalyzer, os.path.join(a.data, t))
