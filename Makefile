@@ -75,6 +75,7 @@ bench: build
 	@scripts/install-deps.sh --bench
 	bench/run_bench.sh 1G $(BUILD)
 	bench/merge_bench.sh 250M $(BUILD)
+	bench/ops_bench.sh 1G $(BUILD)
 	bench/mem_bench.sh $(BUILD) 5000000
 	bench/record_overhead.sh $(BUILD) 5
 
