@@ -73,14 +73,21 @@ int tprof_kernels_tables_combine(const tprof_result *const *parts, const int64_t
 /* ---- ops: the operator view ---- */
 
 /* How ops are grouped: by name, by name and inputs (Input Dims, Input type,
- * Input Strides, Concrete Inputs), by the nn.Module class path, or by op
- * category (tprof_op_category_of). */
-typedef enum { TPROF_OPS_BY_NAME = 0, TPROF_OPS_BY_SHAPE, TPROF_OPS_BY_MODULE, TPROF_OPS_BY_CATEGORY } tprof_ops_by;
-#define TPROF_OPS_GROUPINGS 4
+ * Input Strides, Concrete Inputs), by the nn.Module class path, by op
+ * category (tprof_op_category_of), or by name and Python call stack. */
+typedef enum {
+    TPROF_OPS_BY_NAME = 0,
+    TPROF_OPS_BY_SHAPE,
+    TPROF_OPS_BY_MODULE,
+    TPROF_OPS_BY_CATEGORY,
+    TPROF_OPS_BY_STACK
+} tprof_ops_by;
+#define TPROF_OPS_GROUPINGS 5
 
 typedef struct {
     tprof_ops_by by;
-    int depth;                     /* by module: the outermost DEPTH levels of the path (0: all) */
+    int depth;                     /* by module: the outermost DEPTH levels of the path; by stack: the
+                                      innermost DEPTH frames (0: all) */
     int64_t step_first, step_last; /* ProfilerStep numbers, inclusive; -1: whole trace */
     const tprof_classifier *classifier; /* by category: the user's rules first; may be NULL */
 } tprof_ops_opts;
@@ -90,7 +97,7 @@ typedef struct {
 #define TPROF_OPS_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP_OP_ARGS)
 
 /* The result tables of each grouping (indexed by tprof_ops_by: "ops",
- * "ops_by_shape", "ops_by_module", "ops_by_category"): the totals, and a row per group with
+ * "ops_by_shape", "ops_by_module", "ops_by_category", "ops_by_stack"): the totals, and a row per group with
  * its launches, direct and subtree kernel time, CPU and device self/total
  * times, by direct time. Every GPU event is in one row: those without a
  * launch in the trace in a row of their own. */

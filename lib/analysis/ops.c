@@ -17,11 +17,12 @@
 
 #define UNLINKED_KEY "(GPU work without a launch in the trace)"
 #define NO_MODULE "(outside nn.Modules)"
+#define NO_STACK "(no Python frames)"
 #define MODULE_PREFIX "nn.Module: "
 
 /* One group's sums; the strings are ids in the analysis's string table. */
 typedef struct {
-    uint32_t name, dims, types, strides, concrete, module, category;
+    uint32_t name, dims, types, strides, concrete, module, category, stack;
     uint64_t count, kernels;
     int64_t direct, min_direct, max_direct, subtree, dev_self, dev_total, cpu_self, cpu_total, backward;
 } op_row;
@@ -47,6 +48,7 @@ typedef struct {
     uint32_t *args_of;      /* node -> index in args, or TPROF_OP_NONE */
     tprof_i64map fwd_of;    /* sequence number -> forward op node */
     tprof_i64map module_of; /* nn.Module frame node -> its path's string id */
+    tprof_i64map stack_of;  /* Python frame node -> the stack's string id from it */
     uint8_t *module_frame;  /* node -> 1 when it is an nn.Module frame */
     tprof_i64map name_of;   /* the trace's string id of an op name -> ours */
     tprof_interval *iv;     /* scratch for unions */
@@ -171,6 +173,44 @@ static uint32_t module_path(ops_ctx *c, uint32_t node)
     return path;
 }
 
+/* A frame of the user's call stack: a python_function span that is no
+ * nn.Module frame, no built-in ("<built-in method ...>") and not in torch's
+ * own Python files ("torch/nn/modules/module.py(1743): _call_impl"). */
+static int is_stack_frame(const ops_ctx *c, uint32_t node)
+{
+    if (c->tr->kind[node] != TPROF_OPN_PYTHON || c->module_frame[node]) return 0;
+    const char *n = tprof_trace_str(c->t, c->ev[c->tr->ev[node]].name);
+    return n[0] != '<' && strncmp(n, "torch/", 6) != 0 && !strstr(n, "/site-packages/torch/");
+}
+
+/* The user's Python frames holding NODE, innermost first, the first DEPTH
+ * (0: all), joined by " <- "; its string id, or UINT32_MAX when out of
+ * memory. */
+static uint32_t stack_path(ops_ctx *c, uint32_t node)
+{
+    uint32_t m = node;
+    while (m != TPROF_OP_NONE && !is_stack_frame(c, m)) m = c->tr->parent[m];
+    if (m == TPROF_OP_NONE) return intern_z(c, NO_STACK);
+    int64_t id;
+    if (tprof_i64map_get(&c->stack_of, m, &id)) return (uint32_t)id;
+    size_t len = 0, taken = 0;
+    for (uint32_t p = m; p != TPROF_OP_NONE && (c->o->depth <= 0 || taken < (size_t)c->o->depth); p = c->tr->parent[p]) {
+        if (!is_stack_frame(c, p)) continue;
+        const char *n = tprof_trace_str(c->t, c->ev[c->tr->ev[p]].name);
+        size_t k = strlen(n);
+        if (key_room(c, len + k + 5)) return UINT32_MAX;
+        if (taken++) {
+            memcpy(c->key + len, " <- ", 4);
+            len += 4;
+        }
+        memcpy(c->key + len, n, k);
+        len += k;
+    }
+    uint32_t path = intern(c, c->key, len);
+    if (path == UINT32_MAX || tprof_i64map_put(&c->stack_of, m, path)) return UINT32_MAX;
+    return path;
+}
+
 /* Autograd: a forward op and the backward ops of its gradient share a
  * "Sequence number"; a backward op has a "Fwd thread id" above 0 (the
  * profiler's index of the forward thread, not an OS thread id: forward
@@ -285,6 +325,17 @@ static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, u
         return parts->module;
     }
     if (c->o->by == TPROF_OPS_BY_NAME) return name;
+    if (c->o->by == TPROF_OPS_BY_STACK) { /* the op and its stack (a backward op: its forward op's) */
+        parts->stack = stack_path(c, backward && fwd != TPROF_OP_NONE ? fwd : x);
+        if (parts->stack == UINT32_MAX) return UINT32_MAX;
+        const char *a = tprof_strtab_get(&c->strs, name), *b = tprof_strtab_get(&c->strs, parts->stack);
+        size_t la = strlen(a), lb = strlen(b);
+        if (key_room(c, la + lb + 2)) return UINT32_MAX;
+        memcpy(c->key, a, la);
+        c->key[la] = '\x1f';
+        memcpy(c->key + la + 1, b, lb);
+        return intern(c, c->key, la + 1 + lb);
+    }
     if (c->o->by == TPROF_OPS_BY_CATEGORY) {
         parts->name = 0;
         tprof_op_category k = tprof_op_category_of(c->o->classifier, tprof_strtab_get(&c->strs, name));
@@ -368,6 +419,7 @@ static int add_unlinked(ops_ctx *c, const tprof_event *g)
     if (c->o->by == TPROF_OPS_BY_MODULE) parts.module = key;
     else if (c->o->by == TPROF_OPS_BY_CATEGORY) parts.category = key;
     else parts.name = key;
+    if (c->o->by == TPROF_OPS_BY_STACK) parts.stack = intern_z(c, "");
     op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
     if (!row || add_kernel(c, (size_t)(row - c->rows), g)) return TPROF_ENOMEM;
     row->count++;
@@ -385,16 +437,16 @@ static int add_unlinked(ops_ctx *c, const tprof_event *g)
 
 enum { T_BY, T_DEPTH, T_LAUNCHES, T_GPU_EVENTS, T_GPU_NS, T_DIRECT, T_UNLINKED, T_UNLINKED_NS, T_OP_ARGS,
        T_STEP_FIRST, T_STEP_LAST, T_NSTEPS, T_NCOLS };
-enum { R_NAME, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE, R_MODULE, R_CATEGORY, R_COUNT, R_KERNELS, R_DIRECT, R_SHARE, R_MEAN,
+enum { R_NAME, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE, R_MODULE, R_CATEGORY, R_STACK, R_COUNT, R_KERNELS, R_DIRECT, R_SHARE, R_MEAN,
        R_MIN, R_MAX, R_SUBTREE, R_DEV_SELF, R_DEV_TOTAL, R_CPU_SELF, R_CPU_TOTAL, R_CPU_PER_GPU, R_FORWARD,
        R_BACKWARD, R_TOP_KERNEL, R_NCOLS };
 enum { K_NAME, K_COUNT, K_TOTAL, K_NCOLS };
 
 static const tprof_col_desc ops_top_cols[T_NCOLS] = {
-    [T_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: name, shape, module or category",
+    [T_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: name, shape, module, category or stack",
                        .flags = TPROF_COLF_NO_TABLE),
     [T_DEPTH] = TPROF_COL("depth", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
-                          "by module: the module levels kept (0: all)", .flags = TPROF_COLF_NO_TABLE),
+                          "by module: the module levels kept, by stack: the frames kept (0: all)", .flags = TPROF_COLF_NO_TABLE),
     [T_LAUNCHES] = TPROF_COL("launches", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "launches",
                              "op instances that launched GPU work (launchers), plus GPU events without a launch"),
     [T_GPU_EVENTS] = TPROF_COL("gpu_events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "GPU events",
@@ -425,7 +477,7 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
 #define KEY_PART(NAME, TITLE, DOC, FLAGS, ...)                                                                 \
     TPROF_COL(NAME, TPROF_COL_STRING, TPROF_COMBINE_FIRST, TITLE, DOC, .flags = TPROF_COLF_KEY | (FLAGS), __VA_ARGS__)
 /* The row columns of one grouping: which key parts it has. */
-#define OPS_ROW_COLS(NAME_FLAGS, SHAPE_FLAGS, MODULE_FLAGS, CATEGORY_FLAGS)                                                    \
+#define OPS_ROW_COLS(NAME_FLAGS, SHAPE_FLAGS, MODULE_FLAGS, CATEGORY_FLAGS, STACK_FLAGS)                                                    \
     {                                                                                                          \
         [R_NAME] = KEY_PART("op", "op", "the op's name (cpu_op), or the runtime call's without one",          \
                             TPROF_COLF_NAMES | (NAME_FLAGS), .width = 90),                                     \
@@ -443,6 +495,9 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
         [R_CATEGORY] = KEY_PART("category", "category",                                                        \
                                 "by category: gemm, attention, convolution, elementwise, reduction, "          \
                                 "normalization, communication, memory or other", (CATEGORY_FLAGS)),            \
+        [R_STACK] = KEY_PART("stack", "stack",                                                                 \
+                             "by stack: the user's Python frames above the op, innermost first, joined by "    \
+                             "' <- ' (a backward op: its forward op's)", (STACK_FLAGS), .width = 80),          \
         [R_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "count", "op instances (launches)"), \
         [R_KERNELS] = TPROF_COL("kernels", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "kernels",                       \
                                 "GPU events they launched directly"),                                          \
@@ -497,10 +552,11 @@ static const tprof_table_desc ops_kernels = { .name = "by_kernel",
 static const tprof_table_desc *const ops_row_children[] = { &ops_kernels };
 
 static const tprof_col_desc ops_row_cols[TPROF_OPS_GROUPINGS][R_NCOLS] = {
-    [TPROF_OPS_BY_NAME] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN),
-    [TPROF_OPS_BY_SHAPE] = OPS_ROW_COLS(0, 0, HIDDEN, HIDDEN),
-    [TPROF_OPS_BY_MODULE] = OPS_ROW_COLS(HIDDEN, HIDDEN, 0, HIDDEN),
-    [TPROF_OPS_BY_CATEGORY] = OPS_ROW_COLS(HIDDEN, HIDDEN, HIDDEN, 0),
+    [TPROF_OPS_BY_NAME] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN, HIDDEN),
+    [TPROF_OPS_BY_SHAPE] = OPS_ROW_COLS(0, 0, HIDDEN, HIDDEN, HIDDEN),
+    [TPROF_OPS_BY_MODULE] = OPS_ROW_COLS(HIDDEN, HIDDEN, 0, HIDDEN, HIDDEN),
+    [TPROF_OPS_BY_CATEGORY] = OPS_ROW_COLS(HIDDEN, HIDDEN, HIDDEN, 0, HIDDEN),
+    [TPROF_OPS_BY_STACK] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN, 0),
 };
 
 #define OPS_ROWS(BY)                                                                                           \
@@ -508,11 +564,11 @@ static const tprof_col_desc ops_row_cols[TPROF_OPS_GROUPINGS][R_NCOLS] = {
       .ncols = R_NCOLS, .limited = 1, .children = ops_row_children, .nchildren = 1 }
 static const tprof_table_desc ops_rows[TPROF_OPS_GROUPINGS] = {
     OPS_ROWS(TPROF_OPS_BY_NAME), OPS_ROWS(TPROF_OPS_BY_SHAPE), OPS_ROWS(TPROF_OPS_BY_MODULE),
-    OPS_ROWS(TPROF_OPS_BY_CATEGORY)
+    OPS_ROWS(TPROF_OPS_BY_CATEGORY), OPS_ROWS(TPROF_OPS_BY_STACK)
 };
 static const tprof_table_desc ops_top = { .name = "", .cols = ops_top_cols, .ncols = T_NCOLS };
 static const tprof_table_desc *const ops_tables[TPROF_OPS_GROUPINGS][1] = {
-    { &ops_rows[0] }, { &ops_rows[1] }, { &ops_rows[2] }, { &ops_rows[3] }
+    { &ops_rows[0] }, { &ops_rows[1] }, { &ops_rows[2] }, { &ops_rows[3] }, { &ops_rows[4] }
 };
 #define OPS_DESC(NAME, BY, DOC)                                                                                \
     { .name = NAME, .version = 1, .top = &ops_top, .tables = ops_tables[BY], .ntables = 1, .csv_table = 1,     \
@@ -522,18 +578,20 @@ const tprof_result_desc tprof_ops_desc[TPROF_OPS_GROUPINGS] = {
     OPS_DESC("ops_by_shape", TPROF_OPS_BY_SHAPE, "GPU time per op and inputs (trainprof ops --by shape)"),
     OPS_DESC("ops_by_module", TPROF_OPS_BY_MODULE, "GPU time per nn.Module (trainprof ops --by module)"),
     OPS_DESC("ops_by_category", TPROF_OPS_BY_CATEGORY, "GPU time per op category (trainprof ops --by category)"),
+    OPS_DESC("ops_by_stack", TPROF_OPS_BY_STACK, "GPU time per op and Python call stack (trainprof ops --by stack)"),
 };
 
 static const char *by_label(tprof_ops_by by)
 {
     return by == TPROF_OPS_BY_SHAPE ? "shape" : by == TPROF_OPS_BY_MODULE ? "module"
-                                       : by == TPROF_OPS_BY_CATEGORY ? "category" : "name";
+                                       : by == TPROF_OPS_BY_CATEGORY ? "category"
+                                       : by == TPROF_OPS_BY_STACK  ? "stack" : "name";
 }
 
 static int sort_rows(tprof_result *res)
 {
-    static const int cols[] = { R_DIRECT, R_NAME, R_MODULE, R_CATEGORY, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE };
-    static const int desc[] = { 1, 0, 0, 0, 0, 0, 0, 0 };
+    static const int cols[] = { R_DIRECT, R_NAME, R_MODULE, R_CATEGORY, R_STACK, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE };
+    static const int desc[] = { 1, 0, 0, 0, 0, 0, 0, 0, 0 };
     return tprof_rows_sort(tprof_result_table(res, 0), cols, desc, sizeof cols / sizeof *cols);
 }
 
@@ -547,8 +605,8 @@ static int fill_rows(const ops_ctx *c, tprof_result *res)
         if (i < 0) return TPROF_ENOMEM;
         const uint32_t parts[] = { [R_NAME] = x->name, [R_DIMS] = x->dims, [R_TYPES] = x->types,
                                    [R_STRIDES] = x->strides, [R_CONCRETE] = x->concrete, [R_MODULE] = x->module,
-                                   [R_CATEGORY] = x->category };
-        for (int k = R_NAME; k <= R_CATEGORY; k++)
+                                   [R_CATEGORY] = x->category, [R_STACK] = x->stack };
+        for (int k = R_NAME; k <= R_STACK; k++)
             if ((cols[k].flags & HIDDEN) != HIDDEN &&
                 tprof_rows_set_s(rows, (size_t)i, (size_t)k, tprof_strtab_get(&c->strs, parts[k])))
                 return TPROF_ENOMEM;
@@ -594,6 +652,7 @@ static void ctx_free(ops_ctx *c)
     tprof_i64map_free(&c->row_of);
     tprof_i64map_free(&c->fwd_of);
     tprof_i64map_free(&c->module_of);
+    tprof_i64map_free(&c->stack_of);
     tprof_i64map_free(&c->name_of);
     free(c->module_frame);
     free(c->rows);
@@ -646,7 +705,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     rc = TPROF_ENOMEM;
     if (tprof_strtab_init(&c.strs)) goto out;
     if (tprof_i64map_init(&c.row_of, 256) || tprof_i64map_init(&c.fwd_of, 256) ||
-        tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.name_of, 256) ||
+        tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.stack_of, 64) || tprof_i64map_init(&c.name_of, 256) ||
         tprof_i64map_init(&c.kern_of, 1024))
         goto out;
     if ((rc = index_args(&c)) || (rc = mark_module_frames(&c))) goto out;
@@ -683,7 +742,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     for (size_t j = 0; j < c.nrows; j++) direct = tprof_sat_add(direct, c.rows[j].direct);
     tprof_rows *top = tprof_result_top(res);
     if ((rc = tprof_rows_set_s(top, 0, T_BY, by_label(opts->by)))) goto out;
-    tprof_rows_set_i(top, 0, T_DEPTH, opts->by == TPROF_OPS_BY_MODULE ? opts->depth : 0);
+    tprof_rows_set_i(top, 0, T_DEPTH, opts->by == TPROF_OPS_BY_MODULE || opts->by == TPROF_OPS_BY_STACK ? opts->depth : 0);
     tprof_rows_set_i(top, 0, T_LAUNCHES, (int64_t)launches);
     tprof_rows_set_i(top, 0, T_GPU_EVENTS, (int64_t)c.gpu_events);
     tprof_rows_set_i(top, 0, T_GPU_NS, c.gpu_ns);

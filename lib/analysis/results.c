@@ -31,6 +31,7 @@ static const tprof_result_desc *const all[] = {
     &tprof_ops_desc[TPROF_OPS_BY_SHAPE],
     &tprof_ops_desc[TPROF_OPS_BY_MODULE],
     &tprof_ops_desc[TPROF_OPS_BY_CATEGORY],
+    &tprof_ops_desc[TPROF_OPS_BY_STACK],
     &tprof_mfu_desc,
     &tprof_rank_facts_desc,
     &tprof_ranks_desc,

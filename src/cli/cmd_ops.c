@@ -19,16 +19,19 @@ static void help(FILE *f)
             "launched it (the innermost cpu_op above its runtime call), grouped by op\n"
             "name, by op and input shapes (record_shapes), or by the nn.Module that ran\n"
             "it (with_stack / with_modules; a backward op counts for its forward op's\n"
-            "module), or by op category (gemm, attention, convolution, elementwise,\n"
-            "reduction, normalization, communication, memory, other). Per group: launches, kernels, direct kernel time (the op's own\n"
+            "module), by op category (gemm, attention, convolution, elementwise,\n"
+            "reduction, normalization, communication, memory, other), or by op and the\n"
+            "Python call stack above it (with_stack). Per group: launches, kernels, direct kernel time (the op's own\n"
             "launches) and its share, subtree kernel time (the ops under it too), and\n"
             "CPU self and total time. GPU work without a launch in the trace is a row\n"
             "of its own. One table per trace and, for several traces, a combined one.\n\n"
             "options:\n"
-            "  --by name|shape|module|category  grouping (default name); --class-rule\n"
-            "                        CATEGORY:GLOB puts ops named GLOB in a category\n"
+            "  --by name|shape|module|category|stack  grouping (default name);\n"
+            "                        --class-rule CATEGORY:GLOB puts ops named GLOB in a\n"
+            "                        category\n"
             "  --depth N             by module: keep the outermost N levels of the path\n"
-            "                        (default 0 = the whole path)\n"
+            "                        (default 0 = the whole path); by stack: the innermost\n"
+            "                        N frames (default 5, 0 = all)\n"
             "  --top N               rows per table (default 20, 0 = all)\n"
             "  --steps A..B          only ops that start in ProfilerStep#A..#B\n"
             "                        (also A.., ..B, A)\n"
@@ -38,6 +41,7 @@ static void help(FILE *f)
 typedef struct {
     tprof_ops_opts oo;
     long top;
+    int depth_given;
     char window[80]; /* the error when --steps matches no step */
 } ops_cli;
 
@@ -95,14 +99,16 @@ static int option(void *vctx, int c, const char *arg)
     case 'd':
         if (parse_count("--depth", arg, &v)) return -1;
         ctx->oo.depth = (int)v;
+        ctx->depth_given = 1;
         return 0;
     case 'b':
         if (!strcmp(arg, "name")) ctx->oo.by = TPROF_OPS_BY_NAME;
         else if (!strcmp(arg, "shape")) ctx->oo.by = TPROF_OPS_BY_SHAPE;
         else if (!strcmp(arg, "module")) ctx->oo.by = TPROF_OPS_BY_MODULE;
         else if (!strcmp(arg, "category")) ctx->oo.by = TPROF_OPS_BY_CATEGORY;
+        else if (!strcmp(arg, "stack")) ctx->oo.by = TPROF_OPS_BY_STACK;
         else {
-            cli_error("--by must be name, shape, module or category, not '%s'", arg);
+            cli_error("--by must be name, shape, module, category or stack, not '%s'", arg);
             return -1;
         }
         return 0;
@@ -123,7 +129,10 @@ static int option(void *vctx, int c, const char *arg)
 
 static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
 {
-    return tprof_ops(t, &((const ops_cli *)vctx)->oo, out);
+    const ops_cli *ctx = vctx;
+    tprof_ops_opts o = ctx->oo;
+    if (o.by == TPROF_OPS_BY_STACK && !ctx->depth_given) o.depth = 5;
+    return tprof_ops(t, &o, out);
 }
 
 static int combine(void *ctx, const tprof_result *const *rs, const int64_t *ranks, size_t n, tprof_result **out)

@@ -183,6 +183,17 @@ def model(path, by="name", depth=0, steps=None):
             frames = frames[:depth]
         return ".".join(frames) if frames else "(outside nn.Modules)"
 
+    def stack_of(r):
+        frames = []
+        while r:
+            n = r["name"]
+            if (r["cat"] == "python_function" and not n.startswith("nn.Module: ") and not n.startswith("<")
+                    and not n.startswith("torch/") and "/site-packages/torch/" not in n):
+                frames.append(n)
+            r = r["parent"]
+        frames = frames[:depth or 5]
+        return " <- ".join(frames) if frames else "(no Python frames)"
+
     sel = []
     if steps:
         for r in host:
@@ -227,6 +238,8 @@ def model(path, by="name", depth=0, steps=None):
             p = p["parent"]
         if by == "module":
             key = module_path(back or x)
+        elif by == "stack":
+            key = (x["name"], stack_of(back or x))
         elif by == "shape":
             a = x["args"] if x["cat"] == "cpu_op" else {}
             key = (x["name"],) + tuple(compact(a.get(k)) for k in
@@ -238,12 +251,14 @@ def model(path, by="name", depth=0, steps=None):
             x["dur"] - min(children, x["dur"]), back is not None, [g for c in calls for g in c["gpu"]])
     for g in unlinked:
         if in_window(g["ts"]):
-            key = UNLINKED if by != "shape" else (UNLINKED, "", "", "", "")
+            key = (UNLINKED, "", "", "", "") if by == "shape" else (UNLINKED, "") if by == "stack" else UNLINKED
             add(key, g["dur"], g["dur"], 1, g["dur"], 0, 0, False, [g])
     return rows
 
 
 def key_of(by):
+    if by == "stack":
+        return lambda r: (r["op"], r["stack"])
     if by == "module":
         return lambda r: r["module"]
     if by == "shape":
@@ -286,10 +301,11 @@ check(kern[0] == kern[1], "gentrace --modules changed the GPU work")
 check(ops_json(plain, "--by", "module")["rows"][0]["module"] == "(outside nn.Modules)", "no frames, no modules")
 paths = [(os.path.basename(r), os.path.join(data, r)) for r in sorted(expected)] + [("generated", gen)]
 for label, path in paths:
-    for by in ("name", "shape", "module"):
+    for by in ("name", "shape", "module", "stack"):
         compare_model(label, path, by)
 compare_model("resnet", os.path.join(data, sorted(r for r in expected if "resnet" in r)[0]), "module", depth=3)
 compare_model("generated", gen, "name", steps=(11, 12))
+compare_model("Falconsai", os.path.join(data, sorted(r for r in expected if "Falconsai" in r)[0]), "stack", depth=2)
 compare_model("generated", gen, "module", depth=2, steps=(13, 13))
 
 # every GPU event is in one row, whatever the grouping
