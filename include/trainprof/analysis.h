@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trainprof/flops.h"
 #include "trainprof/result.h"
 #include "trainprof/trace.h"
 
@@ -90,6 +91,11 @@ typedef struct {
                                       innermost DEPTH frames (0: all) */
     int64_t step_first, step_last; /* ProfilerStep numbers, inclusive; -1: whole trace */
     const tprof_classifier *classifier; /* by category: the user's rules first; may be NULL */
+    /* the roofline's device: DEVICE (NULL: the trace's first device) in the
+     * device table; PEAK_TFLOPS / PEAK_TBPS > 0 replace its peaks (every
+     * element type) and bandwidth, or give them for a device not in it */
+    const char *device;
+    double peak_tflops, peak_tbps;
 } tprof_ops_opts;
 
 /* The events an ops analysis needs stored: host spans, runtime calls, GPU
@@ -107,6 +113,19 @@ extern const tprof_result_desc tprof_ops_desc[TPROF_OPS_GROUPINGS];
 int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **out);
 /* Per-rank op tables combined by the columns' rules, by direct time again. */
 int tprof_ops_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n, tprof_result **out);
+
+/* The performance model of one op instance: FLOPs and bytes moved from its
+ * name and recorded inputs (the compact JSON texts of Input Dims, Input type
+ * and Concrete Inputs, as tprof_op_args keeps them; docs/METRICS.md, "The
+ * performance model"). */
+typedef struct {
+    double flops, bytes;  /* bytes 0: an input's element type is unknown */
+    tprof_dtype dtype;    /* of the first input: which peak the roofline takes */
+    const char *family;   /* gemm, attention, convolution, elementwise, normalization, reduction */
+} tprof_op_cost;
+/* 1 and *OUT when the op has a model and its inputs fit it, else 0. */
+int tprof_op_cost_of(const char *name, const char *dims_json, const char *types_json, const char *concrete_json,
+                     tprof_op_cost *out);
 
 /* ---- temporal: where the GPU's wall time goes (HTA's temporal breakdown) ---- */
 

@@ -85,6 +85,22 @@ int tprof_device_peak(const char *device_name, double *tflops);
 /* Row I of the table (0..): the substring and its peak; NULL past the end. */
 const char *tprof_device_peak_row(size_t i, double *tflops);
 
+/* Element types of the device table (the roofline of `trainprof ops`). */
+typedef enum { TPROF_DT_FP32 = 0, TPROF_DT_TF32, TPROF_DT_BF16, TPROF_DT_FP16, TPROF_DT_FP8, TPROF_DT_COUNT } tprof_dtype;
+const char *tprof_dtype_name(tprof_dtype d);
+/* One device's datasheet figures: dense peak TFLOP/s per element type (0:
+ * the device has none or the datasheet gives none) and HBM bandwidth. */
+typedef struct {
+    const char *label; /* the row's substrings, joined with '|' */
+    double tflops[TPROF_DT_COUNT];
+    double hbm_tbps;   /* TB/s (10^12 bytes per second) */
+} tprof_device_spec;
+/* The row of DEVICE_NAME, by substring in a fixed order (docs/METRICS.md,
+ * "Device table"): 0, or TPROF_EUSAGE for a device not in it. */
+int tprof_device_spec_of(const char *device_name, tprof_device_spec *out);
+/* Row I of the table (0..), NULL past the end. */
+const tprof_device_spec *tprof_device_spec_row(size_t i);
+
 /* The step meter (VeOmni's EnvironMeter). Add each micro-batch's sequences
  * with tprof_meter_add; tprof_meter_step then computes the step's metrics and
  * starts the next step. */

@@ -84,6 +84,7 @@ typedef struct {
     const char *weight; /* WMEAN: the weighting column */
     const char *num, *den; /* DERIVED: the ratio's columns; "top.NAME" is the top table's column
                             * (a share of the result's total) */
+    double scale;          /* DERIVED: num / den times this (0: 1), for a unit (FLOPs per ns -> TFLOP/s) */
     const char *csv_name; /* the CSV header when it differs from the JSON key (NULL: name) */
     int width;          /* text table: cut longer cells in the middle (0: never) */
     int decimals;       /* RATE / REAL / RATIO in tables (0: 2, RATIO 1) */

@@ -25,6 +25,10 @@ typedef struct {
     uint32_t name, dims, types, strides, concrete, module, category, stack;
     uint64_t count, kernels;
     int64_t direct, min_direct, max_direct, subtree, dev_self, dev_total, cpu_self, cpu_total, backward;
+    uint64_t modelled;  /* instances the performance model covers */
+    int64_t modelled_ns; /* their subtree time */
+    double flops, bytes;
+    int dtype;          /* of the first modelled instance, -1 before */
 } op_row;
 
 /* A kernel name's launches in one row. */
@@ -94,6 +98,7 @@ static op_row *row_for(ops_ctx *c, uint32_t key, const op_row *parts)
     *r = *parts;
     r->min_direct = INT64_MAX;
     r->max_direct = INT64_MIN;
+    r->dtype = -1;
     if (tprof_i64map_put(&c->row_of, key, (int64_t)c->nrows)) return NULL;
     c->nrows++;
     return r;
@@ -406,6 +411,18 @@ static int add_instance(ops_ctx *c, uint32_t x)
     row->cpu_total = tprof_sat_add(row->cpu_total, e->dur);
     row->cpu_self = tprof_sat_add(row->cpu_self, e->dur - (children < e->dur ? children : e->dur));
     if (backward) row->backward = tprof_sat_add(row->backward, direct);
+    const tprof_op_args *a = tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x) : NULL;
+    tprof_op_cost cost;
+    if (a && a->arg[TPROF_OP_DIMS] &&
+        tprof_op_cost_of(tprof_trace_str(c->t, e->name), tprof_trace_str(c->t, a->arg[TPROF_OP_DIMS]),
+                         tprof_trace_str(c->t, a->arg[TPROF_OP_TYPES]), tprof_trace_str(c->t, a->arg[TPROF_OP_CONCRETE]),
+                         &cost)) {
+        row->modelled++;
+        row->modelled_ns = tprof_sat_add(row->modelled_ns, subtree);
+        row->flops += cost.flops;
+        row->bytes += cost.bytes;
+        if (row->dtype < 0) row->dtype = (int)cost.dtype;
+    }
     c->gpu_events += kernels;
     c->gpu_ns = tprof_sat_add(c->gpu_ns, dev_self);
     return 0;
@@ -436,10 +453,11 @@ static int add_unlinked(ops_ctx *c, const tprof_event *g)
 /* ---- result tables ---------------------------------------------------------- */
 
 enum { T_BY, T_DEPTH, T_LAUNCHES, T_GPU_EVENTS, T_GPU_NS, T_DIRECT, T_UNLINKED, T_UNLINKED_NS, T_OP_ARGS,
-       T_STEP_FIRST, T_STEP_LAST, T_NSTEPS, T_NCOLS };
+       T_STEP_FIRST, T_STEP_LAST, T_NSTEPS, T_DEVICE, T_PEAK_SOURCE, T_HBM, T_PEAK0, T_NCOLS = T_PEAK0 + TPROF_DT_COUNT };
 enum { R_NAME, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE, R_MODULE, R_CATEGORY, R_STACK, R_COUNT, R_KERNELS, R_DIRECT, R_SHARE, R_MEAN,
        R_MIN, R_MAX, R_SUBTREE, R_DEV_SELF, R_DEV_TOTAL, R_CPU_SELF, R_CPU_TOTAL, R_CPU_PER_GPU, R_FORWARD,
-       R_BACKWARD, R_TOP_KERNEL, R_NCOLS };
+       R_BACKWARD, R_TOP_KERNEL, R_MODELLED, R_MODELLED_NS, R_FLOPS, R_BYTES, R_TFLOPS, R_TBPS, R_INTENSITY, R_DTYPE,
+       R_BOUND, R_ROOFLINE, R_NCOLS };
 enum { K_NAME, K_COUNT, K_TOTAL, K_NCOLS };
 
 static const tprof_col_desc ops_top_cols[T_NCOLS] = {
@@ -471,6 +489,25 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                               .flags = TPROF_COLF_OMIT_NULL | TPROF_COLF_NO_TABLE),
     [T_NSTEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "with --steps: steps in the window",
                            .flags = TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE),
+    [T_DEVICE] = TPROF_COL("device", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                           "the roofline's device (--device, else the trace's first), null when none",
+                           .flags = TPROF_COLF_NO_TABLE),
+    [T_PEAK_SOURCE] = TPROF_COL("peak_source", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                                "where the peaks come from: \"datasheet\" (the device table: dense, no sparsity), "
+                                "\"given\" (--peak-tflops / --peak-tbps), null when there are none",
+                                .flags = TPROF_COLF_NO_TABLE),
+    [T_HBM] = TPROF_COL("peak_tbps", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL, "the memory bandwidth, TB/s",
+                        .flags = TPROF_COLF_NO_TABLE),
+    [T_PEAK0 + TPROF_DT_FP32] = TPROF_COL("peak_tflops_fp32", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL,
+                                          "dense FP32 peak, TFLOP/s", .flags = TPROF_COLF_NO_TABLE),
+    [T_PEAK0 + TPROF_DT_TF32] = TPROF_COL("peak_tflops_tf32", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL,
+                                          "dense TF32 peak", .flags = TPROF_COLF_NO_TABLE),
+    [T_PEAK0 + TPROF_DT_BF16] = TPROF_COL("peak_tflops_bf16", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL,
+                                          "dense BF16 peak", .flags = TPROF_COLF_NO_TABLE),
+    [T_PEAK0 + TPROF_DT_FP16] = TPROF_COL("peak_tflops_fp16", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL,
+                                          "dense FP16 peak", .flags = TPROF_COLF_NO_TABLE),
+    [T_PEAK0 + TPROF_DT_FP8] = TPROF_COL("peak_tflops_fp8", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL,
+                                         "dense FP8 peak", .flags = TPROF_COLF_NO_TABLE),
 };
 
 #define HIDDEN (TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV | TPROF_COLF_NO_TABLE)
@@ -522,7 +559,8 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                                   "PyTorch's total device time: the subtree's kernel durations summed",       \
                                   .flags = TPROF_COLF_NO_TABLE),                                               \
         [R_CPU_SELF] = TPROF_COL("cpu_self_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU self",             \
-                                 "the op's span minus the spans directly under it (ops and runtime calls)"),  \
+                                 "the op's span minus the spans directly under it (ops and runtime calls)",   \
+                                 .flags = TPROF_COLF_NO_TABLE),                                               \
         [R_CPU_TOTAL] = TPROF_COL("cpu_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU total",          \
                                   "the op's span"),                                                            \
         [R_CPU_PER_GPU] = TPROF_COL("cpu_per_gpu", TPROF_COL_REAL, TPROF_COMBINE_DERIVED, "CPU/GPU",           \
@@ -530,12 +568,39 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                                     "than the GPU work it launches)", .num = "cpu_total_ns", .den = "direct_ns",  \
                                     .decimals = 2, .csv_decimals = 6),                                         \
         [R_FORWARD] = TPROF_COL("forward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "forward",         \
-                                "direct_ns minus backward_direct_ns"),                                         \
+                                "direct_ns minus backward_direct_ns", .flags = TPROF_COLF_NO_TABLE),           \
         [R_BACKWARD] = TPROF_COL("backward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "backward",      \
                                  "the part of direct_ns launched under an autograd backward op"),              \
         [R_TOP_KERNEL] = TPROF_COL("top_kernel", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "top kernel",          \
                                    "the kernel with the most time among them (by_kernel has each)",             \
                                    .flags = TPROF_COLF_NAMES, .width = 48),                                    \
+        [R_MODELLED] = TPROF_COL("modelled", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,                         \
+                                 "instances the performance model covers (an op it knows, with inputs)",       \
+                                 .flags = TPROF_COLF_NO_TABLE),                                                \
+        [R_MODELLED_NS] = TPROF_COL("modelled_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,                \
+                                    "their subtree kernel time", .flags = TPROF_COLF_NO_TABLE),                \
+        [R_FLOPS] = TPROF_COL("flops", TPROF_COL_REAL, TPROF_COMBINE_SUM, NULL, "their FLOPs summed",          \
+                              .flags = TPROF_COLF_NO_TABLE | TPROF_COLF_WHOLE),                                \
+        [R_BYTES] = TPROF_COL("bytes", TPROF_COL_REAL, TPROF_COMBINE_SUM, NULL,                                \
+                              "their bytes moved summed (0: an element type unknown)",                         \
+                              .flags = TPROF_COLF_NO_TABLE | TPROF_COLF_WHOLE),                                \
+        [R_TFLOPS] = TPROF_COL("tflops", TPROF_COL_RATE, TPROF_COMBINE_DERIVED, "TFLOP/s",                     \
+                               "achieved: flops / modelled_ns", .num = "flops", .den = "modelled_ns",          \
+                               .scale = 1e-3, .decimals = 1, .csv_digits = 9),                                 \
+        [R_TBPS] = TPROF_COL("tbps", TPROF_COL_RATE, TPROF_COMBINE_DERIVED, "TB/s",                            \
+                             "achieved: bytes / modelled_ns", .num = "bytes", .den = "modelled_ns",            \
+                             .scale = 1e-3, .decimals = 2, .csv_digits = 9),                                   \
+        [R_INTENSITY] = TPROF_COL("intensity", TPROF_COL_REAL, TPROF_COMBINE_DERIVED, "FLOP/B",                \
+                                  "arithmetic intensity: flops / bytes", .num = "flops", .den = "bytes",      \
+                                  .decimals = 1, .csv_digits = 9, .flags = TPROF_COLF_NO_TABLE),               \
+        [R_DTYPE] = TPROF_COL("dtype", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,                              \
+                              "the element type whose peak applies (fp32, bf16, fp16, fp8)",                   \
+                              .flags = TPROF_COLF_NO_TABLE),                                                   \
+        [R_BOUND] = TPROF_COL("bound", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, "bound",                           \
+                              "compute or memory: which roof the intensity puts it under"),                    \
+        [R_ROOFLINE] = TPROF_COL("roofline", TPROF_COL_RATIO, TPROF_COMBINE_FIRST, "roofline",                 \
+                                 "tflops / min(peak, intensity x bandwidth): the share of what the device "    \
+                                 "allows at this intensity", .decimals = 1),                                   \
     }
 
 static const tprof_col_desc ops_kernel_cols[K_NCOLS] = {
@@ -617,6 +682,13 @@ static int fill_rows(const ops_ctx *c, tprof_result *res)
                               [R_FORWARD] = x->direct - x->backward, [R_BACKWARD] = x->backward };
         for (int k = R_COUNT; k < R_TOP_KERNEL; k++)
             if (cols[k].combine != TPROF_COMBINE_DERIVED) tprof_rows_set_i(rows, (size_t)i, (size_t)k, v[k]);
+        tprof_rows_set_i(rows, (size_t)i, R_MODELLED, (int64_t)x->modelled);
+        tprof_rows_set_i(rows, (size_t)i, R_MODELLED_NS, x->modelled_ns);
+        if (x->modelled) {
+            tprof_rows_set_d(rows, (size_t)i, R_FLOPS, x->flops);
+            tprof_rows_set_d(rows, (size_t)i, R_BYTES, x->bytes);
+            if (tprof_rows_set_s(rows, (size_t)i, R_DTYPE, tprof_dtype_name((tprof_dtype)x->dtype))) return TPROF_ENOMEM;
+        }
     }
     for (size_t j = 0; j < c->nkern; j++) {
         const op_kernel *k = &c->kern[j];
@@ -625,6 +697,56 @@ static int fill_rows(const ops_ctx *c, tprof_result *res)
         if (i < 0 || tprof_rows_set_s(kids, (size_t)i, K_NAME, tprof_trace_str(c->t, k->name))) return TPROF_ENOMEM;
         tprof_rows_set_i(kids, (size_t)i, K_COUNT, (int64_t)k->count);
         tprof_rows_set_i(kids, (size_t)i, K_TOTAL, k->total);
+    }
+    return 0;
+}
+
+/* The roofline's device and peaks in the top row: the device table's row
+ * of --device or the trace's first device, replaced by --peak-tflops /
+ * --peak-tbps. */
+static int set_peaks(const tprof_trace *t, const tprof_ops_opts *o, tprof_rows *top)
+{
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    const char *name = o->device ? o->device : m->ndevices && m->devices[0].name ? m->devices[0].name : NULL;
+    tprof_device_spec spec;
+    int known = name && tprof_device_spec_of(name, &spec) == 0;
+    if (!known) memset(&spec, 0, sizeof spec);
+    const char *source = known ? "datasheet" : NULL;
+    if (o->peak_tflops > 0) {
+        for (int k = 0; k < TPROF_DT_COUNT; k++) spec.tflops[k] = o->peak_tflops;
+        source = "given";
+    }
+    if (o->peak_tbps > 0) {
+        spec.hbm_tbps = o->peak_tbps;
+        source = "given";
+    }
+    if ((name && tprof_rows_set_s(top, 0, T_DEVICE, name)) || (source && tprof_rows_set_s(top, 0, T_PEAK_SOURCE, source)))
+        return TPROF_ENOMEM;
+    if (spec.hbm_tbps > 0) tprof_rows_set_d(top, 0, T_HBM, spec.hbm_tbps);
+    for (int k = 0; k < TPROF_DT_COUNT; k++)
+        if (spec.tflops[k] > 0) tprof_rows_set_d(top, 0, (size_t)(T_PEAK0 + k), spec.tflops[k]);
+    return 0;
+}
+
+/* Each row's bound and share of the roofline, from its intensity and the
+ * top row's peak for its element type (again after combining). */
+static int finish_roofline(tprof_result *res)
+{
+    const tprof_rows *top = tprof_result_top_c(res);
+    tprof_rows *rows = tprof_result_table(res, 0);
+    double hbm = tprof_rows_real(top, 0, "peak_tbps");
+    for (size_t i = 0; i < tprof_rows_count(rows); i++) {
+        tprof_rows_set_null(rows, i, R_BOUND);
+        tprof_rows_set_null(rows, i, R_ROOFLINE);
+        const char *dt = tprof_rows_str(rows, i, "dtype");
+        double inten = tprof_rows_real(rows, i, "intensity"), achieved = tprof_rows_real(rows, i, "tflops");
+        char col[32];
+        snprintf(col, sizeof col, "peak_tflops_%s", dt ? dt : "");
+        double peak = dt && *dt ? tprof_rows_real(top, 0, col) : 0;
+        if (!(peak > 0) || !(hbm > 0) || !(inten > 0) || achieved != achieved) continue;
+        double mem_roof = inten * hbm; /* FLOP/B x TB/s = TFLOP/s */
+        if (tprof_rows_set_s(rows, i, R_BOUND, mem_roof >= peak ? "compute" : "memory")) return TPROF_ENOMEM;
+        tprof_rows_set_d(rows, i, R_ROOFLINE, achieved / (mem_roof < peak ? mem_roof : peak));
     }
     return 0;
 }
@@ -755,8 +877,9 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
         tprof_rows_set_i(top, 0, T_STEP_LAST, step_last);
         tprof_rows_set_i(top, 0, T_NSTEPS, (int64_t)nsel);
     }
+    if ((rc = set_peaks(t, opts, top))) goto out;
     tprof_result_derive(res);
-    if (!(rc = finish_kernels(res))) rc = sort_rows(res);
+    if (!(rc = finish_kernels(res)) && !(rc = finish_roofline(res))) rc = sort_rows(res);
 out:
     ctx_free(&c);
     tprof_op_tree_free(&tr);
@@ -774,6 +897,7 @@ int tprof_ops_combine(const tprof_result *const *parts, const int64_t *ranks, si
     *out = n ? tprof_ranks_combine(parts, ranks, n) : NULL;
     if (!*out) return n ? TPROF_ENOMEM : TPROF_EUSAGE;
     int rc = finish_kernels(*out);
+    if (!rc) rc = finish_roofline(*out);
     if (!rc) rc = sort_rows(*out);
     if (rc) {
         tprof_result_free(*out);

@@ -221,7 +221,9 @@ static void derive_rows(tprof_rows *t)
             const tprof_cell *b = tprof_rows_cell(dt, dt == t ? r : 0, (size_t)dc);
             double den = b->null ? 0 : result_cell_num(&dt->d->cols[dc], b);
             if (a->null || den == 0) tprof_rows_set_null(t, r, c);
-            else tprof_rows_set_d(t, r, c, result_cell_num(&nt->d->cols[nc], a) / den);
+            else
+                tprof_rows_set_d(t, r, c, result_cell_num(&nt->d->cols[nc], a) / den *
+                                              (d->cols[c].scale != 0 ? d->cols[c].scale : 1));
         }
     }
     for (size_t r = 0; r < t->n; r++)

@@ -24,7 +24,11 @@ static void help(FILE *f)
             "Python call stack above it (with_stack). Per group: launches, kernels, direct kernel time (the op's own\n"
             "launches) and its share, subtree kernel time (the ops under it too), and\n"
             "CPU self and total time. GPU work without a launch in the trace is a row\n"
-            "of its own. One table per trace and, for several traces, a combined one.\n\n"
+            "of its own. Ops with a performance model (GEMMs, attention, convolutions,\n"
+            "elementwise, normalization, reductions; from their recorded shapes) get\n"
+            "their FLOPs, bytes, achieved TFLOP/s and TB/s, and their place under the\n"
+            "device's roofline. One table per trace and, for several traces, a\n"
+            "combined one.\n\n"
             "options:\n"
             "  --by name|shape|module|category|stack  grouping (default name);\n"
             "                        --class-rule CATEGORY:GLOB puts ops named GLOB in a\n"
@@ -35,6 +39,11 @@ static void help(FILE *f)
             "  --top N               rows per table (default 20, 0 = all)\n"
             "  --steps A..B          only ops that start in ProfilerStep#A..#B\n"
             "                        (also A.., ..B, A)\n"
+            "  --device NAME         the roofline's device (default: the trace's first\n"
+            "                        device): A100, H100, H200, B200, MI250X, MI300X,\n"
+            "                        MI325X, MI355X, 910B (datasheet peaks, dense)\n"
+            "  --peak-tflops X       the peak TFLOP/s instead (every element type)\n"
+            "  --peak-tbps Y         the memory bandwidth in TB/s instead\n"
             CLI_COMMON_HELP);
 }
 
@@ -64,8 +73,17 @@ static int print(void *vctx, const tprof_result *r, const char *label, const cha
         printf("%" PRId64 " GPU events (%s, %.1f%%) have no launch in the trace: a row of their own\n", unlinked,
                tprof_fmt_duration(c, sizeof c, tprof_rows_int(top, 0, "unlinked_ns")),
                cli_pct(tprof_rows_int(top, 0, "unlinked_ns"), gpu));
-    if (ctx->oo.by == TPROF_OPS_BY_SHAPE && tprof_rows_int(top, 0, "ops_with_inputs") == 0)
-        printf("no op inputs in this trace (record_shapes=True records them): shapes are empty\n");
+    const char *device = tprof_rows_str(top, 0, "device"), *source = tprof_rows_str(top, 0, "peak_source");
+    if (source)
+        printf("roofline: %s, %s (--device, --peak-tflops, --peak-tbps change them)\n", device ? device : "no device",
+               !strcmp(source, "datasheet") ? "its datasheet's dense peaks" : "the peaks given");
+    else if (device)
+        printf("roofline: %s is not in the device table: --device or --peak-tflops and --peak-tbps give its peaks\n",
+               device);
+    else
+        printf("roofline: the trace names no device: --device or --peak-tflops and --peak-tbps give one\n");
+    if (tprof_rows_int(top, 0, "ops_with_inputs") == 0)
+        printf("no op inputs in this trace (record_shapes=True records them): no shapes, FLOPs or roofline\n");
     printf("\n");
     const tprof_rows *rows = tprof_result_table_c(r, 0);
     if (tprof_rows_count(rows) == 0) {
@@ -112,6 +130,19 @@ static int option(void *vctx, int c, const char *arg)
             return -1;
         }
         return 0;
+    case 'D': ctx->oo.device = arg; return 0;
+    case 'P':
+    case 'B': {
+        char *end;
+        double x = strtod(arg, &end);
+        if (!*arg || *end || !(x > 0) || x > 1e9) {
+            cli_error("%s takes a positive number, not '%s'", c == 'P' ? "--peak-tflops" : "--peak-tbps", arg);
+            return -1;
+        }
+        if (c == 'P') ctx->oo.peak_tflops = x;
+        else ctx->oo.peak_tbps = x;
+        return 0;
+    }
     case 's': {
         long long a, b;
         if (cli_parse_steps(arg, &a, &b)) {
@@ -153,7 +184,9 @@ int cmd_ops(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "top", required_argument, 0, 't' }, { "by", required_argument, 0, 'b' },
-        { "depth", required_argument, 0, 'd' }, { "steps", required_argument, 0, 's' }, { 0, 0, 0, 0 },
+        { "depth", required_argument, 0, 'd' }, { "steps", required_argument, 0, 's' },
+        { "device", required_argument, 0, 'D' }, { "peak-tflops", required_argument, 0, 'P' },
+        { "peak-tbps", required_argument, 0, 'B' }, { 0, 0, 0, 0 },
     };
     ops_cli ctx = { .oo = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 }, .top = 20 };
     static const cli_spec spec = {

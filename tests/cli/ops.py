@@ -88,6 +88,65 @@ for rel, want in sorted(expected.items()):
     compared += 1
 
 
+# ---- 1b. TraceLens's performance model: FLOPs and bytes per instance -------------
+
+def elems(shape):
+    n = 1
+    for x in shape:
+        n *= x
+    return n
+
+
+BPE = {"double": 8, "long int": 8, "float": 4, "scalar": 4, "int": 4, "half": 2, "bfloat16": 2}
+REDUCTIONS = {"aten::sum", "aten::mean", "aten::max", "aten::min", "aten::amax", "aten::amin", "aten::prod"}
+perf_rows = 0
+for rel, want in sorted(expected.items()):
+    got = ops_json(os.path.join(data, rel), "--by", "shape")
+    if not got:
+        continue
+    for t in want["perf"]:
+        mine = [r for r in got["rows"] if (r["op"], r["input_dims"], r["input_types"], r["concrete_inputs"]) ==
+                (t["op"], t["input_dims"], t["input_types"], t["concrete_inputs"])]
+        for r in mine:
+            if not r["modelled"]:
+                continue  # TraceLens's extension models (sglang's, Triton's), masked norm backwards: not here
+            perf_rows += 1
+            name = f"{os.path.basename(rel)} {t['op']} {t['input_dims'][:40]}"
+            check(r["modelled"] == r["count"], f"{name}: {r['modelled']} of {r['count']} instances modelled")
+            f, b = r["flops"] / r["modelled"], r["bytes"] / r["modelled"]
+            check(abs(f - t["gflops"] * 1e9) <= 1e-9 * max(1.0, t["gflops"] * 1e9), f"{name}: {f} FLOPs, TraceLens {t['gflops']} G")
+            if t["op"] in REDUCTIONS:
+                # on purpose: the reduced dims from Concrete Inputs (TraceLens never reads them: one output element)
+                dims = json.loads(t["input_dims"])[0]
+                ci = json.loads(t["concrete_inputs"])
+                red = json.loads(ci[1]) if len(ci) > 1 and ci[1].startswith("[") else []
+                out = elems(dims) if red else 1  # no dims: the whole tensor to one element
+                for k in red:
+                    out //= dims[k]
+                e = BPE[json.loads(t["input_types"])[0].lower().replace("c10::", "")]
+                check(b == (elems(dims) + out) * e, f"{name}: {b} bytes, the reduced dims give {(elems(dims) + out) * e}")
+            else:
+                check(abs(b - t["data_moved_mb"] * 2**20) <= 1e-9 * max(1.0, t["data_moved_mb"] * 2**20),
+                      f"{name}: {b} bytes, TraceLens {t['data_moved_mb']} MiB")
+check(perf_rows >= 100, f"{perf_rows} rows compared with TraceLens's performance model")
+
+# the roofline from the datasheet: H100 (the Falconsai trace's device) BF16 989 TFLOP/s, 3.35 TB/s
+fal = ops_json(os.path.join(data, sorted(r for r in expected if "Falconsai" in r)[0]), "--by", "shape")
+check(fal["device"].startswith("NVIDIA H100") and fal["peak_source"] == "datasheet", f"device {fal['device']}")
+for r in fal["rows"]:
+    if not r["modelled"] or not r["bytes"]:
+        continue
+    tf = r["flops"] / r["modelled_ns"] / 1e3
+    check(abs(r["tflops"] - tf) <= 1e-9 * tf, f"{r['op']}: {r['tflops']} TFLOP/s, not {tf}")
+    peak = {"bf16": 989, "fp32": 66.9}[r["dtype"]]
+    roof = min(peak, r["flops"] / r["bytes"] * 3.35)
+    check(r["bound"] == ("compute" if r["flops"] / r["bytes"] * 3.35 >= peak else "memory"), f"{r['op']}: bound {r['bound']}")
+    check(abs(r["roofline"] - tf / roof) <= 1e-9, f"{r['op']}: roofline {r['roofline']}, not {tf / roof}")
+given = ops_json(os.path.join(data, sorted(r for r in expected if "Falconsai" in r)[0]), "--peak-tflops", "100",
+                 "--peak-tbps", "1")
+check(given["peak_source"] == "given" and given["peak_tflops_bf16"] == 100 and given["peak_tbps"] == 1, "given peaks")
+
+
 # ---- 2. the definitions, read independently ---------------------------------------
 
 GPU = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset", "cuda_sync"}
@@ -326,4 +385,4 @@ check(moved["elementwise"]["direct_ns"] == cats["elementwise"]["direct_ns"] - by
       "--class-rule gemm:aten::mul takes it out of elementwise")
 check(sum(r["direct_ns"] for r in cats.values()) == sum(r["direct_ns"] for r in by_name.values()), "category totals")
 
-finish(f"ops: {compared} traces against TraceLens, {len(paths)} against the definitions")
+finish(f"ops: {compared} traces against TraceLens ({perf_rows} performance-model rows), {len(paths)} against the definitions")

@@ -79,7 +79,27 @@ def figures(TreePerfAnalyzer, path):
         if an.tree.get_parent_event(e) is None:
             unlinked[0] += 1
             unlinked[1] += float(e.get("dur", 0))
+    # its performance model: one row per op and inputs it has a model for
+    perf = []
+    try:
+        import tempfile
+        from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
+        with tempfile.TemporaryDirectory() as tmp:
+            sheets = generate_perf_report_pytorch(path, output_csvs_dir=tmp, collective_analysis=False)
+        for r in sheets["unified_perf_summary"].to_dict(orient="records"):
+            if not r.get("has_perf_model", True) or r.get("GFLOPS") is None or r["GFLOPS"] != r["GFLOPS"]:
+                continue
+            perf.append({"op": r["name"], "input_dims": compact(plain(r.get("Input Dims"))),
+                         "input_types": compact(plain(r.get("Input type"))),
+                         "concrete_inputs": compact(plain(r.get("Concrete Inputs"))),
+                         "count": int(r["operation_count"]), "gflops": float(r["GFLOPS"]),
+                         "data_moved_mb": float(r["Data Moved (MB)"]),
+                         "tflops_mean": float(r["TFLOPS/s_mean"]) if r["TFLOPS/s_mean"] == r["TFLOPS/s_mean"] else None,
+                         "kernel_time_mean_us": float(r["Kernel Time (µs)_mean"])})
+    except Exception as e:  # the tables above stand without it
+        print(f"{path}: perf model: {e!r}", file=sys.stderr)
     return {
+        "perf": perf,
         "by_name": [{"op": k, "count": v[0], "direct_us": v[1], "subtree_us": v[2]}
                     for k, v in sorted(by_name.items(), key=lambda kv: (-kv[1][1], kv[0]))],
         "unique_args": [{"op": k[0], "input_dims": k[1], "input_types": k[2], "input_strides": k[3],

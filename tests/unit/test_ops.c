@@ -216,6 +216,59 @@ static void test_combine(void **state)
     tprof_trace_free(t);
 }
 
+/* The performance model on worked examples (docs/METRICS.md has the formulas). */
+static void test_op_cost(void **state)
+{
+    (void)state;
+    tprof_op_cost c;
+    /* addmm 788x768x768 bf16 with bias: 2MNK + MN; (MK + KN + MN + N) x 2 bytes */
+    assert_int_equal(tprof_op_cost_of("aten::addmm", "[[768],[788,768],[768,768],[],[]]",
+                                      "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"Scalar\"]",
+                                      "[\"\",\"\",\"\",\"1\",\"1\"]", &c), 1);
+    assert_true(c.flops == 930167808.0);
+    assert_true(c.bytes == 3601920.0);
+    assert_int_equal(c.dtype, TPROF_DT_BF16);
+    assert_string_equal(c.family, "gemm");
+    /* flash attention, B,H,N,d = 8,16,4096,128, not causal: 4 B H N^2 d; (q + k + v + o) x 2 */
+    assert_int_equal(tprof_op_cost_of("aten::_scaled_dot_product_flash_attention",
+                                      "[[8,16,4096,128],[8,16,4096,128],[8,16,4096,128],[],[]]",
+                                      "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"Scalar\"]",
+                                      "[\"\",\"\",\"\",\"0.0\",\"False\"]", &c), 1);
+    assert_true(c.flops == 8.0 * 16 * 2 * 4096 * 4096 * 256);
+    assert_true(c.bytes == 4.0 * 8 * 16 * 4096 * 128 * 2);
+    /* causal halves it; the launcher's layout is B,N,H,d with is_causal at input 8 */
+    assert_int_equal(tprof_op_cost_of("aten::_flash_attention_forward",
+                                      "[[8,4096,16,128],[8,4096,16,128],[8,4096,16,128],[],[],[],[],[],[]]",
+                                      "[\"c10::BFloat16\"]", "[\"\",\"\",\"\",\"\",\"\",\"4096\",\"4096\",\"0.0\",\"True\"]",
+                                      &c), 1);
+    assert_true(c.flops == 8.0 * 16 * 2 * 4096 * 4096 * 256 / 2);
+    /* convolution 4x3x224x224 * 768x3x16x16, stride 16: out 4x768x14x14; 2 x out x Cin k k */
+    assert_int_equal(tprof_op_cost_of("aten::cudnn_convolution", "[[4,3,224,224],[768,3,16,16],[],[],[],[]]",
+                                      "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+                                      "[\"\",\"\",\"[0, 0]\",\"[16, 16]\",\"[1, 1]\",\"1\"]", &c), 1);
+    assert_true(c.flops == 2.0 * 602112 * 768);
+    assert_true(c.bytes == (602112.0 + 589824 + 602112) * 2);
+    /* layer norm over 768 of 4x197x768: 6 Ch + 5 E; (2 E + 6 Ch) x 2 */
+    assert_int_equal(tprof_op_cost_of("aten::native_layer_norm", "[[4,197,768],[],[768],[768],[]]",
+                                      "[\"c10::BFloat16\",\"\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\"]",
+                                      "[\"\",\"[768]\",\"\",\"\",\"1e-12\"]", &c), 1);
+    assert_true(c.flops == 6.0 * 768 + 5.0 * 605184);
+    assert_true(c.bytes == (2.0 * 605184 + 6 * 768) * 2);
+    /* mean over the last two dims of 10x512x7x7: the output is 10x512 (TraceLens counts 1 element) */
+    assert_int_equal(tprof_op_cost_of("aten::mean", "[[10,512,7,7],[],[],[]]", "[\"c10::BFloat16\",\"\",\"Scalar\",\"\"]",
+                                      "[\"\",\"[-1, -2]\",\"True\",\"\"]", &c), 1);
+    assert_true(c.bytes == (250880.0 + 5120) * 2);
+    /* binary with a broadcast and a scalar operand */
+    assert_int_equal(tprof_op_cost_of("aten::mul", "[[8,1,4],[3,1],[]]", "[\"float\",\"float\",\"\"]", "[]", &c), 1);
+    assert_true(c.flops == 96);
+    assert_true(c.bytes == 32.0 * 4 + 3 * 4 + 96 * 4);
+    /* no model, no inputs, or inputs that do not fit */
+    assert_int_equal(tprof_op_cost_of("aten::_softmax", "[[4,8],[],[]]", "[\"float\"]", "[]", &c), 0);
+    assert_int_equal(tprof_op_cost_of("aten::mm", "", "", "", &c), 0);
+    assert_int_equal(tprof_op_cost_of("aten::mm", "[[4,8]]", "[\"float\"]", "[]", &c), 0);
+    assert_int_equal(tprof_op_cost_of("aten::mm", "[[4,8],[8", "[\"float\"]", "[]", &c), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_by_module),
         cmocka_unit_test(test_by_shape_and_steps),
         cmocka_unit_test(test_combine),
+        cmocka_unit_test(test_op_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
