@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* What a diff needs stored (pass as tprof_read_opts.keep). */
-#define TPROF_DIFF_KEEP (TPROF_STEPS_KEEP | TPROF_COMM_KEEP)
+#define TPROF_DIFF_KEEP (TPROF_STEPS_KEEP | TPROF_COMM_KEEP | TPROF_OPS_KEEP)
 
 /* The metrics of a side: ns per step, mean over the side's ranks. Every one
  * is a time, so for every one larger is worse (a regression). */
@@ -138,7 +138,8 @@ typedef struct {
 
 /* The comparison as result tables: each side with its files, the metrics,
  * the collective types, the kernels (the lists and every row), the check,
- * and the flat table CSV prints. PARTS[s] are side s's traces' parts. */
+ * the flat table CSV prints, and the ops matched by name and input shapes
+ * and the nn.Modules by path (per step, by the size of the change). PARTS[s] are side s's traces' parts. */
 extern const tprof_result_desc tprof_diff_desc;
 int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *const parts[2], const size_t nparts[2],
                       const tprof_diff_check *ck, tprof_result **out);

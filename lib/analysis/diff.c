@@ -189,6 +189,7 @@ struct tprof_diff_part {
     } * comm;
     size_t ncomm;
     tprof_kernels_result *kernels;
+    tprof_result *ops[2]; /* tprof_ops by shape, by module */
     char *path;
     int64_t rank;
     int truncated;
@@ -199,6 +200,8 @@ void tprof_diff_part_free(tprof_diff_part *p)
     if (!p) return;
     free(p->comm);
     tprof_kernels_free(p->kernels);
+    tprof_result_free(p->ops[0]);
+    tprof_result_free(p->ops[1]);
     free(p->path);
     free(p);
 }
@@ -225,6 +228,10 @@ int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
     if (!rc) rc = tprof_comm(t, &cm);
     if (!rc) rc = tprof_temporal(t, &to, &tp);
     if (!rc) rc = tprof_kernels(t, NULL, &p->kernels);
+    tprof_ops_opts oo = { .by = TPROF_OPS_BY_SHAPE, .step_first = -1, .step_last = -1 };
+    if (!rc) rc = tprof_ops(t, &oo, &p->ops[0]);
+    oo.by = TPROF_OPS_BY_MODULE;
+    if (!rc) rc = tprof_ops(t, &oo, &p->ops[1]);
     if (!rc && cm->ntypes && !(p->comm = calloc(cm->ntypes, sizeof *p->comm))) rc = TPROF_ENOMEM;
     if (!rc) {
         double steps = st->nsteps ? (double)st->nsteps : 1.0;
@@ -642,7 +649,7 @@ enum { CV_SECTION, CV_NAME, CV_CLASS, CV_BASE, CV_CAND, CV_DELTA, CV_PCT, CV_BCO
        CV_BMEAN, CV_CMEAN, CV_BVAR, CV_CVAR, CV_BTOP, CV_CTOP, CV_NCOLS };
 static const tprof_col_desc csv_cols[CV_NCOLS] = {
     [CV_SECTION] = TPROF_COL("section", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
-                             "side, metric, comm, comm_exposed or kernel"),
+                             "side, metric, comm, comm_exposed, kernel, op or module"),
     [CV_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "what the row is"),
     [CV_CLASS] = TPROF_COL("class", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "a kernel's class"),
     [CV_BASE] = TPROF_COL("base", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "per step", .csv_decimals = 6, .flags = NAMED),
@@ -669,12 +676,51 @@ static const tprof_col_desc csv_cols[CV_NCOLS] = {
 };
 static const tprof_table_desc csv_desc = { .name = "csv_rows", .doc = "every section as one table (CSV)",
                                            .cols = csv_cols, .ncols = CV_NCOLS, .no_json = 1 };
+/* Ops matched by name and shapes, modules by path: per step on each side. */
+enum { OD_OP, OD_DIMS, OD_TYPES, OD_MODULE, OD_BASE, OD_CAND, OD_DELTA, OD_PCT, OD_BCPS, OD_CCPS, OD_BMEAN, OD_CMEAN,
+       OD_NCOLS };
+#define OD_HIDDEN (TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV | TPROF_COLF_NO_TABLE)
+#define OP_DELTA_COLS(OPF, MODF)                                                                                    \
+    {                                                                                                               \
+        [OD_OP] = TPROF_COL("op", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's name", .flags = (OPF)),   \
+        [OD_DIMS] = TPROF_COL("input_dims", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "its Input Dims",        \
+                              .flags = (OPF)),                                                                      \
+        [OD_TYPES] = TPROF_COL("input_types", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "its Input type",      \
+                               .flags = (OPF)),                                                                     \
+        [OD_MODULE] = TPROF_COL("module", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the nn.Module class path", \
+                                .flags = (MODF)),                                                                   \
+        [OD_BASE] = TPROF_COL("base_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,                               \
+                              "direct kernel time per step, base", .csv_decimals = 3),                              \
+        [OD_CAND] = TPROF_COL("candidate_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "the same, candidate",   \
+                              .csv_decimals = 3),                                                                   \
+        [OD_DELTA] = TPROF_COL("delta_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "candidate - base",         \
+                               .csv_decimals = 3),                                                                  \
+        [OD_PCT] = TPROF_COL("delta_pct", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "percent (inf: new)",        \
+                             .csv_decimals = 6, .flags = NAMED),                                                    \
+        [OD_BCPS] = TPROF_COL("base_count_per_step", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "launches per step", \
+                              .csv_decimals = 6),                                                                   \
+        [OD_CCPS] = TPROF_COL("candidate_count_per_step", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,              \
+                              "launches per step", .csv_decimals = 6),                                              \
+        [OD_BMEAN] = TPROF_COL("base_mean_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,                         \
+                               "direct time per launch (null: none)", .csv_decimals = 3),                           \
+        [OD_CMEAN] = TPROF_COL("candidate_mean_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,                    \
+                               "direct time per launch (null: none)", .csv_decimals = 3),                           \
+    }
+static const tprof_col_desc op_delta_cols[2][OD_NCOLS] = { OP_DELTA_COLS(0, OD_HIDDEN), OP_DELTA_COLS(OD_HIDDEN, 0) };
+static const tprof_table_desc op_deltas_desc = { .name = "ops",
+                                                 .doc = "ops matched by name, Input Dims and Input type, largest change "
+                                                        "first",
+                                                 .cols = op_delta_cols[0], .ncols = OD_NCOLS, .limited = 1 };
+static const tprof_table_desc module_deltas_desc = { .name = "modules",
+                                                     .doc = "nn.Modules matched by class path, largest change first",
+                                                     .cols = op_delta_cols[1], .ncols = OD_NCOLS, .limited = 1 };
 static const tprof_table_desc diff_top = { .name = "" };
 static const tprof_table_desc *const diff_tables[] = { &base_desc,   &cand_desc,  &metrics_desc, &comm_types_desc,
-                                                       &kernels_desc, &check_desc, &csv_desc };
-enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV };
-const tprof_result_desc tprof_diff_desc = { .name = "diff", .version = 1, .top = &diff_top, .tables = diff_tables,
-                                            .ntables = 7, .csv_table = TB_CSV + 1, .whole_run = 1 };
+                                                       &kernels_desc, &check_desc, &csv_desc, &op_deltas_desc,
+                                                       &module_deltas_desc };
+enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES };
+const tprof_result_desc tprof_diff_desc = { .name = "diff", .version = 2, .top = &diff_top, .tables = diff_tables,
+                                            .ntables = 9, .csv_table = TB_CSV + 1, .whole_run = 1 };
 
 static int pair_row(tprof_rows *t, const char *name, double base, double cand)
 {
@@ -719,6 +765,128 @@ static int kernel_row(tprof_rows *t, const tprof_diff_kernel *k)
         tprof_rows_set_i(x, 0, KS_VARIANTS, (int64_t)k->variants[s]);
     }
     return 0;
+}
+
+/* One key's sums on each side. */
+typedef struct {
+    uint32_t key, a, b, c; /* string ids: the key, and op, dims, types (or the module) */
+    double ns[2], count[2];
+} op_delta;
+
+static int cmp_op_delta(const void *x, const void *y)
+{
+    const op_delta *a = x, *b = y;
+    double da = fabs(a->ns[1] - a->ns[0]), db = fabs(b->ns[1] - b->ns[0]);
+    if (da != db) return da > db ? -1 : 1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* The ops (WHICH 0: by name and shapes; 1: modules) of both sides, matched,
+ * per step, into table T and the CSV rows (section "op" / "module"). */
+static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *const *const parts[2],
+                     const size_t nparts[2], const double steps[2], int which)
+{
+    tprof_strtab strs;
+    tprof_i64map at;
+    op_delta *d = NULL;
+    size_t n = 0, cap = 0;
+    char *key = NULL;
+    size_t keycap = 0;
+    if (tprof_strtab_init(&strs)) return TPROF_ENOMEM;
+    if (tprof_i64map_init(&at, 256)) {
+        tprof_strtab_free(&strs);
+        return TPROF_ENOMEM;
+    }
+    int rc = 0;
+    for (int s = 0; !rc && s < 2; s++)
+        for (size_t i = 0; !rc && i < nparts[s]; i++) {
+            const tprof_rows *rows = tprof_result_table_c(parts[s][i]->ops[which], 0);
+            for (size_t j = 0; !rc && j < tprof_rows_count(rows); j++) {
+                const char *a = which ? tprof_rows_str(rows, j, "module") : tprof_rows_str(rows, j, "op");
+                const char *b = which ? "" : tprof_rows_str(rows, j, "input_dims");
+                const char *c = which ? "" : tprof_rows_str(rows, j, "input_types");
+                size_t la = strlen(a), lb = strlen(b), lc = strlen(c), len = la + lb + lc + 2;
+                if (len + 1 > keycap) {
+                    char *k = realloc(key, len + 1);
+                    if (!k) {
+                        rc = TPROF_ENOMEM;
+                        break;
+                    }
+                    key = k;
+                    keycap = len + 1;
+                }
+                snprintf(key, keycap, "%s\x1f%s\x1f%s", a, b, c);
+                uint32_t id = tprof_strtab_intern(&strs, key, len);
+                int64_t k;
+                if (id == UINT32_MAX) rc = TPROF_ENOMEM;
+                else if (!tprof_i64map_get(&at, id, &k)) {
+                    if (n == cap) {
+                        size_t nc = cap ? cap * 2 : 64;
+                        op_delta *nd = realloc(d, nc * sizeof *nd);
+                        if (!nd) {
+                            rc = TPROF_ENOMEM;
+                            break;
+                        }
+                        d = nd;
+                        cap = nc;
+                    }
+                    d[n] = (op_delta){ .key = id, .a = tprof_strtab_intern(&strs, a, la),
+                                       .b = tprof_strtab_intern(&strs, b, lb), .c = tprof_strtab_intern(&strs, c, lc) };
+                    if (d[n].a == UINT32_MAX || d[n].b == UINT32_MAX || d[n].c == UINT32_MAX ||
+                        tprof_i64map_put(&at, id, (int64_t)n))
+                        rc = TPROF_ENOMEM;
+                    k = (int64_t)n++;
+                }
+                if (!rc) {
+                    d[k].ns[s] += (double)tprof_rows_int(rows, j, "direct_ns");
+                    d[k].count[s] += (double)tprof_rows_int(rows, j, "count");
+                }
+            }
+        }
+    if (!rc && n) qsort(d, n, sizeof *d, cmp_op_delta);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const op_delta *x = &d[i];
+        double v[2] = { x->ns[0] / steps[0], x->ns[1] / steps[1] };
+        long r = tprof_rows_add(t);
+        if (r < 0) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        const char *a = tprof_strtab_get(&strs, x->a);
+        if (which) rc = tprof_rows_set_s(t, (size_t)r, OD_MODULE, a);
+        else
+            rc = tprof_rows_set_s(t, (size_t)r, OD_OP, a) ||
+                 tprof_rows_set_s(t, (size_t)r, OD_DIMS, tprof_strtab_get(&strs, x->b)) ||
+                 tprof_rows_set_s(t, (size_t)r, OD_TYPES, tprof_strtab_get(&strs, x->c));
+        if (rc) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        const double cells[] = { [OD_BASE] = v[0], [OD_CAND] = v[1], [OD_DELTA] = v[1] - v[0],
+                                 [OD_PCT] = tprof_diff_pct(v[0], v[1]), [OD_BCPS] = x->count[0] / steps[0],
+                                 [OD_CCPS] = x->count[1] / steps[1] };
+        for (size_t c = OD_BASE; c <= OD_CCPS; c++) tprof_rows_set_d(t, (size_t)r, c, cells[c]);
+        if (x->count[0]) tprof_rows_set_d(t, (size_t)r, OD_BMEAN, x->ns[0] / x->count[0]);
+        if (x->count[1]) tprof_rows_set_d(t, (size_t)r, OD_CMEAN, x->ns[1] / x->count[1]);
+        /* CSV: the key in one name ("aten::mm [[8,4],[4,2]] [\"float\",\"float\"]") */
+        char name[512];
+        if (which) snprintf(name, sizeof name, "%s", a);
+        else snprintf(name, sizeof name, "%s %s %s", a, tprof_strtab_get(&strs, x->b), tprof_strtab_get(&strs, x->c));
+        long c = csv_row(csv, which ? "module" : "op", name, "", v[0], v[1]);
+        if (c < 0) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_d(csv, (size_t)c, CV_BCPS, x->count[0] / steps[0]);
+        tprof_rows_set_d(csv, (size_t)c, CV_CCPS, x->count[1] / steps[1]);
+        if (x->count[0]) tprof_rows_set_d(csv, (size_t)c, CV_BMEAN, x->ns[0] / x->count[0]);
+        if (x->count[1]) tprof_rows_set_d(csv, (size_t)c, CV_CMEAN, x->ns[1] / x->count[1]);
+    }
+    free(key);
+    free(d);
+    tprof_i64map_free(&at);
+    tprof_strtab_free(&strs);
+    return rc;
 }
 
 int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *const parts[2], const size_t nparts[2],
@@ -821,6 +989,10 @@ int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *
             tprof_rows_set_s(csv, (size_t)c, CV_CTOP, k->top[1] ? k->top[1] : ""))
             rc = TPROF_ENOMEM;
     }
+    const double steps[2] = { r->side[0].steps ? (double)r->side[0].steps : 1.0,
+                              r->side[1].steps ? (double)r->side[1].steps : 1.0 };
+    for (int which = 0; !rc && which < 2; which++)
+        rc = op_deltas(tprof_result_table(res, which ? TB_MODULES : TB_OPS), csv, parts, nparts, steps, which);
     if (!rc && ck && ck->on) {
         tprof_rows *t = tprof_result_table(res, TB_CHECK);
         if (tprof_rows_add(t) != 0 || tprof_rows_set_s(t, 0, CK_METRIC, tprof_diff_metric_name(ck->metric)))

@@ -98,7 +98,7 @@ static char *fmt_pct(char *buf, size_t len, double base, double cand)
 }
 
 
-enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS };
+enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES };
 
 /* P[0..N) sorted in rank order (the argument order where a rank is unknown). */
 static int sort_by_rank(const tprof_diff_part **p, size_t n)
@@ -198,7 +198,42 @@ static size_t count_if(const tprof_rows *rows, int sign)
     return n;
 }
 
-static void print_table(const tprof_result *res)
+/* The ops (or modules) that changed most, per step: the first TOP rows. */
+static void op_delta_table(const tprof_rows *rows, const char *title, int module, size_t top)
+{
+    size_t n = tprof_rows_count(rows), shown = top && top < n ? top : n;
+    if (!n) return; /* neither run launched an op: nothing to say */
+    printf("\n%s\n", title);
+    const char *hdr[] = { module ? "module" : "op", "input dims", "base", "candidate", "delta", "delta %", "mean base",
+                          "mean cand" };
+    size_t off = module ? 1 : 0; /* modules have no dims column */
+    const char *h2[8];
+    for (size_t i = 0, k = 0; i < 8; i++)
+        if (!(module && i == 1)) h2[k++] = hdr[i];
+    tprof_table *t = tprof_table_new(8 - (int)off, h2, module ? "lrrrrrr" : "llrrrrrr");
+    if (!t) return;
+    tprof_table_limit(t, 0, module ? 72 : 40);
+    if (!module) tprof_table_limit(t, 1, 48);
+    for (size_t i = 0; i < shown; i++) {
+        char b[32], c[32], d[32], p[32], mb[32], mc[32];
+        double x = tprof_rows_real(rows, i, "base_ns"), y = tprof_rows_real(rows, i, "candidate_ns");
+        const tprof_cell *xm = tprof_rows_at(rows, i, "base_mean_ns"), *ym = tprof_rows_at(rows, i, "candidate_mean_ns");
+        const char *cells[8] = { module ? tprof_rows_str(rows, i, "module") : tprof_rows_str(rows, i, "op"),
+                                 tprof_rows_str(rows, i, "input_dims"), fmt_ns(b, sizeof b, x), fmt_ns(c, sizeof c, y),
+                                 fmt_delta(d, sizeof d, y - x), fmt_pct(p, sizeof p, x, y),
+                                 xm->null ? "-" : fmt_ns(mb, sizeof mb, xm->v.d),
+                                 ym->null ? "-" : fmt_ns(mc, sizeof mc, ym->v.d) };
+        const char *row[8];
+        for (size_t k = 0, j = 0; k < 8; k++)
+            if (!(module && k == 1)) row[j++] = cells[k];
+        tprof_table_row(t, row);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    if (shown < n) printf("... %zu more (--top 0 shows all)\n", n - shown);
+}
+
+static void print_table(const tprof_result *res, size_t top)
 {
     char a[32], b[32], c[32], d[32];
     print_side_head(res, 0);
@@ -241,6 +276,10 @@ static void print_table(const tprof_result *res)
     kernel_table(tprof_rows_child_c(k, 0, 1), "top improvements (total per step shrank)", count_if(rows, -1));
     kernel_table(tprof_rows_child_c(k, 0, 2), "only in base", only_base);
     kernel_table(tprof_rows_child_c(k, 0, 3), "only in candidate", only_cand);
+    op_delta_table(tprof_result_table_c(res, TB_OPS),
+                   "ops by name and input shapes, largest change first (direct kernel time per step; mean per launch)",
+                   0, top);
+    op_delta_table(tprof_result_table_c(res, TB_MODULES), "nn.Modules by class path, largest change first", 1, top);
 }
 
 /* Each trace's part, made on the thread that read it; the trace is freed there. */
@@ -428,7 +467,7 @@ int cmd_diff(int argc, char **argv)
             tprof_result *out;
             e = tprof_diff_tables(r, sides, nsides, &ck, &out);
             if (!e) {
-                if (co.fmt == FMT_TABLE) print_table(out);
+                if (co.fmt == FMT_TABLE) print_table(out, (size_t)top);
                 else e = cli_print_whole(out, co.fmt, 0);
                 tprof_result_free(out);
             }

@@ -375,6 +375,35 @@ for label, path in paths[:2]:
         check(len(set(n.values())) == 1 and n["name"] == counts["name"]["gpu_events"],
               f"{label}: kernels per grouping {n}, GPU events {counts['name']['gpu_events']}")
 
+# diff matches ops by name and shapes and modules by path, per step: from each side's ops tables
+other = os.path.join(tmp, "other.json")
+subprocess.run([GENTRACE, "--steps", "4", "--modules", "--seed", "5", "-o", other], check=True, capture_output=True)
+rc, out, err = run([TRAINPROF, "diff", "--format", "json", gen, other])
+check(rc == 0, f"diff: exit {rc}: {err[-200:]}")
+if rc == 0:
+    d = json.loads(out)
+    for table, by, key in (("ops", "shape", lambda r: (r["op"], r["input_dims"], r["input_types"])),
+                           ("modules", "module", lambda r: r["module"])):
+        want = {}
+        for side, path in enumerate((gen, other)):
+            g = ops_json(path, "--by", by)
+            for r in g["rows"]:
+                w = want.setdefault(key(r), [0, 0, 0, 0])
+                w[side] += r["direct_ns"] / 4  # 4 steps a side
+                w[2 + side] += r["count"]
+        got = {key(r): r for r in d[table]}
+        check(set(got) == set(want), f"diff {table}: keys {sorted(set(got) ^ set(want), key=str)[:3]}")
+        for k, w in want.items():
+            r = got.get(k)
+            if r is None:
+                continue
+            check(abs(r["base_ns"] - w[0]) < 1e-6 and abs(r["candidate_ns"] - w[1]) < 1e-6
+                  and abs(r["delta_ns"] - (w[1] - w[0])) < 1e-6, f"diff {table} {k}: {r['base_ns']} -> {r['candidate_ns']}")
+            if w[2]:
+                check(abs(r["base_mean_ns"] - w[0] * 4 / w[2]) < 1e-6, f"diff {table} {k}: mean {r['base_mean_ns']}")
+        deltas = [abs(r["delta_ns"]) for r in d[table]]
+        check(deltas == sorted(deltas, reverse=True), f"diff {table}: largest change first")
+
 # a user's rule moves an op into a category: exactly its time
 by_name = {r["op"]: r for r in ops_json(gen)["rows"]}
 cats = {r["category"]: r for r in ops_json(gen, "--by", "category")["rows"]}
