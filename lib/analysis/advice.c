@@ -19,6 +19,10 @@
 #define FP32_GEMM_MIN 0.10    /* fp32 GEMMs: share of GPU kernel time */
 #define HOST_SYNC_MIN 1.0     /* device-to-host copies per step */
 #define SKEW_MIN 0.10         /* step-time skew across ranks: share of the mean step time */
+#define ATTN_MATH_MIN 0.10    /* attention as bmm + softmax ops: share of the ops' direct time */
+#define TINY_EW_PER_STEP 1000 /* elementwise launches per step ... */
+#define TINY_EW_MEAN_NS 10000 /* ... averaging at most this much GPU time each */
+#define BLOCKING_PER_STEP 1.0 /* ops and calls that wait for the GPU, per step */
 
 static int add(tprof_advice *a, size_t *cap, const char *rule, int64_t rank, double value, double threshold,
                const char *remedy, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
@@ -63,6 +67,88 @@ static int fp32_gemm(const char *name)
         return 0;
     return has(name, "sgemm") || has(name, "f32f32") || has(name, "fp32") || has(name, "<float") ||
            has(name, "float,");
+}
+
+/* Ops whose output size depends on the data, so the host waits for the GPU
+ * to learn it (.item() and .cpu() are host-sync's: their copy). */
+static int blocking_op(const char *name)
+{
+    static const char *const ops[] = { "aten::nonzero", "aten::unique", "aten::_unique2", "aten::unique_consecutive",
+                                       "aten::masked_select", "aten::repeat_interleave", NULL };
+    for (const char *const *o = ops; *o; o++)
+        if (!strcmp(name, *o)) return 1;
+    return 0;
+}
+
+/* The op-level rules, from the operator view by name: attention computed as
+ * bmm + softmax ops, many tiny elementwise launches, ops and runtime calls
+ * that block the host. */
+static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t *cap)
+{
+    char d1[32], d2[32];
+    tprof_ops_opts oo = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 };
+    tprof_result *ops;
+    if (tprof_ops(t, &oo, &ops)) return TPROF_ENOMEM;
+    const tprof_rows *rows = tprof_result_table_c(ops, 0);
+    double total = (double)tprof_rows_int(tprof_result_top_c(ops), 0, "direct_ns");
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    double steps = m->nsteps ? (double)m->nsteps : 1;
+    int64_t bmm = 0, softmax = 0, ew = 0, fused = 0;
+    uint64_t ew_n = 0, block_n = 0;
+    const char *block_top = NULL;
+    uint64_t block_top_n = 0;
+    for (size_t i = 0; i < tprof_rows_count(rows); i++) {
+        const char *name = tprof_rows_str(rows, i, "op");
+        int64_t direct = tprof_rows_int(rows, i, "direct_ns");
+        uint64_t count = (uint64_t)tprof_rows_int(rows, i, "count");
+        tprof_op_category k = tprof_op_category_of(NULL, name);
+        if (!strcmp(name, "aten::bmm") || !strcmp(name, "aten::baddbmm")) bmm += direct;
+        if (!strcmp(name, "aten::_softmax") || !strcmp(name, "aten::softmax")) softmax += direct;
+        if (k == TPROF_OPCAT_ATTENTION) fused += direct;
+        if (k == TPROF_OPCAT_ELEMENTWISE) ew += direct, ew_n += count;
+        if (blocking_op(name)) {
+            block_n += count;
+            if (count > block_top_n) block_top = name, block_top_n = count;
+        }
+    }
+    int rc = 0;
+    if (total > 0 && bmm && softmax && !fused && (double)(bmm + softmax) / total >= ATTN_MATH_MIN)
+        rc |= add(a, cap, "attention-math", rank, (double)(bmm + softmax) / total, ATTN_MATH_MIN,
+                  "call torch.nn.functional.scaled_dot_product_attention (FlashAttention / memory-efficient "
+                  "backends: fp16 or bf16, head dim <= 256) or flash-attn instead of matmul + softmax",
+                  "attention runs as bmm + softmax ops with no fused attention op: aten::bmm %s and softmax %s, "
+                  "%.0f%% of the ops' GPU time",
+                  tprof_fmt_duration(d1, sizeof d1, bmm), tprof_fmt_duration(d2, sizeof d2, softmax),
+                  100.0 * (double)(bmm + softmax) / total);
+    double ew_per_step = (double)ew_n / steps;
+    if (ew_n && ew_per_step >= TINY_EW_PER_STEP && (double)ew / (double)ew_n <= TINY_EW_MEAN_NS)
+        rc |= add(a, cap, "tiny-elementwise", rank, ew_per_step, TINY_EW_PER_STEP,
+                  "fuse them: torch.compile, fused optimizers (foreach / fused=True), fused norms and activations",
+                  "%.0f elementwise op launches per step averaging %s of GPU time each (%s in all, %.0f%% of the ops')",
+                  ew_per_step, tprof_fmt_duration(d1, sizeof d1, ew / (int64_t)ew_n), tprof_fmt_duration(d2, sizeof d2, ew),
+                  total > 0 ? 100.0 * (double)ew / total : 0.0);
+    /* the runtime's synchronising calls, whatever launched them */
+    const tprof_event *ev = tprof_trace_events(t);
+    uint64_t syncs = 0;
+    for (size_t i = 0, n = tprof_trace_nevents(t); i < n; i++)
+        if (ev[i].kind == TPROF_KIND_RUNTIME) {
+            const char *nm = tprof_trace_str(t, ev[i].name);
+            if (!strcmp(nm, "cudaStreamSynchronize") || !strcmp(nm, "cudaDeviceSynchronize") ||
+                !strcmp(nm, "cudaEventSynchronize") || !strcmp(nm, "hipStreamSynchronize") ||
+                !strcmp(nm, "hipDeviceSynchronize"))
+                syncs++;
+        }
+    double block_per_step = (double)(block_n + syncs) / steps;
+    if (block_per_step >= BLOCKING_PER_STEP)
+        rc |= add(a, cap, "blocking-ops", rank, block_per_step, BLOCKING_PER_STEP,
+                  "avoid data-dependent sizes inside the step (nonzero, unique, masked_select: pad or mask instead) "
+                  "and explicit synchronize calls; `trainprof ops --by stack` shows where the ops are called",
+                  "%.1f host-blocking ops and synchronising calls per step (%llu data-dependent ops%s%s, %llu "
+                  "synchronize calls)",
+                  block_per_step, (unsigned long long)block_n, block_top ? ", most of them " : "",
+                  block_top ? block_top : "", (unsigned long long)syncs);
+    tprof_result_free(ops);
+    return rc ? TPROF_ENOMEM : 0;
 }
 
 static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t *cap)
@@ -162,6 +248,7 @@ static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_
                       "GPU to drain",
                       per_step, (unsigned long long)dtoh, m->nsteps, tprof_fmt_duration(d1, sizeof d1, dtoh_ns));
     }
+    if (!rc) rc = op_rules(t, rank, a, cap);
     return rc ? TPROF_ENOMEM : 0;
 }
 

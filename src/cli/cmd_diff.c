@@ -201,9 +201,15 @@ static size_t count_if(const tprof_rows *rows, int sign)
 /* The ops (or modules) that changed most, per step: the first TOP rows. */
 static void op_delta_table(const tprof_rows *rows, const char *title, int module, size_t top)
 {
-    size_t n = tprof_rows_count(rows), shown = top && top < n ? top : n;
-    if (!n) return; /* neither run launched an op: nothing to say */
+    size_t n = 0; /* the rows that changed: they come first */
+    while (n < tprof_rows_count(rows) && tprof_rows_real(rows, n, "delta_ns") != 0) n++;
+    size_t shown = top && top < n ? top : n;
+    if (!tprof_rows_count(rows)) return; /* neither run launched an op: nothing to say */
     printf("\n%s\n", title);
+    if (!n) {
+        printf("  none changed\n");
+        return;
+    }
     const char *hdr[] = { module ? "module" : "op", "input dims", "base", "candidate", "delta", "delta %", "mean base",
                           "mean cand" };
     size_t off = module ? 1 : 0; /* modules have no dims column */

@@ -37,6 +37,54 @@ def advice(paths):
     return {(a["rule"], a["rank"]): a for a in json.loads(out)} if rc == 0 else {}
 
 
+# the op rules, on hand-built ops (cpu_op spans holding their launches)
+def op(name, ts, dur, tid=1):
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": {}}
+
+
+def rt(name, ts, corr=None):
+    return {"ph": "X", "cat": "cuda_runtime", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": 1,
+            "args": {} if corr is None else {"correlation": corr}}
+
+
+# attention-math: bmm 20 + softmax 10 of 100 us of the ops' time -> 30% >= 10%; a flash op instead: silent
+ev = [step(1, 0, 1000), op("aten::bmm", 10, 5), launch(11, 1), k("gemm", 20, 20, 1),
+      op("aten::_softmax", 40, 5), launch(41, 2), k("softmax_kernel", 50, 10, 2),
+      op("aten::mm", 70, 5), launch(71, 3), k("gemm2", 80, 70, 3)]
+a = advice([trace(ev)])
+check(("attention-math", 0) in a and abs(a[("attention-math", 0)]["value"] - 0.30) < 1e-12, f"attention-math: {a}")
+ev2 = ev + [op("aten::_flash_attention_forward", 200, 5), launch(201, 4), k("flash_fwd_kernel", 210, 1, 4)]
+check(("attention-math", 0) not in advice([trace(ev2)]), "attention-math: silent beside a fused attention op")
+# bmm + softmax at 9.1% (10 of 110): below the threshold
+ev3 = [step(1, 0, 1000), op("aten::bmm", 10, 5), launch(11, 1), k("gemm", 20, 5, 1),
+       op("aten::_softmax", 40, 5), launch(41, 2), k("softmax_kernel", 50, 5, 2),
+       op("aten::mm", 70, 5), launch(71, 3), k("gemm2", 80, 100, 3)]
+check(("attention-math", 0) not in advice([trace(ev3)]), "attention-math: 9% is below 10%")
+
+# tiny-elementwise: 1,000 aten::add launches of 2 us in one step -> fires; 999: silent
+def adds(n):
+    out = [step(1, 0, 10 ** 7)]
+    for i in range(n):
+        t = 100 + i * 10
+        out += [op("aten::add", t, 4), launch(t + 1, 100 + i), k("add_kernel", t + 2, 2, 100 + i)]
+    return out
+
+
+a = advice([trace(adds(1000))])
+check(("tiny-elementwise", 0) in a and a[("tiny-elementwise", 0)]["value"] == 1000, f"tiny-elementwise: {a}")
+check(("tiny-elementwise", 0) not in advice([trace(adds(999))]), "tiny-elementwise: 999 launches are below 1,000")
+
+# blocking-ops: a nonzero and a cudaStreamSynchronize in each of 2 steps -> 2 per step; half that: 1, still fires;
+# none: silent
+ev = [step(1, 0, 100), step(2, 100, 100)]
+for s0 in (0, 100):
+    ev += [op("aten::nonzero", s0 + 10, 5), launch(s0 + 11, s0 + 1), k("nonzero_kernel", s0 + 20, 2, s0 + 1),
+           rt("cudaStreamSynchronize", s0 + 30)]
+a = advice([trace(ev)])
+check(("blocking-ops", 0) in a and a[("blocking-ops", 0)]["value"] == 2.0, f"blocking-ops: {a}")
+check(("blocking-ops", 0) not in advice([trace(ev[:2] + [op("aten::add", 10, 5), launch(11, 1), k("a", 20, 2, 1)])]),
+      "blocking-ops: silent without them")
+
 # attention: softmax 30 of 100 us of kernel time -> 30% >= 10%; with a flash kernel instead: silent
 base = [step(1, 0, 1000), launch(1, 1), launch(2, 2), launch(3, 3)]
 a = advice([trace(base + [k("softmax_warp_forward", 10, 30, 1), k("gemm", 50, 70, 2)])])
