@@ -4,7 +4,7 @@
  * trace's records, no pointers: nodes are in preorder (thread by thread,
  * outer spans first), so a node's subtree is the run of nodes up to its
  * `end`, and the GPU events of a subtree are one run of `gpu` too.
- * docs/METRICS.md ("Operators") has the rules. */
+ * docs/METRICS.md ("trainprof ops") has the rules. */
 #ifndef TPROF_OP_TREE_H
 #define TPROF_OP_TREE_H
 

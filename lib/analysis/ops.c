@@ -1,8 +1,9 @@
 /* The operator view: the GPU time of each op that launched GPU work (its
  * direct and subtree kernel time, as TraceLens defines them), with
- * PyTorch's self/total CPU and device times, grouped by op name, by op and
- * input shapes, or by the nn.Module that ran it. docs/METRICS.md
- * ("Operators") has the definitions. */
+ * PyTorch's self/total CPU and device times and the performance model's
+ * FLOPs, bytes and roofline, grouped by op name, by op and input shapes, by
+ * the nn.Module that ran it, by op category or by Python call stack.
+ * docs/METRICS.md ("trainprof ops") has the definitions. */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "../util/i64map.h"
@@ -216,12 +217,12 @@ static uint32_t stack_path(ops_ctx *c, uint32_t node)
     return path;
 }
 
-/* Autograd: a forward op and the backward ops of its gradient share a
- * "Sequence number"; a backward op has a "Fwd thread id" above 0 (the
- * profiler's index of the forward thread, not an OS thread id: forward
- * ops have 0), so the forward ops are found by sequence number alone, the
- * outermost first. */
-
+/* Each node's op args (through an event -> node array), and the forward
+ * ops by sequence number. Autograd: a forward op and the backward ops of
+ * its gradient share a "Sequence number"; a backward op has a "Fwd thread
+ * id" above 0 (the profiler's index of the forward thread, not an OS thread
+ * id: forward ops have 0), so the forward ops are found by sequence number
+ * alone, the outermost first. */
 static int index_args(ops_ctx *c)
 {
     c->args = tprof_trace_op_args(c->t);
