@@ -46,6 +46,8 @@ typedef enum {
 #define TPROF_KEEP_STREAMED (1u << 27) /* events of other kinds with a "stream" arg (Triton's cpu_op, MTIA's
                                           device events): HTA counts them as GPU work */
 #define TPROF_KEEP_OP_ARGS (1u << 26) /* a cpu_op's inputs and autograd links, with tprof_op_args */
+#define TPROF_KEEP_AUTOGRAD (1u << 25) /* the autograd links alone (Sequence number, Fwd thread id), with
+                                          tprof_op_args (its inputs 0) */
 #define TPROF_KEEP_ALL 0xFFFFFFFFu
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */

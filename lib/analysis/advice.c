@@ -23,6 +23,7 @@
 #define TINY_EW_PER_STEP 1000 /* elementwise launches per step ... */
 #define TINY_EW_MEAN_NS 10000 /* ... averaging at most this much GPU time each */
 #define BLOCKING_PER_STEP 1.0 /* ops and calls that wait for the GPU, per step */
+#define RECOMPUTE_MIN 0.03    /* forward ops run again in the backward: share of the ops' direct time */
 
 static int add(tprof_advice *a, size_t *cap, const char *rule, int64_t rank, double value, double threshold,
                const char *remedy, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
@@ -93,7 +94,7 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
     double total = (double)tprof_rows_int(tprof_result_top_c(ops), 0, "direct_ns");
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
     double steps = m->nsteps ? (double)m->nsteps : 1;
-    int64_t bmm = 0, softmax = 0, ew = 0, fused = 0;
+    int64_t bmm = 0, softmax = 0, ew = 0, fused = 0, recompute = 0;
     uint64_t ew_n = 0, block_n = 0;
     const char *block_top = NULL;
     uint64_t block_top_n = 0;
@@ -105,6 +106,7 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
         if (!strcmp(name, "aten::bmm") || !strcmp(name, "aten::baddbmm")) bmm += direct;
         if (!strcmp(name, "aten::_softmax") || !strcmp(name, "aten::softmax")) softmax += direct;
         if (k == TPROF_OPCAT_ATTENTION) fused += direct;
+        recompute = tprof_sat_add(recompute, tprof_rows_int(rows, i, "recompute_direct_ns"));
         if (k == TPROF_OPCAT_ELEMENTWISE) ew += direct, ew_n += count;
         if (blocking_op(name)) {
             block_n += count;
@@ -120,6 +122,14 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
                   "%.0f%% of the ops' GPU time",
                   tprof_fmt_duration(d1, sizeof d1, bmm), tprof_fmt_duration(d2, sizeof d2, softmax),
                   100.0 * (double)(bmm + softmax) / total);
+    if (total > 0 && (double)recompute / total >= RECOMPUTE_MIN)
+        rc |= add(a, cap, "recompute", rank, (double)recompute / total, RECOMPUTE_MIN,
+                  "checkpoint fewer layers or only the cheap ones (selective activation checkpointing), or offload "
+                  "activations instead",
+                  "activation recomputation: forward ops run again inside the backward take %s (%.1f%% of the ops' "
+                  "GPU time, %s per step)",
+                  tprof_fmt_duration(d1, sizeof d1, recompute), 100.0 * (double)recompute / total,
+                  tprof_fmt_duration(d2, sizeof d2, (int64_t)((double)recompute / steps)));
     double ew_per_step = (double)ew_n / steps;
     if (ew_n && ew_per_step >= TINY_EW_PER_STEP && (double)ew / (double)ew_n <= TINY_EW_MEAN_NS)
         rc |= add(a, cap, "tiny-elementwise", rank, ew_per_step, TINY_EW_PER_STEP,

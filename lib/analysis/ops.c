@@ -25,7 +25,7 @@
 typedef struct {
     uint32_t name, dims, types, strides, concrete, module, category, stack;
     uint64_t count, kernels;
-    int64_t direct, min_direct, max_direct, subtree, dev_self, dev_total, cpu_self, cpu_total, backward;
+    int64_t direct, min_direct, max_direct, subtree, dev_self, dev_total, cpu_self, cpu_total, backward, recompute;
     uint64_t modelled;  /* instances the performance model covers */
     int64_t modelled_ns; /* their subtree time */
     double flops, bytes;
@@ -256,15 +256,25 @@ static int index_args(ops_ctx *c)
 
 /* The backward op holding NODE (itself or a cpu_op above it with a forward
  * thread), and its forward op, or TPROF_OP_NONE. *IS_BACKWARD says whether
- * there was a backward op. */
-static uint32_t forward_op(const ops_ctx *c, uint32_t node, int *is_backward)
+ * there was a backward op, *RECOMPUTE whether NODE runs in a module's
+ * forward below it (an nn.Module frame and a forward op autograd records,
+ * Fwd thread id 0): activation recomputation, a checkpointed module's
+ * forward run again inside the backward. */
+static uint32_t forward_op(const ops_ctx *c, uint32_t node, int *is_backward, int *recompute)
 {
-    *is_backward = 0;
+    *is_backward = *recompute = 0;
     if (!c->nargs) return TPROF_OP_NONE;
+    int forward_below = 0, module_below = 0;
     for (uint32_t p = node; p != TPROF_OP_NONE; p = c->tr->parent[p]) {
+        module_below |= c->module_frame[p];
         const tprof_op_args *a = c->tr->kind[p] == TPROF_OPN_CPU_OP ? args_of(c, p) : NULL;
-        if (!a || a->fwd_tid <= 0 || a->seq < 0) continue;
+        if (!a || a->seq < 0) continue;
+        if (a->fwd_tid <= 0) {
+            forward_below = 1;
+            continue;
+        }
         *is_backward = 1;
+        *recompute = forward_below && module_below;
         int64_t f;
         return tprof_i64map_get(&c->fwd_of, a->seq, &f) ? (uint32_t)f : TPROF_OP_NONE;
     }
@@ -373,8 +383,8 @@ static int add_instance(ops_ctx *c, uint32_t x)
 {
     const tprof_op_tree *tr = c->tr;
     const tprof_event *e = &c->ev[tr->ev[x]];
-    int backward;
-    uint32_t fwd = forward_op(c, x, &backward);
+    int backward, recompute;
+    uint32_t fwd = forward_op(c, x, &backward, &recompute);
     uint32_t name = name_id(c, e->name);
     op_row parts = { 0 };
     uint32_t key = name == UINT32_MAX ? UINT32_MAX : group_key(c, x, name, backward, fwd, &parts);
@@ -412,6 +422,7 @@ static int add_instance(ops_ctx *c, uint32_t x)
     row->cpu_total = tprof_sat_add(row->cpu_total, e->dur);
     row->cpu_self = tprof_sat_add(row->cpu_self, e->dur - (children < e->dur ? children : e->dur));
     if (backward) row->backward = tprof_sat_add(row->backward, direct);
+    if (recompute) row->recompute = tprof_sat_add(row->recompute, direct);
     const tprof_op_args *a = tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x) : NULL;
     tprof_op_cost cost;
     if (a && a->arg[TPROF_OP_DIMS] &&
@@ -457,7 +468,7 @@ enum { T_BY, T_DEPTH, T_LAUNCHES, T_GPU_EVENTS, T_GPU_NS, T_DIRECT, T_UNLINKED, 
        T_STEP_FIRST, T_STEP_LAST, T_NSTEPS, T_DEVICE, T_PEAK_SOURCE, T_HBM, T_PEAK0, T_NCOLS = T_PEAK0 + TPROF_DT_COUNT };
 enum { R_NAME, R_DIMS, R_TYPES, R_STRIDES, R_CONCRETE, R_MODULE, R_CATEGORY, R_STACK, R_COUNT, R_KERNELS, R_DIRECT, R_SHARE, R_MEAN,
        R_MIN, R_MAX, R_SUBTREE, R_DEV_SELF, R_DEV_TOTAL, R_CPU_SELF, R_CPU_TOTAL, R_CPU_PER_GPU, R_FORWARD,
-       R_BACKWARD, R_TOP_KERNEL, R_MODELLED, R_MODELLED_NS, R_FLOPS, R_BYTES, R_TFLOPS, R_TBPS, R_INTENSITY, R_DTYPE,
+       R_BACKWARD, R_RECOMPUTE, R_TOP_KERNEL, R_MODELLED, R_MODELLED_NS, R_FLOPS, R_BYTES, R_TFLOPS, R_TBPS, R_INTENSITY, R_DTYPE,
        R_BOUND, R_ROOFLINE, R_NCOLS };
 enum { K_NAME, K_COUNT, K_TOTAL, K_NCOLS };
 
@@ -572,6 +583,9 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                                 "direct_ns minus backward_direct_ns", .flags = TPROF_COLF_NO_TABLE),           \
         [R_BACKWARD] = TPROF_COL("backward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "backward",      \
                                  "the part of direct_ns launched under an autograd backward op"),              \
+        [R_RECOMPUTE] = TPROF_COL("recompute_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "recompute",   \
+                                  "of backward_direct_ns, the forward ops run again inside the backward "      \
+                                  "(activation checkpointing)", .flags = TPROF_COLF_NO_TABLE),                 \
         [R_TOP_KERNEL] = TPROF_COL("top_kernel", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "top kernel",          \
                                    "the kernel with the most time among them (by_kernel has each)",             \
                                    .flags = TPROF_COLF_NAMES, .width = 48),                                    \
@@ -680,7 +694,8 @@ static int fill_rows(const ops_ctx *c, tprof_result *res)
                               [R_DIRECT] = x->direct, [R_MIN] = x->min_direct, [R_MAX] = x->max_direct,
                               [R_SUBTREE] = x->subtree, [R_DEV_SELF] = x->dev_self, [R_DEV_TOTAL] = x->dev_total,
                               [R_CPU_SELF] = x->cpu_self, [R_CPU_TOTAL] = x->cpu_total,
-                              [R_FORWARD] = x->direct - x->backward, [R_BACKWARD] = x->backward };
+                              [R_FORWARD] = x->direct - x->backward, [R_BACKWARD] = x->backward,
+                              [R_RECOMPUTE] = x->recompute };
         for (int k = R_COUNT; k < R_TOP_KERNEL; k++)
             if (cols[k].combine != TPROF_COMBINE_DERIVED) tprof_rows_set_i(rows, (size_t)i, (size_t)k, v[k]);
         tprof_rows_set_i(rows, (size_t)i, R_MODELLED, (int64_t)x->modelled);

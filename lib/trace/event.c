@@ -551,7 +551,8 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
                                                          .in_nelems = e->in_nelems, .out_nelems = e->out_nelems,
                                                          .group_size = e->group_size };
     }
-    if ((r->opts->keep & TPROF_KEEP_OP_ARGS) && kind == TPROF_KIND_CPU &&
+    /* the inputs are copied with TPROF_KEEP_OP_ARGS only: with TPROF_KEEP_AUTOGRAD the mask is 0 */
+    if ((r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) && kind == TPROF_KIND_CPU &&
         (e->oparg_mask || e->seq >= 0 || e->fwd_tid >= 0)) {
         if (tprof_grow_items((void **)&t->opargs, &t->opargcap, t->nopargs + 1, sizeof *t->opargs))
             return TPROF_ENOMEM;

@@ -265,10 +265,10 @@ def model(path, by="name", depth=0, steps=None):
 
     rows = {}
 
-    def add(key, direct, dur_sum, kernels, subtree, cpu_total, cpu_self, backward, launched):
+    def add(key, direct, dur_sum, kernels, subtree, cpu_total, cpu_self, backward, launched, recompute=False):
         row = rows.setdefault(key, dict(count=0, kernels=0, direct_ns=0, subtree_ns=0, device_self_ns=0,
                                         cpu_total_ns=0, cpu_self_ns=0, forward_direct_ns=0, backward_direct_ns=0,
-                                        by_kernel={}))
+                                        recompute_direct_ns=0, by_kernel={}))
         for g in launched:
             k = row["by_kernel"].setdefault(g["name"], [0, 0])
             k[0] += 1
@@ -282,6 +282,7 @@ def model(path, by="name", depth=0, steps=None):
         row["cpu_self_ns"] += cpu_self
         row["backward_direct_ns"] += direct if backward else 0
         row["forward_direct_ns"] += 0 if backward else direct
+        row["recompute_direct_ns"] += direct if recompute else 0
 
     for n, calls in launched.items():
         x = host[n]
@@ -289,11 +290,15 @@ def model(path, by="name", depth=0, steps=None):
             continue
         direct = [(g["ts"], g["end"]) for c in calls for g in c["gpu"]]
         sub = [(g["ts"], g["end"]) for g in subtree_gpu(x)]
-        back, p = None, x
+        back, p, forward_below, module_below, recompute = None, x, False, False, False
         while p:
-            if p["cat"] == "cpu_op" and p["args"].get("Fwd thread id", 0) > 0 and "Sequence number" in p["args"]:
-                back = fwd.get(p["args"]["Sequence number"], p)
-                break
+            module_below |= p["cat"] == "python_function" and p["name"].startswith("nn.Module: ")
+            if p["cat"] == "cpu_op" and "Sequence number" in p["args"]:
+                if p["args"].get("Fwd thread id", 0) > 0:
+                    back = fwd.get(p["args"]["Sequence number"], p)
+                    recompute = forward_below and module_below  # a module's forward run again in the backward
+                    break
+                forward_below = True
             p = p["parent"]
         if by == "module":
             key = module_path(back or x)
@@ -307,7 +312,7 @@ def model(path, by="name", depth=0, steps=None):
             key = x["name"]
         children = sum(c["dur"] for c in x["children"])
         add(key, union(direct), sum(b - a for a, b in direct), len(direct), union(sub), x["dur"],
-            x["dur"] - min(children, x["dur"]), back is not None, [g for c in calls for g in c["gpu"]])
+            x["dur"] - min(children, x["dur"]), back is not None, [g for c in calls for g in c["gpu"]], recompute)
     for g in unlinked:
         if in_window(g["ts"]):
             key = (UNLINKED, "", "", "", "") if by == "shape" else (UNLINKED, "") if by == "stack" else UNLINKED
@@ -403,6 +408,16 @@ if rc == 0:
                 check(abs(r["base_mean_ns"] - w[0] * 4 / w[2]) < 1e-6, f"diff {table} {k}: mean {r['base_mean_ns']}")
         deltas = [abs(r["delta_ns"]) for r in d[table]]
         check(deltas == sorted(deltas, reverse=True), f"diff {table}: largest change first")
+
+# advice's recompute rule: the ops' recomputed share on the checkpointed resnet (and none without checkpointing)
+for name, fires in (("resnet_act_checkpoint", True), ("normalization_layer_test", False)):
+    path = os.path.join(data, sorted(r for r in expected if name in r)[0])
+    o = ops_json(path)
+    share = sum(r["recompute_direct_ns"] for r in o["rows"]) / o["direct_ns"]
+    rc, out, err = run([TRAINPROF, "advice", "--format", "json", path])
+    got = [a for a in json.loads(out) if a["rule"] == "recompute"] if rc == 0 else []
+    check(bool(got) == fires and (not fires or abs(got[0]["value"] - share) < 1e-12),
+          f"advice recompute on {name}: {got}, the ops give {share}")
 
 # a user's rule moves an op into a category: exactly its time
 by_name = {r["op"]: r for r in ops_json(gen)["rows"]}

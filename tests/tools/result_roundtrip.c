@@ -37,8 +37,8 @@ static char *json_of(const tprof_result *r)
     return buf;
 }
 
-enum { NTYPES = 19, KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
-       MEM_TRACE_TIMELINE = 13, DIFF = 14, OPS = 15 /* by name, shape, module, category */ };
+enum { KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
+       MEM_TRACE_TIMELINE = 13, DIFF = 14, OPS = 15 /* every grouping */, NTYPES = OPS + TPROF_OPS_GROUPINGS };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
