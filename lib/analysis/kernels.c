@@ -116,23 +116,10 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
     const int64_t *launched = NULL;
     int windowed = opts->step_first >= 0 || opts->step_last >= 0;
     if (windowed) {
-        int64_t lo = opts->step_first >= 0 ? opts->step_first : 0;
-        int64_t hi = opts->step_last >= 0 ? opts->step_last : INT64_MAX;
-        sel = malloc((m->nsteps ? m->nsteps : 1) * sizeof *sel);
-        if (!sel) goto oom;
-        r->step_first = INT64_MAX;
-        r->step_last = INT64_MIN;
-        for (size_t i = 0; i < m->nsteps; i++) {
-            int64_t num = m->steps[i].number; /* -1 when the name had no number */
-            if (num < lo || num > hi) continue;
-            sel[nsel++] = m->steps[i];
-            if (num < r->step_first) r->step_first = num;
-            if (num > r->step_last) r->step_last = num;
-        }
-        if (nsel == 0) {
-            free(sel);
+        int src = tprof_steps_select(m, opts->step_first, opts->step_last, &sel, &nsel, &r->step_first, &r->step_last);
+        if (src) {
             tprof_kernels_free(r);
-            return TPROF_EUSAGE;
+            return src;
         }
         r->windowed = 1;
         r->nsteps = nsel;

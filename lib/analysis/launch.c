@@ -1,4 +1,5 @@
 #include "launch.h"
+#include "trainprof/error.h"
 #include "../trace/derived.h"
 #include "../util/i64map.h"
 
@@ -77,4 +78,25 @@ long tprof_step_at(const tprof_step *s, size_t n, int64_t at)
     if (lo == 0) return -1;
     const tprof_step *c = &s[lo - 1];
     return at < tprof_end_ns(c->ts, c->dur) ? (long)(lo - 1) : -1;
+}
+
+int tprof_steps_select(const tprof_trace_meta *m, int64_t first, int64_t last, tprof_step **sel, size_t *n,
+                       int64_t *found_first, int64_t *found_last)
+{
+    int64_t lo = first >= 0 ? first : 0, hi = last >= 0 ? last : INT64_MAX;
+    *n = 0;
+    *found_first = INT64_MAX;
+    *found_last = INT64_MIN;
+    if (!(*sel = malloc((m->nsteps ? m->nsteps : 1) * sizeof **sel))) return TPROF_ENOMEM;
+    for (size_t i = 0; i < m->nsteps; i++) {
+        int64_t num = m->steps[i].number; /* -1 when the name had no number */
+        if (num < lo || num > hi) continue;
+        (*sel)[(*n)++] = m->steps[i];
+        if (num < *found_first) *found_first = num;
+        if (num > *found_last) *found_last = num;
+    }
+    if (*n) return 0;
+    free(*sel);
+    *sel = NULL;
+    return TPROF_EUSAGE;
 }

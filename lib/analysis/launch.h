@@ -18,4 +18,10 @@ const int64_t *tprof_launch_calls(const tprof_trace *t);
  * starting at or before AT, if it is still running; -1 when none. */
 long tprof_step_at(const tprof_step *s, size_t n, int64_t at);
 
+/* The ProfilerSteps numbered FIRST..LAST (-1: open at that end), in time
+ * order, into *SEL (malloc'd, N of them), and the first and last numbers
+ * found: 0, TPROF_EUSAGE when none is there (*SEL NULL), TPROF_ENOMEM. */
+int tprof_steps_select(const tprof_trace_meta *m, int64_t first, int64_t last, tprof_step **sel, size_t *n,
+                       int64_t *found_first, int64_t *found_last);
+
 #endif

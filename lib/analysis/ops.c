@@ -816,20 +816,8 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     int windowed = opts->step_first >= 0 || opts->step_last >= 0;
     int64_t step_first = INT64_MAX, step_last = INT64_MIN;
     if (windowed) {
-        int64_t lo = opts->step_first >= 0 ? opts->step_first : 0;
-        int64_t hi = opts->step_last >= 0 ? opts->step_last : INT64_MAX;
-        if (!(sel = malloc((m->nsteps ? m->nsteps : 1) * sizeof *sel))) return TPROF_ENOMEM;
-        for (size_t i = 0; i < m->nsteps; i++) {
-            int64_t num = m->steps[i].number;
-            if (num < lo || num > hi) continue;
-            sel[nsel++] = m->steps[i];
-            if (num < step_first) step_first = num;
-            if (num > step_last) step_last = num;
-        }
-        if (nsel == 0) {
-            free(sel);
-            return TPROF_EUSAGE;
-        }
+        int src = tprof_steps_select(m, opts->step_first, opts->step_last, &sel, &nsel, &step_first, &step_last);
+        if (src) return src;
     }
 
     tprof_op_tree tr;

@@ -49,6 +49,10 @@ static inline int cli_across(size_t n) { return n > CLI_RANKS_LISTED && !cli_all
 int cli_parse_format(const char *s, cli_format *out);
 /* "A..B", "A..", "..B" or "A" (ProfilerStep numbers). */
 int cli_parse_steps(const char *s, long long *first, long long *last);
+/* --steps ARG of a command with a step window: *FIRST and *LAST, and in
+ * WINDOW the error for a trace that has none of those steps; 0, or -1
+ * after saying what it takes. */
+int cli_steps_option(const char *arg, int64_t *first, int64_t *last, char *window, size_t len);
 /* auto|always|never; NO_COLOR honoured. Another value: says so, returns -1. */
 int cli_set_color(const char *mode);
 /* getopt_long, with the errors worded for trainprof: "trainprof CMD:

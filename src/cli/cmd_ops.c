@@ -143,17 +143,7 @@ static int option(void *vctx, int c, const char *arg)
         else ctx->oo.peak_tbps = x;
         return 0;
     }
-    case 's': {
-        long long a, b;
-        if (cli_parse_steps(arg, &a, &b)) {
-            cli_error("--steps takes A..B, A.., ..B or A (ProfilerStep numbers), not '%s'", arg);
-            return -1;
-        }
-        ctx->oo.step_first = a;
-        ctx->oo.step_last = b;
-        snprintf(ctx->window, sizeof ctx->window, "steps %.40s not in this trace", arg);
-        return 0;
-    }
+    case 's': return cli_steps_option(arg, &ctx->oo.step_first, &ctx->oo.step_last, ctx->window, sizeof ctx->window);
     default: return -1;
     }
 }

@@ -410,83 +410,70 @@ static int any_child(const view *v, size_t k, const char *col)
     return 0;
 }
 
-static int kernels_section(const tprof_result *res, size_t top)
+/* NAMES[0..N) as tables show them (shortened and kept distinct within WIDTH
+ * columns, unless --wide) into SHOWN (each to free, or NULL: use NAMES[i]);
+ * *NUMBERED when some were numbered apart. 0 or TPROF_ENOMEM. */
+static int display_names(const char **names, size_t n, int width, char **shown, int *numbered)
+{
+    int wide, columns;
+    tprof_table_layout_get(&wide, &columns);
+    *numbered = 0;
+    if (wide) return 0;
+    return tprof_names_display(names, n, width, shown, numbered) ? TPROF_ENOMEM : 0;
+}
+
+/* The first TOP rows of table ROWS, one line each: the share, a duration,
+ * LABEL_COL padded to LABEL_W, and NAME_COL as tables show names, in what
+ * a terminal leaves after USED columns (DEFAULT_W off a terminal). */
+static int name_lines(const tprof_rows *rows, size_t top, const char *time_col, const char *label_col, int label_w,
+                      const char *name_col, int used, int default_w)
 {
     char a[32];
-    printf("\n== top kernels (all traces) ==\n");
-    const tprof_rows *k = tprof_result_table_c(res, 1);
-    size_t nk = tprof_rows_count(k) < top ? tprof_rows_count(k) : top;
-    /* names as tables show them: shortened, distinct, within 70 columns or what the terminal leaves */
-    const char **names = malloc((nk ? nk : 1) * sizeof *names);
-    char **shown = calloc(nk ? nk : 1, sizeof *shown);
-    int wide, columns, numbered = 0;
-    tprof_table_layout_get(&wide, &columns);
-    int width = columns ? (columns - 37 > 24 ? columns - 37 : 24) : 70;
+    size_t n = tprof_rows_count(rows) < top ? tprof_rows_count(rows) : top;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    char **shown = calloc(n ? n : 1, sizeof *shown);
     if (!names || !shown) {
         free(names);
         free(shown);
         return TPROF_ENOMEM;
     }
-    for (size_t i = 0; i < nk; i++) names[i] = tprof_rows_at(k, i, "name")->v.s;
-    if (!wide && tprof_names_display(names, nk, width, shown, &numbered)) {
-        free(names);
-        free(shown);
-        return TPROF_ENOMEM;
+    int wide, columns, numbered = 0;
+    tprof_table_layout_get(&wide, &columns);
+    int width = columns ? (columns - used > 24 ? columns - used : 24) : default_w;
+    for (size_t i = 0; i < n; i++) names[i] = tprof_rows_str(rows, i, name_col);
+    int rc = display_names(names, n, width, shown, &numbered);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const tprof_cell *share = tprof_rows_at(rows, i, "share");
+        printf("  %5.1f%%  %-9s  %-*s  %s\n", share->null ? 0.0 : share->v.d * 100,
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(rows, i, time_col)), label_w,
+               tprof_rows_str(rows, i, label_col), shown[i] ? shown[i] : names[i]);
     }
-    for (size_t i = 0; i < nk; i++) {
-        const tprof_cell *share = tprof_rows_at(k, i, "share");
-        printf("  %5.1f%%  %-9s  %-13s  %s\n", share->null ? 0.0 : share->v.d * 100,
-               tprof_fmt_duration(a, sizeof a, tprof_rows_int(k, i, "total_ns")), tprof_rows_at(k, i, "class")->v.s,
-               wide ? names[i] : shown[i]);
-        free(shown[i]);
-    }
-    if (numbered) printf("  %s\n", TPROF_NAMES_FOOTNOTE);
+    for (size_t i = 0; i < n; i++) free(shown[i]);
+    if (!rc && numbered) printf("  %s\n", TPROF_NAMES_FOOTNOTE);
     free(names);
     free(shown);
-    return 0;
+    return rc;
+}
+
+static int kernels_section(const tprof_result *res, size_t top)
+{
+    printf("\n== top kernels (all traces) ==\n");
+    return name_lines(tprof_result_table_c(res, 1), top, "total_ns", "class", 13, "name", 37, 70);
 }
 
 /* The ops of all traces by direct time, when an op launched anything. */
 static int ops_section(const tprof_result *res, size_t top)
 {
-    char a[32];
     const tprof_rows *o = tprof_result_table_c(res, 4);
     size_t no = tprof_rows_count(o) < top ? tprof_rows_count(o) : top;
     if (!no) return 0;
     printf("\n== top ops (all traces; trainprof ops has every column) ==\n");
-    const char **names = malloc(no * sizeof *names);
-    char **shown = calloc(no, sizeof *shown);
-    int wide, columns, numbered = 0;
-    tprof_table_layout_get(&wide, &columns);
-    int width;
-    if (!names || !shown) {
-        free(names);
-        free(shown);
-        return TPROF_ENOMEM;
-    }
     int opw = 8; /* the op column: its longest name, at most 40 */
     for (size_t i = 0; i < no; i++) {
-        names[i] = tprof_rows_str(o, i, "top_kernel");
         int len = (int)strlen(tprof_rows_str(o, i, "op"));
         if (len > opw) opw = len < 40 ? len : 40;
     }
-    width = columns ? (columns - 20 - opw > 24 ? columns - 20 - opw : 24) : 48;
-    if (!wide && tprof_names_display(names, no, width, shown, &numbered)) {
-        free(names);
-        free(shown);
-        return TPROF_ENOMEM;
-    }
-    for (size_t i = 0; i < no; i++) {
-        const tprof_cell *share = tprof_rows_at(o, i, "share");
-        printf("  %5.1f%%  %-9s  %-*s  %s\n", share->null ? 0.0 : share->v.d * 100,
-               tprof_fmt_duration(a, sizeof a, tprof_rows_int(o, i, "direct_ns")), opw, tprof_rows_str(o, i, "op"),
-               wide ? names[i] : shown[i]);
-        free(shown[i]);
-    }
-    if (numbered) printf("  %s\n", TPROF_NAMES_FOOTNOTE);
-    free(names);
-    free(shown);
-    return 0;
+    return name_lines(o, top, "direct_ns", "op", opw, "top_kernel", 20 + opw, 48);
 }
 
 static void ranks_section(const tprof_result *res)

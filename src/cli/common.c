@@ -254,6 +254,19 @@ int cli_parse_steps(const char *s, long long *first, long long *last)
     return 0;
 }
 
+int cli_steps_option(const char *arg, int64_t *first, int64_t *last, char *window, size_t len)
+{
+    long long a, b;
+    if (cli_parse_steps(arg, &a, &b)) {
+        cli_error("--steps takes A..B, A.., ..B or A (ProfilerStep numbers), not '%s'", arg);
+        return -1;
+    }
+    *first = a;
+    *last = b;
+    snprintf(window, len, "steps %.40s not in this trace", arg);
+    return 0;
+}
+
 /* ---- progress ---- */
 
 /* Drawn only on a terminal (TPROF_PROGRESS=always draws it anyway, so that
