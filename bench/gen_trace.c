@@ -1502,31 +1502,10 @@ static void emit_cpu_events(gen_t *g)
             B_LIT(b, ",\n");
             continue;
         }
-        if (e->kind == EV_PYTHON) {
+        /* the head every span shares: category, name, thread, times */
+        if (e->kind == EV_PYTHON)
             B_LIT(b, "\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"");
-            b_str(b, e->name);
-            b_i64(b, e->num);
-            B_LIT(b, "\", \"pid\": ");
-            b_u64(b, g->pid);
-            B_LIT(b, ", \"tid\": ");
-            b_u64(b, g->tid[e->thread]);
-            put_sep(b, L->nl);
-            B_LIT(b, "\"ts\": ");
-            b_us(b, e->ts);
-            B_LIT(b, ", \"dur\": ");
-            b_us(b, e->dur);
-            put_sep(b, L->nl);
-            B_LIT(b, "\"args\": ");
-            put_sep(b, L->args_open);
-            B_LIT(b, "\"Python id\": ");
-            b_u64(b, e->ev_idx);
-            B_LIT(b, ", \"Python thread\": 0");
-            put_sep(b, L->args_close);
-            put_sep(b, L->close);
-            B_LIT(b, ",\n");
-            continue;
-        }
-        if (e->kind == EV_USER_ANN)
+        else if (e->kind == EV_USER_ANN)
             B_LIT(b, "\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"");
         else
             B_LIT(b, "\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"");
@@ -1545,6 +1524,15 @@ static void emit_cpu_events(gen_t *g)
         put_sep(b, L->nl);
         B_LIT(b, "\"args\": ");
         put_sep(b, L->args_open);
+        if (e->kind == EV_PYTHON) {
+            B_LIT(b, "\"Python id\": ");
+            b_u64(b, e->ev_idx);
+            B_LIT(b, ", \"Python thread\": 0");
+            put_sep(b, L->args_close);
+            put_sep(b, L->close);
+            B_LIT(b, ",\n");
+            continue;
+        }
         B_LIT(b, "\"External id\": ");
         b_u64(b, e->ext_id);
         B_LIT(b, ",\"Record function id\": ");
