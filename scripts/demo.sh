@@ -113,6 +113,6 @@ echo "  drag $snap into https://pytorch.org/memory_viz: its blocks show the trai
 echo "  try:"
 echo "    $TP steps $trace"
 echo "    $TP mem --timeline $D/mem $snap"
-echo "    $TP kernels --by class ${gen[*]}"
+echo "    $TP ops --by category ${gen[*]}"
 echo "    $TP advice ${gen[*]}"
 echo "    $TP diff ${gen[*]}"
