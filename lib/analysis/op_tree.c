@@ -9,24 +9,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One host span while sorting: the thread, then start, longer first, outer
- * kind first, then file order. */
+/* The order of two host spans (indexes into HOST, their events EV, their
+ * node kinds KIND): by thread, then start, longer first, outer kind first,
+ * then file order. */
 typedef struct {
-    int64_t pid, tid, ts, dur;
-    uint32_t ev;
-    uint8_t thread_flags, kind;
-} span;
+    const tprof_event *ev;
+    const uint32_t *host;
+    const uint8_t *kind;
+} span_order;
 
-static int cmp_span(const void *a, const void *b)
+static int cmp_span(const span_order *o, uint32_t a, uint32_t b)
 {
-    const span *x = a, *y = b;
-    if (x->thread_flags != y->thread_flags) return x->thread_flags < y->thread_flags ? -1 : 1;
+    const tprof_event *x = &o->ev[o->host[a]], *y = &o->ev[o->host[b]];
+    uint8_t fx = x->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR), fy = y->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR);
+    if (fx != fy) return fx < fy ? -1 : 1;
     if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
-    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
-    return x->ev < y->ev ? -1 : x->ev > y->ev;
+    if (o->kind[a] != o->kind[b]) return o->kind[a] < o->kind[b] ? -1 : 1;
+    return o->host[a] < o->host[b] ? -1 : o->host[a] > o->host[b];
+}
+
+/* Sorts IDX[0..N) by cmp_span (a merge sort: the comparison needs O; TMP
+ * has room for N). */
+static void sort_spans(const span_order *o, uint32_t *idx, uint32_t *tmp, size_t n)
+{
+    if (n < 2) return;
+    if (n <= 16) { /* insertion sort for the small runs */
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = i; j > 0 && cmp_span(o, idx[j - 1], idx[j]) > 0; j--) {
+                uint32_t x = idx[j];
+                idx[j] = idx[j - 1];
+                idx[j - 1] = x;
+            }
+        return;
+    }
+    size_t h = n / 2;
+    sort_spans(o, idx, tmp, h);
+    sort_spans(o, idx + h, tmp, n - h);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = cmp_span(o, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
+    while (i < h) tmp[k++] = idx[i++];
+    while (j < n) tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
 }
 
 static tprof_opn_kind kind_of_cat(const char *c)
@@ -78,20 +104,21 @@ void tprof_op_tree_free(tprof_op_tree *tr)
     memset(tr, 0, sizeof *tr);
 }
 
-/* The thread's index in the trace's sorted thread list (every CPU and
- * runtime event's thread is in it), or -1. */
-static long thread_index(const tprof_trace_meta *m, const span *x)
+/* The event's thread's index in the trace's thread list (sorted by pid and
+ * tid; every CPU and runtime event's thread is in it), or -1. */
+static long thread_index(const tprof_trace_meta *m, const tprof_event *e)
 {
+    uint8_t flags = e->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR);
     size_t lo = 0, hi = m->ncpu_tracks;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const tprof_cpu_track *c = &m->cpu_tracks[mid];
-        int less = c->pid != x->pid ? c->pid < x->pid : c->tid != x->tid ? c->tid < x->tid : c->flags < x->thread_flags;
+        int less = c->pid != e->pid ? c->pid < e->pid : c->tid != e->tid ? c->tid < e->tid : c->flags < flags;
         if (less) lo = mid + 1;
         else hi = mid;
     }
-    if (lo < m->ncpu_tracks && m->cpu_tracks[lo].pid == x->pid && m->cpu_tracks[lo].tid == x->tid &&
-        m->cpu_tracks[lo].flags == x->thread_flags)
+    if (lo < m->ncpu_tracks && m->cpu_tracks[lo].pid == e->pid && m->cpu_tracks[lo].tid == e->tid &&
+        m->cpu_tracks[lo].flags == flags)
         return (long)lo;
     return -1;
 }
@@ -103,25 +130,28 @@ static unsigned bits_for(uint64_t v)
     return b;
 }
 
-/* ORDER receives the spans' indexes in preorder: by thread, then start,
- * then cmp_span's tie-breaks. A radix sort on (thread, start) when both fit
- * in 64 bits, the few spans of one start put in order after; else qsort. */
-static int preorder(const tprof_trace *t, span *s, size_t n, uint32_t *order)
+/* ORDER receives the spans' indexes (into O->host) in preorder: by thread,
+ * then start, then cmp_span's tie-breaks. A radix sort on (thread, start)
+ * when both fit in 64 bits, the few spans of one start put in order after;
+ * else a merge sort. 0 or TPROF_ENOMEM. */
+static int preorder(const tprof_trace *t, const span_order *o, size_t n, uint32_t *order)
 {
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        if (s[i].ts < lo) lo = s[i].ts;
-        if (s[i].ts > hi) hi = s[i].ts;
+        int64_t ts = o->ev[o->host[i]].ts;
+        if (ts < lo) lo = ts;
+        if (ts > hi) hi = ts;
     }
     unsigned tbits = bits_for(m->ncpu_tracks), sbits = n ? bits_for((uint64_t)hi - (uint64_t)lo) : 0;
     uint64_t *key = tbits + sbits <= 64 ? malloc((n ? n : 1) * sizeof *key) : NULL;
     int ok = key != NULL;
     for (size_t i = 0; ok && i < n; i++) {
-        long th = thread_index(m, &s[i]);
+        const tprof_event *e = &o->ev[o->host[i]];
+        long th = thread_index(m, e);
         if (th < 0) ok = 0;
-        else key[i] = sbits == 64 ? (uint64_t)s[i].ts - (uint64_t)lo
-                                  : ((uint64_t)th << sbits) | ((uint64_t)s[i].ts - (uint64_t)lo);
+        else key[i] = sbits == 64 ? (uint64_t)e->ts - (uint64_t)lo
+                                  : ((uint64_t)th << sbits) | ((uint64_t)e->ts - (uint64_t)lo);
         order[i] = (uint32_t)i;
     }
     if (ok && tprof_sort_keyed(key, order, n) == 0) {
@@ -129,7 +159,7 @@ static int preorder(const tprof_trace *t, span *s, size_t n, uint32_t *order)
         for (size_t a = 0, b; a < n; a = b) {
             for (b = a + 1; b < n && key[b] == key[a]; b++) {}
             for (size_t i = a + 1; i < b; i++)
-                for (size_t j = i; j > a && cmp_span(&s[order[j - 1]], &s[order[j]]) > 0; j--) {
+                for (size_t j = i; j > a && cmp_span(o, order[j - 1], order[j]) > 0; j--) {
                     uint32_t x = order[j];
                     order[j] = order[j - 1];
                     order[j - 1] = x;
@@ -139,8 +169,11 @@ static int preorder(const tprof_trace *t, span *s, size_t n, uint32_t *order)
         return 0;
     }
     free(key);
-    qsort(s, n, sizeof *s, cmp_span);
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp) return TPROF_ENOMEM;
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    sort_spans(o, order, tmp, n);
+    free(tmp);
     return 0;
 }
 
@@ -149,7 +182,7 @@ static int preorder(const tprof_trace *t, span *s, size_t n, uint32_t *order)
 static int nest(const tprof_trace *t, const uint32_t *host, size_t n, tprof_op_tree *tr)
 {
     const tprof_event *ev = tprof_trace_events(t);
-    span *s = malloc((n ? n : 1) * sizeof *s);
+    uint8_t *kind = malloc(n ? n : 1);
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     tr->ev = malloc((n ? n : 1) * sizeof *tr->ev);
     tr->parent = malloc((n ? n : 1) * sizeof *tr->parent);
@@ -158,29 +191,23 @@ static int nest(const tprof_trace *t, const uint32_t *host, size_t n, tprof_op_t
     tr->launcher = malloc((n ? n : 1) * sizeof *tr->launcher);
     uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
     int64_t *stack_end = malloc((n ? n : 1) * sizeof *stack_end); /* the open spans' ends */
-    if (!s || !order || !tr->ev || !tr->parent || !tr->end || !tr->kind || !tr->launcher || !stack || !stack_end) {
-        free(s);
-        free(order);
-        free(stack);
-        free(stack_end);
-        return TPROF_ENOMEM;
-    }
+    int rc = TPROF_ENOMEM;
+    if (!kind || !order || !tr->ev || !tr->parent || !tr->end || !tr->kind || !tr->launcher || !stack || !stack_end)
+        goto out;
     cat_cache cc = { .n = 0 };
-    for (size_t k = 0; k < n; k++) {
-        const tprof_event *e = &ev[host[k]];
-        s[k] = (span){ .pid = e->pid, .tid = e->tid, .ts = e->ts, .dur = e->dur, .ev = host[k],
-                         .thread_flags = e->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR),
-                         .kind = (uint8_t)node_kind(t, &cc, e) };
-    }
-    preorder(t, s, n, order);
+    for (size_t k = 0; k < n; k++) kind[k] = (uint8_t)node_kind(t, &cc, &ev[host[k]]);
+    const span_order so = { .ev = ev, .host = host, .kind = kind };
+    if ((rc = preorder(t, &so, n, order))) goto out;
     size_t depth = 0;
-    const span *prev = NULL;
+    const tprof_event *prev = NULL;
     for (size_t i = 0; i < n; i++) {
-        const span *x = &s[order[i]];
-        tr->ev[i] = x->ev;
-        tr->kind[i] = x->kind;
+        const tprof_event *x = &ev[host[order[i]]];
+        tr->ev[i] = host[order[i]];
+        tr->kind[i] = kind[order[i]];
         tr->launcher[i] = TPROF_OP_NONE;
-        int same_thread = prev && x->pid == prev->pid && x->tid == prev->tid && x->thread_flags == prev->thread_flags;
+        int same_thread = prev && x->pid == prev->pid && x->tid == prev->tid &&
+                          (x->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR)) ==
+                              (prev->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR));
         int64_t end = tprof_end_ns(x->ts, x->dur);
         /* close the spans that do not hold this one (all of them on a new thread) */
         while (depth > 0) {
@@ -194,11 +221,13 @@ static int nest(const tprof_trace *t, const uint32_t *host, size_t n, tprof_op_t
     }
     while (depth > 0) tr->end[stack[--depth]] = (uint32_t)n;
     tr->n = n;
+    rc = 0;
+out:
     free(stack);
     free(stack_end);
     free(order);
-    free(s);
-    return 0;
+    free(kind);
+    return rc;
 }
 
 /* A runtime call's launcher: the innermost cpu_op holding it, else itself.

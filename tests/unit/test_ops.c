@@ -194,6 +194,36 @@ static void test_by_shape_and_steps(void **state)
     tprof_trace_free(t);
 }
 
+/* Spans 2^63 ns apart on three threads do not fit the radix sort's 64-bit
+ * key: the merge sort puts them in the same order. */
+static void test_wide_times(void **state)
+{
+    (void)state;
+    static const char far[] = ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::far\",\"pid\":1,\"tid\":3,"
+                              "\"ts\":9000000000000000,\"dur\":1}]}\n";
+    char buf[sizeof TRACE + sizeof far];
+    size_t n = sizeof TRACE - 1; /* the last event's end: then the far one */
+    while (n > 0 && TRACE[n] != '}') n--;
+    while (n > 0 && TRACE[n - 1] != '}') n--;
+    n--;
+    memcpy(buf, TRACE, n + 1);
+    memcpy(buf + n + 1, far, sizeof far);
+    tprof_trace *t = NULL;
+    char err[256];
+    tprof_read_opts o = { .keep = TPROF_OPS_KEEP };
+    assert_int_equal(tprof_trace_read_mem(&t, buf, strlen(buf), "wide.json", &o, err, sizeof err), 0);
+    tprof_result *r = ops_of(t, TPROF_OPS_BY_NAME, 0, -1, -1);
+    const tprof_rows *rows = tprof_result_table_c(r, 0);
+    long i = row_of(rows, "op", "aten::addmm");
+    CHECK(rows, i, "direct_ns", 30 * US);
+    CHECK(rows, i, "cpu_self_ns", 50 * US);
+    i = row_of(rows, "op", "aten::mm");
+    CHECK(rows, i, "backward_direct_ns", 20 * US);
+    CHECK(tprof_result_top_c(r), 0, "direct_ns", 75 * US);
+    tprof_result_free(r);
+    tprof_trace_free(t);
+}
+
 /* Two ranks combine by key: sums add, min and max over both, shares again. */
 static void test_combine(void **state)
 {
@@ -276,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_by_module),
         cmocka_unit_test(test_by_shape_and_steps),
         cmocka_unit_test(test_combine),
+        cmocka_unit_test(test_wide_times),
         cmocka_unit_test(test_op_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
