@@ -413,7 +413,8 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out);
 /* ---- advice: findings over documented thresholds, with their evidence ---- */
 
 /* CPU ops and their autograd links: the op rules */
-#define TPROF_ADVICE_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP_AUTOGRAD)
+#define TPROF_ADVICE_KEEP                                                                                        \
+    (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP_AUTOGRAD | TPROF_SKIP_PLAIN_FRAMES)
 
 typedef struct {
     const char *rule;     /* attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync,

@@ -48,6 +48,8 @@ typedef enum {
 #define TPROF_KEEP_OP_ARGS (1u << 26) /* a cpu_op's inputs and autograd links, with tprof_op_args */
 #define TPROF_KEEP_AUTOGRAD (1u << 25) /* the autograd links alone (Sequence number, Fwd thread id), with
                                           tprof_op_args (its inputs 0) */
+#define TPROF_SKIP_PLAIN_FRAMES (1u << 24) /* with TPROF_KEEP(TPROF_KIND_CPU): python_function spans that are
+                                              not nn.Module frames (nor phase markers) are not stored */
 #define TPROF_KEEP_ALL 0xFFFFFFFFu
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */

@@ -409,7 +409,15 @@ static int add_instance(ops_ctx *c, uint32_t x)
     if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[tr->end[x]], &n, &dev_total)) return TPROF_ENOMEM;
     int64_t subtree = tprof_interval_union(c->iv, n);
     int64_t children = 0;
-    for (uint32_t k = x + 1; k < tr->end[x]; k = tr->end[k]) children = tprof_sat_add(children, c->ev[tr->ev[k]].dur);
+    /* the spans directly under it, Python frames looked through (key_averages has no frames) */
+    for (uint32_t k = x + 1; k < tr->end[x];) {
+        if (tr->kind[k] == TPROF_OPN_PYTHON) {
+            k++; /* into the frame */
+            continue;
+        }
+        children = tprof_sat_add(children, c->ev[tr->ev[k]].dur);
+        k = tr->end[k];
+    }
 
     row->count++;
     row->kernels += kernels;
@@ -571,7 +579,7 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                                   "PyTorch's total device time: the subtree's kernel durations summed",       \
                                   .flags = TPROF_COLF_NO_TABLE),                                               \
         [R_CPU_SELF] = TPROF_COL("cpu_self_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU self",             \
-                                 "the op's span minus the spans directly under it (ops and runtime calls)",   \
+                                 "the op's span minus the spans directly under it (Python frames looked through)",   \
                                  .flags = TPROF_COLF_NO_TABLE),                                               \
         [R_CPU_TOTAL] = TPROF_COL("cpu_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU total",          \
                                   "the op's span"),                                                            \

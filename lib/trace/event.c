@@ -514,6 +514,12 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
     int is_streamed = (flags & TPROF_EV_STREAM_ARG) && (r->opts->keep & TPROF_KEEP_STREAMED) && e->ph == 'X';
     if (!(r->opts->keep & TPROF_KEEP(kind)) && !is_step && !is_marker && !is_call && !is_mem && !is_streamed)
         return 0;
+    if ((r->opts->keep & TPROF_SKIP_PLAIN_FRAMES) && kind == TPROF_KIND_CPU && e->has_cat && !is_step && !is_marker &&
+        !(r->name_len >= 11 && !memcmp(r->name_buf, "nn.Module: ", 11))) {
+        /* a Python frame of with_stack: most of such a trace, not needed but by ops --by stack */
+        if (!r->py_cat && !strcmp(tprof_strtab_get(&t->strs, e->cat), "python_function")) r->py_cat = e->cat + 1;
+        if (r->py_cat == e->cat + 1) return 0;
+    }
     if (!timed && kind != TPROF_KIND_META) return 0;
     if (tprof_grow_items((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];

@@ -30,6 +30,7 @@ typedef struct {
     reader_cat cats[TPROF_READER_CATS]; /* recent categories and their ids (event_fast.c) */
     char *oparg_buf; /* the current event's op args (Input Dims, ...) in compact JSON */
     size_t oparg_used, oparg_cap;
+    uint32_t py_cat;  /* with TPROF_SKIP_PLAIN_FRAMES: the id of "python_function" + 1, 0 not met yet */
 } reader;
 
 /* A thread's caches for the fast path, kept across the chunks it parses. */

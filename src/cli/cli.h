@@ -202,6 +202,8 @@ typedef struct {
     /* Given the --class-rule / --class-file rules (NULL: none) before the
      * traces are read, for an analysis that classifies by itself. */
     void (*classifier)(void *ctx, const tprof_classifier *cls);
+    /* What to keep when the options decide it (NULL: KEEP). */
+    uint32_t (*keep_for)(void *ctx);
 } cli_spec;
 
 /* One result for the run as JSON (its object, or its CSV table's rows when

@@ -170,6 +170,12 @@ static const char *window_error(void *ctx) { return ((ops_cli *)ctx)->window; }
 
 static void classifier(void *ctx, const tprof_classifier *cls) { ((ops_cli *)ctx)->oo.classifier = cls; }
 
+/* Python frames other than nn.Module ones only for --by stack. */
+static uint32_t keep_for(void *ctx)
+{
+    return TPROF_OPS_KEEP | (((ops_cli *)ctx)->oo.by == TPROF_OPS_BY_STACK ? 0 : TPROF_SKIP_PLAIN_FRAMES);
+}
+
 int cmd_ops(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -183,6 +189,7 @@ int cmd_ops(int argc, char **argv)
         .help = help, .keep = TPROF_OPS_KEEP, .opts = opts, .option = option,
         .result = &tprof_ops_desc[TPROF_OPS_BY_NAME], .result_for = result_for, .analyse = analyse, .print = print,
         .combine = combine, .limit = limit, .usage_error_for = window_error, .classifier = classifier,
+        .keep_for = keep_for,
     };
     return cli_run(argc, argv, &spec, &ctx);
 }

@@ -870,7 +870,8 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
     }
     if (!rc) {
         memcpy(paths, in.paths, in.npaths * sizeof *paths);
-        tprof_read_opts ro = { .keep = spec->keep, .classifier = co.cls, .threads = co.threads };
+        tprof_read_opts ro = { .keep = spec->keep_for ? spec->keep_for(ctx) : spec->keep, .classifier = co.cls,
+                               .threads = co.threads };
         if (spec->classifier) spec->classifier(ctx, co.cls);
         rc = run_results(spec, ctx, paths, (int)in.npaths, &ro, co.fmt);
     }

@@ -310,7 +310,10 @@ def model(path, by="name", depth=0, steps=None):
                                        ("Input Dims", "Input type", "Input Strides", "Concrete Inputs"))
         else:
             key = x["name"]
-        children = sum(c["dur"] for c in x["children"])
+        def under(r):  # the spans directly under R, Python frames looked through
+            for c in r["children"]:
+                yield from under(c) if c["cat"] == "python_function" else [c]
+        children = sum(c["dur"] for c in under(x))
         add(key, union(direct), sum(b - a for a, b in direct), len(direct), union(sub), x["dur"],
             x["dur"] - min(children, x["dur"]), back is not None, [g for c in calls for g in c["gpu"]], recompute)
     for g in unlinked:
