@@ -50,7 +50,7 @@ typedef enum {
                                           tprof_op_args (its inputs 0) */
 #define TPROF_SKIP_PLAIN_FRAMES (1u << 24) /* with TPROF_KEEP(TPROF_KIND_CPU): python_function spans that are
                                               not nn.Module frames (nor phase markers) are not stored */
-#define TPROF_KEEP_ALL 0xFFFFFFFFu
+#define TPROF_KEEP_ALL (0xFFFFFFFFu & ~TPROF_SKIP_PLAIN_FRAMES) /* everything: no frame left out */
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
 typedef enum {

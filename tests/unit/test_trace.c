@@ -564,10 +564,49 @@ static void test_op_args(void **state)
     assert_int_equal(a[1].seq, 42);
     assert_int_equal(a[1].fwd_tid, 1);
     tprof_trace_free(t);
-    tprof_read_opts o = { .keep = TPROF_KEEP_ALL & ~TPROF_KEEP_OP_ARGS, .generic_only = g_generic };
+    tprof_read_opts o = { .keep = TPROF_KEEP_ALL & ~(TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD), .generic_only = g_generic };
     t = read_ok(doc, &o);
     assert_int_equal(tprof_trace_nop_args(t), 0);
     tprof_trace_free(t);
+    /* the autograd links alone: no inputs */
+    o.keep = TPROF_KEEP_ALL & ~TPROF_KEEP_OP_ARGS;
+    t = read_ok(doc, &o);
+    assert_int_equal(tprof_trace_nop_args(t), 2);
+    a = tprof_trace_op_args(t);
+    assert_int_equal(a[0].seq, 42);
+    assert_int_equal(a[0].arg[TPROF_OP_DIMS], 0);
+    assert_int_equal(a[1].fwd_tid, 1);
+    tprof_trace_free(t);
+}
+
+/* TPROF_SKIP_PLAIN_FRAMES: Python frames are left out but nn.Module ones and
+ * phase markers; other CPU spans stay. */
+static void test_skip_plain_frames(void **state)
+{
+    (void)state;
+    const char *doc =
+        "{\"traceEvents\": [\n"
+        "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"train.py(12): step\", \"pid\": 1, \"tid\": 1,"
+        " \"ts\": 1, \"dur\": 50},\n"
+        "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"nn.Module: Linear_0\", \"pid\": 1, \"tid\": 1,"
+        " \"ts\": 2, \"dur\": 40},\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": 5},\n"
+        "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"<built-in method mm>\", \"pid\": 1, \"tid\": 1,"
+        " \"ts\": 3, \"dur\": 6}\n"
+        "]}";
+    for (int skip = 0; skip < 2; skip++) {
+        tprof_read_opts o = { .keep = TPROF_KEEP(TPROF_KIND_CPU) | (skip ? TPROF_SKIP_PLAIN_FRAMES : 0),
+                              .generic_only = g_generic };
+        tprof_trace *t = read_ok(doc, &o);
+        size_t n = tprof_trace_nevents(t);
+        assert_int_equal(n, skip ? 2 : 4);
+        if (skip) {
+            assert_string_equal(ev_name(t, &tprof_trace_events(t)[0]), "nn.Module: Linear_0");
+            assert_string_equal(ev_name(t, &tprof_trace_events(t)[1]), "aten::mm");
+        }
+        assert_int_equal(tprof_trace_meta_get(t)->nevents, 4); /* counted all the same */
+        tprof_trace_free(t);
+    }
 }
 
 static void test_not_a_trace(void **state)
@@ -1073,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_dur_and_ts_warnings),
         cmocka_unit_test(test_keep_mask),
         cmocka_unit_test(test_op_args),
+        cmocka_unit_test(test_skip_plain_frames),
         cmocka_unit_test(test_not_a_trace),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_truncated_trace),
