@@ -179,6 +179,55 @@ void tprof_diff_free(tprof_diff_result *r)
 
 /* What diff keeps of one trace: its figures per step, its collective types
  * per step, its kernel rows, and what the output says of the file. */
+/* An ops table kept compact (a part lives until both sides are read): per
+ * row its key's three texts, one after another NUL-separated in TEXT (op,
+ * dims, types; or the module path and two empty ones), direct time and
+ * launches. */
+typedef struct {
+    size_t n;
+    char *text;
+    size_t *at;       /* row i's texts start at text + at[i] */
+    int64_t *direct;
+    int64_t *count;
+} part_ops;
+
+static void part_ops_free(part_ops *o)
+{
+    free(o->text);
+    free(o->at);
+    free(o->direct);
+    free(o->count);
+}
+
+/* The rows of R (ops by shape, or by module when MODULE) into O. */
+static int part_ops_of(const tprof_result *r, int module, part_ops *o)
+{
+    const tprof_rows *rows = tprof_result_table_c(r, 0);
+    size_t n = tprof_rows_count(rows), len = 0;
+    static const char *const cols[2][3] = { { "op", "input_dims", "input_types" }, { "module", NULL, NULL } };
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) len += (cols[module][k] ? strlen(tprof_rows_str(rows, i, cols[module][k])) : 0) + 1;
+    o->n = n;
+    o->text = malloc(len ? len : 1);
+    o->at = malloc((n ? n : 1) * sizeof *o->at);
+    o->direct = malloc((n ? n : 1) * sizeof *o->direct);
+    o->count = malloc((n ? n : 1) * sizeof *o->count);
+    if (!o->text || !o->at || !o->direct || !o->count) return TPROF_ENOMEM;
+    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        o->at[i] = pos;
+        for (int k = 0; k < 3; k++) {
+            const char *v = cols[module][k] ? tprof_rows_str(rows, i, cols[module][k]) : "";
+            size_t l = strlen(v) + 1;
+            memcpy(o->text + pos, v, l);
+            pos += l;
+        }
+        o->direct[i] = tprof_rows_int(rows, i, "direct_ns");
+        o->count[i] = tprof_rows_int(rows, i, "count");
+    }
+    return 0;
+}
+
 struct tprof_diff_part {
     double metric[TPROF_DIFF_METRICS]; /* per step */
     size_t steps;                      /* ProfilerSteps, 0 when none */
@@ -189,7 +238,7 @@ struct tprof_diff_part {
     } * comm;
     size_t ncomm;
     tprof_kernels_result *kernels;
-    tprof_result *ops[2]; /* tprof_ops by shape, by module */
+    part_ops ops[2]; /* tprof_ops by shape, by module: what the comparison needs */
     char *path;
     int64_t rank;
     int truncated;
@@ -200,8 +249,8 @@ void tprof_diff_part_free(tprof_diff_part *p)
     if (!p) return;
     free(p->comm);
     tprof_kernels_free(p->kernels);
-    tprof_result_free(p->ops[0]);
-    tprof_result_free(p->ops[1]);
+    part_ops_free(&p->ops[0]);
+    part_ops_free(&p->ops[1]);
     free(p->path);
     free(p);
 }
@@ -228,10 +277,14 @@ int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
     if (!rc) rc = tprof_comm(t, &cm);
     if (!rc) rc = tprof_temporal(t, &to, &tp);
     if (!rc) rc = tprof_kernels(t, NULL, &p->kernels);
-    tprof_ops_opts oo = { .by = TPROF_OPS_BY_SHAPE, .step_first = -1, .step_last = -1 };
-    if (!rc) rc = tprof_ops(t, &oo, &p->ops[0]);
-    oo.by = TPROF_OPS_BY_MODULE;
-    if (!rc) rc = tprof_ops(t, &oo, &p->ops[1]);
+    for (int which = 0; !rc && which < 2; which++) {
+        tprof_ops_opts oo = { .by = which ? TPROF_OPS_BY_MODULE : TPROF_OPS_BY_SHAPE, .step_first = -1,
+                              .step_last = -1 };
+        tprof_result *ops = NULL;
+        rc = tprof_ops(t, &oo, &ops);
+        if (!rc) rc = part_ops_of(ops, which, &p->ops[which]);
+        tprof_result_free(ops);
+    }
     if (!rc && cm->ntypes && !(p->comm = calloc(cm->ntypes, sizeof *p->comm))) rc = TPROF_ENOMEM;
     if (!rc) {
         double steps = st->nsteps ? (double)st->nsteps : 1.0;
@@ -800,11 +853,9 @@ static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *cons
     int rc = 0;
     for (int s = 0; !rc && s < 2; s++)
         for (size_t i = 0; !rc && i < nparts[s]; i++) {
-            const tprof_rows *rows = tprof_result_table_c(parts[s][i]->ops[which], 0);
-            for (size_t j = 0; !rc && j < tprof_rows_count(rows); j++) {
-                const char *a = which ? tprof_rows_str(rows, j, "module") : tprof_rows_str(rows, j, "op");
-                const char *b = which ? "" : tprof_rows_str(rows, j, "input_dims");
-                const char *c = which ? "" : tprof_rows_str(rows, j, "input_types");
+            const part_ops *po = &parts[s][i]->ops[which];
+            for (size_t j = 0; !rc && j < po->n; j++) {
+                const char *a = po->text + po->at[j], *b = a + strlen(a) + 1, *c = b + strlen(b) + 1;
                 size_t la = strlen(a), lb = strlen(b), lc = strlen(c), len = la + lb + lc + 2;
                 if (len + 1 > keycap) {
                     char *k = realloc(key, len + 1);
@@ -838,8 +889,8 @@ static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *cons
                     k = (int64_t)n++;
                 }
                 if (!rc) {
-                    d[k].ns[s] += (double)tprof_rows_int(rows, j, "direct_ns");
-                    d[k].count[s] += (double)tprof_rows_int(rows, j, "count");
+                    d[k].ns[s] += (double)po->direct[j];
+                    d[k].count[s] += (double)po->count[j];
                 }
             }
         }
