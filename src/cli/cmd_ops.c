@@ -1,5 +1,6 @@
-/* trainprof ops: the operator view, GPU time per op, op and inputs, or
- * nn.Module, per trace and combined. */
+/* trainprof ops: the operator view, GPU time per op, op and inputs,
+ * nn.Module, op category or call stack, with the roofline, per trace and
+ * combined. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,9 +22,10 @@ static void help(FILE *f)
             "it (with_stack / with_modules; a backward op counts for its forward op's\n"
             "module), by op category (gemm, attention, convolution, elementwise,\n"
             "reduction, normalization, communication, memory, other), or by op and the\n"
-            "Python call stack above it (with_stack). Per group: launches, kernels, direct kernel time (the op's own\n"
-            "launches) and its share, subtree kernel time (the ops under it too), and\n"
-            "CPU self and total time. GPU work without a launch in the trace is a row\n"
+            "Python call stack above it (with_stack). Per group: launches, kernels,\n"
+            "direct kernel time (the op's own launches) and its share, subtree kernel\n"
+            "time (the ops under it too), CPU self and total time, the backward part\n"
+            "and the top kernel. GPU work without a launch in the trace is a row\n"
             "of its own. Ops with a performance model (GEMMs, attention, convolutions,\n"
             "elementwise, normalization, reductions; from their recorded shapes) get\n"
             "their FLOPs, bytes, achieved TFLOP/s and TB/s, and their place under the\n"
