@@ -18,7 +18,7 @@ static void help(FILE *f)
             "usage: trainprof ops [options] TRACE...\n\n"
             "The operator view: every GPU microsecond attributed to the CPU op that\n"
             "launched it (the innermost cpu_op above its runtime call), grouped by op\n"
-            "name, by op and input shapes (record_shapes), or by the nn.Module that ran\n"
+            "name, by op and input shapes (record_shapes), by the nn.Module that ran\n"
             "it (with_stack / with_modules; a backward op counts for its forward op's\n"
             "module), by op category (gemm, attention, convolution, elementwise,\n"
             "reduction, normalization, communication, memory, other), or by op and the\n"
