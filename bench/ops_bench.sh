@@ -8,9 +8,9 @@
 # shapes on every cpu_op), in alternating rounds (BENCH_PAIRS, default 5):
 # `trainprof kernels` and `trainprof ops` (by name) and `ops --by module`,
 # the median wall time of each, the ratio ops / kernels, and peak RSS;
-# instruction counts from `perf stat` when it works. Then the same on the
-# largest real trace with modules and shapes in ../shared/data
-# (TraceLens's resnet_act_checkpoint) and, when TRACELENS names a checkout
+# instruction counts from `perf stat` when it works. Then the same on two
+# real traces of ../shared/data: TraceLens's resnet_act_checkpoint (modules,
+# shapes, backward) and timesformer (with_stack) and, when TRACELENS names a checkout
 # of TraceLens (tests/tools/tracelens_oracle.py says which commit; Debian's
 # python3-pandas), TraceLens on a BENCH_TL_SIZE (default 50M) generated
 # trace beside `trainprof ops` on the same file, with the two tables'
@@ -90,8 +90,11 @@ echo
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo); input $(stat -c %s "$TRACE") bytes."
 compare "$TRACE" "generated, $SIZE, with nn.Module frames"
 
-REAL="$ROOT/../shared/data/traces/TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz"
+TL="$ROOT/../shared/data/traces/TraceLens/tests/traces"
+REAL="$TL/mi300/resnet_act_checkpoint.json.gz"
 [[ -s "$REAL" ]] && compare "$REAL" "real: TraceLens's resnet_act_checkpoint (MI300, modules, shapes, backward)"
+STACKS="$TL/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz"
+[[ -s "$STACKS" ]] && compare "$STACKS" "real: TraceLens's timesformer (H100, with_stack: 42 k Python frames of 50 k events)"
 
 if [[ -n "${TRACELENS:-}" && -d "$TRACELENS" ]] && /usr/bin/python3 -c 'import pandas' 2>/dev/null; then
     TL_SIZE=${BENCH_TL_SIZE:-50M}

@@ -32,6 +32,13 @@ typedef struct {
     int dtype;          /* of the first modelled instance, -1 before */
 } op_row;
 
+/* The performance model's answer for one op name and inputs (trace string ids). */
+typedef struct {
+    uint32_t name, dims, types, concrete;
+    int modelled;
+    tprof_op_cost cost;
+} cost_entry;
+
 /* A kernel name's launches in one row. */
 typedef struct {
     uint32_t row, name; /* name: the trace's string id */
@@ -66,6 +73,9 @@ typedef struct {
     tprof_i64map kern_of;   /* (row, kernel name) -> index in kern */
     uint64_t gpu_events;    /* GPU events attributed so far */
     int64_t gpu_ns;         /* their durations summed */
+    cost_entry *costs;      /* the performance model's answer per op and inputs, */
+    size_t ncosts, costcap;
+    tprof_i64map cost_of;   /* by a hash of their string ids: a run has few distinct ones */
 } ops_ctx;
 
 static uint32_t intern(ops_ctx *c, const char *s, size_t len) { return tprof_strtab_intern(&c->strs, s, len); }
@@ -331,6 +341,36 @@ static int add_gpu(ops_ctx *c, uint32_t a, uint32_t b, size_t *n, int64_t *sum)
     return 0;
 }
 
+/* The performance model for op NAME with inputs A (trace string ids),
+ * computed once per distinct tuple. 1 and *OUT when modelled, 0 when not,
+ * -1 when out of memory. */
+static int cost_of(ops_ctx *c, uint32_t name, const tprof_op_args *a, tprof_op_cost *out)
+{
+    const uint32_t ids[4] = { name, a->arg[TPROF_OP_DIMS], a->arg[TPROF_OP_TYPES], a->arg[TPROF_OP_CONCRETE] };
+    int64_t key = (int64_t)(tprof_hash_bytes(ids, sizeof ids) & 0x7FFFFFFFFFFFFFFFull), at;
+    if (tprof_i64map_get(&c->cost_of, key, &at)) {
+        const cost_entry *x = &c->costs[at];
+        if (x->name == ids[0] && x->dims == ids[1] && x->types == ids[2] && x->concrete == ids[3]) {
+            *out = x->cost;
+            return x->modelled;
+        }
+    }
+    int modelled = tprof_op_cost_of(tprof_trace_str(c->t, name), tprof_trace_str(c->t, ids[1]),
+                                    tprof_trace_str(c->t, ids[2]), tprof_trace_str(c->t, ids[3]), out);
+    if (tprof_i64map_get(&c->cost_of, key, &at)) return modelled; /* a hash collision: not cached */
+    if (c->ncosts == c->costcap) {
+        size_t nc = c->costcap ? c->costcap * 2 : 64;
+        cost_entry *e = realloc(c->costs, nc * sizeof *e);
+        if (!e) return -1;
+        c->costs = e;
+        c->costcap = nc;
+    }
+    c->costs[c->ncosts] = (cost_entry){ ids[0], ids[1], ids[2], ids[3], modelled, *out };
+    if (tprof_i64map_put(&c->cost_of, key, (int64_t)c->ncosts)) return -1;
+    c->ncosts++;
+    return modelled;
+}
+
 /* The key of launcher X's group, filling PARTS; UINT32_MAX when out of memory. */
 static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, uint32_t fwd, op_row *parts)
 {
@@ -433,10 +473,9 @@ static int add_instance(ops_ctx *c, uint32_t x)
     if (recompute) row->recompute = tprof_sat_add(row->recompute, direct);
     const tprof_op_args *a = tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x) : NULL;
     tprof_op_cost cost;
-    if (a && a->arg[TPROF_OP_DIMS] &&
-        tprof_op_cost_of(tprof_trace_str(c->t, e->name), tprof_trace_str(c->t, a->arg[TPROF_OP_DIMS]),
-                         tprof_trace_str(c->t, a->arg[TPROF_OP_TYPES]), tprof_trace_str(c->t, a->arg[TPROF_OP_CONCRETE]),
-                         &cost)) {
+    int modelled = a && a->arg[TPROF_OP_DIMS] ? cost_of(c, e->name, a, &cost) : 0;
+    if (modelled < 0) return TPROF_ENOMEM;
+    if (modelled) {
         row->modelled++;
         row->modelled_ns = tprof_sat_add(row->modelled_ns, subtree);
         row->flops += cost.flops;
@@ -807,6 +846,8 @@ static void ctx_free(ops_ctx *c)
     free(c->gev);
     free(c->kern);
     tprof_i64map_free(&c->kern_of);
+    tprof_i64map_free(&c->cost_of);
+    free(c->costs);
     free(c->key);
 }
 
@@ -840,7 +881,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     if (tprof_strtab_init(&c.strs)) goto out;
     if (tprof_i64map_init(&c.row_of, 256) || tprof_i64map_init(&c.fwd_of, 256) ||
         tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.stack_of, 64) || tprof_i64map_init(&c.name_of, 256) ||
-        tprof_i64map_init(&c.kern_of, 1024))
+        tprof_i64map_init(&c.kern_of, 1024) || tprof_i64map_init(&c.cost_of, 256))
         goto out;
     if ((rc = index_args(&c)) || (rc = mark_module_frames(&c))) goto out;
     rc = TPROF_ENOMEM;
