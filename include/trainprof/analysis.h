@@ -122,6 +122,7 @@ typedef struct {
     double flops, bytes;  /* bytes 0: an input's element type is unknown */
     tprof_dtype dtype;    /* of the first input: which peak the roofline takes */
     const char *family;   /* gemm, attention, convolution, elementwise, normalization, reduction */
+    int64_t m, n, k;      /* gemm: the problem's sizes (per batch); 0 otherwise */
 } tprof_op_cost;
 /* 1 and *OUT when the op has a model and its inputs fit it, else 0. */
 int tprof_op_cost_of(const char *name, const char *dims_json, const char *types_json, const char *concrete_json,
@@ -412,9 +413,9 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out);
 
 /* ---- advice: findings over documented thresholds, with their evidence ---- */
 
-/* CPU ops and their autograd links: the op rules */
+/* CPU ops and their inputs: the op rules */
 #define TPROF_ADVICE_KEEP                                                                                        \
-    (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP_AUTOGRAD | TPROF_SKIP_PLAIN_FRAMES)
+    (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP_OP_ARGS | TPROF_SKIP_PLAIN_FRAMES)
 
 typedef struct {
     const char *rule;     /* attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync,

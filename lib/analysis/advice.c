@@ -24,6 +24,11 @@
 #define TINY_EW_MEAN_NS 10000 /* ... averaging at most this much GPU time each */
 #define BLOCKING_PER_STEP 1.0 /* ops and calls that wait for the GPU, per step */
 #define RECOMPUTE_MIN 0.03    /* forward ops run again in the backward: share of the ops' direct time */
+#define GEMM_ROOF_LOW 0.30    /* a GEMM this far under its roofline ... */
+#define GEMM_ALIGN 64         /* ... with a size not a multiple of this ... */
+#define GEMM_POOR_MIN 0.10    /* ... taking this share of the GEMM time */
+#define FP32_GEMM_OP_MIN 0.10 /* fp32 GEMM ops beside half-precision ones: share of the GEMM time */
+#define GEMM_RULES_OF_ALL 0.05 /* both GEMM rules: only when those GEMMs are this share of all ops' time */
 
 static int add(tprof_advice *a, size_t *cap, const char *rule, int64_t rank, double value, double threshold,
                const char *remedy, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
@@ -87,7 +92,8 @@ static int blocking_op(const char *name)
 static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t *cap)
 {
     char d1[32], d2[32];
-    tprof_ops_opts oo = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 };
+    /* by shape: the names' sums as by name, and each GEMM's sizes and type */
+    tprof_ops_opts oo = { .by = TPROF_OPS_BY_SHAPE, .step_first = -1, .step_last = -1 };
     tprof_result *ops;
     if (tprof_ops(t, &oo, &ops)) return TPROF_ENOMEM;
     const tprof_rows *rows = tprof_result_table_c(ops, 0);
@@ -95,6 +101,10 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
     double steps = m->nsteps ? (double)m->nsteps : 1;
     int64_t bmm = 0, softmax = 0, ew = 0, fused = 0, recompute = 0;
+    int64_t gemm = 0, poor = 0, fp32 = 0, half = 0; /* GEMM op time: all, poor, in fp32, in bf16 / fp16 */
+    double poor_roof = 0; /* the poor ones' roofline share, weighted by time */
+    const char *poor_top = NULL, *fp32_top = NULL;
+    int64_t poor_top_ns = 0, fp32_top_ns = 0;
     uint64_t ew_n = 0, block_n = 0;
     const char *block_top = NULL;
     uint64_t block_top_n = 0;
@@ -107,6 +117,25 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
         if (!strcmp(name, "aten::_softmax") || !strcmp(name, "aten::softmax")) softmax += direct;
         if (k == TPROF_OPCAT_ATTENTION) fused += direct;
         recompute = tprof_sat_add(recompute, tprof_rows_int(rows, i, "recompute_direct_ns"));
+        tprof_op_cost cost;
+        if (k == TPROF_OPCAT_GEMM &&
+            tprof_op_cost_of(name, tprof_rows_str(rows, i, "input_dims"), tprof_rows_str(rows, i, "input_types"),
+                             tprof_rows_str(rows, i, "concrete_inputs"), &cost) &&
+            cost.m) {
+            gemm += direct;
+            if (cost.dtype == TPROF_DT_FP32) {
+                fp32 += direct;
+                if (direct > fp32_top_ns) fp32_top = name, fp32_top_ns = direct;
+            } else if (cost.dtype == TPROF_DT_BF16 || cost.dtype == TPROF_DT_FP16)
+                half += direct;
+            const tprof_cell *roof = tprof_rows_at(rows, i, "roofline");
+            if (roof && !roof->null && roof->v.d < GEMM_ROOF_LOW &&
+                (cost.m % GEMM_ALIGN || cost.n % GEMM_ALIGN || cost.k % GEMM_ALIGN)) {
+                poor += direct;
+                poor_roof += roof->v.d * (double)direct;
+                if (direct > poor_top_ns) poor_top = name, poor_top_ns = direct;
+            }
+        }
         if (k == TPROF_OPCAT_ELEMENTWISE) ew += direct, ew_n += count;
         if (blocking_op(name)) {
             block_n += count;
@@ -130,6 +159,22 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
                   "GPU time, %s per step)",
                   tprof_fmt_duration(d1, sizeof d1, recompute), 100.0 * (double)recompute / total,
                   tprof_fmt_duration(d2, sizeof d2, (int64_t)((double)recompute / steps)));
+    if (gemm > 0 && (double)poor / (double)gemm >= GEMM_POOR_MIN && (double)poor >= GEMM_RULES_OF_ALL * total)
+        rc |= add(a, cap, "gemm-shapes", rank, (double)poor / (double)gemm, GEMM_POOR_MIN,
+                  "pad M, N and K to multiples of 64 (128 for large GEMMs: vocabulary, hidden and batch sizes), or "
+                  "fuse the small GEMMs (batched / grouped GEMMs)",
+                  "GEMMs with a size not a multiple of %d run at %.0f%% of the roofline on average: %s of %s of GEMM "
+                  "time (%.0f%%; the largest %s)",
+                  GEMM_ALIGN, 100.0 * poor_roof / (double)poor, tprof_fmt_duration(d1, sizeof d1, poor),
+                  tprof_fmt_duration(d2, sizeof d2, gemm), 100.0 * (double)poor / (double)gemm, poor_top);
+    if (gemm > 0 && half > 0 && (double)fp32 / (double)gemm >= FP32_GEMM_OP_MIN &&
+        (double)fp32 >= GEMM_RULES_OF_ALL * total)
+        rc |= add(a, cap, "fp32-gemm-ops", rank, (double)fp32 / (double)gemm, FP32_GEMM_OP_MIN,
+                  "autocast them to bf16 (torch.autocast) or allow TF32 "
+                  "(torch.backends.cuda.matmul.allow_tf32 = True)",
+                  "GEMM ops with fp32 inputs take %.0f%% of GEMM time (%s; the largest %s) while others run in "
+                  "bf16 / fp16",
+                  100.0 * (double)fp32 / (double)gemm, tprof_fmt_duration(d1, sizeof d1, fp32), fp32_top);
     double ew_per_step = (double)ew_n / steps;
     if (ew_n && ew_per_step >= TINY_EW_PER_STEP && (double)ew / (double)ew_n <= TINY_EW_MEAN_NS)
         rc |= add(a, cap, "tiny-elementwise", rank, ew_per_step, TINY_EW_PER_STEP,

@@ -162,6 +162,9 @@ static int gemm(const dims_t *d, const strs_t *ty, int ia, int ib, int batched, 
     o->bytes = b ? B * (M * K + K * N + M * N + (bias ? N : 0)) * b : 0;
     o->dtype = dtype_of(type_at(ty, ia));
     o->family = "gemm";
+    o->m = (int64_t)M;
+    o->n = (int64_t)N;
+    o->k = (int64_t)K;
     return 1;
 }
 

@@ -629,7 +629,7 @@ int cmd_summary(int argc, char **argv)
                                           { "definition", required_argument, 0, 'D' },
                                           { 0, 0, 0, 0 } };
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED | (TPROF_OPS_KEEP & ~TPROF_KEEP_OP_ARGS), .opts = opts,
+        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED | TPROF_OPS_KEEP, .opts = opts,
         .option = option,
         .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .reduce = reduce, .print = print,
         .limit = limit,

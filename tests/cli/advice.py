@@ -85,6 +85,35 @@ check(("blocking-ops", 0) in a and a[("blocking-ops", 0)]["value"] == 2.0, f"blo
 check(("blocking-ops", 0) not in advice([trace(ev[:2] + [op("aten::add", 10, 5), launch(11, 1), k("a", 20, 2, 1)])]),
       "blocking-ops: silent without them")
 
+# the GEMM rules, on aten::mm ops with their inputs, on an H100 (bf16 989 TFLOP/s, 3.35 TB/s)
+def h100_trace(events):
+    p = os.path.join(tmp, f"t{len(os.listdir(tmp))}.json")
+    with open(p, "w") as f:
+        json.dump({"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+                   "distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": events}, f)
+    return p
+
+
+def mm(ts, dims, dtype, dur, corr):
+    o = op("aten::mm", ts, 5)
+    o["args"] = {"Input Dims": dims, "Input type": [dtype, dtype]}
+    return [o, launch(ts + 1, corr), k("gemm", ts + 2, dur, corr)]
+
+
+# 2 x 788 x 768 x 768 FLOPs in 10 us: 93 TFLOP/s, 10.7% of the roof (258 FLOP/B x 3.35 TB/s): poor, 788 unaligned
+a = advice([h100_trace([step(1, 0, 100)] + mm(10, [[788, 768], [768, 768]], "c10::BFloat16", 10, 1))])
+check(("gemm-shapes", 0) in a and a[("gemm-shapes", 0)]["value"] == 1.0, f"gemm-shapes: {a}")
+# the same work with 768 rows: aligned, silent
+a = advice([h100_trace([step(1, 0, 100)] + mm(10, [[768, 768], [768, 768]], "c10::BFloat16", 10, 1))])
+check(("gemm-shapes", 0) not in a, f"gemm-shapes: aligned GEMMs are not flagged: {a}")
+# fp32 GEMM ops beside bf16 ones: 10 of 100 us -> 10% fires, 9 of 100 is silent
+for fp32_us, fires in ((10, True), (9, False)):
+    ev = [step(1, 0, 1000)] + mm(10, [[1024, 1024], [1024, 1024]], "c10::BFloat16", 100 - fp32_us, 1) + \
+        mm(200, [[1024, 1024], [1024, 1024]], "float", fp32_us, 2)
+    a = advice([h100_trace(ev)])
+    got = a.get(("fp32-gemm-ops", 0))
+    check((got is not None) == fires and (not fires or abs(got["value"] - 0.10) < 1e-12), f"fp32-gemm-ops {fp32_us}: {a}")
+
 # attention: softmax 30 of 100 us of kernel time -> 30% >= 10%; with a flash kernel instead: silent
 base = [step(1, 0, 1000), launch(1, 1), launch(2, 2), launch(3, 3)]
 a = advice([trace(base + [k("softmax_warp_forward", 10, 30, 1), k("gemm", 50, 70, 2)])])
