@@ -573,7 +573,9 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
 #define KEY_PART(NAME, TITLE, DOC, FLAGS, ...)                                                                 \
     TPROF_COL(NAME, TPROF_COL_STRING, TPROF_COMBINE_FIRST, TITLE, DOC, .flags = TPROF_COLF_KEY | (FLAGS), __VA_ARGS__)
 /* The row columns of one grouping: which key parts it has. */
-#define OPS_ROW_COLS(NAME_FLAGS, SHAPE_FLAGS, MODULE_FLAGS, CATEGORY_FLAGS, STACK_FLAGS)                                                    \
+/* FORWARD_FLAGS: the forward part is in the table by module only (forward
+ * and backward side by side), elsewhere in JSON and CSV */
+#define OPS_ROW_COLS(NAME_FLAGS, SHAPE_FLAGS, MODULE_FLAGS, CATEGORY_FLAGS, STACK_FLAGS, FORWARD_FLAGS)                                                    \
     {                                                                                                          \
         [R_NAME] = KEY_PART("op", "op", "the op's name (cpu_op), or the runtime call's without one",          \
                             TPROF_COLF_NAMES | (NAME_FLAGS), .width = 90),                                     \
@@ -627,7 +629,7 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                                     "than the GPU work it launches)", .num = "cpu_total_ns", .den = "direct_ns",  \
                                     .decimals = 2, .csv_decimals = 6),                                         \
         [R_FORWARD] = TPROF_COL("forward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "forward",         \
-                                "direct_ns minus backward_direct_ns", .flags = TPROF_COLF_NO_TABLE),           \
+                                "direct_ns minus backward_direct_ns", .flags = (FORWARD_FLAGS)),               \
         [R_BACKWARD] = TPROF_COL("backward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "backward",      \
                                  "the part of direct_ns launched under an autograd backward op"),              \
         [R_RECOMPUTE] = TPROF_COL("recompute_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "recompute",   \
@@ -679,11 +681,11 @@ static const tprof_table_desc ops_kernels = { .name = "by_kernel",
 static const tprof_table_desc *const ops_row_children[] = { &ops_kernels };
 
 static const tprof_col_desc ops_row_cols[TPROF_OPS_GROUPINGS][R_NCOLS] = {
-    [TPROF_OPS_BY_NAME] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN, HIDDEN),
-    [TPROF_OPS_BY_SHAPE] = OPS_ROW_COLS(0, 0, HIDDEN, HIDDEN, HIDDEN),
-    [TPROF_OPS_BY_MODULE] = OPS_ROW_COLS(HIDDEN, HIDDEN, 0, HIDDEN, HIDDEN),
-    [TPROF_OPS_BY_CATEGORY] = OPS_ROW_COLS(HIDDEN, HIDDEN, HIDDEN, 0, HIDDEN),
-    [TPROF_OPS_BY_STACK] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN, 0),
+    [TPROF_OPS_BY_NAME] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN, HIDDEN, TPROF_COLF_NO_TABLE),
+    [TPROF_OPS_BY_SHAPE] = OPS_ROW_COLS(0, 0, HIDDEN, HIDDEN, HIDDEN, TPROF_COLF_NO_TABLE),
+    [TPROF_OPS_BY_MODULE] = OPS_ROW_COLS(HIDDEN, HIDDEN, 0, HIDDEN, HIDDEN, 0),
+    [TPROF_OPS_BY_CATEGORY] = OPS_ROW_COLS(HIDDEN, HIDDEN, HIDDEN, 0, HIDDEN, TPROF_COLF_NO_TABLE),
+    [TPROF_OPS_BY_STACK] = OPS_ROW_COLS(0, HIDDEN, HIDDEN, HIDDEN, 0, TPROF_COLF_NO_TABLE),
 };
 
 #define OPS_ROWS(BY)                                                                                           \
