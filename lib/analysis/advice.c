@@ -86,8 +86,9 @@ static int blocking_op(const char *name)
     return 0;
 }
 
-/* The op-level rules, from the operator view by name: attention computed as
- * bmm + softmax ops, many tiny elementwise launches, ops and runtime calls
+/* The op-level rules, from the operator view by op and inputs: attention
+ * computed as bmm + softmax ops, activation recomputation, GEMMs of poor
+ * shapes or in fp32, many tiny elementwise launches, ops and runtime calls
  * that block the host. */
 static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t *cap)
 {

@@ -7,6 +7,7 @@
 #include "trainprof/analysis.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -49,6 +50,7 @@ static int parse_dims(const char *p, dims_t *out)
                     if (t >= 0) out->nd[t] = -1;
                     while (*p && *p != ',' && *p != ']') p++;
                 } else {
+                    if (t >= 0 && v < 0) out->nd[t] = -1; /* no tensor has a negative size */
                     if (t >= 0 && out->nd[t] >= 0 && k < MAXD) out->d[t][k] = v;
                     k++;
                     p = end;
@@ -162,9 +164,9 @@ static int gemm(const dims_t *d, const strs_t *ty, int ia, int ib, int batched, 
     o->bytes = b ? B * (M * K + K * N + M * N + (bias ? N : 0)) * b : 0;
     o->dtype = dtype_of(type_at(ty, ia));
     o->family = "gemm";
-    o->m = (int64_t)M;
-    o->n = (int64_t)N;
-    o->k = (int64_t)K;
+    o->m = d->d[ia][r - 2];
+    o->n = d->d[ib][r - 1];
+    o->k = d->d[ia][r - 1];
     return 1;
 }
 
@@ -195,14 +197,16 @@ static int conv(const dims_t *d, const strs_t *ty, const strs_t *ci, int ix, int
     int sp = d->nd[ix] - 2;
     int64_t s[MAXD], p[MAXD], dl[MAXD];
     int ns = concrete_ints(ci, cs, s, MAXD), np = concrete_ints(ci, cp, p, MAXD), nd = concrete_ints(ci, cdil, dl, MAXD);
+    if (d->d[ix + 1][0] <= 0) return 0;
     double out = (double)d->d[ix][0] * (double)d->d[ix + 1][0];
-    for (int i = 0; i < sp; i++) {
-        int64_t st = ns ? s[ns == 1 ? 0 : i < ns ? i : ns - 1] : 1, pd = np ? p[np == 1 ? 0 : i < np ? i : np - 1] : 0;
-        int64_t di = nd ? dl[nd == 1 ? 0 : i < nd ? i : nd - 1] : 1;
-        if (st <= 0) return 0;
-        int64_t len = (d->d[ix][2 + i] + 2 * pd - di * (d->d[ix + 1][2 + i] - 1) - 1) / st + 1;
-        if (len <= 0) return 0;
-        out *= (double)len;
+    for (int i = 0; i < sp; i++) { /* in doubles: sizes from the file may be anything */
+        double st = ns ? (double)s[ns == 1 ? 0 : i < ns ? i : ns - 1] : 1;
+        double pd = np ? (double)p[np == 1 ? 0 : i < np ? i : np - 1] : 0;
+        double di = nd ? (double)dl[nd == 1 ? 0 : i < nd ? i : nd - 1] : 1;
+        if (!(st > 0)) return 0;
+        double len = floor(((double)d->d[ix][2 + i] + 2 * pd - di * ((double)d->d[ix + 1][2 + i] - 1) - 1) / st) + 1;
+        if (!(len > 0)) return 0;
+        out *= len;
     }
     double wk = prod(d, ix + 1) / (double)d->d[ix + 1][0]; /* Cin/groups x kernel */
     int b = elem_bytes(type_at(ty, ix));
@@ -220,8 +224,23 @@ static int one_of(const char *s, const char *const *list)
     return 0;
 }
 
+static int cost_of(const char *name, const char *dims_json, const char *types_json, const char *concrete_json,
+                   tprof_op_cost *o);
+
 int tprof_op_cost_of(const char *name, const char *dims_json, const char *types_json, const char *concrete_json,
                      tprof_op_cost *o)
+{
+    int modelled = cost_of(name, dims_json, types_json, concrete_json, o);
+    /* sizes beyond any real tensor overflow the doubles: no model then */
+    if (modelled && !(isfinite(o->flops) && isfinite(o->bytes) && o->flops >= 0 && o->bytes >= 0)) {
+        memset(o, 0, sizeof *o);
+        return 0;
+    }
+    return modelled;
+}
+
+static int cost_of(const char *name, const char *dims_json, const char *types_json, const char *concrete_json,
+                   tprof_op_cost *o)
 {
     memset(o, 0, sizeof *o);
     if (strncmp(name, "aten::", 6) != 0 || !dims_json || !*dims_json) return 0;

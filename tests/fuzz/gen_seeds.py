@@ -180,3 +180,18 @@ put("config", "profile.yaml", 'train:\n  profile:\n    enable: yes\n    start_st
 put("config", "argv", b"--train.profile.enable\0--train.profile.start_step\0005\0x.yaml\0--train.profile.end_step=9\0--a.b\0c")
 put("config", "anchors.yaml", "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\ntrain: {profile: {enable: *c}}\n")
 put("config", "deep_flow.yaml", "train: " + "[" * 200 + "]" * 200 + "\n")
+
+# ---- op_cost: an op name, Input Dims, Input type, Concrete Inputs (NUL-separated) ----
+BF = '"c10::BFloat16"'
+put("op_cost", "addmm", f'aten::addmm\0[[768],[788,768],[768,768],[],[]]\0[{BF},{BF},{BF},"Scalar","Scalar"]\0["","","","1","1"]')
+put("op_cost", "flash", f'aten::_flash_attention_forward\0[[8,4096,16,128],[8,4096,16,128],[8,4096,16,128],[],[]]\0[{BF}]'
+    '\0["","","","","","4096","4096","0.0","True"]')
+put("op_cost", "conv", f'aten::cudnn_convolution\0[[4,3,224,224],[768,3,16,16],[],[],[],[]]\0[{BF},{BF}]'
+    '\0["","","[0, 0]","[16, 16]","[1, 1]","1"]')
+put("op_cost", "conv_bwd", f'aten::convolution_backward\0[[10,64,56,56],[10,64,56,56],[64,64,3,3],[],[],[],[],[],[],[],[]]'
+    f'\0[{BF},{BF},{BF}]\0["","","","[64]","[1, 1]","[1, 1]","[1, 1]","False","[0, 0]","1","[True, True, False]"]')
+put("op_cost", "layer_norm", f'aten::native_layer_norm\0[[4,197,768],[],[768],[768],[]]\0[{BF},"",{BF},{BF},"Scalar"]'
+    '\0["","[768]","","","1e-12"]')
+put("op_cost", "mean", f'aten::mean\0[[10,512,7,7],[],[],[]]\0[{BF},"","Scalar",""]\0["","[-1, -2]","True",""]')
+put("op_cost", "mul_broadcast", 'aten::mul\0[[8,1,4],[3,1],[]]\0["float","float",""]\0[]')
+put("op_cost", "huge", 'aten::bmm\0[[99999999999,99999999999,99999999999],[99999999999,99999999999,99999999999]]\0["float"]\0[]')
