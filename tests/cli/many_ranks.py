@@ -59,7 +59,7 @@ check([t["rank"] for t in traces] == list(range(N)), "summary JSON: traces in ra
 check(len(doc["advice"]) >= N, "summary JSON: every rank's findings, not grouped")
 
 # ---- the per-trace commands: the across view past 8, every row in JSON/CSV ----
-for cmd in ("temporal", "steps", "launch", "comm", "idle", "kernels", "info"):
+for cmd in ("temporal", "steps", "launch", "comm", "idle", "kernels", "ops", "info"):
     rc, out, err = run([TRAINPROF, cmd, "--threads", "2", *shuffled], timeout=900)
     check(rc == 0, f"{cmd} of {N}: exit {rc}: {err[-200:]}")
     check(f"across {N}" in out and "--all-ranks" in out, f"{cmd} of {N}: the across-ranks view")
