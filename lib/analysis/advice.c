@@ -96,7 +96,9 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
     /* by shape: the names' sums as by name, and each GEMM's sizes and type */
     tprof_ops_opts oo = { .by = TPROF_OPS_BY_SHAPE, .step_first = -1, .step_last = -1 };
     tprof_result *ops;
-    if (tprof_ops(t, &oo, &ops)) return TPROF_ENOMEM;
+    int orc = tprof_ops(t, &oo, &ops);
+    if (orc == TPROF_ENOMEM) return orc;
+    if (orc) return 0; /* a trace past the op tree's limit: no op rules, the others stand */
     const tprof_rows *rows = tprof_result_table_c(ops, 0);
     double total = (double)tprof_rows_int(tprof_result_top_c(ops), 0, "direct_ns");
     const tprof_trace_meta *m = tprof_trace_meta_get(t);

@@ -273,7 +273,9 @@ static int cost_of(const char *name, const char *dims_json, const char *types_js
         return attention(&d, &ty, 1, 1, concrete_true(&ci, 11), 2.5, 1, o);
     /* convolution */
     if (!strcmp(op, "convolution") || !strcmp(op, "_convolution")) return conv(&d, &ty, &ci, 0, 3, 4, 5, 2, o);
-    if (!strcmp(op, "cudnn_convolution") || !strcmp(op, "miopen_convolution")) return conv(&d, &ty, &ci, 0, 3, 2, 4, 2, o);
+    /* (input, weight, padding, stride, dilation, ...); MIOpen's has a bias before the padding */
+    if (!strcmp(op, "cudnn_convolution")) return conv(&d, &ty, &ci, 0, 3, 2, 4, 2, o);
+    if (!strcmp(op, "miopen_convolution")) return conv(&d, &ty, &ci, 0, 4, 3, 5, 2, o);
     if (!strcmp(op, "convolution_backward")) return conv(&d, &ty, &ci, 1, 4, 5, 6, 4, o);
     /* elementwise: FLOPs the elements, bytes what is read and written */
     static const char *const unary[] = { "copy", "copy_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_",
@@ -355,7 +357,9 @@ static int cost_of(const char *name, const char *dims_json, const char *types_js
         if (d.n < 1 || d.nd[0] < 0) return 0;
         double e = prod(&d, 0), eo = 1;
         int64_t dims[MAXD];
-        int nd = scan ? 0 : concrete_ints(&ci, 1, dims, MAXD);
+        /* the dims are input 1 (norm's and linalg_vector_norm's input 1 is the order: theirs is 2) */
+        int dim_at = !strcmp(op, "norm") || !strcmp(op, "linalg_vector_norm") ? 2 : 1;
+        int nd = scan ? 0 : concrete_ints(&ci, dim_at, dims, MAXD);
         if (scan) eo = e;
         else if (nd && d.nd[0] > 0) { /* the reduced dims (negative from the end) leave the rest */
             eo = e;

@@ -22,9 +22,10 @@ static int cmp_span(const span_order *o, uint32_t a, uint32_t b)
 {
     const tprof_event *x = &o->ev[o->host[a]], *y = &o->ev[o->host[b]];
     uint8_t fx = x->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR), fy = y->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR);
-    if (fx != fy) return fx < fy ? -1 : 1;
+    /* threads as the radix key orders them: pid, tid, then the flags */
     if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (fx != fy) return fx < fy ? -1 : 1;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
     if (o->kind[a] != o->kind[b]) return o->kind[a] < o->kind[b] ? -1 : 1;
@@ -155,18 +156,18 @@ static int preorder(const tprof_trace *t, const span_order *o, size_t n, uint32_
         order[i] = (uint32_t)i;
     }
     if (ok && tprof_sort_keyed(key, order, n) == 0) {
-        /* spans of one thread and start: longer first, outer kind first, file order */
-        for (size_t a = 0, b; a < n; a = b) {
+        /* spans of one thread and start: longer first, outer kind first, file order
+         * (a merge sort for a long run: a malformed trace may start them all at once) */
+        uint32_t *tmp = NULL;
+        int rc = 0;
+        for (size_t a = 0, b; a < n && !rc; a = b) {
             for (b = a + 1; b < n && key[b] == key[a]; b++) {}
-            for (size_t i = a + 1; i < b; i++)
-                for (size_t j = i; j > a && cmp_span(o, order[j - 1], order[j]) > 0; j--) {
-                    uint32_t x = order[j];
-                    order[j] = order[j - 1];
-                    order[j - 1] = x;
-                }
+            if (b - a > 16 && !tmp && !(tmp = malloc(n * sizeof *tmp))) rc = TPROF_ENOMEM;
+            else sort_spans(o, order + a, tmp, b - a); /* runs of 16 or fewer: insertion sort, no TMP */
         }
+        free(tmp);
         free(key);
-        return 0;
+        return rc;
     }
     free(key);
     uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);

@@ -29,7 +29,7 @@ typedef struct {
     uint64_t modelled;  /* instances the performance model covers */
     int64_t modelled_ns; /* their subtree time */
     double flops, bytes;
-    int dtype;          /* of the first modelled instance, -1 before */
+    int dtype;          /* of its modelled instances; -1 none yet, -2 mixed */
 } op_row;
 
 /* The performance model's answer for one op name and inputs (trace string ids). */
@@ -480,7 +480,8 @@ static int add_instance(ops_ctx *c, uint32_t x)
         row->modelled_ns = tprof_sat_add(row->modelled_ns, subtree);
         row->flops += cost.flops;
         row->bytes += cost.bytes;
-        if (row->dtype < 0) row->dtype = (int)cost.dtype;
+        if (row->dtype == -1) row->dtype = (int)cost.dtype;
+        else if (row->dtype != (int)cost.dtype) row->dtype = -2; /* mixed: no one peak applies */
     }
     c->gpu_events += kernels;
     c->gpu_ns = tprof_sat_add(c->gpu_ns, dev_self);
@@ -657,7 +658,7 @@ static const tprof_col_desc ops_top_cols[T_NCOLS] = {
                                   "arithmetic intensity: flops / bytes", .num = "flops", .den = "bytes",      \
                                   .decimals = 1, .csv_digits = 9, .flags = TPROF_COLF_NO_TABLE),               \
         [R_DTYPE] = TPROF_COL("dtype", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,                              \
-                              "the element type whose peak applies (fp32, bf16, fp16, fp8)",                   \
+                              "the element type whose peak applies (fp32, bf16, fp16, fp8; mixed: none, no roofline)",                   \
                               .flags = TPROF_COLF_NO_TABLE),                                                   \
         [R_BOUND] = TPROF_COL("bound", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, "bound",                           \
                               "compute or memory: which roof the intensity puts it under"),                    \
@@ -751,7 +752,8 @@ static int fill_rows(const ops_ctx *c, tprof_result *res)
         if (x->modelled) {
             tprof_rows_set_d(rows, (size_t)i, R_FLOPS, x->flops);
             tprof_rows_set_d(rows, (size_t)i, R_BYTES, x->bytes);
-            if (tprof_rows_set_s(rows, (size_t)i, R_DTYPE, tprof_dtype_name((tprof_dtype)x->dtype))) return TPROF_ENOMEM;
+            const char *dt = x->dtype >= 0 ? tprof_dtype_name((tprof_dtype)x->dtype) : "mixed";
+            if (tprof_rows_set_s(rows, (size_t)i, R_DTYPE, dt)) return TPROF_ENOMEM;
         }
     }
     for (size_t j = 0; j < c->nkern; j++) {

@@ -278,6 +278,15 @@ static void test_op_cost(void **state)
                                       "[\"\",\"\",\"[0, 0]\",\"[16, 16]\",\"[1, 1]\",\"1\"]", &c), 1);
     assert_true(c.flops == 2.0 * 602112 * 768);
     assert_true(c.bytes == (602112.0 + 589824 + 602112) * 2);
+    /* MIOpen's takes a bias first: padding 1, stride 2 at inputs 3 and 4 -> 56x56 to 28x28 */
+    assert_int_equal(tprof_op_cost_of("aten::miopen_convolution", "[[1,64,56,56],[64,64,3,3],[],[],[],[],[]]",
+                                      "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+                                      "[\"\",\"\",\"\",\"[1, 1]\",\"[2, 2]\",\"[1, 1]\",\"1\"]", &c), 1);
+    assert_true(c.flops == 2.0 * (64 * 28 * 28) * (64 * 9));
+    /* norm's input 1 is the order p: the dims are input 2 */
+    assert_int_equal(tprof_op_cost_of("aten::norm", "[[4096,1024],[],[],[]]", "[\"float\"]",
+                                      "[\"\",\"2\",\"[1]\",\"False\"]", &c), 1);
+    assert_true(c.bytes == (4096.0 * 1024 + 4096) * 4);
     /* layer norm over 768 of 4x197x768: 6 Ch + 5 E; (2 E + 6 Ch) x 2 */
     assert_int_equal(tprof_op_cost_of("aten::native_layer_norm", "[[4,197,768],[],[768],[768],[]]",
                                       "[\"c10::BFloat16\",\"\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\"]",
