@@ -3,6 +3,7 @@
  * runs of different lengths compare (docs/METRICS.md, "trainprof diff"). */
 #include "trainprof/diff.h"
 #include "trainprof/error.h"
+#include "../util/grow.h"
 #include "../util/i64map.h"
 #include "../util/strtab.h"
 
@@ -857,30 +858,13 @@ static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *cons
             for (size_t j = 0; !rc && j < po->n; j++) {
                 const char *a = po->text + po->at[j], *b = a + strlen(a) + 1, *c = b + strlen(b) + 1;
                 size_t la = strlen(a), lb = strlen(b), lc = strlen(c), len = la + lb + lc + 2;
-                if (len + 1 > keycap) {
-                    char *k = realloc(key, len + 1);
-                    if (!k) {
-                        rc = TPROF_ENOMEM;
-                        break;
-                    }
-                    key = k;
-                    keycap = len + 1;
-                }
+                if ((rc = tprof_grow_items((void **)&key, &keycap, len + 1, 1))) break;
                 snprintf(key, keycap, "%s\x1f%s\x1f%s", a, b, c);
                 uint32_t id = tprof_strtab_intern(&strs, key, len);
                 int64_t k;
                 if (id == UINT32_MAX) rc = TPROF_ENOMEM;
                 else if (!tprof_i64map_get(&at, id, &k)) {
-                    if (n == cap) {
-                        size_t nc = cap ? cap * 2 : 64;
-                        op_delta *nd = realloc(d, nc * sizeof *nd);
-                        if (!nd) {
-                            rc = TPROF_ENOMEM;
-                            break;
-                        }
-                        d = nd;
-                        cap = nc;
-                    }
+                    if ((rc = tprof_grow_items((void **)&d, &cap, n + 1, sizeof *d))) break;
                     d[n] = (op_delta){ .key = id, .a = tprof_strtab_intern(&strs, a, la),
                                        .b = tprof_strtab_intern(&strs, b, lb), .c = tprof_strtab_intern(&strs, c, lc) };
                     if (d[n].a == UINT32_MAX || d[n].b == UINT32_MAX || d[n].c == UINT32_MAX ||

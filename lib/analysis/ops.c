@@ -6,6 +6,7 @@
  * docs/METRICS.md ("trainprof ops") has the definitions. */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "../util/grow.h"
 #include "../util/i64map.h"
 #include "../util/strtab.h"
 #include "intervals.h"
@@ -64,7 +65,7 @@ typedef struct {
     uint8_t *module_frame;  /* node -> 1 when it is an nn.Module frame */
     tprof_i64map name_of;   /* the trace's string id of an op name -> ours */
     tprof_interval *iv;     /* scratch for unions */
-    size_t ivcap;
+    size_t ivcap, gevcap;
     char *key;              /* scratch for keys */
     size_t keycap;
     uint32_t *gev;          /* scratch: the GPU event of each interval */
@@ -81,30 +82,14 @@ typedef struct {
 static uint32_t intern(ops_ctx *c, const char *s, size_t len) { return tprof_strtab_intern(&c->strs, s, len); }
 static uint32_t intern_z(ops_ctx *c, const char *s) { return intern(c, s, strlen(s)); }
 
-static int key_room(ops_ctx *c, size_t need)
-{
-    if (need <= c->keycap) return 0;
-    size_t nc = c->keycap ? c->keycap : 256;
-    while (nc < need) nc *= 2;
-    char *k = realloc(c->key, nc);
-    if (!k) return -1;
-    c->key = k;
-    c->keycap = nc;
-    return 0;
-}
+static int key_room(ops_ctx *c, size_t need) { return tprof_grow_items((void **)&c->key, &c->keycap, need, 1); }
 
 /* The row of key id KEY, created with its parts. */
 static op_row *row_for(ops_ctx *c, uint32_t key, const op_row *parts)
 {
     int64_t idx;
     if (tprof_i64map_get(&c->row_of, key, &idx)) return &c->rows[idx];
-    if (c->nrows == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 64;
-        op_row *r = realloc(c->rows, nc * sizeof *r);
-        if (!r) return NULL;
-        c->rows = r;
-        c->cap = nc;
-    }
+    if (tprof_grow_items((void **)&c->rows, &c->cap, c->nrows + 1, sizeof *c->rows)) return NULL;
     op_row *r = &c->rows[c->nrows];
     *r = *parts;
     r->min_direct = INT64_MAX;
@@ -295,16 +280,8 @@ static uint32_t forward_op(const ops_ctx *c, uint32_t node, int *is_backward, in
 
 static int iv_room(ops_ctx *c, size_t need)
 {
-    if (need <= c->ivcap) return 0;
-    size_t nc = c->ivcap ? c->ivcap : 64;
-    while (nc < need) nc *= 2;
-    tprof_interval *iv = realloc(c->iv, nc * sizeof *iv);
-    if (iv) c->iv = iv;
-    uint32_t *gev = iv ? realloc(c->gev, nc * sizeof *gev) : NULL;
-    if (!gev) return -1;
-    c->gev = gev;
-    c->ivcap = nc;
-    return 0;
+    return tprof_grow_items((void **)&c->iv, &c->ivcap, need, sizeof *c->iv) ||
+           tprof_grow_items((void **)&c->gev, &c->gevcap, need, sizeof *c->gev);
 }
 
 /* Counts GPU event G for row ROW under its kernel's name. */
@@ -312,13 +289,7 @@ static int add_kernel(ops_ctx *c, size_t row, const tprof_event *g)
 {
     int64_t key = (int64_t)(((uint64_t)row << 32) | g->name), at;
     if (!tprof_i64map_get(&c->kern_of, key, &at)) {
-        if (c->nkern == c->kerncap) {
-            size_t nc = c->kerncap ? c->kerncap * 2 : 256;
-            op_kernel *k = realloc(c->kern, nc * sizeof *k);
-            if (!k) return -1;
-            c->kern = k;
-            c->kerncap = nc;
-        }
+        if (tprof_grow_items((void **)&c->kern, &c->kerncap, c->nkern + 1, sizeof *c->kern)) return -1;
         at = (int64_t)c->nkern;
         c->kern[c->nkern++] = (op_kernel){ .row = (uint32_t)row, .name = g->name };
         if (tprof_i64map_put(&c->kern_of, key, at)) return -1;
@@ -358,13 +329,7 @@ static int cost_of(ops_ctx *c, uint32_t name, const tprof_op_args *a, tprof_op_c
     int modelled = tprof_op_cost_of(tprof_trace_str(c->t, name), tprof_trace_str(c->t, ids[1]),
                                     tprof_trace_str(c->t, ids[2]), tprof_trace_str(c->t, ids[3]), out);
     if (tprof_i64map_get(&c->cost_of, key, &at)) return modelled; /* a hash collision: not cached */
-    if (c->ncosts == c->costcap) {
-        size_t nc = c->costcap ? c->costcap * 2 : 64;
-        cost_entry *e = realloc(c->costs, nc * sizeof *e);
-        if (!e) return -1;
-        c->costs = e;
-        c->costcap = nc;
-    }
+    if (tprof_grow_items((void **)&c->costs, &c->costcap, c->ncosts + 1, sizeof *c->costs)) return -1;
     c->costs[c->ncosts] = (cost_entry){ ids[0], ids[1], ids[2], ids[3], modelled, *out };
     if (tprof_i64map_put(&c->cost_of, key, (int64_t)c->ncosts)) return -1;
     c->ncosts++;

@@ -410,18 +410,6 @@ static int any_child(const view *v, size_t k, const char *col)
     return 0;
 }
 
-/* NAMES[0..N) as tables show them (shortened and kept distinct within WIDTH
- * columns, unless --wide) into SHOWN (each to free, or NULL: use NAMES[i]);
- * *NUMBERED when some were numbered apart. 0 or TPROF_ENOMEM. */
-static int display_names(const char **names, size_t n, int width, char **shown, int *numbered)
-{
-    int wide, columns;
-    tprof_table_layout_get(&wide, &columns);
-    *numbered = 0;
-    if (wide) return 0;
-    return tprof_names_display(names, n, width, shown, numbered) ? TPROF_ENOMEM : 0;
-}
-
 /* The first TOP rows of table ROWS, one line each: the share, a duration,
  * LABEL_COL padded to LABEL_W, and NAME_COL as tables show names, in what
  * a terminal leaves after USED columns (DEFAULT_W off a terminal). */
@@ -441,7 +429,8 @@ static int name_lines(const tprof_rows *rows, size_t top, const char *time_col, 
     tprof_table_layout_get(&wide, &columns);
     int width = columns ? (columns - used > 24 ? columns - used : 24) : default_w;
     for (size_t i = 0; i < n; i++) names[i] = tprof_rows_str(rows, i, name_col);
-    int rc = display_names(names, n, width, shown, &numbered);
+    /* names as tables show them: shortened and kept distinct, unless --wide */
+    int rc = !wide && tprof_names_display(names, n, width, shown, &numbered) ? TPROF_ENOMEM : 0;
     for (size_t i = 0; !rc && i < n; i++) {
         const tprof_cell *share = tprof_rows_at(rows, i, "share");
         printf("  %5.1f%%  %-9s  %-*s  %s\n", share->null ? 0.0 : share->v.d * 100,
