@@ -77,26 +77,101 @@ void tprof_raw_event_init(reader *r, raw_event *e)
 {
     memcpy(e, &blank_event, offsetof(raw_event, coll));
     r->name_len = 0;
-    r->oparg_used = 0;
 }
 
 static int oparg_room(reader *r, size_t len)
 {
     if (r->oparg_used + len <= r->oparg_cap) return 0;
-    if (len > UINT32_MAX - r->oparg_used) return TPROF_ENOMEM; /* offsets are 32-bit */
-    size_t n = r->oparg_cap ? r->oparg_cap : 256;
-    while (n < r->oparg_used + len) n *= 2;
-    char *b = realloc(r->oparg_buf, n);
-    if (!b) return TPROF_ENOMEM;
-    r->oparg_buf = b;
-    r->oparg_cap = n;
+    return tprof_grow_items((void **)&r->oparg_buf, &r->oparg_cap, r->oparg_used + len, 1);
+}
+
+/* The memo of a reader's op arg values: a run repeats a few dozen shapes, so
+ * the bytes of a value met before give its string id without compacting and
+ * interning it again. A slot holds the value's bytes as written; values
+ * longer than OPARG_MEMO_MAX are not memoised. */
+#define OPARG_MEMO_SLOTS 1024u /* a power of two */
+#define OPARG_MEMO_PROBES 4u
+#define OPARG_MEMO_MAX 1024u
+#define OPARG_MEMO_ARENA (1u << 20) /* past this many bytes of values the memo starts again */
+typedef struct {
+    uint64_t hash;
+    uint32_t off, len; /* the bytes in raw[]; len 0: an empty slot */
+    uint32_t id;
+} memo_slot;
+struct tprof_oparg_memo {
+    memo_slot slot[OPARG_MEMO_SLOTS];
+    char *raw;
+    size_t used, cap;
+};
+
+void tprof_reader_release(reader *r)
+{
+    free(r->name_buf);
+    free(r->oparg_buf);
+    if (r->oparg_memo) free(r->oparg_memo->raw);
+    free(r->oparg_memo);
+}
+
+/* The slot of TEXT in the memo, or NULL (*HOME: where to put it). */
+static memo_slot *memo_find(struct tprof_oparg_memo *m, uint64_t h, const char *text, size_t len, memo_slot **home)
+{
+    *home = NULL;
+    for (unsigned i = 0; i < OPARG_MEMO_PROBES; i++) {
+        memo_slot *s = &m->slot[(h + i) & (OPARG_MEMO_SLOTS - 1)];
+        if (!s->len) {
+            if (!*home) *home = s;
+            continue;
+        }
+        if (s->hash == h && s->len == len && !memcmp(m->raw + s->off, text, len)) return s;
+    }
+    if (!*home) *home = &m->slot[h & (OPARG_MEMO_SLOTS - 1)]; /* all taken: the first is replaced */
+    return NULL;
+}
+
+/* Remembers TEXT as string ID in HOME; out of memory, it is only not memoised. */
+static void memo_put(struct tprof_oparg_memo *m, memo_slot *home, uint64_t h, const char *text, size_t len,
+                     uint32_t id)
+{
+    if (m->used + len > OPARG_MEMO_ARENA) { /* start again: the run's shapes have changed */
+        memset(m->slot, 0, sizeof m->slot);
+        m->used = 0;
+    }
+    if (m->used + len > m->cap && tprof_grow_items((void **)&m->raw, &m->cap, m->used + len, 1)) return;
+    memcpy(m->raw + m->used, text, len);
+    *home = (memo_slot){ .hash = h, .off = (uint32_t)m->used, .len = (uint32_t)len, .id = id };
+    m->used += len;
+}
+
+/* Sets op arg K of E to the string id of the reader's buffer from START. */
+static int oparg_intern(reader *r, raw_event *e, arg_key k, size_t start)
+{
+    uint32_t id = tprof_reader_intern(r, r->oparg_buf + start, r->oparg_used - start);
+    if (id == UINT32_MAX) return TPROF_ENOMEM;
+    unsigned slot = (unsigned)(k - A_INPUT_DIMS);
+    e->oparg_id[slot] = id;
+    e->oparg_mask |= (uint8_t)(1u << slot);
     return 0;
 }
 
 int tprof_oparg_put(reader *r, raw_event *e, arg_key k, const char *text, size_t len)
 {
+    struct tprof_oparg_memo *m = r->oparg_memo;
+    if (!m && len <= OPARG_MEMO_MAX) m = r->oparg_memo = calloc(1, sizeof *m); /* NULL: no memo */
+    uint64_t h = 0;
+    memo_slot *home = NULL;
+    if (m && len <= OPARG_MEMO_MAX) {
+        h = tprof_hash_bytes(text, len);
+        memo_slot *s = memo_find(m, h, text, len, &home);
+        if (s) {
+            unsigned slot = (unsigned)(k - A_INPUT_DIMS);
+            e->oparg_id[slot] = s->id;
+            e->oparg_mask |= (uint8_t)(1u << slot);
+            return 0;
+        }
+    }
+    r->oparg_used = 0;
     if (oparg_room(r, len)) return TPROF_ENOMEM;
-    char *out = r->oparg_buf + r->oparg_used;
+    char *out = r->oparg_buf;
     size_t n = 0;
     int in_string = 0, escape = 0;
     for (size_t i = 0; i < len; i++) {
@@ -111,12 +186,10 @@ int tprof_oparg_put(reader *r, raw_event *e, arg_key k, const char *text, size_t
             in_string = 1;
         out[n++] = c;
     }
-    unsigned slot = (unsigned)(k - A_INPUT_DIMS);
-    e->oparg_off[slot] = (uint32_t)r->oparg_used;
-    e->oparg_len[slot] = (uint32_t)n;
-    e->oparg_mask |= (uint8_t)(1u << slot);
-    r->oparg_used += n;
-    return 0;
+    r->oparg_used = n;
+    int rc = oparg_intern(r, e, k, 0);
+    if (!rc && home) memo_put(m, home, h, text, len, e->oparg_id[k - A_INPUT_DIMS]);
+    return rc;
 }
 
 /* The generic path's op arg: the container whose first token was read,
@@ -124,7 +197,7 @@ int tprof_oparg_put(reader *r, raw_event *e, arg_key k, const char *text, size_t
  * it reads as the fast path's copy of the same bytes. */
 static int oparg_slow(reader *r, raw_event *e, arg_key k, const tprof_json_token *first)
 {
-    size_t start = r->oparg_used;
+    r->oparg_used = 0;
     tprof_json_token tok = *first;
     int depth = 0, rc, need_comma = 0;
     for (;;) {
@@ -178,11 +251,7 @@ static int oparg_slow(reader *r, raw_event *e, arg_key k, const tprof_json_token
         if (depth == 0) break;
         if ((rc = tprof_json_next(r->j, &tok))) return rc;
     }
-    unsigned slot = (unsigned)(k - A_INPUT_DIMS);
-    e->oparg_off[slot] = (uint32_t)start;
-    e->oparg_len[slot] = (uint32_t)(r->oparg_used - start);
-    e->oparg_mask |= (uint8_t)(1u << slot);
-    return 0;
+    return oparg_intern(r, e, k, 0);
 }
 
 static int parse_int(value_type type, const char *text, size_t len, int64_t *out)
@@ -564,11 +633,8 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
             return TPROF_ENOMEM;
         tprof_op_args *a = &t->opargs[t->nopargs];
         *a = (tprof_op_args){ .event = t->nev, .seq = e->seq, .fwd_tid = e->fwd_tid };
-        for (unsigned k = 0; k < TPROF_OP_ARGS; k++) {
-            if (!(e->oparg_mask & (1u << k))) continue;
-            a->arg[k] = tprof_reader_intern(r, r->oparg_buf + e->oparg_off[k], e->oparg_len[k]);
-            if (a->arg[k] == UINT32_MAX) return TPROF_ENOMEM;
-        }
+        for (unsigned k = 0; k < TPROF_OP_ARGS; k++)
+            if (e->oparg_mask & (1u << k)) a->arg[k] = e->oparg_id[k];
         t->nopargs++;
     }
     if (is_mem) {

@@ -275,8 +275,7 @@ int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts
             rc = start == TPROF_CHUNK_EVENTS_IN_OBJECT ? parse_members(&r, 1) : tprof_json_next(j, &tok);
         }
     }
-    free(r.name_buf);
-    free(r.oparg_buf);
+    tprof_reader_release(&r);
     t->meta.bytes_json = tprof_json_offset(j);
     return rc;
 }
@@ -405,8 +404,7 @@ static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pi
     reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &default_opts, .skip_cache = caches.skip,
                  .shapes = caches.shapes };
     int rc = parse_document(&r);
-    free(r.name_buf);
-    free(r.oparg_buf);
+    tprof_reader_release(&r);
     tprof_reader_caches_free(&caches);
     if (pipe && *pipe) { /* the source is ours again */
         tprof_pipe_stop(*pipe);

@@ -28,8 +28,9 @@ typedef struct {
     const uint8_t *rec_last;          /* where the recording's current stretch starts */
     const uint8_t *rec_value_at;      /* where the value of its last step starts */
     reader_cat cats[TPROF_READER_CATS]; /* recent categories and their ids (event_fast.c) */
-    char *oparg_buf; /* the current event's op args (Input Dims, ...) in compact JSON */
+    char *oparg_buf; /* an op arg value (Input Dims, ...) in compact JSON, as it is interned */
     size_t oparg_used, oparg_cap;
+    struct tprof_oparg_memo *oparg_memo; /* op arg values met before and their ids (event.c) */
     uint32_t py_cat;  /* with TPROF_SKIP_PLAIN_FRAMES: the id of "python_function" + 1, 0 not met yet */
 } reader;
 
@@ -67,10 +68,10 @@ typedef struct {
     uint8_t flags;
     int64_t mem_bytes;
     uint8_t coll_len, dtype_len;
-    uint8_t oparg_mask; /* which of oparg_off/len are set (1 << (key - A_INPUT_DIMS)) */
+    uint8_t oparg_mask; /* which of oparg_id are set (1 << (key - A_INPUT_DIMS)) */
     /* from here on: not cleared */
     char coll[32], dtype[16];
-    uint32_t oparg_off[TPROF_OP_ARGS], oparg_len[TPROF_OP_ARGS]; /* in reader.oparg_buf */
+    uint32_t oparg_id[TPROF_OP_ARGS]; /* string ids of the compact texts, by tprof_op_arg */
 } raw_event;
 
 #include "../util/grow.h"
@@ -98,9 +99,9 @@ typedef enum {
     A_INPUT_DIMS, A_INPUT_TYPE, A_INPUT_STRIDES, A_CONCRETE_INPUTS
 } arg_key;
 static inline int tprof_is_oparg(arg_key k) { return k >= A_INPUT_DIMS && k <= A_CONCRETE_INPUTS; }
-/* Appends LEN bytes of a value of op arg K to the reader's buffer, without
- * the whitespace outside strings (both paths write the same text). Returns
- * 0, or TPROF_ENOMEM. */
+/* Sets op arg K of E to the string id of the LEN bytes at TEXT without the
+ * whitespace outside strings (both paths intern the same text). Returns 0,
+ * or TPROF_ENOMEM. */
 int tprof_oparg_put(reader *r, raw_event *e, arg_key k, const char *text, size_t len);
 /* A scalar value as written: a number, a string (decoded), or true/false/null. */
 typedef enum { V_NUMBER, V_STRING, V_LITERAL } value_type;
@@ -108,6 +109,8 @@ typedef enum { V_NUMBER, V_STRING, V_LITERAL } value_type;
 event_key tprof_event_key(const char *k, size_t n);
 arg_key tprof_arg_key(const char *k, size_t n);
 void tprof_raw_event_init(reader *r, raw_event *e);
+/* Frees what the reader allocated for itself (not the trace). */
+void tprof_reader_release(reader *r);
 /* Stores a scalar value of KEY into E; returns 0 or TPROF_ENOMEM. */
 int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, const char *text, size_t len);
 void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char *text, size_t len);
