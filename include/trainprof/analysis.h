@@ -98,9 +98,9 @@ typedef struct {
     double peak_tflops, peak_tbps;
 } tprof_ops_opts;
 
-/* The events an ops analysis needs stored: host spans, runtime calls, GPU
- * work, and the ops' inputs. */
-#define TPROF_OPS_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP_OP_ARGS)
+/* The events an ops analysis needs stored: host spans (compactly), runtime
+ * calls, GPU work, and the ops' inputs. */
+#define TPROF_OPS_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_COMPACT_SPANS | TPROF_KEEP_OP_ARGS)
 
 /* The result tables of each grouping (indexed by tprof_ops_by: "ops",
  * "ops_by_shape", "ops_by_module", "ops_by_category", "ops_by_stack"): the totals, and a row per group with
@@ -415,7 +415,8 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out);
 
 /* CPU ops and their inputs: the op rules */
 #define TPROF_ADVICE_KEEP                                                                                        \
-    (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP_OP_ARGS | TPROF_SKIP_PLAIN_FRAMES)
+    (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_COMPACT_SPANS | TPROF_KEEP_OP_ARGS | \
+     TPROF_SKIP_PLAIN_FRAMES)
 
 typedef struct {
     const char *rule;     /* attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync,

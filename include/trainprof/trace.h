@@ -50,7 +50,10 @@ typedef enum {
                                           tprof_op_args (its inputs 0) */
 #define TPROF_SKIP_PLAIN_FRAMES (1u << 24) /* with TPROF_KEEP(TPROF_KIND_CPU): python_function spans that are
                                               not nn.Module frames (nor phase markers) are not stored */
-#define TPROF_KEEP_ALL (0xFFFFFFFFu & ~TPROF_SKIP_PLAIN_FRAMES) /* everything: no frame left out */
+#define TPROF_COMPACT_SPANS (1u << 23) /* with TPROF_KEEP(TPROF_KIND_CPU): the plain CPU spans (ph X; not steps,
+                                          markers, calls or streamed) are stored as tprof_host_span, with their
+                                          op args, in tprof_trace_spans() instead of tprof_trace_events() */
+#define TPROF_KEEP_ALL (0xFFFFFFFFu & ~(TPROF_SKIP_PLAIN_FRAMES | TPROF_COMPACT_SPANS)) /* everything, as events */
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
 typedef enum {
@@ -148,6 +151,18 @@ typedef struct {
     int64_t seq;               /* "Sequence number" (autograd), -1 when absent */
     int64_t fwd_tid;           /* "Fwd thread id" of a backward op, -1 when absent */
 } tprof_op_args;
+
+/* A CPU span stored compactly (TPROF_COMPACT_SPANS): what the op view needs
+ * of a cpu_op, python_function or user_annotation, its op args inline. */
+typedef struct {
+    int64_t ts, dur;             /* ns, as in tprof_event */
+    int64_t seq;                 /* "Sequence number" (autograd), -1 when absent */
+    uint32_t name, cat;          /* string ids */
+    uint32_t thread;             /* index in tprof_trace_meta.cpu_tracks */
+    int32_t fwd_tid;             /* "Fwd thread id", -1 when absent; clamped to the int32 range */
+    uint32_t arg[TPROF_OP_ARGS]; /* string ids by tprof_op_arg (with TPROF_KEEP_OP_ARGS), 0 when absent */
+    uint8_t flags;               /* TPROF_EV_NO_DUR, TPROF_EV_BAD_DUR */
+} tprof_host_span;
 
 typedef struct {
     int64_t id;
@@ -301,6 +316,8 @@ const char *tprof_trace_str(const tprof_trace *t, uint32_t id);
 size_t tprof_trace_nstrings(const tprof_trace *t);
 size_t tprof_trace_ncalls(const tprof_trace *t);
 const tprof_collective_call *tprof_trace_calls(const tprof_trace *t); /* in file order */
+size_t tprof_trace_nspans(const tprof_trace *t);
+const tprof_host_span *tprof_trace_spans(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nop_args(const tprof_trace *t);
 const tprof_op_args *tprof_trace_op_args(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nmem_samples(const tprof_trace *t);

@@ -9,27 +9,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The order of two host spans (indexes into HOST, their events EV, their
- * node kinds KIND): by thread, then start, longer first, outer kind first,
- * then file order. */
+/* A record's fields (records: tprof_op_tree.rec). */
+static int64_t rec_ts(const tprof_op_tree *tr, uint32_t r)
+{
+    return r < tr->nspans ? tr->spans[r].ts : tr->events[r - tr->nspans].ts;
+}
+static int64_t rec_dur(const tprof_op_tree *tr, uint32_t r)
+{
+    return r < tr->nspans ? tr->spans[r].dur : tr->events[r - tr->nspans].dur;
+}
+
+/* The order of two host spans (indexes into HOST, their records; THREAD
+ * and KIND their thread indexes and node kinds): by thread, then start,
+ * longer first, outer kind first, then record order (spans before events,
+ * each in file order). */
 typedef struct {
-    const tprof_event *ev;
-    const uint32_t *host;
+    const tprof_op_tree *tr;
+    const uint32_t *host, *thread;
     const uint8_t *kind;
 } span_order;
 
 static int cmp_span(const span_order *o, uint32_t a, uint32_t b)
 {
-    const tprof_event *x = &o->ev[o->host[a]], *y = &o->ev[o->host[b]];
-    uint8_t fx = x->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR), fy = y->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR);
-    /* threads as the radix key orders them: pid, tid, then the flags */
-    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
-    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
-    if (fx != fy) return fx < fy ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    uint32_t ra = o->host[a], rb = o->host[b];
+    if (o->thread[a] != o->thread[b]) return o->thread[a] < o->thread[b] ? -1 : 1;
+    int64_t ta = rec_ts(o->tr, ra), tb = rec_ts(o->tr, rb);
+    if (ta != tb) return ta < tb ? -1 : 1;
+    int64_t da = rec_dur(o->tr, ra), db = rec_dur(o->tr, rb);
+    if (da != db) return da > db ? -1 : 1;
     if (o->kind[a] != o->kind[b]) return o->kind[a] < o->kind[b] ? -1 : 1;
-    return o->host[a] < o->host[b] ? -1 : o->host[a] > o->host[b];
+    return ra < rb ? -1 : ra > rb;
 }
 
 /* Sorts IDX[0..N) by cmp_span (a merge sort: the comparison needs O; TMP
@@ -71,14 +80,13 @@ typedef struct {
     size_t n;
 } cat_cache;
 
-static tprof_opn_kind node_kind(const tprof_trace *t, cat_cache *cc, const tprof_event *e)
+static tprof_opn_kind node_kind(const tprof_trace *t, cat_cache *cc, uint32_t cat)
 {
-    if (e->kind == TPROF_KIND_RUNTIME) return TPROF_OPN_RUNTIME;
     for (size_t i = 0; i < cc->n; i++)
-        if (cc->cat[i] == e->cat) return (tprof_opn_kind)cc->kind[i];
-    tprof_opn_kind k = kind_of_cat(tprof_trace_str(t, e->cat));
+        if (cc->cat[i] == cat) return (tprof_opn_kind)cc->kind[i];
+    tprof_opn_kind k = kind_of_cat(tprof_trace_str(t, cat));
     if (cc->n < 16) {
-        cc->cat[cc->n] = e->cat;
+        cc->cat[cc->n] = cat;
         cc->kind[cc->n++] = (uint8_t)k;
     }
     return k;
@@ -94,7 +102,7 @@ static int is_host_span(const tprof_event *e)
 void tprof_op_tree_free(tprof_op_tree *tr)
 {
     if (!tr) return;
-    free(tr->ev);
+    free(tr->rec);
     free(tr->parent);
     free(tr->end);
     free(tr->kind);
@@ -105,8 +113,8 @@ void tprof_op_tree_free(tprof_op_tree *tr)
     memset(tr, 0, sizeof *tr);
 }
 
-/* The event's thread's index in the trace's thread list (sorted by pid and
- * tid; every CPU and runtime event's thread is in it), or -1. */
+/* The event's thread's index in the trace's thread list (sorted by pid,
+ * tid and flags; every CPU and runtime event's thread is in it), or -1. */
 static long thread_index(const tprof_trace_meta *m, const tprof_event *e)
 {
     uint8_t flags = e->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR);
@@ -135,28 +143,25 @@ static unsigned bits_for(uint64_t v)
  * then start, then cmp_span's tie-breaks. A radix sort on (thread, start)
  * when both fit in 64 bits, the few spans of one start put in order after;
  * else a merge sort. 0 or TPROF_ENOMEM. */
-static int preorder(const tprof_trace *t, const span_order *o, size_t n, uint32_t *order)
+static int preorder(const span_order *o, size_t n, size_t nthreads, uint32_t *order)
 {
-    const tprof_trace_meta *m = tprof_trace_meta_get(t);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        int64_t ts = o->ev[o->host[i]].ts;
+        int64_t ts = rec_ts(o->tr, o->host[i]);
         if (ts < lo) lo = ts;
         if (ts > hi) hi = ts;
     }
-    unsigned tbits = bits_for(m->ncpu_tracks), sbits = n ? bits_for((uint64_t)hi - (uint64_t)lo) : 0;
+    unsigned tbits = bits_for(nthreads), sbits = n ? bits_for((uint64_t)hi - (uint64_t)lo) : 0;
     uint64_t *key = tbits + sbits <= 64 ? malloc((n ? n : 1) * sizeof *key) : NULL;
-    int ok = key != NULL;
-    for (size_t i = 0; ok && i < n; i++) {
-        const tprof_event *e = &o->ev[o->host[i]];
-        long th = thread_index(m, e);
-        if (th < 0) ok = 0;
-        else key[i] = sbits == 64 ? (uint64_t)e->ts - (uint64_t)lo
-                                  : ((uint64_t)th << sbits) | ((uint64_t)e->ts - (uint64_t)lo);
-        order[i] = (uint32_t)i;
+    if (key) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t off = (uint64_t)rec_ts(o->tr, o->host[i]) - (uint64_t)lo;
+            key[i] = sbits == 64 ? off : ((uint64_t)o->thread[i] << sbits) | off;
+            order[i] = (uint32_t)i;
+        }
     }
-    if (ok && tprof_sort_keyed(key, order, n) == 0) {
-        /* spans of one thread and start: longer first, outer kind first, file order
+    if (key && tprof_sort_keyed(key, order, n) == 0) {
+        /* spans of one thread and start: longer first, outer kind first, record order
          * (a merge sort for a long run: a malformed trace may start them all at once) */
         uint32_t *tmp = NULL;
         int rc = 0;
@@ -178,38 +183,56 @@ static int preorder(const tprof_trace *t, const span_order *o, size_t n, uint32_
     return 0;
 }
 
-/* Sorts the host spans into preorder and nests them: a span's parent is the
- * innermost earlier span of its thread that contains it. */
-static int nest(const tprof_trace *t, const uint32_t *host, size_t n, tprof_op_tree *tr)
+/* Sorts the host spans HOST[0..N) (records) into preorder and nests them: a
+ * span's parent is the innermost earlier span of its thread that contains
+ * it. Events whose thread is not in the trace's list are left out. */
+static int nest(const tprof_trace *t, uint32_t *host, size_t n, tprof_op_tree *tr)
 {
-    const tprof_event *ev = tprof_trace_events(t);
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
     uint8_t *kind = malloc(n ? n : 1);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    tr->ev = malloc((n ? n : 1) * sizeof *tr->ev);
+    uint32_t *thread = malloc((n ? n : 1) * sizeof *thread);
+    uint32_t *order = NULL, *stack = NULL;
+    int64_t *stack_end = NULL; /* the open spans' ends */
+    int rc = TPROF_ENOMEM;
+    if (!kind || !thread) goto out;
+    cat_cache cc = { .n = 0 };
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t r = host[k];
+        if (r < tr->nspans) {
+            thread[kept] = tr->spans[r].thread;
+            kind[kept] = (uint8_t)node_kind(t, &cc, tr->spans[r].cat);
+        } else {
+            const tprof_event *e = &tr->events[r - tr->nspans];
+            long th = thread_index(m, e);
+            if (th < 0) continue; /* not met: the reader lists every host event's thread */
+            thread[kept] = (uint32_t)th;
+            kind[kept] = e->kind == TPROF_KIND_RUNTIME ? TPROF_OPN_RUNTIME : (uint8_t)node_kind(t, &cc, e->cat);
+        }
+        host[kept++] = r;
+    }
+    n = kept;
+    if (!(order = malloc((n ? n : 1) * sizeof *order))) goto out;
+    const span_order so = { .tr = tr, .host = host, .thread = thread, .kind = kind };
+    if ((rc = preorder(&so, n, m->ncpu_tracks, order))) goto out;
+    rc = TPROF_ENOMEM;
+    tr->rec = malloc((n ? n : 1) * sizeof *tr->rec);
     tr->parent = malloc((n ? n : 1) * sizeof *tr->parent);
     tr->end = malloc((n ? n : 1) * sizeof *tr->end);
     tr->kind = malloc(n ? n : 1);
     tr->launcher = malloc((n ? n : 1) * sizeof *tr->launcher);
-    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
-    int64_t *stack_end = malloc((n ? n : 1) * sizeof *stack_end); /* the open spans' ends */
-    int rc = TPROF_ENOMEM;
-    if (!kind || !order || !tr->ev || !tr->parent || !tr->end || !tr->kind || !tr->launcher || !stack || !stack_end)
-        goto out;
-    cat_cache cc = { .n = 0 };
-    for (size_t k = 0; k < n; k++) kind[k] = (uint8_t)node_kind(t, &cc, &ev[host[k]]);
-    const span_order so = { .ev = ev, .host = host, .kind = kind };
-    if ((rc = preorder(t, &so, n, order))) goto out;
+    stack = malloc((n ? n : 1) * sizeof *stack);
+    stack_end = malloc((n ? n : 1) * sizeof *stack_end);
+    if (!tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher || !stack || !stack_end) goto out;
     size_t depth = 0;
-    const tprof_event *prev = NULL;
+    uint32_t prev_thread = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
-        const tprof_event *x = &ev[host[order[i]]];
-        tr->ev[i] = host[order[i]];
-        tr->kind[i] = kind[order[i]];
+        uint32_t k = order[i], r = host[k];
+        tr->rec[i] = r;
+        tr->kind[i] = kind[k];
         tr->launcher[i] = TPROF_OP_NONE;
-        int same_thread = prev && x->pid == prev->pid && x->tid == prev->tid &&
-                          (x->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR)) ==
-                              (prev->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR));
-        int64_t end = tprof_end_ns(x->ts, x->dur);
+        int same_thread = thread[k] == prev_thread;
+        int64_t end = tprof_end_ns(rec_ts(tr, r), rec_dur(tr, r));
         /* close the spans that do not hold this one (all of them on a new thread) */
         while (depth > 0) {
             if (same_thread && end <= stack_end[depth - 1]) break;
@@ -218,7 +241,7 @@ static int nest(const tprof_trace *t, const uint32_t *host, size_t n, tprof_op_t
         tr->parent[i] = depth ? stack[depth - 1] : TPROF_OP_NONE;
         stack_end[depth] = end;
         stack[depth++] = (uint32_t)i;
-        prev = x;
+        prev_thread = thread[k];
     }
     while (depth > 0) tr->end[stack[--depth]] = (uint32_t)n;
     tr->n = n;
@@ -227,6 +250,7 @@ out:
     free(stack);
     free(stack_end);
     free(order);
+    free(thread);
     free(kind);
     return rc;
 }
@@ -236,14 +260,13 @@ out:
  * never the launcher. */
 static void find_launchers(const tprof_trace *t, tprof_op_tree *tr)
 {
-    const tprof_event *ev = tprof_trace_events(t);
     uint32_t execute = UINT32_MAX; /* the string id of "execute", once met */
     for (size_t i = 0; i < tr->n; i++) {
         if (tr->kind[i] != TPROF_OPN_RUNTIME) continue;
         uint32_t p = tr->parent[i];
         for (; p != TPROF_OP_NONE; p = tr->parent[p]) {
             if (tr->kind[p] != TPROF_OPN_CPU_OP) continue;
-            uint32_t name = ev[tr->ev[p]].name;
+            uint32_t name = tprof_op_name(tr, p);
             if (name == execute) continue;
             if (execute == UINT32_MAX && !strcmp(tprof_trace_str(t, name), "execute")) {
                 execute = name;
@@ -257,15 +280,15 @@ static void find_launchers(const tprof_trace *t, tprof_op_tree *tr)
 
 /* Links each GPU event to the runtime node of its correlation id (a
  * repeated id: the call that comes last in preorder), grouped by node. */
-static int link_gpu(const tprof_trace *t, const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
+static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
 {
-    const tprof_event *ev = tprof_trace_events(t);
+    const tprof_event *ev = tr->events;
     tprof_i64map by_corr;
     if (tprof_i64map_init(&by_corr, 1024)) return TPROF_ENOMEM;
     int rc = TPROF_ENOMEM;
     uint32_t *node_of = NULL, *next = NULL;
     for (size_t i = 0; i < tr->n; i++) {
-        const tprof_event *e = &ev[tr->ev[i]];
+        const tprof_event *e = tprof_op_event(tr, (uint32_t)i); /* a runtime call is an event */
         if (tr->kind[i] == TPROF_OPN_RUNTIME && e->correlation >= 0 &&
             tprof_i64map_put(&by_corr, e->correlation, (int64_t)i))
             goto out;
@@ -305,17 +328,22 @@ out:
 int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out)
 {
     memset(out, 0, sizeof *out);
-    size_t nev = tprof_trace_nevents(t), nhost = 0, ngpu = 0;
-    if (nev >= UINT32_MAX) return TPROF_ELIMIT;
-    /* one pass over the records: the host spans and the GPU events, in event order */
-    const tprof_event *ev = tprof_trace_events(t);
-    uint32_t *idx = malloc((nev ? nev : 1) * sizeof *idx);
+    size_t nev = tprof_trace_nevents(t), nspans = tprof_trace_nspans(t), nhost = 0, ngpu = 0;
+    if (nev >= UINT32_MAX || nspans >= UINT32_MAX - nev) return TPROF_ELIMIT;
+    out->spans = tprof_trace_spans(t);
+    out->nspans = nspans;
+    out->events = tprof_trace_events(t);
+    /* the host spans (records) from the front, the GPU events (event indexes) from the back */
+    const tprof_event *ev = out->events;
+    size_t nrec = nspans + nev;
+    uint32_t *idx = malloc((nrec ? nrec : 1) * sizeof *idx);
     if (!idx) return TPROF_ENOMEM;
+    for (size_t i = 0; i < nspans; i++) idx[nhost++] = (uint32_t)i;
     for (size_t i = 0; i < nev; i++) {
-        if (is_host_span(&ev[i])) idx[nhost++] = (uint32_t)i;
-        else if (ev[i].kind == TPROF_KIND_GPU) idx[nev - 1 - ngpu++] = (uint32_t)i; /* from the end, backwards */
+        if (is_host_span(&ev[i])) idx[nhost++] = (uint32_t)(nspans + i);
+        else if (ev[i].kind == TPROF_KIND_GPU) idx[nrec - 1 - ngpu++] = (uint32_t)i; /* backwards */
     }
-    for (size_t a = nev - ngpu, b = nev - 1; ngpu && a < b; a++, b--) { /* the GPU events in event order */
+    for (size_t a = nrec - ngpu, b = nrec - 1; ngpu && a < b; a++, b--) { /* the GPU events in event order */
         uint32_t x = idx[a];
         idx[a] = idx[b];
         idx[b] = x;
@@ -323,7 +351,7 @@ int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out)
     int rc = nest(t, idx, nhost, out);
     if (!rc) {
         find_launchers(t, out);
-        rc = link_gpu(t, idx + nev - ngpu, ngpu, out);
+        rc = link_gpu(idx + nrec - ngpu, ngpu, out);
     }
     free(idx);
     if (rc) tprof_op_tree_free(out);

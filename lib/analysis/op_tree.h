@@ -25,9 +25,15 @@ typedef enum {
     TPROF_OPN_RUNTIME,    /* cuda_runtime / cuda_driver / hip* / the NPU's runtime */
 } tprof_opn_kind;
 
+/* A node's record is a compact span (tprof_trace_spans(), TPROF_COMPACT_SPANS)
+ * or an event (tprof_trace_events()): records [0, nspans) are the spans,
+ * the rest the events after them. */
 typedef struct {
     size_t n;            /* host nodes */
-    uint32_t *ev;        /* node -> its event's index in tprof_trace_events() */
+    uint32_t *rec;       /* node -> its record */
+    const tprof_host_span *spans;
+    size_t nspans;
+    const tprof_event *events;
     uint32_t *parent;    /* node -> the innermost node holding it, or TPROF_OP_NONE */
     uint32_t *end;       /* node -> one past the last node of its subtree */
     uint8_t *kind;       /* node -> tprof_opn_kind */
@@ -40,8 +46,34 @@ typedef struct {
                             correlation id), in event order */
 } tprof_op_tree;
 
-/* Builds the tree over T's stored CPU, runtime and GPU events. 0,
- * TPROF_ENOMEM, or TPROF_ELIMIT past 2^32 - 1 events. */
+/* The node's span, or NULL when its record is an event. */
+static inline const tprof_host_span *tprof_op_span(const tprof_op_tree *tr, uint32_t node)
+{
+    return tr->rec[node] < tr->nspans ? &tr->spans[tr->rec[node]] : NULL;
+}
+/* The node's event, or NULL when its record is a span. */
+static inline const tprof_event *tprof_op_event(const tprof_op_tree *tr, uint32_t node)
+{
+    return tr->rec[node] < tr->nspans ? NULL : &tr->events[tr->rec[node] - tr->nspans];
+}
+static inline int64_t tprof_op_ts(const tprof_op_tree *tr, uint32_t node)
+{
+    const tprof_host_span *s = tprof_op_span(tr, node);
+    return s ? s->ts : tprof_op_event(tr, node)->ts;
+}
+static inline int64_t tprof_op_dur(const tprof_op_tree *tr, uint32_t node)
+{
+    const tprof_host_span *s = tprof_op_span(tr, node);
+    return s ? s->dur : tprof_op_event(tr, node)->dur;
+}
+static inline uint32_t tprof_op_name(const tprof_op_tree *tr, uint32_t node)
+{
+    const tprof_host_span *s = tprof_op_span(tr, node);
+    return s ? s->name : tprof_op_event(tr, node)->name;
+}
+
+/* Builds the tree over T's stored CPU spans and CPU, runtime and GPU
+ * events. 0, TPROF_ENOMEM, or TPROF_ELIMIT past 2^32 - 1 records. */
 int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out);
 void tprof_op_tree_free(tprof_op_tree *tr);
 

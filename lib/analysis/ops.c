@@ -58,6 +58,7 @@ typedef struct {
     size_t nrows, cap;
     const tprof_op_args *args;
     size_t nargs;
+    size_t with_inputs; /* ops with inputs or autograd links: events with args and spans with any */
     uint32_t *args_of;      /* node -> index in args, or TPROF_OP_NONE */
     tprof_i64map fwd_of;    /* sequence number -> forward op node */
     tprof_i64map module_of; /* nn.Module frame node -> its path's string id */
@@ -100,8 +101,18 @@ static op_row *row_for(ops_ctx *c, uint32_t key, const op_row *parts)
     return r;
 }
 
-static const tprof_op_args *args_of(const ops_ctx *c, uint32_t node)
+/* NODE's op args (a span's copied to *BUF), or NULL when it has none. */
+static const tprof_op_args *args_of(const ops_ctx *c, uint32_t node, tprof_op_args *buf)
 {
+    const tprof_host_span *s = tprof_op_span(c->tr, node);
+    if (s) {
+        int any = s->seq >= 0 || s->fwd_tid >= 0;
+        for (int k = 0; k < TPROF_OP_ARGS; k++) any |= s->arg[k] != 0;
+        if (!any) return NULL;
+        *buf = (tprof_op_args){ .event = SIZE_MAX, .seq = s->seq, .fwd_tid = s->fwd_tid };
+        memcpy(buf->arg, s->arg, sizeof buf->arg);
+        return buf;
+    }
     uint32_t a = c->args_of ? c->args_of[node] : TPROF_OP_NONE;
     return a == TPROF_OP_NONE ? NULL : &c->args[a];
 }
@@ -128,7 +139,7 @@ static int mark_module_frames(ops_ctx *c)
     if (!(c->module_frame = malloc(tr->n ? tr->n : 1))) return TPROF_ENOMEM;
     for (size_t i = 0; i < tr->n; i++)
         c->module_frame[i] = tr->kind[i] == TPROF_OPN_PYTHON &&
-                             !strncmp(tprof_trace_str(c->t, c->ev[tr->ev[i]].name), MODULE_PREFIX,
+                             !strncmp(tprof_trace_str(c->t, tprof_op_name(tr, (uint32_t)i)), MODULE_PREFIX,
                                       strlen(MODULE_PREFIX));
     return 0;
 }
@@ -163,7 +174,7 @@ static uint32_t module_path(ops_ctx *c, uint32_t node)
     size_t take = c->o->depth > 0 && (size_t)c->o->depth < nf ? (size_t)c->o->depth : nf, len = 0;
     for (size_t i = 0; i < take; i++) {
         const char *cls;
-        size_t n = module_class(tprof_trace_str(c->t, c->ev[c->tr->ev[frames[nf - 1 - i]]].name), &cls);
+        size_t n = module_class(tprof_trace_str(c->t, tprof_op_name(c->tr, frames[nf - 1 - i])), &cls);
         if (key_room(c, len + n + 2)) return UINT32_MAX;
         if (i) c->key[len++] = '.';
         memcpy(c->key + len, cls, n);
@@ -180,7 +191,7 @@ static uint32_t module_path(ops_ctx *c, uint32_t node)
 static int is_stack_frame(const ops_ctx *c, uint32_t node)
 {
     if (c->tr->kind[node] != TPROF_OPN_PYTHON || c->module_frame[node]) return 0;
-    const char *n = tprof_trace_str(c->t, c->ev[c->tr->ev[node]].name);
+    const char *n = tprof_trace_str(c->t, tprof_op_name(c->tr, node));
     return n[0] != '<' && strncmp(n, "torch/", 6) != 0 && !strstr(n, "/site-packages/torch/");
 }
 
@@ -197,7 +208,7 @@ static uint32_t stack_path(ops_ctx *c, uint32_t node)
     size_t len = 0, taken = 0;
     for (uint32_t p = m; p != TPROF_OP_NONE && (c->o->depth <= 0 || taken < (size_t)c->o->depth); p = c->tr->parent[p]) {
         if (!is_stack_frame(c, p)) continue;
-        const char *n = tprof_trace_str(c->t, c->ev[c->tr->ev[p]].name);
+        const char *n = tprof_trace_str(c->t, tprof_op_name(c->tr, p));
         size_t k = strlen(n);
         if (key_room(c, len + k + 5)) return UINT32_MAX;
         if (taken++) {
@@ -222,30 +233,35 @@ static int index_args(ops_ctx *c)
 {
     c->args = tprof_trace_op_args(c->t);
     c->nargs = tprof_trace_nop_args(c->t);
-    if (!c->nargs) return 0;
     const tprof_op_tree *tr = c->tr;
-    size_t nev = tprof_trace_nevents(c->t);
-    uint32_t *node_of = malloc((nev ? nev : 1) * sizeof *node_of); /* event -> node */
-    if (!node_of || !(c->args_of = malloc((tr->n ? tr->n : 1) * sizeof *c->args_of))) {
+    tprof_op_args buf;
+    if (c->nargs) { /* the events' args, through an event -> node array */
+        size_t nev = tprof_trace_nevents(c->t);
+        uint32_t *node_of = malloc((nev ? nev : 1) * sizeof *node_of);
+        if (!node_of || !(c->args_of = malloc((tr->n ? tr->n : 1) * sizeof *c->args_of))) {
+            free(node_of);
+            return TPROF_ENOMEM;
+        }
+        memset(node_of, 0xFF, (nev ? nev : 1) * sizeof *node_of);
+        for (size_t i = 0; i < tr->n; i++) {
+            const tprof_event *e = tprof_op_event(tr, (uint32_t)i);
+            if (e) node_of[e - tr->events] = (uint32_t)i;
+            c->args_of[i] = TPROF_OP_NONE;
+        }
+        for (size_t j = 0; j < c->nargs; j++)
+            if (c->args[j].event < nev && node_of[c->args[j].event] != TPROF_OP_NONE)
+                c->args_of[node_of[c->args[j].event]] = (uint32_t)j;
         free(node_of);
-        return TPROF_ENOMEM;
     }
-    memset(node_of, 0xFF, (nev ? nev : 1) * sizeof *node_of);
-    for (size_t i = 0; i < tr->n; i++) {
-        node_of[tr->ev[i]] = (uint32_t)i;
-        c->args_of[i] = TPROF_OP_NONE;
-    }
-    for (size_t j = 0; j < c->nargs; j++)
-        if (c->args[j].event < nev && node_of[c->args[j].event] != TPROF_OP_NONE)
-            c->args_of[node_of[c->args[j].event]] = (uint32_t)j;
-    free(node_of);
     for (size_t i = 0; i < tr->n; i++) { /* in preorder: the outermost forward op of a number first */
-        const tprof_op_args *a = args_of(c, (uint32_t)i);
+        const tprof_op_args *a = args_of(c, (uint32_t)i, &buf);
+        c->with_inputs += a != NULL && tprof_op_span(tr, (uint32_t)i) != NULL;
         int64_t have;
         if (a && tr->kind[i] == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0 &&
             !tprof_i64map_get(&c->fwd_of, a->seq, &have) && tprof_i64map_put(&c->fwd_of, a->seq, (int64_t)i))
             return TPROF_ENOMEM;
     }
+    c->with_inputs += c->nargs;
     return 0;
 }
 
@@ -258,11 +274,12 @@ static int index_args(ops_ctx *c)
 static uint32_t forward_op(const ops_ctx *c, uint32_t node, int *is_backward, int *recompute)
 {
     *is_backward = *recompute = 0;
-    if (!c->nargs) return TPROF_OP_NONE;
+    if (!c->with_inputs) return TPROF_OP_NONE;
     int forward_below = 0, module_below = 0;
     for (uint32_t p = node; p != TPROF_OP_NONE; p = c->tr->parent[p]) {
         module_below |= c->module_frame[p];
-        const tprof_op_args *a = c->tr->kind[p] == TPROF_OPN_CPU_OP ? args_of(c, p) : NULL;
+        tprof_op_args buf;
+        const tprof_op_args *a = c->tr->kind[p] == TPROF_OPN_CPU_OP ? args_of(c, p, &buf) : NULL;
         if (!a || a->seq < 0) continue;
         if (a->fwd_tid <= 0) {
             forward_below = 1;
@@ -362,7 +379,8 @@ static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, u
         tprof_op_category k = tprof_op_category_of(c->o->classifier, tprof_strtab_get(&c->strs, name));
         return parts->category = intern_z(c, tprof_op_category_name(k));
     }
-    const tprof_op_args *a = c->tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x) : NULL;
+    tprof_op_args buf;
+    const tprof_op_args *a = c->tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x, &buf) : NULL;
     uint32_t id[TPROF_OP_ARGS] = { 0 };
     size_t len = strlen(tprof_strtab_get(&c->strs, name)) + TPROF_OP_ARGS;
     for (int k = 0; k < TPROF_OP_ARGS; k++) {
@@ -387,10 +405,11 @@ static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, u
 static int add_instance(ops_ctx *c, uint32_t x)
 {
     const tprof_op_tree *tr = c->tr;
-    const tprof_event *e = &c->ev[tr->ev[x]];
+    int64_t dur = tprof_op_dur(tr, x);
+    uint32_t op_name = tprof_op_name(tr, x);
     int backward, recompute;
     uint32_t fwd = forward_op(c, x, &backward, &recompute);
-    uint32_t name = name_id(c, e->name);
+    uint32_t name = name_id(c, op_name);
     op_row parts = { 0 };
     uint32_t key = name == UINT32_MAX ? UINT32_MAX : group_key(c, x, name, backward, fwd, &parts);
     op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
@@ -420,7 +439,7 @@ static int add_instance(ops_ctx *c, uint32_t x)
             k++; /* into the frame */
             continue;
         }
-        children = tprof_sat_add(children, c->ev[tr->ev[k]].dur);
+        children = tprof_sat_add(children, tprof_op_dur(tr, k));
         k = tr->end[k];
     }
 
@@ -432,13 +451,14 @@ static int add_instance(ops_ctx *c, uint32_t x)
     row->subtree = tprof_sat_add(row->subtree, subtree);
     row->dev_self = tprof_sat_add(row->dev_self, dev_self);
     row->dev_total = tprof_sat_add(row->dev_total, dev_total);
-    row->cpu_total = tprof_sat_add(row->cpu_total, e->dur);
-    row->cpu_self = tprof_sat_add(row->cpu_self, e->dur - (children < e->dur ? children : e->dur));
+    row->cpu_total = tprof_sat_add(row->cpu_total, dur);
+    row->cpu_self = tprof_sat_add(row->cpu_self, dur - (children < dur ? children : dur));
     if (backward) row->backward = tprof_sat_add(row->backward, direct);
     if (recompute) row->recompute = tprof_sat_add(row->recompute, direct);
-    const tprof_op_args *a = tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x) : NULL;
+    tprof_op_args buf;
+    const tprof_op_args *a = tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x, &buf) : NULL;
     tprof_op_cost cost;
-    int modelled = a && a->arg[TPROF_OP_DIMS] ? cost_of(c, e->name, a, &cost) : 0;
+    int modelled = a && a->arg[TPROF_OP_DIMS] ? cost_of(c, op_name, a, &cost) : 0;
     if (modelled < 0) return TPROF_ENOMEM;
     if (modelled) {
         row->modelled++;
@@ -865,7 +885,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     rc = 0;
     for (size_t x = 0; !rc && x < tr.n; x++) {
         if (!is_launcher[x]) continue;
-        if (windowed && tprof_step_at(sel, nsel, c.ev[tr.ev[x]].ts) < 0) continue;
+        if (windowed && tprof_step_at(sel, nsel, tprof_op_ts(&tr, x)) < 0) continue;
         launches++;
         rc = add_instance(&c, (uint32_t)x);
     }
@@ -892,7 +912,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     tprof_rows_set_i(top, 0, T_DIRECT, direct);
     tprof_rows_set_i(top, 0, T_UNLINKED, (int64_t)unlinked);
     tprof_rows_set_i(top, 0, T_UNLINKED_NS, unlinked_ns);
-    tprof_rows_set_i(top, 0, T_OP_ARGS, (int64_t)c.nargs);
+    tprof_rows_set_i(top, 0, T_OP_ARGS, (int64_t)c.with_inputs);
     if (windowed) {
         tprof_rows_set_i(top, 0, T_STEP_FIRST, step_first);
         tprof_rows_set_i(top, 0, T_STEP_LAST, step_last);

@@ -15,15 +15,17 @@ static void add_gpu_track(tprof_trace *t, const tprof_gpu_track *g)
     t->tracks[t->ntracks++] = *g;
 }
 
-static void add_thread(tprof_trace *t, const tprof_cpu_track *c)
+/* The thread's index in T's threads, or SIZE_MAX (out of memory). */
+static size_t add_thread(tprof_trace *t, const tprof_cpu_track *c)
 {
     for (size_t i = 0; i < t->nthreads; i++)
         if (t->threads[i].pid == c->pid && t->threads[i].tid == c->tid && t->threads[i].flags == c->flags) {
             t->threads[i].events += c->events;
-            return;
+            return i;
         }
-    if (tprof_grow((void **)&t->threads, &t->threadcap, t->nthreads + 1, sizeof *t->threads)) return;
-    t->threads[t->nthreads++] = *c;
+    if (tprof_grow((void **)&t->threads, &t->threadcap, t->nthreads + 1, sizeof *t->threads)) return SIZE_MAX;
+    t->threads[t->nthreads] = *c;
+    return t->nthreads++;
 }
 
 int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
@@ -104,12 +106,33 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
     if (tprof_grow_items((void **)&dst->steps, &dst->stepcap, dst->nsteps + src->nsteps, sizeof *dst->steps)) goto oom;
     for (size_t i = 0; i < src->nsteps; i++) dst->steps[dst->nsteps++] = src->steps[i];
     for (size_t i = 0; i < src->ntracks; i++) add_gpu_track(dst, &src->tracks[i]);
+    /* threads, and the compact spans on them (thread indexes are dst's) */
+    uint32_t *thread_map = malloc((src->nthreads ? src->nthreads : 1) * sizeof *thread_map);
+    if (!thread_map) goto oom;
     for (size_t i = 0; i < src->nthreads; i++) {
         tprof_cpu_track c = src->threads[i];
         if (c.flags & TPROF_EV_PID_STR) c.pid = remap_id(map, (uint32_t)c.pid);
         if (c.flags & TPROF_EV_TID_STR) c.tid = remap_id(map, (uint32_t)c.tid);
-        add_thread(dst, &c);
+        size_t at = add_thread(dst, &c);
+        thread_map[i] = (uint32_t)at;
+        if (at == SIZE_MAX) {
+            free(thread_map);
+            goto oom;
+        }
     }
+    if (tprof_grow_items((void **)&dst->spans, &dst->spancap, dst->nspans + src->nspans, sizeof *dst->spans)) {
+        free(thread_map);
+        goto oom;
+    }
+    for (size_t i = 0; i < src->nspans; i++) {
+        tprof_host_span sp = src->spans[i];
+        sp.name = map[sp.name];
+        sp.cat = map[sp.cat];
+        sp.thread = thread_map[sp.thread];
+        for (int k = 0; k < TPROF_OP_ARGS; k++) sp.arg[k] = map[sp.arg[k]];
+        dst->spans[dst->nspans++] = sp;
+    }
+    free(thread_map);
     /* document metadata found after traceEvents */
     /* document metadata (a chunk that reached the keys after traceEvents):
      * the same rules as the one-pass reader, which appends devices and sets

@@ -446,7 +446,9 @@ static int add_step(tprof_trace *t, const char *name, int64_t ts, int64_t dur)
     return 0;
 }
 
-static void add_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags)
+/* Counts an event of the thread; its index in t->threads, or SIZE_MAX
+ * (out of memory). */
+static size_t add_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags)
 {
     flags &= TPROF_EV_PID_STR | TPROF_EV_TID_STR;
     /* events come in runs per thread: try the last one first */
@@ -456,13 +458,35 @@ static void add_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags)
         if (c->pid == pid && c->tid == tid && c->flags == flags) {
             c->events++;
             t->last_thread = i;
-            return;
+            return i;
         }
     }
-    if (tprof_grow((void **)&t->threads, &t->threadcap, n + 1, sizeof *t->threads)) return;
+    if (n >= UINT32_MAX || tprof_grow((void **)&t->threads, &t->threadcap, n + 1, sizeof *t->threads)) return SIZE_MAX;
     t->threads[n] = (tprof_cpu_track){ pid, tid, flags, 1 };
     t->last_thread = n;
     t->nthreads++;
+    return n;
+}
+
+static int32_t clamp_i32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
+
+/* Stores a plain CPU span compactly (TPROF_COMPACT_SPANS), with its op args. */
+static int store_span(reader *r, const raw_event *e, uint32_t cat, int64_t dur, uint8_t flags, size_t thread)
+{
+    tprof_trace *t = r->t;
+    if (tprof_grow_items((void **)&t->spans, &t->spancap, t->nspans + 1, sizeof *t->spans)) return TPROF_ENOMEM;
+    uint32_t name = e->has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;
+    if (name == UINT32_MAX) return TPROF_ENOMEM;
+    tprof_host_span *s = &t->spans[t->nspans++];
+    *s = (tprof_host_span){ .ts = e->ts, .dur = dur, .seq = -1, .name = name, .cat = cat, .thread = (uint32_t)thread,
+                            .fwd_tid = -1, .flags = flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR) };
+    if (r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) {
+        s->seq = e->seq;
+        s->fwd_tid = clamp_i32(e->fwd_tid);
+        for (unsigned k = 0; k < TPROF_OP_ARGS; k++)
+            if (e->oparg_mask & (1u << k)) s->arg[k] = e->oparg_id[k];
+    }
+    return 0;
 }
 
 static void add_track(tprof_trace *t, int64_t device, int64_t stream)
@@ -551,8 +575,9 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         if (e->device < 0 && e->has_pid && !(flags & TPROF_EV_PID_STR)) e->device = e->pid;
         if (e->stream < 0 && e->has_tid && !(flags & TPROF_EV_TID_STR)) e->stream = e->tid;
         add_track(t, e->device, e->stream);
-    } else if (kind == TPROF_KIND_CPU || kind == TPROF_KIND_RUNTIME)
-        add_thread(t, e->pid, e->tid, flags);
+    }
+    size_t thread = kind == TPROF_KIND_CPU || kind == TPROF_KIND_RUNTIME ? add_thread(t, e->pid, e->tid, flags) : 0;
+    if (thread == SIZE_MAX) return TPROF_ENOMEM; /* every host event's thread is listed (the op tree relies on it) */
     int is_step = kind == TPROF_KIND_CPU && e->ph == 'X' && timed && e->has_name &&
                   r->name_len > 13 && memcmp(r->name_buf, "ProfilerStep#", 13) == 0;
     /* HTA cuts at the latest event so named, whatever its category, unless
@@ -590,6 +615,11 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         if (r->py_cat == e->cat + 1) return 0;
     }
     if (!timed && kind != TPROF_KIND_META) return 0;
+    /* what only the op view reads, compactly; a host event with a stream or a
+       correlation stays an event (HTA's rules read those) */
+    if ((r->opts->keep & TPROF_COMPACT_SPANS) && kind == TPROF_KIND_CPU && e->ph == 'X' && !is_step && !is_marker &&
+        !is_call && !(flags & TPROF_EV_STREAM_ARG) && e->correlation < 0)
+        return store_span(r, e, cat, dur, flags, thread);
     if (tprof_grow_items((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];
     uint32_t name = e->has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;

@@ -295,7 +295,8 @@ static int cmp_thread(const void *a, const void *b)
 {
     const tprof_cpu_track *x = a, *y = b;
     if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->flags < y->flags ? -1 : x->flags > y->flags; /* a pid written as a number and one as a string */
 }
 static int cmp_cat(const void *a, const void *b)
 {
@@ -304,12 +305,43 @@ static int cmp_cat(const void *a, const void *b)
     return x->cat < y->cat ? -1 : x->cat > y->cat;
 }
 
+typedef struct {
+    tprof_cpu_track c;
+    uint32_t was; /* its index before the sort */
+} thread_at;
+static int cmp_thread_at(const void *a, const void *b) { return cmp_thread(&((const thread_at *)a)->c, &((const thread_at *)b)->c); }
+
+/* Sorts the threads, and the compact spans' thread indexes with them. */
+static int sort_threads(tprof_trace *t)
+{
+    if (!t->nspans) {
+        if (t->nthreads) qsort(t->threads, t->nthreads, sizeof *t->threads, cmp_thread);
+        return 0;
+    }
+    thread_at *at = malloc(t->nthreads * sizeof *at);
+    uint32_t *now = malloc(t->nthreads * sizeof *now);
+    if (!at || !now) {
+        free(at), free(now);
+        return TPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < t->nthreads; i++) at[i] = (thread_at){ t->threads[i], (uint32_t)i };
+    qsort(at, t->nthreads, sizeof *at, cmp_thread_at);
+    for (size_t i = 0; i < t->nthreads; i++) {
+        t->threads[i] = at[i].c;
+        now[at[i].was] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < t->nspans; i++) t->spans[i].thread = now[t->spans[i].thread];
+    free(at);
+    free(now);
+    return 0;
+}
+
 static int finish(tprof_trace *t)
 {
     tprof_trace_meta *m = &t->meta;
     if (t->nsteps) qsort(t->steps, t->nsteps, sizeof *t->steps, cmp_step);
     if (t->ntracks) qsort(t->tracks, t->ntracks, sizeof *t->tracks, cmp_track);
-    if (t->nthreads) qsort(t->threads, t->nthreads, sizeof *t->threads, cmp_thread);
+    if (sort_threads(t)) return TPROF_ENOMEM;
     size_t n = 0;
     for (size_t i = 0; i < t->cat_counts_cap; i++) n += t->cat_counts[i] != 0;
     t->cats = calloc(n ? n : 1, sizeof *t->cats);

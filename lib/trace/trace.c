@@ -19,6 +19,7 @@ void tprof_trace_free(tprof_trace *t)
     free(t->calls);
     free(t->mems);
     free(t->opargs);
+    free(t->spans);
     free(t->cat_counts);
     free(t->cats);
     free(t->kind_of_cat);
@@ -36,6 +37,8 @@ const char *tprof_trace_str(const tprof_trace *t, uint32_t id) { return tprof_st
 size_t tprof_trace_nstrings(const tprof_trace *t) { return t->strs.count; }
 size_t tprof_trace_ncalls(const tprof_trace *t) { return t->ncalls; }
 const tprof_collective_call *tprof_trace_calls(const tprof_trace *t) { return t->calls; }
+size_t tprof_trace_nspans(const tprof_trace *t) { return t->nspans; }
+const tprof_host_span *tprof_trace_spans(const tprof_trace *t) { return t->spans; }
 size_t tprof_trace_nop_args(const tprof_trace *t) { return t->nopargs; }
 const tprof_op_args *tprof_trace_op_args(const tprof_trace *t) { return t->opargs; }
 size_t tprof_trace_nmem_samples(const tprof_trace *t) { return t->nmems; }
@@ -45,7 +48,7 @@ size_t tprof_trace_memory(const tprof_trace *t)
 {
     return sizeof *t + t->strs.bytes + t->evcap * sizeof *t->ev + t->devcap * sizeof *t->devices +
            t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks + t->threadcap * sizeof *t->threads + t->callcap * sizeof *t->calls + t->memcap * sizeof *t->mems +
-           t->opargcap * sizeof *t->opargs +
+           t->opargcap * sizeof *t->opargs + t->spancap * sizeof *t->spans +
            t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap +
            t->class_of_cat_cap;
 }

@@ -31,6 +31,8 @@ struct tprof_trace {
     size_t ncalls, callcap;
     tprof_op_args *opargs;
     size_t nopargs, opargcap;
+    tprof_host_span *spans; /* TPROF_COMPACT_SPANS; thread: index in threads[] (sorted when the read ends) */
+    size_t nspans, spancap;
     tprof_memory_sample *mems;
     size_t nmems, memcap;
     tprof_cpu_track *threads;

@@ -63,16 +63,19 @@ static void analyses(tprof_trace *t)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char why[300], eb[512];
-    tprof_trace *ref = NULL, *fast = NULL;
+    tprof_trace *ref = NULL, *fast = NULL, *compact = NULL;
     int rc = tprof_path_read(NULL, data, size, &tprof_path_reference, &ref, eb, sizeof eb);
+    int some = sampled(data, size);
     if (tprof_path_diff_variant(NULL, data, size, TPROF_PATH_FAST, ref, rc, eb, why, sizeof why, &fast) ||
-        (sampled(data, size) &&
-         tprof_path_diff_variant(NULL, data, size, TPROF_PATH_PARALLEL, ref, rc, eb, why, sizeof why, NULL))) {
+        (some && tprof_path_diff_variant(NULL, data, size, TPROF_PATH_PARALLEL, ref, rc, eb, why, sizeof why, NULL)) ||
+        (some && tprof_path_diff_variant(NULL, data, size, TPROF_PATH_COMPACT, ref, rc, eb, why, sizeof why, &compact))) {
         fprintf(stderr, "the read paths disagree: %s\n", why);
         abort();
     }
     tprof_trace_free(ref);
     if (fast) analyses(fast);
+    if (compact) analyses(compact); /* the op tree over spans and events */
     tprof_trace_free(fast);
+    tprof_trace_free(compact);
     return 0;
 }

@@ -9,6 +9,108 @@
 #include "trainprof/error.h"
 #include "trainprof/trace.h"
 
+/* Whether the event X of trace A is the event Y of trace B (string ids
+ * compared as strings). */
+static inline int tprof_path_same_event(const tprof_trace *a, const tprof_event *ex, const tprof_trace *b,
+                                        const tprof_event *ey)
+{
+    tprof_event x = *ex, y = *ey;
+    int same = !strcmp(tprof_trace_str(a, x.name), tprof_trace_str(b, y.name)) &&
+               !strcmp(tprof_trace_str(a, x.cat), tprof_trace_str(b, y.cat));
+    x.name = y.name = x.cat = y.cat = 0;
+    if (x.flags & TPROF_EV_PID_STR) same &= !strcmp(tprof_trace_str(a, (uint32_t)x.pid), tprof_trace_str(b, (uint32_t)y.pid)), x.pid = y.pid = 0;
+    if (x.flags & TPROF_EV_TID_STR) same &= !strcmp(tprof_trace_str(a, (uint32_t)x.tid), tprof_trace_str(b, (uint32_t)y.tid)), x.tid = y.tid = 0;
+    /* field by field: the records' padding bytes are not part of them
+     * (a field added to tprof_event must be added here: the size says so) */
+    _Static_assert(sizeof(tprof_event) == 96, "tprof_event changed: compare its new fields below");
+    return same && x.ts == y.ts && x.dur == y.dur && x.pid == y.pid && x.tid == y.tid &&
+           x.correlation == y.correlation && x.external_id == y.external_id && x.flow_id == y.flow_id &&
+           x.bytes == y.bytes && x.device == y.device && x.stream == y.stream && x.ph == y.ph && x.kind == y.kind &&
+           x.klass == y.klass && x.flags == y.flags;
+}
+
+static inline int tprof_path_same_args(const tprof_trace *a, const tprof_op_args *x, const tprof_trace *b,
+                                       const tprof_op_args *y)
+{
+    int same = x->seq == y->seq && x->fwd_tid == y->fwd_tid;
+    for (int k = 0; k < TPROF_OP_ARGS; k++) same &= !strcmp(tprof_trace_str(a, x->arg[k]), tprof_trace_str(b, y->arg[k]));
+    return same;
+}
+
+/* Whether the event E of trace T is one TPROF_COMPACT_SPANS stores as a span. */
+static inline int tprof_path_compacted(const tprof_event *e)
+{
+    return e->kind == TPROF_KIND_CPU && e->ph == 'X' && !(e->flags & (TPROF_EV_STEP | TPROF_EV_MARKER | TPROF_EV_CALL | TPROF_EV_STREAM_ARG)) &&
+           e->correlation < 0;
+}
+
+/* A read with TPROF_COMPACT_SPANS (A) against one without (B): B's events
+ * are A's events and spans, in file order, each span with the fields B's
+ * event has, and its op args inline. 0 when they agree, else 1 with WHY. */
+static inline int tprof_path_diff_spans(const tprof_trace *a, const tprof_trace *b, char *why, size_t len)
+{
+    const tprof_event *ea = tprof_trace_events(a), *eb = tprof_trace_events(b);
+    const tprof_host_span *sa = tprof_trace_spans(a);
+    const tprof_op_args *aa = tprof_trace_op_args(a), *ab = tprof_trace_op_args(b);
+    size_t nea = tprof_trace_nevents(a), nsa = tprof_trace_nspans(a), naa = tprof_trace_nop_args(a);
+    size_t neb = tprof_trace_nevents(b), nab = tprof_trace_nop_args(b);
+    const tprof_trace_meta *ma = tprof_trace_meta_get(a);
+    /* the calls and memory samples (compared but for their indexes) name the same events */
+    const tprof_collective_call *ca = tprof_trace_calls(a), *cb = tprof_trace_calls(b);
+    const tprof_memory_sample *ma_s = tprof_trace_mem_samples(a), *mb_s = tprof_trace_mem_samples(b);
+    size_t ncalls = tprof_trace_ncalls(b), nmems = tprof_trace_nmem_samples(b), kc = 0, km = 0;
+    size_t ie = 0, is = 0, ja = 0, jb = 0;
+    for (size_t i = 0; i < neb; i++) {
+        const tprof_op_args *yb = jb < nab && ab[jb].event == i ? &ab[jb++] : NULL;
+        if (!tprof_path_compacted(&eb[i])) {
+            const tprof_op_args *xa = ja < naa && aa[ja].event == ie ? &aa[ja++] : NULL;
+            int calls_ok = 1;
+            for (; kc < ncalls && cb[kc].event == i; kc++) calls_ok &= ca[kc].event == ie;
+            for (; km < nmems && mb_s[km].event == i; km++) calls_ok &= ma_s[km].event == ie;
+            if (ie >= nea || !calls_ok || !tprof_path_same_event(a, &ea[ie], b, &eb[i]) || (xa == NULL) != (yb == NULL) ||
+                (xa && !tprof_path_same_args(a, xa, b, yb))) {
+                snprintf(why, len, "event %zu differs from compact read's event %zu", i, ie);
+                return 1;
+            }
+            ie++;
+            continue;
+        }
+        if (is >= nsa) {
+            snprintf(why, len, "event %zu has no compact span", i);
+            return 1;
+        }
+        const tprof_host_span *x = &sa[is];
+        const tprof_event *y = &eb[i];
+        int same = x->thread < ma->ncpu_tracks && x->ts == y->ts && x->dur == y->dur && x->flags == (y->flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR)) &&
+                   !strcmp(tprof_trace_str(a, x->name), tprof_trace_str(b, y->name)) &&
+                   !strcmp(tprof_trace_str(a, x->cat), tprof_trace_str(b, y->cat));
+        if (same) { /* its thread */
+            const tprof_cpu_track *c = &ma->cpu_tracks[x->thread];
+            same = c->flags == (y->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR));
+            same &= c->flags & TPROF_EV_PID_STR ? !strcmp(tprof_trace_str(a, (uint32_t)c->pid), tprof_trace_str(b, (uint32_t)y->pid))
+                                                : c->pid == y->pid;
+            same &= c->flags & TPROF_EV_TID_STR ? !strcmp(tprof_trace_str(a, (uint32_t)c->tid), tprof_trace_str(b, (uint32_t)y->tid))
+                                                : c->tid == y->tid;
+        }
+        tprof_op_args xs = { .event = i, .seq = x->seq, .fwd_tid = x->fwd_tid };
+        memcpy(xs.arg, x->arg, sizeof xs.arg);
+        tprof_op_args none = { .event = i, .seq = -1, .fwd_tid = -1 };
+        int32_t fwd = yb ? (yb->fwd_tid > INT32_MAX ? INT32_MAX : yb->fwd_tid < INT32_MIN ? INT32_MIN : (int32_t)yb->fwd_tid) : -1;
+        if (yb) none = *yb, none.fwd_tid = fwd;
+        if (!same || !tprof_path_same_args(a, &xs, b, &none)) {
+            snprintf(why, len, "event %zu differs from compact span %zu (name %s)", i, is, tprof_trace_str(b, y->name));
+            return 1;
+        }
+        is++;
+    }
+    if (ie != nea || is != nsa || ja != naa || jb != nab || kc != ncalls || km != nmems) {
+        snprintf(why, len, "compact read has %zu/%zu events, %zu/%zu spans, %zu/%zu op args left over", nea - ie, nea,
+                 nsa - is, nsa, naa - ja, naa);
+        return 1;
+    }
+    return 0;
+}
+
 /* 0 when both reads agree (including on failing), else 1 with WHY set. */
 static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int rcb, char *why, size_t len)
 {
@@ -18,6 +120,8 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
     }
     if (!a || !b) return (a == NULL) != (b == NULL);
     const tprof_trace_meta *ma = tprof_trace_meta_get(a), *mb = tprof_trace_meta_get(b);
+    /* with spans the records' indexes differ: tprof_path_diff_spans maps them */
+    int spans = tprof_trace_nspans(a) || tprof_trace_nspans(b);
 #define SAME(cond, what)                                  \
     do {                                                  \
         if (!(cond)) {                                    \
@@ -72,27 +176,31 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
     for (size_t i = 0; i < tprof_trace_ncalls(a); i++) {
         tprof_collective_call x = tprof_trace_calls(a)[i], y = tprof_trace_calls(b)[i];
         SAME(!strcmp(tprof_trace_str(a, x.name), tprof_trace_str(b, y.name)) &&
-                 !strcmp(tprof_trace_str(a, x.dtype), tprof_trace_str(b, y.dtype)) && x.event == y.event &&
+                 !strcmp(tprof_trace_str(a, x.dtype), tprof_trace_str(b, y.dtype)) && (x.event == y.event || spans) &&
                  x.in_nelems == y.in_nelems && x.out_nelems == y.out_nelems && x.group_size == y.group_size,
              "collective call");
     }
     SAME(tprof_trace_nmem_samples(a) == tprof_trace_nmem_samples(b), "memory sample count");
     for (size_t i = 0; i < tprof_trace_nmem_samples(a); i++) {
         tprof_memory_sample x = tprof_trace_mem_samples(a)[i], y = tprof_trace_mem_samples(b)[i];
-        SAME(x.event == y.event && x.device == y.device && x.bytes == y.bytes &&
+        SAME((x.event == y.event || spans) && x.device == y.device && x.bytes == y.bytes &&
                  x.total_allocated == y.total_allocated && x.total_reserved == y.total_reserved,
              "memory sample");
     }
-    SAME(tprof_trace_nop_args(a) == tprof_trace_nop_args(b), "op args count");
-    for (size_t i = 0; i < tprof_trace_nop_args(a); i++) {
-        tprof_op_args x = tprof_trace_op_args(a)[i], y = tprof_trace_op_args(b)[i];
-        int same = x.event == y.event && x.seq == y.seq && x.fwd_tid == y.fwd_tid;
-        for (int k = 0; k < TPROF_OP_ARGS; k++)
-            same &= !strcmp(tprof_trace_str(a, x.arg[k]), tprof_trace_str(b, y.arg[k]));
-        SAME(same, "op args");
-    }
 #undef SAME
 #undef STREQ
+    if (spans) return tprof_path_diff_spans(a, b, why, len);
+    if (tprof_trace_nop_args(a) != tprof_trace_nop_args(b)) {
+        snprintf(why, len, "op args count differs");
+        return 1;
+    }
+    for (size_t i = 0; i < tprof_trace_nop_args(a); i++) {
+        tprof_op_args x = tprof_trace_op_args(a)[i], y = tprof_trace_op_args(b)[i];
+        if (x.event != y.event || !tprof_path_same_args(a, &x, b, &y)) {
+            snprintf(why, len, "op args %zu differ", i);
+            return 1;
+        }
+    }
     size_t n = tprof_trace_nevents(a);
     if (n != tprof_trace_nevents(b)) {
         snprintf(why, len, "stored events differ: %zu/%zu", n, tprof_trace_nevents(b));
@@ -100,20 +208,7 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
     }
     const tprof_event *ea = tprof_trace_events(a), *eb = tprof_trace_events(b);
     for (size_t i = 0; i < n; i++) {
-        tprof_event x = ea[i], y = eb[i];
-        int same = !strcmp(tprof_trace_str(a, x.name), tprof_trace_str(b, y.name)) &&
-                   !strcmp(tprof_trace_str(a, x.cat), tprof_trace_str(b, y.cat));
-        x.name = y.name = x.cat = y.cat = 0;
-        if (x.flags & TPROF_EV_PID_STR) same &= !strcmp(tprof_trace_str(a, (uint32_t)x.pid), tprof_trace_str(b, (uint32_t)y.pid)), x.pid = y.pid = 0;
-        if (x.flags & TPROF_EV_TID_STR) same &= !strcmp(tprof_trace_str(a, (uint32_t)x.tid), tprof_trace_str(b, (uint32_t)y.tid)), x.tid = y.tid = 0;
-        /* field by field: the records' padding bytes are not part of them
-         * (a field added to tprof_event must be added here: the size says so) */
-        _Static_assert(sizeof(tprof_event) == 96, "tprof_event changed: compare its new fields below");
-        same &= x.ts == y.ts && x.dur == y.dur && x.pid == y.pid && x.tid == y.tid &&
-                x.correlation == y.correlation && x.external_id == y.external_id && x.flow_id == y.flow_id &&
-                x.bytes == y.bytes && x.device == y.device && x.stream == y.stream && x.ph == y.ph &&
-                x.kind == y.kind && x.klass == y.klass && x.flags == y.flags;
-        if (!same) {
+        if (!tprof_path_same_event(a, &ea[i], b, &eb[i])) {
             snprintf(why, len, "event %zu differs (name %s)", i, tprof_trace_str(a, ea[i].name));
             return 1;
         }
@@ -136,13 +231,15 @@ static inline int tprof_path_read(const char *path, const void *data, size_t len
 /* The read paths checked against the generic path read in one pass: the
  * fast path in one pass, and the fast path on 3 threads with 256-byte
  * chunks (inputs from 8 chunks, or 1 when compressed, are cut). */
-enum { TPROF_PATH_FAST = 0, TPROF_PATH_PARALLEL = 1, TPROF_PATH_NVARIANTS = 2 };
+enum { TPROF_PATH_FAST = 0, TPROF_PATH_PARALLEL = 1, TPROF_PATH_COMPACT = 2, TPROF_PATH_NVARIANTS = 3 };
 static const tprof_read_opts tprof_path_reference = { .keep = TPROF_KEEP_ALL, .generic_only = 1, .threads = 1 };
 static const tprof_read_opts tprof_path_variants[TPROF_PATH_NVARIANTS] = {
     { .keep = TPROF_KEEP_ALL, .threads = 1 },
     { .keep = TPROF_KEEP_ALL, .threads = 3, .chunk_bytes = 256 },
+    { .keep = TPROF_KEEP_ALL | TPROF_COMPACT_SPANS, .threads = 3, .chunk_bytes = 256 },
 };
-static const char *const tprof_path_variant_names[TPROF_PATH_NVARIANTS] = { "fast path", "parallel chunks" };
+static const char *const tprof_path_variant_names[TPROF_PATH_NVARIANTS] = { "fast path", "parallel chunks",
+                                                                           "compact spans in parallel chunks" };
 
 /* Reads the input through variant V and compares it with the reference
  * read B (its return code RCB and message EB). 0 when they agree, else 1
@@ -180,6 +277,7 @@ static inline int tprof_path_diff_input(const char *path, const void *data, size
         if (chunks) *chunks = a ? tprof_trace_meta_get(a)->chunks : 0;
         tprof_trace_free(a);
     }
+    if (!d) d = tprof_path_diff_variant(path, data, len, TPROF_PATH_COMPACT, b, rcb, eb, why, wlen, NULL);
     tprof_trace_free(b);
     return d;
 }

@@ -77,6 +77,16 @@ static tprof_trace *read_trace(void)
     return t;
 }
 
+/* The trace read with KEEP (TPROF_OPS_KEEP with or without compact spans). */
+static tprof_trace *read_trace_keep(uint32_t keep)
+{
+    tprof_trace *t = NULL;
+    char err[256];
+    tprof_read_opts o = { .keep = keep };
+    assert_int_equal(tprof_trace_read_mem(&t, TRACE, sizeof TRACE - 1, "ops.json", &o, err, sizeof err), 0);
+    return t;
+}
+
 static tprof_result *ops_of(const tprof_trace *t, tprof_ops_by by, int depth, int64_t a, int64_t b)
 {
     tprof_ops_opts o = { .by = by, .depth = depth, .step_first = a, .step_last = b };
@@ -308,6 +318,26 @@ static void test_op_cost(void **state)
     assert_int_equal(tprof_op_cost_of("aten::mm", "[[4,8],[8", "[\"float\"]", "[]", &c), 0);
 }
 
+/* The tree over compact spans is the tree over the same spans as events:
+ * every grouping gives the same result either way. */
+static void test_compact_spans(void **state)
+{
+    (void)state;
+    tprof_trace *c = read_trace_keep(TPROF_OPS_KEEP), *e = read_trace_keep(TPROF_OPS_KEEP & ~TPROF_COMPACT_SPANS);
+    assert_true(tprof_trace_nspans(c) > 0);
+    assert_int_equal(tprof_trace_nspans(e), 0);
+    assert_int_equal(tprof_trace_nevents(c) + tprof_trace_nspans(c), tprof_trace_nevents(e));
+    for (int by = 0; by < TPROF_OPS_GROUPINGS; by++)
+        for (int64_t first = -1; first <= 2; first += 3) {
+            tprof_result *rc = ops_of(c, (tprof_ops_by)by, 2, first, first), *re = ops_of(e, (tprof_ops_by)by, 2, first, first);
+            assert_true(tprof_result_equal(rc, re));
+            tprof_result_free(rc);
+            tprof_result_free(re);
+        }
+    tprof_trace_free(c);
+    tprof_trace_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_combine),
         cmocka_unit_test(test_wide_times),
         cmocka_unit_test(test_op_cost),
+        cmocka_unit_test(test_compact_spans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
