@@ -96,57 +96,6 @@ void tprof_sort_i64(int64_t *a, size_t n)
     free(tmp);
 }
 
-int tprof_sort_keyed(uint64_t *keys, uint32_t *vals, size_t n)
-{
-    uint64_t hi = 0;
-    size_t sorted = 1;
-    for (size_t i = 0; i < n; i++) {
-        if (keys[i] > hi) hi = keys[i];
-        if (i && keys[i] >= keys[i - 1] && sorted == i) sorted++;
-    }
-    if (sorted >= n) return 0;
-    uint64_t *tk = malloc(n * sizeof *tk);
-    uint32_t *tv = malloc(n * sizeof *tv);
-    size_t *count = malloc(2048 * sizeof *count);
-    if (!tk || !tv || !count) {
-        free(tk);
-        free(tv);
-        free(count);
-        return -1;
-    }
-    uint64_t *sk = keys, *dk = tk;
-    uint32_t *sv = vals, *dv = tv;
-    for (int shift = 0; shift < 64 && (hi >> shift) != 0; shift += 11) {
-        memset(count, 0, 2048 * sizeof *count);
-        for (size_t i = 0; i < n; i++) count[(sk[i] >> shift) & 2047]++;
-        size_t sum = 0;
-        for (int d = 0; d < 2048; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            size_t at = count[(sk[i] >> shift) & 2047]++;
-            dk[at] = sk[i];
-            dv[at] = sv[i];
-        }
-        uint64_t *t = sk;
-        sk = dk;
-        dk = t;
-        uint32_t *u = sv;
-        sv = dv;
-        dv = u;
-    }
-    if (sk != keys) {
-        memcpy(keys, sk, n * sizeof *keys);
-        memcpy(vals, sv, n * sizeof *vals);
-    }
-    free(tk);
-    free(tv);
-    free(count);
-    return 0;
-}
-
 int64_t tprof_interval_union(tprof_interval *iv, size_t n)
 {
     if (n == 0) return 0;

@@ -17,9 +17,6 @@ int64_t tprof_interval_union(tprof_interval *iv, size_t n);
 size_t tprof_interval_merge(tprof_interval *iv, size_t n);
 /* Sorts int64 values ascending (radix sort for large arrays). */
 void tprof_sort_i64(int64_t *a, size_t n);
-/* Sorts KEYS ascending and VALS along (stable: equal keys keep their
- * order); a radix sort. 0, or -1 when out of memory (nothing moved). */
-int tprof_sort_keyed(uint64_t *keys, uint32_t *vals, size_t n);
 /* Length of the intersection of two merged (disjoint, sorted) lists. */
 int64_t tprof_interval_overlap(const tprof_interval *a, size_t na, const tprof_interval *b, size_t nb);
 

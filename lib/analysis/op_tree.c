@@ -4,7 +4,6 @@
 
 #include "trainprof/error.h"
 #include "../util/i64map.h"
-#include "intervals.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,28 +40,34 @@ static int cmp_span(const span_order *o, uint32_t a, uint32_t b)
     return ra < rb ? -1 : ra > rb;
 }
 
-/* Sorts IDX[0..N) by cmp_span (a merge sort: the comparison needs O; TMP
- * has room for N). */
+/* Sorts IDX[0..N) by cmp_span: a natural merge sort, as the profilers
+ * write each thread's spans almost in order (a few runs: the spans, then
+ * the events, and a few spans written after their children), so that a
+ * pass merges pairs of ascending runs; O(N log N) at worst. TMP has room
+ * for N. */
 static void sort_spans(const span_order *o, uint32_t *idx, uint32_t *tmp, size_t n)
 {
-    if (n < 2) return;
-    if (n <= 16) { /* insertion sort for the small runs */
-        for (size_t i = 1; i < n; i++)
-            for (size_t j = i; j > 0 && cmp_span(o, idx[j - 1], idx[j]) > 0; j--) {
-                uint32_t x = idx[j];
-                idx[j] = idx[j - 1];
-                idx[j - 1] = x;
-            }
-        return;
+    uint32_t *src = idx, *dst = tmp;
+    for (;;) {
+        size_t runs = 0;
+        for (size_t a = 0; a < n;) {
+            size_t m = a + 1;
+            while (m < n && cmp_span(o, src[m - 1], src[m]) <= 0) m++;
+            size_t b = m < n ? m + 1 : n;
+            while (b < n && cmp_span(o, src[b - 1], src[b]) <= 0) b++;
+            size_t i = a, j = m, k = a;
+            while (i < m && j < b) dst[k++] = cmp_span(o, src[j], src[i]) < 0 ? src[j++] : src[i++];
+            while (i < m) dst[k++] = src[i++];
+            while (j < b) dst[k++] = src[j++];
+            runs++;
+            a = b;
+        }
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+        if (runs <= 1) break;
     }
-    size_t h = n / 2;
-    sort_spans(o, idx, tmp, h);
-    sort_spans(o, idx + h, tmp, n - h);
-    size_t i = 0, j = h, k = 0;
-    while (i < h && j < n) tmp[k++] = cmp_span(o, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
-    while (i < h) tmp[k++] = idx[i++];
-    while (j < n) tmp[k++] = idx[j++];
-    memcpy(idx, tmp, n * sizeof *idx);
+    if (src != idx) memcpy(idx, src, n * sizeof *idx);
 }
 
 static tprof_opn_kind kind_of_cat(const char *c)
@@ -132,53 +137,23 @@ static long thread_index(const tprof_trace_meta *m, const tprof_event *e)
     return -1;
 }
 
-static unsigned bits_for(uint64_t v)
-{
-    unsigned b = 0;
-    while (b < 64 && (v >> b) != 0) b++;
-    return b;
-}
-
-/* ORDER receives the spans' indexes (into O->host) in preorder: by thread,
- * then start, then cmp_span's tie-breaks. A radix sort on (thread, start)
- * when both fit in 64 bits, the few spans of one start put in order after;
- * else a merge sort. 0 or TPROF_ENOMEM. */
+/* ORDER receives the spans' indexes (into O->host) in preorder: by thread
+ * (a counting sort, which keeps record order), then each thread's by
+ * start and cmp_span's tie-breaks. 0 or TPROF_ENOMEM. */
 static int preorder(const span_order *o, size_t n, size_t nthreads, uint32_t *order)
 {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        int64_t ts = rec_ts(o->tr, o->host[i]);
-        if (ts < lo) lo = ts;
-        if (ts > hi) hi = ts;
-    }
-    unsigned tbits = bits_for(nthreads), sbits = n ? bits_for((uint64_t)hi - (uint64_t)lo) : 0;
-    uint64_t *key = tbits + sbits <= 64 ? malloc((n ? n : 1) * sizeof *key) : NULL;
-    if (key) {
-        for (size_t i = 0; i < n; i++) {
-            uint64_t off = (uint64_t)rec_ts(o->tr, o->host[i]) - (uint64_t)lo;
-            key[i] = sbits == 64 ? off : ((uint64_t)o->thread[i] << sbits) | off;
-            order[i] = (uint32_t)i;
-        }
-    }
-    if (key && tprof_sort_keyed(key, order, n) == 0) {
-        /* spans of one thread and start: longer first, outer kind first, record order
-         * (a merge sort for a long run: a malformed trace may start them all at once) */
-        uint32_t *tmp = NULL;
-        int rc = 0;
-        for (size_t a = 0, b; a < n && !rc; a = b) {
-            for (b = a + 1; b < n && key[b] == key[a]; b++) {}
-            if (b - a > 16 && !tmp && !(tmp = malloc(n * sizeof *tmp))) rc = TPROF_ENOMEM;
-            else sort_spans(o, order + a, tmp, b - a); /* runs of 16 or fewer: insertion sort, no TMP */
-        }
-        free(tmp);
-        free(key);
-        return rc;
-    }
-    free(key);
+    size_t *at = calloc(nthreads + 1, sizeof *at);
     uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp) return TPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    sort_spans(o, order, tmp, n);
+    if (!at || !tmp) {
+        free(at);
+        free(tmp);
+        return TPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) at[o->thread[i] + 1]++;
+    for (size_t k = 0; k < nthreads; k++) at[k + 1] += at[k];
+    for (size_t i = 0; i < n; i++) order[at[o->thread[i]]++] = (uint32_t)i;
+    for (size_t k = 0, a = 0; k < nthreads; a = at[k++]) sort_spans(o, order + a, tmp, at[k] - a);
+    free(at);
     free(tmp);
     return 0;
 }
@@ -200,6 +175,7 @@ static int nest(const tprof_trace *t, uint32_t *host, size_t n, tprof_op_tree *t
     for (size_t k = 0; k < n; k++) {
         uint32_t r = host[k];
         if (r < tr->nspans) {
+            if (tr->spans[r].thread >= m->ncpu_tracks) continue; /* not met: the reader's index */
             thread[kept] = tr->spans[r].thread;
             kind[kept] = (uint8_t)node_kind(t, &cc, tr->spans[r].cat);
         } else {

@@ -158,55 +158,6 @@ static void test_sort_i64(void **state)
     }
 }
 
-/* tprof_sort_keyed: keys ascending, values along, equal keys in their first
- * order (the op tree relies on it), against a stable reference: keys with
- * their original index as the tie-break. */
-typedef struct {
-    uint64_t key;
-    uint32_t val;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return x->val < y->val ? -1 : x->val > y->val;
-}
-
-static void test_sort_keyed(void **state)
-{
-    (void)state;
-    size_t sizes[] = { 1, 2, 3000, 100000 };
-    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
-        size_t n = sizes[k];
-        uint64_t *keys = malloc(n * sizeof *keys);
-        uint32_t *vals = malloc(n * sizeof *vals);
-        keyed *want = malloc(n * sizeof *want);
-        assert_non_null(keys);
-        assert_non_null(vals);
-        assert_non_null(want);
-        for (int kind = 0; kind < 3; kind++) {
-            for (size_t i = 0; i < n; i++) {
-                /* few distinct keys (many ties), wide keys, or already sorted */
-                keys[i] = kind == 0 ? (uint64_t)next_rand(50)
-                        : kind == 1 ? ((uint64_t)next_rand(1 << 30) << 33) | (uint64_t)next_rand(1 << 20)
-                                    : (uint64_t)i;
-                vals[i] = (uint32_t)i;
-                want[i] = (keyed){ keys[i], (uint32_t)i };
-            }
-            qsort(want, n, sizeof *want, cmp_keyed);
-            assert_int_equal(tprof_sort_keyed(keys, vals, n), 0);
-            for (size_t i = 0; i < n; i++) {
-                assert_true(keys[i] == want[i].key);
-                assert_int_equal(vals[i], want[i].val);
-            }
-        }
-        free(keys);
-        free(vals);
-        free(want);
-    }
-}
-
 static void test_by_hand(void **state)
 {
     (void)state;
@@ -227,7 +178,6 @@ int main(void)
         cmocka_unit_test(test_one_out_of_order),
         cmocka_unit_test(test_random_order),
         cmocka_unit_test(test_sort_i64),
-        cmocka_unit_test(test_sort_keyed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -338,6 +338,45 @@ static void test_compact_spans(void **state)
     tprof_trace_free(e);
 }
 
+/* The same events in another order (reversed, then every third moved to
+ * the end): the spans sorted into the same preorder, the same results. */
+static void test_event_order(void **state)
+{
+    (void)state;
+    const char *lines[64];
+    size_t lens[64], n = 0;
+    const char *p = strchr(TRACE, '\n') + 1, *stop = strstr(TRACE, "\n]}") + 1;
+    while (p < stop && n < 64) {
+        const char *e = strchr(p, '\n');
+        lens[n] = (size_t)(e - p) - (e[-1] == ',');
+        lines[n++] = p;
+        p = e + 1;
+    }
+    char doc[sizeof TRACE + 64];
+    size_t len = (size_t)sprintf(doc, "{\"traceEvents\":[\n");
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = n; i-- > 0;) {
+            if ((i % 3 == 0) != (pass == 1)) continue;
+            len += (size_t)sprintf(doc + len, "%s%.*s", len > 17 ? ",\n" : "", (int)lens[i], lines[i]);
+        }
+    len += (size_t)sprintf(doc + len, "\n]}\n");
+    tprof_trace *a = read_trace_keep(TPROF_OPS_KEEP), *b = NULL;
+    char err[256];
+    tprof_read_opts o = { .keep = TPROF_OPS_KEEP };
+    int rc = tprof_trace_read_mem(&b, doc, len, "order.json", &o, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(tprof_trace_nspans(a), tprof_trace_nspans(b));
+    for (int by = 0; by < TPROF_OPS_GROUPINGS; by++) {
+        tprof_result *ra = ops_of(a, (tprof_ops_by)by, 2, -1, -1), *rb = ops_of(b, (tprof_ops_by)by, 2, -1, -1);
+        assert_true(tprof_result_equal(ra, rb));
+        tprof_result_free(ra);
+        tprof_result_free(rb);
+    }
+    tprof_trace_free(a);
+    tprof_trace_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_wide_times),
         cmocka_unit_test(test_op_cost),
         cmocka_unit_test(test_compact_spans),
+        cmocka_unit_test(test_event_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
