@@ -310,6 +310,7 @@ key:
 #define CACHE_DEPTH_OK (CACHE_MAX / 2 + 1)
 
 typedef struct {
+    uint64_t tag; /* the caller's word for these bytes (js_skip_container_tagged), 0 when filled */
     uint8_t len; /* 0: empty */
     uint8_t next_victim; /* used in way 0 only: the way to replace next */
     uint8_t bytes[CACHE_MAX + 16];
@@ -340,8 +341,8 @@ static inline int way_holds(const cache_way *w, const uint8_t *p, const uint8_t 
     return js_same_bytes(p, w->bytes, len); /* whole vectors: bytes[] has 16 spare */
 }
 
-int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
-                             const uint8_t **next, js_error *err)
+static inline int skip_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                              const uint8_t **next, js_error *err, uint64_t **tag)
 {
     if (!c || end - p < 24 || depth_left < CACHE_DEPTH_OK) return js_skip_value(p, end, depth_left, next, err);
     uint64_t head[3];
@@ -351,6 +352,7 @@ int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *
     for (int i = 0; i < CACHE_WAYS; i++)
         if (way_holds(&set[i], p, end)) {
             *next = p + set[i].len;
+            if (tag) *tag = &set[i].tag;
             return JS_OK;
         }
     int rc = js_skip_value(p, end, depth_left, next, err);
@@ -360,8 +362,23 @@ int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *
         set[0].next_victim = (uint8_t)((set[0].next_victim + 1) % CACHE_WAYS);
         memcpy(w->bytes, p, n);
         w->len = (uint8_t)n;
+        w->tag = 0;
+        if (tag) *tag = &w->tag;
     }
     return rc;
+}
+
+int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                             const uint8_t **next, js_error *err)
+{
+    return skip_cached(c, p, end, depth_left, next, err, NULL);
+}
+
+int js_skip_container_tagged(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                             const uint8_t **next, js_error *err, uint64_t **tag)
+{
+    *tag = NULL;
+    return skip_cached(c, p, end, depth_left, next, err, tag);
 }
 
 int js_decimal(const uint8_t *p, const uint8_t *end, int scale, int64_t *value, int *exact,

@@ -339,6 +339,12 @@ void js_skip_cache_free(js_skip_cache *c);
  * be NULL) when it repeats one C holds, else scanned and remembered. */
 int js_skip_container_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
                              const uint8_t **next, js_error *err);
+/* js_skip_container_cached, and where the cache keeps a word for the value:
+ * *TAG points at it until the cache replaces these bytes (0 when they were
+ * just put in), or is NULL when the value is not cached; a caller keeps in
+ * it what it made of the bytes. */
+int js_skip_container_tagged(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,
+                             const uint8_t **next, js_error *err, uint64_t **tag);
 /* js_skip_value for any value at P (after whitespace): containers through C,
  * short numbers (ids, counts) inline. */
 static inline int js_skip_value_cached(js_skip_cache *c, const uint8_t *p, const uint8_t *end, int depth_left,

@@ -147,9 +147,7 @@ static int oparg_intern(reader *r, raw_event *e, arg_key k, size_t start)
 {
     uint32_t id = tprof_reader_intern(r, r->oparg_buf + start, r->oparg_used - start);
     if (id == UINT32_MAX) return TPROF_ENOMEM;
-    unsigned slot = (unsigned)(k - A_INPUT_DIMS);
-    e->oparg_id[slot] = id;
-    e->oparg_mask |= (uint8_t)(1u << slot);
+    tprof_oparg_set(e, k, id);
     return 0;
 }
 
@@ -163,9 +161,7 @@ int tprof_oparg_put(reader *r, raw_event *e, arg_key k, const char *text, size_t
         h = tprof_hash_bytes(text, len);
         memo_slot *s = memo_find(m, h, text, len, &home);
         if (s) {
-            unsigned slot = (unsigned)(k - A_INPUT_DIMS);
-            e->oparg_id[slot] = s->id;
-            e->oparg_mask |= (uint8_t)(1u << slot);
+            tprof_oparg_set(e, k, s->id);
             return 0;
         }
     }

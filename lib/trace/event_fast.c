@@ -252,9 +252,16 @@ PER_VALUE int arg_value(reader *r, raw_event *e, arg_key k, const uint8_t **pp, 
         /* kept as its bytes without whitespace; an escape in them is for
            the generic path, which writes strings escaped its own way */
         js_error err;
-        if ((rc = js_skip_value_cached(r->skip_cache, p, end, depth_left, pp, &err))) return rc;
+        uint64_t *tag;
+        if ((rc = js_skip_container_tagged(r->skip_cache, p, end, depth_left, pp, &err, &tag))) return rc;
+        if (tag && *tag >> 32 == r->chunk_tag) { /* this reader met these bytes: their string id */
+            tprof_oparg_set(e, k, (uint32_t)*tag);
+            return JS_OK;
+        }
         if (memchr(p, '\\', (size_t)(*pp - p))) return JS_ERR;
-        return tprof_oparg_put(r, e, k, (const char *)p, (size_t)(*pp - p)) ? -1 : JS_OK;
+        if (tprof_oparg_put(r, e, k, (const char *)p, (size_t)(*pp - p))) return -1;
+        if (tag) *tag = (uint64_t)r->chunk_tag << 32 | e->oparg_id[k - A_INPUT_DIMS];
+        return JS_OK;
     }
     if (k == A_OTHER || tprof_is_oparg(k)) {
         js_error err;

@@ -252,6 +252,7 @@ void tprof_reader_caches_init_sized(reader_caches *c, int64_t json_bytes)
 {
     c->skip = js_skip_cache_new_for(json_bytes);
     c->shapes = tprof_shapes_new_for(json_bytes);
+    c->readers = 0;
 }
 
 void tprof_reader_caches_free(reader_caches *c)
@@ -263,7 +264,8 @@ void tprof_reader_caches_free(reader_caches *c)
 int tprof_parse_chunk(tprof_trace *t, tprof_json *j, const tprof_read_opts *opts, tprof_chunk_start start,
                       reader_caches *caches)
 {
-    reader r = { .t = t, .j = j, .opts = opts, .skip_cache = caches->skip, .shapes = caches->shapes };
+    reader r = { .t = t, .j = j, .opts = opts, .skip_cache = caches->skip, .shapes = caches->shapes,
+                 .chunk_tag = tprof_reader_caches_tag(caches) };
     int rc;
     if (start == TPROF_CHUNK_DOCUMENT) {
         rc = parse_document(&r);
@@ -434,7 +436,7 @@ static int read_sequential(tprof_trace **out, tprof_source *src, tprof_pipe **pi
     reader_caches caches;
     tprof_reader_caches_init_sized(&caches, json_bytes);
     reader r = { .t = t, .j = j, .src = src, .opts = opts ? opts : &default_opts, .skip_cache = caches.skip,
-                 .shapes = caches.shapes };
+                 .shapes = caches.shapes, .chunk_tag = tprof_reader_caches_tag(&caches) };
     int rc = parse_document(&r);
     tprof_reader_release(&r);
     tprof_reader_caches_free(&caches);

@@ -31,6 +31,7 @@ typedef struct {
     char *oparg_buf; /* an op arg value (Input Dims, ...) in compact JSON, as it is interned */
     size_t oparg_used, oparg_cap;
     struct tprof_oparg_memo *oparg_memo; /* op arg values met before and their ids (event.c) */
+    uint32_t chunk_tag; /* this reader among those of its caches (not 0): skip-cache tags it wrote */
     uint32_t py_cat;  /* with TPROF_SKIP_PLAIN_FRAMES: the id of "python_function" + 1, 0 not met yet */
 } reader;
 
@@ -38,7 +39,10 @@ typedef struct {
 typedef struct {
     struct js_skip_cache *skip;
     tprof_shapes *shapes;
+    uint32_t readers; /* the last reader's chunk_tag */
 } reader_caches;
+/* The next reader's chunk_tag. */
+static inline uint32_t tprof_reader_caches_tag(reader_caches *c) { return ++c->readers ? c->readers : ++c->readers; }
 /* Either cache may be left NULL (out of memory): the fast path goes without. */
 void tprof_reader_caches_init(reader_caches *c);
 /* Sized for about JSON_BYTES of JSON (-1: unknown, full size): a small input
@@ -103,6 +107,13 @@ static inline int tprof_is_oparg(arg_key k) { return k >= A_INPUT_DIMS && k <= A
  * whitespace outside strings (both paths intern the same text). Returns 0,
  * or TPROF_ENOMEM. */
 int tprof_oparg_put(reader *r, raw_event *e, arg_key k, const char *text, size_t len);
+/* Sets op arg K of E to string ID. */
+static inline void tprof_oparg_set(raw_event *e, arg_key k, uint32_t id)
+{
+    unsigned slot = (unsigned)(k - A_INPUT_DIMS);
+    e->oparg_id[slot] = id;
+    e->oparg_mask |= (uint8_t)(1u << slot);
+}
 /* A scalar value as written: a number, a string (decoded), or true/false/null. */
 typedef enum { V_NUMBER, V_STRING, V_LITERAL } value_type;
 
