@@ -337,6 +337,46 @@ static void test_skip_cache(void **state)
     assert_int_equal(at, 9);
 }
 
+/* Tags: one word per held value, the same word while the value is held,
+ * zero when the bytes are put in again; none for values not held. */
+static void test_skip_tags(void **state)
+{
+    (void)state;
+    js_skip_cache *c = js_skip_cache_new_for(0); /* 4 sets of 4 ways: values are replaced soon */
+    assert_non_null(c);
+    const uint8_t *next;
+    js_error err;
+    uint64_t *tag, *first;
+    static const char v[] = "[[8944, 1024], [1024, 2816]], \"next\": 1";
+    const uint8_t *p = (const uint8_t *)v, *end = p + sizeof v - 1;
+    assert_int_equal(js_skip_container_tagged(c, p, end, 100, &next, &err, &first), JS_OK);
+    assert_int_equal(next - p, 28);
+    assert_non_null(first);
+    assert_true(*first == 0);
+    *first = 42;
+    assert_int_equal(js_skip_container_tagged(c, p, end, 100, &next, &err, &tag), JS_OK);
+    assert_ptr_equal(tag, first);
+    assert_true(*tag == 42);
+    /* short values and values near the window's end are not held */
+    static const char s1[] = "[1], \"n\": 1, \"m\": 2, \"o\": 3";
+    assert_int_equal(js_skip_container_tagged(c, (const uint8_t *)s1, (const uint8_t *)s1 + sizeof s1 - 1, 100, &next,
+                                              &err, &tag),
+                     JS_OK);
+    assert_null(tag);
+    /* many other values: ours is replaced, then put in again untagged */
+    char other[64];
+    for (int i = 0; i < 200; i++) {
+        int n = snprintf(other, sizeof other, "[[%d, %d], [3, 4]], \"next\": 1, \"more\": 2", i, i * 7);
+        assert_int_equal(js_skip_container_tagged(c, (const uint8_t *)other, (const uint8_t *)other + n, 100, &next,
+                                                  &err, &tag),
+                         JS_OK);
+    }
+    assert_int_equal(js_skip_container_tagged(c, p, end, 100, &next, &err, &tag), JS_OK);
+    assert_non_null(tag);
+    assert_true(*tag == 0);
+    js_skip_cache_free(c);
+}
+
 static void test_skip_depth(void **state)
 {
     (void)state;
@@ -370,7 +410,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decimal_forms), cmocka_unit_test(test_decimal_values),
         cmocka_unit_test(test_digits_runs),   cmocka_unit_test(test_skip_valid),
-        cmocka_unit_test(test_skip_invalid),  cmocka_unit_test(test_skip_numbers), cmocka_unit_test(test_skip_cache),  cmocka_unit_test(test_skip_depth),
+        cmocka_unit_test(test_skip_invalid),  cmocka_unit_test(test_skip_numbers), cmocka_unit_test(test_skip_cache),  cmocka_unit_test(test_skip_tags),
+        cmocka_unit_test(test_skip_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
