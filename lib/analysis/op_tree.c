@@ -3,7 +3,7 @@
 #include "op_tree.h"
 
 #include "trainprof/error.h"
-#include "../util/i64map.h"
+#include "../util/idmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -259,15 +259,22 @@ static void find_launchers(const tprof_trace *t, tprof_op_tree *tr)
 static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
 {
     const tprof_event *ev = tr->events;
-    tprof_i64map by_corr;
-    if (tprof_i64map_init(&by_corr, 1024)) return TPROF_ENOMEM;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t ncalls = 0;
+    for (size_t i = 0; i < tr->n; i++) {
+        const tprof_event *e = tr->kind[i] == TPROF_OPN_RUNTIME ? tprof_op_event(tr, (uint32_t)i) : NULL;
+        if (!e || e->correlation < 0) continue; /* a runtime call is an event */
+        if (e->correlation < lo) lo = e->correlation;
+        if (e->correlation > hi) hi = e->correlation;
+        ncalls++;
+    }
+    tprof_idmap by_corr;
+    if (tprof_idmap_init(&by_corr, lo, hi, ncalls)) return TPROF_ENOMEM;
     int rc = TPROF_ENOMEM;
     uint32_t *node_of = NULL, *next = NULL;
     for (size_t i = 0; i < tr->n; i++) {
-        const tprof_event *e = tprof_op_event(tr, (uint32_t)i); /* a runtime call is an event */
-        if (tr->kind[i] == TPROF_OPN_RUNTIME && e->correlation >= 0 &&
-            tprof_i64map_put(&by_corr, e->correlation, (int64_t)i))
-            goto out;
+        const tprof_event *e = tr->kind[i] == TPROF_OPN_RUNTIME ? tprof_op_event(tr, (uint32_t)i) : NULL;
+        if (e && e->correlation >= 0 && tprof_idmap_put(&by_corr, e->correlation, (uint32_t)i)) goto out;
     }
     size_t nunlinked = 0;
     tr->gpu_first = calloc(tr->n + 1, sizeof *tr->gpu_first);
@@ -279,9 +286,9 @@ static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
     /* counting sort by node: count, prefix sums, place */
     for (size_t g = 0; g < ngpu; g++) {
         const tprof_event *e = &ev[gpu[g]];
-        int64_t node;
-        if (e->correlation >= 0 && tprof_i64map_get(&by_corr, e->correlation, &node)) {
-            node_of[g] = (uint32_t)node;
+        uint32_t node = e->correlation >= 0 ? tprof_idmap_get(&by_corr, e->correlation) : TPROF_IDMAP_NONE;
+        if (node != TPROF_IDMAP_NONE) {
+            node_of[g] = node;
             tr->gpu_first[node + 1]++;
         } else {
             node_of[g] = TPROF_OP_NONE;
@@ -297,7 +304,7 @@ static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
 out:
     free(next);
     free(node_of);
-    tprof_i64map_free(&by_corr);
+    tprof_idmap_free(&by_corr);
     return rc;
 }
 

@@ -8,6 +8,7 @@
 #include "trainprof/error.h"
 #include "../util/grow.h"
 #include "../util/i64map.h"
+#include "../util/idmap.h"
 #include "../util/strtab.h"
 #include "intervals.h"
 #include "launch.h"
@@ -60,7 +61,8 @@ typedef struct {
     size_t nargs;
     size_t with_inputs; /* ops with inputs or autograd links: events with args and spans with any */
     uint32_t *args_of;      /* node -> index in args, or TPROF_OP_NONE */
-    tprof_i64map fwd_of;    /* sequence number -> forward op node */
+    tprof_idmap fwd_of;     /* sequence number -> forward op node (once fwd_ready) */
+    int fwd_ready;
     tprof_i64map module_of; /* nn.Module frame node -> its path's string id */
     tprof_i64map stack_of;  /* Python frame node -> the stack's string id from it */
     uint8_t *module_frame;  /* node -> 1 when it is an nn.Module frame */
@@ -253,12 +255,23 @@ static int index_args(ops_ctx *c)
                 c->args_of[node_of[c->args[j].event]] = (uint32_t)j;
         free(node_of);
     }
-    for (size_t i = 0; i < tr->n; i++) { /* in preorder: the outermost forward op of a number first */
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t nfwd = 0;
+    for (size_t i = 0; i < tr->n; i++) {
         const tprof_op_args *a = args_of(c, (uint32_t)i, &buf);
         c->with_inputs += a != NULL && tprof_op_span(tr, (uint32_t)i) != NULL;
-        int64_t have;
+        if (a && tr->kind[i] == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0) {
+            if (a->seq < lo) lo = a->seq;
+            if (a->seq > hi) hi = a->seq;
+            nfwd++;
+        }
+    }
+    if (tprof_idmap_init(&c->fwd_of, lo, hi, nfwd)) return TPROF_ENOMEM;
+    c->fwd_ready = 1;
+    for (size_t i = 0; i < tr->n; i++) { /* in preorder: the outermost forward op of a number first */
+        const tprof_op_args *a = args_of(c, (uint32_t)i, &buf);
         if (a && tr->kind[i] == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0 &&
-            !tprof_i64map_get(&c->fwd_of, a->seq, &have) && tprof_i64map_put(&c->fwd_of, a->seq, (int64_t)i))
+            tprof_idmap_get(&c->fwd_of, a->seq) == TPROF_IDMAP_NONE && tprof_idmap_put(&c->fwd_of, a->seq, (uint32_t)i))
             return TPROF_ENOMEM;
     }
     c->with_inputs += c->nargs;
@@ -287,8 +300,7 @@ static uint32_t forward_op(const ops_ctx *c, uint32_t node, int *is_backward, in
         }
         *is_backward = 1;
         *recompute = forward_below && module_below;
-        int64_t f;
-        return tprof_i64map_get(&c->fwd_of, a->seq, &f) ? (uint32_t)f : TPROF_OP_NONE;
+        return tprof_idmap_get(&c->fwd_of, a->seq); /* TPROF_IDMAP_NONE is TPROF_OP_NONE */
     }
     return TPROF_OP_NONE;
 }
@@ -823,7 +835,7 @@ static void ctx_free(ops_ctx *c)
 {
     tprof_strtab_free(&c->strs);
     tprof_i64map_free(&c->row_of);
-    tprof_i64map_free(&c->fwd_of);
+    if (c->fwd_ready) tprof_idmap_free(&c->fwd_of);
     tprof_i64map_free(&c->module_of);
     tprof_i64map_free(&c->stack_of);
     tprof_i64map_free(&c->name_of);
@@ -867,7 +879,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     tprof_result *res = NULL;
     rc = TPROF_ENOMEM;
     if (tprof_strtab_init(&c.strs)) goto out;
-    if (tprof_i64map_init(&c.row_of, 256) || tprof_i64map_init(&c.fwd_of, 256) ||
+    if (tprof_i64map_init(&c.row_of, 256) ||
         tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.stack_of, 64) || tprof_i64map_init(&c.name_of, 256) ||
         tprof_i64map_init(&c.kern_of, 1024) || tprof_i64map_init(&c.cost_of, 256))
         goto out;

@@ -1,4 +1,5 @@
 /* Interval union and merge, and the int64 sort (lib/analysis/intervals.c),
+ * and the id map the op tree and the op view index by (lib/util/idmap.h),
  * on inputs in every order the sorts meet: already in order (not sorted
  * again), in order but for one element, in random order, below and above
  * the radix threshold. The expectations come from plain references: qsort,
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "../../lib/analysis/intervals.h"
+#include "../../lib/util/idmap.h"
 
 static uint64_t rng = 88172645463325252ull;
 static int64_t next_rand(int64_t mod)
@@ -170,6 +172,44 @@ static void test_by_hand(void **state)
     assert_int_equal(m[1].end, 31);
 }
 
+/* The id map over dense ids (an array) and sparse ones (the hash map):
+ * both answer as a plain list of (id, value) pairs, the last put winning. */
+static void test_idmap(void **state)
+{
+    (void)state;
+    for (int sparse = 0; sparse < 2; sparse++) {
+        enum { N = 5000 };
+        int64_t ids[N];
+        uint32_t vals[N];
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (int i = 0; i < N; i++) {
+            ids[i] = sparse ? next_rand(1LL << 40) : 1000 + next_rand(2 * N); /* repeats in both */
+            vals[i] = (uint32_t)i;
+            if (ids[i] < lo) lo = ids[i];
+            if (ids[i] > hi) hi = ids[i];
+        }
+        tprof_idmap m;
+        assert_int_equal(tprof_idmap_init(&m, lo, hi, N), 0);
+        assert_int_equal(m.span != 0, !sparse);
+        for (int i = 0; i < N; i++) assert_int_equal(tprof_idmap_put(&m, ids[i], vals[i]), 0);
+        for (int i = 0; i < N; i++) {
+            uint32_t want = 0;
+            for (int j = 0; j < N; j++)
+                if (ids[j] == ids[i]) want = vals[j];
+            assert_int_equal(tprof_idmap_get(&m, ids[i]), want);
+        }
+        /* ids never put, inside and outside the range */
+        assert_int_equal(tprof_idmap_get(&m, lo - 1), TPROF_IDMAP_NONE);
+        assert_int_equal(tprof_idmap_get(&m, hi + 1), TPROF_IDMAP_NONE);
+        assert_int_equal(tprof_idmap_get(&m, INT64_MIN + 1), TPROF_IDMAP_NONE);
+        tprof_idmap_free(&m);
+    }
+    tprof_idmap none; /* no ids at all */
+    assert_int_equal(tprof_idmap_init(&none, INT64_MAX, INT64_MIN, 0), 0);
+    assert_int_equal(tprof_idmap_get(&none, 5), TPROF_IDMAP_NONE);
+    tprof_idmap_free(&none);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_one_out_of_order),
         cmocka_unit_test(test_random_order),
         cmocka_unit_test(test_sort_i64),
+        cmocka_unit_test(test_idmap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
