@@ -313,6 +313,8 @@ const char *tprof_trace_truncation(const tprof_trace *t);
 size_t tprof_trace_nevents(const tprof_trace *t);
 const tprof_event *tprof_trace_events(const tprof_trace *t); /* in file order */
 const char *tprof_trace_str(const tprof_trace *t, uint32_t id);
+/* The string id of S in T, or UINT32_MAX when T has no such string. */
+uint32_t tprof_trace_str_id(const tprof_trace *t, const char *s);
 size_t tprof_trace_nstrings(const tprof_trace *t);
 size_t tprof_trace_ncalls(const tprof_trace *t);
 const tprof_collective_call *tprof_trace_calls(const tprof_trace *t); /* in file order */

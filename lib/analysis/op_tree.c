@@ -236,20 +236,12 @@ out:
  * never the launcher. */
 static void find_launchers(const tprof_trace *t, tprof_op_tree *tr)
 {
-    uint32_t execute = UINT32_MAX; /* the string id of "execute", once met */
+    uint32_t execute = tprof_trace_str_id(t, "execute"); /* UINT32_MAX: no such op */
     for (size_t i = 0; i < tr->n; i++) {
         if (tr->kind[i] != TPROF_OPN_RUNTIME) continue;
         uint32_t p = tr->parent[i];
-        for (; p != TPROF_OP_NONE; p = tr->parent[p]) {
-            if (tr->kind[p] != TPROF_OPN_CPU_OP) continue;
-            uint32_t name = tprof_op_name(tr, p);
-            if (name == execute) continue;
-            if (execute == UINT32_MAX && !strcmp(tprof_trace_str(t, name), "execute")) {
-                execute = name;
-                continue;
-            }
-            break;
-        }
+        while (p != TPROF_OP_NONE && (tr->kind[p] != TPROF_OPN_CPU_OP || tprof_op_name(tr, p) == execute))
+            p = tr->parent[p];
         tr->launcher[i] = p != TPROF_OP_NONE ? p : (uint32_t)i;
     }
 }

@@ -28,6 +28,14 @@ static size_t add_thread(tprof_trace *t, const tprof_cpu_track *c)
     return t->nthreads++;
 }
 
+int tprof_trace_reserve(tprof_trace *t, size_t nev, size_t nspans)
+{
+    if (tprof_grow_items((void **)&t->ev, &t->evcap, nev, sizeof *t->ev) ||
+        tprof_grow_items((void **)&t->spans, &t->spancap, nspans, sizeof *t->spans))
+        return TPROF_ENOMEM;
+    return 0;
+}
+
 int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
 {
     size_t ns = src->strs.count;

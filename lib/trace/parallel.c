@@ -61,6 +61,19 @@ typedef struct {
 
 enum { PAR_OK = 0, PAR_FALLBACK = TPROF_PAR_FALLBACK };
 
+/* The first chunk M is P->acc: room for as many records per byte in the
+ * whole input, so that the big arrays are mapped once at about their size
+ * rather than doubled through the heap (whose freed blocks stay resident).
+ * Without room it only grows as it goes. */
+static void reserve_like(pool *p, const job *m)
+{
+    if (p->json_bytes <= 0 || !m->len) return;
+    double scale = (double)p->json_bytes / (double)m->len * 1.125;
+    double most = (double)p->json_bytes / 16; /* no record is written in fewer bytes */
+    double nev = (double)tprof_trace_nevents(p->acc) * scale, nspans = (double)tprof_trace_nspans(p->acc) * scale;
+    (void)tprof_trace_reserve(p->acc, (size_t)(nev < most ? nev : most), (size_t)(nspans < most ? nspans : most));
+}
+
 /* Appends chunk M to P->acc (the caller holds the merging turn, not the
  * lock): PAR_FALLBACK when the chunk did not end where the next one
  * assumed. */
@@ -72,6 +85,7 @@ static int append_chunk(pool *p, job *m)
     else if (!p->acc) {
         p->acc = m->t;
         m->t = NULL;
+        reserve_like(p, m);
     } else if (tprof_trace_absorb(p->acc, m->t))
         outcome = PAR_FALLBACK;
     if (m->last) {

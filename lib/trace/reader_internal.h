@@ -177,6 +177,10 @@ int tprof_trace_conclude(tprof_trace **out, tprof_trace *t, int rc, const char *
                          char *errbuf, size_t errlen);
 /* Appends what SRC read (a later chunk of the same document) to DST. */
 int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src);
+/* Room for NEV events and NSPANS spans in all (an estimate: what is never
+ * written stays untouched, so costs no memory once past malloc's mmap
+ * threshold). 0 or TPROF_ENOMEM. */
+int tprof_trace_reserve(tprof_trace *t, size_t nev, size_t nspans);
 
 /* Reads SRC in chunks parsed on THREADS threads. Returns 0 or TPROF_ETRUNC
  * with *out set, a negative error, or TPROF_PAR_FALLBACK: the input is not

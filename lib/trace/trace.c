@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void tprof_trace_free(tprof_trace *t)
 {
@@ -35,6 +36,7 @@ size_t tprof_trace_nevents(const tprof_trace *t) { return t->nev; }
 const tprof_event *tprof_trace_events(const tprof_trace *t) { return t->ev; }
 const char *tprof_trace_str(const tprof_trace *t, uint32_t id) { return tprof_strtab_get(&t->strs, id); }
 size_t tprof_trace_nstrings(const tprof_trace *t) { return t->strs.count; }
+uint32_t tprof_trace_str_id(const tprof_trace *t, const char *s) { return tprof_strtab_find(&t->strs, s, strlen(s)); }
 size_t tprof_trace_ncalls(const tprof_trace *t) { return t->ncalls; }
 const tprof_collective_call *tprof_trace_calls(const tprof_trace *t) { return t->calls; }
 size_t tprof_trace_nspans(const tprof_trace *t) { return t->nspans; }

@@ -131,6 +131,17 @@ static uint32_t intern_visible_nul(tprof_strtab *t, const char *s, size_t len)
     return id;
 }
 
+uint32_t tprof_strtab_find(const tprof_strtab *t, const char *s, size_t len)
+{
+    uint64_t h = tprof_hash_bytes(s, len);
+    size_t mask = t->nslots - 1, i = h & mask;
+    for (uint32_t v; (v = t->slots[i]) != 0; i = (i + 1) & mask) {
+        uint32_t id = v - 1;
+        if (t->hashes[id] == h && t->lens[id] == len && memcmp(t->strs[id], s, len) == 0) return id;
+    }
+    return UINT32_MAX;
+}
+
 uint32_t tprof_strtab_intern(tprof_strtab *t, const char *s, size_t len)
 {
     uint64_t h = tprof_hash_bytes(s, len);
