@@ -52,7 +52,7 @@ test-tsan: deps
 	  -DCMAKE_C_FLAGS="-fsanitize=thread" >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 TPROF_SANITIZED=1 \
-	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|cli_ranks|cli_advice|cli_schema|unit_trace|unit_source|unit_sink|unit_record|cli_record_cupti_fake|cli_merge'
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -R 'fast_path|cli_basics|cli_summary|cli_ranks|cli_advice|cli_schema|unit_trace|unit_ops|unit_source|unit_sink|unit_record|cli_record_cupti_fake|cli_merge'
 
 # Fuzzing (tests/fuzz/run.sh: each target from its seed corpus in
 # tests/fuzz/corpus/, prints execs/s and coverage; inputs that fail are kept

@@ -5,6 +5,7 @@
 #include "trainprof/error.h"
 #include "../util/idmap.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,9 @@ static int cmp_span(const span_order *o, uint32_t a, uint32_t b)
  * for N. */
 static void sort_spans(const span_order *o, uint32_t *idx, uint32_t *tmp, size_t n)
 {
+    size_t sorted = 1;
+    while (sorted < n && cmp_span(o, idx[sorted - 1], idx[sorted]) <= 0) sorted++;
+    if (sorted >= n) return; /* the common case: one run, nothing to move */
     uint32_t *src = idx, *dst = tmp;
     for (;;) {
         size_t runs = 0;
@@ -137,45 +141,89 @@ static long thread_index(const tprof_trace_meta *m, const tprof_event *e)
     return -1;
 }
 
-/* ORDER receives the spans' indexes (into O->host) in preorder: by thread
- * (a counting sort, which keeps record order), then each thread's by
- * start and cmp_span's tie-breaks. 0 or TPROF_ENOMEM. */
-static int preorder(const span_order *o, size_t n, size_t nthreads, uint32_t *order)
+/* Nesting the spans of threads K0..K1 (a thread's nodes are the run of
+ * the preorder up to AT[k]), on one worker. */
+typedef struct {
+    tprof_op_tree *tr;
+    const span_order *o;
+    uint32_t *order, *tmp; /* by thread; the sort's room */
+    const size_t *at;
+    size_t k0, k1;
+    uint32_t execute; /* the string id of "execute", or UINT32_MAX */
+    int rc;
+} nest_job;
+
+/* Thread K's nodes [A, B): sorted by start (and cmp_span's tie-breaks),
+ * nested by containment, each runtime call given its launcher: the
+ * innermost cpu_op holding it, else itself. A cpu_op named "execute" is a
+ * pass-through wrapper (the AOT runtime's), never the launcher. */
+static void nest_thread(const nest_job *j, size_t a, size_t b, uint32_t *stack, int64_t *stack_end)
 {
-    size_t *at = calloc(nthreads + 1, sizeof *at);
-    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!at || !tmp) {
-        free(at);
-        free(tmp);
-        return TPROF_ENOMEM;
+    tprof_op_tree *tr = j->tr;
+    const span_order *o = j->o;
+    sort_spans(o, j->order + a, j->tmp + a, b - a);
+    size_t depth = 0;
+    for (size_t i = a; i < b; i++) {
+        uint32_t k = j->order[i], r = o->host[k];
+        tr->rec[i] = r;
+        tr->kind[i] = o->kind[k];
+        tr->launcher[i] = TPROF_OP_NONE;
+        int64_t end = tprof_end_ns(rec_ts(tr, r), rec_dur(tr, r));
+        while (depth > 0 && end > stack_end[depth - 1]) tr->end[stack[--depth]] = (uint32_t)i; /* not holding it */
+        tr->parent[i] = depth ? stack[depth - 1] : TPROF_OP_NONE;
+        stack_end[depth] = end;
+        stack[depth++] = (uint32_t)i;
     }
-    for (size_t i = 0; i < n; i++) at[o->thread[i] + 1]++;
-    for (size_t k = 0; k < nthreads; k++) at[k + 1] += at[k];
-    for (size_t i = 0; i < n; i++) order[at[o->thread[i]]++] = (uint32_t)i;
-    for (size_t k = 0, a = 0; k < nthreads; a = at[k++]) sort_spans(o, order + a, tmp, at[k] - a);
-    free(at);
-    free(tmp);
-    return 0;
+    while (depth > 0) tr->end[stack[--depth]] = (uint32_t)b;
+    for (size_t i = a; i < b; i++) {
+        if (tr->kind[i] != TPROF_OPN_RUNTIME) continue;
+        uint32_t p = tr->parent[i];
+        while (p != TPROF_OP_NONE && (tr->kind[p] != TPROF_OPN_CPU_OP || tprof_op_name(tr, p) == j->execute))
+            p = tr->parent[p];
+        tr->launcher[i] = p != TPROF_OP_NONE ? p : (uint32_t)i;
+    }
 }
 
-/* Sorts the host spans HOST[0..N) (records) into preorder and nests them: a
- * span's parent is the innermost earlier span of its thread that contains
- * it. Events whose thread is not in the trace's list are left out. */
-static int nest(const tprof_trace *t, uint32_t *host, size_t n, tprof_op_tree *tr)
+static void *nest_run(void *arg)
+{
+    nest_job *j = arg;
+    size_t most = 1;
+    for (size_t k = j->k0; k < j->k1; k++) {
+        size_t a = k ? j->at[k - 1] : 0;
+        if (j->at[k] - a > most) most = j->at[k] - a;
+    }
+    uint32_t *stack = malloc(most * sizeof *stack);
+    int64_t *stack_end = malloc(most * sizeof *stack_end); /* the open spans' ends */
+    j->rc = stack && stack_end ? 0 : TPROF_ENOMEM;
+    for (size_t k = j->k0; !j->rc && k < j->k1; k++) nest_thread(j, k ? j->at[k - 1] : 0, j->at[k], stack, stack_end);
+    free(stack);
+    free(stack_end);
+    return NULL;
+}
+
+
+/* Puts the host spans HOST[0..N) (records) in preorder (by thread, a
+ * counting sort that keeps record order; then each thread's by start) and
+ * nests them: a span's parent is the innermost earlier span of its thread
+ * that contains it. Threads are independent, so a large trace's are split
+ * between this thread and one more. Events whose thread is not in the
+ * trace's list are left out. */
+static int nest(const tprof_trace *t, uint32_t *host, size_t n, size_t alone, tprof_op_tree *tr)
 {
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    size_t nthreads = m->ncpu_tracks;
     uint8_t *kind = malloc(n ? n : 1);
     uint32_t *thread = malloc((n ? n : 1) * sizeof *thread);
-    uint32_t *order = NULL, *stack = NULL;
-    int64_t *stack_end = NULL; /* the open spans' ends */
+    uint32_t *order = NULL, *tmp = NULL;
+    size_t *at = calloc(nthreads + 1, sizeof *at);
     int rc = TPROF_ENOMEM;
-    if (!kind || !thread) goto out;
+    if (!kind || !thread || !at) goto out;
     cat_cache cc = { .n = 0 };
     size_t kept = 0;
     for (size_t k = 0; k < n; k++) {
         uint32_t r = host[k];
         if (r < tr->nspans) {
-            if (tr->spans[r].thread >= m->ncpu_tracks) continue; /* not met: the reader's index */
+            if (tr->spans[r].thread >= nthreads) continue; /* not met: the reader's index */
             thread[kept] = tr->spans[r].thread;
             kind[kept] = (uint8_t)node_kind(t, &cc, tr->spans[r].cat);
         } else {
@@ -188,62 +236,46 @@ static int nest(const tprof_trace *t, uint32_t *host, size_t n, tprof_op_tree *t
         host[kept++] = r;
     }
     n = kept;
-    if (!(order = malloc((n ? n : 1) * sizeof *order))) goto out;
-    const span_order so = { .tr = tr, .host = host, .thread = thread, .kind = kind };
-    if ((rc = preorder(&so, n, m->ncpu_tracks, order))) goto out;
-    rc = TPROF_ENOMEM;
+    order = malloc((n ? n : 1) * sizeof *order);
+    tmp = malloc((n ? n : 1) * sizeof *tmp);
     tr->rec = malloc((n ? n : 1) * sizeof *tr->rec);
     tr->parent = malloc((n ? n : 1) * sizeof *tr->parent);
     tr->end = malloc((n ? n : 1) * sizeof *tr->end);
     tr->kind = malloc(n ? n : 1);
     tr->launcher = malloc((n ? n : 1) * sizeof *tr->launcher);
-    stack = malloc((n ? n : 1) * sizeof *stack);
-    stack_end = malloc((n ? n : 1) * sizeof *stack_end);
-    if (!tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher || !stack || !stack_end) goto out;
-    size_t depth = 0;
-    uint32_t prev_thread = UINT32_MAX;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t k = order[i], r = host[k];
-        tr->rec[i] = r;
-        tr->kind[i] = kind[k];
-        tr->launcher[i] = TPROF_OP_NONE;
-        int same_thread = thread[k] == prev_thread;
-        int64_t end = tprof_end_ns(rec_ts(tr, r), rec_dur(tr, r));
-        /* close the spans that do not hold this one (all of them on a new thread) */
-        while (depth > 0) {
-            if (same_thread && end <= stack_end[depth - 1]) break;
-            tr->end[stack[--depth]] = (uint32_t)i;
-        }
-        tr->parent[i] = depth ? stack[depth - 1] : TPROF_OP_NONE;
-        stack_end[depth] = end;
-        stack[depth++] = (uint32_t)i;
-        prev_thread = thread[k];
+    if (!order || !tmp || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
+    /* by thread: at[k] ends up one past thread k's last node */
+    for (size_t i = 0; i < n; i++) at[thread[i] + 1]++;
+    for (size_t k = 0; k < nthreads; k++) at[k + 1] += at[k];
+    for (size_t i = 0; i < n; i++) order[at[thread[i]]++] = (uint32_t)i;
+    const span_order so = { .tr = tr, .host = host, .thread = thread, .kind = kind };
+    nest_job jobs[2] = { { .tr = tr, .o = &so, .order = order, .tmp = tmp, .at = at, .k0 = 0, .k1 = nthreads,
+                           .execute = tprof_trace_str_id(t, "execute") } };
+    jobs[1] = jobs[0];
+    size_t split = 0; /* the second job's first thread: the halves as even as threads allow */
+    for (size_t k = 1; k < nthreads; k++) {
+        size_t d = at[k - 1] > n / 2 ? at[k - 1] - n / 2 : n / 2 - at[k - 1];
+        size_t best = split ? (at[split - 1] > n / 2 ? at[split - 1] - n / 2 : n / 2 - at[split - 1]) : SIZE_MAX;
+        if (d < best) split = k;
     }
-    while (depth > 0) tr->end[stack[--depth]] = (uint32_t)n;
+    pthread_t helper;
+    int helped = 0;
+    if (n >= alone && split > 0 && split < nthreads) {
+        jobs[0].k1 = jobs[1].k0 = split;
+        helped = pthread_create(&helper, NULL, nest_run, &jobs[1]) == 0;
+        if (!helped) jobs[0].k1 = nthreads;
+    }
+    nest_run(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    if ((rc = jobs[0].rc) || (helped && (rc = jobs[1].rc))) goto out;
     tr->n = n;
-    rc = 0;
 out:
-    free(stack);
-    free(stack_end);
+    free(at);
+    free(tmp);
     free(order);
     free(thread);
     free(kind);
     return rc;
-}
-
-/* A runtime call's launcher: the innermost cpu_op holding it, else itself.
- * A cpu_op named "execute" is a pass-through wrapper (the AOT runtime's),
- * never the launcher. */
-static void find_launchers(const tprof_trace *t, tprof_op_tree *tr)
-{
-    uint32_t execute = tprof_trace_str_id(t, "execute"); /* UINT32_MAX: no such op */
-    for (size_t i = 0; i < tr->n; i++) {
-        if (tr->kind[i] != TPROF_OPN_RUNTIME) continue;
-        uint32_t p = tr->parent[i];
-        while (p != TPROF_OP_NONE && (tr->kind[p] != TPROF_OPN_CPU_OP || tprof_op_name(tr, p) == execute))
-            p = tr->parent[p];
-        tr->launcher[i] = p != TPROF_OP_NONE ? p : (uint32_t)i;
-    }
 }
 
 /* Links each GPU event to the runtime node of its correlation id (a
@@ -302,6 +334,11 @@ out:
 
 int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out)
 {
+    return tprof_op_tree_build_split(t, out, TPROF_OP_TREE_ALONE);
+}
+
+int tprof_op_tree_build_split(const tprof_trace *t, tprof_op_tree *out, size_t alone)
+{
     memset(out, 0, sizeof *out);
     size_t nev = tprof_trace_nevents(t), nspans = tprof_trace_nspans(t), nhost = 0, ngpu = 0;
     if (nev >= UINT32_MAX || nspans >= UINT32_MAX - nev) return TPROF_ELIMIT;
@@ -323,11 +360,8 @@ int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out)
         idx[a] = idx[b];
         idx[b] = x;
     }
-    int rc = nest(t, idx, nhost, out);
-    if (!rc) {
-        find_launchers(t, out);
-        rc = link_gpu(idx + nrec - ngpu, ngpu, out);
-    }
+    int rc = nest(t, idx, nhost, alone, out);
+    if (!rc) rc = link_gpu(idx + nrec - ngpu, ngpu, out);
     free(idx);
     if (rc) tprof_op_tree_free(out);
     return rc;

@@ -75,6 +75,11 @@ static inline uint32_t tprof_op_name(const tprof_op_tree *tr, uint32_t node)
 /* Builds the tree over T's stored CPU spans and CPU, runtime and GPU
  * events. 0, TPROF_ENOMEM, or TPROF_ELIMIT past 2^32 - 1 records. */
 int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out);
+/* The same, the threads' spans nested on two threads from ALONE spans on
+ * (the default TPROF_OP_TREE_ALONE: below it a second thread costs more
+ * than it saves); the tree is the same either way. */
+#define TPROF_OP_TREE_ALONE 200000
+int tprof_op_tree_build_split(const tprof_trace *t, tprof_op_tree *out, size_t alone);
 void tprof_op_tree_free(tprof_op_tree *tr);
 
 #endif

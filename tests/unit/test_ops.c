@@ -13,6 +13,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "trainprof/trace.h"
+#include "../../lib/analysis/op_tree.h"
 
 #define US 1000LL
 
@@ -377,6 +378,29 @@ static void test_event_order(void **state)
     tprof_trace_free(b);
 }
 
+/* The tree nested on two threads is the tree nested on one (the trace has
+ * two CPU threads). */
+static void test_tree_split(void **state)
+{
+    (void)state;
+    tprof_trace *t = read_trace();
+    tprof_op_tree one, two;
+    assert_int_equal(tprof_op_tree_build_split(t, &one, SIZE_MAX), 0);
+    assert_int_equal(tprof_op_tree_build_split(t, &two, 0), 0);
+    assert_int_equal(one.n, two.n);
+    assert_true(one.n > 10);
+    assert_memory_equal(one.rec, two.rec, one.n * sizeof *one.rec);
+    assert_memory_equal(one.parent, two.parent, one.n * sizeof *one.parent);
+    assert_memory_equal(one.end, two.end, one.n * sizeof *one.end);
+    assert_memory_equal(one.kind, two.kind, one.n);
+    assert_memory_equal(one.launcher, two.launcher, one.n * sizeof *one.launcher);
+    assert_memory_equal(one.gpu_first, two.gpu_first, (one.n + 1) * sizeof *one.gpu_first);
+    for (size_t i = 0; i < one.n; i++) assert_true(one.end[i] <= one.n && one.end[i] > i);
+    tprof_op_tree_free(&one);
+    tprof_op_tree_free(&two);
+    tprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_op_cost),
         cmocka_unit_test(test_compact_spans),
         cmocka_unit_test(test_event_order),
+        cmocka_unit_test(test_tree_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
