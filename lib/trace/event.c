@@ -466,12 +466,29 @@ static size_t add_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags
 
 static int32_t clamp_i32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
 
+/* The string id of the event's name. A direct-mapped memo by length and
+ * first bytes answers the names that repeat (ops, runtime calls) with one
+ * compare, before hashing and probing the string table. */
+static uint32_t name_id(reader *r)
+{
+    size_t len = r->name_len;
+    uint64_t head = 0;
+    memcpy(&head, r->name_buf, len < 8 ? len : 8);
+    unsigned at = (unsigned)(((head ^ len) * 0x9E3779B97F4A7C15ull) >> 56) % TPROF_NAME_MEMO;
+    reader_name *m = &r->names[at];
+    const tprof_strtab *st = &r->t->strs;
+    if (m->len == len && m->id < st->count && !memcmp(st->strs[m->id], r->name_buf, len)) return m->id;
+    uint32_t id = tprof_reader_intern(r, r->name_buf, len);
+    if (id != UINT32_MAX && len <= UINT32_MAX) *m = (reader_name){ .id = id, .len = (uint32_t)len };
+    return id;
+}
+
 /* Stores a plain CPU span compactly (TPROF_COMPACT_SPANS), with its op args. */
 static int store_span(reader *r, const raw_event *e, uint32_t cat, int64_t dur, uint8_t flags, size_t thread)
 {
     tprof_trace *t = r->t;
     if (tprof_grow_items((void **)&t->spans, &t->spancap, t->nspans + 1, sizeof *t->spans)) return TPROF_ENOMEM;
-    uint32_t name = e->has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;
+    uint32_t name = e->has_name ? name_id(r) : 0;
     if (name == UINT32_MAX) return TPROF_ENOMEM;
     tprof_host_span *s = &t->spans[t->nspans++];
     *s = (tprof_host_span){ .ts = e->ts, .dur = dur, .seq = -1, .name = name, .cat = cat, .thread = (uint32_t)thread,
@@ -618,7 +635,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         return store_span(r, e, cat, dur, flags, thread);
     if (tprof_grow_items((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];
-    uint32_t name = e->has_name ? tprof_reader_intern(r, r->name_buf, r->name_len) : 0;
+    uint32_t name = e->has_name ? name_id(r) : 0;
     if (name == UINT32_MAX || cat == UINT32_MAX) return TPROF_ENOMEM;
     uint8_t klass = is_marker ? (uint8_t)phase : TPROF_CLASS_COMPUTE;
     if (kind == TPROF_KIND_GPU) {

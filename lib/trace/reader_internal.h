@@ -14,6 +14,11 @@ typedef struct {
     uint32_t id;
 } reader_cat;
 
+#define TPROF_NAME_MEMO 256
+typedef struct {
+    uint32_t id, len; /* a name met before and its string id (len 0, id 0: the empty name) */
+} reader_name;
+
 typedef struct {
     tprof_trace *t;
     tprof_json *j;
@@ -32,6 +37,7 @@ typedef struct {
     size_t oparg_used, oparg_cap;
     struct tprof_oparg_memo *oparg_memo; /* op arg values met before and their ids (event.c) */
     uint32_t chunk_tag; /* this reader among those of its caches (not 0): skip-cache tags it wrote */
+    reader_name names[TPROF_NAME_MEMO]; /* event.c name_id */
     uint32_t py_cat;  /* with TPROF_SKIP_PLAIN_FRAMES: the id of "python_function" + 1, 0 not met yet */
 } reader;
 

@@ -1103,6 +1103,42 @@ static void test_paths_agree_on_errors(void **state)
     free(doc);
 }
 
+/* Names that collide in the reader's name memo (same length, same first
+ * bytes), met in turns, one with a NUL (stored as U+2400) and the empty
+ * name: each event keeps its own. */
+static void test_name_memo(void **state)
+{
+    (void)state;
+    enum { N = 600 };
+    size_t cap = N * 120 + 256, len = 0;
+    char *doc = malloc(cap);
+    assert_non_null(doc);
+    len += (size_t)snprintf(doc + len, cap - len, "{\"traceEvents\":[\n");
+    for (int i = 0; i < N; i++) {
+        int k = (i * 7) % 13; /* 13 names in a changing order */
+        const char *name = k == 11 ? "aten::op\\u0000z0" : k == 12 ? "" : NULL;
+        char buf[32];
+        if (!name) snprintf(buf, sizeof buf, "aten::op_%03d", k), name = buf;
+        len += (size_t)snprintf(doc + len, cap - len,
+                                "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}",
+                                i ? ",\n" : "", name, i);
+    }
+    len += (size_t)snprintf(doc + len, cap - len, "]}\n");
+    tprof_trace *t = read_ok(doc, NULL);
+    const tprof_event *ev = tprof_trace_events(t);
+    assert_int_equal(tprof_trace_nevents(t), N);
+    for (int i = 0; i < N; i++) {
+        int k = (i * 7) % 13;
+        char want[32];
+        if (k == 11) snprintf(want, sizeof want, "aten::op\xe2\x90\x80z0");
+        else if (k == 12) want[0] = 0;
+        else snprintf(want, sizeof want, "aten::op_%03d", k);
+        assert_string_equal(tprof_trace_str(t, ev[i].name), want);
+    }
+    tprof_trace_free(t);
+    free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1119,6 +1155,7 @@ int main(void)
         cmocka_unit_test(test_truncated_every_byte),
         cmocka_unit_test(test_files_plain_and_gzip),
         cmocka_unit_test(test_read_many),
+        cmocka_unit_test(test_name_memo),
     };
     const struct CMUnitTest cross[] = {
         cmocka_unit_test(test_paths_agree),
