@@ -2,6 +2,8 @@
  * events linked to their runtime calls by correlation id. */
 #include "op_tree.h"
 
+#include "../trace/derived.h"
+
 #include "trainprof/error.h"
 #include "../util/idmap.h"
 
@@ -330,6 +332,35 @@ out:
     free(node_of);
     tprof_idmap_free(&by_corr);
     return rc;
+}
+
+typedef struct {
+    int rc;
+    tprof_op_tree tr;
+} shared_tree;
+
+static void *shared_build(const tprof_trace *t)
+{
+    shared_tree *s = malloc(sizeof *s);
+    if (s && (s->rc = tprof_op_tree_build(t, &s->tr)) == TPROF_ENOMEM) { /* tried again on the next call */
+        free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+static void shared_free(void *p)
+{
+    shared_tree *s = p;
+    if (!s->rc) tprof_op_tree_free(&s->tr);
+    free(s);
+}
+
+const tprof_op_tree *tprof_op_tree_of(const tprof_trace *t, int *rc)
+{
+    const shared_tree *s = tprof_trace_derived(t, TPROF_DERIVED_OP_TREE, shared_build, shared_free);
+    *rc = s ? s->rc : TPROF_ENOMEM;
+    return s && !s->rc ? &s->tr : NULL;
 }
 
 int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out)

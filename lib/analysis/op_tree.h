@@ -81,5 +81,9 @@ int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out);
 #define TPROF_OP_TREE_ALONE 200000
 int tprof_op_tree_build_split(const tprof_trace *t, tprof_op_tree *out, size_t alone);
 void tprof_op_tree_free(tprof_op_tree *tr);
+/* T's tree, built on first use and kept with the trace (the op view by
+ * several groupings, and advice's op rules beside summary's top ops, share
+ * one), or NULL with *RC set: TPROF_ENOMEM, or TPROF_ELIMIT. */
+const tprof_op_tree *tprof_op_tree_of(const tprof_trace *t, int *rc);
 
 #endif

@@ -869,13 +869,13 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
         if (src) return src;
     }
 
-    tprof_op_tree tr;
-    int rc = tprof_op_tree_build(t, &tr);
+    int rc;
+    const tprof_op_tree *tr = tprof_op_tree_of(t, &rc); /* kept with the trace */
     if (rc) {
         free(sel);
         return rc;
     }
-    ops_ctx c = { .t = t, .ev = tprof_trace_events(t), .tr = &tr, .o = opts };
+    ops_ctx c = { .t = t, .ev = tprof_trace_events(t), .tr = tr, .o = opts };
     tprof_result *res = NULL;
     rc = TPROF_ENOMEM;
     if (tprof_strtab_init(&c.strs)) goto out;
@@ -890,20 +890,20 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     /* a launcher is a node some runtime call with GPU work launched through */
     uint64_t launches = 0, unlinked = 0;
     int64_t unlinked_ns = 0;
-    uint8_t *is_launcher = calloc(tr.n ? tr.n : 1, 1);
+    uint8_t *is_launcher = calloc(tr->n ? tr->n : 1, 1);
     if (!is_launcher) goto out;
-    for (size_t r = 0; r < tr.n; r++)
-        if (tr.launcher[r] != TPROF_OP_NONE && tr.gpu_first[r + 1] > tr.gpu_first[r]) is_launcher[tr.launcher[r]] = 1;
+    for (size_t r = 0; r < tr->n; r++)
+        if (tr->launcher[r] != TPROF_OP_NONE && tr->gpu_first[r + 1] > tr->gpu_first[r]) is_launcher[tr->launcher[r]] = 1;
     rc = 0;
-    for (size_t x = 0; !rc && x < tr.n; x++) {
+    for (size_t x = 0; !rc && x < tr->n; x++) {
         if (!is_launcher[x]) continue;
-        if (windowed && tprof_step_at(sel, nsel, tprof_op_ts(&tr, x)) < 0) continue;
+        if (windowed && tprof_step_at(sel, nsel, tprof_op_ts(tr, x)) < 0) continue;
         launches++;
         rc = add_instance(&c, (uint32_t)x);
     }
     free(is_launcher);
-    for (size_t k = 0; !rc && k < tr.nunlinked; k++) {
-        const tprof_event *g = &c.ev[tr.unlinked[k]];
+    for (size_t k = 0; !rc && k < tr->nunlinked; k++) {
+        const tprof_event *g = &c.ev[tr->unlinked[k]];
         if (windowed && tprof_step_at(sel, nsel, g->ts) < 0) continue;
         launches++;
         unlinked++;
@@ -935,7 +935,6 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     if (!(rc = finish_kernels(res)) && !(rc = finish_roofline(res))) rc = sort_rows(res);
 out:
     ctx_free(&c);
-    tprof_op_tree_free(&tr);
     free(sel);
     if (rc) {
         tprof_result_free(res);

@@ -6,7 +6,7 @@
 
 #include "trainprof/trace.h"
 
-typedef enum { TPROF_DERIVED_LAUNCHES = 0, TPROF_DERIVED_COUNT } tprof_derived_kind;
+typedef enum { TPROF_DERIVED_LAUNCHES = 0, TPROF_DERIVED_OP_TREE, TPROF_DERIVED_COUNT } tprof_derived_kind;
 
 /* The trace's data of kind K, built by BUILD (NULL when out of memory) on
  * the first call and released by DESTROY with the trace. NULL when BUILD

@@ -372,7 +372,7 @@ tprof_trace *tprof_trace_new(const char *name)
         free(t);
         return NULL;
     }
-    pthread_mutex_init(&t->derived_mu, NULL);
+    for (int k = 0; k < TPROF_DERIVED_COUNT; k++) pthread_mutex_init(&t->derived_mu[k], NULL);
     t->path = strdup(name);
     if (!t->path) {
         tprof_trace_free(t);

@@ -10,7 +10,7 @@ void tprof_trace_free(tprof_trace *t)
     if (!t) return;
     for (int k = 0; k < TPROF_DERIVED_COUNT; k++)
         if (t->derived[k]) t->derived_free[k](t->derived[k]);
-    pthread_mutex_destroy(&t->derived_mu);
+    for (int k = 0; k < TPROF_DERIVED_COUNT; k++) pthread_mutex_destroy(&t->derived_mu[k]);
     tprof_strtab_free(&t->strs);
     free(t->ev);
     free(t->devices);
@@ -59,10 +59,10 @@ const void *tprof_trace_derived(const tprof_trace *t, tprof_derived_kind k, void
                                 void (*destroy)(void *))
 {
     tprof_trace *m = (tprof_trace *)t; /* a cache behind the const interface, under its lock */
-    pthread_mutex_lock(&m->derived_mu);
+    pthread_mutex_lock(&m->derived_mu[k]); /* one lock per kind: one built slowly holds up no other */
     if (!m->derived[k] && (m->derived[k] = build(t))) m->derived_free[k] = destroy;
     void *d = m->derived[k];
-    pthread_mutex_unlock(&m->derived_mu);
+    pthread_mutex_unlock(&m->derived_mu[k]);
     return d;
 }
 

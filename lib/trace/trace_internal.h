@@ -50,7 +50,7 @@ struct tprof_trace {
     char *path;
     char trunc_msg[400];
     /* derived.h: built by analyses on first use */
-    pthread_mutex_t derived_mu;
+    pthread_mutex_t derived_mu[TPROF_DERIVED_COUNT];
     void *derived[TPROF_DERIVED_COUNT];
     void (*derived_free[TPROF_DERIVED_COUNT])(void *);
 };
