@@ -119,6 +119,8 @@ typedef struct {
     uint32_t name;    /* "Collective name" (string id): allreduce, all_gather, ... */
     uint32_t dtype;   /* string id: Float, BFloat16, ... */
     int64_t in_nelems, out_nelems, group_size; /* -1 when absent */
+    uint32_t group;   /* "Process Group Name" (string id), the empty string when absent */
+    int64_t seq;      /* "Seq": the call's number in its process group, -1 when absent */
 } tprof_collective_call;
 
 /* A [memory] instant event of the profiler's memory view (kept with

@@ -76,6 +76,7 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         c.event += dst->nev;
         c.name = map[c.name];
         c.dtype = map[c.dtype];
+        c.group = map[c.group];
         dst->calls[dst->ncalls++] = c;
     }
     /* [memory] samples likewise */

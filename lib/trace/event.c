@@ -36,6 +36,8 @@ event_key tprof_event_key(const char *k, size_t n)
 arg_key tprof_arg_key(const char *k, size_t n)
 {
     switch (n) {
+    case 3: return keyis(k, n, "Seq") ? A_COLL_SEQ : A_OTHER;
+    case 18: return keyis(k, n, "Process Group Name") ? A_PG_NAME : A_OTHER;
     case 5:
         return keyis(k, n, "bytes") ? A_BYTES : keyis(k, n, "dtype") ? A_DTYPE : keyis(k, n, "Bytes") ? A_MEM_BYTES : A_OTHER;
     case 10:
@@ -69,7 +71,7 @@ arg_key tprof_arg_key(const char *k, size_t n)
  * then 0; copied in one go (a constant-size copy the compiler inlines). */
 static const raw_event blank_event = {
     .device = -1, .stream = -1, .correlation = -1, .external_id = -1, .flow_id = -1, .bytes = -1,
-    .in_nelems = -1, .out_nelems = -1, .group_size = -1, .mem_device = -1, .mem_alloc = -1, .mem_reserved = -1,
+    .in_nelems = -1, .out_nelems = -1, .group_size = -1, .coll_seq = -1, .mem_device = -1, .mem_alloc = -1, .mem_reserved = -1,
     .seq = -1, .fwd_tid = -1,
 };
 
@@ -326,14 +328,15 @@ void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char 
         e->task_type = 1;
         return;
     }
-    if (key == A_COLL || key == A_DTYPE) { /* short names, kept (cut at the buffer) */
+    if (key == A_COLL || key == A_DTYPE || key == A_PG_NAME) { /* short names, kept (cut at the buffer) */
         if (type != V_STRING) return;
-        char *dst = key == A_COLL ? e->coll : e->dtype;
-        size_t cap = key == A_COLL ? sizeof e->coll : sizeof e->dtype;
+        char *dst = key == A_COLL ? e->coll : key == A_DTYPE ? e->dtype : e->pg;
+        size_t cap = key == A_COLL ? sizeof e->coll : key == A_DTYPE ? sizeof e->dtype : sizeof e->pg;
         size_t n = len < cap ? len : cap;
         memcpy(dst, text, n);
         if (key == A_COLL) e->coll_len = (uint8_t)n;
-        else e->dtype_len = (uint8_t)n;
+        else if (key == A_DTYPE) e->dtype_len = (uint8_t)n;
+        else e->pg_len = (uint8_t)n;
         return;
     }
     int64_t *dst = tprof_arg_slot(e, key), v;
@@ -664,10 +667,12 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
     if (is_call) {
         if (tprof_grow_items((void **)&t->calls, &t->callcap, t->ncalls + 1, sizeof *t->calls)) return TPROF_ENOMEM;
         uint32_t cn = tprof_reader_intern(r, e->coll, e->coll_len), dt = tprof_reader_intern(r, e->dtype, e->dtype_len);
-        if (cn == UINT32_MAX || dt == UINT32_MAX) return TPROF_ENOMEM;
+        uint32_t pg = tprof_reader_intern(r, e->pg, e->pg_len);
+        if (cn == UINT32_MAX || dt == UINT32_MAX || pg == UINT32_MAX) return TPROF_ENOMEM;
         t->calls[t->ncalls++] = (tprof_collective_call){ .event = t->nev, .name = cn, .dtype = dt,
                                                          .in_nelems = e->in_nelems, .out_nelems = e->out_nelems,
-                                                         .group_size = e->group_size };
+                                                         .group_size = e->group_size, .group = pg,
+                                                         .seq = e->coll_seq };
     }
     /* the inputs are copied with TPROF_KEEP_OP_ARGS only: with TPROF_KEEP_AUTOGRAD the mask is 0 */
     if ((r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) && kind == TPROF_KIND_CPU &&

@@ -63,7 +63,7 @@ void tprof_reader_caches_free(reader_caches *c);
 typedef struct {
     int64_t device, stream, correlation, external_id, flow_id, bytes;
     /* record_param_comms args (PyTorch's record of a collective call) */
-    int64_t in_nelems, out_nelems, group_size;
+    int64_t in_nelems, out_nelems, group_size, coll_seq;
     /* [memory] instant args (the profiler's memory view) */
     int64_t mem_device, mem_alloc, mem_reserved;
     /* a cpu_op's autograd links */
@@ -77,10 +77,10 @@ typedef struct {
     int64_t pid, tid;
     uint8_t flags;
     int64_t mem_bytes;
-    uint8_t coll_len, dtype_len;
+    uint8_t coll_len, dtype_len, pg_len;
     uint8_t oparg_mask; /* which of oparg_id are set (1 << (key - A_INPUT_DIMS)) */
     /* from here on: not cleared */
-    char coll[32], dtype[16];
+    char coll[32], dtype[16], pg[48];
     uint32_t oparg_id[TPROF_OP_ARGS]; /* string ids of the compact texts, by tprof_op_arg */
 } raw_event;
 
@@ -104,6 +104,7 @@ typedef enum {
     A_OTHER = 0, A_BYTES, A_DEVICE, A_STREAM, A_TASK_TYPE, A_CORRELATION, A_EXTERNAL_ID,
     A_COLL, A_DTYPE, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE,
     A_MEM_DEVICE, A_MEM_BYTES, A_MEM_ALLOC, A_MEM_RESERVED, A_SEQ, A_FWD_TID,
+    A_PG_NAME, A_COLL_SEQ, /* a collective call's process group and its number in the group */
     /* a cpu_op's inputs, kept as compact JSON text with TPROF_KEEP_OP_ARGS: in
        the order of tprof_op_arg */
     A_INPUT_DIMS, A_INPUT_TYPE, A_INPUT_STRIDES, A_CONCRETE_INPUTS
@@ -150,6 +151,7 @@ static inline int64_t *tprof_arg_slot(raw_event *e, arg_key key)
     case A_MEM_RESERVED: return &e->mem_reserved;
     case A_SEQ: return &e->seq;
     case A_FWD_TID: return &e->fwd_tid;
+    case A_COLL_SEQ: return &e->coll_seq;
     default: return NULL;
     }
 }

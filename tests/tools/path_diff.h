@@ -177,6 +177,7 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
         tprof_collective_call x = tprof_trace_calls(a)[i], y = tprof_trace_calls(b)[i];
         SAME(!strcmp(tprof_trace_str(a, x.name), tprof_trace_str(b, y.name)) &&
                  !strcmp(tprof_trace_str(a, x.dtype), tprof_trace_str(b, y.dtype)) && (x.event == y.event || spans) &&
+                 !strcmp(tprof_trace_str(a, x.group), tprof_trace_str(b, y.group)) && x.seq == y.seq &&
                  x.in_nelems == y.in_nelems && x.out_nelems == y.out_nelems && x.group_size == y.group_size,
              "collective call");
     }

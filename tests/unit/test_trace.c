@@ -1103,6 +1103,33 @@ static void test_paths_agree_on_errors(void **state)
     free(doc);
 }
 
+/* A record_param_comms span's collective metadata, with and without its
+ * process group and sequence number. */
+static void test_collective_calls(void **state)
+{
+    (void)state;
+    const char *doc =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,"
+        "\"args\":{\"Collective name\":\"allreduce\",\"dtype\":\"BFloat16\",\"In msg nelems\":1024,"
+        "\"Out msg nelems\":1024,\"Group size\":8,\"Process Group Name\":\"3\",\"Process Group Ranks\":\"[0, 1]\","
+        "\"Seq\":41}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5,"
+        "\"args\":{\"Collective name\":\"broadcast\",\"dtype\":\"Float\"}}]}";
+    tprof_trace *t = read_ok(doc, NULL);
+    assert_int_equal(tprof_trace_ncalls(t), 2);
+    const tprof_collective_call *c = tprof_trace_calls(t);
+    assert_string_equal(tprof_trace_str(t, c[0].name), "allreduce");
+    assert_string_equal(tprof_trace_str(t, c[0].group), "3");
+    assert_int_equal(c[0].seq, 41);
+    assert_int_equal(c[0].group_size, 8);
+    assert_int_equal(c[0].in_nelems, 1024);
+    assert_string_equal(tprof_trace_str(t, c[1].group), "");
+    assert_int_equal(c[1].seq, -1);
+    assert_int_equal(c[1].group_size, -1);
+    tprof_trace_free(t);
+}
+
 /* Names that collide in the reader's name memo (same length, same first
  * bytes), met in turns, one with a NUL (stored as U+2400) and the empty
  * name: each event keeps its own. */
@@ -1156,6 +1183,7 @@ int main(void)
         cmocka_unit_test(test_files_plain_and_gzip),
         cmocka_unit_test(test_read_many),
         cmocka_unit_test(test_name_memo),
+        cmocka_unit_test(test_collective_calls),
     };
     const struct CMUnitTest cross[] = {
         cmocka_unit_test(test_paths_agree),
