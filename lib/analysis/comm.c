@@ -4,6 +4,7 @@
 #include "trainprof/error.h"
 #include "intervals.h"
 #include "launch.h"
+#include "comm_calls.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,6 +78,7 @@ static const char *const unnamed[] = {
 
 static const char *const algorithms[] = { "RING", "TREE", "NVLS", "COLLNET", "PAT" };
 #define NALGO (sizeof algorithms / sizeof *algorithms)
+_Static_assert(NALGO == TPROF_COMM_ALGOS, "comm_calls.h counts the algorithms");
 
 typedef struct {
     int64_t pid, tid, ts, end;
@@ -114,30 +116,22 @@ static long span_at(const call_span *s, size_t n, int64_t pid, int64_t tid, int6
     return c->pid == pid && c->tid == tid && at < c->end ? (long)(lo - 1) : -1;
 }
 
-/* The recorded calls per collective name, with the kernels they launched. */
-static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
+int tprof_call_kernels(const tprof_trace *t, tprof_call_gpu *out)
 {
     size_t nc = tprof_trace_ncalls(t), nev = tprof_trace_nevents(t);
     if (!nc) return 0;
     const tprof_collective_call *calls = tprof_trace_calls(t);
     const tprof_event *ev = tprof_trace_events(t);
     call_span *spans = malloc(nc * sizeof *spans);
-    int64_t *kns = calloc(nc, sizeof *kns);            /* kernel time per call */
-    uint32_t (*algo)[NALGO] = calloc(nc, sizeof *algo); /* algorithm votes per call */
-    int *ktype = malloc(nc * sizeof *ktype);            /* the type of its first kernel, NCOLL + 1: none */
     const int64_t *launched_by = tprof_launch_calls(t); /* the runtime call of each GPU event */
-    if (!spans || !kns || !algo || !ktype || !launched_by) {
+    if (!spans || !launched_by) {
         free(spans);
-        free(kns);
-        free(algo);
-        free(ktype);
         return TPROF_ENOMEM;
     }
-    for (size_t i = 0; i < nc; i++) ktype[i] = (int)NCOLL + 1;
-    int rc = 0;
     for (size_t i = 0; i < nc; i++) {
         const tprof_event *e = &ev[calls[i].event];
         spans[i] = (call_span){ e->pid, e->tid, e->ts, tprof_end_ns(e->ts, e->dur), i };
+        out[i] = (tprof_call_gpu){ .type = -1 };
     }
     qsort(spans, nc, sizeof *spans, cmp_span);
     /* each communication kernel belongs to the call whose span holds its launch, on the launching thread */
@@ -147,13 +141,32 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         const tprof_event *l = &ev[launched_by[i]];
         long s = span_at(spans, nc, l->pid, l->tid, l->ts);
         if (s < 0) continue;
-        size_t c = spans[s].call;
-        kns[c] = tprof_sat_add(kns[c], k->dur);
+        tprof_call_gpu *c = &out[spans[s].call];
+        c->kernel_ns = tprof_sat_add(c->kernel_ns, k->dur);
+        int64_t end = tprof_end_ns(k->ts, k->dur);
+        if (!c->kernels || k->ts < c->first) c->first = k->ts;
+        if (!c->kernels || end > c->last) c->last = end;
+        c->kernels++;
         const char *name = tprof_trace_str(t, k->name);
-        if (ktype[c] > (int)NCOLL) ktype[c] = type_index(tprof_collective_type(name));
+        if (c->type < 0) c->type = type_index(tprof_collective_type(name));
         for (size_t a = 0; a < NALGO; a++)
-            if (strstr(name, algorithms[a])) algo[c][a]++;
+            if (strstr(name, algorithms[a])) c->algo[a]++;
     }
+    free(spans);
+    return 0;
+}
+
+const char *tprof_collective_type_at(int type) { return type >= 0 && (size_t)type < NCOLL ? collectives[type] : "other"; }
+
+/* The recorded calls per collective name, with the kernels they launched. */
+static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
+{
+    size_t nc = tprof_trace_ncalls(t);
+    if (!nc) return 0;
+    const tprof_collective_call *calls = tprof_trace_calls(t);
+    tprof_call_gpu *gpu = malloc(nc * sizeof *gpu);
+    if (!gpu) return TPROF_ENOMEM;
+    int rc = tprof_call_kernels(t, gpu);
     /* per collective name */
     r->calls = rc ? NULL : calloc(nc, sizeof *r->calls);
     if (!rc && !r->calls) rc = TPROF_ENOMEM;
@@ -161,7 +174,7 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
     if (!rc && !votes) rc = TPROF_ENOMEM;
     for (size_t i = 0; i < nc && !rc; i++) {
         const char *name = tprof_trace_str(t, calls[i].name);
-        if (!*name) name = unnamed[ktype[i]]; /* named by its kernels */
+        if (!*name) name = unnamed[gpu[i].type < 0 ? (int)NCOLL + 1 : gpu[i].type]; /* named by its kernels */
         size_t row = 0;
         while (row < r->ncalls && strcmp(r->calls[row].name, name)) row++;
         if (row == r->ncalls) r->calls[r->ncalls++] = (tprof_comm_call){ .name = name, .algorithm = "" };
@@ -174,15 +187,15 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         if (sized && __builtin_mul_overflow(n, esize, &bytes)) bytes = INT64_MAX;
         x->sized += (uint64_t)sized;
         x->bytes = tprof_sat_add(x->bytes, bytes);
-        if (!kns[i]) continue;
+        if (!gpu[i].kernel_ns) continue;
         x->matched++;
         x->matched_bytes = tprof_sat_add(x->matched_bytes, bytes);
-        x->kernel_ns = tprof_sat_add(x->kernel_ns, kns[i]);
+        x->kernel_ns = tprof_sat_add(x->kernel_ns, gpu[i].kernel_ns);
         if (sized) {
             x->sized_matched++;
-            x->sized_kernel_ns = tprof_sat_add(x->sized_kernel_ns, kns[i]);
+            x->sized_kernel_ns = tprof_sat_add(x->sized_kernel_ns, gpu[i].kernel_ns);
         }
-        for (size_t a = 0; a < NALGO; a++) votes[row][a] += algo[i][a];
+        for (size_t a = 0; a < NALGO; a++) votes[row][a] += gpu[i].algo[a];
     }
     for (size_t row = 0; row < r->ncalls && !rc; row++) {
         tprof_comm_call *x = &r->calls[row];
@@ -196,10 +209,7 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
     }
     if (!rc && r->ncalls) qsort(r->calls, r->ncalls, sizeof *r->calls, cmp_call);
     free(votes);
-    free(spans);
-    free(kns);
-    free(algo);
-    free(ktype);
+    free(gpu);
     return rc;
 }
 
