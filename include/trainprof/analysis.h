@@ -411,6 +411,23 @@ int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_r
 extern const tprof_result_desc tprof_ranks_desc;
 int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out);
 
+/* ---- collectives: each collective matched across the ranks of its group ---- */
+
+/* GPU work, runtime calls, and the record_param_comms calls with their metadata */
+#define TPROF_COLLECTIVES_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS)
+/* A rank's collective instances (its recorded calls timed by their
+ * kernels; its communication kernels when it recorded no calls) and its
+ * ProfilerStep numbers: what the matching across ranks keeps of a trace. */
+extern const tprof_result_desc tprof_coll_instances_desc;
+int tprof_coll_instances(const tprof_trace *t, tprof_result **out);
+/* The instances of N ranks matched: by process group and Seq where the
+ * group records them, else by order within group and collective; per
+ * collective, group, dtype and size the transfer time and bandwidth, per
+ * rank its waits and the cost it imposed on the others, and the straggler
+ * (docs/METRICS.md). */
+extern const tprof_result_desc tprof_collectives_desc;
+int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tprof_result **out);
+
 /* ---- advice: findings over documented thresholds, with their evidence ---- */
 
 /* CPU ops and their inputs: the op rules */

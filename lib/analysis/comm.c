@@ -45,7 +45,7 @@ void tprof_comm_free(tprof_comm_result *r)
 }
 
 /* Bytes per element of a recorded dtype, 0 when unknown. */
-static int64_t dtype_size(const char *d)
+int64_t tprof_dtype_size(const char *d)
 {
     static const struct { const char *name; int64_t size; } sizes[] = {
         { "Float", 4 }, { "Double", 8 }, { "Half", 2 }, { "BFloat16", 2 }, { "Int", 4 }, { "Long", 8 },
@@ -57,7 +57,7 @@ static int64_t dtype_size(const char *d)
 }
 
 /* NCCL's bus factor: the share of the data each rank's links carry. */
-static double bus_factor(const char *name, int64_t n)
+double tprof_bus_factor(const char *name, int64_t n)
 {
     if (n < 1) return 1.0;
     double f = (double)(n - 1) / (double)n;
@@ -182,7 +182,7 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         x->calls++;
         if (calls[i].group_size > x->group_size) x->group_size = calls[i].group_size;
         int64_t n = calls[i].in_nelems > calls[i].out_nelems ? calls[i].in_nelems : calls[i].out_nelems, bytes = 0;
-        int64_t esize = dtype_size(tprof_trace_str(t, calls[i].dtype));
+        int64_t esize = tprof_dtype_size(tprof_trace_str(t, calls[i].dtype));
         int sized = n > 0 && esize > 0; /* else its size was not recorded */
         if (sized && __builtin_mul_overflow(n, esize, &bytes)) bytes = INT64_MAX;
         x->sized += (uint64_t)sized;
@@ -205,7 +205,7 @@ static int calls_by_name(const tprof_trace *t, tprof_comm_result *r)
         if (votes[row][best]) x->algorithm = algorithms[best];
         /* over the calls that recorded their sizes and launched kernels; unknown without any */
         x->algbw = x->sized_kernel_ns > 0 ? (double)x->matched_bytes / (double)x->sized_kernel_ns : NAN;
-        x->busbw = x->algbw * bus_factor(x->name, x->group_size);
+        x->busbw = x->algbw * tprof_bus_factor(x->name, x->group_size);
     }
     if (!rc && r->ncalls) qsort(r->calls, r->ncalls, sizeof *r->calls, cmp_call);
     free(votes);

@@ -20,6 +20,12 @@ typedef struct {
 
 /* OUT[i] for each of T's tprof_trace_calls(). 0 or TPROF_ENOMEM. */
 int tprof_call_kernels(const tprof_trace *t, tprof_call_gpu *out);
+/* Bytes per element of a recorded dtype ("BFloat16": 2), 0 when unknown. */
+int64_t tprof_dtype_size(const char *dtype);
+/* NCCL's bus factor for collective NAME over N ranks: the share of the
+ * data each rank's links carry (allreduce 2(n-1)/n, allgather,
+ * reduce_scatter and alltoall (n-1)/n, others 1). */
+double tprof_bus_factor(const char *name, int64_t n);
 /* The collective type of index TYPE ("AllReduce", ...; "other" for -1). */
 const char *tprof_collective_type_at(int type);
 

@@ -34,6 +34,8 @@ static const tprof_result_desc *const all[] = {
     &tprof_ops_desc[TPROF_OPS_BY_STACK],
     &tprof_mfu_desc,
     &tprof_rank_facts_desc,
+    &tprof_coll_instances_desc,
+    &tprof_collectives_desc,
     &tprof_ranks_desc,
     &tprof_advice_desc,
     &tprof_summary_trace_desc,

@@ -23,6 +23,8 @@ static const cli_command commands[] = {
     { "comm", "communication time, overlap with compute, exposed communication, per collective", cmd_comm },
     { "launch", "launch overhead, launch queue, CPU-bound detection", cmd_launch },
     { "ranks", "ranks side by side: stragglers, step-time skew, exposed communication", cmd_ranks },
+    { "collectives", "each collective matched across ranks: waits, transfer time, bandwidth, the straggler",
+      cmd_collectives },
     { "merge", "every rank's trace in one timeline: own pids, unique ids, aligned clocks", cmd_merge },
     { "flops", "FLOPs of one training step from a model's config.json: linear, attention, vision", cmd_flops },
     { "mfu", "tokens/s, TFLOP/s per GPU and MFU from a step time or the ProfilerSteps of traces", cmd_mfu },

@@ -1,0 +1,548 @@
+/* Collectives across ranks: each rank's collective instances, the same
+ * instance matched across the ranks of its group, what each rank waited
+ * for the others, what the transfer itself took, and the rank that holds
+ * the others up (docs/METRICS.md, "trainprof collectives"). */
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "comm_calls.h"
+#include "../util/grow.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- one rank's instances ---- */
+
+enum { I_RANK, I_FILE, I_NCOLS };
+enum { C_GROUP, C_SEQ, C_TYPE, C_NAME, C_DTYPE, C_BYTES, C_GROUP_SIZE, C_START, C_DUR, C_KERNELS, C_STEP, C_NCOLS };
+enum { P_STEP, P_NCOLS };
+
+static const tprof_col_desc inst_top_cols[I_NCOLS] = {
+    [I_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
+                         "distributedInfo.rank, else rank<N> in the file name; null when neither says"),
+    [I_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
+};
+static const tprof_col_desc inst_cols[C_NCOLS] = {
+    [C_GROUP] = TPROF_COL("group", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                          "\"Process Group Name\", \"\" when not recorded"),
+    [C_SEQ] = TPROF_COL("seq", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
+                        "\"Seq\": its number in the group, null when not recorded"),
+    [C_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                         "allreduce, allgather, reduce_scatter, alltoall, broadcast, barrier, sendrecv, send, recv, "
+                         "reduce, gather, scatter or other: from the recorded name, else from its kernels'"),
+    [C_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                         "\"Collective name\" as recorded (\"\" when not)"),
+    [C_DTYPE] = TPROF_COL("dtype", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "as recorded"),
+    [C_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL,
+                          "the larger of In and Out msg nelems times the dtype's size; null when not recorded"),
+    [C_GROUP_SIZE] = TPROF_COL("group_size", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
+                               "\"Group size\", null when not recorded"),
+    [C_START] = TPROF_COL("start_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL,
+                          "its first kernel's start (the call's, without kernels), on this rank's clock"),
+    [C_DUR] = TPROF_COL("dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                        "first kernel start to last kernel end (the call's span, without kernels)"),
+    [C_KERNELS] = TPROF_COL("kernels", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "its communication kernels"),
+    [C_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
+                         "the ProfilerStep it starts in, null when none"),
+};
+static const tprof_col_desc step_cols[P_NCOLS] = {
+    [P_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "a ProfilerStep number"),
+};
+static const tprof_table_desc inst_top = { .name = "", .cols = inst_top_cols, .ncols = I_NCOLS };
+static const tprof_table_desc inst_rows = { .name = "instances", .doc = "the rank's collectives, in start order",
+                                            .cols = inst_cols, .ncols = C_NCOLS };
+static const tprof_table_desc inst_steps = { .name = "steps", .doc = "the rank's ProfilerStep numbers",
+                                             .cols = step_cols, .ncols = P_NCOLS };
+static const tprof_table_desc *const inst_tables[] = { &inst_rows, &inst_steps };
+const tprof_result_desc tprof_coll_instances_desc = {
+    .name = "collective_instances", .version = 1, .top = &inst_top, .tables = inst_tables, .ntables = 2,
+    .internal = 1,
+    .doc = "What `collectives` keeps of each rank's trace: its collective instances and steps; the trace is "
+           "freed and the matching across ranks runs on these.",
+};
+
+/* The collective type of a recorded name or a kernel type, lowercase:
+ * "_reduce_scatter_base", "ReduceScatter" -> "reduce_scatter". */
+static const char *canonical_type(const char *name)
+{
+    char s[64];
+    size_t n = 0;
+    for (const char *p = name; *p && n + 1 < sizeof s; p++)
+        if (*p != '_') s[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+    s[n] = 0;
+    static const struct {
+        const char *in, *type;
+    } types[] = { { "reducescatter", "reduce_scatter" }, { "allreduce", "allreduce" }, { "allgather", "allgather" },
+                  { "alltoall", "alltoall" },            { "broadcast", "broadcast" }, { "barrier", "barrier" },
+                  { "sendrecv", "sendrecv" },            { "send", "send" },           { "recv", "recv" },
+                  { "reduce", "reduce" },                { "gather", "gather" },       { "scatter", "scatter" } };
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (strstr(s, types[i].in)) return types[i].type;
+    return "other";
+}
+
+/* The step of STEPS[0..N) (sorted by start) holding AT, or -1. */
+static int64_t step_of(const tprof_step *steps, size_t n, int64_t at)
+{
+    for (size_t i = n; i-- > 0;)
+        if (steps[i].ts <= at) return at < tprof_end_ns(steps[i].ts, steps[i].dur) ? steps[i].number : -1;
+    return -1;
+}
+
+static int add_instance(tprof_rows *rows, const tprof_trace *t, const tprof_collective_call *c, const char *type,
+                        int64_t start, int64_t dur, uint32_t kernels)
+{
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    long i = tprof_rows_add(rows);
+    if (i < 0) return TPROF_ENOMEM;
+    size_t r = (size_t)i;
+    const char *name = c ? tprof_trace_str(t, c->name) : "", *dtype = c ? tprof_trace_str(t, c->dtype) : "";
+    if (tprof_rows_set_s(rows, r, C_GROUP, c ? tprof_trace_str(t, c->group) : "") ||
+        tprof_rows_set_s(rows, r, C_TYPE, type) || tprof_rows_set_s(rows, r, C_NAME, name) ||
+        tprof_rows_set_s(rows, r, C_DTYPE, dtype))
+        return TPROF_ENOMEM;
+    if (c && c->seq >= 0) tprof_rows_set_i(rows, r, C_SEQ, c->seq);
+    int64_t n = c ? (c->in_nelems > c->out_nelems ? c->in_nelems : c->out_nelems) : -1, bytes;
+    int64_t esize = tprof_dtype_size(dtype);
+    if (n > 0 && esize > 0) tprof_rows_set_i(rows, r, C_BYTES, __builtin_mul_overflow(n, esize, &bytes) ? INT64_MAX : bytes);
+    if (c && c->group_size > 0) tprof_rows_set_i(rows, r, C_GROUP_SIZE, c->group_size);
+    tprof_rows_set_i(rows, r, C_START, start);
+    tprof_rows_set_i(rows, r, C_DUR, dur);
+    tprof_rows_set_i(rows, r, C_KERNELS, kernels);
+    int64_t step = step_of(m->steps, m->nsteps, start);
+    if (step >= 0) tprof_rows_set_i(rows, r, C_STEP, step);
+    return 0;
+}
+
+int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
+{
+    *out = NULL;
+    const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    tprof_result *res = tprof_result_new(&tprof_coll_instances_desc);
+    if (!res) return TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res), *rows = tprof_result_table(res, 0), *steps = tprof_result_table(res, 1);
+    int64_t rank = tprof_trace_rank(t);
+    if (rank >= 0) tprof_rows_set_i(top, 0, I_RANK, rank);
+    int rc = tprof_rows_set_s(top, 0, I_FILE, m->path ? m->path : "");
+    for (size_t k = 0; !rc && k < m->nsteps; k++) {
+        long i = tprof_rows_add(steps);
+        if (i < 0) rc = TPROF_ENOMEM;
+        else tprof_rows_set_i(steps, (size_t)i, P_STEP, m->steps[k].number);
+    }
+    size_t nc = tprof_trace_ncalls(t);
+    const tprof_collective_call *calls = tprof_trace_calls(t);
+    const tprof_event *ev = tprof_trace_events(t);
+    if (!rc && nc) { /* the recorded calls, timed by their kernels (by their spans when they launched none) */
+        tprof_call_gpu *gpu = malloc(nc * sizeof *gpu);
+        rc = gpu ? tprof_call_kernels(t, gpu) : TPROF_ENOMEM;
+        for (size_t i = 0; !rc && i < nc; i++) {
+            const char *name = tprof_trace_str(t, calls[i].name);
+            if (!*name && !gpu[i].kernels) continue; /* nothing says which collective it is */
+            const char *type = canonical_type(*name ? name : tprof_collective_type_at(gpu[i].type));
+            const tprof_event *e = &ev[calls[i].event];
+            rc = gpu[i].kernels ? add_instance(rows, t, &calls[i], type, gpu[i].first,
+                                               tprof_span_ns(gpu[i].first, gpu[i].last), gpu[i].kernels)
+                                : add_instance(rows, t, &calls[i], type, e->ts, e->dur, 0);
+        }
+        free(gpu);
+    } else if (!rc) { /* no calls recorded: each communication kernel is one */
+        for (size_t i = 0, n = tprof_trace_nevents(t); !rc && i < n; i++)
+            if (ev[i].kind == TPROF_KIND_GPU && ev[i].klass == TPROF_CLASS_COMM)
+                rc = add_instance(rows, t, NULL, canonical_type(tprof_collective_type(tprof_trace_str(t, ev[i].name))),
+                                  ev[i].ts, ev[i].dur, 1);
+    }
+    if (rc) {
+        tprof_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}
+
+/* ---- across ranks ---- */
+
+enum { T_RANKS, T_MATCHED, T_UNMATCHED, T_MATCHING, T_COMMON, T_STRAGGLER, T_COST, T_LAST_SHARE, T_NCOLS };
+enum { G_TYPE, G_GROUP, G_DTYPE, G_BYTES, G_RANKS, G_COUNT, G_TRANSFER, G_TRANSFER_P50, G_TRANSFER_P90, G_ALGBW,
+       G_BUSBW, G_WAIT, G_NCOLS };
+enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_STRAGGLER, R_NCOLS };
+
+static const tprof_col_desc top_cols[T_NCOLS] = {
+    [T_RANKS] = TPROF_COL("traces", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "traces given, one per rank"),
+    [T_MATCHED] = TPROF_COL("matched", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                            "instances matched on two or more ranks"),
+    [T_UNMATCHED] = TPROF_COL("unmatched", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                              "ranks' instances left out: on one rank only, or past the count the others have"),
+    [T_MATCHING] = TPROF_COL("matching", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                             "how instances were matched: sequence (process group and Seq), order (the n-th of "
+                             "a group and type on each rank), or both (per group); none without any"),
+    [T_COMMON] = TPROF_COL("common_steps", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                           "ProfilerSteps every rank has: only their instances are matched (0: every instance, "
+                           "when a rank has no steps)"),
+    [T_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
+                              "the rank that cost the others the most waiting, null when nobody waited"),
+    [T_COST] = TPROF_COL("straggler_cost_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                         "the others' waits in the instances it arrived last"),
+    [T_LAST_SHARE] = TPROF_COL("straggler_last_share", TPROF_COL_RATIO, TPROF_COMBINE_FIRST, NULL,
+                               "of the matched instances with waits, the share it arrived last"),
+};
+static const tprof_col_desc group_cols[G_NCOLS] = {
+    [G_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective", .flags = TPROF_COLF_KEY),
+    [G_GROUP] = TPROF_COL("group", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "its process group (\"\": not recorded)",
+                          .flags = TPROF_COLF_KEY),
+    [G_DTYPE] = TPROF_COL("dtype", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "as recorded", .flags = TPROF_COLF_KEY),
+    [G_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL,
+                          "message size (the largest a rank recorded), null when none did", .flags = TPROF_COLF_KEY),
+    [G_RANKS] = TPROF_COL("group_size", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                          "ranks in the group: the recorded Group size, else the most ranks matched in an instance"),
+    [G_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "matched instances"),
+    [G_TRANSFER] = TPROF_COL("transfer_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                             "the sum over instances of the transfer time: the shortest duration across the ranks",
+                             .flags = TPROF_COLF_METRIC),
+    [G_TRANSFER_P50] = TPROF_COL("transfer_p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                                 "the median transfer time of an instance (nearest rank)"),
+    [G_TRANSFER_P90] = TPROF_COL("transfer_p90_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                                 "its 90th percentile"),
+    [G_ALGBW] = TPROF_COL("algbw", TPROF_COL_RATE, TPROF_COMBINE_FIRST, "algbw GB/s",
+                          "bytes / median transfer time, GB/s; null without a size"),
+    [G_BUSBW] = TPROF_COL("busbw", TPROF_COL_RATE, TPROF_COMBINE_FIRST, "busbw GB/s",
+                          "algbw times NCCL's bus factor for the collective and group size"),
+    [G_WAIT] = TPROF_COL("wait_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                         "the ranks' waits summed (collectives that end together on every rank; 0 for the others)"),
+};
+static const tprof_col_desc rank_cols[R_NCOLS] = {
+    [R_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
+                         "distributedInfo.rank, else rank<N> in the file name, else its place in rank order",
+                         .flags = TPROF_COLF_KEY),
+    [R_INSTANCES] = TPROF_COL("instances", TPROF_COL_COUNT, TPROF_COMBINE_PER_RANK, NULL, "its matched instances"),
+    [R_WAIT] = TPROF_COL("wait_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                         "its waits: in each instance its duration minus the instance's shortest"),
+    [R_WAIT_STEP] = TPROF_COL("wait_per_step_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                              "wait_ns over the common steps (over one, without them)"),
+    [R_LAST] = TPROF_COL("arrived_last", TPROF_COL_COUNT, TPROF_COMBINE_PER_RANK, NULL,
+                         "instances it arrived last in (its duration the shortest)"),
+    [R_COST] = TPROF_COL("cost_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                         "the others' waits in those instances: what its lateness cost them",
+                         .flags = TPROF_COLF_METRIC),
+    [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row"),
+};
+static const tprof_table_desc top_table = { .name = "", .cols = top_cols, .ncols = T_NCOLS };
+static const tprof_table_desc group_table = {
+    .name = "collectives", .title = "collectives matched across ranks",
+    .doc = "per collective, process group, dtype and size, by transfer time", .cols = group_cols, .ncols = G_NCOLS
+};
+static const tprof_table_desc rank_table = { .name = "ranks", .title = "waits per rank",
+                                             .doc = "one row per rank, in rank order", .cols = rank_cols,
+                                             .ncols = R_NCOLS };
+static const tprof_table_desc *const coll_tables[] = { &group_table, &rank_table };
+const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 1, .top = &top_table,
+                                                   .tables = coll_tables, .ntables = 2, .csv_table = 1,
+                                                   .whole_run = 1, .json_tables_first = 1 };
+
+/* Collectives that end together on every rank of the group: a rank's wait
+ * is its duration minus the shortest. */
+static int ends_together(const char *type)
+{
+    return !strcmp(type, "allreduce") || !strcmp(type, "allgather") || !strcmp(type, "reduce_scatter") ||
+           !strcmp(type, "broadcast") || !strcmp(type, "barrier");
+}
+
+/* One instance on one rank, in the matching. */
+typedef struct {
+    uint32_t rank;   /* index in rank order */
+    uint32_t row;    /* in its rank's instances */
+    uint32_t key;    /* its (group, type) */
+    int64_t order;   /* its number among the rank's instances of that key, or its Seq */
+} inst;
+
+typedef struct {
+    const char *group, *type;
+    int by_seq;      /* every instance of the group on every rank has a Seq */
+} inst_key;
+
+static int cmp_inst(const void *a, const void *b)
+{
+    const inst *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A row of the per-collective table while it is summed. */
+typedef struct {
+    const char *type, *group, *dtype;
+    int64_t bytes; /* -1: none recorded */
+    uint64_t count, ranks;
+    int64_t transfer, wait;
+    int64_t *transfers;
+    size_t ntransfers, cap;
+} group_row;
+
+/* By transfer time, longest first; then by name, group, dtype, size. */
+static int cmp_group(const void *a, const void *b)
+{
+    const group_row *x = a, *y = b;
+    if (x->transfer != y->transfer) return x->transfer > y->transfer ? -1 : 1;
+    int c = strcmp(x->type, y->type);
+    if (!c) c = strcmp(x->group, y->group);
+    if (!c) c = strcmp(x->dtype, y->dtype);
+    return c ? c : x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+static int64_t nearest_rank(const int64_t *sorted, size_t n, double q)
+{
+    size_t k = (size_t)ceil(q * (double)n);
+    return sorted[k ? k - 1 : 0];
+}
+
+static int64_t rows_int_or(const tprof_rows *rows, size_t i, size_t col, int64_t none)
+{
+    const tprof_cell *c = tprof_rows_cell(rows, i, col);
+    return c->null ? none : c->v.i;
+}
+
+static const char *rows_str(const tprof_rows *rows, size_t i, size_t col)
+{
+    const tprof_cell *c = tprof_rows_cell(rows, i, col);
+    return c->null ? "" : c->v.s;
+}
+
+int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tprof_result **out)
+{
+    *out = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (tprof_result_desc_of(per_rank[i]) != &tprof_coll_instances_desc) return TPROF_EUSAGE;
+    int rc = TPROF_ENOMEM;
+    int64_t *rank_of = malloc((n ? n : 1) * sizeof *rank_of);
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    const tprof_result **ranks = malloc((n ? n : 1) * sizeof *ranks);
+    int64_t *wait = calloc(n ? n : 1, sizeof *wait), *cost = calloc(n ? n : 1, sizeof *cost);
+    uint64_t *last = calloc(n ? n : 1, sizeof *last), *matched_on = calloc(n ? n : 1, sizeof *matched_on);
+    inst *all = NULL;
+    inst_key *keys = NULL;
+    uint8_t *gpu_key = NULL; /* per key: some rank's instance has kernels */
+    group_row *groups = NULL;
+    int64_t *common = NULL, *dur = NULL;
+    size_t nall = 0, nkeys = 0, keycap = 0, ngroups = 0, groupcap = 0, ncommon = 0;
+    tprof_result *res = NULL;
+    if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on) goto out;
+    /* rank order: the rank each trace says, else its place */
+    for (size_t i = 0; i < n; i++) {
+        const tprof_cell *c = tprof_rows_cell(tprof_result_top_c(per_rank[i]), 0, I_RANK);
+        rank_of[i] = c->null ? -1 : c->v.i;
+    }
+    if (tprof_rank_order(rank_of, n, order)) goto out;
+    for (size_t k = 0; k < n; k++) ranks[k] = per_rank[order[k]];
+    for (size_t k = 0; k < n; k++) rank_of[k] = rank_of[order[k]] >= 0 ? rank_of[order[k]] : (int64_t)k;
+    /* the steps every rank has (none: a rank without steps) */
+    int all_steps = n > 0;
+    for (size_t k = 0; k < n; k++) all_steps &= tprof_rows_count(tprof_result_table_c(ranks[k], 1)) > 0;
+    if (all_steps) {
+        const tprof_rows *s0 = tprof_result_table_c(ranks[0], 1);
+        if (!(common = malloc(tprof_rows_count(s0) * sizeof *common))) goto out;
+        for (size_t i = 0; i < tprof_rows_count(s0); i++) {
+            int64_t s = tprof_rows_cell(s0, i, P_STEP)->v.i;
+            int everywhere = 1;
+            for (size_t k = 1; k < n && everywhere; k++) {
+                const tprof_rows *sk = tprof_result_table_c(ranks[k], 1);
+                int found = 0;
+                for (size_t j = 0; j < tprof_rows_count(sk) && !found; j++) found = tprof_rows_cell(sk, j, P_STEP)->v.i == s;
+                everywhere = found;
+            }
+            if (everywhere) common[ncommon++] = s;
+        }
+    }
+    /* the instances kept: in the common steps; of a key with GPU work anywhere, those with kernels */
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++) total += tprof_rows_count(tprof_result_table_c(ranks[k], 0));
+    if (!(all = malloc((total ? total : 1) * sizeof *all))) goto out;
+    for (size_t k = 0; k < n; k++) {
+        const tprof_rows *rows = tprof_result_table_c(ranks[k], 0);
+        for (size_t i = 0; i < tprof_rows_count(rows); i++) {
+            if (all_steps) {
+                int64_t s = rows_int_or(rows, i, C_STEP, INT64_MIN);
+                int in = 0;
+                for (size_t j = 0; j < ncommon && !in; j++) in = common[j] == s;
+                if (!in) continue;
+            }
+            const char *group = rows_str(rows, i, C_GROUP), *type = rows_str(rows, i, C_TYPE);
+            size_t key = 0;
+            while (key < nkeys && (strcmp(keys[key].group, group) || strcmp(keys[key].type, type))) key++;
+            if (key == nkeys) {
+                if (tprof_grow((void **)&keys, &keycap, nkeys + 1, sizeof *keys)) goto out;
+                uint8_t *gk = realloc(gpu_key, keycap);
+                if (!gk) goto out;
+                gpu_key = gk;
+                keys[nkeys] = (inst_key){ .group = group, .type = type, .by_seq = 1 };
+                gpu_key[nkeys++] = 0;
+            }
+            if (rows_int_or(rows, i, C_KERNELS, 0) > 0) gpu_key[key] = 1;
+            all[nall++] = (inst){ .rank = (uint32_t)k, .row = (uint32_t)i, .key = (uint32_t)key,
+                                  .order = rows_int_or(rows, i, C_SEQ, -1) };
+        }
+    }
+    {
+        size_t kept = 0;
+        for (size_t a = 0; a < nall; a++) {
+            const tprof_rows *rows = tprof_result_table_c(ranks[all[a].rank], 0);
+            if (gpu_key[all[a].key] && rows_int_or(rows, all[a].row, C_KERNELS, 0) == 0) continue;
+            all[kept++] = all[a];
+        }
+        nall = kept;
+    }
+    /* matching by Seq where a whole group has it, else by order within the group and type */
+    for (size_t a = 0; a < nall; a++)
+        if (all[a].order < 0)
+            for (size_t j = 0; j < nkeys; j++)
+                if (!strcmp(keys[j].group, keys[all[a].key].group)) keys[j].by_seq = 0;
+    int seq_used = 0, order_used = 0;
+    {
+        uint64_t *seen = calloc(nkeys * (n ? n : 1), sizeof *seen); /* instances so far per key and rank */
+        if (!seen) goto out;
+        for (size_t a = 0; a < nall; a++) {
+            if (keys[all[a].key].by_seq) {
+                seq_used = 1;
+                continue;
+            }
+            order_used = 1;
+            all[a].order = (int64_t)seen[(size_t)all[a].key * n + all[a].rank]++;
+        }
+        free(seen);
+    }
+    qsort(all, nall, sizeof *all, cmp_inst);
+    if (!(dur = malloc((n ? n : 1) * sizeof *dur))) goto out;
+    uint64_t matched = 0, unmatched = 0, with_waits = 0;
+    for (size_t a = 0, b; a < nall; a = b) {
+        for (b = a + 1; b < nall && all[b].key == all[a].key && all[b].order == all[a].order; b++) {}
+        /* one rank twice (a repeated Seq): the first one counts */
+        size_t m = 0;
+        for (size_t j = a; j < b; j++)
+            if (j == a || all[j].rank != all[j - 1].rank) all[a + m++] = all[j];
+        unmatched += b - a - m;
+        if (m < 2) {
+            unmatched += m;
+            continue;
+        }
+        matched++;
+        const char *type = keys[all[a].key].type;
+        int64_t shortest = INT64_MAX, bytes = -1, size = -1;
+        size_t lastk = a;
+        const char *dtype = "";
+        for (size_t j = a; j < a + m; j++) {
+            const tprof_rows *rows = tprof_result_table_c(ranks[all[j].rank], 0);
+            dur[j - a] = rows_int_or(rows, all[j].row, C_DUR, 0);
+            if (dur[j - a] < shortest) shortest = dur[j - a], lastk = j;
+            int64_t by = rows_int_or(rows, all[j].row, C_BYTES, -1), gs = rows_int_or(rows, all[j].row, C_GROUP_SIZE, -1);
+            if (by > bytes) bytes = by;
+            if (gs > size) size = gs;
+            if (!*dtype) dtype = rows_str(rows, all[j].row, C_DTYPE);
+            matched_on[all[j].rank]++;
+        }
+        int64_t waited = 0;
+        if (ends_together(type)) {
+            for (size_t j = a; j < a + m; j++) {
+                int64_t w = dur[j - a] - shortest;
+                wait[all[j].rank] = tprof_sat_add(wait[all[j].rank], w);
+                waited = tprof_sat_add(waited, w);
+            }
+            if (waited > 0) {
+                last[all[lastk].rank]++;
+                cost[all[lastk].rank] = tprof_sat_add(cost[all[lastk].rank], waited);
+                with_waits++;
+            }
+        }
+        /* its row: collective, group, dtype, size */
+        size_t g = 0;
+        while (g < ngroups && (strcmp(groups[g].type, type) || strcmp(groups[g].group, keys[all[a].key].group) ||
+                               strcmp(groups[g].dtype, dtype) || groups[g].bytes != bytes))
+            g++;
+        if (g == ngroups) {
+            if (tprof_grow((void **)&groups, &groupcap, ngroups + 1, sizeof *groups)) goto out;
+            groups[ngroups++] = (group_row){ .type = type, .group = keys[all[a].key].group, .dtype = dtype, .bytes = bytes };
+        }
+        group_row *gr = &groups[g];
+        if (tprof_grow_items((void **)&gr->transfers, &gr->cap, gr->ntransfers + 1, sizeof *gr->transfers)) goto out;
+        gr->transfers[gr->ntransfers++] = shortest;
+        gr->count++;
+        if (m > gr->ranks) gr->ranks = m;
+        if (size > 0 && (uint64_t)size > gr->ranks) gr->ranks = (uint64_t)size; /* the recorded group size */
+        gr->transfer = tprof_sat_add(gr->transfer, shortest);
+        gr->wait = tprof_sat_add(gr->wait, waited);
+    }
+    /* the result */
+    if (!(res = tprof_result_new(&tprof_collectives_desc))) goto out;
+    tprof_rows *top = tprof_result_top(res), *gt = tprof_result_table(res, 0), *rt = tprof_result_table(res, 1);
+    tprof_rows_set_i(top, 0, T_RANKS, (int64_t)n);
+    tprof_rows_set_i(top, 0, T_MATCHED, (int64_t)matched);
+    tprof_rows_set_i(top, 0, T_UNMATCHED, (int64_t)unmatched);
+    tprof_rows_set_i(top, 0, T_COMMON, (int64_t)ncommon);
+    if (tprof_rows_set_s(top, 0, T_MATCHING, seq_used && order_used ? "both" : seq_used ? "sequence"
+                                                                  : order_used ? "order" : "none"))
+        goto out;
+    size_t straggler = n;
+    for (size_t k = 0; k < n; k++)
+        if (cost[k] > 0 && (straggler == n || cost[k] > cost[straggler])) straggler = k;
+    if (straggler < n) {
+        tprof_rows_set_i(top, 0, T_STRAGGLER, rank_of[straggler]);
+        tprof_rows_set_i(top, 0, T_COST, cost[straggler]);
+        tprof_rows_set_d(top, 0, T_LAST_SHARE, with_waits ? (double)last[straggler] / (double)with_waits : 0.0);
+    }
+    qsort(groups, ngroups, sizeof *groups, cmp_group);
+    for (size_t g = 0; g < ngroups; g++) {
+        group_row *gr = &groups[g];
+        long i = tprof_rows_add(gt);
+        if (i < 0 || tprof_rows_set_s(gt, (size_t)i, G_TYPE, gr->type) || tprof_rows_set_s(gt, (size_t)i, G_GROUP, gr->group) ||
+            tprof_rows_set_s(gt, (size_t)i, G_DTYPE, gr->dtype))
+            goto out;
+        qsort(gr->transfers, gr->ntransfers, sizeof *gr->transfers, cmp_i64);
+        int64_t p50 = nearest_rank(gr->transfers, gr->ntransfers, 0.5);
+        if (gr->bytes >= 0) tprof_rows_set_i(gt, (size_t)i, G_BYTES, gr->bytes);
+        tprof_rows_set_i(gt, (size_t)i, G_RANKS, (int64_t)gr->ranks);
+        tprof_rows_set_i(gt, (size_t)i, G_COUNT, (int64_t)gr->count);
+        tprof_rows_set_i(gt, (size_t)i, G_TRANSFER, gr->transfer);
+        tprof_rows_set_i(gt, (size_t)i, G_TRANSFER_P50, p50);
+        tprof_rows_set_i(gt, (size_t)i, G_TRANSFER_P90, nearest_rank(gr->transfers, gr->ntransfers, 0.9));
+        if (gr->bytes >= 0 && p50 > 0) {
+            double algbw = (double)gr->bytes / (double)p50; /* bytes per ns = GB/s */
+            tprof_rows_set_d(gt, (size_t)i, G_ALGBW, algbw);
+            tprof_rows_set_d(gt, (size_t)i, G_BUSBW, algbw * tprof_bus_factor(gr->type, (int64_t)gr->ranks));
+        }
+        tprof_rows_set_i(gt, (size_t)i, G_WAIT, gr->wait);
+    }
+    for (size_t k = 0; k < n; k++) {
+        long i = tprof_rows_add(rt);
+        if (i < 0) goto out;
+        tprof_rows_set_i(rt, (size_t)i, R_RANK, rank_of[k]);
+        tprof_rows_set_i(rt, (size_t)i, R_INSTANCES, (int64_t)matched_on[k]);
+        tprof_rows_set_i(rt, (size_t)i, R_WAIT, wait[k]);
+        tprof_rows_set_i(rt, (size_t)i, R_WAIT_STEP, wait[k] / (int64_t)(ncommon ? ncommon : 1));
+        tprof_rows_set_i(rt, (size_t)i, R_LAST, (int64_t)last[k]);
+        tprof_rows_set_i(rt, (size_t)i, R_COST, cost[k]);
+        tprof_rows_set_i(rt, (size_t)i, R_STRAGGLER, k == straggler);
+    }
+    *out = res;
+    res = NULL;
+    rc = 0;
+out:
+    free(gpu_key);
+    tprof_result_free(res);
+    for (size_t g = 0; g < ngroups; g++) free(groups[g].transfers);
+    free(groups);
+    free(keys);
+    free(all);
+    free(common);
+    free(dur);
+    free(rank_of);
+    free(order);
+    free(ranks);
+    free(wait);
+    free(cost);
+    free(last);
+    free(matched_on);
+    return rc;
+}

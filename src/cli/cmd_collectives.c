@@ -1,0 +1,161 @@
+/* trainprof collectives: each collective matched across ranks, the waits
+ * and what the transfer took, the rank that holds the others up. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "trainprof/report.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof collectives [options] TRACE...\n\n"
+            "The collectives of every rank (one trace each) matched across the ranks of their\n"
+            "group: by process group and sequence number where recorded, else the n-th of a\n"
+            "group and collective on each rank, over the ProfilerSteps every rank has. Per\n"
+            "collective, group, dtype and size: the transfer time (the shortest duration\n"
+            "across the ranks: the part they spend together) and the bandwidth it gives; per\n"
+            "rank: its wait (its duration minus the shortest, for collectives that end\n"
+            "together on every rank), how often it arrived last, and what that cost the\n"
+            "others. The straggler is the rank that cost them the most. Durations need no\n"
+            "common clock.\n\n"
+            "options:\n" CLI_COMMON_HELP);
+}
+
+static const char *bw(char *buf, size_t len, const tprof_rows *rows, size_t i, const char *col)
+{
+    const tprof_cell *c = tprof_rows_at(rows, i, col);
+    if (c->null) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%.1f", c->v.d);
+    return buf;
+}
+
+static int print_groups(const tprof_rows *g)
+{
+    const char *hdr[] = { "collective", "group", "dtype", "size", "ranks", "count", "transfer", "p50", "p90",
+                          "algbw GB/s", "busbw GB/s", "waits" };
+    tprof_table *t = tprof_table_new(12, hdr, "llllrrrrrrrr");
+    if (!t) return TPROF_ENOMEM;
+    for (size_t i = 0; i < tprof_rows_count(g); i++) {
+        char size[32], ranks[32], count[32], tr[32], p50[32], p90[32], ab[32], bb[32], w[32];
+        const tprof_cell *b = tprof_rows_at(g, i, "bytes");
+        if (b->null) snprintf(size, sizeof size, "-");
+        else tprof_fmt_bytes(size, sizeof size, b->v.i);
+        snprintf(ranks, sizeof ranks, "%" PRId64, tprof_rows_int(g, i, "group_size"));
+        snprintf(count, sizeof count, "%" PRId64, tprof_rows_int(g, i, "count"));
+        tprof_fmt_duration(tr, sizeof tr, tprof_rows_int(g, i, "transfer_ns"));
+        tprof_fmt_duration(p50, sizeof p50, tprof_rows_int(g, i, "transfer_p50_ns"));
+        tprof_fmt_duration(p90, sizeof p90, tprof_rows_int(g, i, "transfer_p90_ns"));
+        tprof_fmt_duration(w, sizeof w, tprof_rows_int(g, i, "wait_ns"));
+        const char *group = tprof_rows_str(g, i, "group");
+        const char *cells[] = { tprof_rows_str(g, i, "type"), *group ? group : "-", tprof_rows_str(g, i, "dtype"),
+                                size, ranks, count, tr, p50, p90, bw(ab, sizeof ab, g, i, "algbw"),
+                                bw(bb, sizeof bb, g, i, "busbw"), w };
+        if (tprof_table_row(t, cells)) {
+            tprof_table_free(t);
+            return TPROF_ENOMEM;
+        }
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    return 0;
+}
+
+/* The ranks' rows: every one, or past CLI_RANKS_LISTED the few that cost
+ * the others the most (the straggler first among them). */
+static int print_ranks(const tprof_rows *r)
+{
+    size_t n = tprof_rows_count(r), m = 0;
+    size_t *shown = malloc((n ? n : 1) * sizeof *shown);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!shown || !v) {
+        free(shown);
+        free(v);
+        return TPROF_ENOMEM;
+    }
+    if (!cli_across(n))
+        for (size_t i = 0; i < n; i++) shown[m++] = i;
+    else {
+        for (size_t i = 0; i < n; i++) v[i] = (double)tprof_rows_int(r, i, "cost_ns");
+        m = tprof_dist_worst(v, n, CLI_RANKS_WORST, 0, shown);
+        printf("%zu ranks: the %zu whose lateness cost the others the most (%s)\n\n", n, m, CLI_ACROSS_HINT);
+    }
+    free(v);
+    const char *hdr[] = { "rank", "instances", "wait", "wait per step", "arrived last", "cost to others" };
+    tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
+    int rc = t ? 0 : TPROF_ENOMEM;
+    for (size_t j = 0; !rc && j < m; j++) {
+        size_t i = shown[j];
+        char rk[48], in[32], w[32], ws[32], la[32], co[32];
+        snprintf(rk, sizeof rk, "%" PRId64 "%s", tprof_rows_int(r, i, "rank"),
+                 tprof_rows_int(r, i, "straggler") ? " (straggler)" : "");
+        snprintf(in, sizeof in, "%" PRId64, tprof_rows_int(r, i, "instances"));
+        tprof_fmt_duration(w, sizeof w, tprof_rows_int(r, i, "wait_ns"));
+        tprof_fmt_duration(ws, sizeof ws, tprof_rows_int(r, i, "wait_per_step_ns"));
+        snprintf(la, sizeof la, "%" PRId64, tprof_rows_int(r, i, "arrived_last"));
+        tprof_fmt_duration(co, sizeof co, tprof_rows_int(r, i, "cost_ns"));
+        const char *cells[] = { rk, in, w, ws, la, co };
+        rc = tprof_table_row(t, cells);
+    }
+    if (!rc) tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    free(shown);
+    return rc;
+}
+
+static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
+{
+    (void)ctx, (void)label, (void)path;
+    const tprof_rows *top = tprof_result_top_c(res);
+    int64_t matched = tprof_rows_int(top, 0, "matched"), common = tprof_rows_int(top, 0, "common_steps");
+    printf("%" PRId64 " collectives matched across %" PRId64 " ranks by %s", matched, tprof_rows_int(top, 0, "traces"),
+           tprof_rows_str(top, 0, "matching"));
+    if (common) printf(", over %" PRId64 " common steps", common);
+    if (tprof_rows_int(top, 0, "unmatched")) printf("; %" PRId64 " left unmatched", tprof_rows_int(top, 0, "unmatched"));
+    printf("\n");
+    if (!matched) {
+        printf("no collective is found on two ranks: give every rank's trace\n");
+        return 0;
+    }
+    printf("\n");
+    int rc = print_groups(tprof_result_table_c(res, 0));
+    if (rc) return rc;
+    printf("\n");
+    if ((rc = print_ranks(tprof_result_table_c(res, 1)))) return rc;
+    char d[32];
+    if (!tprof_rows_at(top, 0, "straggler")->null)
+        printf("\nstraggler: rank %" PRId64 ", last to arrive in %.0f%% of the collectives the others waited in, "
+               "costing them %s of waiting\n",
+               tprof_rows_int(top, 0, "straggler"), tprof_rows_real(top, 0, "straggler_last_share") * 100,
+               tprof_fmt_duration(d, sizeof d, tprof_rows_int(top, 0, "straggler_cost_ns")));
+    else
+        printf("\nno straggler: no rank waited for another in a collective that ends together\n");
+    return 0;
+}
+
+static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
+{
+    (void)ctx;
+    return tprof_coll_instances(t, out);
+}
+
+static int reduce(void *ctx, const tprof_result *const *per_rank, size_t n, tprof_result **out)
+{
+    (void)ctx;
+    return tprof_collectives_reduce(per_rank, n, out);
+}
+
+int cmd_collectives(int argc, char **argv)
+{
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_COLLECTIVES_KEEP, .result = &tprof_collectives_desc, .analyse = analyse,
+        .reduce = reduce, .print = print,
+    };
+    return cli_run(argc, argv, &spec, NULL);
+}

@@ -1,0 +1,255 @@
+"""trainprof collectives against an independent computation (Python, exact
+integers) of docs/METRICS.md's definitions.
+
+Generated here (not real data): three ranks whose record_param_comms calls
+carry a process group and Seq, rank 1 made late (its AllReduce kernels the
+shortest: the others wait for it), a SendRecv (no waits claimed), a second
+group matched by order, and a step only one rank has (left out). The same
+ranks without Seq (matched by order). Real data, when ../shared is there:
+the 8 DLRM ranks (calls without names or sizes, matched by order within
+their kernels' type)."""
+import json
+import os
+
+from common import TRAINPROF, check, dur_ns, finish, load_exact, run, scratch, testdata, us_to_ns
+
+ENDS_TOGETHER = {"allreduce", "allgather", "reduce_scatter", "broadcast", "barrier"}
+
+
+def canonical(name):
+    s = name.replace("_", "").lower()
+    for k, t in (("reducescatter", "reduce_scatter"), ("allreduce", "allreduce"), ("allgather", "allgather"),
+                 ("alltoall", "alltoall"), ("broadcast", "broadcast"), ("barrier", "barrier"),
+                 ("sendrecv", "sendrecv"), ("send", "send"), ("recv", "recv"), ("reduce", "reduce"),
+                 ("gather", "gather"), ("scatter", "scatter")):
+        if k in s:
+            return t
+    return "other"
+
+
+KTYPES = ("ReduceScatter", "AllReduce", "AllGather", "AllToAll", "SendRecv", "Broadcast", "Reduce", "Send", "Recv")
+
+
+def kernel_type(name):
+    i = name.find("Kernel_")
+    if i >= 0:
+        for t in KTYPES:
+            if name[i + 7:].startswith(t):
+                return t
+    for t in KTYPES:
+        if t in name:
+            return t
+    return "other"
+
+
+def instances(path):
+    """(group, seq, type, dur, bytes, kernels, step) per recorded call, timed by its kernels."""
+    doc = load_exact(path)
+    ev = [e for e in doc["traceEvents"] if isinstance(e, dict) and e.get("ph") == "X" and "ts" in e]
+    steps = sorted((us_to_ns(e["ts"]), us_to_ns(e["ts"]) + dur_ns(e), int(e["name"][13:])) for e in ev
+                   if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") == "user_annotation")
+    runtime = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    kernels = {}
+    for e in ev:
+        a = e.get("args") or {}
+        if e.get("cat") == "kernel" and "nccl" in e.get("name", "").lower() and "correlation" in a:
+            kernels.setdefault(a["correlation"], []).append(e)
+    out = []
+    for c in ev:
+        if c.get("name") != "record_param_comms":
+            continue
+        a = c.get("args") or {}
+        s, end = us_to_ns(c["ts"]), us_to_ns(c["ts"]) + dur_ns(c)
+        ks = []
+        for r in runtime:
+            if r.get("tid") == c.get("tid") and r.get("pid") == c.get("pid") and s <= us_to_ns(r["ts"]) < end:
+                ks += kernels.get((r.get("args") or {}).get("correlation"), [])
+        name = a.get("Collective name", "")
+        if not name and not ks:
+            continue
+        typ = canonical(name if name else kernel_type(ks[0]["name"]))
+        if ks:
+            first = min(us_to_ns(k["ts"]) for k in ks)
+            dur = max(us_to_ns(k["ts"]) + dur_ns(k) for k in ks) - first
+        else:
+            first, dur = s, end - s
+        n = max(a.get("In msg nelems", -1), a.get("Out msg nelems", -1))
+        size = {"Float": 4, "BFloat16": 2}.get(a.get("dtype", ""), 0)
+        step = next((num for st, en, num in steps if st <= first < en), None)
+        out.append(dict(group=a.get("Process Group Name", ""), seq=a.get("Seq"), type=typ, dur=dur,
+                        bytes=n * size if n > 0 and size else None, kernels=len(ks), step=step, start=first,
+                        dtype=a.get("dtype", ""), gsize=a.get("Group size")))
+    return sorted(out, key=lambda x: x["start"]), {num for _, _, num in steps}
+
+
+def expected(paths):
+    per = [instances(p) for p in paths]
+    common = set.intersection(*(s for _, s in per)) if all(s for _, s in per) else None
+    n = len(paths)
+    kept = [[x for x in inst if common is None or x["step"] in common] for inst, _ in per]
+    gpu = {(x["group"], x["type"]) for r in kept for x in r if x["kernels"]}
+    kept = [[x for x in r if not ((x["group"], x["type"]) in gpu and not x["kernels"])] for r in kept]
+    groups_seq = {}
+    for r in kept:
+        for x in r:
+            groups_seq[x["group"]] = groups_seq.get(x["group"], True) and x["seq"] is not None
+    match = {}
+    counts = {}
+    for k, r in enumerate(kept):
+        for x in r:
+            key = (x["group"], x["type"])
+            if groups_seq[x["group"]]:
+                o = x["seq"]
+            else:
+                o = counts.get((key, k), 0)
+                counts[(key, k)] = o + 1
+            match.setdefault((key, o), {}).setdefault(k, x)
+    wait, cost, last, on = [0] * n, [0] * n, [0] * n, [0] * n
+    rows = {}
+    with_waits = 0
+    for (key, _), by_rank in sorted(match.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if len(by_rank) < 2:
+            continue
+        ranks = sorted(by_rank)
+        shortest = min(by_rank[k]["dur"] for k in ranks)
+        lastk = min(k for k in ranks if by_rank[k]["dur"] == shortest)
+        waited = 0
+        for k in ranks:
+            on[k] += 1
+        if key[1] in ENDS_TOGETHER:
+            for k in ranks:
+                wait[k] += by_rank[k]["dur"] - shortest
+                waited += by_rank[k]["dur"] - shortest
+            if waited:
+                last[lastk] += 1
+                cost[lastk] += waited
+                with_waits += 1
+        sizes = [by_rank[k]["bytes"] for k in ranks if by_rank[k]["bytes"] is not None]
+        dtype = next((by_rank[k]["dtype"] for k in ranks if by_rank[k]["dtype"]), "")
+        g = rows.setdefault((key[1], key[0], dtype, max(sizes) if sizes else None),
+                            dict(count=0, transfer=[], wait=0, ranks=0))
+        g["count"] += 1
+        g["transfer"].append(shortest)
+        g["wait"] += waited
+        gs = [by_rank[k]["gsize"] for k in ranks if by_rank[k]["gsize"]]
+        g["ranks"] = max([g["ranks"], len(ranks)] + gs)
+    strag = None
+    for k in range(n):
+        if cost[k] > 0 and (strag is None or cost[k] > cost[strag]):
+            strag = k
+    return dict(wait=wait, cost=cost, last=last, on=on, rows=rows, straggler=strag, with_waits=with_waits,
+                common=len(common) if common else 0)
+
+
+def nearest(sorted_v, q):
+    import math
+    k = math.ceil(q * len(sorted_v))
+    return sorted_v[max(k, 1) - 1]
+
+
+def compare(paths, label, matching):
+    want = expected(paths)
+    rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + paths)
+    check(rc == 0, f"{label}: exit {rc}: {err}")
+    if rc:
+        return None
+    got = json.loads(out)
+    check(got["matching"] == matching, f"{label}: matching {got['matching']}, want {matching}")
+    check(got["common_steps"] == want["common"], f"{label}: common steps {got['common_steps']} vs {want['common']}")
+    for k, r in enumerate(got["ranks"]):
+        for col, key in (("wait_ns", "wait"), ("cost_ns", "cost"), ("arrived_last", "last"), ("instances", "on")):
+            check(r[col] == want[key][k], f"{label}: rank {k} {col} {r[col]} vs {want[key][k]}")
+    strag = want["straggler"]
+    check(got["straggler"] == strag, f"{label}: straggler {got['straggler']} vs {strag}")
+    if strag is not None:
+        check(got["straggler_cost_ns"] == want["cost"][strag], f"{label}: straggler cost")
+        check(abs(got["straggler_last_share"] - want["last"][strag] / want["with_waits"]) < 1e-12,
+              f"{label}: last share")
+    check(len(got["collectives"]) == len(want["rows"]), f"{label}: {len(got['collectives'])} rows vs {len(want['rows'])}")
+    for g in got["collectives"]:
+        w = want["rows"].get((g["type"], g["group"], g["dtype"], g["bytes"]))
+        check(w is not None, f"{label}: unexpected row {g['type']} {g['group']} {g['bytes']}")
+        if w is None:
+            continue
+        t = sorted(w["transfer"])
+        check(g["count"] == w["count"] and g["transfer_ns"] == sum(t) and g["wait_ns"] == w["wait"] and
+              g["transfer_p50_ns"] == nearest(t, 0.5) and g["transfer_p90_ns"] == nearest(t, 0.9) and
+              g["group_size"] == w["ranks"], f"{label}: row {g['type']} {g['group']}: {g} vs {w}")
+        if g["bytes"] is not None:
+            alg = g["bytes"] / nearest(t, 0.5)
+            n = w["ranks"]
+            f = 2 * (n - 1) / n if g["type"] == "allreduce" else (n - 1) / n if g["type"] in (
+                "allgather", "reduce_scatter", "alltoall") else 1.0
+            check(abs(g["algbw"] - alg) < 1e-9 * alg and abs(g["busbw"] - alg * f) < 1e-9 * alg,
+                  f"{label}: bandwidth of {g['type']}")
+    return got
+
+
+def synthetic(d, seq, late=1, delay_us=700):
+    """Three ranks, each step an AllReduce of group '0' (Seq 10, 11, ...), a
+    SendRecv and a broadcast of group '5' recorded without Seq, all timed by
+    their kernels; rank LATE's AllReduce kernels shorter by DELAY_US (the
+    others wait for it); rank 2 has a step 3 the others do not."""
+    paths = []
+    for r in range(3):
+        ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}}]
+        t, corr = 1000, 1
+        nsteps = 3 if r == 2 else 2
+        for s in range(1, nsteps + 1):
+            st = t
+            seq_n = 10 + (s - 1)
+            body = []
+            for k, (name, group, sq, dur) in enumerate((
+                    ("allreduce", "0", seq_n, 300 + (0 if r == late else delay_us + 37 * r + 11 * s)),
+                    ("send", "5", None, 50 + 13 * r), ("broadcast", "5", None, 120 + (0 if r == 0 else 40 * r + s)))):
+                args = {"Collective name": name, "dtype": "BFloat16", "In msg nelems": 1 << 20,
+                        "Out msg nelems": 1 << 20, "Group size": 3, "Process Group Name": group}
+                if seq and sq is not None:
+                    args["Seq"] = sq
+                body.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1,
+                             "ts": t, "dur": 20, "args": args})
+                body.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                             "ts": t + 5, "dur": 5, "args": {"correlation": corr}})
+                kname = {"allreduce": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "send": "ncclDevKernel_SendRecv",
+                         "broadcast": "ncclDevKernel_Broadcast_RING_LL"}[name]
+                body.append({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": t + 30, "dur": dur,
+                             "args": {"device": 0, "stream": 7, "correlation": corr}})
+                corr += 1
+                t += 100 + dur
+            ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "pid": 1, "tid": 1,
+                       "ts": st - 1, "dur": t - st + 10})
+            ev += body
+            t += 50
+        p = os.path.join(d, f"rank{r}.json")
+        with open(p, "w") as f:
+            json.dump({"distributedInfo": {"rank": r, "world_size": 3}, "traceEvents": ev}, f)
+        paths.append(p)
+    return paths
+
+
+d = scratch("tprof_coll_")
+got = compare(synthetic(os.path.join(d), seq=True), "generated, with Seq", "both")
+if got:
+    check(got["straggler"] == 1, "the late rank 1 is the straggler")
+    check(got["common_steps"] == 2, "rank 2's third step is left out")
+    other = [r for r in got["ranks"] if r["rank"] != 1]
+    check(all(abs(r["wait_per_step_ns"] - 700_000) < 0.25 * 700_000 for r in other),
+          f"the others wait about the 700 us injected per step: {[r['wait_per_step_ns'] for r in other]}")
+os.makedirs(os.path.join(d, "noseq"), exist_ok=True)
+compare(synthetic(os.path.join(d, "noseq"), seq=False, late=2), "generated, without Seq", "order")
+
+rc, out, err = run([TRAINPROF, "collectives"] + synthetic(os.path.join(d), seq=True))
+check(rc == 0 and "straggler: rank 1" in out and "allreduce" in out, f"text output: {out}{err}")
+rc, out, err = run([TRAINPROF, "collectives", "--format", "csv"] + synthetic(os.path.join(d), seq=True))
+check(rc == 0 and out.splitlines()[0].startswith("type,group,dtype,bytes,group_size,count,transfer_ns"), f"CSV: {out[:200]}")
+
+data = testdata()
+if data:
+    dlrm_dir = os.path.join(data, "traces/param/et_replay/tests/inputs/dlrm_kineto")
+    dlrm = sorted(os.path.join(dlrm_dir, f) for f in os.listdir(dlrm_dir))
+    got = compare(dlrm, "DLRM, 8 real ranks", "order")
+    if got:
+        check(got["matched"] == 8, f"DLRM: 3 AllReduce and 5 SendRecv matched, got {got['matched']}")
+else:
+    print("note: ../shared/data not found: the real DLRM ranks are not checked")
+finish("collectives: waits, costs, straggler, transfer and bandwidth as computed independently")
