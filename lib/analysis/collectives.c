@@ -161,10 +161,17 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
 
 /* ---- across ranks ---- */
 
-enum { T_RANKS, T_MATCHED, T_UNMATCHED, T_MATCHING, T_COMMON, T_STRAGGLER, T_COST, T_LAST_SHARE, T_NCOLS };
+enum { T_RANKS, T_MATCHED, T_UNMATCHED, T_MATCHING, T_COMMON, T_STRAGGLER, T_COST, T_LAST_SHARE, T_RESIDUAL, T_SKEW,
+       T_NCOLS };
 enum { G_TYPE, G_GROUP, G_DTYPE, G_BYTES, G_RANKS, G_COUNT, G_TRANSFER, G_TRANSFER_P50, G_TRANSFER_P90, G_ALGBW,
-       G_BUSBW, G_WAIT, G_NCOLS };
-enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_STRAGGLER, R_NCOLS };
+       G_BUSBW, G_WAIT, G_SKEW_P50, G_SKEW_P90, G_NCOLS };
+enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_OFFSET, R_DRIFT, R_RESIDUAL, R_LATE, R_STRAGGLER,
+       R_NCOLS };
+
+/* Past this fit residual a rank's clock is not trusted for arrival skew. */
+#define SKEW_MAX_RESIDUAL_NS 50000
+/* A drift is fitted when the shared collectives span this long. */
+#define DRIFT_MIN_SPAN_NS 1000000000LL
 
 static const tprof_col_desc top_cols[T_NCOLS] = {
     [T_RANKS] = TPROF_COL("traces", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "traces given, one per rank"),
@@ -184,6 +191,10 @@ static const tprof_col_desc top_cols[T_NCOLS] = {
                          "the others' waits in the instances it arrived last"),
     [T_LAST_SHARE] = TPROF_COL("straggler_last_share", TPROF_COL_RATIO, TPROF_COMBINE_FIRST, NULL,
                                "of the matched instances with waits, the share it arrived last"),
+    [T_RESIDUAL] = TPROF_COL("clock_residual_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                             "the largest of the ranks' clock-fit residuals, null without a fit"),
+    [T_SKEW] = TPROF_COL("skew_computed", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL,
+                         "arrival skew was computed: every rank's clock fitted within 50 us"),
 };
 static const tprof_col_desc group_cols[G_NCOLS] = {
     [G_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective", .flags = TPROF_COLF_KEY),
@@ -208,6 +219,9 @@ static const tprof_col_desc group_cols[G_NCOLS] = {
                           "algbw times NCCL's bus factor for the collective and group size"),
     [G_WAIT] = TPROF_COL("wait_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
                          "the ranks' waits summed (collectives that end together on every rank; 0 for the others)"),
+    [G_SKEW_P50] = TPROF_COL("skew_p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                             "arrival skew (last start minus first, the clocks aligned): median; null when not computed"),
+    [G_SKEW_P90] = TPROF_COL("skew_p90_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "its 90th percentile"),
 };
 static const tprof_col_desc rank_cols[R_NCOLS] = {
     [R_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
@@ -223,6 +237,15 @@ static const tprof_col_desc rank_cols[R_NCOLS] = {
     [R_COST] = TPROF_COL("cost_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
                          "the others' waits in those instances: what its lateness cost them",
                          .flags = TPROF_COLF_METRIC),
+    [R_OFFSET] = TPROF_COL("clock_offset_ns", TPROF_COL_INT, TPROF_COMBINE_PER_RANK, NULL,
+                           "its clock minus the first rank's, fitted on the ends of the collectives they share "
+                           "(at their mean end); null without one"),
+    [R_DRIFT] = TPROF_COL("clock_drift_ppm", TPROF_COL_REAL, TPROF_COMBINE_PER_RANK, NULL,
+                          "the fit's drift, ns per ms (0 with fewer than 3 shared collectives or over less than 1 s)"),
+    [R_RESIDUAL] = TPROF_COL("clock_residual_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                             "the fit's root-mean-square residual"),
+    [R_LATE] = TPROF_COL("late_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                         "its mean arrival after the first rank of each instance, clocks aligned; null when not computed"),
     [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row"),
 };
 static const tprof_table_desc top_table = { .name = "", .cols = top_cols, .ncols = T_NCOLS };
@@ -279,9 +302,67 @@ typedef struct {
     int64_t bytes; /* -1: none recorded */
     uint64_t count, ranks;
     int64_t transfer, wait;
-    int64_t *transfers;
-    size_t ntransfers, cap;
+    int64_t *transfers, *skews;
+    size_t ntransfers, cap, nskews, skewcap;
 } group_row;
+
+/* A matched instance: ALL[a .. a + m), its row in the table G. */
+typedef struct {
+    size_t a, m, g;
+    int together;
+} matched_inst;
+
+/* A shared collective's end on a rank and on the first rank (ns, their clocks). */
+typedef struct {
+    uint32_t rank;
+    int64_t ref_end, end;
+} clock_pair;
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const clock_pair *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->ref_end < y->ref_end ? -1 : x->ref_end > y->ref_end;
+}
+
+/* A rank's clock against the first rank's: end - ref_end = offset + drift * (ref_end - x0). */
+typedef struct {
+    int fitted;
+    double x0, offset, drift, residual;
+} clock_fit;
+
+/* Least squares over P[0..N) (offset alone, the median, below 3 points). */
+static clock_fit fit_clock(const clock_pair *p, size_t n)
+{
+    clock_fit f = { .fitted = n > 0 };
+    if (!n) return f;
+    double sx = 0, sy = 0;
+    for (size_t i = 0; i < n; i++) sx += (double)(p[i].ref_end - p[0].ref_end), sy += (double)(p[i].end - p[i].ref_end);
+    double mx = sx / (double)n, my = sy / (double)n, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = (double)(p[i].ref_end - p[0].ref_end) - mx, y = (double)(p[i].end - p[i].ref_end) - my;
+        sxx += x * x;
+        sxy += x * y;
+    }
+    f.x0 = (double)p[0].ref_end + mx;
+    f.offset = my;
+    /* a drift only over a second or more: fitted over milliseconds it is the noise of the ends */
+    f.drift = n >= 3 && sxx > 0 && p[n - 1].ref_end - p[0].ref_end >= DRIFT_MIN_SPAN_NS ? sxy / sxx : 0;
+    double ss = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = (double)(p[i].ref_end - p[0].ref_end) - mx, y = (double)(p[i].end - p[i].ref_end);
+        double e = y - (f.offset + f.drift * x);
+        ss += e * e;
+    }
+    f.residual = sqrt(ss / (double)n);
+    return f;
+}
+
+/* T on rank K's clock, on the first rank's. */
+static double aligned(const clock_fit *f, int64_t t)
+{
+    return (double)t - (f->offset + f->drift * ((double)t - f->offset - f->x0));
+}
 
 /* By transfer time, longest first; then by name, group, dtype, size. */
 static int cmp_group(const void *a, const void *b)
@@ -328,6 +409,12 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     uint8_t *gpu_key = NULL; /* per key: some rank's instance has kernels */
     group_row *groups = NULL;
     int64_t *common = NULL, *dur = NULL;
+    matched_inst *mi = NULL;
+    clock_pair *pairs = NULL;
+    clock_fit *fits = NULL;
+    double *late = NULL, *starts = NULL; /* STARTS: an instance's aligned starts */
+    uint64_t *late_n = NULL;
+    size_t nmi = 0, micap = 0, npairs = 0, paircap = 0;
     size_t nall = 0, nkeys = 0, keycap = 0, ngroups = 0, groupcap = 0, ncommon = 0;
     tprof_result *res = NULL;
     if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on) goto out;
@@ -473,6 +560,55 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         if (size > 0 && (uint64_t)size > gr->ranks) gr->ranks = (uint64_t)size; /* the recorded group size */
         gr->transfer = tprof_sat_add(gr->transfer, shortest);
         gr->wait = tprof_sat_add(gr->wait, waited);
+        if (tprof_grow_items((void **)&mi, &micap, nmi + 1, sizeof *mi)) goto out;
+        mi[nmi++] = (matched_inst){ .a = a, .m = m, .g = g, .together = ends_together(type) };
+        /* the clocks: instances that end together and that the first rank is in */
+        if (ends_together(type) && all[a].rank == 0) {
+            const tprof_rows *r0 = tprof_result_table_c(ranks[0], 0);
+            int64_t ref_end = tprof_end_ns(rows_int_or(r0, all[a].row, C_START, 0), rows_int_or(r0, all[a].row, C_DUR, 0));
+            for (size_t j = a + 1; j < a + m; j++) {
+                const tprof_rows *rows = tprof_result_table_c(ranks[all[j].rank], 0);
+                int64_t end = tprof_end_ns(rows_int_or(rows, all[j].row, C_START, 0), rows_int_or(rows, all[j].row, C_DUR, 0));
+                if (tprof_grow_items((void **)&pairs, &paircap, npairs + 1, sizeof *pairs)) goto out;
+                pairs[npairs++] = (clock_pair){ .rank = all[j].rank, .ref_end = ref_end, .end = end };
+            }
+        }
+    }
+    /* each rank's clock fitted on the first rank's; the arrival skew where every clock fits */
+    fits = calloc(n ? n : 1, sizeof *fits);
+    late = calloc(n ? n : 1, sizeof *late);
+    late_n = calloc(n ? n : 1, sizeof *late_n);
+    starts = malloc((n ? n : 1) * sizeof *starts);
+    if (!fits || !late || !late_n || !starts) goto out;
+    if (n) fits[0] = (clock_fit){ .fitted = 1 };
+    if (npairs) qsort(pairs, npairs, sizeof *pairs, cmp_pair);
+    for (size_t p = 0, q; p < npairs; p = q) {
+        for (q = p + 1; q < npairs && pairs[q].rank == pairs[p].rank; q++) {}
+        fits[pairs[p].rank] = fit_clock(pairs + p, q - p);
+    }
+    double worst = 0;
+    int all_fit = n > 1;
+    for (size_t k = 0; k < n; k++) {
+        all_fit &= fits[k].fitted;
+        if (fits[k].fitted && fits[k].residual > worst) worst = fits[k].residual;
+    }
+    int skew_ok = all_fit && worst <= SKEW_MAX_RESIDUAL_NS;
+    for (size_t i = 0; skew_ok && i < nmi; i++) {
+        double lo = INFINITY, hi = -INFINITY;
+        double *at = starts;
+        for (size_t j = mi[i].a; j < mi[i].a + mi[i].m; j++) {
+            const tprof_rows *rows = tprof_result_table_c(ranks[all[j].rank], 0);
+            at[j - mi[i].a] = aligned(&fits[all[j].rank], rows_int_or(rows, all[j].row, C_START, 0));
+            if (at[j - mi[i].a] < lo) lo = at[j - mi[i].a];
+            if (at[j - mi[i].a] > hi) hi = at[j - mi[i].a];
+        }
+        for (size_t j = mi[i].a; j < mi[i].a + mi[i].m; j++) {
+            late[all[j].rank] += at[j - mi[i].a] - lo;
+            late_n[all[j].rank]++;
+        }
+        group_row *gr = &groups[mi[i].g];
+        if (tprof_grow_items((void **)&gr->skews, &gr->skewcap, gr->nskews + 1, sizeof *gr->skews)) goto out;
+        gr->skews[gr->nskews++] = llround(hi - lo);
     }
     /* the result */
     if (!(res = tprof_result_new(&tprof_collectives_desc))) goto out;
@@ -484,6 +620,8 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     if (tprof_rows_set_s(top, 0, T_MATCHING, seq_used && order_used ? "both" : seq_used ? "sequence"
                                                                   : order_used ? "order" : "none"))
         goto out;
+    if (all_fit || npairs) tprof_rows_set_i(top, 0, T_RESIDUAL, llround(worst));
+    tprof_rows_set_i(top, 0, T_SKEW, skew_ok);
     size_t straggler = n;
     for (size_t k = 0; k < n; k++)
         if (cost[k] > 0 && (straggler == n || cost[k] > cost[straggler])) straggler = k;
@@ -513,6 +651,11 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
             tprof_rows_set_d(gt, (size_t)i, G_BUSBW, algbw * tprof_bus_factor(gr->type, (int64_t)gr->ranks));
         }
         tprof_rows_set_i(gt, (size_t)i, G_WAIT, gr->wait);
+        if (gr->nskews) {
+            qsort(gr->skews, gr->nskews, sizeof *gr->skews, cmp_i64);
+            tprof_rows_set_i(gt, (size_t)i, G_SKEW_P50, nearest_rank(gr->skews, gr->nskews, 0.5));
+            tprof_rows_set_i(gt, (size_t)i, G_SKEW_P90, nearest_rank(gr->skews, gr->nskews, 0.9));
+        }
     }
     for (size_t k = 0; k < n; k++) {
         long i = tprof_rows_add(rt);
@@ -523,6 +666,12 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         tprof_rows_set_i(rt, (size_t)i, R_WAIT_STEP, wait[k] / (int64_t)(ncommon ? ncommon : 1));
         tprof_rows_set_i(rt, (size_t)i, R_LAST, (int64_t)last[k]);
         tprof_rows_set_i(rt, (size_t)i, R_COST, cost[k]);
+        if (fits[k].fitted) {
+            tprof_rows_set_i(rt, (size_t)i, R_OFFSET, llround(fits[k].offset));
+            tprof_rows_set_d(rt, (size_t)i, R_DRIFT, fits[k].drift * 1e6);
+            tprof_rows_set_i(rt, (size_t)i, R_RESIDUAL, llround(fits[k].residual));
+        }
+        if (skew_ok && late_n[k]) tprof_rows_set_i(rt, (size_t)i, R_LATE, llround(late[k] / (double)late_n[k]));
         tprof_rows_set_i(rt, (size_t)i, R_STRAGGLER, k == straggler);
     }
     *out = res;
@@ -531,7 +680,13 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
 out:
     free(gpu_key);
     tprof_result_free(res);
-    for (size_t g = 0; g < ngroups; g++) free(groups[g].transfers);
+    for (size_t g = 0; g < ngroups; g++) free(groups[g].transfers), free(groups[g].skews);
+    free(mi);
+    free(pairs);
+    free(fits);
+    free(late);
+    free(late_n);
+    free(starts);
     free(groups);
     free(keys);
     free(all);

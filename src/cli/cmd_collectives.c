@@ -24,7 +24,9 @@ static void help(FILE *f)
             "rank: its wait (its duration minus the shortest, for collectives that end\n"
             "together on every rank), how often it arrived last, and what that cost the\n"
             "others. The straggler is the rank that cost them the most. Durations need no\n"
-            "common clock.\n\n"
+            "common clock; the arrival skew does: each rank's clock is fitted (offset, and\n"
+            "drift over a second or more) on the ends of the collectives it shares with the\n"
+            "first rank, and skew is given when every fit is within 50 us.\n\n"
             "options:\n" CLI_COMMON_HELP);
 }
 
@@ -39,11 +41,14 @@ static const char *bw(char *buf, size_t len, const tprof_rows *rows, size_t i, c
 static int print_groups(const tprof_rows *g)
 {
     const char *hdr[] = { "collective", "group", "dtype", "size", "ranks", "count", "transfer", "p50", "p90",
-                          "algbw GB/s", "busbw GB/s", "waits" };
-    tprof_table *t = tprof_table_new(12, hdr, "llllrrrrrrrr");
+                          "algbw GB/s", "busbw GB/s", "waits", "skew p50" };
+    tprof_table *t = tprof_table_new(13, hdr, "llllrrrrrrrrr");
     if (!t) return TPROF_ENOMEM;
     for (size_t i = 0; i < tprof_rows_count(g); i++) {
-        char size[32], ranks[32], count[32], tr[32], p50[32], p90[32], ab[32], bb[32], w[32];
+        char size[32], ranks[32], count[32], tr[32], p50[32], p90[32], ab[32], bb[32], w[32], sk[32];
+        const tprof_cell *skew = tprof_rows_at(g, i, "skew_p50_ns");
+        if (skew->null) snprintf(sk, sizeof sk, "-");
+        else tprof_fmt_duration(sk, sizeof sk, skew->v.i);
         const tprof_cell *b = tprof_rows_at(g, i, "bytes");
         if (b->null) snprintf(size, sizeof size, "-");
         else tprof_fmt_bytes(size, sizeof size, b->v.i);
@@ -56,7 +61,7 @@ static int print_groups(const tprof_rows *g)
         const char *group = tprof_rows_str(g, i, "group");
         const char *cells[] = { tprof_rows_str(g, i, "type"), *group ? group : "-", tprof_rows_str(g, i, "dtype"),
                                 size, ranks, count, tr, p50, p90, bw(ab, sizeof ab, g, i, "algbw"),
-                                bw(bb, sizeof bb, g, i, "busbw"), w };
+                                bw(bb, sizeof bb, g, i, "busbw"), w, sk };
         if (tprof_table_row(t, cells)) {
             tprof_table_free(t);
             return TPROF_ENOMEM;
@@ -87,12 +92,15 @@ static int print_ranks(const tprof_rows *r)
         printf("%zu ranks: the %zu whose lateness cost the others the most (%s)\n\n", n, m, CLI_ACROSS_HINT);
     }
     free(v);
-    const char *hdr[] = { "rank", "instances", "wait", "wait per step", "arrived last", "cost to others" };
-    tprof_table *t = tprof_table_new(6, hdr, "lrrrrr");
+    const char *hdr[] = { "rank", "instances", "wait", "wait per step", "arrived last", "cost to others", "late" };
+    tprof_table *t = tprof_table_new(7, hdr, "lrrrrrr");
     int rc = t ? 0 : TPROF_ENOMEM;
     for (size_t j = 0; !rc && j < m; j++) {
         size_t i = shown[j];
-        char rk[48], in[32], w[32], ws[32], la[32], co[32];
+        char rk[48], in[32], w[32], ws[32], la[32], co[32], lt[32];
+        const tprof_cell *late = tprof_rows_at(r, i, "late_mean_ns");
+        if (late->null) snprintf(lt, sizeof lt, "-");
+        else tprof_fmt_duration(lt, sizeof lt, late->v.i);
         snprintf(rk, sizeof rk, "%" PRId64 "%s", tprof_rows_int(r, i, "rank"),
                  tprof_rows_int(r, i, "straggler") ? " (straggler)" : "");
         snprintf(in, sizeof in, "%" PRId64, tprof_rows_int(r, i, "instances"));
@@ -100,7 +108,7 @@ static int print_ranks(const tprof_rows *r)
         tprof_fmt_duration(ws, sizeof ws, tprof_rows_int(r, i, "wait_per_step_ns"));
         snprintf(la, sizeof la, "%" PRId64, tprof_rows_int(r, i, "arrived_last"));
         tprof_fmt_duration(co, sizeof co, tprof_rows_int(r, i, "cost_ns"));
-        const char *cells[] = { rk, in, w, ws, la, co };
+        const char *cells[] = { rk, in, w, ws, la, co, lt };
         rc = tprof_table_row(t, cells);
     }
     if (!rc) tprof_table_print(t, stdout);
@@ -129,6 +137,14 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     printf("\n");
     if ((rc = print_ranks(tprof_result_table_c(res, 1)))) return rc;
     char d[32];
+    const tprof_cell *res_ns = tprof_rows_at(top, 0, "clock_residual_ns");
+    if (tprof_rows_int(top, 0, "skew_computed"))
+        printf("\nclocks aligned on the collectives' ends (residual %s at most): skew = last arrival minus first, "
+               "late = a rank's mean arrival after the first\n",
+               tprof_fmt_duration(d, sizeof d, res_ns->v.i));
+    else if (!res_ns->null)
+        printf("\nno arrival skew: a rank's clock does not fit the others' (residual %s, above 50 us)\n",
+               tprof_fmt_duration(d, sizeof d, res_ns->v.i));
     if (!tprof_rows_at(top, 0, "straggler")->null)
         printf("\nstraggler: rank %" PRId64 ", last to arrive in %.0f%% of the collectives the others waited in, "
                "costing them %s of waiting\n",

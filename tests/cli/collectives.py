@@ -243,6 +243,76 @@ check(rc == 0 and "straggler: rank 1" in out and "allreduce" in out, f"text outp
 rc, out, err = run([TRAINPROF, "collectives", "--format", "csv"] + synthetic(os.path.join(d), seq=True))
 check(rc == 0 and out.splitlines()[0].startswith("type,group,dtype,bytes,group_size,count,transfer_ns"), f"CSV: {out[:200]}")
 
+def clocks(d, offsets_us, drift_ppm, late_rank=3, steps=20):
+    """Ranks whose clocks differ (offset, drift) around one AllReduce per
+    step, steps a second apart: each rank arrives at its own time, all end
+    together TRANSFER after the last arrival. The truth (per step: the
+    arrivals' spread) is returned beside the files."""
+    n, transfer = len(offsets_us), 200_000
+    truth, paths = [], []
+    arrivals = [[10_000 * ((7 * r + 3 * s) % 11) + (800_000 + 3_000 * s if r == late_rank else 0)
+                 for r in range(n)] for s in range(steps)]
+    for s in range(steps):
+        truth.append(max(arrivals[s]) - min(arrivals[s]))
+    for r in range(n):
+        def clock(t):  # true ns -> this rank's clock, ns
+            return t + offsets_us[r] * 1000 + drift_ppm[r] * 1e-6 * t
+        ev = []
+        for s in range(steps):
+            base = 1_000_000_000 * (s + 1)
+            arrive = base + arrivals[s][r]
+            end = base + max(arrivals[s]) + transfer
+            st, en = clock(base - 500_000), clock(end + 100_000)
+            ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s + 1}", "pid": 1, "tid": 1,
+                       "ts": st / 1000, "dur": (en - st) / 1000})
+            c0 = clock(arrive - 40_000)
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": c0 / 1000,
+                       "dur": 30, "args": {"Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1 << 22,
+                                          "Out msg nelems": 1 << 22, "Group size": n, "Process Group Name": "0",
+                                          "Seq": s}})
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": (c0 + 5000) / 1000, "dur": 4, "args": {"correlation": s + 1}})
+            ks, ke = clock(arrive), clock(end)
+            ev.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0,
+                       "tid": 7, "ts": round(ks) / 1000, "dur": (round(ke) - round(ks)) / 1000,
+                       "args": {"device": 0, "stream": 7, "correlation": s + 1}})
+        p = os.path.join(d, f"rank{r}.json")
+        with open(p, "w") as f:
+            json.dump({"distributedInfo": {"rank": r, "world_size": n}, "traceEvents": ev}, f)
+        paths.append(p)
+    return paths, truth
+
+
+os.makedirs(os.path.join(d, "clocks"), exist_ok=True)
+paths, truth = clocks(os.path.join(d, "clocks"), [0, 3_000, -12_500, 800], [0, 20, -35, 5])
+got = compare(paths, "generated, clocks apart", "sequence")
+if got:
+    t = sorted(truth)
+    check(got["skew_computed"] and got["clock_residual_ns"] < 1000, f"clocks fitted: {got['clock_residual_ns']}")
+    row = got["collectives"][0]
+    for col, q in (("skew_p50_ns", 0.5), ("skew_p90_ns", 0.9)):
+        check(row[col] is not None and abs(row[col] - nearest(t, q)) <= 1000,
+              f"clocks: {col} {row[col]} vs the arrivals' spread {nearest(t, q)}")
+    offs = {r["rank"]: r["clock_offset_ns"] for r in got["ranks"]}
+    check(abs(offs[2] - offs[0] + 12_500_000 + 35e-6 * 10.5e9) < 20_000,
+          f"clocks: rank 2's offset at the mean end {offs[2]}")
+    check(got["straggler"] == 3, f"clocks: the late rank 3 is the straggler ({got['straggler']})")
+    lates = {r["rank"]: r["late_mean_ns"] for r in got["ranks"]}
+    check(None not in lates.values() and max(lates, key=lates.get) == 3,
+          f"clocks: rank 3 arrives latest on the aligned clock: {lates}")
+# a clock that jumps (no line fits it): no skew claimed, the residual said
+os.makedirs(os.path.join(d, "jump"), exist_ok=True)
+paths, _ = clocks(os.path.join(d, "jump"), [0, 0, 0, 0], [0, 0, 0, 0], steps=6)
+doc = json.load(open(paths[1]))
+for e in doc["traceEvents"]:
+    if e["cat"] == "kernel" and e["args"]["correlation"] > 3:
+        e["ts"] += 400  # 400 us later from the fourth step on
+json.dump(doc, open(paths[1], "w"))
+rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + paths)
+got = json.loads(out) if rc == 0 else {}
+check(rc == 0 and not got["skew_computed"] and got["clock_residual_ns"] > 50_000 and
+      got["collectives"][0]["skew_p50_ns"] is None, f"a jumping clock: {out[:300]}{err}")
+
 data = testdata()
 if data:
     dlrm_dir = os.path.join(data, "traces/param/et_replay/tests/inputs/dlrm_kineto")

@@ -58,6 +58,13 @@ static void analyses(tprof_trace *t)
     const tprof_trace *two[2] = { t, t };
     tprof_advice *ad;
     if (tprof_advise(two, 2, &ad) == 0) tprof_advice_free(ad);
+    /* the trace as two ranks of one job: every instance matched with itself */
+    tprof_result *inst, *coll;
+    if (tprof_coll_instances(t, &inst) == 0) {
+        const tprof_result *ranks[2] = { inst, inst };
+        if (tprof_collectives_reduce(ranks, 2, &coll) == 0) tprof_result_free(coll);
+        tprof_result_free(inst);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
