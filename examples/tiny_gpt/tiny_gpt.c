@@ -13,7 +13,12 @@
  * Built with TINY_GPT_MPI (the tiny_gpt_mpi target), it trains data-parallel
  * over the processes of `mpirun -np W`: same initial weights (rank 0's,
  * broadcast), each rank its own slice of every global batch, gradients
- * averaged with one MPI_Allreduce per step, each rank its own trace. */
+ * averaged with one MPI_Allreduce per step, each rank its own trace.
+ * --train.debug.slow_rank=R --train.debug.slow_ms=X makes rank R a
+ * straggler on purpose: it sleeps X ms after each step's backward, before
+ * the gradients' allreduce, so the others wait about X ms in it (what
+ * `trainprof collectives` finds). */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,7 +39,8 @@
 typedef struct {
     int n_layer, n_embd, n_head, inter, seq;
     int batch, max_steps, resume_step, seed, log_json, gradcheck, log_ranks;
-    double lr, wd, peak_tflops;
+    int slow_rank; /* train.debug.slow_rank: this rank computes train.debug.slow_ms longer each step (-1: none) */
+    double lr, wd, peak_tflops, slow_ms;
     char data[1024];
 } opts;
 
@@ -52,6 +58,7 @@ static int set_opt(void *ud, const char *key, const char *v, char *errbuf, size_
         { "train.max_steps", &o->max_steps, NULL }, { "train.resume_step", &o->resume_step, NULL },
         { "train.seed", &o->seed, NULL },       { "train.lr", NULL, &o->lr },
         { "train.weight_decay", NULL, &o->wd }, { "train.peak_tflops", NULL, &o->peak_tflops },
+        { "train.debug.slow_rank", &o->slow_rank, NULL }, { "train.debug.slow_ms", NULL, &o->slow_ms },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         if (strcmp(key, t[i].k) != 0) continue;
@@ -694,7 +701,7 @@ int main(int argc, char **argv)
 static int run(int argc, char **argv)
 {
     opts o = { .n_layer = 2, .n_embd = 64, .n_head = 4, .inter = 128, .seq = 64, .batch = 8, .max_steps = 20,
-               .resume_step = 0, .seed = 1, .lr = 3e-3, .wd = 0.01, .peak_tflops = 1.0 };
+               .resume_step = 0, .seed = 1, .lr = 3e-3, .wd = 0.01, .peak_tflops = 1.0, .slow_rank = -1 };
     snprintf(o.data, sizeof o.data, "examples/tiny_gpt/corpus.txt");
     tprof_profile_config cfg;
     tprof_config_default(&cfg);
@@ -784,6 +791,11 @@ static int run(int argc, char **argv)
             tprof_meter_add(meter, seqlens, (size_t)m.B, NULL, 0);
         }
         float local_loss = train_step(&m, tok, tgt);
+        if (dp_rank == o.slow_rank && o.slow_ms > 0) { /* a straggler on purpose: the others wait for it */
+            TPROF_RANGE("debug_slow_rank");
+            struct timespec ts = { (time_t)(o.slow_ms / 1000), (long)(fmod(o.slow_ms, 1000) * 1e6) };
+            while (nanosleep(&ts, &ts) && errno == EINTR) {}
+        }
         if (dp_world > 1) { /* the mean gradient over ranks, as DDP: every replica takes the same update */
             TPROF_RANGE("allreduce_gradients");
             size_t ng;

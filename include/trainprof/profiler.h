@@ -158,6 +158,12 @@ tprof_range tprof_module_begin(const char *name);
  * "Group size". trainprof comm lists such calls with their bytes (and, on a
  * GPU, the kernels launched inside). The strings are not copied. */
 tprof_range tprof_comm_begin(const char *collective, const char *dtype, int64_t nelems, int group_size);
+/* The same in process group GROUP (not copied; tprof_comm_begin: "0", c10d's
+ * default group, with the ranks 0 .. world - 1 when the rank is known).
+ * Each call is numbered in its group from 0 in each run ("Seq"), so that
+ * `trainprof collectives` matches the same call across ranks. */
+tprof_range tprof_comm_begin_group(const char *collective, const char *dtype, int64_t nelems, int group_size,
+                                   const char *group);
 /* Ends a range begun on this thread. */
 void tprof_range_end(tprof_range r);
 void tprof_instant(const char *name);

@@ -14,6 +14,7 @@
 enum { EV_RANGE = 1, EV_OP, EV_MODULE, EV_COMM, EV_STEP, EV_INSTANT, EV_COUNTER, EV_MEM };
 
 #define TPROF_MAX_FRAMES 16
+#define TPROF_REC_GROUPS 32 /* process groups numbered apart; more share the last slot's numbers */
 
 typedef struct {
     int64_t ts;          /* monotonic ns */
@@ -24,7 +25,8 @@ typedef struct {
     uint32_t shape_off, frame_off;
     int32_t device;
     int64_t a, b, c, d;  /* mem: addr, bytes, total allocated, total reserved; counter: a = value bits; step: a = N;
-                          * comm: a = elements, b = group size, c = the dtype string */
+                          * comm: a = elements, b = group size, c = the dtype string, d = its Seq in its
+                          * group, device = the group's index in rec_state.groups */
 } rec_event;
 
 typedef struct rec_thread {
@@ -83,6 +85,12 @@ typedef struct {
     size_t hist_n, hist_cap;
     uint64_t hist_dropped;
     void (*log)(const char *);
+    /* collectives: the process groups met in this run, each call numbered
+     * in its group (c10d's "Seq"); under comm_lock */
+    pthread_mutex_t comm_lock;
+    const char *groups[TPROF_REC_GROUPS];
+    int64_t group_seq[TPROF_REC_GROUPS];
+    int ngroups;
 } rec_state;
 
 extern rec_state tprof__g;

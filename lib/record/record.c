@@ -14,7 +14,7 @@
 #include "internal.h"
 #include "trainprof/error.h"
 
-rec_state tprof__g = { .lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1 };
+rec_state tprof__g = { .lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1, .comm_lock = PTHREAD_MUTEX_INITIALIZER };
 #define g tprof__g
 
 _Static_assert(sizeof(rec_event) == 72, "docs/RECORDING.md and profiler.h state 72 bytes per event");
@@ -184,12 +184,14 @@ __attribute__((noinline)) static int measure_backtrace_extra(void)
 }
 
 __attribute__((noinline)) static tprof_range begin(int kind, const char *name, const int64_t *dims, const int *ndims, int ninputs,
-                                                   int64_t a, int64_t b, int64_t c)
+                                                   int64_t a, int64_t b, int64_t c, int64_t d_field, int32_t device)
 {
     rec_thread *t;
     size_t i;
     rec_event *e = claim(&t, &i, kind, name, a, b, c);
     if (!e) return 0;
+    e->d = d_field;
+    e->device = device;
     if (ninputs > 0 && t->shape_cap && g.cfg.record_shapes) {
         size_t need = (size_t)ninputs;
         for (int k = 0; k < ninputs; k++) need += ndims[k] > 0 ? (size_t)ndims[k] : 0;
@@ -231,7 +233,7 @@ __attribute__((noinline)) static tprof_range begin(int kind, const char *name, c
 tprof_range tprof_range_begin(const char *name)
 {
     if (!atomic_load_explicit(&g.on, memory_order_acquire)) return 0;
-    tprof_range r = begin(EV_RANGE, name, NULL, NULL, 0, 0, 0, 0);
+    tprof_range r = begin(EV_RANGE, name, NULL, NULL, 0, 0, 0, 0, 0, -1);
     NO_TAIL(r);
     return r;
 }
@@ -239,7 +241,7 @@ tprof_range tprof_range_begin(const char *name)
 tprof_range tprof_op_begin(const char *name, const int64_t *dims, const int *ndims, int ninputs)
 {
     if (!atomic_load_explicit(&g.on, memory_order_acquire)) return 0;
-    tprof_range r = begin(EV_OP, name, dims, ndims, ninputs, 0, 0, 0);
+    tprof_range r = begin(EV_OP, name, dims, ndims, ninputs, 0, 0, 0, 0, -1);
     NO_TAIL(r);
     return r;
 }
@@ -247,15 +249,54 @@ tprof_range tprof_op_begin(const char *name, const int64_t *dims, const int *ndi
 tprof_range tprof_module_begin(const char *name)
 {
     if (!atomic_load_explicit(&g.on, memory_order_acquire) || !g.cfg.with_modules) return 0;
-    tprof_range r = begin(EV_MODULE, name, NULL, NULL, 0, 0, 0, 0);
+    tprof_range r = begin(EV_MODULE, name, NULL, NULL, 0, 0, 0, 0, 0, -1);
     NO_TAIL(r);
     return r;
+}
+
+/* The next number of a call in process group NAME (not copied), and the
+ * group's index. */
+static int64_t group_seq(const char *name, int *index)
+{
+    pthread_mutex_lock(&g.comm_lock);
+    int k = 0;
+    while (k < g.ngroups && strcmp(g.groups[k], name)) k++;
+    if (k == g.ngroups) {
+        if (k == TPROF_REC_GROUPS) k--;
+        else {
+            g.groups[k] = name;
+            g.group_seq[k] = 0;
+            g.ngroups++;
+        }
+    }
+    int64_t seq = g.group_seq[k]++;
+    pthread_mutex_unlock(&g.comm_lock);
+    *index = k;
+    return seq;
+}
+
+/* Inlined into each entry point, so that begin() skips the same frames. */
+__attribute__((always_inline)) static inline tprof_range comm_begin(const char *collective, const char *dtype,
+                                                                    int64_t nelems, int group_size, const char *group)
+{
+    int k;
+    int64_t seq = group_seq(group ? group : "0", &k);
+    return begin(EV_COMM, collective, NULL, NULL, 0, nelems, group_size, (int64_t)(intptr_t)dtype, seq, k);
 }
 
 tprof_range tprof_comm_begin(const char *collective, const char *dtype, int64_t nelems, int group_size)
 {
     if (!atomic_load_explicit(&g.on, memory_order_acquire)) return 0;
-    tprof_range r = begin(EV_COMM, collective, NULL, NULL, 0, nelems, group_size, (int64_t)(intptr_t)dtype);
+    tprof_range r = comm_begin(collective, dtype, nelems, group_size, NULL);
+    NO_TAIL(r);
+    return r;
+}
+
+tprof_range tprof_comm_begin_group(const char *collective, const char *dtype, int64_t nelems, int group_size,
+                                   const char *group)
+{
+    if (!atomic_load_explicit(&g.on, memory_order_acquire)) return 0;
+    tprof_range r = comm_begin(collective, dtype, nelems, group_size, group);
     NO_TAIL(r);
     return r;
 }
@@ -602,6 +643,9 @@ int tprof_profiler_start(const tprof_profile_config *c, char *errbuf, size_t err
         }
     }
     g.written = g.window_started = 0;
+    pthread_mutex_lock(&g.comm_lock);
+    g.ngroups = 0; /* each run numbers its collectives from 0 */
+    pthread_mutex_unlock(&g.comm_lock);
     g.write_rc = 0;
     g.threads = NULL;
     g.lost = 0;
@@ -661,7 +705,7 @@ int tprof_step_begin(int64_t s)
     if (written) return 0;
     atomic_store_explicit(&g.on, 1, memory_order_release);
     if (a != TPROF_STEP_WARMUP) {
-        tprof_range tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1, 0, 0); /* may register this thread: outside the lock */
+        tprof_range tok = begin(EV_STEP, NULL, NULL, NULL, 0, s - 1, 0, 0, 0, -1); /* may register this thread: outside the lock */
         /* the buffer the span is in, so that step_end can close it from any thread */
         pthread_mutex_lock(&g.lock);
         g.step_tok = tok;

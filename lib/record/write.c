@@ -167,6 +167,18 @@ static void write_event(out_t *o, const rec_thread *t, const rec_event *e, int p
             jstr(o, dtype ? dtype : "");
             emit(o, ",\"In msg nelems\":%" PRId64 ",\"Out msg nelems\":%" PRId64 ",\"Group size\":%" PRId64, e->a, e->a,
                  e->b);
+            /* its process group and number in it, as c10d writes them (the default group "0" with its ranks) */
+            pthread_mutex_lock(&g.comm_lock); /* a thread may be naming another group */
+            const char *group = e->device >= 0 && e->device < g.ngroups ? g.groups[e->device] : "0";
+            pthread_mutex_unlock(&g.comm_lock);
+            emit(o, ",\"Process Group Name\":");
+            jstr(o, group);
+            if (!strcmp(group, "0") && g.world > 0) {
+                emit(o, ",\"Process Group Ranks\":\"[");
+                for (int r = 0; r < g.world; r++) emit(o, "%s%d", r ? ", " : "", r);
+                emit(o, "]\"");
+            }
+            emit(o, ",\"Seq\":%" PRId64, e->d);
         }
         if (e->ninputs) {
             emit(o, ",\"Input Dims\":[");

@@ -2,7 +2,9 @@
 its own trace (rank and world size in distributedInfo), the replicas keep
 identical weights (gradients averaged), the run equals one process training
 on the same global batch, trainprof reads the two traces together, and
-rank0_only leaves one trace. Skipped when the MPI build or mpirun is absent."""
+rank0_only leaves one trace; over 3 processes with one made slow on purpose
+(--train.debug.slow_rank), `trainprof collectives` names it and the others
+wait about the delay more. Skipped when the MPI build or mpirun is absent."""
 import glob
 import json
 import os
@@ -120,5 +122,40 @@ train(os.path.join(tmp, "r0"), rank0_only=True)
 only = glob.glob(os.path.join(tmp, "r0", "*.pt.trace.json.gz"))
 check(len(only) == 1 and "_rank0_" in only[0], f"rank0_only: rank 0's trace alone: {only}")
 
+# 3. a straggler on purpose: 3 ranks, rank 1 sleeping SLOW_MS before each
+# step's gradient allreduce. Its collectives are CPU spans (no kernels): the
+# instances come from the recorded calls, matched by process group and Seq.
+# The others' waits grow by about SLOW_MS per step over the same run without
+# it (3 processes share 2 cores here, so the waits without it are not 0).
+SLOW_MS = 60
+
+
+def three(d, slow):
+    args = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "3", MPI_GPT] + model + [
+        "--train.batch_size=8", "--train.profile.enable", "--train.profile.start_step=2",
+        "--train.profile.end_step=8", "--train.profile.trace_dir=" + d, "--train.profile.rank0_only=false"]
+    if slow:
+        args += ["--train.debug.slow_rank=1", f"--train.debug.slow_ms={SLOW_MS}"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    check(p.returncode == 0, f"mpirun -np 3 exit {p.returncode}: {p.stderr[-2000:]}")
+    paths = sorted(glob.glob(os.path.join(d, "tiny_gpt_rank*_*.pt.trace.json.gz")))
+    check(len(paths) == 3, f"3 traces: {paths}")
+    rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + paths)
+    check(rc == 0, f"trainprof collectives: {rc} {err}")
+    return json.loads(out) if rc == 0 else None
+
+
+base, slow = three(os.path.join(tmp, "base"), False), three(os.path.join(tmp, "slow"), True)
+if base and slow:
+    check(slow["matching"] == "sequence", f"the recorder's Seq matches the calls: {slow['matching']}")
+    check(slow["matched"] == 2 * 6, f"two allreduces in each of 6 steps: {slow['matched']}")
+    check(slow["straggler"] == 1, f"collectives names the slow rank 1: {slow['straggler']}")
+    extra = [s["wait_per_step_ns"] - b["wait_per_step_ns"] for s, b in zip(slow["ranks"], base["ranks"])
+             if s["rank"] != 1]
+    mean = sum(extra) / len(extra) / 1e6
+    print(f"the others' extra wait per step: {mean:.1f} ms for {SLOW_MS} ms injected")
+    check(abs(mean - SLOW_MS) <= 0.25 * SLOW_MS, f"the others wait about the injected {SLOW_MS} ms more: {mean:.1f}")
+
 shutil.rmtree(tmp, ignore_errors=True)
-finish("tiny_gpt over 2 MPI ranks: a trace each, identical replicas, the global batch's losses")
+finish("tiny_gpt over 2 and 3 MPI ranks: a trace each, identical replicas, the global batch's losses, "
+       "a straggler on purpose found")

@@ -482,15 +482,25 @@ static void test_comm_call(void **state)
         tprof_range r = tprof_comm_begin("allreduce", "Float", 1000, 2);
         assert_true(r != 0);
         tprof_range_end(r);
+        /* each process group numbers its calls from 0 (c10d's Seq) */
+        tprof_range_end(tprof_comm_begin_group("all_gather", "BFloat16", 64, 2, "tp"));
+        tprof_range_end(tprof_comm_begin("broadcast", "Float", 8, 2));
+        tprof_range_end(tprof_comm_begin_group("all_gather", "BFloat16", 64, 2, "tp"));
     }
     tprof_step_end(1);
     assert_int_equal(tprof_profiler_stop(), 0);
     char name[600];
     assert_int_equal(files("comm", ".pt.trace.json.gz", name, sizeof name), 1);
     char *doc = gunzip(name);
-    assert_int_equal(count(doc, "\"cat\":\"cpu_op\",\"name\":\"record_param_comms\""), 1);
+    assert_int_equal(count(doc, "\"cat\":\"cpu_op\",\"name\":\"record_param_comms\""), 4);
     assert_non_null(strstr(doc, "\"Collective name\":\"allreduce\",\"dtype\":\"Float\",\"In msg nelems\":1000,"
-                                "\"Out msg nelems\":1000,\"Group size\":2"));
+                                "\"Out msg nelems\":1000,\"Group size\":2,\"Process Group Name\":\"0\","
+                                "\"Process Group Ranks\":\"[0, 1]\",\"Seq\":0"));
+    assert_non_null(strstr(doc, "\"Collective name\":\"broadcast\",\"dtype\":\"Float\",\"In msg nelems\":8,"
+                                "\"Out msg nelems\":8,\"Group size\":2,\"Process Group Name\":\"0\","
+                                "\"Process Group Ranks\":\"[0, 1]\",\"Seq\":1"));
+    assert_int_equal(count(doc, "\"Process Group Name\":\"tp\",\"Seq\":0"), 1);
+    assert_int_equal(count(doc, "\"Process Group Name\":\"tp\",\"Seq\":1"), 1);
     assert_int_equal(count(doc, "\"name\":\"allreduce_gradients\""), 1);
     free(doc);
 }
