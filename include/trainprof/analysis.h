@@ -485,6 +485,7 @@ typedef struct {
     const tprof_result *facts;    /* tprof_rank_facts */
     const tprof_result *findings; /* tprof_advise_rank */
     const tprof_result *ops;      /* tprof_ops by name, whole trace; NULL: no op table */
+    const tprof_result *coll;     /* tprof_coll_instances; NULL: none */
 } tprof_summary_part;
 /* The run's summary: the traces' rows, the kernels and ops of all traces, the
  * ranks (two traces or more) and the advice. */

@@ -217,7 +217,8 @@ static const tprof_col_desc top_kernel_cols[TK_NCOLS] = {
     [TK_SHARE] = TPROF_COL("share", TPROF_COL_RATIO, TPROF_COMBINE_PER_RANK, NULL,
                            "of all GPU event time of all traces"),
 };
-enum { RK_STRAGGLER, RK_SKEW_MAX, RK_SKEW_MEAN, RK_COMMON, RK_EXCESS, RK_SKEW_STEP, RK_NCOLS };
+enum { RK_STRAGGLER, RK_SKEW_MAX, RK_SKEW_MEAN, RK_COMMON, RK_EXCESS, RK_SKEW_STEP, RK_COLL_MATCHED, RK_COLL_STRAGGLER,
+       RK_COLL_TYPE, RK_COLL_LAST_SHARE, RK_COLL_COST_STEP, RK_NCOLS };
 static const tprof_col_desc ranks_cols[RK_NCOLS] = {
     [RK_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
                                "the straggler's rank (`ranks`), null when none"),
@@ -230,6 +231,17 @@ static const tprof_col_desc ranks_cols[RK_NCOLS] = {
                             "the straggler's compute over the others' median, - 1", .flags = TPROF_COLF_NO_JSON),
     [RK_SKEW_STEP] = TPROF_COL("skew_max_step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
                                "the step of the largest skew", .flags = TPROF_COLF_NO_JSON),
+    [RK_COLL_MATCHED] = TPROF_COL("collectives_matched", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                                  "collectives matched across ranks (`collectives`)"),
+    [RK_COLL_STRAGGLER] = TPROF_COL("collectives_straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
+                                    "the rank whose late arrivals cost the others the most waiting (`collectives`: "
+                                    "where collectives are matched, the straggler); null when nobody waited"),
+    [RK_COLL_TYPE] = TPROF_COL("collectives_top", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                               "the collective the ranks waited in the most"),
+    [RK_COLL_LAST_SHARE] = TPROF_COL("collectives_last_share", TPROF_COL_RATIO, TPROF_COMBINE_FIRST, NULL,
+                                     "of the collectives with waits, the share the straggler arrived last in"),
+    [RK_COLL_COST_STEP] = TPROF_COL("collectives_cost_per_step_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                                    "the others' waiting it caused, per common step"),
 };
 static const tprof_table_desc top_kernels_desc = { .name = "top_kernels",
                                                    .doc = "kernels of all traces by total time (--top limits them)",
@@ -260,23 +272,45 @@ const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 3, 
 
 static int64_t top_i(const tprof_rows *t, size_t row, size_t col) { return tprof_rows_cell(t, row, col)->v.i; }
 
+/* The collectives' line of the ranks' row RR, from `collectives`' result C. */
+static int collectives_facts(const tprof_result *c, tprof_rows *rr)
+{
+    const tprof_rows *top = tprof_result_top_c(c), *g = tprof_result_table_c(c, 0);
+    tprof_rows_set_i(rr, 0, RK_COLL_MATCHED, tprof_rows_int(top, 0, "matched"));
+    size_t most = 0;
+    for (size_t i = 1; i < tprof_rows_count(g); i++)
+        if (tprof_rows_int(g, i, "wait_ns") > tprof_rows_int(g, most, "wait_ns")) most = i;
+    if (tprof_rows_count(g) && tprof_rows_int(g, most, "wait_ns") > 0 &&
+        tprof_rows_set_s(rr, 0, RK_COLL_TYPE, tprof_rows_str(g, most, "type")))
+        return TPROF_ENOMEM;
+    if (tprof_rows_at(top, 0, "straggler")->null) return 0;
+    int64_t steps = tprof_rows_int(top, 0, "common_steps");
+    tprof_rows_set_i(rr, 0, RK_COLL_STRAGGLER, tprof_rows_int(top, 0, "straggler"));
+    tprof_rows_set_d(rr, 0, RK_COLL_LAST_SHARE, tprof_rows_real(top, 0, "straggler_last_share"));
+    tprof_rows_set_i(rr, 0, RK_COLL_COST_STEP, tprof_rows_int(top, 0, "straggler_cost_ns") / (steps > 0 ? steps : 1));
+    return 0;
+}
+
 int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out)
 {
     *out = NULL;
     const tprof_result **facts = malloc((n ? n : 1) * sizeof *facts), **findings = malloc((n ? n : 1) * sizeof *findings);
     const tprof_result **kernels = malloc((n ? n : 1) * sizeof *kernels);
     const tprof_result **ops = malloc((n ? n : 1) * sizeof *ops);
+    const tprof_result **colls = malloc((n ? n : 1) * sizeof *colls);
     int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
     tprof_ranks_result *rk = NULL;
-    tprof_result *advice = NULL, *allk = NULL, *allops = NULL, *res = tprof_result_new(&tprof_summary_desc);
-    int rc = facts && findings && kernels && ops && ranks && res ? 0 : TPROF_ENOMEM;
-    size_t nops = 0;
+    tprof_result *advice = NULL, *allk = NULL, *allops = NULL, *coll = NULL, *res = tprof_result_new(&tprof_summary_desc);
+    int rc = facts && findings && kernels && ops && colls && ranks && res ? 0 : TPROF_ENOMEM;
+    size_t nops = 0, ncolls = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         facts[i] = parts[i].facts;
         findings[i] = parts[i].findings;
         kernels[i] = parts[i].kernels;
         if (parts[i].ops) ops[nops++] = parts[i].ops;
+        if (parts[i].coll) colls[ncolls++] = parts[i].coll;
     }
+    if (!rc && n >= 2 && ncolls == n) rc = tprof_collectives_reduce(colls, n, &coll);
     if (!rc) rc = tprof_ranks_reduce(facts, n, &rk);
     if (!rc) rc = tprof_advise_reduce(findings, rk, &advice);
     for (size_t i = 0; !rc && i < n; i++) ranks[i] = rk->ranks[i].rank;
@@ -317,6 +351,7 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
             tprof_rows_set_i(rr, 0, RK_COMMON, (int64_t)rk->common_steps);
             tprof_rows_set_d(rr, 0, RK_EXCESS, rk->straggler_excess);
             tprof_rows_set_i(rr, 0, RK_SKEW_STEP, rk->skew_max_step);
+            if (coll) rc = collectives_facts(coll, rr);
         }
     }
     if (!rc) rc = tprof_rows_append(tprof_result_table(res, 3), tprof_result_table_c(advice, 0));
@@ -336,6 +371,8 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
         }
     }
     free(ops);
+    free(colls);
+    tprof_result_free(coll);
     tprof_result_free(allops);
     free(facts);
     free(findings);

@@ -471,11 +471,23 @@ static void ranks_section(const tprof_result *res)
     const tprof_rows *rk = tprof_result_table_c(res, 2);
     if (!tprof_rows_count(rk)) return;
     printf("\n== ranks ==\n");
+    /* where collectives are matched across ranks, their straggler is the one: who held the others up */
+    int by_coll = tprof_rows_int(rk, 0, "collectives_matched") > 0;
+    if (by_coll && !tprof_rows_at(rk, 0, "collectives_straggler")->null)
+        printf("  collectives: rank %" PRId64 " arrives last in %.0f%% of the collectives the others wait in (most: "
+               "%s), %s per step of waiting on the others (trainprof collectives)\n",
+               tprof_rows_int(rk, 0, "collectives_straggler"), tprof_rows_real(rk, 0, "collectives_last_share") * 100,
+               tprof_rows_str(rk, 0, "collectives_top"),
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(rk, 0, "collectives_cost_per_step_ns")));
+    else if (by_coll)
+        printf("  collectives: %" PRId64 " matched across ranks, no rank waits for another\n",
+               tprof_rows_int(rk, 0, "collectives_matched"));
+    const char *rule = by_coll ? "by compute, which collectives replace: " : "";
     if (!tprof_rows_at(rk, 0, "straggler")->null)
-        printf("  straggler: rank %" PRId64 " (compute %.0f%% above the other ranks' median, waits least)\n",
+        printf("  %sstraggler: rank %" PRId64 " (compute %.0f%% above the other ranks' median, waits least)\n", rule,
                tprof_rows_int(rk, 0, "straggler"), tprof_rows_real(rk, 0, "straggler_excess") * 100);
     else
-        printf("  no straggler\n");
+        printf("  %sno straggler\n", rule);
     if (tprof_rows_int(rk, 0, "common_steps"))
         printf("  step-time skew: max %s (ProfilerStep#%" PRId64 "), mean %s over %" PRId64 " common steps\n",
                tprof_fmt_duration(a, sizeof a, tprof_rows_int(rk, 0, "skew_max_ns")), tprof_rows_int(rk, 0, "skew_max_step"),
@@ -565,7 +577,7 @@ static void *advise_thread(void *arg)
     return NULL;
 }
 
-enum { PART_TRACE, PART_KERNELS, PART_FACTS, PART_FINDINGS, PART_OPS, NPARTS };
+enum { PART_TRACE, PART_KERNELS, PART_FACTS, PART_FINDINGS, PART_OPS, PART_COLL, NPARTS };
 
 static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
@@ -587,6 +599,7 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     if (!rc) rc = tprof_kernels_tables(k, &out[PART_KERNELS]);
     tprof_ops_opts oo = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 };
     if (!rc) rc = tprof_ops(t, &oo, &out[PART_OPS]);
+    if (!rc) rc = tprof_coll_instances(t, &out[PART_COLL]);
     if (threaded) pthread_join(thread, NULL);
     else advise_thread(&job);
     out[PART_FINDINGS] = job.findings;
@@ -606,7 +619,8 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
                                      .kernels = parts[NPARTS * i + PART_KERNELS],
                                      .facts = parts[NPARTS * i + PART_FACTS],
                                      .findings = parts[NPARTS * i + PART_FINDINGS],
-                                     .ops = parts[NPARTS * i + PART_OPS] };
+                                     .ops = parts[NPARTS * i + PART_OPS],
+                                     .coll = parts[NPARTS * i + PART_COLL] };
     int rc = tprof_summary_reduce(p, n, out);
     free(p);
     return rc;
