@@ -364,7 +364,7 @@ int tprof_launch_tables(const tprof_launch_result *r, tprof_result **out);
 
 /* ---- ranks: the ranks side by side, stragglers, step-time skew ---- */
 
-#define TPROF_RANKS_KEEP TPROF_KERNELS_KEEP
+#define TPROF_RANKS_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS)
 #define TPROF_STRAGGLER_MIN 0.10 /* compute at least 10% above the ranks' median */
 
 typedef struct {
@@ -392,6 +392,13 @@ typedef struct {
     size_t common_steps;
     int64_t skew_max_ns, skew_mean_ns; /* max - min of a step's time across ranks */
     int64_t skew_max_step;  /* the step number with the largest skew */
+    /* where collectives are matched across the ranks (tprof_ranks_add_collectives),
+     * the straggler is theirs: the rank whose late arrivals cost the others the
+     * most waiting; the compute-based one above stays, for what it says */
+    uint64_t coll_matched;
+    int64_t coll_straggler; /* its rank, -1: none */
+    int64_t coll_cost_ns;   /* the others' waits it caused */
+    double coll_last_share; /* of the collectives with waits, the share it arrived last in */
 } tprof_ranks_result;
 
 int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result **out);
@@ -410,6 +417,8 @@ int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_r
 /* The "ranks" result: the straggler and skew, and a row per rank. */
 extern const tprof_result_desc tprof_ranks_desc;
 int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out);
+/* Takes the collectives' straggler from a tprof_collectives_reduce result. */
+void tprof_ranks_add_collectives(tprof_ranks_result *r, const tprof_result *collectives);
 
 /* ---- collectives: each collective matched across the ranks of its group ---- */
 

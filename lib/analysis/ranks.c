@@ -135,6 +135,7 @@ int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_r
     if (!r || !tmp || !(r->ranks = calloc(n ? n : 1, sizeof *r->ranks))) goto oom;
     r->nranks = n;
     r->straggler = -1;
+    r->coll_straggler = -1;
     for (size_t i = 0; i < n; i++) {
         if (tprof_result_desc_of(facts[i]) != &tprof_rank_facts_desc) {
             free(tmp);
@@ -227,7 +228,8 @@ int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result *
 
 /* ---- the result tables of `ranks` ---- */
 
-enum { T_MEDIAN, T_OTHERS_EXPOSED, T_STRAGGLER, T_EXCESS, T_COMMON, T_SKEW_MAX, T_SKEW_MEAN, T_SKEW_STEP, T_NCOLS };
+enum { T_MEDIAN, T_OTHERS_EXPOSED, T_STRAGGLER, T_EXCESS, T_COMMON, T_SKEW_MAX, T_SKEW_MEAN, T_SKEW_STEP,
+       T_COLL_MATCHED, T_COLL_STRAGGLER, T_COLL_COST, T_COLL_SHARE, T_NCOLS };
 enum { R_STRAGGLER = F_NCOLS, R_KNOWN, R_NCOLS };
 
 static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
@@ -247,6 +249,15 @@ static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
                               "the mean of that over the common steps"),
     [T_SKEW_STEP] = TPROF_COL("skew_max_step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
                               "the step of the largest skew, null without common steps"),
+    [T_COLL_MATCHED] = TPROF_COL("collectives_matched", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                                 "collectives matched across the ranks (`collectives`)"),
+    [T_COLL_STRAGGLER] = TPROF_COL("collectives_straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
+                                   "where collectives are matched, the straggler: the rank whose late arrivals cost "
+                                   "the others the most waiting (it replaces `straggler`); null when nobody waited"),
+    [T_COLL_COST] = TPROF_COL("collectives_cost_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                              "the others' waits it caused"),
+    [T_COLL_SHARE] = TPROF_COL("collectives_last_share", TPROF_COL_RATIO, TPROF_COMBINE_FIRST, NULL,
+                               "of the collectives with waits, the share it arrived last in"),
 };
 /* a rank's row: its facts, and whether it is the straggler */
 static const tprof_col_desc ranks_row_cols[R_NCOLS] = {
@@ -281,6 +292,12 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out)
     tprof_rows_set_i(top, 0, T_SKEW_MAX, r->skew_max_ns);
     tprof_rows_set_i(top, 0, T_SKEW_MEAN, r->skew_mean_ns);
     if (r->common_steps) tprof_rows_set_i(top, 0, T_SKEW_STEP, r->skew_max_step);
+    tprof_rows_set_i(top, 0, T_COLL_MATCHED, (int64_t)r->coll_matched);
+    if (r->coll_straggler >= 0) {
+        tprof_rows_set_i(top, 0, T_COLL_STRAGGLER, r->coll_straggler);
+        tprof_rows_set_i(top, 0, T_COLL_COST, r->coll_cost_ns);
+        tprof_rows_set_d(top, 0, T_COLL_SHARE, r->coll_last_share);
+    }
     for (size_t k = 0; k < r->nranks; k++) {
         const tprof_rank_row *x = &r->ranks[k];
         long i = tprof_rows_add(rows);
@@ -297,4 +314,15 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out)
     }
     *out = res;
     return 0;
+}
+
+void tprof_ranks_add_collectives(tprof_ranks_result *r, const tprof_result *c)
+{
+    const tprof_rows *top = tprof_result_top_c(c);
+    r->coll_matched = (uint64_t)tprof_rows_int(top, 0, "matched");
+    r->coll_straggler = -1;
+    if (tprof_rows_at(top, 0, "straggler")->null) return;
+    r->coll_straggler = tprof_rows_int(top, 0, "straggler");
+    r->coll_cost_ns = tprof_rows_int(top, 0, "straggler_cost_ns");
+    r->coll_last_share = tprof_rows_real(top, 0, "straggler_last_share");
 }

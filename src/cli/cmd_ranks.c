@@ -17,9 +17,11 @@ static void help(FILE *f)
             "usage: trainprof ranks [options] TRACE...\n\n"
             "One row per rank (one trace each): steps, mean step time, kernel span, idle,\n"
             "compute (as `trainprof temporal` gives them: with two or more steps, the last\n"
-            "step's work left out), communication and exposed communication; the straggler (the rank\n"
-            "whose compute is at least 10%% above the ranks' median, while the others\n"
-            "wait in collectives) and the skew of each step's time across ranks.\n\n"
+            "step's work left out), communication and exposed communication; the straggler and\n"
+            "the skew of each step's time across ranks. Where collectives are matched across\n"
+            "the ranks (trainprof collectives), the straggler is the rank whose late arrivals\n"
+            "cost the others the most waiting; else the rank whose compute is at least 10%%\n"
+            "above the ranks' median while the others wait in collectives.\n\n"
             "options:\n" CLI_COMMON_HELP);
 }
 
@@ -155,14 +157,26 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     tprof_table_print(t, stdout);
     tprof_table_free(t);
     char a[32], b[32];
+    /* where collectives are matched, their straggler is the straggler: who held the others up */
+    int by_coll = tprof_rows_int(top, 0, "collectives_matched") > 0;
+    if (by_coll && !tprof_rows_at(top, 0, "collectives_straggler")->null)
+        printf("\nstraggler: rank %" PRId64 ", last to arrive in %.0f%% of the collectives the others waited in, "
+               "costing them %s of waiting (trainprof collectives)\n",
+               tprof_rows_int(top, 0, "collectives_straggler"), tprof_rows_real(top, 0, "collectives_last_share") * 100,
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(top, 0, "collectives_cost_ns")));
+    else if (by_coll)
+        printf("\nno straggler: in the %" PRId64 " collectives matched across ranks nobody waited for another\n",
+               tprof_rows_int(top, 0, "collectives_matched"));
+    if (by_coll) printf("by compute, which collectives replace: ");
+    else printf("\n");
     if (!tprof_rows_at(top, 0, "straggler")->null)
-        printf("\nstraggler: rank %" PRId64 ", compute %s, %.0f%% above the other ranks' median %s, while they "
+        printf("straggler: rank %" PRId64 ", compute %s, %.0f%% above the other ranks' median %s, while they "
                "wait longer in collectives\n",
                tprof_rows_int(top, 0, "straggler"), tprof_fmt_duration(a, sizeof a, straggler_compute),
                tprof_rows_real(top, 0, "straggler_excess") * 100,
                tprof_fmt_duration(b, sizeof b, tprof_rows_int(top, 0, "compute_median_ns")));
     else
-        printf("\nno straggler: the rank with the most compute is not %.0f%% above the others' median with "
+        printf("no straggler: the rank with the most compute is not %.0f%% above the others' median with "
                "less exposed communication than theirs\n",
                TPROF_STRAGGLER_MIN * 100);
     if (tprof_rows_int(top, 0, "common_steps"))
@@ -174,20 +188,29 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     return 0;
 }
 
+/* Each trace's facts and its collective instances. */
 static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
     (void)ctx;
-    return tprof_rank_facts(t, out);
+    int rc = tprof_rank_facts(t, &out[0]);
+    return rc ? rc : tprof_coll_instances(t, &out[1]);
 }
 
-static int reduce(void *ctx, const tprof_result *const *facts, size_t n, tprof_result **out)
+static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_result **out)
 {
     (void)ctx;
-    tprof_ranks_result *r;
-    int rc = tprof_ranks_reduce(facts, n, &r);
-    if (rc) return rc;
-    rc = tprof_ranks_tables(r, out);
+    const tprof_result **facts = calloc(n ? n : 1, sizeof *facts), **colls = calloc(n ? n : 1, sizeof *colls);
+    tprof_ranks_result *r = NULL;
+    tprof_result *coll = NULL;
+    int rc = facts && colls ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) facts[i] = parts[2 * i], colls[i] = parts[2 * i + 1];
+    if (!rc) rc = tprof_ranks_reduce(facts, n, &r);
+    if (!rc && n >= 2 && !(rc = tprof_collectives_reduce(colls, n, &coll))) tprof_ranks_add_collectives(r, coll);
+    if (!rc) rc = tprof_ranks_tables(r, out);
+    tprof_result_free(coll);
     tprof_ranks_free(r);
+    free(facts);
+    free(colls);
     return rc;
 }
 
@@ -195,7 +218,7 @@ int cmd_ranks(int argc, char **argv)
 {
     static const cli_spec spec = {
         .help = help, .keep = TPROF_RANKS_KEEP, .result = &tprof_ranks_desc, .analyse = analyse, .reduce = reduce,
-        .print = print,
+        .print = print, .nparts = 2,
     };
     return cli_run(argc, argv, &spec, NULL);
 }
