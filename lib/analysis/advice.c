@@ -19,6 +19,7 @@
 #define FP32_GEMM_MIN 0.10    /* fp32 GEMMs: share of GPU kernel time */
 #define HOST_SYNC_MIN 1.0     /* device-to-host copies per step */
 #define SKEW_MIN 0.10         /* step-time skew across ranks: share of the mean step time */
+#define LATE_RANK_MIN 0.05    /* the others' wait for the collectives' straggler, per rank: share of the mean step */
 #define ATTN_MATH_MIN 0.10    /* attention as bmm + softmax ops: share of the ops' direct time */
 #define TINY_EW_PER_STEP 1000 /* elementwise launches per step ... */
 #define TINY_EW_MEAN_NS 10000 /* ... averaging at most this much GPU time each */
@@ -319,6 +320,20 @@ static int ranks_rules(const tprof_ranks_result *r, tprof_advice *a, size_t *cap
         if (r->ranks[i].nsteps) sum = tprof_sat_add(sum, r->ranks[i].step_mean_ns), with_steps++;
     double mean = with_steps ? (double)sum / (double)with_steps : 0.0;
     char d1[32], d2[32];
+    /* the collectives' straggler: what the others wait for it, per rank and step */
+    double waited = r->coll_straggler >= 0 && r->nranks > 1 && mean > 0
+                        ? (double)r->coll_cost_ns / (double)(r->common_steps ? r->common_steps : 1) /
+                              (double)(r->nranks - 1)
+                        : 0.0;
+    if (waited / (mean > 0 ? mean : 1) >= LATE_RANK_MIN &&
+        add(a, cap, "late-rank", r->coll_straggler, waited / mean, LATE_RANK_MIN,
+            "find what delays that rank before its collectives (its data loading, its share of the work: "
+            "sequence lengths, MoE routing; its host): trainprof collectives, then steps and launch on its trace",
+            "last to arrive in %.0f%% of the collectives the others wait in; each of them waits %s per step for it, "
+            "%.0f%% of the mean step time %s (trainprof collectives)",
+            100.0 * r->coll_last_share, tprof_fmt_duration(d1, sizeof d1, (int64_t)waited),
+            100.0 * waited / mean, tprof_fmt_duration(d2, sizeof d2, (int64_t)mean)))
+        return TPROF_ENOMEM;
     if (r->common_steps && mean > 0 && (double)r->skew_max_ns / mean >= SKEW_MIN)
         return add(a, cap, "uneven-ranks", -1, (double)r->skew_max_ns / mean, SKEW_MIN,
                    "balance the work across ranks (data sharding, sequence lengths, MoE routing)",
@@ -433,7 +448,7 @@ static int append_findings(tprof_rows *dst, const tprof_rows *src, int64_t rank,
             if (c == A_RANK && rank >= 0) tprof_rows_set_i(dst, (size_t)i, c, rank);
             else if (c == A_KNOWN && rank >= 0) tprof_rows_set_i(dst, (size_t)i, c, known);
             else if (v->null) continue;
-            else if (c == A_RANK) tprof_rows_set_i(dst, (size_t)i, c, v->v.i);
+            else if (c == A_RANK || c == A_KNOWN) tprof_rows_set_i(dst, (size_t)i, c, v->v.i);
             else if (c == A_VALUE || c == A_THRESHOLD) tprof_rows_set_d(dst, (size_t)i, c, v->v.d);
             else if (tprof_rows_set_s(dst, (size_t)i, c, v->v.s)) return TPROF_ENOMEM;
         }

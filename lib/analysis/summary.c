@@ -312,6 +312,7 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     }
     if (!rc && n >= 2 && ncolls == n) rc = tprof_collectives_reduce(colls, n, &coll);
     if (!rc) rc = tprof_ranks_reduce(facts, n, &rk);
+    if (!rc && coll) tprof_ranks_add_collectives(rk, coll); /* the late-rank rule */
     if (!rc) rc = tprof_advise_reduce(findings, rk, &advice);
     for (size_t i = 0; !rc && i < n; i++) ranks[i] = rk->ranks[i].rank;
     if (!rc && n) rc = tprof_kernels_tables_combine(kernels, ranks, n, &allk);

@@ -256,9 +256,6 @@ int cmd_mem(int argc, char **argv);
  * among the run's ALL_RANKS[0..NALL) ("ranks 0-63 except 17"), with the
  * evidence of the rank where its number is highest. */
 int cli_print_findings(const tprof_rows *findings, const int64_t *all_ranks, size_t nall);
-/* The run's advice from every trace's facts and findings (in trace order). */
-int cli_advice_reduce(const tprof_result *const *facts, const tprof_result *const *findings, size_t n,
-                      tprof_result **out);
 
 
 /* The model options of flops and mfu (model_args.c). */

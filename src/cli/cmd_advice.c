@@ -114,39 +114,40 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
     (void)ctx;
     int rc = tprof_rank_facts(t, &out[0]);
-    return rc ? rc : tprof_advise_rank(t, &out[1]);
-}
-
-int cli_advice_reduce(const tprof_result *const *facts, const tprof_result *const *findings, size_t n,
-                      tprof_result **out)
-{
-    tprof_ranks_result *ranks;
-    int rc = tprof_ranks_reduce(facts, n, &ranks);
-    if (rc) return rc;
-    rc = tprof_advise_reduce(findings, ranks, out);
-    tprof_ranks_free(ranks);
-    return rc;
+    if (!rc) rc = tprof_advise_rank(t, &out[1]);
+    return rc ? rc : tprof_coll_instances(t, &out[2]);
 }
 
 static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_result **out)
 {
     (void)ctx;
-    const tprof_result **facts = malloc((n ? n : 1) * sizeof *facts), **findings = malloc((n ? n : 1) * sizeof *findings);
-    int rc = facts && findings ? 0 : TPROF_ENOMEM;
+    const tprof_result **facts = calloc(n ? n : 1, sizeof *facts), **findings = calloc(n ? n : 1, sizeof *findings);
+    const tprof_result **colls = calloc(n ? n : 1, sizeof *colls);
+    tprof_ranks_result *ranks = NULL;
+    tprof_result *coll = NULL;
+    int rc = facts && findings && colls ? 0 : TPROF_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
-        facts[i] = parts[2 * i];
-        findings[i] = parts[2 * i + 1];
+        facts[i] = parts[3 * i];
+        findings[i] = parts[3 * i + 1];
+        colls[i] = parts[3 * i + 2];
     }
-    if (!rc) rc = cli_advice_reduce(facts, findings, n, out);
+    if (!rc) rc = tprof_ranks_reduce(facts, n, &ranks);
+    /* the collectives' straggler, for the late-rank rule */
+    if (!rc && n >= 2 && !(rc = tprof_collectives_reduce(colls, n, &coll))) tprof_ranks_add_collectives(ranks, coll);
+    if (!rc) rc = tprof_advise_reduce(findings, ranks, out);
+    tprof_result_free(coll);
+    tprof_ranks_free(ranks);
     free(facts);
     free(findings);
+    free(colls);
     return rc;
 }
 
 int cmd_advice(int argc, char **argv)
 {
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_ADVICE_KEEP, .result = &tprof_advice_desc, .analyse = analyse, .nparts = 2,
+        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_KEEP_CALLS, .result = &tprof_advice_desc, .analyse = analyse,
+        .nparts = 3,
         .reduce = reduce, .print = print,
     };
     return cli_run(argc, argv, &spec, NULL);

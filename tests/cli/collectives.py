@@ -262,7 +262,7 @@ def clocks(d, offsets_us, drift_ppm, late_rank=3, steps=20):
             base = 1_000_000_000 * (s + 1)
             arrive = base + arrivals[s][r]
             end = base + max(arrivals[s]) + transfer
-            st, en = clock(base - 500_000), clock(end + 100_000)
+            st, en = clock(base - 400_000_000), clock(end + 100_000)  # steps of about 0.4 s
             ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s + 1}", "pid": 1, "tid": 1,
                        "ts": st / 1000, "dur": (en - st) / 1000})
             c0 = clock(arrive - 40_000)
@@ -312,6 +312,15 @@ rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + paths)
 got = json.loads(out) if rc == 0 else {}
 check(rc == 0 and not got["skew_computed"] and got["clock_residual_ns"] > 50_000 and
       got["collectives"][0]["skew_p50_ns"] is None, f"a jumping clock: {out[:300]}{err}")
+
+# advice's late-rank rule: the others' wait for the straggler, per rank and step, 5% of the step or more
+rc, out, err = run([TRAINPROF, "advice", "--format", "json"] + synthetic(os.path.join(d), seq=True))
+late = [f for f in json.loads(out) if f["rule"] == "late-rank"] if rc == 0 else []
+check(len(late) == 1 and late[0]["rank"] == 1, f"advice names the late rank 1: {out[:600]}{err}")
+paths, _ = clocks(os.path.join(d, "clocks"), [0, 3_000, -12_500, 800], [0, 20, -35, 5])
+rc, out, err = run([TRAINPROF, "advice", "--format", "json"] + paths)
+late = [f for f in json.loads(out) if f["rule"] == "late-rank"] if rc == 0 else ["error"]
+check(not late, f"no late-rank finding for 0.9 ms of waiting in 0.4 s steps: {late} {err}")
 
 data = testdata()
 if data:
