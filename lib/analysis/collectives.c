@@ -443,6 +443,7 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
             }
             if (everywhere) common[ncommon++] = s;
         }
+        if (ncommon) qsort(common, ncommon, sizeof *common, cmp_i64);
     }
     /* the instances kept: in the common steps; of a key with GPU work anywhere, those with kernels */
     size_t total = 0;
@@ -453,9 +454,7 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         for (size_t i = 0; i < tprof_rows_count(rows); i++) {
             if (all_steps) {
                 int64_t s = rows_int_or(rows, i, C_STEP, INT64_MIN);
-                int in = 0;
-                for (size_t j = 0; j < ncommon && !in; j++) in = common[j] == s;
-                if (!in) continue;
+                if (!bsearch(&s, common, ncommon, sizeof *common, cmp_i64)) continue;
             }
             const char *group = rows_str(rows, i, C_GROUP), *type = rows_str(rows, i, C_TYPE);
             size_t key = 0;
