@@ -183,8 +183,8 @@ static const tprof_col_desc top_cols[T_NCOLS] = {
                              "how instances were matched: sequence (process group and Seq), order (the n-th of "
                              "a group and type on each rank), or both (per group); none without any"),
     [T_COMMON] = TPROF_COL("common_steps", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
-                           "ProfilerSteps every rank has: only their instances are matched (0: every instance, "
-                           "when a rank has no steps)"),
+                           "ProfilerSteps every rank has: only their instances are matched (0 with a rank "
+                           "without steps: every instance is; 0 when every rank has steps: none is)"),
     [T_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
                               "the rank that cost the others the most waiting, null when nobody waited"),
     [T_COST] = TPROF_COL("straggler_cost_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
@@ -425,7 +425,10 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     }
     if (tprof_rank_order(rank_of, n, order)) goto out;
     for (size_t k = 0; k < n; k++) ranks[k] = per_rank[order[k]];
-    for (size_t k = 0; k < n; k++) rank_of[k] = rank_of[order[k]] >= 0 ? rank_of[order[k]] : (int64_t)k;
+    for (size_t k = 0; k < n; k++) { /* in rank order now */
+        const tprof_cell *c = tprof_rows_cell(tprof_result_top_c(ranks[k]), 0, I_RANK);
+        rank_of[k] = c->null ? (int64_t)k : c->v.i;
+    }
     /* the steps every rank has (none: a rank without steps) */
     int all_steps = n > 0;
     for (size_t k = 0; k < n; k++) all_steps &= tprof_rows_count(tprof_result_table_c(ranks[k], 1)) > 0;

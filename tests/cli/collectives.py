@@ -235,6 +235,10 @@ if got:
     other = [r for r in got["ranks"] if r["rank"] != 1]
     check(all(abs(r["wait_per_step_ns"] - 700_000) < 0.25 * 700_000 for r in other),
           f"the others wait about the 700 us injected per step: {[r['wait_per_step_ns'] for r in other]}")
+# the traces in another order: the same result (ranks in rank order)
+paths = synthetic(os.path.join(d), seq=True)
+outs = [run([TRAINPROF, "collectives", "--format", "json"] + p)[1] for p in (paths, paths[::-1], [paths[1], paths[2], paths[0]])]
+check(outs[0] == outs[1] == outs[2], "the traces given in any order: the same result")
 os.makedirs(os.path.join(d, "noseq"), exist_ok=True)
 compare(synthetic(os.path.join(d, "noseq"), seq=False, late=2), "generated, without Seq", "order")
 
