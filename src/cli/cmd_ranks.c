@@ -107,6 +107,43 @@ static int print_dist(const tprof_rows *rows, size_t n)
     return rc;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* What made rank RANK late, from its row beside the others': its step
+ * time, compute and idle against the other ranks' medians. */
+static void late_because(const tprof_rows *rows, int64_t rank)
+{
+    static const struct {
+        const char *col, *what;
+    } cols[] = { { "step_mean_ns", "mean step" }, { "compute_ns", "compute" }, { "idle_ns", "GPU idle" } };
+    size_t n = tprof_rows_count(rows), self = n;
+    for (size_t i = 0; i < n; i++)
+        if (tprof_rows_int(rows, i, "rank") == rank) self = i;
+    int64_t *v = n > 1 ? malloc((n - 1) * sizeof *v) : NULL;
+    if (self == n || !v) {
+        free(v);
+        return;
+    }
+    int said = 0;
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (i != self) v[m++] = tprof_rows_int(rows, i, cols[c].col);
+        qsort(v, m, sizeof *v, cmp_i64);
+        int64_t mine = tprof_rows_int(rows, self, cols[c].col), median = v[(m - 1) / 2];
+        if (!mine && !median) continue; /* nothing to compare (no GPU work, no steps) */
+        char a[32], b[32];
+        printf("%s %s %s (others' median %s)", said++ ? "," : "  its", cols[c].what, tprof_fmt_duration(a, sizeof a, mine),
+               tprof_fmt_duration(b, sizeof b, median));
+    }
+    if (said) printf("\n");
+    free(v);
+}
+
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
     (void)ctx, (void)label, (void)path;
@@ -164,6 +201,8 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
                "costing them %s of waiting (trainprof collectives)\n",
                tprof_rows_int(top, 0, "collectives_straggler"), tprof_rows_real(top, 0, "collectives_last_share") * 100,
                tprof_fmt_duration(a, sizeof a, tprof_rows_int(top, 0, "collectives_cost_ns")));
+    if (by_coll && !tprof_rows_at(top, 0, "collectives_straggler")->null)
+        late_because(rows, tprof_rows_int(top, 0, "collectives_straggler"));
     else if (by_coll)
         printf("\nno straggler: in the %" PRId64 " collectives matched across ranks nobody waited for another\n",
                tprof_rows_int(top, 0, "collectives_matched"));

@@ -317,6 +317,13 @@ got = json.loads(out) if rc == 0 else {}
 check(rc == 0 and not got["skew_computed"] and got["clock_residual_ns"] > 50_000 and
       got["collectives"][0]["skew_p50_ns"] is None, f"a jumping clock: {out[:300]}{err}")
 
+# ranks: the collectives' straggler first, with its numbers beside the others', the compute rule after
+rc, out, err = run([TRAINPROF, "ranks"] + synthetic(os.path.join(d), seq=True))
+lines = out.splitlines()
+at = next((i for i, ln in enumerate(lines) if ln.startswith("straggler: rank 1, last to arrive")), None)
+check(rc == 0 and at is not None and lines[at + 1].startswith("  its mean step") and
+      lines[at + 2].startswith("by compute, which collectives replace:"), f"ranks names the late rank: {out}{err}")
+
 # advice's late-rank rule: the others' wait for the straggler, per rank and step, 5% of the step or more
 rc, out, err = run([TRAINPROF, "advice", "--format", "json"] + synthetic(os.path.join(d), seq=True))
 late = [f for f in json.loads(out) if f["rule"] == "late-rank"] if rc == 0 else []
