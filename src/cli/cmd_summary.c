@@ -471,23 +471,25 @@ static void ranks_section(const tprof_result *res)
     const tprof_rows *rk = tprof_result_table_c(res, 2);
     if (!tprof_rows_count(rk)) return;
     printf("\n== ranks ==\n");
-    /* where collectives are matched across ranks, their straggler is the one: who held the others up */
-    int by_coll = tprof_rows_int(rk, 0, "collectives_matched") > 0;
-    if (by_coll && !tprof_rows_at(rk, 0, "collectives_straggler")->null)
-        printf("  collectives: rank %" PRId64 " arrives last in %.0f%% of the collectives the others wait in (most: "
-               "%s), %s per step of waiting on the others (trainprof collectives)\n",
+    /* where collectives are matched across ranks, their straggler is the one (who held the others up), and
+       the compute rule of `ranks` is said beside it */
+    char by_compute[48] = "none";
+    if (!tprof_rows_at(rk, 0, "straggler")->null)
+        snprintf(by_compute, sizeof by_compute, "rank %" PRId64, tprof_rows_int(rk, 0, "straggler"));
+    if (tprof_rows_int(rk, 0, "collectives_matched") > 0 && !tprof_rows_at(rk, 0, "collectives_straggler")->null)
+        printf("  straggler: rank %" PRId64 ", last to arrive in %.0f%% of the collectives the others wait in (most: "
+               "%s), %s per step of their waiting (trainprof collectives; by compute: %s)\n",
                tprof_rows_int(rk, 0, "collectives_straggler"), tprof_rows_real(rk, 0, "collectives_last_share") * 100,
                tprof_rows_str(rk, 0, "collectives_top"),
-               tprof_fmt_duration(a, sizeof a, tprof_rows_int(rk, 0, "collectives_cost_per_step_ns")));
-    else if (by_coll)
-        printf("  collectives: %" PRId64 " matched across ranks, no rank waits for another\n",
-               tprof_rows_int(rk, 0, "collectives_matched"));
-    const char *rule = by_coll ? "by compute, which collectives replace: " : "";
-    if (!tprof_rows_at(rk, 0, "straggler")->null)
-        printf("  %sstraggler: rank %" PRId64 " (compute %.0f%% above the other ranks' median, waits least)\n", rule,
+               tprof_fmt_duration(a, sizeof a, tprof_rows_int(rk, 0, "collectives_cost_per_step_ns")), by_compute);
+    else if (tprof_rows_int(rk, 0, "collectives_matched") > 0)
+        printf("  no straggler: no rank waits for another in the %" PRId64 " collectives matched (by compute: %s)\n",
+               tprof_rows_int(rk, 0, "collectives_matched"), by_compute);
+    else if (!tprof_rows_at(rk, 0, "straggler")->null)
+        printf("  straggler: rank %" PRId64 " (compute %.0f%% above the other ranks' median, waits least)\n",
                tprof_rows_int(rk, 0, "straggler"), tprof_rows_real(rk, 0, "straggler_excess") * 100);
     else
-        printf("  %sno straggler\n", rule);
+        printf("  no straggler\n");
     if (tprof_rows_int(rk, 0, "common_steps"))
         printf("  step-time skew: max %s (ProfilerStep#%" PRId64 "), mean %s over %" PRId64 " common steps\n",
                tprof_fmt_duration(a, sizeof a, tprof_rows_int(rk, 0, "skew_max_ns")), tprof_rows_int(rk, 0, "skew_max_step"),

@@ -16,8 +16,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import SRC, TRAINPROF, check, finish, scratch  # noqa: E402
 
-# 134 lines with the MPI stage today (115 without): a little room, not a page more
-LINE_BUDGET = 150
+# 148 lines with the MPI stage today (the collectives line in both multi-rank summaries since issue 19): a little
+# room, not a page more
+LINE_BUDGET = 160
 
 BUILD = os.path.dirname(os.path.abspath(TRAINPROF))
 DEMO = os.path.join(scratch("tprof-make-run-"), "demo")
