@@ -632,7 +632,7 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         tprof_rows_set_i(top, 0, T_COST, cost[straggler]);
         tprof_rows_set_d(top, 0, T_LAST_SHARE, with_waits ? (double)last[straggler] / (double)with_waits : 0.0);
     }
-    qsort(groups, ngroups, sizeof *groups, cmp_group);
+    if (ngroups) qsort(groups, ngroups, sizeof *groups, cmp_group);
     for (size_t g = 0; g < ngroups; g++) {
         group_row *gr = &groups[g];
         long i = tprof_rows_add(gt);
