@@ -14,7 +14,8 @@
 /* ---- one rank's instances ---- */
 
 enum { I_RANK, I_FILE, I_NCOLS };
-enum { C_GROUP, C_SEQ, C_TYPE, C_NAME, C_DTYPE, C_BYTES, C_GROUP_SIZE, C_START, C_DUR, C_KERNELS, C_STEP, C_NCOLS };
+enum { C_GROUP, C_SEQ, C_TYPE, C_NAME, C_DTYPE, C_BYTES, C_GROUP_SIZE, C_START, C_DUR, C_KERNELS, C_STEP, C_IN_BYTES,
+       C_OUT_BYTES, C_NCOLS };
 enum { P_STEP, P_NCOLS };
 
 static const tprof_col_desc inst_top_cols[I_NCOLS] = {
@@ -44,6 +45,11 @@ static const tprof_col_desc inst_cols[C_NCOLS] = {
     [C_KERNELS] = TPROF_COL("kernels", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "its communication kernels"),
     [C_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
                          "the ProfilerStep it starts in, null when none"),
+    [C_IN_BYTES] = TPROF_COL("in_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL,
+                             "In msg nelems times the dtype's size (what the rank sends in an all-to-all); null when "
+                             "not recorded"),
+    [C_OUT_BYTES] = TPROF_COL("out_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL,
+                              "Out msg nelems times the dtype's size (what it receives); null when not recorded"),
 };
 static const tprof_col_desc step_cols[P_NCOLS] = {
     [P_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "a ProfilerStep number"),
@@ -105,6 +111,10 @@ static int add_instance(tprof_rows *rows, const tprof_trace *t, const tprof_coll
     int64_t n = c ? (c->in_nelems > c->out_nelems ? c->in_nelems : c->out_nelems) : -1, bytes;
     int64_t esize = tprof_dtype_size(dtype);
     if (n > 0 && esize > 0) tprof_rows_set_i(rows, r, C_BYTES, __builtin_mul_overflow(n, esize, &bytes) ? INT64_MAX : bytes);
+    if (c && c->in_nelems >= 0 && esize > 0)
+        tprof_rows_set_i(rows, r, C_IN_BYTES, __builtin_mul_overflow(c->in_nelems, esize, &bytes) ? INT64_MAX : bytes);
+    if (c && c->out_nelems >= 0 && esize > 0)
+        tprof_rows_set_i(rows, r, C_OUT_BYTES, __builtin_mul_overflow(c->out_nelems, esize, &bytes) ? INT64_MAX : bytes);
     if (c && c->group_size > 0) tprof_rows_set_i(rows, r, C_GROUP_SIZE, c->group_size);
     tprof_rows_set_i(rows, r, C_START, start);
     tprof_rows_set_i(rows, r, C_DUR, dur);
@@ -162,11 +172,11 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
 /* ---- across ranks ---- */
 
 enum { T_RANKS, T_MATCHED, T_UNMATCHED, T_MATCHING, T_COMMON, T_STRAGGLER, T_COST, T_LAST_SHARE, T_RESIDUAL, T_SKEW,
-       T_NCOLS };
+       T_A2A_IMBALANCE, T_NCOLS };
 enum { G_TYPE, G_GROUP, G_DTYPE, G_BYTES, G_RANKS, G_COUNT, G_TRANSFER, G_TRANSFER_P50, G_TRANSFER_P90, G_ALGBW,
        G_BUSBW, G_WAIT, G_SKEW_P50, G_SKEW_P90, G_NCOLS };
-enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_OFFSET, R_DRIFT, R_RESIDUAL, R_LATE, R_STRAGGLER,
-       R_NCOLS };
+enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_OFFSET, R_DRIFT, R_RESIDUAL, R_LATE, R_A2A_SENT,
+       R_A2A_RECEIVED, R_STRAGGLER, R_NCOLS };
 
 /* Past this fit residual a rank's clock is not trusted for arrival skew. */
 #define SKEW_MAX_RESIDUAL_NS 50000
@@ -195,6 +205,9 @@ static const tprof_col_desc top_cols[T_NCOLS] = {
                              "the largest of the ranks' clock-fit residuals, null without a fit"),
     [T_SKEW] = TPROF_COL("skew_computed", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL,
                          "arrival skew was computed: every rank's clock fitted within 50 us"),
+    [T_A2A_IMBALANCE] = TPROF_COL("alltoall_imbalance", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                                  "the most bytes a rank sent or received in the matched all-to-alls over the ranks' "
+                                  "mean (1: even; MoE routing skew shows here); null without sizes"),
 };
 static const tprof_col_desc group_cols[G_NCOLS] = {
     [G_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective", .flags = TPROF_COLF_KEY),
@@ -246,6 +259,10 @@ static const tprof_col_desc rank_cols[R_NCOLS] = {
                              "the fit's root-mean-square residual"),
     [R_LATE] = TPROF_COL("late_mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
                          "its mean arrival after the first rank of each instance, clocks aligned; null when not computed"),
+    [R_A2A_SENT] = TPROF_COL("alltoall_sent_bytes", TPROF_COL_BYTES, TPROF_COMBINE_PER_RANK, NULL,
+                             "what it sent in the matched all-to-alls (their in_bytes); null without sizes"),
+    [R_A2A_RECEIVED] = TPROF_COL("alltoall_received_bytes", TPROF_COL_BYTES, TPROF_COMBINE_PER_RANK, NULL,
+                                 "what it received in them (out_bytes)"),
     [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row"),
 };
 static const tprof_table_desc top_table = { .name = "", .cols = top_cols, .ncols = T_NCOLS };
@@ -404,6 +421,7 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     const tprof_result **ranks = malloc((n ? n : 1) * sizeof *ranks);
     int64_t *wait = calloc(n ? n : 1, sizeof *wait), *cost = calloc(n ? n : 1, sizeof *cost);
     uint64_t *last = calloc(n ? n : 1, sizeof *last), *matched_on = calloc(n ? n : 1, sizeof *matched_on);
+    int64_t *sent = malloc((n ? n : 1) * sizeof *sent), *received = malloc((n ? n : 1) * sizeof *received);
     inst *all = NULL;
     inst_key *keys = NULL;
     uint8_t *gpu_key = NULL; /* per key: some rank's instance has kernels */
@@ -417,7 +435,8 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     size_t nmi = 0, micap = 0, npairs = 0, paircap = 0;
     size_t nall = 0, nkeys = 0, keycap = 0, ngroups = 0, groupcap = 0, ncommon = 0;
     tprof_result *res = NULL;
-    if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on) goto out;
+    if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on || !sent || !received) goto out;
+    for (size_t k = 0; k < n; k++) sent[k] = received[k] = -1; /* -1: no size recorded */
     /* rank order: the rank each trace says, else its place */
     for (size_t i = 0; i < n; i++) {
         const tprof_cell *c = tprof_rows_cell(tprof_result_top_c(per_rank[i]), 0, I_RANK);
@@ -531,6 +550,11 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
             if (gs > size) size = gs;
             if (!*dtype) dtype = rows_str(rows, all[j].row, C_DTYPE);
             matched_on[all[j].rank]++;
+            if (!strcmp(type, "alltoall")) {
+                int64_t in = rows_int_or(rows, all[j].row, C_IN_BYTES, -1), ob = rows_int_or(rows, all[j].row, C_OUT_BYTES, -1);
+                if (in >= 0) sent[all[j].rank] = tprof_sat_add(sent[all[j].rank] < 0 ? 0 : sent[all[j].rank], in);
+                if (ob >= 0) received[all[j].rank] = tprof_sat_add(received[all[j].rank] < 0 ? 0 : received[all[j].rank], ob);
+            }
         }
         int64_t waited = 0;
         if (ends_together(type)) {
@@ -624,6 +648,21 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         goto out;
     if (all_fit || npairs) tprof_rows_set_i(top, 0, T_RESIDUAL, llround(worst));
     tprof_rows_set_i(top, 0, T_SKEW, skew_ok);
+    { /* all-to-all balance: the busiest rank's bytes over the mean, sent or received */
+        double most = 0, sum_s = 0, sum_r = 0, most_r = 0;
+        size_t sized = 0;
+        for (size_t k = 0; k < n; k++)
+            if (sent[k] >= 0 || received[k] >= 0) {
+                double x = sent[k] > 0 ? (double)sent[k] : 0, y = received[k] > 0 ? (double)received[k] : 0;
+                sum_s += x, sum_r += y, sized++;
+                if (x > most) most = x;
+                if (y > most_r) most_r = y;
+            }
+        double imb = 0;
+        if (sized && sum_s > 0) imb = most / (sum_s / (double)sized);
+        if (sized && sum_r > 0 && most_r / (sum_r / (double)sized) > imb) imb = most_r / (sum_r / (double)sized);
+        if (imb > 0) tprof_rows_set_d(top, 0, T_A2A_IMBALANCE, imb);
+    }
     size_t straggler = n;
     for (size_t k = 0; k < n; k++)
         if (cost[k] > 0 && (straggler == n || cost[k] > cost[straggler])) straggler = k;
@@ -674,6 +713,8 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
             tprof_rows_set_i(rt, (size_t)i, R_RESIDUAL, llround(fits[k].residual));
         }
         if (skew_ok && late_n[k]) tprof_rows_set_i(rt, (size_t)i, R_LATE, llround(late[k] / (double)late_n[k]));
+        if (sent[k] >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_SENT, sent[k]);
+        if (received[k] >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_RECEIVED, received[k]);
         tprof_rows_set_i(rt, (size_t)i, R_STRAGGLER, k == straggler);
     }
     *out = res;
@@ -701,5 +742,7 @@ out:
     free(cost);
     free(last);
     free(matched_on);
+    free(sent);
+    free(received);
     return rc;
 }

@@ -475,6 +475,7 @@ static int32_t clamp_i32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT
 static uint32_t name_id(reader *r)
 {
     size_t len = r->name_len;
+    if (!len) return 0; /* id 0 is the empty string (and the buffer may not exist yet) */
     uint64_t head = 0;
     memcpy(&head, r->name_buf, len < 8 ? len : 8);
     unsigned at = (unsigned)(((head ^ len) * 0x9E3779B97F4A7C15ull) >> 56) % TPROF_NAME_MEMO;

@@ -145,6 +145,11 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     else if (!res_ns->null)
         printf("\nno arrival skew: a rank's clock does not fit the others' (residual %s, above 50 us)\n",
                tprof_fmt_duration(d, sizeof d, res_ns->v.i));
+    const tprof_cell *imb = tprof_rows_at(top, 0, "alltoall_imbalance");
+    if (!imb->null)
+        printf("\nall-to-all: the rank sending or receiving the most moves %.2fx the ranks' mean (each rank's bytes: "
+               "--format json)\n",
+               imb->v.d);
     if (!tprof_rows_at(top, 0, "straggler")->null)
         printf("\nstraggler: rank %" PRId64 ", last to arrive in %.0f%% of the collectives the others waited in, "
                "costing them %s of waiting\n",

@@ -324,6 +324,44 @@ at = next((i for i, ln in enumerate(lines) if ln.startswith("straggler: rank 1, 
 check(rc == 0 and at is not None and lines[at + 1].startswith("  its mean step") and
       lines[at + 2].startswith("by compute, which collectives replace:"), f"ranks names the late rank: {out}{err}")
 
+# all-to-all balance: rank r sends (r + 1) MiB-elements and receives (4 - r) in each of 3 steps (MoE-like skew)
+def alltoall(d, n=4, steps=3):
+    paths = []
+    for r in range(n):
+        ev, t = [], 1000
+        for s in range(steps):
+            ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "pid": 1, "tid": 1, "ts": t,
+                       "dur": 900})
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": t + 10,
+                       "dur": 20, "args": {"Collective name": "all_to_allv", "dtype": "BFloat16",
+                                          "In msg nelems": (r + 1) << 20, "Out msg nelems": (n - r) << 20,
+                                          "Group size": n, "Process Group Name": "ep", "Seq": s}})
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": t + 15, "dur": 4, "args": {"correlation": s + 1}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv", "pid": 0, "tid": 7,
+                       "ts": t + 40, "dur": 300 + 50 * r, "args": {"device": 0, "stream": 7, "correlation": s + 1}})
+            t += 1000
+        p = os.path.join(d, f"rank{r}.json")
+        with open(p, "w") as f:
+            json.dump({"distributedInfo": {"rank": r, "world_size": n}, "traceEvents": ev}, f)
+        paths.append(p)
+    return paths
+
+
+os.makedirs(os.path.join(d, "a2a"), exist_ok=True)
+rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + alltoall(os.path.join(d, "a2a")))
+got = json.loads(out) if rc == 0 else None
+if got:
+    sent = [r["alltoall_sent_bytes"] for r in got["ranks"]]
+    recv = [r["alltoall_received_bytes"] for r in got["ranks"]]
+    check(sent == [3 * (r + 1) * 2 ** 21 for r in range(4)] and recv == [3 * (4 - r) * 2 ** 21 for r in range(4)],
+          f"all-to-all bytes per rank: {sent} {recv}")
+    check(abs(got["alltoall_imbalance"] - 1.6) < 1e-12, f"all-to-all imbalance 4 / 2.5: {got['alltoall_imbalance']}")
+    check(got["straggler"] is None and all(r["wait_ns"] == 0 for r in got["ranks"]),
+          "no waits claimed for all-to-all(-v)")
+else:
+    check(False, f"all-to-all: {rc} {err}")
+
 # advice's late-rank rule: the others' wait for the straggler, per rank and step, 5% of the step or more
 rc, out, err = run([TRAINPROF, "advice", "--format", "json"] + synthetic(os.path.join(d), seq=True))
 late = [f for f in json.loads(out) if f["rule"] == "late-rank"] if rc == 0 else []
