@@ -643,6 +643,7 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     tprof_rows_set_i(top, 0, T_MATCHED, (int64_t)matched);
     tprof_rows_set_i(top, 0, T_UNMATCHED, (int64_t)unmatched);
     tprof_rows_set_i(top, 0, T_COMMON, (int64_t)ncommon);
+    if (!matched) seq_used = order_used = 0;
     if (tprof_rows_set_s(top, 0, T_MATCHING, seq_used && order_used ? "both" : seq_used ? "sequence"
                                                                   : order_used ? "order" : "none"))
         goto out;

@@ -122,7 +122,14 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     (void)ctx, (void)label, (void)path;
     const tprof_rows *top = tprof_result_top_c(res);
     int64_t matched = tprof_rows_int(top, 0, "matched"), common = tprof_rows_int(top, 0, "common_steps");
-    printf("%" PRId64 " collectives matched across %" PRId64 " ranks by %s", matched, tprof_rows_int(top, 0, "traces"),
+    int64_t ntraces = tprof_rows_int(top, 0, "traces");
+    if (ntraces < 2) {
+        printf("one trace, %" PRId64 " collectives in it: collectives matches each across the ranks of its group; "
+               "give every rank's trace\n",
+               tprof_rows_int(top, 0, "unmatched"));
+        return 0;
+    }
+    printf("%" PRId64 " collectives matched across %" PRId64 " ranks by %s", matched, ntraces,
            tprof_rows_str(top, 0, "matching"));
     if (common) printf(", over %" PRId64 " common steps", common);
     if (tprof_rows_int(top, 0, "unmatched")) printf("; %" PRId64 " left unmatched", tprof_rows_int(top, 0, "unmatched"));

@@ -324,6 +324,14 @@ at = next((i for i, ln in enumerate(lines) if ln.startswith("straggler: rank 1, 
 check(rc == 0 and at is not None and lines[at + 1].startswith("  its mean step") and
       lines[at + 2].startswith("by compute, which collectives replace:"), f"ranks names the late rank: {out}{err}")
 
+# one trace: nothing to match, said so
+one = synthetic(os.path.join(d), seq=True)[:1]
+rc, out, err = run([TRAINPROF, "collectives"] + one)
+check(rc == 0 and out.startswith("one trace, 6 collectives in it"), f"one trace: {out}{err}")
+rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + one)
+got = json.loads(out) if rc == 0 else {}
+check(got.get("matched") == 0 and got.get("matching") == "none" and got.get("straggler") is None, f"one trace: {out}")
+
 # all-to-all balance: rank r sends (r + 1) MiB-elements and receives (4 - r) in each of 3 steps (MoE-like skew)
 def alltoall(d, n=4, steps=3):
     paths = []
