@@ -127,7 +127,7 @@ check(len(only) == 1 and "_rank0_" in only[0], f"rank0_only: rank 0's trace alon
 # instances come from the recorded calls, matched by process group and Seq.
 # The others' waits grow by about SLOW_MS per step over the same run without
 # it (3 processes share 2 cores here, so the waits without it are not 0).
-SLOW_MS = 60
+SLOW_MS = 300  # long beside the noise of 3 processes sharing 2 cores with other tests running
 
 
 def three(d, slow):
