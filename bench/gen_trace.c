@@ -261,6 +261,7 @@ typedef struct {
     const char *name; /* JSON-escaped form */
     const char *dims, *types, *extra;
     int64_t num;      /* appended to name when >= 0 (ProfilerStep#N) */
+    int64_t coll_seq; /* a collective call's "Seq" in its process group when >= 0 */
     uint64_t ts, dur;
     uint64_t ext_id, rf_id, seq, ev_idx;
     /* [memory] */
@@ -310,6 +311,7 @@ typedef struct {
     uint64_t n_cpu, n_ann, n_mem, n_rt, n_gpu, n_flow, n_meta;
 
     char pg_extra_ar[1024], pg_extra_ag[1024];
+    int64_t coll_seq; /* the next collective's number in the default group (c10d's Seq) */
 } gen_t;
 
 /* layout separators: one event per line, or Kineto's multi-line layout */
@@ -344,6 +346,7 @@ static cpu_ev_t *new_ev(gen_t *g)
     cpu_ev_t *e = &g->ev[g->nev++];
     memset(e, 0, sizeof *e);
     e->num = -1;
+    e->coll_seq = -1;
     e->thread = (uint8_t)g->cur;
     return e;
 }
@@ -873,9 +876,10 @@ static void op_attention(gen_t *g)
 static void all_gather(gen_t *g)
 {
     annot_open(g, "nccl:_all_gather_base");
-    op_open_k(g, EV_CPU_OP, "record_param_comms", "[[65536000], [2048000], [], [], [], [], [], [], [], []]",
+    size_t c = op_open_k(g, EV_CPU_OP, "record_param_comms", "[[65536000], [2048000], [], [], [], [], [], [], [], []]",
               "[" BF16 ", " BF16 ", \"Int\", \"Int\", \"Int\", \"\", \"\", \"Int\", \"Int\", \"Int\"]",
               g->pg_extra_ag, 0);
+    g->ev[c].coll_seq = g->coll_seq++;
     rt_call(g, "cudaEventRecord", 135, 1200, 3500);
     rt_call(g, "cudaStreamWaitEvent", 146, 1000, 2500);
     launch_ex(g, K_NCCL_AG, STREAM_COMM, 0, 0);
@@ -1088,10 +1092,11 @@ static void bwd_attention(gen_t *g)
 static void all_reduce_bucket(gen_t *g)
 {
     annot_open(g, "nccl:all_reduce");
-    op_open_k(g, EV_CPU_OP, "record_param_comms",
+    size_t c = op_open_k(g, EV_CPU_OP, "record_param_comms",
               "[[[25165824]], [[25165824]], [], [], [], [], [], [], [], []]",
               "[\"GenericList\", \"GenericList\", \"Int\", \"Int\", \"Int\", \"\", \"\", \"Int\", \"Int\", \"Int\"]",
               g->pg_extra_ar, 0);
+    g->ev[c].coll_seq = g->coll_seq++;
     rt_call(g, "cudaEventRecord", 135, 1200, 3500);
     rt_call(g, "cudaStreamWaitEvent", 146, 1000, 2500);
     /* the reduction needs the gradients produced so far */
@@ -1546,6 +1551,10 @@ static void emit_cpu_events(gen_t *g)
         if (e->extra) {
             B_LIT(b, ", ");
             b_str(b, e->extra);
+        }
+        if (e->coll_seq >= 0) {
+            B_LIT(b, ", \"Seq\": ");
+            b_u64(b, (uint64_t)e->coll_seq);
         }
         if (e->flags & F_CONCRETE) {
             B_LIT(b, ", ");
