@@ -312,6 +312,8 @@ typedef struct {
 
     char pg_extra_ar[1024], pg_extra_ag[1024];
     int64_t coll_seq; /* the next collective's number in the default group (c10d's Seq) */
+    int slow_rank;    /* --slow-rank: this rank arrives SLOW_NS late at every collective (-1: none) */
+    uint64_t slow_ns; /* ... and the other ranks' collective kernels wait that long for it */
 } gen_t;
 
 /* layout separators: one event per line, or Kineto's multi-line layout */
@@ -692,6 +694,10 @@ static void launch_ex(gen_t *g, int k, int stream, uint64_t bytes, uint64_t afte
     if (d->cat == C_KERNEL) {
         int64_t base = d->base_ns;
         dur = (uint64_t)rrange(&g->rng, base - base / 10, base + base / 10);
+        if ((k == K_NCCL_AR || k == K_NCCL_AG) && g->slow_rank >= 0) { /* a straggler: all end together */
+            if (g->rank == g->slow_rank) start += g->slow_ns; /* it arrives late */
+            else dur += g->slow_ns;                           /* the others wait for it */
+        }
     } else {
         /* memcpy/memset: duration from bytes at a plausible bandwidth */
         uint64_t bw; /* bytes per us */
@@ -1819,6 +1825,7 @@ static long parse_int(const char *opt, const char *s, long lo, long hi)
 static void usage(FILE *f)
 {
     fputs("usage: trainprof-gentrace [--size BYTES|250M|1G] [--seed N] [--rank R] [--world W]\n"
+          "                          [--slow-rank R --slow-us X]\n"
           "                          [--steps N] [--layers N] [--layout line|kineto] [--modules]\n"
           "                          [--truth FILE.csv] [--stats] [-o FILE]\n"
           "\n"
@@ -1832,6 +1839,9 @@ static void usage(FILE *f)
           "  --modules nn.Module frames (python_function spans, as with_modules records\n"
           "            them) around the model, its blocks, attention, MLP, norms and\n"
           "            linears; the other events stay the same\n"
+          "  --slow-rank, --slow-us  rank R arrives X us late at every collective and the\n"
+          "            other ranks' collective kernels wait X us for it (all end together):\n"
+          "            a straggler for trainprof collectives\n"
           "  --truth   write per-GPU-activity-name ground truth CSV\n"
           "  --stats   print event counts by category to stderr\n",
           f);
@@ -1842,7 +1852,7 @@ int main(int argc, char **argv)
     uint64_t size = 10ull << 20;
     int size_given = 0;
     uint64_t seed = 1;
-    long rank = 0, world = 8, steps = 0, layers = 16;
+    long rank = 0, world = 8, steps = 0, layers = 16, slow_rank = -1, slow_us = 0;
     const char *out_path = NULL, *truth_path = NULL;
     int stats = 0, modules = 0;
 
@@ -1872,6 +1882,12 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--world")) {
             NEEDV();
             world = parse_int(a, v, 1, 1 << 20);
+        } else if (!strcmp(a, "--slow-rank")) {
+            NEEDV();
+            slow_rank = parse_int(a, v, 0, 1 << 20);
+        } else if (!strcmp(a, "--slow-us")) {
+            NEEDV();
+            slow_us = parse_int(a, v, 0, 1L << 30);
         } else if (!strcmp(a, "--steps")) {
             NEEDV();
             steps = parse_int(a, v, 1, 1L << 30);
@@ -1921,6 +1937,8 @@ int main(int argc, char **argv)
     gen_t *g = &G;
     g->rank = (int)rank;
     g->world = (int)world;
+    g->slow_rank = slow_us > 0 ? (int)slow_rank : -1;
+    g->slow_ns = (uint64_t)slow_us * 1000;
     g->modules = modules;
     g->device = (int)(rank % 8);
     g->rng = seed * 0x100000001B3ull ^ ((uint64_t)rank << 32) ^ 0x5eed;
