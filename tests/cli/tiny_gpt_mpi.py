@@ -154,7 +154,13 @@ if base and slow:
              if s["rank"] != 1]
     mean = sum(extra) / len(extra) / 1e6
     print(f"the others' extra wait per step: {mean:.1f} ms for {SLOW_MS} ms injected")
-    check(abs(mean - SLOW_MS) <= 0.25 * SLOW_MS, f"the others wait about the injected {SLOW_MS} ms more: {mean:.1f}")
+    if os.environ.get("TPROF_SANITIZED"):
+        # ASan and TSan slow the ranks' compute and MPI's progress several times over, and 3 ranks on 2 cores
+        # then spend much of the delay in contention (149 ms of 300 in one run): the rank is named, the time
+        # is checked without sanitizers
+        print("note: sanitized build: the wait's size is not checked")
+    else:
+        check(abs(mean - SLOW_MS) <= 0.25 * SLOW_MS, f"the others wait about the injected {SLOW_MS} ms more: {mean:.1f}")
 
 shutil.rmtree(tmp, ignore_errors=True)
 finish("tiny_gpt over 2 and 3 MPI ranks: a trace each, identical replicas, the global batch's losses, "
