@@ -5,6 +5,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "comm_calls.h"
+#include "launch.h"
 #include "../util/grow.h"
 
 #include <math.h>
@@ -87,14 +88,6 @@ static const char *canonical_type(const char *name)
     return "other";
 }
 
-/* The step of STEPS[0..N) (sorted by start) holding AT, or -1. */
-static int64_t step_of(const tprof_step *steps, size_t n, int64_t at)
-{
-    for (size_t i = n; i-- > 0;)
-        if (steps[i].ts <= at) return at < tprof_end_ns(steps[i].ts, steps[i].dur) ? steps[i].number : -1;
-    return -1;
-}
-
 static int add_instance(tprof_rows *rows, const tprof_trace *t, const tprof_collective_call *c, const char *type,
                         int64_t start, int64_t dur, uint32_t kernels)
 {
@@ -119,8 +112,8 @@ static int add_instance(tprof_rows *rows, const tprof_trace *t, const tprof_coll
     tprof_rows_set_i(rows, r, C_START, start);
     tprof_rows_set_i(rows, r, C_DUR, dur);
     tprof_rows_set_i(rows, r, C_KERNELS, kernels);
-    int64_t step = step_of(m->steps, m->nsteps, start);
-    if (step >= 0) tprof_rows_set_i(rows, r, C_STEP, step);
+    long step = tprof_step_at(m->steps, m->nsteps, start);
+    if (step >= 0) tprof_rows_set_i(rows, r, C_STEP, m->steps[step].number);
     return 0;
 }
 
@@ -392,10 +385,18 @@ static int cmp_group(const void *a, const void *b)
     return c ? c : x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
 }
 
-static int64_t nearest_rank(const int64_t *sorted, size_t n, double q)
+/* The nearest-rank p50 and p90 of V[0..N) (as every across-ranks figure: tprof_dist_of). */
+static int percentiles(const int64_t *v, size_t n, int64_t *p50, int64_t *p90)
 {
-    size_t k = (size_t)ceil(q * (double)n);
-    return sorted[k ? k - 1 : 0];
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    if (!d) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) d[i] = (double)v[i];
+    tprof_col_dist dist;
+    int rc = tprof_dist_of(d, NULL, n, &dist);
+    free(d);
+    *p50 = llround(dist.p50);
+    *p90 = llround(dist.p90);
+    return rc;
 }
 
 static int64_t rows_int_or(const tprof_rows *rows, size_t i, size_t col, int64_t none)
@@ -679,14 +680,14 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         if (i < 0 || tprof_rows_set_s(gt, (size_t)i, G_TYPE, gr->type) || tprof_rows_set_s(gt, (size_t)i, G_GROUP, gr->group) ||
             tprof_rows_set_s(gt, (size_t)i, G_DTYPE, gr->dtype))
             goto out;
-        qsort(gr->transfers, gr->ntransfers, sizeof *gr->transfers, cmp_i64);
-        int64_t p50 = nearest_rank(gr->transfers, gr->ntransfers, 0.5);
+        int64_t p50, p90;
+        if (percentiles(gr->transfers, gr->ntransfers, &p50, &p90)) goto out;
         if (gr->bytes >= 0) tprof_rows_set_i(gt, (size_t)i, G_BYTES, gr->bytes);
         tprof_rows_set_i(gt, (size_t)i, G_RANKS, (int64_t)gr->ranks);
         tprof_rows_set_i(gt, (size_t)i, G_COUNT, (int64_t)gr->count);
         tprof_rows_set_i(gt, (size_t)i, G_TRANSFER, gr->transfer);
         tprof_rows_set_i(gt, (size_t)i, G_TRANSFER_P50, p50);
-        tprof_rows_set_i(gt, (size_t)i, G_TRANSFER_P90, nearest_rank(gr->transfers, gr->ntransfers, 0.9));
+        tprof_rows_set_i(gt, (size_t)i, G_TRANSFER_P90, p90);
         if (gr->bytes >= 0 && p50 > 0) {
             double algbw = (double)gr->bytes / (double)p50; /* bytes per ns = GB/s */
             tprof_rows_set_d(gt, (size_t)i, G_ALGBW, algbw);
@@ -694,9 +695,9 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         }
         tprof_rows_set_i(gt, (size_t)i, G_WAIT, gr->wait);
         if (gr->nskews) {
-            qsort(gr->skews, gr->nskews, sizeof *gr->skews, cmp_i64);
-            tprof_rows_set_i(gt, (size_t)i, G_SKEW_P50, nearest_rank(gr->skews, gr->nskews, 0.5));
-            tprof_rows_set_i(gt, (size_t)i, G_SKEW_P90, nearest_rank(gr->skews, gr->nskews, 0.9));
+            if (percentiles(gr->skews, gr->nskews, &p50, &p90)) goto out;
+            tprof_rows_set_i(gt, (size_t)i, G_SKEW_P50, p50);
+            tprof_rows_set_i(gt, (size_t)i, G_SKEW_P90, p90);
         }
     }
     for (size_t k = 0; k < n; k++) {

@@ -11,16 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A record's fields (records: tprof_op_tree.rec). */
-static int64_t rec_ts(const tprof_op_tree *tr, uint32_t r)
-{
-    return r < tr->nspans ? tr->spans[r].ts : tr->events[r - tr->nspans].ts;
-}
-static int64_t rec_dur(const tprof_op_tree *tr, uint32_t r)
-{
-    return r < tr->nspans ? tr->spans[r].dur : tr->events[r - tr->nspans].dur;
-}
-
 /* The order of two host spans (indexes into HOST, their records; THREAD
  * and KIND their thread indexes and node kinds): by thread, then start,
  * longer first, outer kind first, then record order (spans before events,
@@ -35,9 +25,9 @@ static int cmp_span(const span_order *o, uint32_t a, uint32_t b)
 {
     uint32_t ra = o->host[a], rb = o->host[b];
     if (o->thread[a] != o->thread[b]) return o->thread[a] < o->thread[b] ? -1 : 1;
-    int64_t ta = rec_ts(o->tr, ra), tb = rec_ts(o->tr, rb);
+    int64_t ta = tprof_op_rec_ts(o->tr, ra), tb = tprof_op_rec_ts(o->tr, rb);
     if (ta != tb) return ta < tb ? -1 : 1;
-    int64_t da = rec_dur(o->tr, ra), db = rec_dur(o->tr, rb);
+    int64_t da = tprof_op_rec_dur(o->tr, ra), db = tprof_op_rec_dur(o->tr, rb);
     if (da != db) return da > db ? -1 : 1;
     if (o->kind[a] != o->kind[b]) return o->kind[a] < o->kind[b] ? -1 : 1;
     return ra < rb ? -1 : ra > rb;
@@ -170,7 +160,7 @@ static void nest_thread(const nest_job *j, size_t a, size_t b, uint32_t *stack, 
         tr->rec[i] = r;
         tr->kind[i] = o->kind[k];
         tr->launcher[i] = TPROF_OP_NONE;
-        int64_t end = tprof_end_ns(rec_ts(tr, r), rec_dur(tr, r));
+        int64_t end = tprof_end_ns(tprof_op_rec_ts(tr, r), tprof_op_rec_dur(tr, r));
         while (depth > 0 && end > stack_end[depth - 1]) tr->end[stack[--depth]] = (uint32_t)i; /* not holding it */
         tr->parent[i] = depth ? stack[depth - 1] : TPROF_OP_NONE;
         stack_end[depth] = end;

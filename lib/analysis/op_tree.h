@@ -56,16 +56,17 @@ static inline const tprof_event *tprof_op_event(const tprof_op_tree *tr, uint32_
 {
     return tr->rec[node] < tr->nspans ? NULL : &tr->events[tr->rec[node] - tr->nspans];
 }
-static inline int64_t tprof_op_ts(const tprof_op_tree *tr, uint32_t node)
+/* A record's start and duration (records, not nodes: the tree is built on them). */
+static inline int64_t tprof_op_rec_ts(const tprof_op_tree *tr, uint32_t rec)
 {
-    const tprof_host_span *s = tprof_op_span(tr, node);
-    return s ? s->ts : tprof_op_event(tr, node)->ts;
+    return rec < tr->nspans ? tr->spans[rec].ts : tr->events[rec - tr->nspans].ts;
 }
-static inline int64_t tprof_op_dur(const tprof_op_tree *tr, uint32_t node)
+static inline int64_t tprof_op_rec_dur(const tprof_op_tree *tr, uint32_t rec)
 {
-    const tprof_host_span *s = tprof_op_span(tr, node);
-    return s ? s->dur : tprof_op_event(tr, node)->dur;
+    return rec < tr->nspans ? tr->spans[rec].dur : tr->events[rec - tr->nspans].dur;
 }
+static inline int64_t tprof_op_ts(const tprof_op_tree *tr, uint32_t node) { return tprof_op_rec_ts(tr, tr->rec[node]); }
+static inline int64_t tprof_op_dur(const tprof_op_tree *tr, uint32_t node) { return tprof_op_rec_dur(tr, tr->rec[node]); }
 static inline uint32_t tprof_op_name(const tprof_op_tree *tr, uint32_t node)
 {
     const tprof_host_span *s = tprof_op_span(tr, node);

@@ -107,12 +107,6 @@ static int print_dist(const tprof_rows *rows, size_t n)
     return rc;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* What made rank RANK late, from its row beside the others': its step
  * time, compute and idle against the other ranks' medians. */
 static void late_because(const tprof_rows *rows, int64_t rank)
@@ -123,7 +117,7 @@ static void late_because(const tprof_rows *rows, int64_t rank)
     size_t n = tprof_rows_count(rows), self = n;
     for (size_t i = 0; i < n; i++)
         if (tprof_rows_int(rows, i, "rank") == rank) self = i;
-    int64_t *v = n > 1 ? malloc((n - 1) * sizeof *v) : NULL;
+    double *v = n > 1 ? malloc((n - 1) * sizeof *v) : NULL;
     if (self == n || !v) {
         free(v);
         return;
@@ -132,9 +126,10 @@ static void late_because(const tprof_rows *rows, int64_t rank)
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
-            if (i != self) v[m++] = tprof_rows_int(rows, i, cols[c].col);
-        qsort(v, m, sizeof *v, cmp_i64);
-        int64_t mine = tprof_rows_int(rows, self, cols[c].col), median = v[(m - 1) / 2];
+            if (i != self) v[m++] = (double)tprof_rows_int(rows, i, cols[c].col);
+        tprof_col_dist d; /* the others' median: nearest rank, the lower one */
+        if (tprof_dist_of(v, NULL, m, &d)) break;
+        int64_t mine = tprof_rows_int(rows, self, cols[c].col), median = llround(d.p50);
         if (!mine && !median) continue; /* nothing to compare (no GPU work, no steps) */
         char a[32], b[32];
         printf("%s %s %s (others' median %s)", said++ ? "," : "  its", cols[c].what, tprof_fmt_duration(a, sizeof a, mine),
