@@ -121,7 +121,7 @@ function add_synopsis(s) {
     else syn[++nsyn] = "    " fmt_words(s, 0)
 }
 
-/^@@(top|command [a-z]+)$/ { start_block($0); next }
+/^@@(top|command [a-z][a-z-]*)$/ { start_block($0); next }
 
 $0 == "" { flush(); next }
 

@@ -437,6 +437,29 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out);
 extern const tprof_result_desc tprof_collectives_desc;
 int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tprof_result **out);
 
+/* ---- critical-path: what bounds each step, as HTA's critical path defines it ---- */
+
+/* host ops and runtime calls as events (their file order breaks ties), GPU
+   work with its sync waits, the GPU-side annotations (--annotation counts them) */
+#define TPROF_CRITICAL_PATH_KEEP                                                                    \
+    (TPROF_KERNELS_KEEP | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP(TPROF_KIND_GPU_ANNOTATION) | TPROF_KEEP_SYNC)
+typedef struct {
+    int64_t step_first, step_last; /* ProfilerStep numbers, -1: open */
+    const char *annotation; /* HTA's annotation: the events whose name holds it, in file order (NULL: steps) */
+    int64_t instance_first, instance_last; /* with ANNOTATION: its instances (0-based) as one window; -1: 0 */
+    int whole; /* the whole trace as one window (without steps it is anyway) */
+    int path;  /* the result's path table holds every edge of the paths */
+} tprof_cp_opts;
+/* The critical path of each window (each ProfilerStep by default): its
+ * length against the window's, what bounds it, the events on it
+ * (docs/METRICS.md). TPROF_EUSAGE when no window matches the options. */
+extern const tprof_result_desc tprof_critical_path_desc;
+int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_result **out);
+/* Sorts the events on the path and derives the shares (after a combine). */
+int tprof_critical_path_finish(tprof_result *r);
+int tprof_critical_path_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
+                                tprof_result **out);
+
 /* ---- advice: findings over documented thresholds, with their evidence ---- */
 
 /* CPU ops and their inputs: the op rules */

@@ -53,6 +53,7 @@ typedef enum {
 #define TPROF_COMPACT_SPANS (1u << 23) /* with TPROF_KEEP(TPROF_KIND_CPU): the plain CPU spans (ph X; not steps,
                                           markers, calls or streamed) are stored as tprof_host_span, with their
                                           op args, in tprof_trace_spans() instead of tprof_trace_events() */
+#define TPROF_KEEP_SYNC (1u << 22) /* with TPROF_KEEP(TPROF_KIND_GPU): cuda_sync waits, with tprof_sync_wait */
 #define TPROF_KEEP_ALL (0xFFFFFFFFu & ~(TPROF_SKIP_PLAIN_FRAMES | TPROF_COMPACT_SPANS)) /* everything, as events */
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
@@ -132,6 +133,15 @@ typedef struct {
     int64_t total_allocated; /* "Total Allocated", -1 when absent */
     int64_t total_reserved;  /* "Total Reserved", -1 when absent */
 } tprof_memory_sample;
+
+/* What a cuda_sync event waits on (kept with TPROF_KEEP_SYNC): Event Sync
+ * (cudaEventSynchronize) and Stream Wait Event (cudaStreamWaitEvent) name
+ * the cudaEventRecord call whose event they wait for, and its stream. */
+typedef struct {
+    size_t event;               /* the sync's index in tprof_trace_events() */
+    int64_t stream;             /* "wait_on_stream", -1 when absent */
+    int64_t record_correlation; /* "wait_on_cuda_event_record_corr_id", -1 when absent */
+} tprof_sync_wait;
 
 /* The inputs of a CPU op as the profiler records them with record_shapes,
  * each the compact JSON text of its args value (whitespace outside strings
@@ -324,6 +334,8 @@ size_t tprof_trace_nspans(const tprof_trace *t);
 const tprof_host_span *tprof_trace_spans(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nop_args(const tprof_trace *t);
 const tprof_op_args *tprof_trace_op_args(const tprof_trace *t); /* in file order */
+size_t tprof_trace_nsyncs(const tprof_trace *t);
+const tprof_sync_wait *tprof_trace_syncs(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nmem_samples(const tprof_trace *t);
 const tprof_memory_sample *tprof_trace_mem_samples(const tprof_trace *t); /* in file order */
 /* Bytes of memory held by the trace (records, strings, tables). */

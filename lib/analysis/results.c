@@ -36,6 +36,7 @@ static const tprof_result_desc *const all[] = {
     &tprof_rank_facts_desc,
     &tprof_coll_instances_desc,
     &tprof_collectives_desc,
+    &tprof_critical_path_desc,
     &tprof_ranks_desc,
     &tprof_advice_desc,
     &tprof_summary_trace_desc,

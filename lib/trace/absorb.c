@@ -86,6 +86,13 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         m.event += dst->nev;
         dst->mems[dst->nmems++] = m;
     }
+    /* sync waits likewise */
+    if (tprof_grow_items((void **)&dst->syncs, &dst->synccap, dst->nsyncs + src->nsyncs, sizeof *dst->syncs)) goto oom;
+    for (size_t i = 0; i < src->nsyncs; i++) {
+        tprof_sync_wait w = src->syncs[i];
+        w.event += dst->nev;
+        dst->syncs[dst->nsyncs++] = w;
+    }
     /* op args likewise */
     if (tprof_grow_items((void **)&dst->opargs, &dst->opargcap, dst->nopargs + src->nopargs, sizeof *dst->opargs))
         goto oom;

@@ -49,6 +49,7 @@ arg_key tprof_arg_key(const char *k, size_t n)
         if (keyis(k, n, "Fwd thread id")) return A_FWD_TID;
         return keyis(k, n, "In msg nelems") ? A_IN_NELEMS : A_OTHER;
     case 14:
+        if (keyis(k, n, "wait_on_stream")) return A_WAIT_STREAM;
         return keyis(k, n, "Out msg nelems") ? A_OUT_NELEMS : keyis(k, n, "Total Reserved") ? A_MEM_RESERVED : A_OTHER;
     case 15:
         if (keyis(k, n, "Sequence number")) return A_SEQ;
@@ -59,6 +60,7 @@ arg_key tprof_arg_key(const char *k, size_t n)
         if (keyis(k, n, "Task Type")) return A_TASK_TYPE;
         if (keyis(k, n, "Stream Id")) return A_STREAM;
         return keyis(k, n, "Device Id") ? A_MEM_DEVICE : A_OTHER;
+    case 33: return keyis(k, n, "wait_on_cuda_event_record_corr_id") ? A_WAIT_RECORD : A_OTHER;
     case 11:
         if (keyis(k, n, "correlation")) return A_CORRELATION;
         if (keyis(k, n, "External id") || keyis(k, n, "external id")) return A_EXTERNAL_ID;
@@ -72,7 +74,7 @@ arg_key tprof_arg_key(const char *k, size_t n)
 static const raw_event blank_event = {
     .device = -1, .stream = -1, .correlation = -1, .external_id = -1, .flow_id = -1, .bytes = -1,
     .in_nelems = -1, .out_nelems = -1, .group_size = -1, .coll_seq = -1, .mem_device = -1, .mem_alloc = -1, .mem_reserved = -1,
-    .seq = -1, .fwd_tid = -1,
+    .seq = -1, .fwd_tid = -1, .wait_stream = -1, .wait_record = -1,
 };
 
 void tprof_raw_event_init(reader *r, raw_event *e)
@@ -685,6 +687,11 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         for (unsigned k = 0; k < TPROF_OP_ARGS; k++)
             if (e->oparg_mask & (1u << k)) a->arg[k] = e->oparg_id[k];
         t->nopargs++;
+    }
+    if (kind == TPROF_KIND_GPU && (r->opts->keep & TPROF_KEEP_SYNC) && (e->wait_stream >= 0 || e->wait_record >= 0)) {
+        if (tprof_grow_items((void **)&t->syncs, &t->synccap, t->nsyncs + 1, sizeof *t->syncs)) return TPROF_ENOMEM;
+        t->syncs[t->nsyncs++] = (tprof_sync_wait){ .event = t->nev, .stream = e->wait_stream,
+                                                   .record_correlation = e->wait_record };
     }
     if (is_mem) {
         if (tprof_grow_items((void **)&t->mems, &t->memcap, t->nmems + 1, sizeof *t->mems)) return TPROF_ENOMEM;

@@ -68,6 +68,8 @@ typedef struct {
     int64_t mem_device, mem_alloc, mem_reserved;
     /* a cpu_op's autograd links */
     int64_t seq, fwd_tid;
+    /* a cuda_sync event's wait: the stream and the cudaEventRecord it waits on */
+    int64_t wait_stream, wait_record;
     /* from here on: 0 */
     char ph;
     uint8_t has_cat, has_name, has_ts, has_dur, has_pid, has_tid, task_type, ts_bad;
@@ -105,6 +107,7 @@ typedef enum {
     A_COLL, A_DTYPE, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE,
     A_MEM_DEVICE, A_MEM_BYTES, A_MEM_ALLOC, A_MEM_RESERVED, A_SEQ, A_FWD_TID,
     A_PG_NAME, A_COLL_SEQ, /* a collective call's process group and its number in the group */
+    A_WAIT_STREAM, A_WAIT_RECORD, /* a cuda_sync event's wait_on_stream, wait_on_cuda_event_record_corr_id */
     /* a cpu_op's inputs, kept as compact JSON text with TPROF_KEEP_OP_ARGS: in
        the order of tprof_op_arg */
     A_INPUT_DIMS, A_INPUT_TYPE, A_INPUT_STRIDES, A_CONCRETE_INPUTS
@@ -152,6 +155,8 @@ static inline int64_t *tprof_arg_slot(raw_event *e, arg_key key)
     case A_SEQ: return &e->seq;
     case A_FWD_TID: return &e->fwd_tid;
     case A_COLL_SEQ: return &e->coll_seq;
+    case A_WAIT_STREAM: return &e->wait_stream;
+    case A_WAIT_RECORD: return &e->wait_record;
     default: return NULL;
     }
 }

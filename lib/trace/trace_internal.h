@@ -35,6 +35,8 @@ struct tprof_trace {
     size_t nspans, spancap;
     tprof_memory_sample *mems;
     size_t nmems, memcap;
+    tprof_sync_wait *syncs;
+    size_t nsyncs, synccap;
     tprof_cpu_track *threads;
     size_t nthreads, threadcap, last_thread;
     uint64_t *cat_counts;   /* per string id, for category ids */

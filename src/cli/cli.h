@@ -242,6 +242,7 @@ int cmd_comm(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
 int cmd_collectives(int argc, char **argv);
+int cmd_critical_path(int argc, char **argv);
 int cmd_advice(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

@@ -25,6 +25,8 @@ static const cli_command commands[] = {
     { "ranks", "ranks side by side: stragglers, step-time skew, exposed communication", cmd_ranks },
     { "collectives", "each collective matched across ranks: waits, transfer time, bandwidth, the straggler",
       cmd_collectives },
+    { "critical-path", "the critical path of each step (HTA's graph): what bounds it, the events on it",
+      cmd_critical_path },
     { "merge", "every rank's trace in one timeline: own pids, unique ids, aligned clocks", cmd_merge },
     { "flops", "FLOPs of one training step from a model's config.json: linear, attention, vision", cmd_flops },
     { "mfu", "tokens/s, TFLOP/s per GPU and MFU from a step time or the ProfilerSteps of traces", cmd_mfu },

@@ -213,7 +213,7 @@ for name, tables in columns.items():
         check(header == want_csv, f"{name}: the CSV header {header} is the documented {want_csv}")
         continue
     # a result NAME_by_X is the command NAME --by X; the model commands take a config
-    command = name.split("_by_")[0]
+    command = name.split("_by_")[0].replace("critical_path", "critical-path")  # the command's name has a hyphen
     args = [command] + (["--by", name.split("_by_")[1]] if "_by_" in name else [])
     inputs = traces
     if command == "mem":

@@ -188,6 +188,12 @@ static inline int tprof_path_diff(tprof_trace *a, int rca, tprof_trace *b, int r
                  x.total_allocated == y.total_allocated && x.total_reserved == y.total_reserved,
              "memory sample");
     }
+    SAME(tprof_trace_nsyncs(a) == tprof_trace_nsyncs(b), "sync wait count");
+    for (size_t i = 0; i < tprof_trace_nsyncs(a); i++) {
+        tprof_sync_wait x = tprof_trace_syncs(a)[i], y = tprof_trace_syncs(b)[i];
+        SAME((x.event == y.event || spans) && x.stream == y.stream && x.record_correlation == y.record_correlation,
+             "sync wait");
+    }
 #undef SAME
 #undef STREQ
     if (spans) return tprof_path_diff_spans(a, b, why, len);

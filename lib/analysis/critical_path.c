@@ -1,0 +1,1045 @@
+/* The critical path of a trace window, built as Holistic Trace Analysis's
+ * lightweight critical path analysis builds it (HTA commit f4d0062,
+ * hta/analyzers/critical_path_analysis.py; read, not copied):
+ *
+ * - Nodes: a start and an end point for each cpu_op, cuda_runtime and
+ *   cuda_driver event that starts in the window (with a duration), and for
+ *   each GPU event (a stream and a correlation) that one of them launched.
+ * - Edges, in HTA's order (the order decides between paths of equal length):
+ *   1. runtime calls that take the CUDA runtime lock (cudaLaunchKernel,
+ *      cudaMemcpyAsync, cudaHostAlloc) linked across threads in the order
+ *      they end;
+ *   2. per CPU thread (the backward thread folded into the forward one),
+ *      the events nested by their intervals and walked depth first: each
+ *      point to the next, weighted by the time between them, except between
+ *      top-level ops (no weight: ops depend only on the one before) and at
+ *      the end of a blocking call (cudaStreamSynchronize, ...: its wait is
+ *      the GPU's time, reached through a sync edge);
+ *   3. per stream, each kernel's own time, and either a launch delay from
+ *      its runtime call (when the stream was empty at the launch and the
+ *      previous kernel had ended) or a kernel-kernel delay from the previous
+ *      kernel's end (under 1.5 ms); sync edges from the last kernel of a
+ *      stream to the end of cudaStreamSynchronize (of every stream to a
+ *      device sync), from the kernel before a cudaEventRecord to the end of
+ *      cudaEventSynchronize, and to the first kernel launched after a
+ *      cudaStreamWaitEvent.
+ * - The path: the longest in the DAG, found as networkx's dag_longest_path
+ *   finds it (Kahn's generations in insertion order, the first best
+ *   predecessor, the first farthest node), so that ties go the same way.
+ *
+ * Times are trainprof's ns (HTA's are whole us). docs/METRICS.md has the
+ * rules and where trainprof differs. */
+#include "critical_path.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trainprof/error.h"
+#include "../util/grow.h"
+#include "../util/i64map.h"
+
+/* HTA's threshold for a kernel-kernel delay: past it the gap is taken for
+ * a dependency it cannot see. */
+#define KERNEL_GAP_MAX_NS 1500000
+
+#define XC_NONE (-1)      /* no correlation */
+#define XC_UNMATCHED (-2) /* a correlation, its other side not in the trace (HTA's index_correlation 0) */
+#define Q_NONE INT32_MIN
+
+/* name flags */
+enum {
+    N_LAUNCH = 1,      /* HTA's runtime launch calls (get_runtime_launch_events_mask) */
+    N_LOCK = 2,        /* calls that take the runtime lock */
+    N_BLOCKING = 4,    /* calls that wait for the GPU */
+    N_RECORD = 8,      /* cudaEventRecord */
+    N_SWE_CALL = 16,   /* cudaStreamWaitEvent */
+    N_SWE = 32,        /* the GPU side: Stream Wait Event */
+    N_EVENT_SYNC = 64, /* Event Sync (the GPU side of cudaEventSynchronize) */
+    N_CONTEXT_SYNC = 128,
+};
+enum { C_NODE = 1, C_OP_FWD = 2, C_SYNC = 4, C_RUNTIME = 8, C_CPU_OP = 16 };
+
+struct tprof_cp_ctx {
+    const tprof_trace *t;
+    const tprof_event *ev;
+    size_t n;
+    uint8_t *nflag, *cflag, *stream_sync;
+    uint8_t *phase_word; /* 1: the name holds "forward", 2: "autograd" (HTA's thread merge) */
+    int64_t *xcorr;       /* HTA's index_correlation: the other side's event, XC_NONE or XC_UNMATCHED */
+    int32_t *queue;       /* launch queue length after the event (a launch call or its GPU event), Q_NONE */
+    uint32_t *prev_launch; /* cudaEventRecord -> the last launch before it onto the recorded stream */
+    uint32_t *next_launch; /* cudaStreamWaitEvent -> the first launch after it from its thread onto the waiting stream */
+    tprof_i64map record_of; /* a recorded event's correlation -> its cudaEventRecord (with a known stream) */
+    tprof_i64map wait_of;   /* a sync event's index -> the correlation of the record it waits on */
+    int has_waits;          /* the trace has wait_on_cuda_event_record_corr_id at all */
+    uint32_t *host_by_ts; /* host-side events (stream -1) with a duration, by start */
+    size_t nhost;
+    uint32_t *swe;        /* every Stream Wait Event (HTA takes them whatever their time) */
+    size_t nswe;
+};
+
+static int gpu_side(const tprof_cp_ctx *c, size_t i)
+{
+    const tprof_event *e = &c->ev[i];
+    return (e->stream >= 0 && e->correlation >= 0) || (c->nflag[e->name] & (N_EVENT_SYNC | N_CONTEXT_SYNC));
+}
+
+static int64_t end_of(const tprof_event *e) { return tprof_end_ns(e->ts, e->dur); }
+
+static const char *const launch_names[] = { "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                                            "cuLaunchKernelEx", "cudaMemcpyAsync", "cudaMemsetAsync",
+                                            "runFunction - job_prep_and_submit_for_execution",
+                                            "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemsetAsync",
+                                            "hipMemcpyAsync", "hipMemcpyWithStream" };
+static const char *const lock_names[] = { "cudaHostAlloc", "cudaLaunchKernel", "cudaMemcpyAsync" };
+static const char *const blocking_names[] = { "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",
+                                              "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync" };
+
+static int in_list(const char *s, const char *const *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s, l[i])) return 1;
+    return 0;
+}
+#define IN(s, l) in_list((s), (l), sizeof(l) / sizeof *(l))
+
+static int flag_strings(tprof_cp_ctx *c)
+{
+    size_t ns = tprof_trace_nstrings(c->t);
+    c->nflag = calloc(ns ? ns : 1, 1);
+    c->cflag = calloc(ns ? ns : 1, 1);
+    c->stream_sync = calloc(ns ? ns : 1, 1);
+    c->phase_word = calloc(ns ? ns : 1, 1);
+    if (!c->nflag || !c->cflag || !c->stream_sync || !c->phase_word) return TPROF_ENOMEM;
+    for (size_t i = 0; i < ns; i++) {
+        const char *s = tprof_trace_str(c->t, (uint32_t)i);
+        uint8_t f = 0;
+        if (IN(s, launch_names)) f |= N_LAUNCH;
+        if (IN(s, lock_names)) f |= N_LOCK;
+        if (IN(s, blocking_names)) f |= N_BLOCKING;
+        if (!strcmp(s, "cudaEventRecord")) f |= N_RECORD;
+        if (!strcmp(s, "cudaStreamWaitEvent")) f |= N_SWE_CALL;
+        if (!strcmp(s, "Stream Wait Event")) f |= N_SWE;
+        if (!strcmp(s, "Event Sync")) f |= N_EVENT_SYNC;
+        if (!strcmp(s, "Context Sync")) f |= N_CONTEXT_SYNC;
+        c->nflag[i] = f;
+        c->stream_sync[i] = !strcmp(s, "Stream Sync");
+        c->phase_word[i] = (uint8_t)((strstr(s, "forward") ? 1 : 0) | (strstr(s, "autograd") ? 2 : 0));
+        uint8_t g = 0;
+        if (!strcmp(s, "cpu_op")) g |= C_NODE | C_OP_FWD | C_CPU_OP;
+        if (!strcmp(s, "cuda_runtime") || !strcmp(s, "cuda_driver")) g |= C_NODE | C_RUNTIME;
+        if (!strcmp(s, "user_annotation")) g |= C_OP_FWD;
+        if (!strcmp(s, "cuda_sync")) g |= C_SYNC;
+        c->cflag[i] = g;
+    }
+    return 0;
+}
+
+/* HTA's index_correlation: a host-side event and a GPU-side event of one
+ * correlation name each other (the last one in the file when several do). */
+static int link_correlations(tprof_cp_ctx *c)
+{
+    tprof_i64map host, gpu;
+    if (tprof_i64map_init(&host, 1024)) return TPROF_ENOMEM;
+    if (tprof_i64map_init(&gpu, 1024)) {
+        tprof_i64map_free(&host);
+        return TPROF_ENOMEM;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < c->n && !rc; i++)
+        if (c->ev[i].correlation >= 0 && tprof_i64map_put(gpu_side(c, i) ? &gpu : &host, c->ev[i].correlation, (int64_t)i))
+            rc = TPROF_ENOMEM;
+    for (size_t i = 0; i < c->n && !rc; i++) {
+        int64_t other;
+        c->xcorr[i] = XC_NONE;
+        if (c->ev[i].correlation < 0) continue;
+        c->xcorr[i] = tprof_i64map_get(gpu_side(c, i) ? &host : &gpu, c->ev[i].correlation, &other) ? other : XC_UNMATCHED;
+    }
+    tprof_i64map_free(&host);
+    tprof_i64map_free(&gpu);
+    return rc;
+}
+
+/* A launch call with a GPU event (HTA: its mask and index_correlation > 0). */
+static int is_launch(const tprof_cp_ctx *c, size_t i)
+{
+    return (c->nflag[c->ev[i].name] & N_LAUNCH) && c->xcorr[i] >= 0 && !gpu_side(c, i);
+}
+
+/* An event at a time, ordered by time, then by TIE (HTA concatenates
+ * launch calls before the rest, and its sort by time keeps that order for
+ * equal times), then by file order. */
+typedef struct {
+    int64_t ts;
+    uint32_t ev;
+    uint32_t tie;
+} timed;
+
+static int cmp_timed(const void *a, const void *b)
+{
+    const timed *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->tie != y->tie) return x->tie < y->tie ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* A few keys (streams, threads) with a value each, searched in order. */
+typedef struct {
+    int64_t k1, k2, k3;
+    int64_t v;
+} small_entry;
+typedef struct {
+    small_entry *e;
+    size_t n, cap;
+} small_map;
+
+/* The entry of the keys; ADD: created with value INIT when absent (NULL
+ * when out of memory), else NULL when absent. */
+static small_entry *small_get(small_map *m, int64_t k1, int64_t k2, int64_t k3, int add, int64_t init)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->e[i].k1 == k1 && m->e[i].k2 == k2 && m->e[i].k3 == k3) return &m->e[i];
+    if (!add) return NULL;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 16;
+        small_entry *e = realloc(m->e, cap * sizeof *e);
+        if (!e) return NULL;
+        m->e = e;
+        m->cap = cap;
+    }
+    m->e[m->n] = (small_entry){ k1, k2, k3, init };
+    return &m->e[m->n++];
+}
+
+/* The launch queue per stream (HTA's TraceCounters queue length): +1 at a
+ * launch call onto the stream, -1 at the start of GPU work a launch call
+ * started; the length after each. */
+static int launch_queue(tprof_cp_ctx *c)
+{
+    tprof_i64map launched;
+    if (tprof_i64map_init(&launched, 1024)) return TPROF_ENOMEM;
+    size_t m = 0;
+    timed *q = malloc((c->n ? c->n : 1) * sizeof *q);
+    int rc = q ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; i < c->n && !rc; i++) {
+        c->queue[i] = Q_NONE;
+        if (is_launch(c, i)) {
+            q[m++] = (timed){ c->ev[i].ts, (uint32_t)i, 0 };
+            if (tprof_i64map_put(&launched, c->ev[i].correlation, 1)) rc = TPROF_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < c->n && !rc; i++) {
+        int64_t one;
+        if (c->ev[i].stream != -1 && c->ev[i].correlation >= 0 && !is_launch(c, i) &&
+            tprof_i64map_get(&launched, c->ev[i].correlation, &one))
+            q[m++] = (timed){ c->ev[i].ts, (uint32_t)i, 1 };
+    }
+    small_map len = { 0 };
+    if (!rc) qsort(q, m, sizeof *q, cmp_timed);
+    for (size_t k = 0; k < m && !rc; k++) {
+        uint32_t i = q[k].ev;
+        int launch = is_launch(c, i);
+        int64_t stream = launch ? c->ev[c->xcorr[i]].stream : c->ev[i].stream;
+        small_entry *s = small_get(&len, stream, 0, 0, 1, 0);
+        if (!s) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        s->v += launch ? 1 : -1;
+        c->queue[i] = (int32_t)(s->v > INT32_MAX ? INT32_MAX : s->v < -INT32_MAX ? -INT32_MAX : s->v);
+    }
+    free(len.e);
+    free(q);
+    tprof_i64map_free(&launched);
+    return rc;
+}
+
+/* cudaEventRecord -> the last launch onto the stream it recorded (from the
+ * sync events that wait on it: their wait_on_stream, on their GPU), and
+ * cudaStreamWaitEvent -> the first launch after it from its thread onto
+ * the stream that waits (its Stream Wait Event's). HTA's
+ * _get_cuda_event_record_df and _get_cuda_stream_wait_event_df. */
+static int link_event_waits(tprof_cp_ctx *c)
+{
+    const tprof_sync_wait *w = tprof_trace_syncs(c->t);
+    size_t nw = tprof_trace_nsyncs(c->t);
+    tprof_i64map stream_of, gpu_of; /* a record's correlation -> the stream and GPU it recorded on */
+    if (tprof_i64map_init(&stream_of, nw + 16)) return TPROF_ENOMEM;
+    if (tprof_i64map_init(&gpu_of, nw + 16)) {
+        tprof_i64map_free(&stream_of);
+        return TPROF_ENOMEM;
+    }
+    int rc = 0;
+    int64_t had;
+    for (size_t k = 0; k < nw && !rc; k++) {
+        if (w[k].record_correlation != -1 || w[k].stream != -1) c->has_waits = 1;
+        if (tprof_i64map_put(&c->wait_of, (int64_t)w[k].event, w[k].record_correlation)) rc = TPROF_ENOMEM;
+        if (w[k].stream > -1 && !tprof_i64map_get(&stream_of, w[k].record_correlation, &had) &&
+            (tprof_i64map_put(&stream_of, w[k].record_correlation, w[k].stream) ||
+             tprof_i64map_put(&gpu_of, w[k].record_correlation, c->ev[w[k].event].pid)))
+            rc = TPROF_ENOMEM;
+    }
+    size_t m = 0;
+    timed *order = malloc((c->n ? c->n : 1) * sizeof *order);
+    if (!order) rc = TPROF_ENOMEM;
+    for (size_t i = 0; i < c->n && !rc; i++) {
+        c->prev_launch[i] = c->next_launch[i] = TPROF_CP_NONE;
+        uint8_t f = c->nflag[c->ev[i].name];
+        if (is_launch(c, i) || ((f & N_RECORD) && tprof_i64map_get(&stream_of, c->ev[i].correlation, &had)) ||
+            ((f & N_SWE_CALL) && c->xcorr[i] >= 0 && c->ev[c->xcorr[i]].stream != -1))
+            order[m++] = (timed){ c->ev[i].ts, (uint32_t)i, !is_launch(c, i) };
+    }
+    if (!rc) qsort(order, m, sizeof *order, cmp_timed);
+    small_map last = { 0 }, next = { 0 };
+    for (size_t k = 0; k < m && !rc; k++) { /* forward: the last launch onto each (GPU, stream) */
+        uint32_t i = order[k].ev;
+        const tprof_event *e = &c->ev[i];
+        if (is_launch(c, i)) {
+            const tprof_event *g = &c->ev[c->xcorr[i]];
+            small_entry *s = small_get(&last, g->pid, g->stream, 0, 1, -1);
+            if (!s) rc = TPROF_ENOMEM;
+            else s->v = i;
+        } else if (c->nflag[e->name] & N_RECORD) {
+            int64_t stream = 0, gpu = 0;
+            tprof_i64map_get(&stream_of, e->correlation, &stream);
+            tprof_i64map_get(&gpu_of, e->correlation, &gpu);
+            small_entry *s = small_get(&last, gpu, stream, 0, 0, -1);
+            if (s && s->v >= 0) c->prev_launch[i] = (uint32_t)s->v;
+            if (tprof_i64map_put(&c->record_of, e->correlation, (int64_t)i)) rc = TPROF_ENOMEM;
+        }
+    }
+    for (size_t k = m; k-- > 0 && !rc;) { /* backward: the next launch from each (pid, tid) onto each stream */
+        uint32_t i = order[k].ev;
+        const tprof_event *e = &c->ev[i];
+        if (is_launch(c, i)) {
+            small_entry *s = small_get(&next, e->pid, e->tid, c->ev[c->xcorr[i]].stream, 1, -1);
+            if (!s) rc = TPROF_ENOMEM;
+            else s->v = i;
+        } else if (c->nflag[e->name] & N_SWE_CALL) {
+            small_entry *s = small_get(&next, e->pid, e->tid, c->ev[c->xcorr[i]].stream, 0, -1);
+            if (s && s->v >= 0) c->next_launch[i] = (uint32_t)s->v;
+        }
+    }
+    free(last.e);
+    free(next.e);
+    free(order);
+    tprof_i64map_free(&stream_of);
+    tprof_i64map_free(&gpu_of);
+    return rc;
+}
+
+void tprof_cp_ctx_free(tprof_cp_ctx *c)
+{
+    if (!c) return;
+    free(c->nflag);
+    free(c->cflag);
+    free(c->stream_sync);
+    free(c->phase_word);
+    free(c->xcorr);
+    free(c->queue);
+    free(c->prev_launch);
+    free(c->next_launch);
+    free(c->host_by_ts);
+    free(c->swe);
+    if (c->record_of.keys) tprof_i64map_free(&c->record_of);
+    if (c->wait_of.keys) tprof_i64map_free(&c->wait_of);
+    free(c);
+}
+
+tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
+{
+    tprof_cp_ctx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->t = t;
+    c->ev = tprof_trace_events(t);
+    c->n = tprof_trace_nevents(t);
+    size_t n1 = c->n ? c->n : 1;
+    c->xcorr = malloc(n1 * sizeof *c->xcorr);
+    c->queue = malloc(n1 * sizeof *c->queue);
+    c->prev_launch = malloc(n1 * sizeof *c->prev_launch);
+    c->next_launch = malloc(n1 * sizeof *c->next_launch);
+    timed *host = malloc(n1 * sizeof *host);
+    c->swe = malloc(n1 * sizeof *c->swe);
+    if (!c->xcorr || !c->queue || !c->prev_launch || !c->next_launch || !host || !c->swe ||
+        tprof_i64map_init(&c->record_of, 64) || tprof_i64map_init(&c->wait_of, 64) || flag_strings(c) ||
+        link_correlations(c) || launch_queue(c) || link_event_waits(c)) {
+        free(host);
+        tprof_cp_ctx_free(c);
+        return NULL;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        const tprof_event *e = &c->ev[i];
+        if (e->stream == -1 && e->dur > 0 && e->ph == 'X' && e->kind != TPROF_KIND_GPU_ANNOTATION)
+            host[c->nhost++] = (timed){ e->ts, (uint32_t)i, 0 };
+        if (e->stream != -1 && e->kind == TPROF_KIND_GPU && (c->nflag[e->name] & N_SWE)) c->swe[c->nswe++] = (uint32_t)i;
+    }
+    qsort(host, c->nhost, sizeof *host, cmp_timed);
+    c->host_by_ts = malloc((c->nhost ? c->nhost : 1) * sizeof *c->host_by_ts);
+    if (!c->host_by_ts) {
+        free(host);
+        tprof_cp_ctx_free(c);
+        return NULL;
+    }
+    for (size_t k = 0; k < c->nhost; k++) c->host_by_ts[k] = host[k].ev;
+    free(host);
+    return c;
+}
+
+/* ---- one window's graph ---------------------------------------------------- */
+
+typedef struct {
+    int64_t ts;
+    uint32_t ev;
+    uint8_t start;
+} cp_node;
+
+typedef struct {
+    uint32_t u, v;
+    uint8_t type;
+    int64_t weight;
+    uint32_t attr; /* the attributed event, TPROF_CP_NONE */
+} cp_gedge;
+
+typedef struct {
+    tprof_cp_ctx *c;
+    const tprof_event *ev;
+    uint32_t *sel;
+    size_t nsel;
+    cp_node *nodes;
+    size_t nn;
+    tprof_i64map start_of, end_of; /* event -> its node */
+    cp_gedge *edges;
+    size_t ne, ecap;
+    uint32_t *touched; /* nodes in the order an edge first named them: networkx's node order */
+    size_t ntouched;
+    uint8_t *in_graph;
+    tprof_i64map edge_of; /* u * nn + v -> edge */
+    tprof_i64map parent;  /* host event -> the event holding it on its thread, -1 at the top */
+} graph;
+
+static uint32_t node_of(const tprof_i64map *m, uint32_t ev)
+{
+    int64_t v;
+    return tprof_i64map_get(m, ev, &v) ? (uint32_t)v : TPROF_CP_NONE;
+}
+
+/* An edge U -> V (networkx's add_edge: an edge added again keeps its place
+ * and takes the new type and weight). Its index, or -1 out of memory. */
+static long add_edge(graph *g, uint32_t u, uint32_t v, tprof_cp_edge_type type, int zero)
+{
+    if (u == v) return -2;
+    int64_t w = type == TPROF_CPE_DEPENDENCY || type == TPROF_CPE_SYNC || zero ? 0 : g->nodes[v].ts - g->nodes[u].ts;
+    int64_t key = (int64_t)u * (int64_t)g->nn + v, at;
+    if (tprof_i64map_get(&g->edge_of, key, &at)) {
+        g->edges[at].type = (uint8_t)type;
+        g->edges[at].weight = w;
+        return (long)at;
+    }
+    if (tprof_grow_items((void **)&g->edges, &g->ecap, g->ne + 1, sizeof *g->edges) ||
+        tprof_i64map_put(&g->edge_of, key, (int64_t)g->ne))
+        return -1;
+    if (!g->in_graph[u]) g->touched[g->ntouched++] = u, g->in_graph[u] = 1;
+    if (!g->in_graph[v]) g->touched[g->ntouched++] = v, g->in_graph[v] = 1;
+    g->edges[g->ne] = (cp_gedge){ u, v, (uint8_t)type, w, TPROF_CP_NONE };
+    return (long)g->ne++;
+}
+
+/* HTA's attribution of an op's or a gap's time to an event: a gap to the
+ * kernel before it; from a start point to that event; to an end point to
+ * that event; between an end and the next start to the parent of both. */
+static void attribute(graph *g, long e, int64_t src_parent)
+{
+    if (e < 0) return;
+    cp_gedge *x = &g->edges[e];
+    if (x->type != TPROF_CPE_OPERATOR && x->type != TPROF_CPE_KERNEL_KERNEL) return;
+    const cp_node *s = &g->nodes[x->u], *d = &g->nodes[x->v];
+    if (x->type == TPROF_CPE_KERNEL_KERNEL || s->start) x->attr = s->ev;
+    else if (!d->start) x->attr = d->ev;
+    else x->attr = src_parent >= 0 ? (uint32_t)src_parent : TPROF_CP_NONE;
+}
+
+static int add_checked(graph *g, uint32_t u, uint32_t v, tprof_cp_edge_type type, int zero, long *e)
+{
+    long r = add_edge(g, u, v, type, zero);
+    if (e) *e = r;
+    return r == -1 ? TPROF_ENOMEM : 0;
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+    const cp_node *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->ev != y->ev) return x->ev < y->ev ? -1 : 1;
+    return (int)y->start - (int)x->start;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The window's events: host events (stream -1) that start in it and have a
+ * duration, the GPU events they launched, and every Stream Wait Event. */
+static int select_events(graph *g, int64_t start, int64_t end)
+{
+    tprof_cp_ctx *c = g->c;
+    size_t lo = 0, hi = c->nhost;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (g->ev[c->host_by_ts[mid]].ts < start) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t cap = 16;
+    g->sel = malloc(cap * sizeof *g->sel);
+    if (!g->sel) return TPROF_ENOMEM;
+    for (size_t k = lo; k < c->nhost + c->nswe; k++) {
+        uint32_t h;
+        if (k < c->nhost) {
+            h = c->host_by_ts[k];
+            if (g->ev[h].ts > end) {
+                k = c->nhost - 1; /* on to the Stream Wait Events */
+                continue;
+            }
+        } else
+            h = c->swe[k - c->nhost];
+        if (tprof_grow_items((void **)&g->sel, &cap, g->nsel + 2, sizeof *g->sel)) return TPROF_ENOMEM;
+        g->sel[g->nsel++] = h;
+        int64_t x = c->xcorr[h];
+        if (k < c->nhost && x >= 0 && g->ev[x].stream != -1 && gpu_side(c, (size_t)x)) g->sel[g->nsel++] = (uint32_t)x;
+    }
+    qsort(g->sel, g->nsel, sizeof *g->sel, cmp_u32);
+    size_t m = 0;
+    for (size_t i = 0; i < g->nsel; i++)
+        if (!m || g->sel[m - 1] != g->sel[i]) g->sel[m++] = g->sel[i];
+    g->nsel = m;
+    return 0;
+}
+
+static int make_nodes(graph *g)
+{
+    tprof_cp_ctx *c = g->c;
+    g->nodes = malloc((2 * g->nsel + 1) * sizeof *g->nodes);
+    if (!g->nodes) return TPROF_ENOMEM;
+    for (size_t k = 0; k < g->nsel; k++) {
+        uint32_t i = g->sel[k];
+        const tprof_event *e = &g->ev[i];
+        if (!(c->cflag[e->cat] & C_NODE) && !(e->stream != -1 && c->xcorr[i] != XC_NONE)) continue;
+        g->nodes[g->nn++] = (cp_node){ e->ts, i, 1 };
+        g->nodes[g->nn++] = (cp_node){ end_of(e), i, 0 };
+    }
+    qsort(g->nodes, g->nn, sizeof *g->nodes, cmp_node);
+    g->touched = malloc((g->nn + 1) * sizeof *g->touched);
+    g->in_graph = calloc(g->nn + 1, 1);
+    if (!g->touched || !g->in_graph) return TPROF_ENOMEM;
+    if (tprof_i64map_init(&g->start_of, g->nn / 2 + 1) || tprof_i64map_init(&g->end_of, g->nn / 2 + 1) ||
+        tprof_i64map_init(&g->edge_of, 2 * g->nn + 16))
+        return TPROF_ENOMEM;
+    for (size_t k = 0; k < g->nn; k++)
+        if (tprof_i64map_put(g->nodes[k].start ? &g->start_of : &g->end_of, g->nodes[k].ev, (int64_t)k))
+            return TPROF_ENOMEM;
+    return 0;
+}
+
+static int is_lock(const graph *g, uint32_t node) { return (g->c->nflag[g->ev[g->nodes[node].ev].name] & N_LOCK) != 0; }
+
+/* Two points of runtime calls that share the lock, other than one's end
+ * and the next one's start: their edge is the lock pass's. */
+static int shares_lock(const graph *g, uint32_t a, uint32_t b)
+{
+    return is_lock(g, a) && is_lock(g, b) && (g->nodes[a].start || !g->nodes[b].start);
+}
+
+/* 1. The runtime lock: calls that take it, linked in the order they end. */
+static int lock_edges(graph *g)
+{
+    uint32_t *open = malloc((g->nn + 1) * sizeof *open), last = TPROF_CP_NONE;
+    size_t nopen = 0;
+    if (!open) return TPROF_ENOMEM;
+    int rc = 0;
+    for (uint32_t k = 0; k < g->nn && !rc; k++) {
+        if (!is_lock(g, k)) continue;
+        if (g->nodes[k].start) open[nopen++] = k;
+        else {
+            while (nopen && !rc) {
+                uint32_t p = open[--nopen];
+                long e;
+                int same = g->nodes[p].ev == g->nodes[k].ev;
+                rc = add_checked(g, p, k, same ? TPROF_CPE_OPERATOR : TPROF_CPE_DEPENDENCY, 0, &e);
+                if (same) attribute(g, e, g->nodes[k].ev);
+            }
+            if (!rc && last != TPROF_CP_NONE && !g->nodes[last].start)
+                rc = add_checked(g, last, k, TPROF_CPE_DEPENDENCY, 0, NULL);
+        }
+        last = k;
+    }
+    free(open);
+    return rc;
+}
+
+/* A host event's start or end, for nesting a thread (HTA's compare_events,
+ * every duration positive here): by time; at one time ends before starts,
+ * the longer start first (then the earlier event), the shorter end first
+ * (then the later event). */
+typedef struct {
+    int64_t pid, tid, t, dur;
+    uint32_t ev;
+    uint8_t start;
+} point;
+
+static int cmp_point(const void *a, const void *b)
+{
+    const point *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->start != y->start) return x->start ? 1 : -1;
+    if (x->dur != y->dur) return x->start ? (x->dur > y->dur ? -1 : 1) : (x->dur < y->dur ? -1 : 1);
+    if (x->ev != y->ev) return x->start ? (x->ev < y->ev ? -1 : 1) : (x->ev > y->ev ? -1 : 1);
+    return 0;
+}
+
+/* HTA's thread merge: the one thread with cpu_op / user_annotation events
+ * named *forward*, and the one with *autograd*; -1 when not one each. */
+static int64_t thread_with(const graph *g, uint8_t word)
+{
+    int64_t tid = -1;
+    int found = 0;
+    for (size_t k = 0; k < g->nsel; k++) {
+        const tprof_event *e = &g->ev[g->sel[k]];
+        if (!(g->c->cflag[e->cat] & C_OP_FWD) || !(g->c->phase_word[e->name] & word)) continue;
+        if (found && e->tid != tid) return -1;
+        tid = e->tid;
+        found = 1;
+    }
+    return found ? tid : -1;
+}
+
+typedef struct {
+    uint32_t last;  /* the point last reached */
+    int depth;      /* ops (events with points) open */
+    int64_t parent; /* the parent of the event last entered or left */
+} walk;
+
+static int enter(graph *g, walk *w, uint32_t ev)
+{
+    uint32_t s = node_of(&g->start_of, ev);
+    if (s == TPROF_CP_NONE || node_of(&g->end_of, ev) == TPROF_CP_NONE) return 0;
+    if (w->last != TPROF_CP_NONE && !shares_lock(g, w->last, s)) {
+        long e;
+        if (add_checked(g, w->last, s, w->depth == 0 ? TPROF_CPE_DEPENDENCY : TPROF_CPE_OPERATOR, 0, &e))
+            return TPROF_ENOMEM;
+        attribute(g, e, w->parent);
+    }
+    int64_t p = -1;
+    tprof_i64map_get(&g->parent, ev, &p);
+    w->last = s;
+    w->parent = p;
+    w->depth++;
+    return 0;
+}
+
+static int leave(graph *g, walk *w, uint32_t ev)
+{
+    uint32_t s = node_of(&g->start_of, ev), en = node_of(&g->end_of, ev);
+    if (s == TPROF_CP_NONE || en == TPROF_CP_NONE) return 0;
+    if (w->last != TPROF_CP_NONE && !shares_lock(g, w->last, en)) {
+        long e;
+        int blocking = (g->c->nflag[g->ev[ev].name] & N_BLOCKING) != 0; /* its wait is the GPU's time */
+        if (add_checked(g, w->last, en, TPROF_CPE_OPERATOR, blocking, &e)) return TPROF_ENOMEM;
+        attribute(g, e, w->parent);
+    }
+    int64_t p = -1;
+    tprof_i64map_get(&g->parent, ev, &p);
+    w->last = en;
+    w->parent = p;
+    w->depth--;
+    return 0;
+}
+
+/* 2. Each host thread's events nested and walked depth first. */
+static int stack_edges(graph *g)
+{
+    int64_t fwd = thread_with(g, 1), bwd = thread_with(g, 2);
+    int merge = fwd >= 0 && bwd >= 0 && fwd != bwd;
+    point *pt = malloc((2 * g->nsel + 1) * sizeof *pt);
+    uint32_t *stack = malloc((g->nsel + 1) * sizeof *stack), *open = malloc((g->nsel + 1) * sizeof *open);
+    size_t np = 0;
+    int rc = pt && stack && open && !tprof_i64map_init(&g->parent, g->nsel + 1) ? 0 : TPROF_ENOMEM;
+    for (size_t k = 0; k < g->nsel && !rc; k++) {
+        const tprof_event *e = &g->ev[g->sel[k]];
+        if (e->stream != -1) continue;
+        int64_t tid = merge && e->tid == bwd ? fwd : e->tid;
+        pt[np++] = (point){ e->pid, tid, e->ts, e->dur, g->sel[k], 1 };
+        pt[np++] = (point){ e->pid, tid, end_of(e), e->dur, g->sel[k], 0 };
+    }
+    if (!rc) qsort(pt, np, sizeof *pt, cmp_point);
+    /* nesting: an event's parent is the one on top of the stack at its start;
+       an end pops the top, whichever it is (as HTA's call stack does) */
+    size_t nstack = 0;
+    for (size_t k = 0; k < np && !rc; k++) {
+        if (k && (pt[k].pid != pt[k - 1].pid || pt[k].tid != pt[k - 1].tid)) nstack = 0;
+        if (pt[k].start) {
+            if (tprof_i64map_put(&g->parent, pt[k].ev, nstack ? (int64_t)stack[nstack - 1] : -1)) rc = TPROF_ENOMEM;
+            stack[nstack++] = pt[k].ev;
+        } else if (nstack)
+            nstack--;
+    }
+    /* the depth-first walk: starts come in preorder */
+    walk w = { TPROF_CP_NONE, 0, -1 };
+    size_t nopen = 0;
+    for (size_t k = 0; k <= np && !rc; k++) {
+        int new_thread = k == np || (k && (pt[k].pid != pt[k - 1].pid || pt[k].tid != pt[k - 1].tid));
+        if (new_thread) {
+            while (nopen && !rc) rc = leave(g, &w, open[--nopen]);
+            w = (walk){ TPROF_CP_NONE, 0, -1 };
+            if (k == np) break;
+        }
+        if (!pt[k].start) continue;
+        int64_t p = -1;
+        tprof_i64map_get(&g->parent, pt[k].ev, &p);
+        while (nopen && (int64_t)open[nopen - 1] != p && !rc) rc = leave(g, &w, open[--nopen]);
+        if (!rc) rc = enter(g, &w, pt[k].ev);
+        open[nopen++] = pt[k].ev;
+    }
+    free(pt);
+    free(stack);
+    free(open);
+    return rc;
+}
+
+typedef struct {
+    int64_t key;
+    uint32_t ev;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* The kernel of the launch before a sync's cudaEventRecord, or -1. */
+static int64_t recorded_kernel(const graph *g, uint32_t sync)
+{
+    const tprof_cp_ctx *c = g->c;
+    int64_t corr, rec;
+    if (!c->has_waits || !tprof_i64map_get(&c->wait_of, sync, &corr) || !tprof_i64map_get(&c->record_of, corr, &rec))
+        return -1;
+    uint32_t launch = c->prev_launch[rec];
+    return launch == TPROF_CP_NONE ? -1 : c->xcorr[launch];
+}
+
+/* A GPU -> CPU sync edge from point FROM to the end of host event CALL. */
+static int sync_to_call(graph *g, uint32_t from, int64_t call)
+{
+    uint32_t en = call >= 0 ? node_of(&g->end_of, (uint32_t)call) : TPROF_CP_NONE;
+    return en == TPROF_CP_NONE ? 0 : add_checked(g, from, en, TPROF_CPE_SYNC, 0, NULL);
+}
+
+/* 3. Kernels stream by stream, and the syncs, in order of start (a sync's
+ * end: it may hold a copy that runs inside it). */
+static int kernel_edges(graph *g)
+{
+    tprof_cp_ctx *c = g->c;
+    keyed *rows = malloc((g->nsel + 1) * sizeof *rows);
+    size_t nr = 0;
+    small_map last = { 0 };     /* stream -> the end point of its last kernel */
+    tprof_i64map pending = { 0 }; /* kernel -> the kernel it waits for (a stream wait event) */
+    int rc = rows && !tprof_i64map_init(&pending, 64) ? 0 : TPROF_ENOMEM;
+    for (size_t k = 0; k < g->nsel && !rc; k++) {
+        uint32_t i = g->sel[k];
+        const tprof_event *e = &g->ev[i];
+        if ((e->stream == -1 && !(c->nflag[e->name] & (N_EVENT_SYNC | N_CONTEXT_SYNC))) || c->xcorr[i] == XC_NONE) continue;
+        rows[nr++] = (keyed){ (c->cflag[e->cat] & C_SYNC) ? end_of(e) : e->ts, i };
+    }
+    if (!rc) qsort(rows, nr, sizeof *rows, cmp_keyed);
+    for (size_t k = 0; k < nr && !rc; k++) {
+        uint32_t i = rows[k].ev;
+        const tprof_event *e = &g->ev[i];
+        uint8_t f = c->nflag[e->name];
+        if (c->cflag[e->cat] & C_SYNC) {
+            if (f & (N_SWE | N_EVENT_SYNC)) {
+                int64_t src = recorded_kernel(g, i);
+                if (src < 0) continue;
+                if (f & N_SWE) { /* the next kernel launched onto this stream waits for SRC */
+                    int64_t call = c->xcorr[i];
+                    uint32_t next = call >= 0 ? c->next_launch[call] : TPROF_CP_NONE;
+                    if (next != TPROF_CP_NONE && c->xcorr[next] >= 0 &&
+                        tprof_i64map_put(&pending, c->xcorr[next], src))
+                        rc = TPROF_ENOMEM;
+                } else {
+                    uint32_t ke = node_of(&g->end_of, (uint32_t)src);
+                    if (ke != TPROF_CP_NONE) rc = sync_to_call(g, ke, c->xcorr[i]);
+                }
+            } else if (c->stream_sync[e->name]) {
+                small_entry *s = small_get(&last, e->stream, 0, 0, 0, -1);
+                if (s) rc = sync_to_call(g, (uint32_t)s->v, c->xcorr[i]);
+            } else if (f & N_CONTEXT_SYNC)
+                for (size_t j = 0; j < last.n && !rc; j++) rc = sync_to_call(g, (uint32_t)last.e[j].v, c->xcorr[i]);
+            continue;
+        }
+        uint32_t s = node_of(&g->start_of, i), en = node_of(&g->end_of, i);
+        if (s == TPROF_CP_NONE || en == TPROF_CP_NONE) continue;
+        long own;
+        if ((rc = add_checked(g, s, en, TPROF_CPE_OPERATOR, 0, &own))) break;
+        attribute(g, own, -1);
+        uint32_t waited = TPROF_CP_NONE; /* the end of the kernel it waits for */
+        int64_t src;
+        if (tprof_i64map_get(&pending, i, &src) && src >= 0) {
+            waited = node_of(&g->end_of, (uint32_t)src);
+            if (waited != TPROF_CP_NONE && (rc = add_checked(g, waited, s, TPROF_CPE_SYNC, 0, NULL))) break;
+            if (tprof_i64map_put(&pending, i, -1)) rc = TPROF_ENOMEM;
+        }
+        int64_t call = c->xcorr[i];
+        small_entry *ls = small_get(&last, e->stream, 0, 0, 1, -1);
+        if (!ls) rc = TPROF_ENOMEM;
+        if (rc) break;
+        uint32_t prev = ls->v >= 0 ? (uint32_t)ls->v : TPROF_CP_NONE;
+        int64_t call_ts = call >= 0 ? g->ev[call].ts : INT64_MIN;
+        if (call >= 0 && c->queue[call] == 1 && c->queue[i] == 0 &&
+            (prev == TPROF_CP_NONE || g->nodes[prev].ts < call_ts) &&
+            (waited == TPROF_CP_NONE || g->nodes[waited].ts < call_ts)) {
+            uint32_t cs = node_of(&g->start_of, (uint32_t)call);
+            if (cs != TPROF_CP_NONE) rc = add_checked(g, cs, s, TPROF_CPE_LAUNCH_DELAY, 0, NULL);
+        } else if (prev != TPROF_CP_NONE && g->nodes[s].ts - g->nodes[prev].ts < KERNEL_GAP_MAX_NS &&
+                   (waited == TPROF_CP_NONE || g->nodes[waited].ts < g->nodes[prev].ts)) {
+            long gap;
+            rc = add_checked(g, prev, s, TPROF_CPE_KERNEL_KERNEL, 0, &gap);
+            attribute(g, gap, -1);
+        }
+        ls->v = en;
+    }
+    free(rows);
+    free(last.e);
+    if (pending.keys) tprof_i64map_free(&pending);
+    return rc;
+}
+
+/* HTA's comm kernels (is_comm_kernel): nccl*, hip*, hccl*, *ncclKernel*. */
+static int hta_comm(const char *n)
+{
+    return !strncmp(n, "nccl", 4) || !strncmp(n, "hip", 3) || !strncmp(n, "hccl", 4) || strstr(n, "ncclKernel");
+}
+
+static tprof_cp_bound bound_of(const graph *g, const cp_gedge *x)
+{
+    switch (x->type) {
+    case TPROF_CPE_KERNEL_KERNEL: return TPROF_CPB_KERNEL_GAP;
+    case TPROF_CPE_LAUNCH_DELAY: return TPROF_CPB_LAUNCH;
+    case TPROF_CPE_OPERATOR: break;
+    default: return TPROF_CPB_NONE;
+    }
+    if (x->attr == TPROF_CP_NONE) return TPROF_CPB_CPU_OP; /* the top of a thread */
+    const tprof_event *e = &g->ev[x->attr];
+    if (e->stream < 0) return (g->c->cflag[e->cat] & C_RUNTIME) ? TPROF_CPB_RUNTIME : TPROF_CPB_CPU_OP;
+    if (hta_comm(tprof_trace_str(g->c->t, e->name))) return TPROF_CPB_COMM;
+    return e->klass == TPROF_CLASS_MEMORY ? TPROF_CPB_MEMORY : TPROF_CPB_COMPUTE;
+}
+
+/* The innermost cpu_op holding host event H (H itself when it is one). */
+static uint32_t op_of(const graph *g, int64_t h)
+{
+    for (int guard = 0; h >= 0 && guard < 100000; guard++) {
+        if (g->c->cflag[g->ev[h].cat] & C_CPU_OP) return (uint32_t)h;
+        int64_t p;
+        if (!tprof_i64map_get(&g->parent, h, &p)) return TPROF_CP_NONE;
+        h = p;
+    }
+    return TPROF_CP_NONE;
+}
+
+/* The op an edge's time is for: its event's (a GPU event's: its runtime
+ * call's); a launch delay's: its runtime call's. */
+static uint32_t edge_op(const graph *g, const cp_gedge *x)
+{
+    int64_t h;
+    if (x->type == TPROF_CPE_LAUNCH_DELAY) h = g->nodes[x->u].ev;
+    else if (x->attr == TPROF_CP_NONE) return TPROF_CP_NONE;
+    else h = g->ev[x->attr].stream == -1 ? (int64_t)x->attr : g->c->xcorr[x->attr];
+    return h >= 0 ? op_of(g, h) : TPROF_CP_NONE;
+}
+
+static void graph_free(graph *g)
+{
+    free(g->sel);
+    free(g->nodes);
+    free(g->edges);
+    free(g->touched);
+    free(g->in_graph);
+    if (g->start_of.keys) tprof_i64map_free(&g->start_of);
+    if (g->end_of.keys) tprof_i64map_free(&g->end_of);
+    if (g->edge_of.keys) tprof_i64map_free(&g->edge_of);
+    if (g->parent.keys) tprof_i64map_free(&g->parent);
+}
+
+/* The longest path as networkx's dag_longest_path finds it: nodes in
+ * topological order by Kahn's generations (node order, then each node's
+ * successors in the order their edges were added), each node's best
+ * predecessor the first one of the longest distance, the path's end the
+ * first node of the longest. Fills W; a cycle makes the graph invalid. */
+static int longest_path(graph *g, tprof_cp_window *w)
+{
+    size_t nn = g->nn, ne = g->ne;
+    uint32_t *succ_at = calloc(nn + 1, sizeof *succ_at), *pred_at = calloc(nn + 1, sizeof *pred_at);
+    uint32_t *succ = malloc((ne + 1) * sizeof *succ), *pred = malloc((ne + 1) * sizeof *pred);
+    uint32_t *indeg = calloc(nn + 1, sizeof *indeg), *order = malloc((nn + 1) * sizeof *order);
+    uint32_t *from = malloc((nn + 1) * sizeof *from);
+    int64_t *dist = malloc((nn + 1) * sizeof *dist);
+    int rc = TPROF_ENOMEM;
+    if (!succ_at || !pred_at || !succ || !pred || !indeg || !order || !from || !dist) goto out;
+    for (size_t e = 0; e < ne; e++) {
+        succ_at[g->edges[e].u + 1]++;
+        pred_at[g->edges[e].v + 1]++;
+        indeg[g->edges[e].v]++;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        succ_at[i + 1] += succ_at[i];
+        pred_at[i + 1] += pred_at[i];
+    }
+    {
+        uint32_t *sf = malloc((nn + 1) * sizeof *sf), *pf = malloc((nn + 1) * sizeof *pf);
+        if (!sf || !pf) {
+            free(sf);
+            free(pf);
+            goto out;
+        }
+        memcpy(sf, succ_at, nn * sizeof *sf);
+        memcpy(pf, pred_at, nn * sizeof *pf);
+        for (size_t e = 0; e < ne; e++) { /* edges in the order they were added */
+            succ[sf[g->edges[e].u]++] = (uint32_t)e;
+            pred[pf[g->edges[e].v]++] = (uint32_t)e;
+        }
+        free(sf);
+        free(pf);
+    }
+    size_t no = 0, gen = 0;
+    for (size_t k = 0; k < g->ntouched; k++) /* the graph holds the nodes an edge named */
+        if (!indeg[g->touched[k]]) order[no++] = g->touched[k];
+    while (gen < no) { /* one generation: its nodes' successors form the next */
+        size_t gen_end = no;
+        for (size_t k = gen; k < gen_end; k++)
+            for (uint32_t j = succ_at[order[k]]; j < succ_at[order[k] + 1]; j++) {
+                uint32_t v = g->edges[succ[j]].v;
+                if (--indeg[v] == 0) order[no++] = v;
+            }
+        gen = gen_end;
+    }
+    rc = 0;
+    if (no < g->ntouched) {
+        w->valid = 0;
+        w->why = "the graph has a cycle";
+        goto out;
+    }
+    size_t best = 0;
+    for (size_t k = 0; k < no; k++) {
+        uint32_t v = order[k];
+        dist[v] = 0;
+        from[v] = v;
+        int any = 0;
+        for (uint32_t j = pred_at[v]; j < pred_at[v + 1]; j++) {
+            const cp_gedge *x = &g->edges[pred[j]];
+            int64_t d = tprof_sat_add(dist[x->u], x->weight < 0 ? 0 : x->weight);
+            if (!any || d > dist[v]) {
+                dist[v] = d;
+                from[v] = x->u;
+                any = 1;
+            }
+        }
+        if (k == 0 || dist[v] > dist[order[best]]) best = k;
+    }
+    if (!no) goto out;
+    size_t len = 0;
+    for (uint32_t v = order[best]; from[v] != v; v = from[v]) len++;
+    w->path = malloc((len + 1) * sizeof *w->path);
+    if (!w->path) {
+        rc = TPROF_ENOMEM;
+        goto out;
+    }
+    w->npath = len;
+    w->length_ns = dist[order[best]];
+    uint32_t v = order[best];
+    w->last_ts = g->nodes[v].ts;
+    for (size_t k = len; k-- > 0; v = from[v]) {
+        int64_t at = 0;
+        tprof_i64map_get(&g->edge_of, (int64_t)from[v] * (int64_t)nn + v, &at);
+        const cp_gedge *x = &g->edges[at];
+        tprof_cp_bound b = bound_of(g, x);
+        int64_t wt = x->weight < 0 ? 0 : x->weight;
+        w->path[k] = (tprof_cp_edge){ .from = g->nodes[x->u].ev, .to = g->nodes[x->v].ev,
+                                      .from_start = g->nodes[x->u].start, .to_start = g->nodes[x->v].start,
+                                      .type = x->type, .bound = (uint8_t)b, .weight = wt, .event = x->attr,
+                                      .op = edge_op(g, x) };
+        if (b != TPROF_CPB_NONE) w->bound_ns[b] += wt;
+        if (x->type == TPROF_CPE_SYNC) w->sync_edges++;
+    }
+    w->first_ts = g->nodes[v].ts;
+out:
+    free(succ_at);
+    free(pred_at);
+    free(succ);
+    free(pred);
+    free(indeg);
+    free(order);
+    free(from);
+    free(dist);
+    return rc;
+}
+
+/* HTA's check: a sync edge between two kernels of one stream means the
+ * graph is wrong. */
+static int sync_on_one_stream(const graph *g)
+{
+    for (size_t e = 0; e < g->ne; e++) {
+        const cp_gedge *x = &g->edges[e];
+        if (x->type != TPROF_CPE_SYNC) continue;
+        int64_t a = g->ev[g->nodes[x->u].ev].stream, b = g->ev[g->nodes[x->v].ev].stream;
+        if (a != -1 && a == b) return 1;
+    }
+    return 0;
+}
+
+int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_window *w)
+{
+    memset(w, 0, sizeof *w);
+    graph g = { .c = c, .ev = c->ev };
+    int rc = select_events(&g, start, end);
+    if (!rc) rc = make_nodes(&g);
+    if (!rc) rc = lock_edges(&g);
+    if (!rc) rc = stack_edges(&g);
+    if (!rc) rc = kernel_edges(&g);
+    if (!rc) {
+        w->nodes = g.ntouched;
+        w->edges = g.ne;
+        w->valid = 1;
+        if (sync_on_one_stream(&g)) {
+            w->valid = 0;
+            w->why = "a sync edge joins two kernels of one stream";
+        } else
+            rc = longest_path(&g, w);
+    }
+    graph_free(&g);
+    if (rc) tprof_cp_window_free(w);
+    return rc;
+}
+
+void tprof_cp_window_free(tprof_cp_window *w)
+{
+    free(w->path);
+    w->path = NULL;
+    w->npath = 0;
+}
+
+const char *tprof_cp_bound_name(tprof_cp_bound b)
+{
+    static const char *const names[] = { "cpu_op", "runtime", "launch", "kernel_gap", "compute", "memory", "comm" };
+    return (unsigned)b < TPROF_CPB_COUNT ? names[b] : "";
+}
+
+const char *tprof_cp_edge_name(tprof_cp_edge_type t)
+{
+    static const char *const names[] = { "operator", "dependency", "kernel_launch_delay", "kernel_kernel_delay",
+                                         "sync_dependency" };
+    return (unsigned)t < TPROF_CPE_COUNT ? names[t] : "";
+}

@@ -1,0 +1,78 @@
+/* The critical path of one window of a trace (internal): the dependency
+ * graph as Holistic Trace Analysis's lightweight critical path analysis
+ * builds it, then its longest path. docs/METRICS.md ("trainprof
+ * critical-path") has the rules; critical_path.c says where each comes from. */
+#ifndef TPROF_CRITICAL_PATH_H
+#define TPROF_CRITICAL_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trainprof/trace.h"
+
+#define TPROF_CP_NONE UINT32_MAX
+
+/* The kinds of edge, as HTA names them (critical_path_<name>). */
+typedef enum {
+    TPROF_CPE_OPERATOR = 0,  /* within an op or kernel: its time (weight > 0) */
+    TPROF_CPE_DEPENDENCY,    /* between top-level ops of a thread, or runtime calls sharing the lock: 0 */
+    TPROF_CPE_LAUNCH_DELAY,  /* runtime call start -> its kernel's start, the stream being empty */
+    TPROF_CPE_KERNEL_KERNEL, /* a kernel's end -> the next one's start on the stream */
+    TPROF_CPE_SYNC,          /* GPU -> CPU (stream, event, device sync) or GPU -> GPU (stream wait event): 0 */
+    TPROF_CPE_COUNT
+} tprof_cp_edge_type;
+
+/* What bounds an edge of the path (trainprof's split of HTA's bound_by:
+ * cpu = cpu_op + runtime, gpu_compute = compute + memory). */
+typedef enum {
+    TPROF_CPB_CPU_OP = 0, /* CPU time attributed to an op (cpu_op, or an annotation or frame holding it) */
+    TPROF_CPB_RUNTIME,    /* CPU time in CUDA runtime / driver calls */
+    TPROF_CPB_LAUNCH,     /* launch delay: the runtime call's start to its kernel's start */
+    TPROF_CPB_KERNEL_GAP, /* the gap between two kernels of a stream */
+    TPROF_CPB_COMPUTE,    /* GPU kernels */
+    TPROF_CPB_MEMORY,     /* GPU memcpy / memset (HTA: gpu_compute_bound) */
+    TPROF_CPB_COMM,       /* communication kernels (HTA's pattern: nccl*, hip*, hccl*, *ncclKernel*) */
+    TPROF_CPB_COUNT,
+    TPROF_CPB_NONE = TPROF_CPB_COUNT /* dependency and sync edges: no time */
+} tprof_cp_bound;
+
+/* One edge of the path: between two events' start or end points. */
+typedef struct {
+    uint32_t from, to;     /* event indexes (tprof_trace_events) */
+    uint8_t from_start, to_start; /* 1: the event's start point, 0: its end */
+    uint8_t type;          /* tprof_cp_edge_type */
+    uint8_t bound;         /* tprof_cp_bound */
+    int64_t weight;        /* ns (negative weights, from clocks, count as 0 as in HTA's graph) */
+    uint32_t event;        /* the event the edge's time is attributed to, or TPROF_CP_NONE */
+    uint32_t op;           /* the innermost cpu_op holding that event (for a GPU event: its runtime
+                              call; a launch delay: its kernel's call), or TPROF_CP_NONE */
+} tprof_cp_edge;
+
+typedef struct {
+    int valid;          /* 0: HTA's checks refuse the graph (a cycle, a sync on one stream) */
+    const char *why;    /* when not valid */
+    size_t nodes, edges; /* of the graph (the points some edge joins) */
+    int64_t length_ns;  /* the path's length: the sum of its weights */
+    int64_t first_ts, last_ts; /* the path's first and last points */
+    size_t npath;
+    tprof_cp_edge *path; /* in order */
+    int64_t bound_ns[TPROF_CPB_COUNT];
+    size_t sync_edges;  /* sync edges on the path: where the CPU waited for the GPU (or a stream for another) */
+} tprof_cp_window;
+
+typedef struct tprof_cp_ctx tprof_cp_ctx;
+
+/* What a trace needs for critical paths, built once: correlations, the
+ * launch queue per stream, cudaEventRecord -> the launch before it. NULL
+ * when out of memory. */
+tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t);
+void tprof_cp_ctx_free(tprof_cp_ctx *c);
+/* The critical path of the window [START, END] (ns): the host events that
+ * start in it, the GPU work their launches started. 0 or TPROF_ENOMEM;
+ * OUT is freed with tprof_cp_window_free. */
+int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_window *out);
+void tprof_cp_window_free(tprof_cp_window *w);
+const char *tprof_cp_bound_name(tprof_cp_bound b);
+const char *tprof_cp_edge_name(tprof_cp_edge_type t);
+
+#endif

@@ -1,0 +1,168 @@
+/* trainprof critical-path: the longest chain of dependent work in each
+ * step (HTA's graph), and what bounds it. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trainprof/analysis.h"
+#include "trainprof/error.h"
+#include "trainprof/report.h"
+
+typedef struct {
+    tprof_cp_opts o;
+    long long top;
+    char window[256];
+} cp_cli;
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof critical-path [options] TRACE...\n\n"
+            "The critical path of each ProfilerStep (of the whole trace without steps): the\n"
+            "longest chain of dependent work, in the graph Holistic Trace Analysis builds for\n"
+            "it: host ops nested per thread (each top-level op after the one before), each\n"
+            "kernel after its launch (the launch delay counts when the stream was empty) or\n"
+            "after the kernel before it on its stream, and the syncs (the host waiting for a\n"
+            "stream, an event or the device; a stream waiting for an event). Its length\n"
+            "against the step's, broken down by what bounds it: CPU ops, runtime calls,\n"
+            "launch delays, gaps between kernels, GPU compute, memory copies and exposed\n"
+            "communication; and the events and ops on it.\n\n"
+            "options:\n"
+            "  --steps A..B          the ProfilerSteps numbered A to B (default: all)\n"
+            "  --annotation NAME     instead, one window: the events whose name holds NAME,\n"
+            "                        in file order, as HTA's annotation takes them\n"
+            "  --instance I|A..B     with --annotation, the instance (0 first) or the\n"
+            "                        instances spanned (default 0)\n"
+            "  --whole               the whole trace as one window\n"
+            "  --path                JSON holds every edge of each path, in order (\"path\")\n"
+            "  --top N               rows of the events on the path (default 15; 0: all)\n" CLI_COMMON_HELP);
+}
+
+static int option(void *vctx, int c, const char *arg)
+{
+    cp_cli *ctx = vctx;
+    switch (c) {
+    case 's': return cli_steps_option(arg, &ctx->o.step_first, &ctx->o.step_last, ctx->window, sizeof ctx->window);
+    case 'a': ctx->o.annotation = arg; return 0;
+    case 'i': {
+        long long a, b;
+        if (cli_parse_steps(arg, &a, &b) || a < 0) {
+            cli_error("--instance takes I or A..B (0 first), not '%s'", arg);
+            return -1;
+        }
+        ctx->o.instance_first = a;
+        ctx->o.instance_last = b < 0 ? a : b;
+        return 0;
+    }
+    case 'w': ctx->o.whole = 1; return 0;
+    case 'p': ctx->o.path = 1; return 0;
+    case 't': {
+        char *end;
+        ctx->top = strtoll(arg, &end, 10);
+        if (!*arg || *end || ctx->top < 0) {
+            cli_error("--top takes a count, not '%s'", arg);
+            return -1;
+        }
+        return 0;
+    }
+    default: return -1;
+    }
+}
+
+static const char *const bound_cols[] = { "cpu_op_ns", "runtime_ns", "launch_ns", "kernel_gap_ns",
+                                          "compute_ns", "memory_ns", "comm_ns" };
+static const char *const bound_words[] = { "CPU ops", "runtime calls", "launch delays", "kernel gaps",
+                                           "GPU compute", "memory copies", "exposed communication" };
+
+static int print(void *vctx, const tprof_result *res, const char *label, const char *path)
+{
+    const cp_cli *ctx = vctx;
+    (void)path;
+    const tprof_rows *top = tprof_result_top_c(res);
+    char d1[32], d2[32];
+    int64_t windows = tprof_rows_int(top, 0, "windows"), path_ns = tprof_rows_int(top, 0, "path_ns");
+    const char *window = tprof_rows_str(top, 0, "window");
+    printf("%s: critical path of %" PRId64 " %s: %s of %s (%.1f%%)\n", label, windows,
+           !strcmp(window, "steps") ? (windows == 1 ? "step" : "steps")
+           : !strcmp(window, "annotation") ? "annotation window" : "window (the whole trace)",
+           tprof_fmt_duration(d1, sizeof d1, path_ns),
+           tprof_fmt_duration(d2, sizeof d2, tprof_rows_int(top, 0, "span_ns")),
+           100 * tprof_rows_real(top, 0, "path_share"));
+    if (tprof_rows_int(top, 0, "refused"))
+        printf("  %" PRId64 " window(s) refused: their graph fails HTA's checks (--format json says why)\n",
+               tprof_rows_int(top, 0, "refused"));
+    if (path_ns <= 0) {
+        printf("  no critical path: no host ops or GPU work in the window(s)\n");
+        return 0;
+    }
+    const char *hdr[] = { "bound", "time", "of path" };
+    tprof_table *t = tprof_table_new(3, hdr, "lrr");
+    if (!t) return TPROF_ENOMEM;
+    int rc = 0;
+    for (size_t k = 0; k < sizeof bound_cols / sizeof *bound_cols && !rc; k++) {
+        int64_t v = tprof_rows_int(top, 0, bound_cols[k]);
+        if (!v) continue;
+        char tm[32], sh[32];
+        tprof_fmt_duration(tm, sizeof tm, v);
+        snprintf(sh, sizeof sh, "%.1f%%", cli_pct(v, path_ns));
+        const char *cells[] = { bound_words[k], tm, sh };
+        rc = tprof_table_row(t, cells);
+    }
+    if (!rc) {
+        printf("\n");
+        tprof_table_print(t, stdout);
+    }
+    tprof_table_free(t);
+    if (rc) return rc;
+    printf("  the path waited on the GPU at %" PRId64 " sync(s)\n", tprof_rows_int(top, 0, "sync_edges"));
+    const tprof_rows *steps = tprof_result_table_c(res, 0);
+    if (tprof_rows_count(steps) > 1) {
+        printf("\n");
+        if ((rc = tprof_rows_print_table(steps, 0, stdout))) return rc;
+    }
+    printf("\n");
+    return tprof_rows_print_table(tprof_result_table_c(res, 1), (size_t)ctx->top, stdout);
+}
+
+static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
+{
+    return tprof_critical_path(t, &((cp_cli *)ctx)->o, out);
+}
+
+static int combine(void *ctx, const tprof_result *const *rs, const int64_t *ranks, size_t n, tprof_result **out)
+{
+    (void)ctx;
+    return tprof_critical_path_combine(rs, ranks, n, out);
+}
+
+static size_t limit(void *ctx) { return (size_t)((cp_cli *)ctx)->top; }
+
+static const char *window_error(void *vctx)
+{
+    cp_cli *ctx = vctx;
+    if (ctx->o.annotation && *ctx->o.annotation) {
+        snprintf(ctx->window, sizeof ctx->window, "no instance %" PRId64 " of an event named *%s*",
+                 ctx->o.instance_first < 0 ? 0 : ctx->o.instance_first, ctx->o.annotation);
+        return ctx->window;
+    }
+    if (!ctx->window[0]) snprintf(ctx->window, sizeof ctx->window, "no ProfilerStep in --steps' range");
+    return ctx->window;
+}
+
+int cmd_critical_path(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "steps", required_argument, 0, 's' }, { "annotation", required_argument, 0, 'a' },
+        { "instance", required_argument, 0, 'i' }, { "whole", no_argument, 0, 'w' },
+        { "top", required_argument, 0, 't' }, { "path", no_argument, 0, 'p' }, { 0, 0, 0, 0 },
+    };
+    cp_cli ctx = { .o = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1 }, .top = 15 };
+    static const cli_spec spec = {
+        .help = help, .keep = TPROF_CRITICAL_PATH_KEEP, .opts = opts, .option = option,
+        .result = &tprof_critical_path_desc, .analyse = analyse, .print = print, .combine = combine,
+        .limit = limit, .usage_error_for = window_error,
+    };
+    return cli_run(argc, argv, &spec, &ctx);
+}
