@@ -76,7 +76,11 @@ struct tprof_cp_ctx {
     size_t nhost;
     uint32_t *swe;        /* every Stream Wait Event (HTA takes them whatever their time) */
     size_t nswe;
+    /* a window's: event -> its start and end node, the event holding it on its
+       thread (CP_TOP at the top); TPROF_CP_NONE outside the window (reset after it) */
+    uint32_t *start_node, *end_node, *parent;
 };
+#define CP_TOP (UINT32_MAX - 1)
 
 static int gpu_side(const tprof_cp_ctx *c, size_t i)
 {
@@ -175,6 +179,13 @@ typedef struct {
     uint32_t tie;
 } timed;
 
+/* GPU-side work (a stream) whose correlation a launch call carries. */
+static int launched_by_call(const tprof_cp_ctx *c, size_t i)
+{
+    return c->ev[i].stream != -1 && c->ev[i].correlation >= 0 && !is_launch(c, i) && c->xcorr[i] >= 0 &&
+           is_launch(c, (size_t)c->xcorr[i]);
+}
+
 static int cmp_timed(const void *a, const void *b)
 {
     const timed *x = a, *y = b;
@@ -216,24 +227,17 @@ static small_entry *small_get(small_map *m, int64_t k1, int64_t k2, int64_t k3, 
  * started; the length after each. */
 static int launch_queue(tprof_cp_ctx *c)
 {
-    tprof_i64map launched;
-    if (tprof_i64map_init(&launched, 1024)) return TPROF_ENOMEM;
-    size_t m = 0;
-    timed *q = malloc((c->n ? c->n : 1) * sizeof *q);
-    int rc = q ? 0 : TPROF_ENOMEM;
-    for (size_t i = 0; i < c->n && !rc; i++) {
+    /* GPU work a launch call started: its correlation's host side is one
+       (the other events of a correlation are on the GPU) */
+    size_t m = 0, cap = 0;
+    for (size_t i = 0; i < c->n; i++) {
         c->queue[i] = Q_NONE;
-        if (is_launch(c, i)) {
-            q[m++] = (timed){ c->ev[i].ts, (uint32_t)i, 0 };
-            if (tprof_i64map_put(&launched, c->ev[i].correlation, 1)) rc = TPROF_ENOMEM;
-        }
+        cap += is_launch(c, i) || launched_by_call(c, i);
     }
-    for (size_t i = 0; i < c->n && !rc; i++) {
-        int64_t one;
-        if (c->ev[i].stream != -1 && c->ev[i].correlation >= 0 && !is_launch(c, i) &&
-            tprof_i64map_get(&launched, c->ev[i].correlation, &one))
-            q[m++] = (timed){ c->ev[i].ts, (uint32_t)i, 1 };
-    }
+    timed *q = malloc((cap ? cap : 1) * sizeof *q);
+    int rc = q ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; i < c->n && !rc; i++)
+        if (is_launch(c, i) || launched_by_call(c, i)) q[m++] = (timed){ c->ev[i].ts, (uint32_t)i, !is_launch(c, i) };
     small_map len = { 0 };
     if (!rc) qsort(q, m, sizeof *q, cmp_timed);
     for (size_t k = 0; k < m && !rc; k++) {
@@ -250,7 +254,6 @@ static int launch_queue(tprof_cp_ctx *c)
     }
     free(len.e);
     free(q);
-    tprof_i64map_free(&launched);
     return rc;
 }
 
@@ -279,11 +282,14 @@ static int link_event_waits(tprof_cp_ctx *c)
              tprof_i64map_put(&gpu_of, w[k].record_correlation, c->ev[w[k].event].pid)))
             rc = TPROF_ENOMEM;
     }
-    size_t m = 0;
-    timed *order = malloc((c->n ? c->n : 1) * sizeof *order);
+    size_t m = 0, cap = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        c->prev_launch[i] = c->next_launch[i] = TPROF_CP_NONE;
+        cap += is_launch(c, i) || (c->nflag[c->ev[i].name] & (N_RECORD | N_SWE_CALL));
+    }
+    timed *order = malloc((cap ? cap : 1) * sizeof *order);
     if (!order) rc = TPROF_ENOMEM;
     for (size_t i = 0; i < c->n && !rc; i++) {
-        c->prev_launch[i] = c->next_launch[i] = TPROF_CP_NONE;
         uint8_t f = c->nflag[c->ev[i].name];
         if (is_launch(c, i) || ((f & N_RECORD) && tprof_i64map_get(&stream_of, c->ev[i].correlation, &had)) ||
             ((f & N_SWE_CALL) && c->xcorr[i] >= 0 && c->ev[c->xcorr[i]].stream != -1))
@@ -341,6 +347,9 @@ void tprof_cp_ctx_free(tprof_cp_ctx *c)
     free(c->next_launch);
     free(c->host_by_ts);
     free(c->swe);
+    free(c->start_node);
+    free(c->end_node);
+    free(c->parent);
     if (c->record_of.keys) tprof_i64map_free(&c->record_of);
     if (c->wait_of.keys) tprof_i64map_free(&c->wait_of);
     free(c);
@@ -358,9 +367,19 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
     c->queue = malloc(n1 * sizeof *c->queue);
     c->prev_launch = malloc(n1 * sizeof *c->prev_launch);
     c->next_launch = malloc(n1 * sizeof *c->next_launch);
-    timed *host = malloc(n1 * sizeof *host);
-    c->swe = malloc(n1 * sizeof *c->swe);
-    if (!c->xcorr || !c->queue || !c->prev_launch || !c->next_launch || !host || !c->swe ||
+    size_t nh = 0, ns = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        nh += c->ev[i].stream == -1;
+        ns += c->ev[i].stream != -1;
+    }
+    timed *host = malloc((nh ? nh : 1) * sizeof *host);
+    c->swe = malloc((ns ? ns : 1) * sizeof *c->swe);
+    c->start_node = malloc(n1 * sizeof *c->start_node);
+    c->end_node = malloc(n1 * sizeof *c->end_node);
+    c->parent = malloc(n1 * sizeof *c->parent);
+    if (c->start_node && c->end_node && c->parent)
+        for (size_t i = 0; i < c->n; i++) c->start_node[i] = c->end_node[i] = c->parent[i] = TPROF_CP_NONE;
+    if (!c->start_node || !c->end_node || !c->parent || !c->xcorr || !c->queue || !c->prev_launch || !c->next_launch || !host || !c->swe ||
         tprof_i64map_init(&c->record_of, 64) || tprof_i64map_init(&c->wait_of, 64) || flag_strings(c) ||
         link_correlations(c) || launch_queue(c) || link_event_waits(c)) {
         free(host);
@@ -407,20 +426,31 @@ typedef struct {
     size_t nsel;
     cp_node *nodes;
     size_t nn;
-    tprof_i64map start_of, end_of; /* event -> its node */
     cp_gedge *edges;
     size_t ne, ecap;
     uint32_t *touched; /* nodes in the order an edge first named them: networkx's node order */
     size_t ntouched;
     uint8_t *in_graph;
-    tprof_i64map edge_of; /* u * nn + v -> edge */
-    tprof_i64map parent;  /* host event -> the event holding it on its thread, -1 at the top */
+    uint32_t *out_first; /* node -> its last added out-edge (a list through next_out), TPROF_CP_NONE */
+    uint32_t *next_out;  /* edge -> the out-edge of its node added before it */
+    size_t next_cap;
 } graph;
 
-static uint32_t node_of(const tprof_i64map *m, uint32_t ev)
+static uint32_t start_of(const graph *g, uint32_t ev) { return g->c->start_node[ev]; }
+static uint32_t end_node(const graph *g, uint32_t ev) { return g->c->end_node[ev]; }
+/* The event holding host event EV on its thread, or -1 (the top, or not nested). */
+static int64_t parent_of(const graph *g, uint32_t ev)
 {
-    int64_t v;
-    return tprof_i64map_get(m, ev, &v) ? (uint32_t)v : TPROF_CP_NONE;
+    uint32_t p = g->c->parent[ev];
+    return p == TPROF_CP_NONE || p == CP_TOP ? -1 : (int64_t)p;
+}
+
+/* The edge U -> V, or TPROF_CP_NONE (a node has a few out-edges). */
+static uint32_t find_edge(const graph *g, uint32_t u, uint32_t v)
+{
+    for (uint32_t e = g->out_first[u]; e != TPROF_CP_NONE; e = g->next_out[e])
+        if (g->edges[e].v == v) return e;
+    return TPROF_CP_NONE;
 }
 
 /* An edge U -> V (networkx's add_edge: an edge added again keeps its place
@@ -429,15 +459,17 @@ static long add_edge(graph *g, uint32_t u, uint32_t v, tprof_cp_edge_type type, 
 {
     if (u == v) return -2;
     int64_t w = type == TPROF_CPE_DEPENDENCY || type == TPROF_CPE_SYNC || zero ? 0 : g->nodes[v].ts - g->nodes[u].ts;
-    int64_t key = (int64_t)u * (int64_t)g->nn + v, at;
-    if (tprof_i64map_get(&g->edge_of, key, &at)) {
+    uint32_t at = find_edge(g, u, v);
+    if (at != TPROF_CP_NONE) {
         g->edges[at].type = (uint8_t)type;
         g->edges[at].weight = w;
         return (long)at;
     }
-    if (tprof_grow_items((void **)&g->edges, &g->ecap, g->ne + 1, sizeof *g->edges) ||
-        tprof_i64map_put(&g->edge_of, key, (int64_t)g->ne))
+    if (g->ne >= UINT32_MAX - 1 || tprof_grow_items((void **)&g->edges, &g->ecap, g->ne + 1, sizeof *g->edges) ||
+        tprof_grow_items((void **)&g->next_out, &g->next_cap, g->ne + 1, sizeof *g->next_out))
         return -1;
+    g->next_out[g->ne] = g->out_first[u];
+    g->out_first[u] = (uint32_t)g->ne;
     if (!g->in_graph[u]) g->touched[g->ntouched++] = u, g->in_graph[u] = 1;
     if (!g->in_graph[v]) g->touched[g->ntouched++] = v, g->in_graph[v] = 1;
     g->edges[g->ne] = (cp_gedge){ u, v, (uint8_t)type, w, TPROF_CP_NONE };
@@ -532,12 +564,10 @@ static int make_nodes(graph *g)
     g->touched = malloc((g->nn + 1) * sizeof *g->touched);
     g->in_graph = calloc(g->nn + 1, 1);
     if (!g->touched || !g->in_graph) return TPROF_ENOMEM;
-    if (tprof_i64map_init(&g->start_of, g->nn / 2 + 1) || tprof_i64map_init(&g->end_of, g->nn / 2 + 1) ||
-        tprof_i64map_init(&g->edge_of, 2 * g->nn + 16))
-        return TPROF_ENOMEM;
+    if (!(g->out_first = malloc((g->nn + 1) * sizeof *g->out_first))) return TPROF_ENOMEM;
+    for (size_t k = 0; k < g->nn; k++) g->out_first[k] = TPROF_CP_NONE;
     for (size_t k = 0; k < g->nn; k++)
-        if (tprof_i64map_put(g->nodes[k].start ? &g->start_of : &g->end_of, g->nodes[k].ev, (int64_t)k))
-            return TPROF_ENOMEM;
+        (g->nodes[k].start ? c->start_node : c->end_node)[g->nodes[k].ev] = (uint32_t)k;
     return 0;
 }
 
@@ -623,16 +653,15 @@ typedef struct {
 
 static int enter(graph *g, walk *w, uint32_t ev)
 {
-    uint32_t s = node_of(&g->start_of, ev);
-    if (s == TPROF_CP_NONE || node_of(&g->end_of, ev) == TPROF_CP_NONE) return 0;
+    uint32_t s = start_of(g, ev);
+    if (s == TPROF_CP_NONE || end_node(g, ev) == TPROF_CP_NONE) return 0;
     if (w->last != TPROF_CP_NONE && !shares_lock(g, w->last, s)) {
         long e;
         if (add_checked(g, w->last, s, w->depth == 0 ? TPROF_CPE_DEPENDENCY : TPROF_CPE_OPERATOR, 0, &e))
             return TPROF_ENOMEM;
         attribute(g, e, w->parent);
     }
-    int64_t p = -1;
-    tprof_i64map_get(&g->parent, ev, &p);
+    int64_t p = parent_of(g, ev);
     w->last = s;
     w->parent = p;
     w->depth++;
@@ -641,7 +670,7 @@ static int enter(graph *g, walk *w, uint32_t ev)
 
 static int leave(graph *g, walk *w, uint32_t ev)
 {
-    uint32_t s = node_of(&g->start_of, ev), en = node_of(&g->end_of, ev);
+    uint32_t s = start_of(g, ev), en = end_node(g, ev);
     if (s == TPROF_CP_NONE || en == TPROF_CP_NONE) return 0;
     if (w->last != TPROF_CP_NONE && !shares_lock(g, w->last, en)) {
         long e;
@@ -649,8 +678,7 @@ static int leave(graph *g, walk *w, uint32_t ev)
         if (add_checked(g, w->last, en, TPROF_CPE_OPERATOR, blocking, &e)) return TPROF_ENOMEM;
         attribute(g, e, w->parent);
     }
-    int64_t p = -1;
-    tprof_i64map_get(&g->parent, ev, &p);
+    int64_t p = parent_of(g, ev);
     w->last = en;
     w->parent = p;
     w->depth--;
@@ -665,7 +693,7 @@ static int stack_edges(graph *g)
     point *pt = malloc((2 * g->nsel + 1) * sizeof *pt);
     uint32_t *stack = malloc((g->nsel + 1) * sizeof *stack), *open = malloc((g->nsel + 1) * sizeof *open);
     size_t np = 0;
-    int rc = pt && stack && open && !tprof_i64map_init(&g->parent, g->nsel + 1) ? 0 : TPROF_ENOMEM;
+    int rc = pt && stack && open ? 0 : TPROF_ENOMEM;
     for (size_t k = 0; k < g->nsel && !rc; k++) {
         const tprof_event *e = &g->ev[g->sel[k]];
         if (e->stream != -1) continue;
@@ -680,7 +708,7 @@ static int stack_edges(graph *g)
     for (size_t k = 0; k < np && !rc; k++) {
         if (k && (pt[k].pid != pt[k - 1].pid || pt[k].tid != pt[k - 1].tid)) nstack = 0;
         if (pt[k].start) {
-            if (tprof_i64map_put(&g->parent, pt[k].ev, nstack ? (int64_t)stack[nstack - 1] : -1)) rc = TPROF_ENOMEM;
+            g->c->parent[pt[k].ev] = nstack ? stack[nstack - 1] : CP_TOP;
             stack[nstack++] = pt[k].ev;
         } else if (nstack)
             nstack--;
@@ -696,8 +724,7 @@ static int stack_edges(graph *g)
             if (k == np) break;
         }
         if (!pt[k].start) continue;
-        int64_t p = -1;
-        tprof_i64map_get(&g->parent, pt[k].ev, &p);
+        int64_t p = parent_of(g, pt[k].ev);
         while (nopen && (int64_t)open[nopen - 1] != p && !rc) rc = leave(g, &w, open[--nopen]);
         if (!rc) rc = enter(g, &w, pt[k].ev);
         open[nopen++] = pt[k].ev;
@@ -734,7 +761,7 @@ static int64_t recorded_kernel(const graph *g, uint32_t sync)
 /* A GPU -> CPU sync edge from point FROM to the end of host event CALL. */
 static int sync_to_call(graph *g, uint32_t from, int64_t call)
 {
-    uint32_t en = call >= 0 ? node_of(&g->end_of, (uint32_t)call) : TPROF_CP_NONE;
+    uint32_t en = call >= 0 ? end_node(g, (uint32_t)call) : TPROF_CP_NONE;
     return en == TPROF_CP_NONE ? 0 : add_checked(g, from, en, TPROF_CPE_SYNC, 0, NULL);
 }
 
@@ -770,7 +797,7 @@ static int kernel_edges(graph *g)
                         tprof_i64map_put(&pending, c->xcorr[next], src))
                         rc = TPROF_ENOMEM;
                 } else {
-                    uint32_t ke = node_of(&g->end_of, (uint32_t)src);
+                    uint32_t ke = end_node(g, (uint32_t)src);
                     if (ke != TPROF_CP_NONE) rc = sync_to_call(g, ke, c->xcorr[i]);
                 }
             } else if (c->stream_sync[e->name]) {
@@ -780,7 +807,7 @@ static int kernel_edges(graph *g)
                 for (size_t j = 0; j < last.n && !rc; j++) rc = sync_to_call(g, (uint32_t)last.e[j].v, c->xcorr[i]);
             continue;
         }
-        uint32_t s = node_of(&g->start_of, i), en = node_of(&g->end_of, i);
+        uint32_t s = start_of(g, i), en = end_node(g, i);
         if (s == TPROF_CP_NONE || en == TPROF_CP_NONE) continue;
         long own;
         if ((rc = add_checked(g, s, en, TPROF_CPE_OPERATOR, 0, &own))) break;
@@ -788,7 +815,7 @@ static int kernel_edges(graph *g)
         uint32_t waited = TPROF_CP_NONE; /* the end of the kernel it waits for */
         int64_t src;
         if (tprof_i64map_get(&pending, i, &src) && src >= 0) {
-            waited = node_of(&g->end_of, (uint32_t)src);
+            waited = end_node(g, (uint32_t)src);
             if (waited != TPROF_CP_NONE && (rc = add_checked(g, waited, s, TPROF_CPE_SYNC, 0, NULL))) break;
             if (tprof_i64map_put(&pending, i, -1)) rc = TPROF_ENOMEM;
         }
@@ -801,7 +828,7 @@ static int kernel_edges(graph *g)
         if (call >= 0 && c->queue[call] == 1 && c->queue[i] == 0 &&
             (prev == TPROF_CP_NONE || g->nodes[prev].ts < call_ts) &&
             (waited == TPROF_CP_NONE || g->nodes[waited].ts < call_ts)) {
-            uint32_t cs = node_of(&g->start_of, (uint32_t)call);
+            uint32_t cs = start_of(g, (uint32_t)call);
             if (cs != TPROF_CP_NONE) rc = add_checked(g, cs, s, TPROF_CPE_LAUNCH_DELAY, 0, NULL);
         } else if (prev != TPROF_CP_NONE && g->nodes[s].ts - g->nodes[prev].ts < KERNEL_GAP_MAX_NS &&
                    (waited == TPROF_CP_NONE || g->nodes[waited].ts < g->nodes[prev].ts)) {
@@ -843,9 +870,7 @@ static uint32_t op_of(const graph *g, int64_t h)
 {
     for (int guard = 0; h >= 0 && guard < 100000; guard++) {
         if (g->c->cflag[g->ev[h].cat] & C_CPU_OP) return (uint32_t)h;
-        int64_t p;
-        if (!tprof_i64map_get(&g->parent, h, &p)) return TPROF_CP_NONE;
-        h = p;
+        h = parent_of(g, (uint32_t)h);
     }
     return TPROF_CP_NONE;
 }
@@ -863,15 +888,15 @@ static uint32_t edge_op(const graph *g, const cp_gedge *x)
 
 static void graph_free(graph *g)
 {
+    for (size_t k = 0; k < g->nsel; k++) /* the window's marks off again, for the next */
+        g->c->start_node[g->sel[k]] = g->c->end_node[g->sel[k]] = g->c->parent[g->sel[k]] = TPROF_CP_NONE;
     free(g->sel);
     free(g->nodes);
     free(g->edges);
     free(g->touched);
     free(g->in_graph);
-    if (g->start_of.keys) tprof_i64map_free(&g->start_of);
-    if (g->end_of.keys) tprof_i64map_free(&g->end_of);
-    if (g->edge_of.keys) tprof_i64map_free(&g->edge_of);
-    if (g->parent.keys) tprof_i64map_free(&g->parent);
+    free(g->out_first);
+    free(g->next_out);
 }
 
 /* The longest path as networkx's dag_longest_path finds it: nodes in
@@ -962,9 +987,7 @@ static int longest_path(graph *g, tprof_cp_window *w)
     uint32_t v = order[best];
     w->last_ts = g->nodes[v].ts;
     for (size_t k = len; k-- > 0; v = from[v]) {
-        int64_t at = 0;
-        tprof_i64map_get(&g->edge_of, (int64_t)from[v] * (int64_t)nn + v, &at);
-        const cp_gedge *x = &g->edges[at];
+        const cp_gedge *x = &g->edges[find_edge(g, from[v], v)];
         tprof_cp_bound b = bound_of(g, x);
         int64_t wt = x->weight < 0 ? 0 : x->weight;
         w->path[k] = (tprof_cp_edge){ .from = g->nodes[x->u].ev, .to = g->nodes[x->v].ev,

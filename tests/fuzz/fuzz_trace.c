@@ -55,6 +55,16 @@ static void analyses(tprof_trace *t)
         tprof_result *opr;
         if (tprof_ops(t, &oo, &opr) == 0) tprof_result_free(opr);
     }
+    /* the critical path per step, of the whole trace with every edge, of an annotation's instances */
+    tprof_cp_opts cpo[3] = { { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1 },
+                             { .step_first = -1, .step_last = -1, .whole = 1, .path = 1, .instance_first = -1,
+                               .instance_last = -1 },
+                             { .step_first = -1, .step_last = -1, .annotation = "a", .instance_first = 0,
+                               .instance_last = 2 } };
+    for (int k = 0; k < 3; k++) {
+        tprof_result *cp;
+        if (tprof_critical_path(t, &cpo[k], &cp) == 0) tprof_result_free(cp);
+    }
     const tprof_trace *two[2] = { t, t };
     tprof_advice *ad;
     if (tprof_advise(two, 2, &ad) == 0) tprof_advice_free(ad);
