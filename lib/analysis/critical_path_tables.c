@@ -10,9 +10,14 @@
 #include "trainprof/error.h"
 #include "../util/i64map.h"
 
-/* What bounds the path, the same columns in the top table and per step. */
-#define CP_BOUND_COLS(SHARE_FLAGS)                                                                                \
-    TPROF_COL("cpu_op_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU ops",                                    \
+/* The window's length, the path's, and what bounds it: the same columns in
+ * the top table (summed over windows) and per window. */
+#define CP_PATH_COLS(SPAN_DOC, PATH_DOC)                                                                          \
+    TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "span", SPAN_DOC),                               \
+        TPROF_COL("path_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "path", PATH_DOC, .flags = TPROF_COLF_METRIC), \
+        TPROF_COL("path_share", TPROF_COL_RATIO, TPROF_COMBINE_DERIVED, "of span", "path / span",               \
+                  .num = "path_ns", .den = "span_ns"),                                                           \
+        TPROF_COL("cpu_op_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "CPU ops",                                    \
               "host time in ops (and the annotations and frames holding them) on the path"),                  \
         TPROF_COL("runtime_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "runtime",                               \
                   "host time in CUDA runtime and driver calls on the path"),                                    \
@@ -26,8 +31,7 @@
         TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "comm",                                     \
                   "communication kernels on the path: exposed communication"),                                   \
         TPROF_COL("sync_edges", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "syncs",                                    \
-                  "sync edges on the path: where the host waited for the GPU, or a stream for another",          \
-                  .flags = SHARE_FLAGS)
+                  "sync edges on the path: where the host waited for the GPU, or a stream for another")
 
 enum { T_WINDOW, T_WINDOWS, T_REFUSED, T_SPAN, T_PATH, T_SHARE, T_BOUND0 };
 static const tprof_col_desc top_cols[] = {
@@ -36,12 +40,7 @@ static const tprof_col_desc top_cols[] = {
     TPROF_COL("windows", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "windows", "windows analysed"),
     TPROF_COL("refused", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "refused",
               "windows whose graph HTA's checks refuse (a cycle, a sync within one stream)"),
-    TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "span", "the windows' lengths, summed"),
-    TPROF_COL("path_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "path", "the critical paths' lengths, summed",
-              .flags = TPROF_COLF_METRIC),
-    TPROF_COL("path_share", TPROF_COL_RATIO, TPROF_COMBINE_DERIVED, "of span", "path / span", .num = "path_ns",
-              .den = "span_ns"),
-    CP_BOUND_COLS(0),
+    CP_PATH_COLS("the windows' lengths, summed", "the critical paths' lengths, summed"),
 };
 #define NTOP (sizeof top_cols / sizeof *top_cols)
 
@@ -53,12 +52,7 @@ static const tprof_col_desc step_cols[] = {
               .flags = TPROF_COLF_KEY),
     TPROF_COL("start_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_PER_RANK, "start", "the window's start",
               .flags = TPROF_COLF_NO_TABLE),
-    TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "span", "the window's length"),
-    TPROF_COL("path_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "path", "the critical path's length",
-              .flags = TPROF_COLF_METRIC),
-    TPROF_COL("path_share", TPROF_COL_RATIO, TPROF_COMBINE_DERIVED, "of span", "path / span", .num = "path_ns",
-              .den = "span_ns"),
-    CP_BOUND_COLS(0),
+    CP_PATH_COLS("the window's length", "the critical path's length"),
     TPROF_COL("nodes", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "nodes", "points in the graph: the starts and ends some edge joins",
               .flags = TPROF_COLF_NO_TABLE),
     TPROF_COL("edges", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "edges", "edges in the graph", .flags = TPROF_COLF_NO_TABLE),
