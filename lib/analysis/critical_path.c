@@ -210,14 +210,7 @@ static small_entry *small_get(small_map *m, int64_t k1, int64_t k2, int64_t k3, 
 {
     for (size_t i = 0; i < m->n; i++)
         if (m->e[i].k1 == k1 && m->e[i].k2 == k2 && m->e[i].k3 == k3) return &m->e[i];
-    if (!add) return NULL;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 16;
-        small_entry *e = realloc(m->e, cap * sizeof *e);
-        if (!e) return NULL;
-        m->e = e;
-        m->cap = cap;
-    }
+    if (!add || tprof_grow_items((void **)&m->e, &m->cap, m->n + 1, sizeof *m->e)) return NULL;
     m->e[m->n] = (small_entry){ k1, k2, k3, init };
     return &m->e[m->n++];
 }
