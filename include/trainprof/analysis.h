@@ -459,6 +459,11 @@ int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_r
 int tprof_critical_path_finish(tprof_result *r);
 int tprof_critical_path_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
                                 tprof_result **out);
+/* The paths of the windows OPTS choose as trace events to add to T's file
+ * (critical-path --overlay; critical_path_overlay.c says what they are):
+ * JSON objects separated by commas, for tprof_trace_copy_with_events. *OUT
+ * is malloc'd. */
+int tprof_critical_path_overlay_events(const tprof_trace *t, const tprof_cp_opts *opts, char **out, size_t *len);
 
 /* ---- advice: findings over documented thresholds, with their evidence ---- */
 

@@ -100,6 +100,14 @@ const char *tprof_rank_source_name(tprof_rank_source s);
 extern const tprof_result_desc tprof_merge_desc;
 int tprof_merge_tables(const tprof_merge_report *r, const char *output, tprof_result **out);
 
+/* Copies the trace file IN to OUT (compressed as OUT's name says, through
+ * the atomic sink) with EVENTS (JSON objects separated by commas) added at
+ * the end of its traceEvents; every other byte is as it was. An input cut
+ * inside traceEvents keeps its complete events and is closed after EVENTS
+ * (*CUT = 1). TPROF_ENOTTRACE when IN has no traceEvents array. */
+int tprof_trace_copy_with_events(const char *in, const char *out, const char *events, size_t len, int *cut,
+                                 char *errbuf, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

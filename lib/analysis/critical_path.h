@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trainprof/analysis.h"
 #include "trainprof/trace.h"
 
 #define TPROF_CP_NONE UINT32_MAX
@@ -73,6 +74,16 @@ void tprof_cp_ctx_free(tprof_cp_ctx *c);
 int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_window *out);
 void tprof_cp_window_free(tprof_cp_window *w);
 const char *tprof_cp_bound_name(tprof_cp_bound b);
+
+/* A window of the analysis: ProfilerStep NUMBER (or the annotation's first
+ * instance, or 0 for the whole trace) over [START, END] ns. */
+typedef struct {
+    int64_t number, start, end;
+} tprof_cp_span;
+/* The windows OPTS choose, in order (WINDOW: "steps", "annotation" or
+ * "trace"); *OUT is freed by the caller. TPROF_EUSAGE when none matches. */
+int tprof_cp_windows(const tprof_trace *t, const tprof_cp_opts *opts, tprof_cp_span **out, size_t *n,
+                     const char **window);
 const char *tprof_cp_edge_name(tprof_cp_edge_type t);
 
 #endif

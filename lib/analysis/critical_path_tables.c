@@ -229,14 +229,9 @@ static int add_window(cp_build *b, int64_t number, int64_t start, int64_t end, c
     return 0;
 }
 
-/* The windows: [start, end] of each. */
-typedef struct {
-    int64_t number, start, end;
-} cp_span;
-
 /* HTA's annotation windows: the events whose name holds ANNOTATION, in
  * file order; instances FIRST..LAST (0-based) as one window. */
-static int annotation_window(const tprof_trace *t, const tprof_cp_opts *o, cp_span *out)
+static int annotation_window(const tprof_trace *t, const tprof_cp_opts *o, tprof_cp_span *out)
 {
     const tprof_event *ev = tprof_trace_events(t);
     size_t n = tprof_trace_nevents(t);
@@ -255,19 +250,18 @@ static int annotation_window(const tprof_trace *t, const tprof_cp_opts *o, cp_sp
     return out->start <= out->end ? 0 : TPROF_EUSAGE;
 }
 
-int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_result **out)
+int tprof_cp_windows(const tprof_trace *t, const tprof_cp_opts *opts, tprof_cp_span **out, size_t *n,
+                     const char **window)
 {
-    static const tprof_cp_opts defaults = { .step_first = -1, .step_last = -1, .instance_first = -1,
-                                            .instance_last = -1 };
-    if (!opts) opts = &defaults;
-    *out = NULL;
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
-    cp_span *spans = NULL;
+    tprof_cp_span *spans = NULL;
     size_t nspans = 0;
-    const char *window = "steps";
     int rc = 0;
+    *out = NULL;
+    *n = 0;
+    *window = "steps";
     if (opts->annotation && *opts->annotation) {
-        window = "annotation";
+        *window = "annotation";
         if (!(spans = malloc(sizeof *spans))) return TPROF_ENOMEM;
         if ((rc = annotation_window(t, opts, spans))) {
             free(spans);
@@ -278,21 +272,37 @@ int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_r
         tprof_step *sel;
         int64_t ff, fl;
         if ((rc = tprof_steps_select(m, opts->step_first, opts->step_last, &sel, &nspans, &ff, &fl))) return rc;
-        spans = malloc(nspans * sizeof *spans);
+        spans = malloc((nspans ? nspans : 1) * sizeof *spans);
         if (!spans) {
             free(sel);
             return TPROF_ENOMEM;
         }
         for (size_t i = 0; i < nspans; i++)
-            spans[i] = (cp_span){ sel[i].number, sel[i].ts, tprof_end_ns(sel[i].ts, sel[i].dur) };
+            spans[i] = (tprof_cp_span){ sel[i].number, sel[i].ts, tprof_end_ns(sel[i].ts, sel[i].dur) };
         free(sel);
     } else {
         if (opts->step_first >= 0 || opts->step_last >= 0) return TPROF_EUSAGE; /* steps asked, none there */
-        window = "trace";
+        *window = "trace";
         if (!(spans = malloc(sizeof *spans))) return TPROF_ENOMEM;
-        spans[0] = (cp_span){ 0, m->ts_min, m->ts_max };
+        spans[0] = (tprof_cp_span){ 0, m->ts_min, m->ts_max };
         nspans = m->ts_min <= m->ts_max;
     }
+    *out = spans;
+    *n = nspans;
+    return 0;
+}
+
+int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_result **out)
+{
+    static const tprof_cp_opts defaults = { .step_first = -1, .step_last = -1, .instance_first = -1,
+                                            .instance_last = -1 };
+    if (!opts) opts = &defaults;
+    *out = NULL;
+    tprof_cp_span *spans;
+    size_t nspans;
+    const char *window;
+    int rc = tprof_cp_windows(t, opts, &spans, &nspans, &window);
+    if (rc) return rc;
     cp_build b = { .t = t, .res = tprof_result_new(&tprof_critical_path_desc), .edges = opts->path };
     tprof_cp_ctx *c = tprof_cp_ctx_new(t);
     rc = b.res && c && !tprof_i64map_init(&b.row_of, 256) ? 0 : TPROF_ENOMEM;

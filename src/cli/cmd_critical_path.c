@@ -1,19 +1,35 @@
 /* trainprof critical-path: the longest chain of dependent work in each
  * step (HTA's graph), and what bounds it. */
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "trainprof/merge.h"
 #include "trainprof/report.h"
+
+/* --overlay: each trace's path as events, made while the trace is in
+ * memory, written into a copy of its file once all are analysed. */
+typedef struct {
+    char *input, *events;
+    size_t len;
+} overlay;
 
 typedef struct {
     tprof_cp_opts o;
     long long top;
     char window[256];
+    const char *overlay_out;
+    pthread_mutex_t lock; /* traces are analysed on several threads */
+    overlay *overlays;
+    size_t noverlays;
+    int overlay_rc;
 } cp_cli;
 
 static void help(FILE *f)
@@ -37,7 +53,12 @@ static void help(FILE *f)
             "                        instances spanned (default 0)\n"
             "  --whole               the whole trace as one window\n"
             "  --path                JSON holds every edge of each path, in order (\"path\")\n"
-            "  --top N               rows of the events on the path (default 15; 0: all)\n" CLI_COMMON_HELP);
+            "  --top N               rows of the events on the path (default 15; 0: all)\n"
+            "  --overlay OUT         also write the trace to OUT (.gz, .zst or .json) with the\n"
+            "                        path added for Perfetto: a process \"critical path\" (the\n"
+            "                        windows, the path's segments) and HTA's critical_path\n"
+            "                        arrows on the events; with several traces OUT is a\n"
+            "                        directory of critical_path_<trace file name>\n" CLI_COMMON_HELP);
 }
 
 static int option(void *vctx, int c, const char *arg)
@@ -58,6 +79,7 @@ static int option(void *vctx, int c, const char *arg)
     }
     case 'w': ctx->o.whole = 1; return 0;
     case 'p': ctx->o.path = 1; return 0;
+    case 'o': ctx->overlay_out = arg; return 0;
     case 't': {
         char *end;
         ctx->top = strtoll(arg, &end, 10);
@@ -126,9 +148,73 @@ static int print(void *vctx, const tprof_result *res, const char *label, const c
     return tprof_rows_print_table(tprof_result_table_c(res, 1), (size_t)ctx->top, stdout);
 }
 
-static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
+static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
 {
-    return tprof_critical_path(t, &((cp_cli *)ctx)->o, out);
+    cp_cli *ctx = vctx;
+    int rc = tprof_critical_path(t, &ctx->o, out);
+    if (rc || !ctx->overlay_out) return rc;
+    const char *input = tprof_trace_meta_get(t)->path;
+    struct stat st;
+    if (stat(input, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cli_error("--overlay copies the trace's file, and %s is not one that can be read twice (standard input, "
+                  "a pipe)", input);
+        ctx->overlay_rc = EXIT_USAGE;
+        return 0;
+    }
+    overlay ov = { 0 };
+    rc = tprof_critical_path_overlay_events(t, &ctx->o, &ov.events, &ov.len);
+    ov.input = rc ? NULL : strdup(input);
+    pthread_mutex_lock(&ctx->lock);
+    overlay *grown = ov.input ? realloc(ctx->overlays, (ctx->noverlays + 1) * sizeof *grown) : NULL;
+    if (grown) {
+        ctx->overlays = grown;
+        ctx->overlays[ctx->noverlays++] = ov;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (!grown) {
+        free(ov.input);
+        free(ov.events);
+        return rc ? rc : TPROF_ENOMEM;
+    }
+    return 0;
+}
+
+/* OUT itself for one trace (unless it is a directory), else
+ * OUT/critical_path_<the input's file name>. */
+static int overlay_path(const char *out, size_t n, const char *input, char *path, size_t cap)
+{
+    struct stat st;
+    int is_dir = stat(out, &st) == 0 && S_ISDIR(st.st_mode);
+    if (n == 1 && !is_dir) return snprintf(path, cap, "%s", out) < (int)cap ? 0 : -1;
+    if (!is_dir && mkdir(out, 0777) != 0 && errno != EEXIST) {
+        cli_error("--overlay %s: cannot make the directory for %zu traces: %s", out, n, strerror(errno));
+        return -1;
+    }
+    const char *base = strrchr(input, '/');
+    return snprintf(path, cap, "%s/critical_path_%s", out, base ? base + 1 : input) < (int)cap ? 0 : -1;
+}
+
+static int write_overlays(cp_cli *ctx)
+{
+    int rc = ctx->overlay_rc;
+    for (size_t i = 0; i < ctx->noverlays; i++) {
+        const overlay *ov = &ctx->overlays[i];
+        char path[4096], err[1024];
+        int cut = 0;
+        if (overlay_path(ctx->overlay_out, ctx->noverlays, ov->input, path, sizeof path)) {
+            rc = EXIT_OUTPUT;
+            continue;
+        }
+        if (tprof_trace_copy_with_events(ov->input, path, ov->events, ov->len, &cut, err, sizeof err)) {
+            cli_error("--overlay: %s", err);
+            rc = EXIT_OUTPUT;
+            continue;
+        }
+        if (cut) cli_warn("%s: the input stops early: the overlay holds its complete events, then the path", path);
+        struct stat st;
+        cli_wrote(path, stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
+    }
+    return rc;
 }
 
 static int combine(void *ctx, const tprof_result *const *rs, const int64_t *ranks, size_t n, tprof_result **out)
@@ -156,7 +242,8 @@ int cmd_critical_path(int argc, char **argv)
     static const struct option opts[] = {
         { "steps", required_argument, 0, 's' }, { "annotation", required_argument, 0, 'a' },
         { "instance", required_argument, 0, 'i' }, { "whole", no_argument, 0, 'w' },
-        { "top", required_argument, 0, 't' }, { "path", no_argument, 0, 'p' }, { 0, 0, 0, 0 },
+        { "top", required_argument, 0, 't' }, { "path", no_argument, 0, 'p' },
+        { "overlay", required_argument, 0, 'o' }, { 0, 0, 0, 0 },
     };
     cp_cli ctx = { .o = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1 }, .top = 15 };
     static const cli_spec spec = {
@@ -164,5 +251,15 @@ int cmd_critical_path(int argc, char **argv)
         .result = &tprof_critical_path_desc, .analyse = analyse, .print = print, .combine = combine,
         .limit = limit, .usage_error_for = window_error,
     };
-    return cli_run(argc, argv, &spec, &ctx);
+    pthread_mutex_init(&ctx.lock, NULL);
+    int rc = cli_run(argc, argv, &spec, &ctx);
+    int orc = write_overlays(&ctx);
+    if (orc > rc) rc = orc;
+    for (size_t i = 0; i < ctx.noverlays; i++) {
+        free(ctx.overlays[i].input);
+        free(ctx.overlays[i].events);
+    }
+    free(ctx.overlays);
+    pthread_mutex_destroy(&ctx.lock);
+    return rc;
 }

@@ -6,8 +6,12 @@ length, its breakdown by what bounds it, and the set of events on it must be
 HTA's. On a generated trace (always): the path is a chain of edges whose
 weights add up to its length and to its breakdown, each edge's weight the
 time between its two points (launch delays and gaps forward in time), and
-the options' errors."""
+the options' errors. --overlay (generated, HTA's alexnet, cut and array-form
+inputs, several traces): the copy holds every original event and member
+unchanged, the added segments add up to the path's breakdown, and every
+arrow binds to an original event of its thread."""
 import decimal
+import gzip
 import hashlib
 import json
 import os
@@ -143,8 +147,125 @@ def generated():
     check(rc == 0 and "critical path of 4 steps" in out and "GPU compute" in out, f"table: {out[:300]}")
 
 
+
+def load_any(path):
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    with (gzip.open(path, "rt") if gz else open(path)) as f:
+        return json.load(f)
+
+
+def check_overlay(src, out, r, what, cut=False):
+    """OUT is SRC's document with the path of result R added at the end of traceEvents."""
+    a, b = load_any(src) if not cut else None, load_any(out)
+    ea = b if isinstance(b, list) else b["traceEvents"]
+    if a is not None:
+        orig = a if isinstance(a, list) else a["traceEvents"]
+        check(ea[:len(orig)] == orig, f"{what}: the original events come first, unchanged")
+        if isinstance(a, dict):
+            check({k: v for k, v in a.items() if k != "traceEvents"} == {k: v for k, v in b.items() if k != "traceEvents"},
+                  f"{what}: the other members are unchanged")
+        added = ea[len(orig):]
+    else:
+        procs = [e for e in ea if e.get("ph") == "M" and e.get("args", {}).get("name") == "critical path (trainprof)"]
+        check(len(procs) == 1, f"{what}: one critical-path process")
+        added = ea[ea.index(procs[0]):] if procs else []
+        orig = ea[:len(ea) - len(added)]
+    pid = added[0]["pid"] if added else None
+    check(all(e.get("pid") != pid for e in orig), f"{what}: the added process has a pid of its own")
+    windows = [e for e in added if e["ph"] == "X" and e["tid"] == 0]
+    segments = [e for e in added if e["ph"] == "X" and e["tid"] == 1]
+    check(len(windows) == r["windows"], f"{what}: {len(windows)} window slices for {r['windows']} windows")
+    for w, s in zip(windows, r["steps"]):
+        check(w["args"]["path_ns"] == s["path_ns"], f"{what}: window {s['step']}'s slice says its path")
+    by_bound = {}
+    for e in segments:
+        by_bound[e["cat"]] = by_bound.get(e["cat"], 0) + us_to_ns(e["dur"])
+    for b in BOUNDS:
+        check(by_bound.get(b[:-3], 0) == r[b], f"{what}: segments of {b[:-3]} add up to {r[b]} (got {by_bound.get(b[:-3], 0)})")
+    spans = {}
+    for e in orig:
+        if e.get("ph") == "X":
+            t0 = us_to_ns(e["ts"])
+            spans.setdefault((e.get("pid"), e.get("tid")), []).append((t0, t0 + us_to_ns(e.get("dur", 0))))
+    flows = [e for e in added if e["ph"] in "sf"]
+    ids = {}
+    for e in flows:
+        ids.setdefault(e["id"], []).append(e["ph"])
+        t = us_to_ns(e["ts"])
+        check(any(lo <= t <= hi for lo, hi in spans.get((e["pid"], e["tid"]), [])),
+              f"{what}: the arrow {e['id']} ({e['ph']}) at {e['ts']} binds to an event of {e['pid']}/{e['tid']}")
+    check(all(v == ["s", "f"] for v in ids.values()), f"{what}: every arrow has a start then an end")
+    used = {e.get("id") for e in orig if e.get("ph") in ("s", "f", "t")}
+    check(not (used & set(ids)), f"{what}: arrow ids the trace does not use")
+
+
+def overlay_checks(src, what, *opts):
+    d = scratch("critical_path_overlay")
+    out = os.path.join(d, os.path.basename(src).replace(".json", ".overlay.json"))
+    rc, _, err = run([TRAINPROF, "critical-path", "--overlay", out, *opts, src])
+    check(rc == 0 and "wrote" in err, f"{what} --overlay: exit {rc}: {err[-300:]}")
+    r = critical_path(src, *opts)
+    if rc == 0 and r:
+        check_overlay(src, out, r["traces"][0] if "traces" in r else r, what)
+    return out
+
+
+def overlay_edges(t):
+    """Cut inputs, the array form, several traces, and what cannot be done."""
+    d = scratch("critical_path_overlay")
+    doc = load_any(t)
+    # cut in the middle of traceEvents (a crashed profiler): the complete events, then the path
+    text = json.dumps(doc)
+    at = text.index('"traceEvents"') + (len(text) - text.index('"traceEvents"')) // 2
+    cut_src = os.path.join(d, "cut.json")
+    with open(cut_src, "w") as f:
+        f.write(text[:at])
+    cut_out = os.path.join(d, "cut_overlay.json")
+    rc, _, err = run([TRAINPROF, "critical-path", "--overlay", cut_out, cut_src])
+    check(rc == 4 and "stops early" in err, f"cut --overlay: exit {rc} (4: a cut input): {err[-300:]}")
+    rc, out, err = run([TRAINPROF, "critical-path", "--format", "json", cut_src])
+    r = json.loads(out) if rc == 4 else None
+    r = r["traces"][0] if r and "traces" in r else r
+    if r:
+        check_overlay(cut_src, cut_out, r, "cut input", cut=True)
+    # the array form: a bare list of events stays a list
+    arr_src = os.path.join(d, "array.json")
+    with open(arr_src, "w") as f:
+        json.dump(doc["traceEvents"], f)
+    out = overlay_checks(arr_src, "array form", "--whole")
+    check(isinstance(load_any(out), list), "array form: the overlay is a list too")
+    # several traces: OUT is a directory of critical_path_<name>
+    two = os.path.join(d, "two")
+    other = os.path.join(d, "other.json")
+    with open(other, "w") as f:
+        json.dump(doc, f)
+    rc, _, err = run([TRAINPROF, "critical-path", "--overlay", two, t, other])
+    check(rc == 0 and sorted(os.listdir(two)) == sorted(["critical_path_" + os.path.basename(t), "critical_path_other.json"]),
+          f"two traces --overlay: exit {rc}, {os.listdir(two) if os.path.isdir(two) else 'no directory'}: {err[-300:]}")
+    with open(t, "rb") as f:
+        rc, _, err = run([TRAINPROF, "critical-path", "--overlay", os.path.join(d, "x.json"), "-"], stdin=f.read())
+    check(rc == 2 and "standard input" in err, f"--overlay from stdin: exit {rc}: {err[-200:]}")
+    rc, _, err = run([TRAINPROF, "critical-path", "--overlay", os.path.join(d, "no", "such", "dir", "x.json"), t])
+    check(rc == 5 and "x.json" in err, f"--overlay into a missing directory: exit {rc}: {err[-200:]}")
+
+
+def overlays(data):
+    d = scratch("critical_path_overlay")
+    t = os.path.join(d, "gen.json")
+    rc, _, err = run([GENTRACE, "--steps", "3", "--layers", "2", "-o", t])
+    check(rc == 0, f"gentrace: {err[-200:]}")
+    overlay_checks(t, "generated")
+    overlay_edges(t)
+    if data:
+        alexnet = os.path.join(data, "traces/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
+                               "benchmark_result_2869224_1695835535_trace.json.gz")
+        overlay_checks(alexnet, "HTA alexnet (real)")
+
+
 generated()
 data = testdata()
+overlays(data)
 if data:
     against_hta(data)
 else:
