@@ -240,6 +240,7 @@ struct tprof_diff_part {
     size_t ncomm;
     tprof_kernels_result *kernels;
     part_ops ops[2]; /* tprof_ops by shape, by module: what the comparison needs */
+    tprof_result *coll; /* its collective instances (tprof_coll_instances), matched across the side's ranks */
     char *path;
     int64_t rank;
     int truncated;
@@ -252,6 +253,7 @@ void tprof_diff_part_free(tprof_diff_part *p)
     tprof_kernels_free(p->kernels);
     part_ops_free(&p->ops[0]);
     part_ops_free(&p->ops[1]);
+    tprof_result_free(p->coll);
     free(p->path);
     free(p);
 }
@@ -278,6 +280,7 @@ int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
     if (!rc) rc = tprof_comm(t, &cm);
     if (!rc) rc = tprof_temporal(t, &to, &tp);
     if (!rc) rc = tprof_kernels(t, NULL, &p->kernels);
+    if (!rc) rc = tprof_coll_instances(t, &p->coll);
     for (int which = 0; !rc && which < 2; which++) {
         tprof_ops_opts oo = { .by = which ? TPROF_OPS_BY_MODULE : TPROF_OPS_BY_SHAPE, .step_first = -1,
                               .step_last = -1 };
@@ -768,13 +771,76 @@ static const tprof_table_desc op_deltas_desc = { .name = "ops",
 static const tprof_table_desc module_deltas_desc = { .name = "modules",
                                                      .doc = "nn.Modules matched by class path, largest change first",
                                                      .cols = op_delta_cols[1], .ncols = OD_NCOLS, .limited = 1 };
+/* Collectives matched across each side's ranks (tprof_collectives_reduce), then across the sides. */
+enum { CR_SIDE, CR_RANKS, CR_MATCHED, CR_MATCHING, CR_STEPS, CR_STRAGGLER, CR_COST, CR_WAIT, CR_SKEW, CR_NCOLS };
+static const tprof_col_desc coll_run_cols[CR_NCOLS] = {
+    [CR_SIDE] = TPROF_COL("side", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "base or candidate", .flags = TPROF_COLF_KEY),
+    [CR_RANKS] = TPROF_COL("traces", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "the side's traces (ranks)"),
+    [CR_MATCHED] = TPROF_COL("matched", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                             "collective instances matched across the side's ranks"),
+    [CR_MATCHING] = TPROF_COL("matching", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                              "how they were matched, as `collectives` says"),
+    [CR_STEPS] = TPROF_COL("common_steps", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                           "the ProfilerSteps every rank of the side has (the per-step figures' divisor; 1 without)"),
+    [CR_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
+                               "the rank whose late arrivals cost the others the most waiting; null when nobody waited"),
+    [CR_COST] = TPROF_COL("straggler_cost_per_step_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                          "the others' waits it caused, per step", .csv_decimals = 3),
+    [CR_WAIT] = TPROF_COL("wait_per_step_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                          "a rank's wait in collectives per step, the mean over the side's ranks", .csv_decimals = 3),
+    [CR_SKEW] = TPROF_COL("skew_computed", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL,
+                          "arrival skew was computed (every clock fitted within 50 us)"),
+};
+enum { CD_TYPE, CD_GROUP, CD_DTYPE, CD_BYTES, CD_BASE, CD_CAND, CD_DELTA, CD_PCT, CD_BCPS, CD_CCPS, CD_BP50, CD_CP50,
+       CD_BBUS, CD_CBUS, CD_BWAIT, CD_CWAIT, CD_NCOLS };
+static const tprof_col_desc coll_delta_cols[CD_NCOLS] = {
+    [CD_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective", .flags = TPROF_COLF_KEY),
+    [CD_GROUP] = TPROF_COL("group", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "its process group (\"\": not recorded)",
+                           .flags = TPROF_COLF_KEY),
+    [CD_DTYPE] = TPROF_COL("dtype", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "as recorded", .flags = TPROF_COLF_KEY),
+    [CD_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL, "message size, null when not recorded",
+                           .flags = TPROF_COLF_KEY),
+    [CD_BASE] = TPROF_COL("base_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                          "transfer time per step (the shortest duration across the ranks, summed), base",
+                          .csv_decimals = 3),
+    [CD_CAND] = TPROF_COL("candidate_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "the same, candidate",
+                          .csv_decimals = 3),
+    [CD_DELTA] = TPROF_COL("delta_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "candidate - base", .csv_decimals = 3),
+    [CD_PCT] = TPROF_COL("delta_pct", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "percent (inf: new)", .csv_decimals = 6,
+                         .flags = NAMED),
+    [CD_BCPS] = TPROF_COL("base_count_per_step", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "instances per step",
+                          .csv_decimals = 6),
+    [CD_CCPS] = TPROF_COL("candidate_count_per_step", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, "instances per step",
+                          .csv_decimals = 6),
+    [CD_BP50] = TPROF_COL("base_transfer_p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                          "median transfer time of an instance, base (null: none)"),
+    [CD_CP50] = TPROF_COL("candidate_transfer_p50_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                          "the same, candidate"),
+    [CD_BBUS] = TPROF_COL("base_busbw", TPROF_COL_RATE, TPROF_COMBINE_FIRST, "busbw GB/s",
+                          "busbw from the median transfer time, base (null without a size)"),
+    [CD_CBUS] = TPROF_COL("candidate_busbw", TPROF_COL_RATE, TPROF_COMBINE_FIRST, "busbw GB/s", "the same, candidate"),
+    [CD_BWAIT] = TPROF_COL("base_wait_per_step_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                           "the ranks' waits in it per step, summed over the ranks, base", .csv_decimals = 3),
+    [CD_CWAIT] = TPROF_COL("candidate_wait_per_step_ns", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                           "the same, candidate", .csv_decimals = 3),
+};
+static const tprof_table_desc coll_run_desc = { .name = "collectives_run",
+                                                .doc = "each side's collectives matched across its ranks (sides of "
+                                                       "2 traces or more; empty otherwise)",
+                                                .cols = coll_run_cols, .ncols = CR_NCOLS };
+static const tprof_table_desc coll_deltas_desc = { .name = "collectives",
+                                                   .doc = "collectives matched by type, group, dtype and size across "
+                                                          "the sides (when both have a matching), largest change in "
+                                                          "transfer time first",
+                                                   .cols = coll_delta_cols, .ncols = CD_NCOLS, .limited = 1 };
 static const tprof_table_desc diff_top = { .name = "" };
 static const tprof_table_desc *const diff_tables[] = { &base_desc,   &cand_desc,  &metrics_desc, &comm_types_desc,
                                                        &kernels_desc, &check_desc, &csv_desc, &op_deltas_desc,
-                                                       &module_deltas_desc };
-enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES };
-const tprof_result_desc tprof_diff_desc = { .name = "diff", .version = 2, .top = &diff_top, .tables = diff_tables,
-                                            .ntables = 9, .csv_table = TB_CSV + 1, .whole_run = 1 };
+                                                       &module_deltas_desc, &coll_run_desc, &coll_deltas_desc };
+enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES, TB_COLL_RUN,
+       TB_COLLS };
+const tprof_result_desc tprof_diff_desc = { .name = "diff", .version = 3, .top = &diff_top, .tables = diff_tables,
+                                            .ntables = 11, .csv_table = TB_CSV + 1, .whole_run = 1 };
 
 static int pair_row(tprof_rows *t, const char *name, double base, double cand)
 {
@@ -924,6 +990,172 @@ static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *cons
     return rc;
 }
 
+/* Side S's collectives matched across its ranks into *OUT (NULL: fewer
+ * than two traces, or no instance recorded). */
+static int side_collectives(const tprof_diff_part *const *parts, size_t n, tprof_result **out)
+{
+    *out = NULL;
+    if (n < 2) return 0;
+    const tprof_result **inst = malloc(n * sizeof *inst);
+    if (!inst) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) inst[i] = parts[i]->coll;
+    int rc = tprof_collectives_reduce(inst, n, out);
+    free(inst);
+    if (!rc && tprof_rows_int(tprof_result_top_c(*out), 0, "matched") <= 0) {
+        tprof_result_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int coll_run_row(tprof_rows *t, const char *side, const tprof_result *c, size_t traces)
+{
+    const tprof_rows *top = tprof_result_top_c(c), *ranks = tprof_result_table_c(c, 1);
+    long i = tprof_rows_add(t);
+    if (i < 0 || tprof_rows_set_s(t, (size_t)i, CR_SIDE, side) ||
+        tprof_rows_set_s(t, (size_t)i, CR_MATCHING, tprof_rows_str(top, 0, "matching")))
+        return TPROF_ENOMEM;
+    size_t r = (size_t)i;
+    double steps = tprof_rows_int(top, 0, "common_steps") > 0 ? (double)tprof_rows_int(top, 0, "common_steps") : 1.0;
+    tprof_rows_set_i(t, r, CR_RANKS, (int64_t)traces);
+    tprof_rows_set_i(t, r, CR_MATCHED, tprof_rows_int(top, 0, "matched"));
+    tprof_rows_set_i(t, r, CR_STEPS, (int64_t)steps);
+    if (!tprof_rows_at(top, 0, "straggler")->null) {
+        tprof_rows_set_i(t, r, CR_STRAGGLER, tprof_rows_int(top, 0, "straggler"));
+        tprof_rows_set_d(t, r, CR_COST, (double)tprof_rows_int(top, 0, "straggler_cost_ns") / steps);
+    }
+    double wait = 0;
+    size_t nr = tprof_rows_count(ranks);
+    for (size_t k = 0; k < nr; k++) wait += (double)tprof_rows_int(ranks, k, "wait_per_step_ns");
+    tprof_rows_set_d(t, r, CR_WAIT, nr ? wait / (double)nr : 0.0);
+    tprof_rows_set_i(t, r, CR_SKEW, tprof_rows_int(top, 0, "skew_computed") != 0);
+    return 0;
+}
+
+/* One collective key's figures on each side. */
+typedef struct {
+    char key[320];
+    long row[2]; /* its row in each side's collectives table, -1: absent */
+} coll_key;
+
+static void coll_key_of(const tprof_rows *g, size_t i, char *out, size_t cap)
+{
+    const tprof_cell *b = tprof_rows_at(g, i, "bytes");
+    snprintf(out, cap, "%s\x1f%s\x1f%s\x1f%lld", tprof_rows_str(g, i, "type"), tprof_rows_str(g, i, "group"),
+             tprof_rows_str(g, i, "dtype"), b->null ? -1LL : (long long)b->v.i);
+}
+
+static double coll_per_step(const tprof_result *c, long row, const char *col)
+{
+    if (!c || row < 0) return 0.0;
+    const tprof_rows *top = tprof_result_top_c(c);
+    double steps = tprof_rows_int(top, 0, "common_steps") > 0 ? (double)tprof_rows_int(top, 0, "common_steps") : 1.0;
+    return (double)tprof_rows_int(tprof_result_table_c(c, 0), (size_t)row, col) / steps;
+}
+
+static int cmp_coll_delta(const void *x, const void *y, void *ctx)
+{
+    const tprof_result *const *c = ctx;
+    const coll_key *a = x, *b = y;
+    double da = fabs(coll_per_step(c[1], a->row[1], "transfer_ns") - coll_per_step(c[0], a->row[0], "transfer_ns"));
+    double db = fabs(coll_per_step(c[1], b->row[1], "transfer_ns") - coll_per_step(c[0], b->row[0], "transfer_ns"));
+    if (da != db) return da > db ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+/* The collectives of both sides: each side's run facts, and the keys matched. */
+static int coll_deltas(tprof_result *res, tprof_rows *csv, const tprof_diff_part *const *const parts[2],
+                       const size_t nparts[2])
+{
+    tprof_result *c[2] = { NULL, NULL };
+    int rc = side_collectives(parts[0], nparts[0], &c[0]);
+    if (!rc) rc = side_collectives(parts[1], nparts[1], &c[1]);
+    static const char *const side_name[2] = { "base", "candidate" };
+    tprof_rows *run = tprof_result_table(res, TB_COLL_RUN);
+    double wait[2] = { 0, 0 }, cost[2] = { 0, 0 };
+    for (int s = 0; !rc && s < 2; s++) {
+        if (!c[s]) continue;
+        rc = coll_run_row(run, side_name[s], c[s], nparts[s]);
+        size_t last = tprof_rows_count(run) - 1;
+        wait[s] = tprof_rows_real(run, last, "wait_per_step_ns");
+        cost[s] = tprof_rows_real(run, last, "straggler_cost_per_step_ns");
+        if (cost[s] != cost[s]) cost[s] = 0; /* no straggler: nobody waited */
+    }
+    if (!rc && c[0] && c[1] &&
+        (csv_row(csv, "collectives", "wait_per_step", "communication", wait[0], wait[1]) < 0 ||
+         csv_row(csv, "collectives", "straggler_cost_per_step", "communication", cost[0], cost[1]) < 0))
+        rc = TPROF_ENOMEM;
+    coll_key *k = NULL;
+    size_t n = 0;
+    /* the keys compare two matchings: with one side alone there is nothing to compare */
+    size_t cap = c[0] && c[1] ? tprof_rows_count(tprof_result_table_c(c[0], 0)) +
+                                    tprof_rows_count(tprof_result_table_c(c[1], 0))
+                              : 0;
+    if (!rc && cap && !(k = malloc(cap * sizeof *k))) rc = TPROF_ENOMEM;
+    for (int s = 0; !rc && cap && s < 2; s++) {
+        const tprof_rows *g = tprof_result_table_c(c[s], 0);
+        for (size_t i = 0; i < tprof_rows_count(g); i++) {
+            char key[320];
+            coll_key_of(g, i, key, sizeof key);
+            size_t j = 0;
+            while (j < n && strcmp(k[j].key, key)) j++; /* a run has a few dozen keys at most */
+            if (j == n) {
+                snprintf(k[n].key, sizeof k[n].key, "%s", key);
+                k[n].row[0] = k[n].row[1] = -1;
+                n++;
+            }
+            k[j].row[s] = (long)i;
+        }
+    }
+    if (!rc && n) qsort_r(k, n, sizeof *k, cmp_coll_delta, c);
+    tprof_rows *t = tprof_result_table(res, TB_COLLS);
+    for (size_t i = 0; !rc && i < n; i++) {
+        int s0 = k[i].row[0] >= 0 ? 0 : 1; /* a side that has it, for the key's texts */
+        const tprof_rows *g = tprof_result_table_c(c[s0], 0);
+        size_t gr = (size_t)k[i].row[s0];
+        long r = tprof_rows_add(t);
+        if (r < 0 || tprof_rows_set_s(t, (size_t)r, CD_TYPE, tprof_rows_str(g, gr, "type")) ||
+            tprof_rows_set_s(t, (size_t)r, CD_GROUP, tprof_rows_str(g, gr, "group")) ||
+            tprof_rows_set_s(t, (size_t)r, CD_DTYPE, tprof_rows_str(g, gr, "dtype"))) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        if (!tprof_rows_at(g, gr, "bytes")->null) tprof_rows_set_i(t, (size_t)r, CD_BYTES, tprof_rows_int(g, gr, "bytes"));
+        double v[2], cps[2];
+        for (int s = 0; s < 2; s++) {
+            v[s] = coll_per_step(c[s], k[i].row[s], "transfer_ns");
+            cps[s] = coll_per_step(c[s], k[i].row[s], "count");
+            if (k[i].row[s] < 0) continue;
+            const tprof_rows *gs = tprof_result_table_c(c[s], 0);
+            size_t row = (size_t)k[i].row[s];
+            tprof_rows_set_i(t, (size_t)r, s ? CD_CP50 : CD_BP50, tprof_rows_int(gs, row, "transfer_p50_ns"));
+            if (!tprof_rows_at(gs, row, "busbw")->null)
+                tprof_rows_set_d(t, (size_t)r, s ? CD_CBUS : CD_BBUS, tprof_rows_real(gs, row, "busbw"));
+            tprof_rows_set_d(t, (size_t)r, s ? CD_CWAIT : CD_BWAIT, coll_per_step(c[s], k[i].row[s], "wait_ns"));
+        }
+        tprof_rows_set_d(t, (size_t)r, CD_BASE, v[0]);
+        tprof_rows_set_d(t, (size_t)r, CD_CAND, v[1]);
+        tprof_rows_set_d(t, (size_t)r, CD_DELTA, v[1] - v[0]);
+        tprof_rows_set_d(t, (size_t)r, CD_PCT, tprof_diff_pct(v[0], v[1]));
+        tprof_rows_set_d(t, (size_t)r, CD_BCPS, cps[0]);
+        tprof_rows_set_d(t, (size_t)r, CD_CCPS, cps[1]);
+        char name[400];
+        const tprof_cell *b = tprof_rows_at(g, gr, "bytes");
+        snprintf(name, sizeof name, "%s %s %s %lld", tprof_rows_str(g, gr, "type"), tprof_rows_str(g, gr, "group"),
+                 tprof_rows_str(g, gr, "dtype"), b->null ? -1LL : (long long)b->v.i);
+        long cr = csv_row(csv, "collective", name, "communication", v[0], v[1]);
+        if (cr < 0) rc = TPROF_ENOMEM;
+        else {
+            tprof_rows_set_d(csv, (size_t)cr, CV_BCPS, cps[0]);
+            tprof_rows_set_d(csv, (size_t)cr, CV_CCPS, cps[1]);
+        }
+    }
+    free(k);
+    tprof_result_free(c[0]);
+    tprof_result_free(c[1]);
+    return rc;
+}
+
 int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *const parts[2], const size_t nparts[2],
                       const tprof_diff_check *ck, tprof_result **out)
 {
@@ -1028,6 +1260,7 @@ int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *
                               r->side[1].steps ? (double)r->side[1].steps : 1.0 };
     for (int which = 0; !rc && which < 2; which++)
         rc = op_deltas(tprof_result_table(res, which ? TB_MODULES : TB_OPS), csv, parts, nparts, steps, which);
+    if (!rc) rc = coll_deltas(res, csv, parts, nparts);
     if (!rc && ck && ck->on) {
         tprof_rows *t = tprof_result_table(res, TB_CHECK);
         if (tprof_rows_add(t) != 0 || tprof_rows_set_s(t, 0, CK_METRIC, tprof_diff_metric_name(ck->metric)))

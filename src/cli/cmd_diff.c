@@ -98,7 +98,7 @@ static char *fmt_pct(char *buf, size_t len, double base, double cand)
 }
 
 
-enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES };
+enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES, TB_COLL_RUN, TB_COLLS };
 
 /* P[0..N) sorted in rank order (the argument order where a rank is unknown). */
 static int sort_by_rank(const tprof_diff_part **p, size_t n)
@@ -239,6 +239,63 @@ static void op_delta_table(const tprof_rows *rows, const char *title, int module
     if (shown < n) printf("... %zu more (--top 0 shows all)\n", n - shown);
 }
 
+static char *fmt_ns_or_none(char *buf, size_t len, const tprof_cell *c)
+{
+    if (c->null) snprintf(buf, len, "-");
+    else fmt_ns(buf, len, c->v.d);
+    return buf;
+}
+
+static char *fmt_rate(char *buf, size_t len, const tprof_cell *c)
+{
+    if (c->null) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%.1f", c->v.d);
+    return buf;
+}
+
+/* Each side's collectives matched across its ranks, and those that changed most. */
+static void collective_tables(const tprof_result *res, size_t top)
+{
+    const tprof_rows *run = tprof_result_table_c(res, TB_COLL_RUN), *rows = tprof_result_table_c(res, TB_COLLS);
+    if (!tprof_rows_count(run)) return; /* no side has two ranks with collectives to match */
+    printf("\ncollectives matched across each side's ranks (trainprof collectives), per step\n");
+    for (size_t i = 0; i < tprof_rows_count(run); i++) {
+        char a[32], b[32];
+        printf("  %-9s %" PRId64 " matched (by %s) over %" PRId64 " common step(s); a rank waits %s per step; ",
+               tprof_rows_str(run, i, "side"), tprof_rows_int(run, i, "matched"), tprof_rows_str(run, i, "matching"),
+               tprof_rows_int(run, i, "common_steps"), fmt_ns(a, sizeof a, tprof_rows_real(run, i, "wait_per_step_ns")));
+        if (tprof_rows_at(run, i, "straggler")->null) printf("no straggler\n");
+        else
+            printf("straggler rank %" PRId64 ", costing the others %s per step\n", tprof_rows_int(run, i, "straggler"),
+                   fmt_ns(b, sizeof b, tprof_rows_real(run, i, "straggler_cost_per_step_ns")));
+    }
+    size_t n = tprof_rows_count(rows), shown = top && top < n ? top : n;
+    if (!n) return;
+    const char *hdr[] = { "collective", "dtype", "size", "base", "candidate", "delta", "delta %",
+                          "busbw base", "busbw cand", "wait base", "wait cand" };
+    tprof_table *t = tprof_table_new(11, hdr, "llrrrrrrrrr");
+    if (!t) return;
+    for (size_t i = 0; i < shown; i++) {
+        char name[160], size[32], b[32], c[32], d[32], p[32], bb[32], cb[32], bw[32], cw[32];
+        double x = tprof_rows_real(rows, i, "base_ns"), y = tprof_rows_real(rows, i, "candidate_ns");
+        const char *group = tprof_rows_str(rows, i, "group");
+        snprintf(name, sizeof name, "%s%s%s", tprof_rows_str(rows, i, "type"), *group ? " group " : "", group);
+        const tprof_cell *sz = tprof_rows_at(rows, i, "bytes");
+        const char *cells[] = { name, tprof_rows_str(rows, i, "dtype"),
+                                sz->null ? "-" : tprof_fmt_bytes(size, sizeof size, sz->v.i), fmt_ns(b, sizeof b, x),
+                                fmt_ns(c, sizeof c, y), fmt_delta(d, sizeof d, y - x), fmt_pct(p, sizeof p, x, y),
+                                fmt_rate(bb, sizeof bb, tprof_rows_at(rows, i, "base_busbw")),
+                                fmt_rate(cb, sizeof cb, tprof_rows_at(rows, i, "candidate_busbw")),
+                                fmt_ns_or_none(bw, sizeof bw, tprof_rows_at(rows, i, "base_wait_per_step_ns")),
+                                fmt_ns_or_none(cw, sizeof cw, tprof_rows_at(rows, i, "candidate_wait_per_step_ns")) };
+        tprof_table_row(t, cells);
+    }
+    printf("(transfer time: the shortest duration across the ranks, summed; wait: the ranks' waits, summed)\n");
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    if (shown < n) printf("... %zu more (--top 0 shows all)\n", n - shown);
+}
+
 static void print_table(const tprof_result *res, size_t top)
 {
     char a[32], b[32], c[32], d[32];
@@ -286,6 +343,7 @@ static void print_table(const tprof_result *res, size_t top)
                    "ops by name and input shapes, largest change first (direct kernel time per step; mean per launch)",
                    0, top);
     op_delta_table(tprof_result_table_c(res, TB_MODULES), "nn.Modules by class path, largest change first", 1, top);
+    collective_tables(res, top);
 }
 
 /* Each trace's part, made on the thread that read it; the trace is freed there. */

@@ -2,6 +2,10 @@
 the real pairs trace_diff (control vs test) and trace_compare (base vs test),
 several ranks per side on generated traces (files and directories), a trace
 without steps, --fail-above both ways, the csv and json forms and bad input.
+Collectives: each side's matching equals `trainprof collectives` on that side
+(whose numbers tests/cli/collectives.py checks independently), on generated
+ranks with another straggler on each side and on the 8 real DLRM ranks
+against themselves.
 Kernel names are normalised by a Python restatement of docs/METRICS.md's rules."""
 import csv
 import io
@@ -258,6 +262,83 @@ check(g3["base"]["traces_without_steps"] == 1, "trace without steps reported")
 check({m["name"]: m for m in g3["metrics"]}["step_time"]["base"] == 220000, "no-step trace: step time = its span")
 rc, out, _ = run([TRAINPROF, "diff", nost, A[0]])
 check("no ProfilerStep: counted as one step" in out, "the table says a trace had no steps")
+
+# ---- collectives: each side matched across its ranks, as `collectives` matches them ----
+def collectives_of(paths):
+    rc, out, err = run([TRAINPROF, "collectives", "--format", "json", *paths])
+    check(rc == 0, f"collectives: exit {rc}: {err[-200:]}")
+    return json.loads(out) if rc == 0 else None
+
+
+def coll_key(r):
+    return (r["type"], r["group"], r["dtype"], r["bytes"])
+
+
+def check_collectives(base, cand, what):
+    rc, out, err = run([TRAINPROF, "diff", "--format", "json", "--top", "0", *base, "--vs", *cand])
+    check(rc == 0, f"{what}: diff exit {rc}: {err[-200:]}")
+    if rc:
+        return None
+    d = json.loads(out)
+    sides = [collectives_of(base), collectives_of(cand)]
+    check([r["side"] for r in d["collectives_run"]] == ["base", "candidate"], f"{what}: a run row per side")
+    for s, (row, c) in enumerate(zip(d["collectives_run"], sides)):
+        steps = max(c["common_steps"], 1)
+        check(row["matched"] == c["matched"] and row["matching"] == c["matching"], f"{what} side {s}: matched as collectives")
+        check(row["straggler"] == c["straggler"], f"{what} side {s}: straggler {row['straggler']} vs {c['straggler']}")
+        if c["straggler"] is not None:
+            check(abs(row["straggler_cost_per_step_ns"] - c["straggler_cost_ns"] / steps) < 1e-3,
+                  f"{what} side {s}: straggler cost per step")
+        wait = sum(r["wait_per_step_ns"] for r in c["ranks"]) / len(c["ranks"])
+        check(abs(row["wait_per_step_ns"] - wait) < 1e-3, f"{what} side {s}: a rank's wait per step")
+    rows = {coll_key(r): r for r in d["collectives"]}
+    keys = {coll_key(r) for c in sides for r in c["collectives"]}
+    check(set(rows) == keys, f"{what}: every collective of either side, once")
+    for s, c in enumerate(sides):
+        steps = max(c["common_steps"], 1)
+        pre = ("base", "candidate")[s]
+        for g in c["collectives"]:
+            r = rows.get(coll_key(g))
+            if not r:
+                continue
+            check(abs(r[f"{pre}_ns"] - g["transfer_ns"] / steps) < 1e-3, f"{what}: {coll_key(g)} {pre} transfer per step")
+            check(r[f"{pre}_transfer_p50_ns"] == g["transfer_p50_ns"], f"{what}: {coll_key(g)} {pre} p50")
+            check(abs(r[f"{pre}_wait_per_step_ns"] - g["wait_ns"] / steps) < 1e-3, f"{what}: {coll_key(g)} {pre} wait")
+            check((r[f"{pre}_busbw"] is None) == (g["busbw"] is None) and
+                  (g["busbw"] is None or abs(r[f"{pre}_busbw"] - g["busbw"]) < 1e-9), f"{what}: {coll_key(g)} {pre} busbw")
+    deltas = [abs(r["delta_ns"]) for r in d["collectives"]]
+    check(deltas == sorted(deltas, reverse=True), f"{what}: largest change first")
+    return d
+
+
+slow = {}
+for side, rank in (("a", 2), ("b", 1)):
+    slow[side] = []
+    for r in range(4):
+        p = os.path.join(tmp, f"slow_{side}{r}.json")
+        rc, _, err = run([GENTRACE, "--steps", "3", "--layers", "2", "--rank", str(r), "--world", "4", "--slow-rank",
+                          str(rank), "--slow-us", "5000" if side == "a" else "1000", "-o", p])
+        check(rc == 0, f"gentrace: {err.strip()}")
+        slow[side].append(p)
+d = check_collectives(slow["a"], slow["b"], "generated stragglers (rank 2, 5 ms -> rank 1, 1 ms)")
+if d:
+    run_rows = d["collectives_run"]
+    check(run_rows[0]["straggler"] == 2 and run_rows[1]["straggler"] == 1, "the straggler moved from rank 2 to rank 1")
+    check(run_rows[1]["wait_per_step_ns"] < run_rows[0]["wait_per_step_ns"] / 3, "the waiting shrank with the delay")
+rc, out, _ = run([TRAINPROF, "diff", *slow["a"], "--vs", *slow["b"]])
+check("straggler rank 2" in out and "straggler rank 1" in out, "the table names each side's straggler")
+dlrm_dir = os.path.join(data, "traces/param/et_replay/tests/inputs/dlrm_kineto")
+dlrm = sorted(os.path.join(dlrm_dir, f) for f in os.listdir(dlrm_dir))
+d = check_collectives(dlrm, dlrm, "the 8 real DLRM ranks against themselves")
+if d:
+    check(all(r["delta_ns"] == 0 for r in d["collectives"]), "DLRM against itself: no collective changed")
+rc, out, _ = run([TRAINPROF, "diff", "--format", "json", A[0], "--vs", B[0]])
+check(rc == 0 and json.loads(out)["collectives_run"] == [] and json.loads(out)["collectives"] == [],
+      "one trace a side: no collectives matched")
+rc, out, _ = run([TRAINPROF, "diff", "--format", "json", *slow["a"], "--vs", slow["b"][0]])
+d = json.loads(out) if rc == 0 else {}
+check([r["side"] for r in d.get("collectives_run", [])] == ["base"] and d.get("collectives") == [],
+      "four ranks against one: the base's matching alone, no keys compared")
 
 # ---- bad input: clear error naming the file, exit 3 ----
 bad = os.path.join(tmp, "bad.json")
