@@ -399,7 +399,18 @@ typedef struct {
     int64_t coll_straggler; /* its rank, -1: none */
     int64_t coll_cost_ns;   /* the others' waits it caused */
     double coll_last_share; /* of the collectives with waits, the share it arrived last in */
+    size_t coll_common_steps; /* the steps every rank has, in the matching (0: none) */
+    /* the network, for advice's slow-network rule: of the matched collectives
+     * that end together, with a size and busbw, that the ranks reach
+     * together (a rank's mean wait under TPROF_NET_TOGETHER of the median
+     * transfer), the one with the most transfer time; coll_net_count 0: none */
+    char coll_net_type[24], coll_net_group[64], coll_net_dtype[24];
+    int64_t coll_net_bytes, coll_net_group_size, coll_net_count;
+    int64_t coll_net_transfer_ns; /* summed over its instances */
+    double coll_net_busbw;        /* GB/s, from the median transfer time */
+    double coll_net_wait_share;   /* a rank's mean wait / the median transfer time */
 } tprof_ranks_result;
+#define TPROF_NET_TOGETHER 0.10
 
 int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result **out);
 void tprof_ranks_free(tprof_ranks_result *r);
@@ -436,6 +447,10 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out);
  * (docs/METRICS.md). */
 extern const tprof_result_desc tprof_collectives_desc;
 int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tprof_result **out);
+/* Whether a collective type (as the result names it) ends together on every
+ * rank of its group, so that a rank's wait is its duration minus the
+ * shortest: allreduce, allgather, reduce_scatter, broadcast, barrier. */
+int tprof_collective_ends_together(const char *type);
 
 /* ---- critical-path: what bounds each step, as HTA's critical path defines it ---- */
 

@@ -19,6 +19,9 @@
 #define FP32_GEMM_MIN 0.10    /* fp32 GEMMs: share of GPU kernel time */
 #define HOST_SYNC_MIN 1.0     /* device-to-host copies per step */
 #define SKEW_MIN 0.10         /* step-time skew across ranks: share of the mean step time */
+#define NET_BUSBW_MAX 20.0    /* GB/s of bus bandwidth below which a collective the ranks reach together is slow:
+                                 under one 200 Gb/s NIC per GPU, far under NVLink */
+#define NET_SHARE_MIN 0.05    /* that collective's transfer time per step: share of the mean step */
 #define LATE_RANK_MIN 0.05    /* the others' wait for the collectives' straggler, per rank: share of the mean step */
 #define ATTN_MATH_MIN 0.10    /* attention as bmm + softmax ops: share of the ops' direct time */
 #define TINY_EW_PER_STEP 1000 /* elementwise launches per step ... */
@@ -334,6 +337,24 @@ static int ranks_rules(const tprof_ranks_result *r, tprof_advice *a, size_t *cap
             100.0 * r->coll_last_share, tprof_fmt_duration(d1, sizeof d1, (int64_t)waited),
             100.0 * waited / mean, tprof_fmt_duration(d2, sizeof d2, (int64_t)mean)))
         return TPROF_ENOMEM;
+    /* the network: a collective the ranks reach together that still moves its bytes slowly */
+    double net_step = r->coll_net_count > 0
+                          ? (double)r->coll_net_transfer_ns / (double)(r->coll_common_steps ? r->coll_common_steps : 1)
+                          : 0.0;
+    char d3[32];
+    if (r->coll_net_count > 0 && mean > 0 && r->coll_net_busbw < NET_BUSBW_MAX && net_step / mean >= NET_SHARE_MIN &&
+        add(a, cap, "slow-network", -1, r->coll_net_busbw, NET_BUSBW_MAX,
+            "check the network before the ranks: the transport NCCL picked (NCCL_DEBUG=INFO: NET/Socket where IB or "
+            "NVLink was meant, P2P disabled), NCCL_IB_HCA / NCCL_SOCKET_IFNAME, GPU-NIC affinity, then nccl-tests "
+            "(all_reduce_perf) for what the fabric delivers",
+            "%s of %s (%s, group %s of %lld ranks) moves %.1f GB/s of bus bandwidth while the ranks arrive together "
+            "(a rank waits %.0f%% of the transfer); %s per step, %.0f%% of the mean step time %s (trainprof "
+            "collectives)",
+            r->coll_net_type, tprof_fmt_bytes(d3, sizeof d3, r->coll_net_bytes), r->coll_net_dtype,
+            r->coll_net_group[0] ? r->coll_net_group : "-", (long long)r->coll_net_group_size, r->coll_net_busbw,
+            100.0 * r->coll_net_wait_share, tprof_fmt_duration(d1, sizeof d1, (int64_t)net_step), 100.0 * net_step / mean,
+            tprof_fmt_duration(d2, sizeof d2, (int64_t)mean)))
+        return TPROF_ENOMEM;
     if (r->common_steps && mean > 0 && (double)r->skew_max_ns / mean >= SKEW_MIN)
         return add(a, cap, "uneven-ranks", -1, (double)r->skew_max_ns / mean, SKEW_MIN,
                    "balance the work across ranks (data sharding, sequence lengths, MoE routing)",
@@ -374,7 +395,8 @@ enum { A_RULE, A_RANK, A_VALUE, A_THRESHOLD, A_EVIDENCE, A_REMEDY, A_KNOWN, A_NC
 
 const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS] = {
     [A_RULE] = TPROF_COL("rule", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
-                         "attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync, uneven-ranks"),
+                         "attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync, uneven-ranks, late-rank, "
+                         "slow-network, and the op rules (docs/METRICS.md)"),
     [A_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
                          "the rank it is about; null: the whole run (in a rank's findings: that rank)"),
     [A_VALUE] = TPROF_COL("value", TPROF_COL_REAL, TPROF_COMBINE_PER_RANK, NULL, "the number behind it",

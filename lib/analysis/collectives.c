@@ -271,9 +271,7 @@ const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .versi
                                                    .tables = coll_tables, .ntables = 2, .csv_table = 1,
                                                    .whole_run = 1, .json_tables_first = 1 };
 
-/* Collectives that end together on every rank of the group: a rank's wait
- * is its duration minus the shortest. */
-static int ends_together(const char *type)
+int tprof_collective_ends_together(const char *type)
 {
     return !strcmp(type, "allreduce") || !strcmp(type, "allgather") || !strcmp(type, "reduce_scatter") ||
            !strcmp(type, "broadcast") || !strcmp(type, "barrier");
@@ -558,7 +556,7 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
             }
         }
         int64_t waited = 0;
-        if (ends_together(type)) {
+        if (tprof_collective_ends_together(type)) {
             for (size_t j = a; j < a + m; j++) {
                 int64_t w = dur[j - a] - shortest;
                 wait[all[j].rank] = tprof_sat_add(wait[all[j].rank], w);
@@ -588,9 +586,9 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         gr->transfer = tprof_sat_add(gr->transfer, shortest);
         gr->wait = tprof_sat_add(gr->wait, waited);
         if (tprof_grow_items((void **)&mi, &micap, nmi + 1, sizeof *mi)) goto out;
-        mi[nmi++] = (matched_inst){ .a = a, .m = m, .g = g, .together = ends_together(type) };
+        mi[nmi++] = (matched_inst){ .a = a, .m = m, .g = g, .together = tprof_collective_ends_together(type) };
         /* the clocks: instances that end together and that the first rank is in */
-        if (ends_together(type) && all[a].rank == 0) {
+        if (tprof_collective_ends_together(type) && all[a].rank == 0) {
             const tprof_rows *r0 = tprof_result_table_c(ranks[0], 0);
             int64_t ref_end = tprof_end_ns(rows_int_or(r0, all[a].row, C_START, 0), rows_int_or(r0, all[a].row, C_DUR, 0));
             for (size_t j = a + 1; j < a + m; j++) {

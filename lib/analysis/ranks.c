@@ -3,6 +3,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -316,10 +317,39 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out)
     return 0;
 }
 
+/* The collective that says most about the network: among those that end
+ * together, with a size (so a busbw), that the ranks reach together, the
+ * one with the most transfer time. */
+static void net_candidate(tprof_ranks_result *r, const tprof_rows *g)
+{
+    r->coll_net_count = 0;
+    for (size_t i = 0; i < tprof_rows_count(g); i++) {
+        const char *type = tprof_rows_str(g, i, "type");
+        int64_t count = tprof_rows_int(g, i, "count"), ranks = tprof_rows_int(g, i, "group_size");
+        int64_t p50 = tprof_rows_int(g, i, "transfer_p50_ns"), transfer = tprof_rows_int(g, i, "transfer_ns");
+        if (!tprof_collective_ends_together(type) || tprof_rows_at(g, i, "busbw")->null || count <= 0 || ranks < 2 ||
+            p50 <= 0 || transfer <= r->coll_net_transfer_ns * (r->coll_net_count > 0))
+            continue;
+        double wait_share = (double)tprof_rows_int(g, i, "wait_ns") / (double)count / (double)ranks / (double)p50;
+        if (wait_share >= TPROF_NET_TOGETHER) continue; /* late ranks, not the network, set its time */
+        snprintf(r->coll_net_type, sizeof r->coll_net_type, "%s", type);
+        snprintf(r->coll_net_group, sizeof r->coll_net_group, "%s", tprof_rows_str(g, i, "group"));
+        snprintf(r->coll_net_dtype, sizeof r->coll_net_dtype, "%s", tprof_rows_str(g, i, "dtype"));
+        r->coll_net_bytes = tprof_rows_int(g, i, "bytes");
+        r->coll_net_group_size = ranks;
+        r->coll_net_count = count;
+        r->coll_net_transfer_ns = transfer;
+        r->coll_net_busbw = tprof_rows_real(g, i, "busbw");
+        r->coll_net_wait_share = wait_share;
+    }
+}
+
 void tprof_ranks_add_collectives(tprof_ranks_result *r, const tprof_result *c)
 {
     const tprof_rows *top = tprof_result_top_c(c);
     r->coll_matched = (uint64_t)tprof_rows_int(top, 0, "matched");
+    r->coll_common_steps = (size_t)(tprof_rows_int(top, 0, "common_steps") > 0 ? tprof_rows_int(top, 0, "common_steps") : 0);
+    net_candidate(r, tprof_result_table_c(c, 0));
     r->coll_straggler = -1;
     if (tprof_rows_at(top, 0, "straggler")->null) return;
     r->coll_straggler = tprof_rows_int(top, 0, "straggler");

@@ -61,6 +61,48 @@ ev3 = [step(1, 0, 1000), op("aten::bmm", 10, 5), launch(11, 1), k("gemm", 20, 5,
        op("aten::mm", 70, 5), launch(71, 3), k("gemm2", 80, 100, 3)]
 check(("attention-math", 0) not in advice([trace(ev3)]), "attention-math: 9% is below 10%")
 
+# slow-network: 4 ranks reach a 64 MiB bf16 AllReduce together each 40 ms step; its transfer D sets the busbw,
+# 64 MiB x 2(n-1)/n / D: D = 10 ms -> 10.07 GB/s, fires; D = 5298 us -> 19.0 GB/s, fires; D = 4793 us -> 21.0:
+# silent; 10 ms in a 400 ms step (2.5% of it): silent; rank 1 arriving 5 ms late: its waits, not the network
+def net_ranks(dur_us, step_us=40000, late_rank=None, late_us=0):
+    paths = []
+    for r in range(4):
+        ev, corr = [], 1
+        for s_ in range(3):
+            t0 = 1000 + s_ * step_us
+            ev.append(step(s_ + 1, t0, step_us - 10))
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": t0 + 10,
+                       "dur": 20, "args": {"Collective name": "allreduce", "dtype": "BFloat16",
+                                           "In msg nelems": 32 << 20, "Out msg nelems": 32 << 20, "Group size": 4,
+                                           "Process Group Name": "0", "Seq": s_}})
+            ev.append(launch(t0 + 15, corr))
+            start = t0 + 100 + (late_us if r == late_rank else 0)
+            end = t0 + 100 + late_us + dur_us
+            ev.append(k("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", start, end - start, corr))
+            corr += 1
+        p = os.path.join(tmp, f"net{len(os.listdir(tmp))}_r{r}.json")
+        with open(p, "w") as f:
+            json.dump({"distributedInfo": {"rank": r, "world_size": 4}, "traceEvents": ev}, f)
+        paths.append(p)
+    return paths
+
+
+for dur, fires in ((10000, True), (5298, True), (4793, False)):
+    got = advice(net_ranks(dur)).get(("slow-network", None))
+    want = (32 << 20) * 2 * 1.5 / (dur * 1000)
+    if fires:
+        check(got is not None and abs(got["value"] - want) < 1e-9 and got["threshold"] == 20,
+              f"slow-network at {want:.2f} GB/s: {got}")
+        check(got is not None and "arrive together" in got["evidence"] and "64 MiB" in got["evidence"],
+              f"slow-network evidence: {got and got['evidence']}")
+    else:
+        check(got is None, f"slow-network silent at {want:.2f} GB/s: {got}")
+check(("slow-network", None) not in advice(net_ranks(10000, step_us=400000)), "slow-network: 2.5% of the step is silent")
+a = advice(net_ranks(10000, late_rank=1, late_us=5000))
+check(("slow-network", None) not in a and ("late-rank", 1) in a, f"a late rank is not the network: {sorted(a)}")
+rc, out, _ = run([TRAINPROF, "summary"] + net_ranks(10000))
+check(rc == 0 and "slow-network" in out, "summary's advice names the slow network")
+
 # tiny-elementwise: 1,000 aten::add launches of 2 us in one step -> fires; 999: silent
 def adds(n):
     out = [step(1, 0, 10 ** 7)]
