@@ -457,7 +457,8 @@ int tprof_collective_ends_together(const char *type);
 /* host ops and runtime calls as events (their file order breaks ties), GPU
    work with its sync waits, the GPU-side annotations (--annotation counts them) */
 #define TPROF_CRITICAL_PATH_KEEP                                                                    \
-    (TPROF_KERNELS_KEEP | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP(TPROF_KIND_GPU_ANNOTATION) | TPROF_KEEP_SYNC)
+    (TPROF_KERNELS_KEEP | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_COMPACT_SPANS | TPROF_KEEP(TPROF_KIND_GPU_ANNOTATION) | \
+     TPROF_KEEP_SYNC)
 typedef struct {
     int64_t step_first, step_last; /* ProfilerStep numbers, -1: open */
     const char *annotation; /* HTA's annotation: the events whose name holds it, in file order (NULL: steps) */

@@ -174,6 +174,7 @@ typedef struct {
     int32_t fwd_tid;             /* "Fwd thread id", -1 when absent; clamped to the int32 range */
     uint32_t arg[TPROF_OP_ARGS]; /* string ids by tprof_op_arg (with TPROF_KEEP_OP_ARGS), 0 when absent */
     uint8_t flags;               /* TPROF_EV_NO_DUR, TPROF_EV_BAD_DUR */
+    uint32_t events_before;      /* events stored before it in the file: its place among them (file order) */
 } tprof_host_span;
 
 typedef struct {

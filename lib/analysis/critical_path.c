@@ -61,7 +61,14 @@ enum { C_NODE = 1, C_OP_FWD = 2, C_SYNC = 4, C_RUNTIME = 8, C_CPU_OP = 16 };
 
 struct tprof_cp_ctx {
     const tprof_trace *t;
-    const tprof_event *ev;
+    /* the records: the trace's events and its compact host spans
+       (TPROF_COMPACT_SPANS) in file order, so that an index's order is the
+       file's (HTA breaks ties by it) */
+    const tprof_event *events;
+    const tprof_host_span *spans;
+    const tprof_cpu_track *tracks;
+    uint32_t *src;          /* record -> its event, or CP_SPAN | its span; NULL: the records are the events */
+    uint32_t *rec_of_event; /* event -> its record (with src) */
     size_t n;
     uint8_t *nflag, *cflag, *stream_sync;
     uint8_t *phase_word; /* 1: the name holds "forward", 2: "autograd" (HTA's thread merge) */
@@ -81,10 +88,29 @@ struct tprof_cp_ctx {
     uint32_t *start_node, *end_node, *parent;
 };
 #define CP_TOP (UINT32_MAX - 1)
+#define CP_SPAN 0x80000000u
+
+/* Record R as an event: a compact span takes its thread's pid and tid, no
+ * stream, no correlation. */
+static inline tprof_event rec(const tprof_cp_ctx *c, size_t r)
+{
+    if (!c->src) return c->events[r];
+    uint32_t s = c->src[r];
+    if (!(s & CP_SPAN)) return c->events[s];
+    const tprof_host_span *sp = &c->spans[s & ~CP_SPAN];
+    const tprof_cpu_track *th = &c->tracks[sp->thread];
+    return (tprof_event){ .ts = sp->ts, .dur = sp->dur, .pid = th->pid, .tid = th->tid, .correlation = -1,
+                          .external_id = -1, .flow_id = -1, .bytes = -1, .device = -1, .stream = -1, .name = sp->name,
+                          .cat = sp->cat, .ph = 'X', .kind = TPROF_KIND_CPU,
+                          .flags = (uint8_t)(sp->flags | (th->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR))) };
+}
+
+void tprof_cp_record(const tprof_cp_ctx *c, uint32_t r, tprof_event *out) { *out = rec(c, r); }
+size_t tprof_cp_records(const tprof_cp_ctx *c) { return c->n; }
 
 static int gpu_side(const tprof_cp_ctx *c, size_t i)
 {
-    const tprof_event *e = &c->ev[i];
+    const tprof_event e_r = rec(c, i), *e = &e_r;
     return (e->stream >= 0 && e->correlation >= 0) || (c->nflag[e->name] & (N_EVENT_SYNC | N_CONTEXT_SYNC));
 }
 
@@ -151,13 +177,13 @@ static int link_correlations(tprof_cp_ctx *c)
     }
     int rc = 0;
     for (size_t i = 0; i < c->n && !rc; i++)
-        if (c->ev[i].correlation >= 0 && tprof_i64map_put(gpu_side(c, i) ? &gpu : &host, c->ev[i].correlation, (int64_t)i))
+        if (rec(c, i).correlation >= 0 && tprof_i64map_put(gpu_side(c, i) ? &gpu : &host, rec(c, i).correlation, (int64_t)i))
             rc = TPROF_ENOMEM;
     for (size_t i = 0; i < c->n && !rc; i++) {
         int64_t other;
         c->xcorr[i] = XC_NONE;
-        if (c->ev[i].correlation < 0) continue;
-        c->xcorr[i] = tprof_i64map_get(gpu_side(c, i) ? &host : &gpu, c->ev[i].correlation, &other) ? other : XC_UNMATCHED;
+        if (rec(c, i).correlation < 0) continue;
+        c->xcorr[i] = tprof_i64map_get(gpu_side(c, i) ? &host : &gpu, rec(c, i).correlation, &other) ? other : XC_UNMATCHED;
     }
     tprof_i64map_free(&host);
     tprof_i64map_free(&gpu);
@@ -167,7 +193,7 @@ static int link_correlations(tprof_cp_ctx *c)
 /* A launch call with a GPU event (HTA: its mask and index_correlation > 0). */
 static int is_launch(const tprof_cp_ctx *c, size_t i)
 {
-    return (c->nflag[c->ev[i].name] & N_LAUNCH) && c->xcorr[i] >= 0 && !gpu_side(c, i);
+    return (c->nflag[rec(c, i).name] & N_LAUNCH) && c->xcorr[i] >= 0 && !gpu_side(c, i);
 }
 
 /* An event at a time, ordered by time, then by TIE (HTA concatenates
@@ -182,7 +208,7 @@ typedef struct {
 /* GPU-side work (a stream) whose correlation a launch call carries. */
 static int launched_by_call(const tprof_cp_ctx *c, size_t i)
 {
-    return c->ev[i].stream != -1 && c->ev[i].correlation >= 0 && !is_launch(c, i) && c->xcorr[i] >= 0 &&
+    return rec(c, i).stream != -1 && rec(c, i).correlation >= 0 && !is_launch(c, i) && c->xcorr[i] >= 0 &&
            is_launch(c, (size_t)c->xcorr[i]);
 }
 
@@ -230,13 +256,13 @@ static int launch_queue(tprof_cp_ctx *c)
     timed *q = malloc((cap ? cap : 1) * sizeof *q);
     int rc = q ? 0 : TPROF_ENOMEM;
     for (size_t i = 0; i < c->n && !rc; i++)
-        if (is_launch(c, i) || launched_by_call(c, i)) q[m++] = (timed){ c->ev[i].ts, (uint32_t)i, !is_launch(c, i) };
+        if (is_launch(c, i) || launched_by_call(c, i)) q[m++] = (timed){ rec(c, i).ts, (uint32_t)i, !is_launch(c, i) };
     small_map len = { 0 };
     if (!rc) qsort(q, m, sizeof *q, cmp_timed);
     for (size_t k = 0; k < m && !rc; k++) {
         uint32_t i = q[k].ev;
         int launch = is_launch(c, i);
-        int64_t stream = launch ? c->ev[c->xcorr[i]].stream : c->ev[i].stream;
+        int64_t stream = launch ? rec(c, (size_t)c->xcorr[i]).stream : rec(c, i).stream;
         small_entry *s = small_get(&len, stream, 0, 0, 1, 0);
         if (!s) {
             rc = TPROF_ENOMEM;
@@ -268,33 +294,34 @@ static int link_event_waits(tprof_cp_ctx *c)
     int rc = 0;
     int64_t had;
     for (size_t k = 0; k < nw && !rc; k++) {
+        size_t r = c->rec_of_event ? c->rec_of_event[w[k].event] : w[k].event; /* the sync's record */
         if (w[k].record_correlation != -1 || w[k].stream != -1) c->has_waits = 1;
-        if (tprof_i64map_put(&c->wait_of, (int64_t)w[k].event, w[k].record_correlation)) rc = TPROF_ENOMEM;
+        if (tprof_i64map_put(&c->wait_of, (int64_t)r, w[k].record_correlation)) rc = TPROF_ENOMEM;
         if (w[k].stream > -1 && !tprof_i64map_get(&stream_of, w[k].record_correlation, &had) &&
             (tprof_i64map_put(&stream_of, w[k].record_correlation, w[k].stream) ||
-             tprof_i64map_put(&gpu_of, w[k].record_correlation, c->ev[w[k].event].pid)))
+             tprof_i64map_put(&gpu_of, w[k].record_correlation, rec(c, r).pid)))
             rc = TPROF_ENOMEM;
     }
     size_t m = 0, cap = 0;
     for (size_t i = 0; i < c->n; i++) {
         c->prev_launch[i] = c->next_launch[i] = TPROF_CP_NONE;
-        cap += is_launch(c, i) || (c->nflag[c->ev[i].name] & (N_RECORD | N_SWE_CALL));
+        cap += is_launch(c, i) || (c->nflag[rec(c, i).name] & (N_RECORD | N_SWE_CALL));
     }
     timed *order = malloc((cap ? cap : 1) * sizeof *order);
     if (!order) rc = TPROF_ENOMEM;
     for (size_t i = 0; i < c->n && !rc; i++) {
-        uint8_t f = c->nflag[c->ev[i].name];
-        if (is_launch(c, i) || ((f & N_RECORD) && tprof_i64map_get(&stream_of, c->ev[i].correlation, &had)) ||
-            ((f & N_SWE_CALL) && c->xcorr[i] >= 0 && c->ev[c->xcorr[i]].stream != -1))
-            order[m++] = (timed){ c->ev[i].ts, (uint32_t)i, !is_launch(c, i) };
+        uint8_t f = c->nflag[rec(c, i).name];
+        if (is_launch(c, i) || ((f & N_RECORD) && tprof_i64map_get(&stream_of, rec(c, i).correlation, &had)) ||
+            ((f & N_SWE_CALL) && c->xcorr[i] >= 0 && rec(c, (size_t)c->xcorr[i]).stream != -1))
+            order[m++] = (timed){ rec(c, i).ts, (uint32_t)i, !is_launch(c, i) };
     }
     if (!rc) qsort(order, m, sizeof *order, cmp_timed);
     small_map last = { 0 }, next = { 0 };
     for (size_t k = 0; k < m && !rc; k++) { /* forward: the last launch onto each (GPU, stream) */
         uint32_t i = order[k].ev;
-        const tprof_event *e = &c->ev[i];
+        const tprof_event e_r = rec(c, i), *e = &e_r;
         if (is_launch(c, i)) {
-            const tprof_event *g = &c->ev[c->xcorr[i]];
+            const tprof_event g_r = rec(c, (size_t)c->xcorr[i]), *g = &g_r;
             small_entry *s = small_get(&last, g->pid, g->stream, 0, 1, -1);
             if (!s) rc = TPROF_ENOMEM;
             else s->v = i;
@@ -309,13 +336,13 @@ static int link_event_waits(tprof_cp_ctx *c)
     }
     for (size_t k = m; k-- > 0 && !rc;) { /* backward: the next launch from each (pid, tid) onto each stream */
         uint32_t i = order[k].ev;
-        const tprof_event *e = &c->ev[i];
+        const tprof_event e_r = rec(c, i), *e = &e_r;
         if (is_launch(c, i)) {
-            small_entry *s = small_get(&next, e->pid, e->tid, c->ev[c->xcorr[i]].stream, 1, -1);
+            small_entry *s = small_get(&next, e->pid, e->tid, rec(c, (size_t)c->xcorr[i]).stream, 1, -1);
             if (!s) rc = TPROF_ENOMEM;
             else s->v = i;
         } else if (c->nflag[e->name] & N_SWE_CALL) {
-            small_entry *s = small_get(&next, e->pid, e->tid, c->ev[c->xcorr[i]].stream, 0, -1);
+            small_entry *s = small_get(&next, e->pid, e->tid, rec(c, (size_t)c->xcorr[i]).stream, 0, -1);
             if (s && s->v >= 0) c->next_launch[i] = (uint32_t)s->v;
         }
     }
@@ -327,9 +354,36 @@ static int link_event_waits(tprof_cp_ctx *c)
     return rc;
 }
 
+/* The records in file order: each compact span before the first event
+ * stored after it in the file. */
+static int merge_records(tprof_cp_ctx *c)
+{
+    const tprof_trace *t = c->t;
+    size_t nev = tprof_trace_nevents(t), nsp = tprof_trace_nspans(t);
+    c->events = tprof_trace_events(t);
+    c->n = nev + nsp;
+    if (!nsp) return 0;
+    if (c->n >= CP_SPAN) return TPROF_ELIMIT;
+    c->spans = tprof_trace_spans(t);
+    c->tracks = tprof_trace_meta_get(t)->cpu_tracks;
+    c->src = malloc(c->n * sizeof *c->src);
+    c->rec_of_event = malloc((nev ? nev : 1) * sizeof *c->rec_of_event);
+    if (!c->src || !c->rec_of_event) return TPROF_ENOMEM;
+    size_t r = 0, s = 0;
+    for (size_t e = 0; e <= nev; e++) {
+        while (s < nsp && (e == nev || c->spans[s].events_before <= e)) c->src[r++] = CP_SPAN | (uint32_t)s++;
+        if (e == nev) break;
+        c->rec_of_event[e] = (uint32_t)r;
+        c->src[r++] = (uint32_t)e;
+    }
+    return 0;
+}
+
 void tprof_cp_ctx_free(tprof_cp_ctx *c)
 {
     if (!c) return;
+    free(c->src);
+    free(c->rec_of_event);
     free(c->nflag);
     free(c->cflag);
     free(c->stream_sync);
@@ -353,8 +407,10 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
     tprof_cp_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->t = t;
-    c->ev = tprof_trace_events(t);
-    c->n = tprof_trace_nevents(t);
+    if (merge_records(c)) {
+        tprof_cp_ctx_free(c);
+        return NULL;
+    }
     size_t n1 = c->n ? c->n : 1;
     c->xcorr = malloc(n1 * sizeof *c->xcorr);
     c->queue = malloc(n1 * sizeof *c->queue);
@@ -362,8 +418,8 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
     c->next_launch = malloc(n1 * sizeof *c->next_launch);
     size_t nh = 0, ns = 0;
     for (size_t i = 0; i < c->n; i++) {
-        nh += c->ev[i].stream == -1;
-        ns += c->ev[i].stream != -1;
+        nh += rec(c, i).stream == -1;
+        ns += rec(c, i).stream != -1;
     }
     timed *host = malloc((nh ? nh : 1) * sizeof *host);
     c->swe = malloc((ns ? ns : 1) * sizeof *c->swe);
@@ -380,7 +436,7 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
         return NULL;
     }
     for (size_t i = 0; i < c->n; i++) {
-        const tprof_event *e = &c->ev[i];
+        const tprof_event e_r = rec(c, i), *e = &e_r;
         if (e->stream == -1 && e->dur > 0 && e->ph == 'X' && e->kind != TPROF_KIND_GPU_ANNOTATION)
             host[c->nhost++] = (timed){ e->ts, (uint32_t)i, 0 };
         if (e->stream != -1 && e->kind == TPROF_KIND_GPU && (c->nflag[e->name] & N_SWE)) c->swe[c->nswe++] = (uint32_t)i;
@@ -414,7 +470,6 @@ typedef struct {
 
 typedef struct {
     tprof_cp_ctx *c;
-    const tprof_event *ev;
     uint32_t *sel;
     size_t nsel;
     cp_node *nodes;
@@ -512,7 +567,7 @@ static int select_events(graph *g, int64_t start, int64_t end)
     size_t lo = 0, hi = c->nhost;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (g->ev[c->host_by_ts[mid]].ts < start) lo = mid + 1;
+        if (rec(g->c, c->host_by_ts[mid]).ts < start) lo = mid + 1;
         else hi = mid;
     }
     size_t cap = 16;
@@ -522,7 +577,7 @@ static int select_events(graph *g, int64_t start, int64_t end)
         uint32_t h;
         if (k < c->nhost) {
             h = c->host_by_ts[k];
-            if (g->ev[h].ts > end) {
+            if (rec(g->c, h).ts > end) {
                 k = c->nhost - 1; /* on to the Stream Wait Events */
                 continue;
             }
@@ -531,7 +586,7 @@ static int select_events(graph *g, int64_t start, int64_t end)
         if (tprof_grow_items((void **)&g->sel, &cap, g->nsel + 2, sizeof *g->sel)) return TPROF_ENOMEM;
         g->sel[g->nsel++] = h;
         int64_t x = c->xcorr[h];
-        if (k < c->nhost && x >= 0 && g->ev[x].stream != -1 && gpu_side(c, (size_t)x)) g->sel[g->nsel++] = (uint32_t)x;
+        if (k < c->nhost && x >= 0 && rec(g->c, x).stream != -1 && gpu_side(c, (size_t)x)) g->sel[g->nsel++] = (uint32_t)x;
     }
     qsort(g->sel, g->nsel, sizeof *g->sel, cmp_u32);
     size_t m = 0;
@@ -548,7 +603,7 @@ static int make_nodes(graph *g)
     if (!g->nodes) return TPROF_ENOMEM;
     for (size_t k = 0; k < g->nsel; k++) {
         uint32_t i = g->sel[k];
-        const tprof_event *e = &g->ev[i];
+        const tprof_event e_r = rec(g->c, i), *e = &e_r;
         if (!(c->cflag[e->cat] & C_NODE) && !(e->stream != -1 && c->xcorr[i] != XC_NONE)) continue;
         g->nodes[g->nn++] = (cp_node){ e->ts, i, 1 };
         g->nodes[g->nn++] = (cp_node){ end_of(e), i, 0 };
@@ -564,7 +619,7 @@ static int make_nodes(graph *g)
     return 0;
 }
 
-static int is_lock(const graph *g, uint32_t node) { return (g->c->nflag[g->ev[g->nodes[node].ev].name] & N_LOCK) != 0; }
+static int is_lock(const graph *g, uint32_t node) { return (g->c->nflag[rec(g->c, g->nodes[node].ev).name] & N_LOCK) != 0; }
 
 /* Two points of runtime calls that share the lock, other than one's end
  * and the next one's start: their edge is the lock pass's. */
@@ -629,7 +684,7 @@ static int64_t thread_with(const graph *g, uint8_t word)
     int64_t tid = -1;
     int found = 0;
     for (size_t k = 0; k < g->nsel; k++) {
-        const tprof_event *e = &g->ev[g->sel[k]];
+        const tprof_event e_r = rec(g->c, g->sel[k]), *e = &e_r;
         if (!(g->c->cflag[e->cat] & C_OP_FWD) || !(g->c->phase_word[e->name] & word)) continue;
         if (found && e->tid != tid) return -1;
         tid = e->tid;
@@ -667,7 +722,7 @@ static int leave(graph *g, walk *w, uint32_t ev)
     if (s == TPROF_CP_NONE || en == TPROF_CP_NONE) return 0;
     if (w->last != TPROF_CP_NONE && !shares_lock(g, w->last, en)) {
         long e;
-        int blocking = (g->c->nflag[g->ev[ev].name] & N_BLOCKING) != 0; /* its wait is the GPU's time */
+        int blocking = (g->c->nflag[rec(g->c, ev).name] & N_BLOCKING) != 0; /* its wait is the GPU's time */
         if (add_checked(g, w->last, en, TPROF_CPE_OPERATOR, blocking, &e)) return TPROF_ENOMEM;
         attribute(g, e, w->parent);
     }
@@ -688,7 +743,7 @@ static int stack_edges(graph *g)
     size_t np = 0;
     int rc = pt && stack && open ? 0 : TPROF_ENOMEM;
     for (size_t k = 0; k < g->nsel && !rc; k++) {
-        const tprof_event *e = &g->ev[g->sel[k]];
+        const tprof_event e_r = rec(g->c, g->sel[k]), *e = &e_r;
         if (e->stream != -1) continue;
         int64_t tid = merge && e->tid == bwd ? fwd : e->tid;
         pt[np++] = (point){ e->pid, tid, e->ts, e->dur, g->sel[k], 1 };
@@ -770,14 +825,14 @@ static int kernel_edges(graph *g)
     int rc = rows && !tprof_i64map_init(&pending, 64) ? 0 : TPROF_ENOMEM;
     for (size_t k = 0; k < g->nsel && !rc; k++) {
         uint32_t i = g->sel[k];
-        const tprof_event *e = &g->ev[i];
+        const tprof_event e_r = rec(g->c, i), *e = &e_r;
         if ((e->stream == -1 && !(c->nflag[e->name] & (N_EVENT_SYNC | N_CONTEXT_SYNC))) || c->xcorr[i] == XC_NONE) continue;
         rows[nr++] = (keyed){ (c->cflag[e->cat] & C_SYNC) ? end_of(e) : e->ts, i };
     }
     if (!rc) qsort(rows, nr, sizeof *rows, cmp_keyed);
     for (size_t k = 0; k < nr && !rc; k++) {
         uint32_t i = rows[k].ev;
-        const tprof_event *e = &g->ev[i];
+        const tprof_event e_r = rec(g->c, i), *e = &e_r;
         uint8_t f = c->nflag[e->name];
         if (c->cflag[e->cat] & C_SYNC) {
             if (f & (N_SWE | N_EVENT_SYNC)) {
@@ -817,7 +872,7 @@ static int kernel_edges(graph *g)
         if (!ls) rc = TPROF_ENOMEM;
         if (rc) break;
         uint32_t prev = ls->v >= 0 ? (uint32_t)ls->v : TPROF_CP_NONE;
-        int64_t call_ts = call >= 0 ? g->ev[call].ts : INT64_MIN;
+        int64_t call_ts = call >= 0 ? rec(g->c, call).ts : INT64_MIN;
         if (call >= 0 && c->queue[call] == 1 && c->queue[i] == 0 &&
             (prev == TPROF_CP_NONE || g->nodes[prev].ts < call_ts) &&
             (waited == TPROF_CP_NONE || g->nodes[waited].ts < call_ts)) {
@@ -852,7 +907,7 @@ static tprof_cp_bound bound_of(const graph *g, const cp_gedge *x)
     default: return TPROF_CPB_NONE;
     }
     if (x->attr == TPROF_CP_NONE) return TPROF_CPB_CPU_OP; /* the top of a thread */
-    const tprof_event *e = &g->ev[x->attr];
+    const tprof_event e_r = rec(g->c, x->attr), *e = &e_r;
     if (e->stream < 0) return (g->c->cflag[e->cat] & C_RUNTIME) ? TPROF_CPB_RUNTIME : TPROF_CPB_CPU_OP;
     if (hta_comm(tprof_trace_str(g->c->t, e->name))) return TPROF_CPB_COMM;
     return e->klass == TPROF_CLASS_MEMORY ? TPROF_CPB_MEMORY : TPROF_CPB_COMPUTE;
@@ -862,7 +917,7 @@ static tprof_cp_bound bound_of(const graph *g, const cp_gedge *x)
 static uint32_t op_of(const graph *g, int64_t h)
 {
     for (int guard = 0; h >= 0 && guard < 100000; guard++) {
-        if (g->c->cflag[g->ev[h].cat] & C_CPU_OP) return (uint32_t)h;
+        if (g->c->cflag[rec(g->c, h).cat] & C_CPU_OP) return (uint32_t)h;
         h = parent_of(g, (uint32_t)h);
     }
     return TPROF_CP_NONE;
@@ -875,7 +930,7 @@ static uint32_t edge_op(const graph *g, const cp_gedge *x)
     int64_t h;
     if (x->type == TPROF_CPE_LAUNCH_DELAY) h = g->nodes[x->u].ev;
     else if (x->attr == TPROF_CP_NONE) return TPROF_CP_NONE;
-    else h = g->ev[x->attr].stream == -1 ? (int64_t)x->attr : g->c->xcorr[x->attr];
+    else h = rec(g->c, x->attr).stream == -1 ? (int64_t)x->attr : g->c->xcorr[x->attr];
     return h >= 0 ? op_of(g, h) : TPROF_CP_NONE;
 }
 
@@ -1010,7 +1065,7 @@ static int sync_on_one_stream(const graph *g)
     for (size_t e = 0; e < g->ne; e++) {
         const cp_gedge *x = &g->edges[e];
         if (x->type != TPROF_CPE_SYNC) continue;
-        int64_t a = g->ev[g->nodes[x->u].ev].stream, b = g->ev[g->nodes[x->v].ev].stream;
+        int64_t a = rec(g->c, g->nodes[x->u].ev).stream, b = rec(g->c, g->nodes[x->v].ev).stream;
         if (a != -1 && a == b) return 1;
     }
     return 0;
@@ -1019,7 +1074,7 @@ static int sync_on_one_stream(const graph *g)
 int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_window *w)
 {
     memset(w, 0, sizeof *w);
-    graph g = { .c = c, .ev = c->ev };
+    graph g = { .c = c };
     int rc = select_events(&g, start, end);
     if (!rc) rc = make_nodes(&g);
     if (!rc) rc = lock_edges(&g);

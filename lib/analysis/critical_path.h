@@ -39,12 +39,12 @@ typedef enum {
 
 /* One edge of the path: between two events' start or end points. */
 typedef struct {
-    uint32_t from, to;     /* event indexes (tprof_trace_events) */
+    uint32_t from, to;     /* records (tprof_cp_record) */
     uint8_t from_start, to_start; /* 1: the event's start point, 0: its end */
     uint8_t type;          /* tprof_cp_edge_type */
     uint8_t bound;         /* tprof_cp_bound */
     int64_t weight;        /* ns (negative weights, from clocks, count as 0 as in HTA's graph) */
-    uint32_t event;        /* the event the edge's time is attributed to, or TPROF_CP_NONE */
+    uint32_t event;        /* the record the edge's time is attributed to, or TPROF_CP_NONE */
     uint32_t op;           /* the innermost cpu_op holding that event (for a GPU event: its runtime
                               call; a launch delay: its kernel's call), or TPROF_CP_NONE */
 } tprof_cp_edge;
@@ -68,6 +68,11 @@ typedef struct tprof_cp_ctx tprof_cp_ctx;
  * when out of memory. */
 tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t);
 void tprof_cp_ctx_free(tprof_cp_ctx *c);
+/* Record R of the context (an edge's from, to, event or op) as an event:
+ * the trace's events and its compact spans (TPROF_COMPACT_SPANS), one index
+ * space in file order. */
+void tprof_cp_record(const tprof_cp_ctx *c, uint32_t r, tprof_event *out);
+size_t tprof_cp_records(const tprof_cp_ctx *c);
 /* The critical path of the window [START, END] (ns): the host events that
  * start in it, the GPU work their launches started. 0 or TPROF_ENOMEM;
  * OUT is freed with tprof_cp_window_free. */
@@ -82,8 +87,8 @@ typedef struct {
 } tprof_cp_span;
 /* The windows OPTS choose, in order (WINDOW: "steps", "annotation" or
  * "trace"); *OUT is freed by the caller. TPROF_EUSAGE when none matches. */
-int tprof_cp_windows(const tprof_trace *t, const tprof_cp_opts *opts, tprof_cp_span **out, size_t *n,
-                     const char **window);
+int tprof_cp_windows(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_opts *opts, tprof_cp_span **out,
+                     size_t *n, const char **window);
 const char *tprof_cp_edge_name(tprof_cp_edge_type t);
 
 #endif

@@ -61,19 +61,21 @@ static void flow_point(FILE *f, const tprof_trace *t, const tprof_event *e, int 
 }
 
 /* The segment's name: the event its time goes to, or what the time is. */
-static const char *segment_name(const tprof_trace *t, const tprof_cp_edge *e)
+static const char *segment_name(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_edge *e)
 {
-    const tprof_event *ev = tprof_trace_events(t);
     if (e->type == TPROF_CPE_LAUNCH_DELAY) return "launch delay";
     if (e->bound == TPROF_CPB_KERNEL_GAP) return "kernel gap";
-    if (e->event != TPROF_CP_NONE) return tprof_trace_str(t, ev[e->event].name);
+    if (e->event != TPROF_CP_NONE) {
+        tprof_event ev;
+        tprof_cp_record(c, e->event, &ev);
+        return tprof_trace_str(t, ev.name);
+    }
     return tprof_cp_bound_name((tprof_cp_bound)e->bound);
 }
 
-static void add_window(FILE *f, const tprof_trace *t, int64_t pid, const tprof_cp_span *s, const tprof_cp_window *w,
-                       const char *window, int64_t *flow_id)
+static void add_window(FILE *f, const tprof_trace *t, const tprof_cp_ctx *c, int64_t pid, const tprof_cp_span *s,
+                       const tprof_cp_window *w, const char *window, int64_t *flow_id)
 {
-    const tprof_event *ev = tprof_trace_events(t);
     int64_t span = tprof_span_ns(s->start, s->end);
     char name[256], which[64], path[32], whole[32];
     if (strcmp(window, "trace")) snprintf(which, sizeof which, "%s %" PRId64, window, s->number);
@@ -96,10 +98,13 @@ static void add_window(FILE *f, const tprof_trace *t, int64_t pid, const tprof_c
     fputs("}}", f);
     for (size_t k = 0; k < w->npath; k++) {
         const tprof_cp_edge *e = &w->path[k];
-        const tprof_event *from = &ev[e->from], *to = &ev[e->to];
+        tprof_event from_r, to_r;
+        tprof_cp_record(c, e->from, &from_r);
+        tprof_cp_record(c, e->to, &to_r);
+        const tprof_event *from = &from_r, *to = &to_r;
         if (e->weight > 0 && e->bound != TPROF_CPB_NONE) {
             fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", tprof_cp_bound_name((tprof_cp_bound)e->bound));
-            tprof_json_escape(f, segment_name(t, e));
+            tprof_json_escape(f, segment_name(t, c, e));
             fprintf(f, ",\"pid\":%" PRId64 ",\"tid\":1,\"ts\":", pid);
             put_us(f, point_ns(from, e->from_start, 0));
             fputs(",\"dur\":", f);
@@ -123,11 +128,16 @@ int tprof_critical_path_overlay_events(const tprof_trace *t, const tprof_cp_opts
     if (!opts) opts = &defaults;
     *out = NULL;
     *len = 0;
-    tprof_cp_span *spans;
-    size_t nspans;
-    const char *window;
-    int rc = tprof_cp_windows(t, opts, &spans, &nspans, &window);
-    if (rc) return rc;
+    tprof_cp_span *spans = NULL;
+    size_t nspans = 0;
+    const char *window = "steps";
+    tprof_cp_ctx *c = tprof_cp_ctx_new(t);
+    if (!c) return TPROF_ENOMEM;
+    int rc = tprof_cp_windows(t, c, opts, &spans, &nspans, &window);
+    if (rc) {
+        tprof_cp_ctx_free(c);
+        return rc;
+    }
     const char *word = !strcmp(window, "steps") ? "step" : !strcmp(window, "annotation") ? "instance" : "trace";
     /* a pid and arrow ids that the trace does not use */
     const tprof_event *ev = tprof_trace_events(t);
@@ -140,11 +150,15 @@ int tprof_critical_path_overlay_events(const tprof_trace *t, const tprof_cp_opts
         for (int k = 0; k < 3; k++)
             if (ids[k] >= flow_id && ids[k] < INT64_MAX / 2) flow_id = ids[k] + 1;
     }
+    const tprof_trace_meta *m = tprof_trace_meta_get(t); /* the threads of the compact spans */
+    for (size_t i = 0; i < m->ncpu_tracks; i++)
+        if (!(m->cpu_tracks[i].flags & TPROF_EV_PID_STR) && m->cpu_tracks[i].pid >= pid &&
+            m->cpu_tracks[i].pid < INT64_MAX / 2)
+            pid = m->cpu_tracks[i].pid + 1;
     char *buf = NULL;
     size_t blen = 0;
     FILE *f = open_memstream(&buf, &blen);
-    tprof_cp_ctx *c = f ? tprof_cp_ctx_new(t) : NULL;
-    if (!c) rc = TPROF_ENOMEM;
+    if (!f) rc = TPROF_ENOMEM;
     if (!rc) {
         /* the first member has no comma: the caller joins the text to the events before it */
         fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRId64
@@ -159,7 +173,7 @@ int tprof_critical_path_overlay_events(const tprof_trace *t, const tprof_cp_opts
     for (size_t i = 0; i < nspans && !rc; i++) {
         tprof_cp_window w;
         if ((rc = tprof_cp_window_path(c, spans[i].start, spans[i].end, &w))) break;
-        add_window(f, t, pid, &spans[i], &w, word, &flow_id);
+        add_window(f, t, c, pid, &spans[i], &w, word, &flow_id);
         tprof_cp_window_free(&w);
     }
     tprof_cp_ctx_free(c);

@@ -117,18 +117,26 @@ const tprof_result_desc tprof_critical_path_desc = {
     .doc = "the critical path of each window, HTA's graph (docs/METRICS.md, trainprof critical-path)",
 };
 
-static const char *path_kind(const tprof_trace *t, const tprof_cp_edge *e, const char **name)
+/* Record R of C (an edge's point or attribution) as an event. */
+static tprof_event record(const tprof_cp_ctx *c, uint32_t r)
 {
-    const tprof_event *ev = tprof_trace_events(t);
+    tprof_event e;
+    tprof_cp_record(c, r, &e);
+    return e;
+}
+
+static const char *path_kind(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_edge *e, const char **name)
+{
     *name = "";
     if (e->type == TPROF_CPE_LAUNCH_DELAY) {
-        *name = tprof_trace_str(t, ev[e->to].name);
+        *name = tprof_trace_str(t, record(c, e->to).name);
         return "launch";
     }
     if (e->event == TPROF_CP_NONE) return "host";
-    *name = tprof_trace_str(t, ev[e->event].name);
+    tprof_event ev = record(c, e->event);
+    *name = tprof_trace_str(t, ev.name);
     switch (e->bound) {
-    case TPROF_CPB_CPU_OP: return strcmp(tprof_trace_str(t, ev[e->event].cat), "cpu_op") ? "host" : "cpu_op";
+    case TPROF_CPB_CPU_OP: return strcmp(tprof_trace_str(t, ev.cat), "cpu_op") ? "host" : "cpu_op";
     case TPROF_CPB_RUNTIME: return "runtime";
     case TPROF_CPB_KERNEL_GAP: return "gap";
     case TPROF_CPB_MEMORY: return "memory";
@@ -139,6 +147,7 @@ static const char *path_kind(const tprof_trace *t, const tprof_cp_edge *e, const
 
 typedef struct {
     const tprof_trace *t;
+    const tprof_cp_ctx *c;
     tprof_result *res;
     tprof_i64map row_of; /* hash of (kind, name, op) -> row of on_path */
     int64_t bound[TPROF_CPB_COUNT];
@@ -195,12 +204,11 @@ static int add_window(cp_build *b, int64_t number, int64_t start, int64_t end, c
     tprof_rows_set_i(s, row, S_PATH_EDGES, (int64_t)w->npath);
     tprof_rows_set_i(s, row, S_VALID, w->valid);
     if (!w->valid && tprof_rows_set_s(s, row, S_WHY, w->why)) return TPROF_ENOMEM;
-    const tprof_event *ev = tprof_trace_events(b->t);
     for (size_t k = 0; k < w->npath; k++) {
         const tprof_cp_edge *e = &w->path[k];
         if (e->bound == TPROF_CPB_NONE || !e->weight) continue;
-        const char *name, *kind = path_kind(b->t, e, &name);
-        const char *op = e->op == TPROF_CP_NONE ? "" : tprof_trace_str(b->t, ev[e->op].name);
+        const char *name, *kind = path_kind(b->t, b->c, e, &name);
+        const char *op = e->op == TPROF_CP_NONE ? "" : tprof_trace_str(b->t, record(b->c, e->op).name);
         long pr = path_row(b, kind, name, op);
         if (pr < 0) return TPROF_ENOMEM;
         tprof_rows_set_i(p, (size_t)pr, P_TIME, tprof_rows_int(p, (size_t)pr, "time_ns") + e->weight);
@@ -214,16 +222,18 @@ static int add_window(cp_build *b, int64_t number, int64_t start, int64_t end, c
         if (xr < 0) return TPROF_ENOMEM;
         size_t i = (size_t)xr;
         tprof_rows_set_i(x, i, E_STEP, number);
-        tprof_rows_set_i(x, i, E_FROM_TS, ev[e->from].ts);
-        tprof_rows_set_i(x, i, E_TO_TS, ev[e->to].ts);
+        tprof_event from = record(b->c, e->from), to = record(b->c, e->to);
+        tprof_rows_set_i(x, i, E_FROM_TS, from.ts);
+        tprof_rows_set_i(x, i, E_TO_TS, to.ts);
         tprof_rows_set_i(x, i, E_WEIGHT, e->weight);
-        if (tprof_rows_set_s(x, i, E_FROM, tprof_trace_str(b->t, ev[e->from].name)) ||
+        if (tprof_rows_set_s(x, i, E_FROM, tprof_trace_str(b->t, from.name)) ||
             tprof_rows_set_s(x, i, E_FROM_POINT, e->from_start ? "start" : "end") ||
-            tprof_rows_set_s(x, i, E_TO, tprof_trace_str(b->t, ev[e->to].name)) ||
+            tprof_rows_set_s(x, i, E_TO, tprof_trace_str(b->t, to.name)) ||
             tprof_rows_set_s(x, i, E_TO_POINT, e->to_start ? "start" : "end") ||
             tprof_rows_set_s(x, i, E_TYPE, tprof_cp_edge_name((tprof_cp_edge_type)e->type)) ||
             tprof_rows_set_s(x, i, E_BOUND, tprof_cp_bound_name((tprof_cp_bound)e->bound)) ||
-            (e->event != TPROF_CP_NONE && tprof_rows_set_s(x, i, E_EVENT, tprof_trace_str(b->t, ev[e->event].name))))
+            (e->event != TPROF_CP_NONE &&
+             tprof_rows_set_s(x, i, E_EVENT, tprof_trace_str(b->t, record(b->c, e->event).name))))
             return TPROF_ENOMEM;
     }
     return 0;
@@ -231,27 +241,28 @@ static int add_window(cp_build *b, int64_t number, int64_t start, int64_t end, c
 
 /* HTA's annotation windows: the events whose name holds ANNOTATION, in
  * file order; instances FIRST..LAST (0-based) as one window. */
-static int annotation_window(const tprof_trace *t, const tprof_cp_opts *o, tprof_cp_span *out)
+static int annotation_window(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_opts *o,
+                             tprof_cp_span *out)
 {
-    const tprof_event *ev = tprof_trace_events(t);
-    size_t n = tprof_trace_nevents(t);
+    size_t n = tprof_cp_records(c);
     int64_t k = 0, lo = o->instance_first < 0 ? 0 : o->instance_first, hi = o->instance_last < 0 ? lo : o->instance_last;
     out->number = lo;
     out->start = INT64_MAX;
     out->end = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        if (ev[i].ph != 'X' || !strstr(tprof_trace_str(t, ev[i].name), o->annotation)) continue;
+        tprof_event e = record(c, (uint32_t)i);
+        if (e.ph != 'X' || !strstr(tprof_trace_str(t, e.name), o->annotation)) continue;
         if (k >= lo && k <= hi) {
-            if (ev[i].ts < out->start) out->start = ev[i].ts;
-            if (tprof_end_ns(ev[i].ts, ev[i].dur) > out->end) out->end = tprof_end_ns(ev[i].ts, ev[i].dur);
+            if (e.ts < out->start) out->start = e.ts;
+            if (tprof_end_ns(e.ts, e.dur) > out->end) out->end = tprof_end_ns(e.ts, e.dur);
         }
         k++;
     }
     return out->start <= out->end ? 0 : TPROF_EUSAGE;
 }
 
-int tprof_cp_windows(const tprof_trace *t, const tprof_cp_opts *opts, tprof_cp_span **out, size_t *n,
-                     const char **window)
+int tprof_cp_windows(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_opts *opts, tprof_cp_span **out,
+                     size_t *n, const char **window)
 {
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
     tprof_cp_span *spans = NULL;
@@ -263,7 +274,7 @@ int tprof_cp_windows(const tprof_trace *t, const tprof_cp_opts *opts, tprof_cp_s
     if (opts->annotation && *opts->annotation) {
         *window = "annotation";
         if (!(spans = malloc(sizeof *spans))) return TPROF_ENOMEM;
-        if ((rc = annotation_window(t, opts, spans))) {
+        if ((rc = annotation_window(t, c, opts, spans))) {
             free(spans);
             return rc;
         }
@@ -298,14 +309,18 @@ int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_r
                                             .instance_last = -1 };
     if (!opts) opts = &defaults;
     *out = NULL;
-    tprof_cp_span *spans;
-    size_t nspans;
-    const char *window;
-    int rc = tprof_cp_windows(t, opts, &spans, &nspans, &window);
-    if (rc) return rc;
-    cp_build b = { .t = t, .res = tprof_result_new(&tprof_critical_path_desc), .edges = opts->path };
+    tprof_cp_span *spans = NULL;
+    size_t nspans = 0;
+    const char *window = "steps";
     tprof_cp_ctx *c = tprof_cp_ctx_new(t);
-    rc = b.res && c && !tprof_i64map_init(&b.row_of, 256) ? 0 : TPROF_ENOMEM;
+    if (!c) return TPROF_ENOMEM;
+    int rc = tprof_cp_windows(t, c, opts, &spans, &nspans, &window);
+    if (rc) {
+        tprof_cp_ctx_free(c);
+        return rc;
+    }
+    cp_build b = { .t = t, .c = c, .res = tprof_result_new(&tprof_critical_path_desc), .edges = opts->path };
+    rc = b.res && !tprof_i64map_init(&b.row_of, 256) ? 0 : TPROF_ENOMEM;
     int64_t span = 0, path = 0, refused = 0;
     for (size_t i = 0; i < nspans && !rc; i++) {
         tprof_cp_window w;

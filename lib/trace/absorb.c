@@ -103,6 +103,7 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         dst->opargs[dst->nopargs++] = a;
     }
     /* events, in order */
+    size_t events_base = dst->nev; /* the chunk's spans count their events from here */
     if (tprof_grow_items((void **)&dst->ev, &dst->evcap, dst->nev + src->nev, sizeof *dst->ev)) goto oom;
     for (size_t i = 0; i < src->nev; i++) {
         tprof_event e = src->ev[i];
@@ -162,6 +163,8 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         sp.name = map[sp.name];
         sp.cat = map[sp.cat];
         sp.thread = thread_map[sp.thread];
+        size_t before = events_base + sp.events_before;
+        sp.events_before = before > UINT32_MAX ? UINT32_MAX : (uint32_t)before;
         for (int k = 0; k < TPROF_OP_ARGS; k++) sp.arg[k] = map[sp.arg[k]];
         dst->spans[dst->nspans++] = sp;
     }

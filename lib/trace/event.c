@@ -498,7 +498,8 @@ static int store_span(reader *r, const raw_event *e, uint32_t cat, int64_t dur, 
     if (name == UINT32_MAX) return TPROF_ENOMEM;
     tprof_host_span *s = &t->spans[t->nspans++];
     *s = (tprof_host_span){ .ts = e->ts, .dur = dur, .seq = -1, .name = name, .cat = cat, .thread = (uint32_t)thread,
-                            .fwd_tid = -1, .flags = flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR) };
+                            .fwd_tid = -1, .flags = flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR),
+                            .events_before = t->nev > UINT32_MAX ? UINT32_MAX : (uint32_t)t->nev };
     if (r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) {
         s->seq = e->seq;
         s->fwd_tid = clamp_i32(e->fwd_tid);

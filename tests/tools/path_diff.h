@@ -81,7 +81,8 @@ static inline int tprof_path_diff_spans(const tprof_trace *a, const tprof_trace 
         }
         const tprof_host_span *x = &sa[is];
         const tprof_event *y = &eb[i];
-        int same = x->thread < ma->ncpu_tracks && x->ts == y->ts && x->dur == y->dur && x->flags == (y->flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR)) &&
+        /* its place among the events: as many before it as the compact read stored before it */
+        int same = x->events_before == ie && x->thread < ma->ncpu_tracks && x->ts == y->ts && x->dur == y->dur && x->flags == (y->flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR)) &&
                    !strcmp(tprof_trace_str(a, x->name), tprof_trace_str(b, y->name)) &&
                    !strcmp(tprof_trace_str(a, x->cat), tprof_trace_str(b, y->cat));
         if (same) { /* its thread */
