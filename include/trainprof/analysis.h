@@ -465,6 +465,8 @@ typedef struct {
     int64_t instance_first, instance_last; /* with ANNOTATION: its instances (0-based) as one window; -1: 0 */
     int whole; /* the whole trace as one window (without steps it is anyway) */
     int path;  /* the result's path table holds every edge of the paths */
+    size_t max_windows; /* 0: every step; else at most this many, evenly spaced (the first, a warm-up, left
+                           out from 3 steps on): summary's and advice's sample */
 } tprof_cp_opts;
 /* The critical path of each window (each ProfilerStep by default): its
  * length against the window's, what bounds it, the events on it
@@ -486,7 +488,7 @@ int tprof_critical_path_overlay_events(const tprof_trace *t, const tprof_cp_opts
 /* CPU ops and their inputs: the op rules */
 #define TPROF_ADVICE_KEEP                                                                                        \
     (TPROF_KERNELS_KEEP | TPROF_KEEP_MARKERS | TPROF_KEEP(TPROF_KIND_CPU) | TPROF_COMPACT_SPANS | TPROF_KEEP_OP_ARGS | \
-     TPROF_SKIP_PLAIN_FRAMES)
+     TPROF_SKIP_PLAIN_FRAMES | TPROF_KEEP_SYNC)
 
 typedef struct {
     const char *rule;     /* attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync,
@@ -517,6 +519,11 @@ int tprof_advice_tables(const tprof_advice *a, tprof_result **out);
  * given their ranks (from tprof_ranks_reduce over the traces' facts, in the
  * same order) and the cross-rank rules. */
 int tprof_advise_rank(const tprof_trace *t, tprof_result **out);
+/* The same given the trace's critical path (tprof_critical_path over the
+ * sample TPROF_ADVICE_PATH_SAMPLE says; NULL: none), for a caller that shows
+ * it too. */
+#define TPROF_ADVICE_PATH_SAMPLE 4
+int tprof_advise_rank_with_path(const tprof_trace *t, const tprof_result *path, tprof_result **out);
 int tprof_advise_reduce(const tprof_result *const *per_rank, const tprof_ranks_result *ranks, tprof_result **out);
 
 /* ---- info: what a trace holds ---- */
@@ -539,6 +546,7 @@ typedef struct {
     const tprof_result *findings; /* tprof_advise_rank */
     const tprof_result *ops;      /* tprof_ops by name, whole trace; NULL: no op table */
     const tprof_result *coll;     /* tprof_coll_instances; NULL: none */
+    const tprof_result *path;     /* tprof_critical_path over TPROF_ADVICE_PATH_SAMPLE steps; NULL: none */
 } tprof_summary_part;
 /* The run's summary: the traces' rows, the kernels and ops of all traces, the
  * ranks (two traces or more) and the advice. */

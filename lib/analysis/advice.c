@@ -1,5 +1,6 @@
 /* Advice: each rule is a number, a documented threshold and the usual remedy
  * (docs/METRICS.md lists them). No advice without a number behind it. */
+#include "critical_path.h"
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "launch.h"
@@ -22,6 +23,9 @@
 #define NET_BUSBW_MAX 20.0    /* GB/s of bus bandwidth below which a collective the ranks reach together is slow:
                                  under one 200 Gb/s NIC per GPU, far under NVLink */
 #define NET_SHARE_MIN 0.05    /* that collective's transfer time per step: share of the mean step */
+#define PATH_LAUNCH_MIN 0.25  /* launch delays and launch calls: share of the critical path */
+#define PATH_RUNTIME_MIN 0.25 /* the other runtime calls (alloc, free, queries, syncs): share of the critical path */
+#define PATH_COMM_MIN 0.10    /* communication kernels (exposed communication): share of the critical path */
 #define LATE_RANK_MIN 0.05    /* the others' wait for the collectives' straggler, per rank: share of the mean step */
 #define ATTN_MATH_MIN 0.10    /* attention as bmm + softmax ops: share of the ops' direct time */
 #define TINY_EW_PER_STEP 1000 /* elementwise launches per step ... */
@@ -213,10 +217,63 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
     return rc ? TPROF_ENOMEM : 0;
 }
 
-static int rank_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t *cap)
+/* The critical path's rules (PATH: tprof_critical_path over a sample of steps). */
+static int path_rules(const tprof_result *path, int64_t rank, tprof_advice *a, size_t *cap)
+{
+    const tprof_rows *top = path ? tprof_result_top_c(path) : NULL;
+    int64_t len = top ? tprof_rows_int(top, 0, "path_ns") : 0;
+    if (len <= 0) return 0;
+    /* the runtime calls on the path: launches, or the others (allocation, frees, queries, syncs) */
+    int64_t launch = tprof_rows_int(top, 0, "launch_ns"), runtime = 0;
+    const tprof_rows *on = tprof_result_table_c(path, 1);
+    const char *top_call = "";
+    int64_t top_call_ns = 0;
+    for (size_t i = 0; i < tprof_rows_count(on); i++) {
+        if (strcmp(tprof_rows_str(on, i, "kind"), "runtime")) continue;
+        const char *name = tprof_rows_str(on, i, "name");
+        int64_t ns = tprof_rows_int(on, i, "time_ns");
+        if (tprof_cp_is_launch_call(name)) launch += ns;
+        else {
+            runtime += ns;
+            if (ns > top_call_ns) top_call_ns = ns, top_call = name;
+        }
+    }
+    int64_t comm = tprof_rows_int(top, 0, "comm_ns"), windows = tprof_rows_int(top, 0, "windows");
+    double share = tprof_rows_real(top, 0, "path_share");
+    char d1[32], d2[32], d3[32];
+    int rc = 0;
+    if ((double)launch / (double)len >= PATH_LAUNCH_MIN)
+        rc |= add(a, cap, "path-launch", rank, (double)launch / (double)len, PATH_LAUNCH_MIN,
+                  "capture the step in CUDA graphs (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), "
+                  "fewer and larger kernels (fusion), less Python per op",
+                  "launch delays and launch calls hold %.0f%% of the critical path (%s of %s in %lld step(s); "
+                  "the path is %.0f%% of the step): the GPU waits for launches (trainprof critical-path)",
+                  100.0 * (double)launch / (double)len, tprof_fmt_duration(d1, sizeof d1, launch),
+                  tprof_fmt_duration(d2, sizeof d2, len), (long long)windows, 100.0 * share);
+    if ((double)runtime / (double)len >= PATH_RUNTIME_MIN)
+        rc |= add(a, cap, "path-runtime", rank, (double)runtime / (double)len, PATH_RUNTIME_MIN,
+                  "keep allocation, frees and device queries out of the steps: a warmed-up caching allocator (no "
+                  "empty_cache, less fragmentation: expandable_segments), setup before the profiled steps, no syncs",
+                  "runtime calls that launch nothing hold %.0f%% of the critical path (%s of %s in %lld step(s); "
+                  "most: %s, %s) (trainprof critical-path)",
+                  100.0 * (double)runtime / (double)len, tprof_fmt_duration(d1, sizeof d1, runtime),
+                  tprof_fmt_duration(d2, sizeof d2, len), (long long)windows, top_call,
+                  tprof_fmt_duration(d3, sizeof d3, top_call_ns));
+    if ((double)comm / (double)len >= PATH_COMM_MIN)
+        rc |= add(a, cap, "path-comm", rank, (double)comm / (double)len, PATH_COMM_MIN,
+                  "overlap the communication the path waits for: bucket sizes (DDP bucket_cap_mb), FSDP's "
+                  "prefetch and reshard policy, async collectives issued earlier",
+                  "communication kernels hold %.0f%% of the critical path (%s of %s in %lld step(s)): exposed "
+                  "communication that the step waits for (trainprof critical-path)",
+                  100.0 * (double)comm / (double)len, tprof_fmt_duration(d1, sizeof d1, comm),
+                  tprof_fmt_duration(d2, sizeof d2, len), (long long)windows);
+    return rc;
+}
+
+static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t rank, tprof_advice *a, size_t *cap)
 {
     char d1[32], d2[32];
-    int rc = 0;
+    int rc = path_rules(path, rank, a, cap);
     /* kernels: attention and fp32 GEMMs */
     tprof_kernels_result *k;
     if (tprof_kernels(t, NULL, &k)) return TPROF_ENOMEM;
@@ -373,7 +430,13 @@ int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out)
     size_t cap = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t rank = tprof_trace_rank(traces[i]);
-        if (rank_rules(traces[i], rank >= 0 ? rank : (int64_t)i, a, &cap)) goto oom;
+        tprof_cp_opts o = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1,
+                            .max_windows = TPROF_ADVICE_PATH_SAMPLE };
+        tprof_result *path = NULL;
+        if (tprof_critical_path(traces[i], &o, &path) == TPROF_ENOMEM) goto oom;
+        int bad = rank_rules(traces[i], path, rank >= 0 ? rank : (int64_t)i, a, &cap);
+        tprof_result_free(path);
+        if (bad) goto oom;
     }
     if (n >= 2) {
         tprof_ranks_result *r;
@@ -447,14 +510,26 @@ int tprof_advice_tables(const tprof_advice *a, tprof_result **out)
     return 0;
 }
 
-int tprof_advise_rank(const tprof_trace *t, tprof_result **out)
+int tprof_advise_rank_with_path(const tprof_trace *t, const tprof_result *path, tprof_result **out)
 {
     *out = NULL;
     tprof_advice a = { 0 };
     size_t cap = 0;
-    int rc = rank_rules(t, -1, &a, &cap) ? TPROF_ENOMEM : 0;
+    int rc = rank_rules(t, path, -1, &a, &cap) ? TPROF_ENOMEM : 0;
     if (!rc) rc = tprof_advice_tables(&a, out);
     free(a.items);
+    return rc;
+}
+
+int tprof_advise_rank(const tprof_trace *t, tprof_result **out)
+{
+    tprof_cp_opts o = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1,
+                        .max_windows = TPROF_ADVICE_PATH_SAMPLE };
+    tprof_result *path = NULL;
+    int rc = tprof_critical_path(t, &o, &path);
+    if (rc == TPROF_ENOMEM) return rc; /* other codes: no path to judge (no window) */
+    rc = tprof_advise_rank_with_path(t, path, out);
+    tprof_result_free(path);
     return rc;
 }
 

@@ -72,10 +72,10 @@ struct tprof_cp_ctx {
     size_t n;
     uint8_t *nflag, *cflag, *stream_sync;
     uint8_t *phase_word; /* 1: the name holds "forward", 2: "autograd" (HTA's thread merge) */
-    int64_t *xcorr;       /* HTA's index_correlation: the other side's event, XC_NONE or XC_UNMATCHED */
+    int32_t *xcorr;       /* HTA's index_correlation: the other side's record, XC_NONE or XC_UNMATCHED */
     int32_t *queue;       /* launch queue length after the event (a launch call or its GPU event), Q_NONE */
-    uint32_t *prev_launch; /* cudaEventRecord -> the last launch before it onto the recorded stream */
-    uint32_t *next_launch; /* cudaStreamWaitEvent -> the first launch after it from its thread onto the waiting stream */
+    tprof_i64map prev_launch; /* cudaEventRecord -> the last launch before it onto the recorded stream */
+    tprof_i64map next_launch; /* cudaStreamWaitEvent -> the first launch after it from its thread onto the waiting stream */
     tprof_i64map record_of; /* a recorded event's correlation -> its cudaEventRecord (with a known stream) */
     tprof_i64map wait_of;   /* a sync event's index -> the correlation of the record it waits on */
     int has_waits;          /* the trace has wait_on_cuda_event_record_corr_id at all */
@@ -83,8 +83,10 @@ struct tprof_cp_ctx {
     size_t nhost;
     uint32_t *swe;        /* every Stream Wait Event (HTA takes them whatever their time) */
     size_t nswe;
-    /* a window's: event -> its start and end node, the event holding it on its
-       thread (CP_TOP at the top); TPROF_CP_NONE outside the window (reset after it) */
+    /* a window's: record -> its start and end node, the record holding it on
+       its thread (CP_TOP at the top), each stored + 1 so that 0 (calloc's pages,
+       never touched outside the windows analysed) is TPROF_CP_NONE; reset after
+       each window */
     uint32_t *start_node, *end_node, *parent;
 };
 #define CP_TOP (UINT32_MAX - 1)
@@ -132,6 +134,8 @@ static int in_list(const char *s, const char *const *l, size_t n)
     return 0;
 }
 #define IN(s, l) in_list((s), (l), sizeof(l) / sizeof *(l))
+
+int tprof_cp_is_launch_call(const char *name) { return IN(name, launch_names); }
 
 static int flag_strings(tprof_cp_ctx *c)
 {
@@ -183,7 +187,8 @@ static int link_correlations(tprof_cp_ctx *c)
         int64_t other;
         c->xcorr[i] = XC_NONE;
         if (rec(c, i).correlation < 0) continue;
-        c->xcorr[i] = tprof_i64map_get(gpu_side(c, i) ? &host : &gpu, rec(c, i).correlation, &other) ? other : XC_UNMATCHED;
+        c->xcorr[i] = tprof_i64map_get(gpu_side(c, i) ? &host : &gpu, rec(c, i).correlation, &other) ? (int32_t)other
+                                                                                                    : XC_UNMATCHED;
     }
     tprof_i64map_free(&host);
     tprof_i64map_free(&gpu);
@@ -218,6 +223,53 @@ static int cmp_timed(const void *a, const void *b)
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     if (x->tie != y->tie) return x->tie < y->tie ? -1 : 1;
     return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* Sorts A by cmp_timed: a natural merge sort, since the records come in
+ * file order and profilers write nearly in time order (one run on the
+ * generator's traces, a few on real ones): an ordered array costs one pass.
+ * Keys are unique (the record breaks ties), so the order is qsort's. */
+static void sort_timed(timed *a, size_t n)
+{
+    size_t runs = 1;
+    for (size_t i = 1; i < n; i++) runs += cmp_timed(&a[i - 1], &a[i]) > 0;
+    if (runs == 1) return;
+    timed *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) { /* out of memory: the library's sort needs none */
+        qsort(a, n, sizeof *a, cmp_timed);
+        return;
+    }
+    size_t *start = malloc((runs + 1) * sizeof *start);
+    if (!start) {
+        free(tmp);
+        qsort(a, n, sizeof *a, cmp_timed);
+        return;
+    }
+    size_t nr = 0;
+    start[nr++] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (cmp_timed(&a[i - 1], &a[i]) > 0) start[nr++] = i;
+    start[nr] = n;
+    timed *src = a, *dst = tmp;
+    while (nr > 1) { /* merge runs pairwise, bottom up */
+        size_t w = 0;
+        for (size_t r = 0; r < nr; r += 2) {
+            size_t lo = start[r], mid = start[r + 1], hi = r + 2 <= nr ? start[r + 2] : mid;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = cmp_timed(&src[i], &src[j]) <= 0 ? src[i++] : src[j++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+            start[w++] = lo;
+        }
+        start[w] = n;
+        nr = w;
+        timed *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(start);
+    free(tmp);
 }
 
 /* A few keys (streams, threads) with a value each, searched in order. */
@@ -258,7 +310,7 @@ static int launch_queue(tprof_cp_ctx *c)
     for (size_t i = 0; i < c->n && !rc; i++)
         if (is_launch(c, i) || launched_by_call(c, i)) q[m++] = (timed){ rec(c, i).ts, (uint32_t)i, !is_launch(c, i) };
     small_map len = { 0 };
-    if (!rc) qsort(q, m, sizeof *q, cmp_timed);
+    if (!rc) sort_timed(q, m);
     for (size_t k = 0; k < m && !rc; k++) {
         uint32_t i = q[k].ev;
         int launch = is_launch(c, i);
@@ -304,7 +356,6 @@ static int link_event_waits(tprof_cp_ctx *c)
     }
     size_t m = 0, cap = 0;
     for (size_t i = 0; i < c->n; i++) {
-        c->prev_launch[i] = c->next_launch[i] = TPROF_CP_NONE;
         cap += is_launch(c, i) || (c->nflag[rec(c, i).name] & (N_RECORD | N_SWE_CALL));
     }
     timed *order = malloc((cap ? cap : 1) * sizeof *order);
@@ -315,7 +366,7 @@ static int link_event_waits(tprof_cp_ctx *c)
             ((f & N_SWE_CALL) && c->xcorr[i] >= 0 && rec(c, (size_t)c->xcorr[i]).stream != -1))
             order[m++] = (timed){ rec(c, i).ts, (uint32_t)i, !is_launch(c, i) };
     }
-    if (!rc) qsort(order, m, sizeof *order, cmp_timed);
+    if (!rc) sort_timed(order, m);
     small_map last = { 0 }, next = { 0 };
     for (size_t k = 0; k < m && !rc; k++) { /* forward: the last launch onto each (GPU, stream) */
         uint32_t i = order[k].ev;
@@ -330,7 +381,7 @@ static int link_event_waits(tprof_cp_ctx *c)
             tprof_i64map_get(&stream_of, e->correlation, &stream);
             tprof_i64map_get(&gpu_of, e->correlation, &gpu);
             small_entry *s = small_get(&last, gpu, stream, 0, 0, -1);
-            if (s && s->v >= 0) c->prev_launch[i] = (uint32_t)s->v;
+            if (s && s->v >= 0 && tprof_i64map_put(&c->prev_launch, (int64_t)i, s->v)) rc = TPROF_ENOMEM;
             if (tprof_i64map_put(&c->record_of, e->correlation, (int64_t)i)) rc = TPROF_ENOMEM;
         }
     }
@@ -343,7 +394,7 @@ static int link_event_waits(tprof_cp_ctx *c)
             else s->v = i;
         } else if (c->nflag[e->name] & N_SWE_CALL) {
             small_entry *s = small_get(&next, e->pid, e->tid, rec(c, (size_t)c->xcorr[i]).stream, 0, -1);
-            if (s && s->v >= 0) c->next_launch[i] = (uint32_t)s->v;
+            if (s && s->v >= 0 && tprof_i64map_put(&c->next_launch, (int64_t)i, s->v)) rc = TPROF_ENOMEM;
         }
     }
     free(last.e);
@@ -390,8 +441,8 @@ void tprof_cp_ctx_free(tprof_cp_ctx *c)
     free(c->phase_word);
     free(c->xcorr);
     free(c->queue);
-    free(c->prev_launch);
-    free(c->next_launch);
+    if (c->prev_launch.keys) tprof_i64map_free(&c->prev_launch);
+    if (c->next_launch.keys) tprof_i64map_free(&c->next_launch);
     free(c->host_by_ts);
     free(c->swe);
     free(c->start_node);
@@ -414,8 +465,6 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
     size_t n1 = c->n ? c->n : 1;
     c->xcorr = malloc(n1 * sizeof *c->xcorr);
     c->queue = malloc(n1 * sizeof *c->queue);
-    c->prev_launch = malloc(n1 * sizeof *c->prev_launch);
-    c->next_launch = malloc(n1 * sizeof *c->next_launch);
     size_t nh = 0, ns = 0;
     for (size_t i = 0; i < c->n; i++) {
         nh += rec(c, i).stream == -1;
@@ -423,12 +472,11 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
     }
     timed *host = malloc((nh ? nh : 1) * sizeof *host);
     c->swe = malloc((ns ? ns : 1) * sizeof *c->swe);
-    c->start_node = malloc(n1 * sizeof *c->start_node);
-    c->end_node = malloc(n1 * sizeof *c->end_node);
-    c->parent = malloc(n1 * sizeof *c->parent);
-    if (c->start_node && c->end_node && c->parent)
-        for (size_t i = 0; i < c->n; i++) c->start_node[i] = c->end_node[i] = c->parent[i] = TPROF_CP_NONE;
-    if (!c->start_node || !c->end_node || !c->parent || !c->xcorr || !c->queue || !c->prev_launch || !c->next_launch || !host || !c->swe ||
+    c->start_node = calloc(n1, sizeof *c->start_node);
+    c->end_node = calloc(n1, sizeof *c->end_node);
+    c->parent = calloc(n1, sizeof *c->parent);
+    if (!c->start_node || !c->end_node || !c->parent || !c->xcorr || !c->queue || !host || !c->swe ||
+        tprof_i64map_init(&c->prev_launch, 64) || tprof_i64map_init(&c->next_launch, 64) ||
         tprof_i64map_init(&c->record_of, 64) || tprof_i64map_init(&c->wait_of, 64) || flag_strings(c) ||
         link_correlations(c) || launch_queue(c) || link_event_waits(c)) {
         free(host);
@@ -441,7 +489,7 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
             host[c->nhost++] = (timed){ e->ts, (uint32_t)i, 0 };
         if (e->stream != -1 && e->kind == TPROF_KIND_GPU && (c->nflag[e->name] & N_SWE)) c->swe[c->nswe++] = (uint32_t)i;
     }
-    qsort(host, c->nhost, sizeof *host, cmp_timed);
+    sort_timed(host, c->nhost);
     c->host_by_ts = malloc((c->nhost ? c->nhost : 1) * sizeof *c->host_by_ts);
     if (!c->host_by_ts) {
         free(host);
@@ -484,12 +532,12 @@ typedef struct {
     size_t next_cap;
 } graph;
 
-static uint32_t start_of(const graph *g, uint32_t ev) { return g->c->start_node[ev]; }
-static uint32_t end_node(const graph *g, uint32_t ev) { return g->c->end_node[ev]; }
+static uint32_t start_of(const graph *g, uint32_t ev) { return g->c->start_node[ev] - 1; }
+static uint32_t end_node(const graph *g, uint32_t ev) { return g->c->end_node[ev] - 1; }
 /* The event holding host event EV on its thread, or -1 (the top, or not nested). */
 static int64_t parent_of(const graph *g, uint32_t ev)
 {
-    uint32_t p = g->c->parent[ev];
+    uint32_t p = g->c->parent[ev] - 1;
     return p == TPROF_CP_NONE || p == CP_TOP ? -1 : (int64_t)p;
 }
 
@@ -615,7 +663,7 @@ static int make_nodes(graph *g)
     if (!(g->out_first = malloc((g->nn + 1) * sizeof *g->out_first))) return TPROF_ENOMEM;
     for (size_t k = 0; k < g->nn; k++) g->out_first[k] = TPROF_CP_NONE;
     for (size_t k = 0; k < g->nn; k++)
-        (g->nodes[k].start ? c->start_node : c->end_node)[g->nodes[k].ev] = (uint32_t)k;
+        (g->nodes[k].start ? c->start_node : c->end_node)[g->nodes[k].ev] = (uint32_t)k + 1;
     return 0;
 }
 
@@ -756,7 +804,7 @@ static int stack_edges(graph *g)
     for (size_t k = 0; k < np && !rc; k++) {
         if (k && (pt[k].pid != pt[k - 1].pid || pt[k].tid != pt[k - 1].tid)) nstack = 0;
         if (pt[k].start) {
-            g->c->parent[pt[k].ev] = nstack ? stack[nstack - 1] : CP_TOP;
+            g->c->parent[pt[k].ev] = (nstack ? stack[nstack - 1] : CP_TOP) + 1;
             stack[nstack++] = pt[k].ev;
         } else if (nstack)
             nstack--;
@@ -802,7 +850,8 @@ static int64_t recorded_kernel(const graph *g, uint32_t sync)
     int64_t corr, rec;
     if (!c->has_waits || !tprof_i64map_get(&c->wait_of, sync, &corr) || !tprof_i64map_get(&c->record_of, corr, &rec))
         return -1;
-    uint32_t launch = c->prev_launch[rec];
+    int64_t found;
+    uint32_t launch = tprof_i64map_get(&c->prev_launch, (int64_t)rec, &found) ? (uint32_t)found : TPROF_CP_NONE;
     return launch == TPROF_CP_NONE ? -1 : c->xcorr[launch];
 }
 
@@ -840,7 +889,9 @@ static int kernel_edges(graph *g)
                 if (src < 0) continue;
                 if (f & N_SWE) { /* the next kernel launched onto this stream waits for SRC */
                     int64_t call = c->xcorr[i];
-                    uint32_t next = call >= 0 ? c->next_launch[call] : TPROF_CP_NONE;
+                    int64_t found;
+                    uint32_t next = call >= 0 && tprof_i64map_get(&c->next_launch, call, &found) ? (uint32_t)found
+                                                                                                : TPROF_CP_NONE;
                     if (next != TPROF_CP_NONE && c->xcorr[next] >= 0 &&
                         tprof_i64map_put(&pending, c->xcorr[next], src))
                         rc = TPROF_ENOMEM;
@@ -937,7 +988,7 @@ static uint32_t edge_op(const graph *g, const cp_gedge *x)
 static void graph_free(graph *g)
 {
     for (size_t k = 0; k < g->nsel; k++) /* the window's marks off again, for the next */
-        g->c->start_node[g->sel[k]] = g->c->end_node[g->sel[k]] = g->c->parent[g->sel[k]] = TPROF_CP_NONE;
+        g->c->start_node[g->sel[k]] = g->c->end_node[g->sel[k]] = g->c->parent[g->sel[k]] = 0; /* TPROF_CP_NONE */
     free(g->sel);
     free(g->nodes);
     free(g->edges);

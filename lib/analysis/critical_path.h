@@ -79,6 +79,8 @@ size_t tprof_cp_records(const tprof_cp_ctx *c);
 int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_window *out);
 void tprof_cp_window_free(tprof_cp_window *w);
 const char *tprof_cp_bound_name(tprof_cp_bound b);
+/* A runtime call that launches GPU work (HTA's launch calls: cudaLaunchKernel, cudaMemcpyAsync, ...). */
+int tprof_cp_is_launch_call(const char *name);
 
 /* A window of the analysis: ProfilerStep NUMBER (or the annotation's first
  * instance, or 0 for the whole trace) over [START, END] ns. */

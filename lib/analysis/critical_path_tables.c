@@ -288,8 +288,14 @@ int tprof_cp_windows(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp
             free(sel);
             return TPROF_ENOMEM;
         }
-        for (size_t i = 0; i < nspans; i++)
-            spans[i] = (tprof_cp_span){ sel[i].number, sel[i].ts, tprof_end_ns(sel[i].ts, sel[i].dur) };
+        /* a sample: evenly spaced, the warm-up step left out */
+        size_t first = opts->max_windows && nspans >= 3 ? 1 : 0, pool = nspans - first;
+        size_t take = opts->max_windows && opts->max_windows < pool ? opts->max_windows : pool;
+        for (size_t k = 0; k < take; k++) {
+            size_t i = first + (take == pool ? k : (2 * k + 1) * pool / (2 * take));
+            spans[k] = (tprof_cp_span){ sel[i].number, sel[i].ts, tprof_end_ns(sel[i].ts, sel[i].dur) };
+        }
+        nspans = take;
         free(sel);
     } else {
         if (opts->step_first >= 0 || opts->step_last >= 0) return TPROF_EUSAGE; /* steps asked, none there */

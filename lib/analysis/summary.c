@@ -265,10 +265,59 @@ static const tprof_col_desc top_op_cols[TO_NCOLS] = {
 static const tprof_table_desc top_ops_desc = { .name = "top_ops",
                                                .doc = "ops of all traces by direct kernel time (--top limits them)",
                                                .cols = top_op_cols, .ncols = TO_NCOLS, .limited = 1 };
+/* The critical path over the sampled steps of every trace (`critical-path`'s top row, summed). */
+static const char *const path_col_names[] = { "windows",     "span_ns",       "path_ns",    "path_share",
+                                              "cpu_op_ns",   "runtime_ns",    "launch_ns",  "kernel_gap_ns",
+                                              "compute_ns",  "memory_ns",     "comm_ns",    "sync_edges" };
+enum { CP_NCOLS = sizeof path_col_names / sizeof *path_col_names };
+static const tprof_col_desc path_cols[CP_NCOLS] = {
+    TPROF_COL("windows", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+              "steps analysed, all traces: up to 4 a trace, evenly spaced, the first (warm-up) left out from 3 on"),
+    TPROF_COL("span_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "those steps' lengths, summed"),
+    TPROF_COL("path_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "their critical paths' lengths, summed"),
+    TPROF_COL("path_share", TPROF_COL_RATIO, TPROF_COMBINE_FIRST, NULL, "path / span"),
+    TPROF_COL("cpu_op_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "host time in ops on the paths"),
+    TPROF_COL("runtime_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "runtime and driver calls on the paths"),
+    TPROF_COL("launch_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "launch delays on the paths"),
+    TPROF_COL("kernel_gap_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "gaps between kernels on the paths"),
+    TPROF_COL("compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "GPU kernels on the paths"),
+    TPROF_COL("memory_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "memcpy and memset on the paths"),
+    TPROF_COL("comm_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+              "communication kernels on the paths: exposed communication"),
+    TPROF_COL("sync_edges", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "where the paths waited on the GPU"),
+};
+static const tprof_table_desc path_desc = { .name = "critical_path",
+                                            .doc = "the critical path of sampled steps (`critical-path`; null without "
+                                                   "steps or host events)",
+                                            .cols = path_cols, .ncols = CP_NCOLS, .json_single = 1 };
 static const tprof_table_desc *const summary_tables[] = { &traces_desc, &top_kernels_desc, &ranks_desc,
-                                                          &advice_rows, &top_ops_desc };
-const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 3, .top = &empty_top,
-                                               .tables = summary_tables, .ntables = 5, .whole_run = 1, .csv_tables = 1 };
+                                                          &advice_rows, &top_ops_desc, &path_desc };
+const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 4, .top = &empty_top,
+                                               .tables = summary_tables, .ntables = 6, .whole_run = 1, .csv_tables = 1 };
+
+/* The paths of every trace, summed, into the critical_path table. */
+static int path_facts(const tprof_summary_part *parts, size_t n, const int64_t *ranks, tprof_rows *out)
+{
+    const tprof_result **paths = malloc((n ? n : 1) * sizeof *paths);
+    if (!paths) return TPROF_ENOMEM;
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++)
+        if (parts[i].path) paths[np++] = parts[i].path;
+    tprof_result *all = NULL;
+    int rc = np == n && n ? tprof_critical_path_combine(paths, ranks, n, &all) : 0;
+    free(paths);
+    if (rc || !all) return rc;
+    const tprof_rows *top = tprof_result_top_c(all);
+    if (tprof_rows_int(top, 0, "path_ns") > 0 && tprof_rows_add(out) == 0)
+        for (size_t c = 0; c < CP_NCOLS; c++) {
+            const tprof_cell *v = tprof_rows_at(top, 0, path_col_names[c]);
+            if (!v || v->null) continue;
+            if (path_cols[c].kind == TPROF_COL_RATIO) tprof_rows_set_d(out, 0, c, v->v.d);
+            else tprof_rows_set_i(out, 0, c, v->v.i);
+        }
+    tprof_result_free(all);
+    return 0;
+}
 
 static int64_t top_i(const tprof_rows *t, size_t row, size_t col) { return tprof_rows_cell(t, row, col)->v.i; }
 
@@ -316,6 +365,7 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     if (!rc) rc = tprof_advise_reduce(findings, rk, &advice);
     for (size_t i = 0; !rc && i < n; i++) ranks[i] = rk->ranks[i].rank;
     if (!rc && n) rc = tprof_kernels_tables_combine(kernels, ranks, n, &allk);
+    if (!rc) rc = path_facts(parts, n, ranks, tprof_result_table(res, 5));
     if (!rc && nops == n && n) rc = tprof_ops_combine(ops, ranks, n, &allops);
     /* the traces' rows, labelled as every command labels them */
     tprof_rows *traces = rc ? NULL : tprof_result_table(res, 0);

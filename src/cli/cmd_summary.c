@@ -465,6 +465,32 @@ static int ops_section(const tprof_result *res, size_t top)
     return name_lines(o, top, "direct_ns", "op", opw, "top_kernel", 20 + opw, 48);
 }
 
+/* "critical path (4 steps): 62% GPU compute, 21% launch delays, ...": the bounds of 1% or more, largest first. */
+static void path_line(const tprof_result *res)
+{
+    const tprof_rows *p = tprof_result_table_c(res, 5);
+    if (!tprof_rows_count(p)) return;
+    static const char *const cols[] = { "compute_ns", "launch_ns", "runtime_ns", "cpu_op_ns",
+                                        "comm_ns",    "memory_ns", "kernel_gap_ns" };
+    static const char *const words[] = { "GPU compute", "launch delays", "runtime calls", "CPU ops",
+                                         "exposed communication", "memory copies", "kernel gaps" };
+    enum { N = sizeof cols / sizeof *cols };
+    int64_t path = tprof_rows_int(p, 0, "path_ns"), v[N];
+    int used[N] = { 0 };
+    for (int k = 0; k < N; k++) v[k] = tprof_rows_int(p, 0, cols[k]);
+    printf("  critical path (%" PRId64 " sampled step%s): ", tprof_rows_int(p, 0, "windows"),
+           tprof_rows_int(p, 0, "windows") == 1 ? "" : "s");
+    for (int shown = 0;; shown++) {
+        int best = -1;
+        for (int k = 0; k < N; k++)
+            if (!used[k] && (best < 0 || v[k] > v[best])) best = k;
+        if (best < 0 || (shown && 100.0 * (double)v[best] / (double)path < 1.0)) break;
+        used[best] = 1;
+        printf("%s%.0f%% %s", shown ? ", " : "", 100.0 * (double)v[best] / (double)path, words[best]);
+    }
+    printf("; the path is %.0f%% of the step (trainprof critical-path)\n", 100.0 * tprof_rows_real(p, 0, "path_share"));
+}
+
 static void ranks_section(const tprof_result *res)
 {
     char a[32], b[32];
@@ -531,6 +557,7 @@ static int print(void *ctx, const tprof_result *res, const char *label_, const c
     if (any_steps) steps_section(&v);
     if (any_steps) phases_section(&v, any_gpu);
     if (any_gpu) gpu_section(&v);
+    if (any_gpu) path_line(res);
     if (any_gpu && any_comm) comm_section(&v);
     int rc = any_gpu ? kernels_section(res, (size_t)sc->top) : 0;
     if (!rc && any_gpu) rc = ops_section(res, (size_t)sc->top);
@@ -568,18 +595,23 @@ static size_t limit(void *ctx) { return (size_t)((summary_ctx *)ctx)->top; }
  * uses two cores. */
 typedef struct {
     const tprof_trace *t;
-    tprof_result *findings;
+    tprof_result *findings, *path;
     int rc;
 } advice_job;
 
+/* The critical path of a sample of steps, then the advice (its rules read the path). */
 static void *advise_thread(void *arg)
 {
     advice_job *j = arg;
-    j->rc = tprof_advise_rank(j->t, &j->findings);
+    tprof_cp_opts o = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1,
+                        .max_windows = TPROF_ADVICE_PATH_SAMPLE };
+    j->rc = tprof_critical_path(j->t, &o, &j->path);
+    if (j->rc != TPROF_ENOMEM) j->rc = 0; /* no window: no path, nothing wrong */
+    if (!j->rc) j->rc = tprof_advise_rank_with_path(j->t, j->path, &j->findings);
     return NULL;
 }
 
-enum { PART_TRACE, PART_KERNELS, PART_FACTS, PART_FINDINGS, PART_OPS, PART_COLL, NPARTS };
+enum { PART_TRACE, PART_KERNELS, PART_FACTS, PART_FINDINGS, PART_OPS, PART_COLL, PART_PATH, NPARTS };
 
 static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
@@ -605,6 +637,7 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     if (threaded) pthread_join(thread, NULL);
     else advise_thread(&job);
     out[PART_FINDINGS] = job.findings;
+    out[PART_PATH] = job.path;
     tprof_steps_free(steps);
     tprof_comm_free(comm);
     tprof_kernels_free(k);
@@ -622,7 +655,8 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
                                      .facts = parts[NPARTS * i + PART_FACTS],
                                      .findings = parts[NPARTS * i + PART_FINDINGS],
                                      .ops = parts[NPARTS * i + PART_OPS],
-                                     .coll = parts[NPARTS * i + PART_COLL] };
+                                     .coll = parts[NPARTS * i + PART_COLL],
+                                     .path = parts[NPARTS * i + PART_PATH] };
     int rc = tprof_summary_reduce(p, n, out);
     free(p);
     return rc;
@@ -634,7 +668,8 @@ int cmd_summary(int argc, char **argv)
                                           { "definition", required_argument, 0, 'D' },
                                           { 0, 0, 0, 0 } };
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED | TPROF_OPS_KEEP, .opts = opts,
+        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED | TPROF_OPS_KEEP | TPROF_KEEP_SYNC,
+        .opts = opts,
         .option = option,
         .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .reduce = reduce, .print = print,
         .limit = limit,

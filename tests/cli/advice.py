@@ -103,6 +103,83 @@ check(("slow-network", None) not in a and ("late-rank", 1) in a, f"a late rank i
 rc, out, _ = run([TRAINPROF, "summary"] + net_ranks(10000))
 check(rc == 0 and "slow-network" in out, "summary's advice names the slow network")
 
+# the critical path's rules: each value is the share `trainprof critical-path` gives for the step
+# (tests/cli/critical_path.py holds that command to HTA's numbers)
+LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaMemcpyAsync",
+            "cudaMemsetAsync", "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync")
+
+
+def path_of(p):
+    rc, out, err = run([TRAINPROF, "critical-path", "--format", "json", "--top", "0", p])
+    check(rc == 0, f"critical-path: {err[-200:]}")
+    r = json.loads(out) if rc == 0 else None
+    return r["traces"][0] if r and "traces" in r else r
+
+
+def path_shares(p):
+    r = path_of(p)
+    if not r:
+        return {}
+    on = r["on_path"]
+    launch = r["launch_ns"] + sum(x["time_ns"] for x in on if x["kind"] == "runtime" and x["name"] in LAUNCHES)
+    runtime = sum(x["time_ns"] for x in on if x["kind"] == "runtime" and x["name"] not in LAUNCHES)
+    return {"path-launch": launch / r["path_ns"], "path-runtime": runtime / r["path_ns"],
+            "path-comm": r["comm_ns"] / r["path_ns"]}
+
+
+def launch_bound(gap_us):
+    """40 launches of 1 us kernels, each GAP_US after its 20 us call: the GPU waits for the launches."""
+    ev, t = [step(1, 0, 40 * 40 + 100)], 10
+    for i in range(40):
+        ev += [op("aten::add", t, 22), launch(t + 1, i + 1, dur=20), k("tiny_kernel", t + 1 + gap_us, 1, i + 1)]
+        t += 40
+    return trace(ev)
+
+
+def long_kernel(name, dur_us, malloc_us=0):
+    """One op: a cudaMalloc of MALLOC_US, then a launch of a DUR_US kernel NAME."""
+    ev = [step(1, 0, dur_us + malloc_us + 100), op("aten::op", 5, malloc_us + 10)]
+    if malloc_us:
+        ev.append(rt("cudaMalloc", 6) | {"dur": malloc_us})
+    ev += [launch(8 + malloc_us, 1), k(name, 12 + malloc_us, dur_us, 1)]
+    return trace(ev)
+
+
+for what, p, rule, fires in (("launch-bound loop", launch_bound(25), "path-launch", True),
+                             ("a 50 ms GEMM", long_kernel("sm90_gemm_bf16", 50000), "path-launch", False),
+                             ("a 50 ms NCCL kernel", long_kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 50000),
+                              "path-comm", True),
+                             ("a 50 ms GEMM", long_kernel("sm90_gemm_bf16", 50000), "path-comm", False),
+                             ("a 30 ms cudaMalloc", long_kernel("sm90_gemm_bf16", 5000, malloc_us=30000),
+                              "path-runtime", True),
+                             ("a 1 ms cudaMalloc", long_kernel("sm90_gemm_bf16", 50000, malloc_us=1000),
+                              "path-runtime", False)):
+    want = path_shares(p).get(rule)
+    got = advice([p]).get((rule, 0))
+    threshold = {"path-launch": 0.25, "path-runtime": 0.25, "path-comm": 0.10}[rule]
+    check(want is not None and (want >= threshold) == fires, f"{rule} on {what}: the path's share {want} vs {threshold}")
+    if fires:
+        check(got is not None and abs(got["value"] - want) < 1e-12 and got["threshold"] == threshold,
+              f"{rule} on {what}: {got} (path share {want})")
+    else:
+        check(got is None, f"{rule} silent on {what}: {got}")
+
+# summary's line: the sampled steps' paths summed (4 of 20: evenly spaced, the warm-up step left out)
+gen20 = os.path.join(tmp, "gen20.json")
+rc, _, err = run([os.environ.get("GENTRACE", ""), "--steps", "20", "--layers", "2", "-o", gen20])
+check(rc == 0, f"gentrace: {err[-200:]}")
+full = path_of(gen20)
+rc, out, _ = run([TRAINPROF, "summary", "--format", "json", gen20])
+sp = json.loads(out)["critical_path"] if rc == 0 else None
+if full and sp:
+    picked = [full["steps"][1 + (2 * k_ + 1) * 19 // 8] for k_ in range(4)]
+    check(sp["windows"] == 4, f"summary samples 4 steps: {sp['windows']}")
+    for col in ("path_ns", "span_ns", "compute_ns", "launch_ns", "comm_ns", "cpu_op_ns", "runtime_ns"):
+        check(sp[col] == sum(x[col] for x in picked), f"summary's critical path {col}: {sp[col]} vs steps "
+              f"{[x['step'] for x in picked]}")
+rc, out, _ = run([TRAINPROF, "summary", gen20])
+check(rc == 0 and "critical path (4 sampled steps): " in out and "% GPU compute" in out, "summary's critical-path line")
+
 # tiny-elementwise: 1,000 aten::add launches of 2 us in one step -> fires; 999: silent
 def adds(n):
     out = [step(1, 0, 10 ** 7)]

@@ -39,7 +39,7 @@ static char *json_of(const tprof_result *r)
 
 enum { KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
        MEM_TRACE_TIMELINE = 13, DIFF = 14, OPS = 15 /* every grouping */, COLL = OPS + TPROF_OPS_GROUPINGS,
-       NTYPES = COLL + 1 };
+       PATH = COLL + 1, NTYPES = PATH + 1 };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -265,6 +265,9 @@ int main(int argc, char **argv)
         }
         tprof_rank_facts(t, &r[FACTS]);
         tprof_coll_instances(t, &r[COLL]);
+        tprof_cp_opts po = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1,
+                             .max_windows = TPROF_ADVICE_PATH_SAMPLE, .path = 1 };
+        tprof_critical_path(t, &po, &r[PATH]);
         tprof_advise_rank(t, &r[FINDINGS]);
         tprof_info_tables(t, &r[INFO]);
         tprof_diff_result *dr;
@@ -336,14 +339,16 @@ int main(int argc, char **argv)
         tprof_result_free(b);
     }
     if (nmade[FACTS] && nmade[FACTS] == nmade[FINDINGS] && nmade[FACTS] == nmade[SUMMARY_TRACE] &&
-        nmade[FACTS] == nmade[KERNELS] && nmade[FACTS] == nmade[OPS] && nmade[FACTS] == nmade[COLL]) {
+        nmade[FACTS] == nmade[KERNELS] && nmade[FACTS] == nmade[OPS] && nmade[FACTS] == nmade[COLL] &&
+        nmade[FACTS] == nmade[PATH]) {
         size_t n = nmade[FACTS];
         tprof_summary_part *pa = calloc(n, sizeof *pa), *pb = calloc(n, sizeof *pb);
         for (size_t i = 0; pa && pb && i < n; i++) {
             pa[i] = (tprof_summary_part){ made[SUMMARY_TRACE][i], made[KERNELS][i], made[FACTS][i], made[FINDINGS][i],
-                                          made[OPS][i], made[COLL][i] };
+                                          made[OPS][i], made[COLL][i], made[PATH][i] };
             pb[i] = (tprof_summary_part){ read_back[SUMMARY_TRACE][i], read_back[KERNELS][i], read_back[FACTS][i],
-                                          read_back[FINDINGS][i], read_back[OPS][i], read_back[COLL][i] };
+                                          read_back[FINDINGS][i], read_back[OPS][i], read_back[COLL][i],
+                                          read_back[PATH][i] };
         }
         tprof_result *a = NULL, *b = NULL;
         int same = pa && pb && !tprof_summary_reduce(pa, n, &a) && !tprof_summary_reduce(pb, n, &b) &&
