@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* What a diff needs stored (pass as tprof_read_opts.keep). */
-#define TPROF_DIFF_KEEP (TPROF_STEPS_KEEP | TPROF_COMM_KEEP | TPROF_OPS_KEEP | TPROF_SKIP_PLAIN_FRAMES)
+#define TPROF_DIFF_KEEP (TPROF_STEPS_KEEP | TPROF_COMM_KEEP | TPROF_OPS_KEEP | TPROF_SKIP_PLAIN_FRAMES | TPROF_KEEP_SYNC)
 
 /* The metrics of a side: ns per step, mean over the side's ranks. Every one
  * is a time, so for every one larger is worse (a regression). */

@@ -2,6 +2,7 @@
  * temporal, comm, kernels). Every figure is normalised per ProfilerStep so
  * runs of different lengths compare (docs/METRICS.md, "trainprof diff"). */
 #include "trainprof/diff.h"
+#include "critical_path.h"
 #include "trainprof/error.h"
 #include "../util/grow.h"
 #include "../util/i64map.h"
@@ -241,6 +242,10 @@ struct tprof_diff_part {
     tprof_kernels_result *kernels;
     part_ops ops[2]; /* tprof_ops by shape, by module: what the comparison needs */
     tprof_result *coll; /* its collective instances (tprof_coll_instances), matched across the side's ranks */
+    /* its critical path per sampled step (TPROF_ADVICE_PATH_SAMPLE, as summary takes them): the path, the
+       step, then each bound; has_path 0 when it has none */
+    double cp[2 + TPROF_CPB_COUNT];
+    int has_path;
     char *path;
     int64_t rank;
     int truncated;
@@ -259,6 +264,31 @@ void tprof_diff_part_free(tprof_diff_part *p)
 }
 
 int64_t tprof_diff_part_rank(const tprof_diff_part *p) { return p->rank; }
+
+static const char *const path_cols[2 + TPROF_CPB_COUNT] = { "path_ns",   "span_ns",       "cpu_op_ns",
+                                                             "runtime_ns", "launch_ns",     "kernel_gap_ns",
+                                                             "compute_ns", "memory_ns",     "comm_ns" };
+static const char *const path_rows[2 + TPROF_CPB_COUNT] = { "path", "step", "cpu_op", "runtime", "launch",
+                                                            "kernel_gap", "compute", "memory", "comm" };
+
+/* The trace's critical path over the sampled steps, per step. */
+static int part_path(const tprof_trace *t, tprof_diff_part *p)
+{
+    tprof_cp_opts o = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1,
+                        .max_windows = TPROF_ADVICE_PATH_SAMPLE };
+    tprof_result *r = NULL;
+    int rc = tprof_critical_path(t, &o, &r);
+    if (rc == TPROF_ENOMEM) return rc;
+    const tprof_rows *top = r ? tprof_result_top_c(r) : NULL;
+    int64_t windows = top ? tprof_rows_int(top, 0, "windows") : 0;
+    if (windows > 0 && tprof_rows_int(top, 0, "path_ns") > 0) {
+        p->has_path = 1;
+        for (size_t k = 0; k < 2 + TPROF_CPB_COUNT; k++)
+            p->cp[k] = (double)tprof_rows_int(top, 0, path_cols[k]) / (double)windows;
+    }
+    tprof_result_free(r);
+    return 0;
+}
 
 int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
 {
@@ -281,6 +311,7 @@ int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
     if (!rc) rc = tprof_temporal(t, &to, &tp);
     if (!rc) rc = tprof_kernels(t, NULL, &p->kernels);
     if (!rc) rc = tprof_coll_instances(t, &p->coll);
+    if (!rc) rc = part_path(t, p);
     for (int which = 0; !rc && which < 2; which++) {
         tprof_ops_opts oo = { .by = which ? TPROF_OPS_BY_MODULE : TPROF_OPS_BY_SHAPE, .step_first = -1,
                               .step_last = -1 };
@@ -833,14 +864,20 @@ static const tprof_table_desc coll_deltas_desc = { .name = "collectives",
                                                           "the sides (when both have a matching), largest change in "
                                                           "transfer time first",
                                                    .cols = coll_delta_cols, .ncols = CD_NCOLS, .limited = 1 };
+static const tprof_table_desc path_deltas_desc = {
+    .name = "critical_path", .doc = "the critical path per sampled step (up to 4 a trace, as summary samples them), "
+                                    "mean over the side's traces: path, step, then each bound (empty unless both "
+                                    "sides have one)",
+    .cols = pair_cols, .ncols = PR_NCOLS };
 static const tprof_table_desc diff_top = { .name = "" };
 static const tprof_table_desc *const diff_tables[] = { &base_desc,   &cand_desc,  &metrics_desc, &comm_types_desc,
                                                        &kernels_desc, &check_desc, &csv_desc, &op_deltas_desc,
-                                                       &module_deltas_desc, &coll_run_desc, &coll_deltas_desc };
+                                                       &module_deltas_desc, &coll_run_desc, &coll_deltas_desc,
+                                                       &path_deltas_desc };
 enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES, TB_COLL_RUN,
-       TB_COLLS };
+       TB_COLLS, TB_PATH };
 const tprof_result_desc tprof_diff_desc = { .name = "diff", .version = 3, .top = &diff_top, .tables = diff_tables,
-                                            .ntables = 11, .csv_table = TB_CSV + 1, .whole_run = 1 };
+                                            .ntables = 12, .csv_table = TB_CSV + 1, .whole_run = 1 };
 
 static int pair_row(tprof_rows *t, const char *name, double base, double cand)
 {
@@ -1261,6 +1298,18 @@ int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *
     for (int which = 0; !rc && which < 2; which++)
         rc = op_deltas(tprof_result_table(res, which ? TB_MODULES : TB_OPS), csv, parts, nparts, steps, which);
     if (!rc) rc = coll_deltas(res, csv, parts, nparts);
+    /* the critical path per sampled step: each side's traces averaged, when every trace of both has one */
+    double path[2][2 + TPROF_CPB_COUNT] = { { 0 } };
+    int both = nparts[0] && nparts[1];
+    for (int sd = 0; sd < 2; sd++)
+        for (size_t i = 0; i < nparts[sd]; i++) {
+            both &= parts[sd][i]->has_path;
+            for (size_t k = 0; k < 2 + TPROF_CPB_COUNT; k++) path[sd][k] += parts[sd][i]->cp[k] / (double)nparts[sd];
+        }
+    for (size_t k = 0; !rc && both && k < 2 + TPROF_CPB_COUNT; k++) {
+        rc = pair_row(tprof_result_table(res, TB_PATH), path_rows[k], path[0][k], path[1][k]);
+        if (!rc && csv_row(csv, "critical_path", path_rows[k], "", path[0][k], path[1][k]) < 0) rc = TPROF_ENOMEM;
+    }
     if (!rc && ck && ck->on) {
         tprof_rows *t = tprof_result_table(res, TB_CHECK);
         if (tprof_rows_add(t) != 0 || tprof_rows_set_s(t, 0, CK_METRIC, tprof_diff_metric_name(ck->metric)))

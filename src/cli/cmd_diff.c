@@ -98,7 +98,8 @@ static char *fmt_pct(char *buf, size_t len, double base, double cand)
 }
 
 
-enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES, TB_COLL_RUN, TB_COLLS };
+enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES, TB_COLL_RUN, TB_COLLS,
+       TB_PATH };
 
 /* P[0..N) sorted in rank order (the argument order where a rank is unknown). */
 static int sort_by_rank(const tprof_diff_part **p, size_t n)
@@ -296,6 +297,29 @@ static void collective_tables(const tprof_result *res, size_t top)
     if (shown < n) printf("... %zu more (--top 0 shows all)\n", n - shown);
 }
 
+/* The critical path per sampled step, by what bounds it. */
+static void path_table(const tprof_result *res)
+{
+    const tprof_rows *p = tprof_result_table_c(res, TB_PATH);
+    if (!tprof_rows_count(p)) return;
+    static const char *const words[] = { "critical path", "step", "CPU ops", "runtime calls", "launch delays",
+                                         "kernel gaps", "GPU compute", "memory copies", "exposed communication" };
+    printf("\ncritical path per sampled step (up to 4 a trace, as summary samples them; trainprof critical-path)\n");
+    const char *hdr[] = { "", "base", "candidate", "delta", "delta %" };
+    tprof_table *t = tprof_table_new(5, hdr, "lrrrr");
+    if (!t) return;
+    for (size_t i = 0; i < tprof_rows_count(p) && i < sizeof words / sizeof *words; i++) {
+        double x = tprof_rows_real(p, i, "base"), y = tprof_rows_real(p, i, "candidate");
+        if (i >= 2 && x == 0 && y == 0) continue; /* a bound neither path has */
+        char a[32], b[32], c[32], d[32];
+        const char *cells[] = { words[i], fmt_ns(a, sizeof a, x), fmt_ns(b, sizeof b, y), fmt_delta(c, sizeof c, y - x),
+                                fmt_pct(d, sizeof d, x, y) };
+        tprof_table_row(t, cells);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+}
+
 static void print_table(const tprof_result *res, size_t top)
 {
     char a[32], b[32], c[32], d[32];
@@ -329,6 +353,7 @@ static void print_table(const tprof_result *res, size_t top)
     if (t) tprof_table_print(t, stdout);
     tprof_table_free(t);
     if (!phases) printf("(no phase markers in either run's steps)\n");
+    path_table(res);
 
     const tprof_rows *k = tprof_result_table_c(res, TB_KERNELS), *rows = tprof_rows_child_c(k, 0, 4);
     size_t only_base = (size_t)tprof_rows_int(k, 0, "only_base"), only_cand = (size_t)tprof_rows_int(k, 0, "only_candidate");

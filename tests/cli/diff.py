@@ -340,6 +340,29 @@ d = json.loads(out) if rc == 0 else {}
 check([r["side"] for r in d.get("collectives_run", [])] == ["base"] and d.get("collectives") == [],
       "four ranks against one: the base's matching alone, no keys compared")
 
+# ---- the critical path per sampled step: summary's sample (tests/cli/advice.py holds it to critical-path) ----
+def summary_path(path):
+    rc, out, _ = run([TRAINPROF, "summary", "--format", "json", path])
+    return json.loads(out)["critical_path"] if rc == 0 else None
+
+
+for base, cand in PAIRS:
+    rc, out, err = run([TRAINPROF, "diff", "--format", "json", *base, "--vs", *cand])
+    rows = {r["name"]: r for r in json.loads(out)["critical_path"]} if rc == 0 else {}
+    for side, p in (("base", base[0]), ("candidate", cand[0])):
+        sp = summary_path(p)
+        check(sp is not None and rows, f"critical path of {p}: summary and diff both have one")
+        if not sp or not rows:
+            continue
+        for name, col in (("path", "path_ns"), ("step", "span_ns"), ("compute", "compute_ns"),
+                          ("runtime", "runtime_ns"), ("cpu_op", "cpu_op_ns"), ("comm", "comm_ns")):
+            want = sp[col] / sp["windows"]
+            check(abs(rows[name][side] - want) < 1e-6, f"diff critical path {name} {side} of {p}: {rows[name][side]} vs {want}")
+rc, out, _ = run([TRAINPROF, "diff", *PAIRS[0][0], "--vs", *PAIRS[0][1]])
+check("critical path per sampled step" in out and "GPU compute" in out, "the table has the critical path's section")
+rc, out, _ = run([TRAINPROF, "diff", "--format", "json", nost, A[0]])
+check(rc == 0, "no-step trace against a stepped one")
+
 # ---- bad input: clear error naming the file, exit 3 ----
 bad = os.path.join(tmp, "bad.json")
 with open(bad, "w") as f:
