@@ -91,6 +91,10 @@ typedef struct {
  * "trace"); *OUT is freed by the caller. TPROF_EUSAGE when none matches. */
 int tprof_cp_windows(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_opts *opts, tprof_cp_span **out,
                      size_t *n, const char **window);
+/* The context of T and its windows for *OPTS (NULL: every step; then set
+ * to the defaults): 0, TPROF_ENOMEM or tprof_cp_windows' TPROF_EUSAGE. */
+int tprof_cp_open(const tprof_trace *t, const tprof_cp_opts **opts, tprof_cp_ctx **c, tprof_cp_span **spans,
+                  size_t *n, const char **window);
 const char *tprof_cp_edge_name(tprof_cp_edge_type t);
 
 #endif

@@ -123,21 +123,14 @@ static void add_window(FILE *f, const tprof_trace *t, const tprof_cp_ctx *c, int
 
 int tprof_critical_path_overlay_events(const tprof_trace *t, const tprof_cp_opts *opts, char **out, size_t *len)
 {
-    static const tprof_cp_opts defaults = { .step_first = -1, .step_last = -1, .instance_first = -1,
-                                            .instance_last = -1 };
-    if (!opts) opts = &defaults;
     *out = NULL;
     *len = 0;
-    tprof_cp_span *spans = NULL;
-    size_t nspans = 0;
-    const char *window = "steps";
-    tprof_cp_ctx *c = tprof_cp_ctx_new(t);
-    if (!c) return TPROF_ENOMEM;
-    int rc = tprof_cp_windows(t, c, opts, &spans, &nspans, &window);
-    if (rc) {
-        tprof_cp_ctx_free(c);
-        return rc;
-    }
+    tprof_cp_span *spans;
+    size_t nspans;
+    const char *window;
+    tprof_cp_ctx *c;
+    int rc = tprof_cp_open(t, &opts, &c, &spans, &nspans, &window);
+    if (rc) return rc;
     const char *word = !strcmp(window, "steps") ? "step" : !strcmp(window, "annotation") ? "instance" : "trace";
     /* a pid and arrow ids that the trace does not use */
     const tprof_event *ev = tprof_trace_events(t);

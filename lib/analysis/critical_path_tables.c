@@ -309,22 +309,33 @@ int tprof_cp_windows(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp
     return 0;
 }
 
-int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_result **out)
+int tprof_cp_open(const tprof_trace *t, const tprof_cp_opts **opts, tprof_cp_ctx **c, tprof_cp_span **spans,
+                  size_t *n, const char **window)
 {
     static const tprof_cp_opts defaults = { .step_first = -1, .step_last = -1, .instance_first = -1,
                                             .instance_last = -1 };
-    if (!opts) opts = &defaults;
-    *out = NULL;
-    tprof_cp_span *spans = NULL;
-    size_t nspans = 0;
-    const char *window = "steps";
-    tprof_cp_ctx *c = tprof_cp_ctx_new(t);
-    if (!c) return TPROF_ENOMEM;
-    int rc = tprof_cp_windows(t, c, opts, &spans, &nspans, &window);
+    if (!*opts) *opts = &defaults;
+    *spans = NULL;
+    *n = 0;
+    *window = "steps";
+    if (!(*c = tprof_cp_ctx_new(t))) return TPROF_ENOMEM;
+    int rc = tprof_cp_windows(t, *c, *opts, spans, n, window);
     if (rc) {
-        tprof_cp_ctx_free(c);
-        return rc;
+        tprof_cp_ctx_free(*c);
+        *c = NULL;
     }
+    return rc;
+}
+
+int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_result **out)
+{
+    *out = NULL;
+    tprof_cp_span *spans;
+    size_t nspans;
+    const char *window;
+    tprof_cp_ctx *c;
+    int rc = tprof_cp_open(t, &opts, &c, &spans, &nspans, &window);
+    if (rc) return rc;
     cp_build b = { .t = t, .c = c, .res = tprof_result_new(&tprof_critical_path_desc), .edges = opts->path };
     rc = b.res && !tprof_i64map_init(&b.row_of, 256) ? 0 : TPROF_ENOMEM;
     int64_t span = 0, path = 0, refused = 0;
