@@ -58,7 +58,8 @@ static void help(FILE *f)
             "                        path added for Perfetto: a process \"critical path\" (the\n"
             "                        windows, the path's segments) and HTA's critical_path\n"
             "                        arrows on the events; with several traces OUT is a\n"
-            "                        directory of critical_path_<trace file name>\n" CLI_COMMON_HELP);
+            "                        directory of critical_path_<trace file name> (with\n"
+            "                        the trace's place, in path order, when names repeat)\n" CLI_COMMON_HELP);
 }
 
 static int option(void *vctx, int c, const char *arg)
@@ -179,10 +180,18 @@ static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
     return 0;
 }
 
-/* OUT itself for one trace (unless it is a directory), else
- * OUT/critical_path_<the input's file name>. */
-static int overlay_path(const char *out, size_t n, const char *input, char *path, size_t cap)
+static const char *base_name(const char *p)
 {
+    const char *b = strrchr(p, '/');
+    return b ? b + 1 : p;
+}
+
+/* OUT itself for one trace (unless it is a directory), else
+ * OUT/critical_path_<the input's file name>, or critical_path_<I>_<name>
+ * when another input has that name too (rank directories of trace.json). */
+static int overlay_path(const char *out, const overlay *all, size_t n, size_t i, char *path, size_t cap)
+{
+    const char *input = all[i].input;
     struct stat st;
     int is_dir = stat(out, &st) == 0 && S_ISDIR(st.st_mode);
     if (n == 1 && !is_dir) return snprintf(path, cap, "%s", out) < (int)cap ? 0 : -1;
@@ -190,18 +199,28 @@ static int overlay_path(const char *out, size_t n, const char *input, char *path
         cli_error("--overlay %s: cannot make the directory for %zu traces: %s", out, n, strerror(errno));
         return -1;
     }
-    const char *base = strrchr(input, '/');
-    return snprintf(path, cap, "%s/critical_path_%s", out, base ? base + 1 : input) < (int)cap ? 0 : -1;
+    int shared = 0;
+    for (size_t k = 0; k < n && !shared; k++) shared = k != i && !strcmp(base_name(all[k].input), base_name(input));
+    int len = shared ? snprintf(path, cap, "%s/critical_path_%zu_%s", out, i, base_name(input))
+                     : snprintf(path, cap, "%s/critical_path_%s", out, base_name(input));
+    return len < (int)cap ? 0 : -1;
+}
+
+static int cmp_overlay(const void *a, const void *b)
+{
+    return strcmp(((const overlay *)a)->input, ((const overlay *)b)->input);
 }
 
 static int write_overlays(cp_cli *ctx)
 {
     int rc = ctx->overlay_rc;
+    /* the traces were analysed in the order their reads ended: names go by path */
+    if (ctx->noverlays) qsort(ctx->overlays, ctx->noverlays, sizeof *ctx->overlays, cmp_overlay);
     for (size_t i = 0; i < ctx->noverlays; i++) {
         const overlay *ov = &ctx->overlays[i];
         char path[4096], err[1024];
         int cut = 0;
-        if (overlay_path(ctx->overlay_out, ctx->noverlays, ov->input, path, sizeof path)) {
+        if (overlay_path(ctx->overlay_out, ctx->overlays, ctx->noverlays, i, path, sizeof path)) {
             rc = EXIT_OUTPUT;
             continue;
         }

@@ -243,6 +243,17 @@ def overlay_edges(t):
     rc, _, err = run([TRAINPROF, "critical-path", "--overlay", two, t, other])
     check(rc == 0 and sorted(os.listdir(two)) == sorted(["critical_path_" + os.path.basename(t), "critical_path_other.json"]),
           f"two traces --overlay: exit {rc}, {os.listdir(two) if os.path.isdir(two) else 'no directory'}: {err[-300:]}")
+    # the same file name in two rank directories: the place in path order tells them apart
+    same = []
+    for r in ("rank0", "rank1"):
+        os.makedirs(os.path.join(d, r), exist_ok=True)
+        same.append(os.path.join(d, r, "trace.json"))
+        with open(same[-1], "w") as f:
+            json.dump(doc, f)
+    three = os.path.join(d, "three")
+    rc, _, err = run([TRAINPROF, "critical-path", "--overlay", three, same[1], same[0]])
+    check(rc == 0 and sorted(os.listdir(three)) == ["critical_path_0_trace.json", "critical_path_1_trace.json"],
+          f"two traces of one name: {os.listdir(three) if os.path.isdir(three) else err[-300:]}")
     with open(t, "rb") as f:
         rc, _, err = run([TRAINPROF, "critical-path", "--overlay", os.path.join(d, "x.json"), "-"], stdin=f.read())
     check(rc == 2 and "standard input" in err, f"--overlay from stdin: exit {rc}: {err[-200:]}")
