@@ -225,52 +225,56 @@ static int cmp_timed(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-/* Sorts A by cmp_timed: a natural merge sort, since the records come in
- * file order and profilers write nearly in time order (one run on the
- * generator's traces, a few on real ones): an ordered array costs one pass.
- * Keys are unique (the record breaks ties), so the order is qsort's. */
-static void sort_timed(timed *a, size_t n)
+/* Sorts N elements of SIZE bytes by CMP: a natural merge sort, since the
+ * records come in file order and profilers write nearly in time order (one
+ * run on the generator's traces, a few on real ones): an ordered array
+ * costs one pass. Every key here is unique (a record breaks ties), so the
+ * order is qsort's. Without memory for the merge it falls back to qsort. */
+static void natural_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
+    char *a = base;
     size_t runs = 1;
-    for (size_t i = 1; i < n; i++) runs += cmp_timed(&a[i - 1], &a[i]) > 0;
+    for (size_t i = 1; i < n; i++) runs += cmp(a + (i - 1) * size, a + i * size) > 0;
     if (runs == 1) return;
-    timed *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) { /* out of memory: the library's sort needs none */
-        qsort(a, n, sizeof *a, cmp_timed);
-        return;
-    }
+    char *tmp = malloc(n * size);
     size_t *start = malloc((runs + 1) * sizeof *start);
-    if (!start) {
+    if (!tmp || !start) {
         free(tmp);
-        qsort(a, n, sizeof *a, cmp_timed);
+        free(start);
+        qsort(base, n, size, cmp);
         return;
     }
     size_t nr = 0;
     start[nr++] = 0;
     for (size_t i = 1; i < n; i++)
-        if (cmp_timed(&a[i - 1], &a[i]) > 0) start[nr++] = i;
+        if (cmp(a + (i - 1) * size, a + i * size) > 0) start[nr++] = i;
     start[nr] = n;
-    timed *src = a, *dst = tmp;
+    char *src = a, *dst = tmp;
     while (nr > 1) { /* merge runs pairwise, bottom up */
         size_t w = 0;
         for (size_t r = 0; r < nr; r += 2) {
             size_t lo = start[r], mid = start[r + 1], hi = r + 2 <= nr ? start[r + 2] : mid;
             size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) dst[k++] = cmp_timed(&src[i], &src[j]) <= 0 ? src[i++] : src[j++];
-            while (i < mid) dst[k++] = src[i++];
-            while (j < hi) dst[k++] = src[j++];
+            while (i < mid && j < hi) {
+                int left = cmp(src + i * size, src + j * size) <= 0;
+                memcpy(dst + k++ * size, src + (left ? i++ : j++) * size, size);
+            }
+            memcpy(dst + k * size, src + i * size, (mid - i) * size);
+            k += mid - i;
+            memcpy(dst + k * size, src + j * size, (hi - j) * size);
             start[w++] = lo;
         }
         start[w] = n;
         nr = w;
-        timed *t = src;
+        char *t = src;
         src = dst;
         dst = t;
     }
-    if (src != a) memcpy(a, src, n * sizeof *a);
+    if (src != a) memcpy(a, src, n * size);
     free(start);
     free(tmp);
 }
+#define sort_timed(a, n) natural_sort((a), (n), sizeof(timed), cmp_timed)
 
 /* A few keys (streams, threads) with a value each, searched in order. */
 typedef struct {
@@ -601,11 +605,6 @@ static int cmp_node(const void *a, const void *b)
     return (int)y->start - (int)x->start;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* The window's events: host events (stream -1) that start in it and have a
  * duration, the GPU events they launched, and every Stream Wait Event. */
@@ -636,10 +635,23 @@ static int select_events(graph *g, int64_t start, int64_t end)
         int64_t x = c->xcorr[h];
         if (k < c->nhost && x >= 0 && rec(g->c, x).stream != -1 && gpu_side(c, (size_t)x)) g->sel[g->nsel++] = (uint32_t)x;
     }
-    qsort(g->sel, g->nsel, sizeof *g->sel, cmp_u32);
+    /* in record order, once each: a bitmap over the ids' range (a window's
+       records lie close together in the file), cheaper than sorting them */
+    if (!g->nsel) return 0;
+    uint32_t lo_id = UINT32_MAX, hi_id = 0;
+    for (size_t i = 0; i < g->nsel; i++) {
+        if (g->sel[i] < lo_id) lo_id = g->sel[i];
+        if (g->sel[i] > hi_id) hi_id = g->sel[i];
+    }
+    size_t words = ((size_t)(hi_id - lo_id) >> 6) + 1;
+    uint64_t *bits = calloc(words, sizeof *bits);
+    if (!bits) return TPROF_ENOMEM;
+    for (size_t i = 0; i < g->nsel; i++) bits[(g->sel[i] - lo_id) >> 6] |= 1ull << ((g->sel[i] - lo_id) & 63);
     size_t m = 0;
-    for (size_t i = 0; i < g->nsel; i++)
-        if (!m || g->sel[m - 1] != g->sel[i]) g->sel[m++] = g->sel[i];
+    for (size_t w = 0; w < words; w++)
+        for (uint64_t x = bits[w]; x; x &= x - 1)
+            g->sel[m++] = lo_id + (uint32_t)(w << 6) + (uint32_t)__builtin_ctzll(x);
+    free(bits);
     g->nsel = m;
     return 0;
 }
@@ -649,14 +661,15 @@ static int make_nodes(graph *g)
     tprof_cp_ctx *c = g->c;
     g->nodes = malloc((2 * g->nsel + 1) * sizeof *g->nodes);
     if (!g->nodes) return TPROF_ENOMEM;
-    for (size_t k = 0; k < g->nsel; k++) {
-        uint32_t i = g->sel[k];
-        const tprof_event e_r = rec(g->c, i), *e = &e_r;
-        if (!(c->cflag[e->cat] & C_NODE) && !(e->stream != -1 && c->xcorr[i] != XC_NONE)) continue;
-        g->nodes[g->nn++] = (cp_node){ e->ts, i, 1 };
-        g->nodes[g->nn++] = (cp_node){ end_of(e), i, 0 };
-    }
-    qsort(g->nodes, g->nn, sizeof *g->nodes, cmp_node);
+    /* the starts in record order, then the ends: a few long runs for the merge */
+    for (int ends = 0; ends < 2; ends++)
+        for (size_t k = 0; k < g->nsel; k++) {
+            uint32_t i = g->sel[k];
+            const tprof_event e_r = rec(g->c, i), *e = &e_r;
+            if (!(c->cflag[e->cat] & C_NODE) && !(e->stream != -1 && c->xcorr[i] != XC_NONE)) continue;
+            g->nodes[g->nn++] = ends ? (cp_node){ end_of(e), i, 0 } : (cp_node){ e->ts, i, 1 };
+        }
+    natural_sort(g->nodes, g->nn, sizeof *g->nodes, cmp_node);
     g->touched = malloc((g->nn + 1) * sizeof *g->touched);
     g->in_graph = calloc(g->nn + 1, 1);
     if (!g->touched || !g->in_graph) return TPROF_ENOMEM;
@@ -790,14 +803,16 @@ static int stack_edges(graph *g)
     uint32_t *stack = malloc((g->nsel + 1) * sizeof *stack), *open = malloc((g->nsel + 1) * sizeof *open);
     size_t np = 0;
     int rc = pt && stack && open ? 0 : TPROF_ENOMEM;
-    for (size_t k = 0; k < g->nsel && !rc; k++) {
-        const tprof_event e_r = rec(g->c, g->sel[k]), *e = &e_r;
-        if (e->stream != -1) continue;
-        int64_t tid = merge && e->tid == bwd ? fwd : e->tid;
-        pt[np++] = (point){ e->pid, tid, e->ts, e->dur, g->sel[k], 1 };
-        pt[np++] = (point){ e->pid, tid, end_of(e), e->dur, g->sel[k], 0 };
-    }
-    if (!rc) qsort(pt, np, sizeof *pt, cmp_point);
+    /* the starts in record order, then the ends: runs per thread for the merge */
+    for (int ends = 0; ends < 2 && !rc; ends++)
+        for (size_t k = 0; k < g->nsel; k++) {
+            const tprof_event e_r = rec(g->c, g->sel[k]), *e = &e_r;
+            if (e->stream != -1) continue;
+            int64_t tid = merge && e->tid == bwd ? fwd : e->tid;
+            pt[np++] = ends ? (point){ e->pid, tid, end_of(e), e->dur, g->sel[k], 0 }
+                            : (point){ e->pid, tid, e->ts, e->dur, g->sel[k], 1 };
+        }
+    if (!rc) natural_sort(pt, np, sizeof *pt, cmp_point);
     /* nesting: an event's parent is the one on top of the stack at its start;
        an end pops the top, whichever it is (as HTA's call stack does) */
     size_t nstack = 0;

@@ -125,23 +125,27 @@ static tprof_event record(const tprof_cp_ctx *c, uint32_t r)
     return e;
 }
 
-static const char *path_kind(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_edge *e, const char **name)
+static const char *const kinds[] = { "launch", "host", "cpu_op", "runtime", "gap", "memory", "comm", "kernel" };
+enum { K_LAUNCH, K_HOST, K_CPU_OP, K_RUNTIME, K_GAP, K_MEMORY, K_COMM, K_KERNEL };
+
+/* What the edge's time is (an index into kinds) and the event it is named after (a string id). */
+static int path_kind(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_edge *e, uint32_t *name)
 {
-    *name = "";
+    *name = 0; /* the empty string */
     if (e->type == TPROF_CPE_LAUNCH_DELAY) {
-        *name = tprof_trace_str(t, record(c, e->to).name);
-        return "launch";
+        *name = record(c, e->to).name;
+        return K_LAUNCH;
     }
-    if (e->event == TPROF_CP_NONE) return "host";
+    if (e->event == TPROF_CP_NONE) return K_HOST;
     tprof_event ev = record(c, e->event);
-    *name = tprof_trace_str(t, ev.name);
+    *name = ev.name;
     switch (e->bound) {
-    case TPROF_CPB_CPU_OP: return strcmp(tprof_trace_str(t, ev.cat), "cpu_op") ? "host" : "cpu_op";
-    case TPROF_CPB_RUNTIME: return "runtime";
-    case TPROF_CPB_KERNEL_GAP: return "gap";
-    case TPROF_CPB_MEMORY: return "memory";
-    case TPROF_CPB_COMM: return "comm";
-    default: return "kernel";
+    case TPROF_CPB_CPU_OP: return strcmp(tprof_trace_str(t, ev.cat), "cpu_op") ? K_HOST : K_CPU_OP;
+    case TPROF_CPB_RUNTIME: return K_RUNTIME;
+    case TPROF_CPB_KERNEL_GAP: return K_GAP;
+    case TPROF_CPB_MEMORY: return K_MEMORY;
+    case TPROF_CPB_COMM: return K_COMM;
+    default: return K_KERNEL;
     }
 }
 
@@ -150,6 +154,7 @@ typedef struct {
     const tprof_cp_ctx *c;
     tprof_result *res;
     tprof_i64map row_of; /* hash of (kind, name, op) -> row of on_path */
+    tprof_i64map row_of_ids; /* (kind, name id, op id) packed -> row: the same rows without hashing strings */
     int64_t bound[TPROF_CPB_COUNT];
     size_t sync_edges;
     int edges; /* fill the path table */
@@ -207,12 +212,18 @@ static int add_window(cp_build *b, int64_t number, int64_t start, int64_t end, c
     for (size_t k = 0; k < w->npath; k++) {
         const tprof_cp_edge *e = &w->path[k];
         if (e->bound == TPROF_CPB_NONE || !e->weight) continue;
-        const char *name, *kind = path_kind(b->t, b->c, e, &name);
-        const char *op = e->op == TPROF_CP_NONE ? "" : tprof_trace_str(b->t, record(b->c, e->op).name);
-        long pr = path_row(b, kind, name, op);
-        if (pr < 0) return TPROF_ENOMEM;
-        tprof_rows_set_i(p, (size_t)pr, P_TIME, tprof_rows_int(p, (size_t)pr, "time_ns") + e->weight);
-        tprof_rows_set_i(p, (size_t)pr, P_EDGES, tprof_rows_int(p, (size_t)pr, "edges") + 1);
+        uint32_t name, op = e->op == TPROF_CP_NONE ? 0 : record(b->c, e->op).name;
+        int kind = path_kind(b->t, b->c, e, &name);
+        int packed = name < (1u << 30) && op < (1u << 30);
+        int64_t key = ((int64_t)kind << 60) | ((int64_t)name << 30) | (int64_t)op, at;
+        long pr;
+        if (packed && tprof_i64map_get(&b->row_of_ids, key, &at)) pr = (long)at;
+        else {
+            pr = path_row(b, kinds[kind], tprof_trace_str(b->t, name), tprof_trace_str(b->t, op));
+            if (pr < 0 || (packed && tprof_i64map_put(&b->row_of_ids, key, pr))) return TPROF_ENOMEM;
+        }
+        tprof_rows_set_i(p, (size_t)pr, P_TIME, tprof_rows_cell(p, (size_t)pr, P_TIME)->v.i + e->weight);
+        tprof_rows_set_i(p, (size_t)pr, P_EDGES, tprof_rows_cell(p, (size_t)pr, P_EDGES)->v.i + 1);
     }
     if (!b->edges) return 0;
     tprof_rows *x = tprof_result_table(b->res, 2);
@@ -337,7 +348,7 @@ int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_r
     int rc = tprof_cp_open(t, &opts, &c, &spans, &nspans, &window);
     if (rc) return rc;
     cp_build b = { .t = t, .c = c, .res = tprof_result_new(&tprof_critical_path_desc), .edges = opts->path };
-    rc = b.res && !tprof_i64map_init(&b.row_of, 256) ? 0 : TPROF_ENOMEM;
+    rc = b.res && !tprof_i64map_init(&b.row_of, 256) && !tprof_i64map_init(&b.row_of_ids, 256) ? 0 : TPROF_ENOMEM;
     int64_t span = 0, path = 0, refused = 0;
     for (size_t i = 0; i < nspans && !rc; i++) {
         tprof_cp_window w;
@@ -361,6 +372,7 @@ int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_r
     if (!rc) rc = tprof_critical_path_finish(b.res);
     tprof_cp_ctx_free(c);
     if (b.row_of.keys) tprof_i64map_free(&b.row_of);
+    if (b.row_of_ids.keys) tprof_i64map_free(&b.row_of_ids);
     free(spans);
     if (rc) tprof_result_free(b.res);
     else *out = b.res;
