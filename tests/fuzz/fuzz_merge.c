@@ -5,6 +5,11 @@
  * path must write the same events. Options vary with the first byte; the
  * tiny memory budget makes every merge spill sorted runs.
  *
+ * The first input also goes through tprof_trace_copy_with_events (the
+ * critical-path overlay's copy): the output must be the input's bytes with
+ * the events inserted once (or, for a cut input, a prefix of them, the
+ * events and the closing brackets), or nothing with a message.
+ *
  * The files live in /dev/shm where there is one (the output is synced
  * before its rename: on a disk that is most of the time of a small merge),
  * and one thread merges, so a run is repeatable. */
@@ -63,11 +68,69 @@ static int same_events(const tprof_trace *a, const tprof_trace *b)
     return 1;
 }
 
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    uint8_t *b = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap && !(b = realloc(b, cap = cap ? 2 * cap : 4096))) abort();
+        size_t r = fread(b + len, 1, cap - len, f);
+        if (!r) break;
+        len += r;
+    }
+    fclose(f);
+    *n = len;
+    return b;
+}
+
+/* The copy with events: IN (N bytes) with INS inserted at one place, or
+ * for a cut input a prefix of IN, INS and the closing bracket(s). */
+static void check_copy(const char *in_path, const uint8_t *in, size_t n, const char *out_path)
+{
+    static const char events[] = "{\"ph\":\"M\",\"name\":\"added\",\"pid\":1,\"args\":{}}";
+    char err[512] = "";
+    int cut = 0;
+    unlink(out_path);
+    int rc = tprof_trace_copy_with_events(in_path, out_path, events, sizeof events - 1, &cut, err, sizeof err);
+    if (rc) {
+        if (!err[0] || access(out_path, F_OK) == 0) abort(); /* a message, and no file */
+        return;
+    }
+    size_t m;
+    uint8_t *out = slurp(out_path, &m);
+    if (!out) abort();
+    size_t p = 0; /* where the output leaves the input */
+    while (p < n && p < m && out[p] == in[p]) p++;
+    const char *lead = "\n", *lead2 = ",\n";
+    size_t at = p, el = sizeof events - 1;
+    /* the inserted text: a newline (after a comma when events came before), the events */
+    int ok = 0;
+    for (int k = 0; k < 2 && !ok; k++) {
+        const char *l = k ? lead2 : lead;
+        size_t ll = strlen(l);
+        for (size_t back = 0; back <= ll + el && back <= at && !ok; back++) { /* the inserted text may match the input */
+            size_t s = at - back;
+            if (s + ll + el > m || memcmp(out + s, l, ll) || memcmp(out + s + ll, events, el)) continue;
+            size_t rest = s + ll + el;
+            if (!cut) ok = m - rest == n - s && !memcmp(out + rest, in + s, n - s);
+            else ok = (m - rest == 4 && !memcmp(out + rest, "\n]}\n", 4)) || (m - rest == 3 && !memcmp(out + rest, "\n]\n", 3));
+        }
+    }
+    if (!ok) {
+        fprintf(stderr, "copy with events: %zu input bytes, %zu output bytes, they part at %zu (cut %d)\n", n, m, p, cut);
+        abort();
+    }
+    free(out);
+    unlink(out_path);
+}
+
 /* At exit: the inputs and the directory (a merge removes its own
  * temporary files). */
 static void cleanup(void)
 {
-    static const char *const names[] = { "a_rank0.json", "b_rank1.json", "out.json" };
+    static const char *const names[] = { "a_rank0.json", "b_rank1.json", "out.json", "copy.json" };
     char p[96];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
@@ -135,5 +198,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     tprof_trace_free(t);
     unlink(out);
+    char copy[96];
+    snprintf(copy, sizeof copy, "%s/copy.json", dir);
+    check_copy(a, data, n1, copy);
     return 0;
 }
