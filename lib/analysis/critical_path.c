@@ -417,8 +417,8 @@ static int merge_records(tprof_cp_ctx *c)
     size_t nev = tprof_trace_nevents(t), nsp = tprof_trace_nspans(t);
     c->events = tprof_trace_events(t);
     c->n = nev + nsp;
+    if (c->n >= CP_SPAN) return TPROF_ELIMIT; /* records are int32 in xcorr, and flag spans with the top bit */
     if (!nsp) return 0;
-    if (c->n >= CP_SPAN) return TPROF_ELIMIT;
     c->spans = tprof_trace_spans(t);
     c->tracks = tprof_trace_meta_get(t)->cpu_tracks;
     c->src = malloc(c->n * sizeof *c->src);

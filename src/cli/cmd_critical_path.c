@@ -224,6 +224,12 @@ static int write_overlays(cp_cli *ctx)
             rc = EXIT_OUTPUT;
             continue;
         }
+        struct stat si, so;
+        if (stat(ov->input, &si) == 0 && stat(path, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+            cli_error("--overlay %s is the trace itself: write the overlay to another file", path);
+            rc = EXIT_USAGE > rc ? EXIT_USAGE : rc;
+            continue;
+        }
         if (tprof_trace_copy_with_events(ov->input, path, ov->events, ov->len, &cut, err, sizeof err)) {
             cli_error("--overlay: %s", err);
             rc = EXIT_OUTPUT;

@@ -257,6 +257,10 @@ def overlay_edges(t):
     with open(t, "rb") as f:
         rc, _, err = run([TRAINPROF, "critical-path", "--overlay", os.path.join(d, "x.json"), "-"], stdin=f.read())
     check(rc == 2 and "standard input" in err, f"--overlay from stdin: exit {rc}: {err[-200:]}")
+    before = open(other, "rb").read()
+    rc, _, err = run([TRAINPROF, "critical-path", "--overlay", other, other])
+    check(rc == 2 and "the trace itself" in err and open(other, "rb").read() == before,
+          f"--overlay onto its own input: exit {rc}, the input kept: {err[-200:]}")
     rc, _, err = run([TRAINPROF, "critical-path", "--overlay", os.path.join(d, "no", "such", "dir", "x.json"), t])
     check(rc == 5 and "x.json" in err, f"--overlay into a missing directory: exit {rc}: {err[-200:]}")
 
