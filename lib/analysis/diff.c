@@ -1073,6 +1073,7 @@ static int coll_run_row(tprof_rows *t, const char *side, const tprof_result *c, 
 typedef struct {
     char key[320];
     long row[2]; /* its row in each side's collectives table, -1: absent */
+    double change; /* |candidate - base| of the transfer time per step: the order */
 } coll_key;
 
 static void coll_key_of(const tprof_rows *g, size_t i, char *out, size_t cap)
@@ -1090,13 +1091,10 @@ static double coll_per_step(const tprof_result *c, long row, const char *col)
     return (double)tprof_rows_int(tprof_result_table_c(c, 0), (size_t)row, col) / steps;
 }
 
-static int cmp_coll_delta(const void *x, const void *y, void *ctx)
+static int cmp_coll_delta(const void *x, const void *y)
 {
-    const tprof_result *const *c = ctx;
     const coll_key *a = x, *b = y;
-    double da = fabs(coll_per_step(c[1], a->row[1], "transfer_ns") - coll_per_step(c[0], a->row[0], "transfer_ns"));
-    double db = fabs(coll_per_step(c[1], b->row[1], "transfer_ns") - coll_per_step(c[0], b->row[0], "transfer_ns"));
-    if (da != db) return da > db ? -1 : 1;
+    if (a->change != b->change) return a->change > b->change ? -1 : 1;
     return strcmp(a->key, b->key);
 }
 
@@ -1144,7 +1142,9 @@ static int coll_deltas(tprof_result *res, tprof_rows *csv, const tprof_diff_part
             k[j].row[s] = (long)i;
         }
     }
-    if (!rc && n) qsort_r(k, n, sizeof *k, cmp_coll_delta, c);
+    for (size_t i = 0; i < n; i++)
+        k[i].change = fabs(coll_per_step(c[1], k[i].row[1], "transfer_ns") - coll_per_step(c[0], k[i].row[0], "transfer_ns"));
+    if (!rc && n) qsort(k, n, sizeof *k, cmp_coll_delta);
     tprof_rows *t = tprof_result_table(res, TB_COLLS);
     for (size_t i = 0; !rc && i < n; i++) {
         int s0 = k[i].row[0] >= 0 ? 0 : 1; /* a side that has it, for the key's texts */

@@ -328,8 +328,8 @@ static void net_candidate(tprof_ranks_result *r, const tprof_rows *g)
         int64_t count = tprof_rows_int(g, i, "count"), ranks = tprof_rows_int(g, i, "group_size");
         int64_t p50 = tprof_rows_int(g, i, "transfer_p50_ns"), transfer = tprof_rows_int(g, i, "transfer_ns");
         if (!tprof_collective_ends_together(type) || tprof_rows_at(g, i, "busbw")->null || count <= 0 || ranks < 2 ||
-            p50 <= 0 || transfer <= r->coll_net_transfer_ns * (r->coll_net_count > 0))
-            continue;
+            p50 <= 0 || (r->coll_net_count > 0 && transfer <= r->coll_net_transfer_ns))
+            continue; /* no busbw to judge, or less transfer time than the one held */
         double wait_share = (double)tprof_rows_int(g, i, "wait_ns") / (double)count / (double)ranks / (double)p50;
         if (wait_share >= TPROF_NET_TOGETHER) continue; /* late ranks, not the network, set its time */
         snprintf(r->coll_net_type, sizeof r->coll_net_type, "%s", type);
