@@ -128,6 +128,9 @@ typedef struct {
 int tprof_inputs_expand(const char *const *args, size_t n, unsigned accepts, tprof_inputs *out, char *errbuf,
                         size_t errlen);
 void tprof_inputs_free(tprof_inputs *in);
+/* The kind of the file PATH by its first bytes, decompressed (as a
+ * directory's files are told apart), or -1 when it cannot be read. */
+int tprof_input_sniff_path(const char *path);
 /* One line on what the directory held: "DIR: 12 traces; skipped 5 files (2
  * memory snapshots, 1 model config, 2 not recognised)"; with nothing kept:
  * "DIR: no trace below the directory; it holds 3 files (...)" and a hint

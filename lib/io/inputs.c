@@ -136,6 +136,8 @@ static int sniff_file(const char *path)
     return kind;
 }
 
+int tprof_input_sniff_path(const char *path) { return sniff_file(path); }
+
 /* NAME.tmp.HOST.PID.XXXXXX: an output of trainprof being written (lib/io/sink.c). */
 static int is_temporary(const char *name) { return strstr(name, ".tmp.") != NULL; }
 

@@ -74,6 +74,9 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "trainprof: wrote PATH (SIZE)" on stderr: an output file is in place
  * (after the sink's rename; never for stdout). */
 void cli_wrote(const char *path, uint64_t bytes);
+/* Set while a command writes files of another's (report's temporary
+ * timeline): no "wrote" line. */
+extern int cli_quiet_wrote;
 /* Writes BUF as the whole file PATH through the atomic sink (and says so);
  * prints why not. Returns EXIT_OK or EXIT_OUTPUT. */
 int cli_write_file(const char *path, const void *buf, size_t len);
@@ -251,6 +254,7 @@ int cmd_flops(int argc, char **argv);
 int cmd_mfu(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_mem(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* The findings of an "advice" result as a list, each with its remedy; the
  * findings of one rule and remedy on several ranks as one line naming them

@@ -160,8 +160,11 @@ void cli_note(const char *fmt, ...)
     va_end(ap);
 }
 
+int cli_quiet_wrote;
+
 void cli_wrote(const char *path, uint64_t bytes)
 {
+    if (cli_quiet_wrote) return;
     char size[32];
     tprof_fmt_bytes(size, sizeof size, (int64_t)bytes);
     fprintf(stderr, "trainprof: wrote %s (%s)\n", path, size);

@@ -35,6 +35,7 @@ static const cli_command commands[] = {
     { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff },
     { "mem", "CUDA memory snapshots: peak and who holds it, reserved, fragmentation, OOMs; --timeline, --compare",
       cmd_mem },
+    { "report", "one self-contained HTML page of a run: traces, memory snapshots, logs, with charts", cmd_report },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,469 @@
+/* trainprof report: one self-contained HTML page of a run (traces of every
+ * rank, memory snapshots, training logs), with charts.
+ *
+ * The page's numbers are the commands' own: the report runs `summary`,
+ * `steps`, `mem` and `log` over the inputs with --format json, each with its
+ * standard output in memory, and puts their JSON into the page unchanged;
+ * the page's script (report/report.js) only draws it. The charting library
+ * (Apache ECharts, pinned in package.json) and the script are inlined at
+ * build time (report/embed.c), so the page needs nothing beside it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trainprof/version.h"
+
+extern const unsigned char tprof_asset_page[], tprof_asset_css[], tprof_asset_js[];
+extern const size_t tprof_asset_page_len, tprof_asset_css_len, tprof_asset_js_len;
+#ifdef TPROF_HAVE_ECHARTS
+extern const unsigned char tprof_asset_echarts[];
+extern const size_t tprof_asset_echarts_len;
+#endif
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: trainprof report [options] INPUT... -o REPORT.html\n\n"
+            "One HTML file that shows a training run: traces (one per rank, or a directory),\n"
+            "CUDA memory snapshots and training logs, in any mix, each recognised by its\n"
+            "content. It works offline from file:// (the charting library is inside it).\n"
+            "Its numbers are those of trainprof summary, steps, mem and log with\n"
+            "--format json, which the page holds unchanged.\n\n"
+            "options:\n"
+            "  -o, --output FILE     the page (written atomically; required)\n"
+            "  --title TEXT          the page's title (default: the first input's name)\n"
+            "  --top N               kernels and ops per rank in the tables (default 20)\n"
+            "  --points N            memory timeline points per device (default 2000)\n"
+            "  --threads N           threads that parse one large file (0 = one per core)\n"
+            "  --color auto|always|never\n");
+}
+
+typedef struct {
+    char **v;
+    size_t n, cap;
+} args;
+
+static int arg_push(args *a, const char *s)
+{
+    if (a->n + 2 > a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        char **v = realloc(a->v, cap * sizeof *v);
+        if (!v) return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = (char *)s;
+    a->v[a->n] = NULL;
+    return 0;
+}
+
+/* The inputs by kind. */
+typedef struct {
+    args traces, snapshots, logs;
+} inputs;
+
+/* What one command printed (its JSON) and its exit code. */
+typedef struct {
+    char *buf;
+    size_t len;
+    int rc;
+} captured;
+
+/* Runs CMD over A (a->v[0] its name) with the standard output in memory:
+ * glibc's stdout is an ordinary variable, so the command prints exactly
+ * what it prints on a terminal, through its own code. */
+static int capture(int (*cmd)(int, char **), const args *a, captured *out)
+{
+    *out = (captured){ 0 };
+    fflush(stdout);
+    FILE *m = open_memstream(&out->buf, &out->len);
+    if (!m) return -1;
+    FILE *saved = stdout;
+    stdout = m;
+    out->rc = cmd((int)a->n, a->v);
+    stdout = saved;
+    int bad = ferror(m) != 0;
+    if (fclose(m) || bad) {
+        free(out->buf);
+        out->buf = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* S as the text of an HTML element. */
+static void html_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '&') fputs("&amp;", f);
+        else if (*s == '"') fputs("&quot;", f);
+        else fputc(*s, f);
+    }
+}
+
+/* JSON inside a <script> element: every '<' as \u003c ('<' only occurs
+ * inside JSON strings), so that no "</script>" or "<!--" ends it early. */
+static void script_json(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '<') fputs("\\u003c", f);
+        else fputc(s[i], f);
+    }
+}
+
+/* One command's output as the value of KEY in the data object, or null
+ * when it printed nothing. */
+static void put_output(FILE *f, const char *key, const captured *c, int *first)
+{
+    fprintf(f, "%s\"%s\":", *first ? "" : ",", key);
+    *first = 0;
+    size_t n = c->len;
+    while (n && (c->buf[n - 1] == '\n' || c->buf[n - 1] == ' ')) n--;
+    if (n) script_json(f, c->buf, n);
+    else fputs("null", f);
+}
+
+static void put_paths(FILE *f, const char *key, const args *a, int last)
+{
+    fprintf(f, "\"%s\":[", key);
+    for (size_t i = 1; i < a->n; i++) {
+        if (i > 1) fputc(',', f);
+        /* a path is JSON-escaped, then made safe inside the script */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (m) {
+            tprof_jw w;
+            tprof_jw_init(&w, m);
+            tprof_jw_str(&w, a->v[i]);
+            fclose(m);
+            script_json(f, buf, len);
+        }
+        free(buf);
+    }
+    fprintf(f, "]%s", last ? "" : ",");
+}
+
+/* The worse of two exit codes: input errors over truncation over success. */
+static int worse(int a, int b) { return b > a && b != EXIT_CHECK ? b : a; }
+
+typedef struct {
+    const char *output, *title;
+    const char *top, *points, *threads;
+} report_opts;
+
+/* The temporary timeline files of snapshot I, in DIR. */
+static void timeline_prefix(char *buf, size_t len, const char *dir, size_t i)
+{
+    snprintf(buf, len, "%s/memory_%zu", dir, i);
+}
+
+/* Reads the whole file PATH (malloc'd) into C's buffer; -1 when it cannot. */
+static int slurp(const char *path, captured *c)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    FILE *m = open_memstream(&c->buf, &c->len);
+    if (!m) {
+        fclose(f);
+        return -1;
+    }
+    char b[1 << 16];
+    size_t n;
+    while ((n = fread(b, 1, sizeof b, f)) > 0) fwrite(b, 1, n, m);
+    int bad = ferror(f);
+    fclose(f);
+    if (fclose(m) || bad) {
+        free(c->buf);
+        c->buf = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The memory part: for each snapshot, `mem --format json --timeline` into
+ * a temporary directory, both outputs into the data as
+ * {"file", "result", "timeline"}. */
+static int memory_part(FILE *f, const inputs *in, const report_opts *o, int *rc)
+{
+    fputs("\"memory\":[", f);
+    char dir[] = "/tmp/trainprof-report.XXXXXX";
+    if (in->snapshots.n > 1 && !mkdtemp(dir)) {
+        cli_error("cannot make a temporary directory for the memory timelines: %s", strerror(errno));
+        return -1;
+    }
+    for (size_t i = 1; i < in->snapshots.n; i++) {
+        char prefix[sizeof dir + 32], path[sizeof prefix + 8];
+        timeline_prefix(prefix, sizeof prefix, dir, i);
+        args a = { 0 };
+        int bad = arg_push(&a, "mem") || arg_push(&a, "--format") || arg_push(&a, "json") ||
+                  arg_push(&a, "--timeline") || arg_push(&a, prefix) || arg_push(&a, "--top") || arg_push(&a, "0") ||
+                  (o->points && (arg_push(&a, "--points") || arg_push(&a, o->points))) ||
+                  arg_push(&a, in->snapshots.v[i]);
+        captured c = { 0 }, tl = { 0 };
+        cli_quiet_wrote = 1;
+        if (!bad) bad = capture(cmd_mem, &a, &c);
+        cli_quiet_wrote = 0;
+        free(a.v);
+        snprintf(path, sizeof path, "%s.json", prefix);
+        if (!bad && c.len) bad = slurp(path, &tl);
+        unlink(path);
+        snprintf(path, sizeof path, "%s.svg", prefix);
+        unlink(path);
+        if (bad) {
+            free(c.buf);
+            free(tl.buf);
+            rmdir(dir);
+            cli_error("out of memory");
+            return -1;
+        }
+        *rc = worse(*rc, c.rc);
+        if (i > 1) fputc(',', f);
+        /* mem prints an array of one object per snapshot */
+        int first = 1;
+        fputc('{', f);
+        put_output(f, "result", &c, &first);
+        put_output(f, "timeline", &tl, &first);
+        fputc('}', f);
+        free(c.buf);
+        free(tl.buf);
+    }
+    if (in->snapshots.n > 1) rmdir(dir);
+    fputs("],", f);
+    return 0;
+}
+
+/* A trace command (summary, steps) over every trace, as JSON. */
+static int traces_part(FILE *f, const char *key, int (*cmd)(int, char **), const inputs *in, const report_opts *o,
+                       int with_top, int *rc, int *first)
+{
+    captured c = { 0 };
+    if (in->traces.n > 1) {
+        args a = { 0 };
+        int bad = arg_push(&a, key) || arg_push(&a, "--format") || arg_push(&a, "json") ||
+                  (with_top && (arg_push(&a, "--top") || arg_push(&a, o->top ? o->top : "20"))) ||
+                  (o->threads && (arg_push(&a, "--threads") || arg_push(&a, o->threads)));
+        for (size_t i = 1; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
+        if (!bad) bad = capture(cmd, &a, &c);
+        free(a.v);
+        if (bad) {
+            cli_error("out of memory");
+            return -1;
+        }
+        *rc = worse(*rc, c.rc);
+    }
+    put_output(f, key, &c, first);
+    free(c.buf);
+    return 0;
+}
+
+static int logs_part(FILE *f, const inputs *in, int *rc, int *first)
+{
+    captured sum = { 0 }, series = { 0 };
+    if (in->logs.n > 1) {
+        args a = { 0 }, b = { 0 };
+        int bad = arg_push(&a, "log") || arg_push(&a, "--format") || arg_push(&a, "json") || arg_push(&b, "log") ||
+                  arg_push(&b, "--series") || arg_push(&b, "--format") || arg_push(&b, "json");
+        for (size_t i = 1; !bad && i < in->logs.n; i++)
+            bad = arg_push(&a, in->logs.v[i]) || arg_push(&b, in->logs.v[i]);
+        if (!bad) bad = capture(cmd_log, &a, &sum);
+        if (!bad) bad = capture(cmd_log, &b, &series);
+        free(a.v);
+        free(b.v);
+        if (bad) {
+            free(sum.buf);
+            free(series.buf);
+            cli_error("out of memory");
+            return -1;
+        }
+        *rc = worse(*rc, sum.rc);
+    }
+    put_output(f, "log", &sum, first);
+    put_output(f, "log_series", &series, first);
+    free(sum.buf);
+    free(series.buf);
+    return 0;
+}
+
+/* Sorts the inputs by kind; an input of no kind the report reads is an
+ * error naming it (and the command that reads it). */
+static int classify(char **paths, size_t n, inputs *in)
+{
+    const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) |
+                             TPROF_INPUT_BIT(TPROF_INPUT_LOG);
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(paths[i], "-")) {
+            cli_error("report reads files, not the standard input ('-'): it tells each input's kind by its content");
+            return EXIT_USAGE;
+        }
+        int kind = tprof_input_sniff_path(paths[i]);
+        args *to = kind == TPROF_INPUT_TRACE ? &in->traces
+                   : kind == TPROF_INPUT_SNAPSHOT ? &in->snapshots
+                   : kind == TPROF_INPUT_LOG ? &in->logs
+                                              : NULL;
+        if (to) {
+            if (arg_push(to, paths[i])) return EXIT_INPUT;
+            continue;
+        }
+        if (kind < 0) cli_error("%s: cannot read it: %s", paths[i], strerror(errno ? errno : EIO));
+        else {
+            const char *hint = tprof_input_hint((tprof_input_kind)kind, accepts);
+            cli_error("%s: not a trace, a memory snapshot or a training log%s%s", paths[i], hint ? "; " : "",
+                      hint ? hint : "");
+        }
+        rc = EXIT_INPUT;
+    }
+    return rc;
+}
+
+/* The page: the template's head, the style, the data, the scripts. */
+static int write_page(FILE *f, const report_opts *o, const char *data, size_t len)
+{
+    const char *page = (const char *)tprof_asset_page, *data_at = strstr(page, "<!--DATA-->"),
+               *title_at = strstr(page, "<!--TITLE-->"), *style_at = strstr(page, "<!--STYLE-->"),
+               *scripts_at = strstr(page, "<!--SCRIPTS-->");
+    if (!data_at || !title_at || !style_at || !scripts_at || !(title_at < style_at && style_at < data_at &&
+                                                                data_at < scripts_at))
+        return -1; /* the template is the build's: checked by the tests */
+    fwrite(page, 1, (size_t)(title_at - page), f);
+    html_text(f, o->title);
+    const char *p = title_at + strlen("<!--TITLE-->");
+    fwrite(p, 1, (size_t)(style_at - p), f);
+    fwrite(tprof_asset_css, 1, tprof_asset_css_len, f);
+    p = style_at + strlen("<!--STYLE-->");
+    fwrite(p, 1, (size_t)(data_at - p), f);
+    fwrite(data, 1, len, f);
+    p = data_at + strlen("<!--DATA-->");
+    fwrite(p, 1, (size_t)(scripts_at - p), f);
+#ifdef TPROF_HAVE_ECHARTS
+    fputs("<script>\n", f);
+    fwrite(tprof_asset_echarts, 1, tprof_asset_echarts_len, f);
+    fputs("\n</script>\n", f);
+#endif
+    fputs("<script>\n", f);
+    fwrite(tprof_asset_js, 1, tprof_asset_js_len, f);
+    fputs("\n</script>\n", f);
+    p = scripts_at + strlen("<!--SCRIPTS-->");
+    fputs(p, f);
+    return ferror(f) ? -1 : 0;
+}
+
+static int run_report(inputs *in, const report_opts *o)
+{
+    int rc = EXIT_OK;
+    char *data = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&data, &len);
+    if (!f) {
+        cli_error("out of memory");
+        return EXIT_INPUT;
+    }
+    fprintf(f, "{\"report\":{\"version\":1,\"trainprof\":\"%s\",\"top\":%s},\"inputs\":{", TPROF_VERSION_STRING,
+            o->top ? o->top : "20");
+    put_paths(f, "traces", &in->traces, 0);
+    put_paths(f, "snapshots", &in->snapshots, 0);
+    put_paths(f, "logs", &in->logs, 1);
+    fputs("},", f);
+    int first = 1, bad = traces_part(f, "summary", cmd_summary, in, o, 1, &rc, &first) ||
+                         traces_part(f, "steps", cmd_steps, in, o, 0, &rc, &first);
+    if (!bad) fputc(',', f);
+    if (!bad) bad = memory_part(f, in, o, &rc);
+    first = 1;
+    if (!bad) bad = logs_part(f, in, &rc, &first);
+    fputc('}', f);
+    if (fclose(f) || bad) {
+        free(data);
+        return bad ? EXIT_INPUT : EXIT_INPUT;
+    }
+    if (rc >= EXIT_INPUT) { /* a command failed: its error was said; no page that hides it */
+        free(data);
+        cli_error("no report written: an input could not be analysed (above)");
+        return rc;
+    }
+    char *page = NULL;
+    size_t plen = 0;
+    FILE *pf = open_memstream(&page, &plen);
+    int e = !pf || write_page(pf, o, data, len);
+    if (pf && fclose(pf)) e = 1;
+    free(data);
+    if (e) {
+        free(page);
+        cli_error("out of memory writing the page");
+        return EXIT_INPUT;
+    }
+    int w = cli_write_file(o->output, page, plen);
+    free(page);
+    return w ? w : rc;
+}
+
+static int count_option(const char *name, const char *arg)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*arg && !*end && v >= 0) return 0;
+    cli_error("%s takes a count, not '%s'", name, arg);
+    return -1;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = { { "output", required_argument, 0, 'o' },
+                                          { "title", required_argument, 0, 'T' },
+                                          { "top", required_argument, 0, 't' },
+                                          { "points", required_argument, 0, 'p' },
+                                          { "threads", required_argument, 0, 'j' },
+                                          { "color", required_argument, 0, 'c' },
+                                          { "help", no_argument, 0, 'h' },
+                                          { 0, 0, 0, 0 } };
+    report_opts o = { 0 };
+    int c, rc = EXIT_OK, threads;
+    optind = 1;
+    while (!rc && (c = cli_getopt(argc, argv, "ho:", opts)) != -1) {
+        switch (c) {
+        case 'h': help(stdout); return EXIT_OK;
+        case 'o': o.output = optarg; break;
+        case 'T': o.title = optarg; break;
+        case 't': rc = count_option("--top", optarg) ? EXIT_USAGE : 0, o.top = optarg; break;
+        case 'p': rc = count_option("--points", optarg) ? EXIT_USAGE : 0, o.points = optarg; break;
+        case 'j': rc = cli_parse_threads(optarg, &threads) ? EXIT_USAGE : 0, o.threads = optarg; break;
+        case 'c': rc = cli_set_color(optarg) ? EXIT_USAGE : 0; break;
+        default: rc = EXIT_USAGE;
+        }
+    }
+    if (rc) return rc;
+    if (optind >= argc || !o.output) {
+        cli_error(optind < argc ? "report needs an output file: -o REPORT.html" : "report needs at least one input");
+        help(stderr);
+        return EXIT_USAGE;
+    }
+#ifndef TPROF_HAVE_ECHARTS
+    cli_error("this build has no charting library: run scripts/install-deps.sh (it installs the pinned one with "
+              "npm), then build again");
+    return EXIT_USAGE;
+#endif
+    const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) |
+                             TPROF_INPUT_BIT(TPROF_INPUT_LOG);
+    tprof_inputs ex;
+    if ((rc = cli_expand_inputs(argv + optind, argc - optind, accepts, &ex))) return rc;
+    inputs in = { 0 };
+    if (arg_push(&in.traces, "") || arg_push(&in.snapshots, "") || arg_push(&in.logs, "")) rc = EXIT_INPUT;
+    if (!rc) rc = classify(ex.paths, ex.npaths, &in);
+    if (!rc) {
+        if (!o.title) {
+            const char *first = ex.paths[0], *slash = strrchr(first, '/');
+            o.title = slash && slash[1] ? slash + 1 : first;
+        }
+        rc = run_report(&in, &o);
+    }
+    free(in.traces.v);
+    free(in.snapshots.v);
+    free(in.logs.v);
+    tprof_inputs_free(&ex);
+    return rc;
+}

@@ -1,0 +1,574 @@
+/* trainprof report: draws the page from the data element, which holds the
+ * JSON of trainprof summary, steps, mem and log as they print it. Nothing
+ * here computes a number the commands do not give: it picks, bins for
+ * display and formats (as the commands' tables do). Text from the inputs
+ * (kernel names, paths, call sites) only ever goes in as text. */
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('trainprof-data').textContent);
+  var main = document.getElementById('report');
+  var charts = {}; /* id -> ECharts instance: the tests read points through it */
+  window.trainprofCharts = charts;
+  window.trainprofData = D;
+
+  /* ---- formats, as lib/report/format.c writes them ---- */
+  function sig(v, prec) {
+    var s = Number(v.toPrecision(prec));
+    return Math.abs(s) >= 1e21 || /e/.test(String(s)) ? v.toFixed(0) : String(s);
+  }
+  function fmtNs(ns) {
+    if (ns === null || ns === undefined || isNaN(ns)) return 'n/a';
+    var a = Math.abs(ns);
+    if (a < 1000) return Math.round(ns) + ' ns';
+    if (a < 999500) return sig(ns / 1e3, 3) + ' us';
+    if (a < 999500000) return sig(ns / 1e6, 3) + ' ms';
+    return sig(ns / 1e9, 4) + ' s';
+  }
+  function fmtBytes(b) {
+    if (b === null || b === undefined || isNaN(b)) return 'n/a';
+    var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'], v = b, u = 0;
+    if (Math.abs(v) < 1024) return Math.round(b) + ' B';
+    while (Math.abs(v) >= 999.5 && u < 6) { v /= 1024; u++; }
+    return sig(v, 3) + ' ' + units[u];
+  }
+  function fmtReal(v) { return typeof v === 'number' ? String(Number(v.toPrecision(6))) : String(v); }
+  function fmtPct(x) { return x === null || x === undefined || isNaN(x) ? 'n/a' : (100 * x).toFixed(1) + '%'; }
+  function fmtNum(x, d) { return x === null || x === undefined ? 'n/a' : Number(x).toFixed(d === undefined ? 2 : d); }
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) {
+      return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+    });
+  }
+  function share(part, whole) { return whole > 0 ? part / whole : 0; }
+
+  /* Kernel names as the text tables show them at level 0 (lib/report/
+   * names.c, docs/METRICS.md "Kernel names in tables"): template arguments
+   * as <...>, no parameter list, no return type; no signature, or an
+   * unclosed bracket: the name as it is. */
+  function ident(c) { return /[A-Za-z0-9_]/.test(c || ''); }
+  function opToken(s, i) {
+    if (s.substr(i, 8) !== 'operator' || (i && ident(s[i - 1])) || ident(s[i + 8])) return 0;
+    var j = i + 8;
+    if ((s[j] === '(' && s[j + 1] === ')') || (s[j] === '[' && s[j + 1] === ']')) return 10;
+    while (j < i + 11 && j < s.length && '<>=!+-*/%^&|~,'.indexOf(s[j]) >= 0) j++;
+    return j - i;
+  }
+  function closing(s, i) {
+    var stack = [];
+    for (var j = i; j < s.length; j++) {
+      var op = opToken(s, j);
+      if (op) { j += op - 1; continue; }
+      var c = s[j];
+      if (c === '-' && s[j + 1] === '>') { j++; continue; }
+      if (c === '<' || c === '(') stack.push(c);
+      else if (c === ')') { while (stack.length && stack[stack.length - 1] === '<') stack.pop(); stack.pop(); }
+      else if (c === '>' && stack.length && stack[stack.length - 1] === '<') stack.pop();
+      else continue;
+      if (!stack.length) return j;
+    }
+    return -1;
+  }
+  function shortName(name) {
+    if (typeof name !== 'string' || (name.indexOf('<') < 0 && name.indexOf('(') < 0)) return name;
+    var out = '', did = false, lastSpace = 0, opEnd = -1, i = 0, m;
+    while (i < name.length) {
+      var op = opToken(name, i);
+      if (op) { out += name.substr(i, op); i += op; opEnd = i; continue; }
+      var c = name[i];
+      if (c === '-' && name[i + 1] === '>') { out += '->'; i += 2; }
+      else if (c === '<') {
+        if ((m = closing(name, i)) < 0) return name;
+        out += '<...>'; did = true; i = m + 1;
+      } else if (c === '(') {
+        if ((m = closing(name, i)) < 0) return name;
+        if ((i && (ident(name[i - 1]) || name[i - 1] === '>')) || opEnd === i) {
+          did = true; i = m + 1;
+          for (var again = true; again;) {
+            again = false;
+            [' const', ' volatile', ' &&', ' &', ' noexcept'].forEach(function (q) {
+              if (name.substr(i, q.length) === q && !ident(name[i + q.length])) { i += q.length; again = true; }
+            });
+          }
+        } else { out += name.substring(i, m + 1); i = m + 1; }
+      } else { out += c; if (c === ' ') lastSpace = out.length; i++; }
+    }
+    if (did && lastSpace && lastSpace < out.length) out = out.substring(lastSpace);
+    return out;
+  }
+  /* The names of one table as shown: short, and in full where two
+   * different names shorten alike (the text tables go a level deeper
+   * first; a page has room for the whole name). */
+  function displayNames(names) {
+    var byShort = {}, out = {};
+    names.forEach(function (n) { var k = shortName(n); (byShort[k] = byShort[k] || {})[n] = 1; });
+    names.forEach(function (n) { var k = shortName(n); out[n] = Object.keys(byShort[k]).length > 1 ? n : k; });
+    return out;
+  }
+
+  /* ---- DOM ---- */
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    if (attrs) for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  var toc = document.getElementById('toc');
+  function section(id, title, intro) {
+    var s = el('section', { id: id });
+    s.appendChild(el('h2', null, title));
+    if (intro) s.appendChild(el('p', { 'class': 'note' }, intro));
+    main.appendChild(s);
+    var a = el('a', { href: '#' + id }, title);
+    toc.appendChild(a);
+    return s;
+  }
+  function card(box, key, value) {
+    var c = el('div', { 'class': 'card' });
+    c.appendChild(el('div', { 'class': 'v' }, value));
+    c.appendChild(el('div', { 'class': 'k' }, key));
+    box.appendChild(c);
+  }
+
+  /* A chart in PARENT: option -> ECharts instance, kept by ID. */
+  function chart(parent, id, option, tall) {
+    var div = el('div', { id: id, 'class': tall ? 'chart tall' : 'chart', 'data-chart': id });
+    parent.appendChild(div);
+    var c = echarts.init(div, null, { renderer: 'canvas' });
+    option.animation = false;
+    if (!option.tooltip) option.tooltip = { trigger: 'axis' };
+    option.tooltip.confine = true;
+    option.tooltip.className = 'tp-tooltip';
+    if (!option.grid) option.grid = { left: 90, right: 30, top: 50, bottom: 60, containLabel: false };
+    c.setOption(option);
+    charts[id] = c;
+    return c;
+  }
+  window.addEventListener('resize', function () { for (var k in charts) charts[k].resize(); });
+
+  /* A sortable, filterable table: COLS [{key, title, num, fmt}], ROWS objects. */
+  function table(parent, id, cols, rows, filterable) {
+    var box = el('div', { 'class': 'tablebox' });
+    var t = el('table', { 'class': 'data', id: id });
+    var thead = el('thead'), tr = el('tr');
+    cols.forEach(function (c, i) {
+      var th = el('th', { 'data-col': c.key, 'class': c.num ? 'num' : '' }, c.title);
+      th.addEventListener('click', function () { sortBy(i); });
+      tr.appendChild(th);
+    });
+    thead.appendChild(tr);
+    t.appendChild(thead);
+    var tbody = el('tbody');
+    t.appendChild(tbody);
+    var order = rows.slice(), shown = {};
+    cols.forEach(function (c) { if (c.name) shown[c.key] = displayNames(rows.map(function (r) { return r[c.key]; }).filter(function (v) { return typeof v === 'string'; })); });
+    function draw() {
+      var q = filter ? filter.value.toLowerCase() : '';
+      tbody.textContent = '';
+      order.forEach(function (r) {
+        if (q && !cols.some(function (c) { return String(r[c.key] === undefined ? '' : r[c.key]).toLowerCase().indexOf(q) >= 0; })) return;
+        var row = el('tr');
+        cols.forEach(function (c) {
+          var v = r[c.key];
+          var text = v === null || v === undefined ? '' : c.fmt ? c.fmt(v, r) : c.name && shown[c.key][v] !== undefined ? shown[c.key][v] : String(v);
+          var td = el('td', { 'class': c.num ? 'num' : (c.name ? 'name' : '') }, text);
+          if (c.name && text !== v && typeof v === 'string') td.setAttribute('title', v);
+          if (c.num && typeof v === 'number') td.setAttribute('data-value', String(v));
+          row.appendChild(td);
+        });
+        tbody.appendChild(row);
+      });
+    }
+    function sortBy(i) {
+      var ths = thead.querySelectorAll('th'), c = cols[i];
+      var dir = ths[i].getAttribute('aria-sort') === 'descending' ? 'ascending' : 'descending';
+      ths.forEach(function (h) { h.removeAttribute('aria-sort'); });
+      ths[i].setAttribute('aria-sort', dir);
+      var s = dir === 'ascending' ? 1 : -1;
+      order.sort(function (a, b) {
+        var x = a[c.key], y = b[c.key];
+        if (x === y) return 0;
+        if (x === null || x === undefined) return 1;
+        if (y === null || y === undefined) return -1;
+        return (c.num ? (x - y) : String(x).localeCompare(String(y))) * s;
+      });
+      draw();
+    }
+    var filter = null;
+    if (filterable) {
+      filter = el('input', { 'class': 'filter', type: 'search', placeholder: 'filter rows', 'aria-label': 'filter ' + id });
+      filter.addEventListener('input', draw);
+      parent.appendChild(filter);
+    }
+    draw();
+    box.appendChild(t);
+    parent.appendChild(box);
+    return t;
+  }
+
+  var S = D.summary, traces = S ? S.traces : [], ranksView = S ? S.ranks : null;
+  var labels = traces.map(function (t) { return t.label; });
+  var straggler = ranksView && ranksView.collectives_straggler !== undefined && ranksView.collectives_straggler !== null
+    ? ranksView.collectives_straggler : (ranksView ? ranksView.straggler : null);
+  function rankLabel(t) { return t.rank !== undefined && t.rank !== null && t.rank >= 0 ? 'rank ' + t.rank : t.label; }
+  function isStraggler(t) { return straggler !== null && straggler !== undefined && t.rank === straggler; }
+
+  /* Ranks shown one per row up to MAX_ROWS, else binned: each bin the
+   * worst (max) of its ranks, named by its range. */
+  var MAX_ROWS = 64;
+  function bins(n) {
+    if (n <= MAX_ROWS) return null;
+    var per = Math.ceil(n / MAX_ROWS), out = [];
+    for (var i = 0; i < n; i += per) out.push([i, Math.min(n, i + per)]);
+    return out;
+  }
+
+  /* ---- the headline ---- */
+  var inputs = D.inputs;
+  document.getElementById('title').textContent = 'trainprof report: ' + document.title;
+  document.getElementById('facts').textContent =
+    [inputs.traces.length + ' trace' + (inputs.traces.length === 1 ? '' : 's'),
+     inputs.snapshots.length + ' memory snapshot' + (inputs.snapshots.length === 1 ? '' : 's'),
+     inputs.logs.length + ' log' + (inputs.logs.length === 1 ? '' : 's'),
+     'trainprof ' + D.report.trainprof].join(' · ');
+
+  var headline = section('headline', 'Headline');
+  var cards = el('div', { 'class': 'cards' });
+  headline.appendChild(cards);
+  var evidence = {}; /* rule -> section id */
+  function ruleSection(rule) {
+    if (/^path-/.test(rule)) return 'critical-path';
+    if (/comm|network|overlap|collective|nccl/.test(rule)) return 'communication';
+    if (/rank|straggler|skew/.test(rule)) return 'ranks';
+    if (/mem|oom|frag/.test(rule)) return 'memory';
+    if (/step|data|phase/.test(rule)) return 'steps';
+    return 'gpu';
+  }
+
+  if (traces.length) {
+    var stepMeans = traces.filter(function (t) { return t.steps && t.steps.count; }).map(function (t) { return t.steps.mean_ns; });
+    if (stepMeans.length) {
+      stepMeans.sort(function (a, b) { return a - b; });
+      card(cards, traces.length > 1 ? 'mean step time, median rank' : 'mean step time', fmtNs(stepMeans[Math.floor((stepMeans.length - 1) / 2)]));
+    }
+    var t0 = traces[0].temporal;
+    if (t0 && t0.span_ns) card(cards, 'GPU idle (' + rankLabel(traces[0]) + ')', fmtPct(share(t0.idle_ns, t0.span_ns)));
+    var c0 = traces[0].communication;
+    if (c0 && c0.comm_ns) card(cards, 'communication overlapped (' + rankLabel(traces[0]) + ')', fmtPct(c0.overlap));
+    if (S.critical_path && S.critical_path.windows) card(cards, 'critical path, share of the step', fmtPct(S.critical_path.path_share));
+    if (straggler !== null && straggler !== undefined) card(cards, 'straggler', 'rank ' + straggler);
+  }
+  var truncated = traces.filter(function (t) { return t.truncated; });
+  if (truncated.length)
+    headline.appendChild(el('p', { 'class': 'bad' }, 'Truncated: ' + truncated.map(rankLabel).join(', ') + ' (each analysed up to where it ends)'));
+  var findings = S && S.advice ? S.advice : [];
+  headline.appendChild(el('h3', null, 'Advice (' + findings.length + ' finding' + (findings.length === 1 ? '' : 's') + ')'));
+  if (findings.length) {
+    var ul = el('ul', { 'class': 'findings', id: 'findings' });
+    findings.forEach(function (f) {
+      var li = el('li');
+      li.appendChild(el('span', { 'class': 'rule' }, f.rule));
+      li.appendChild(document.createTextNode(' ' + (f.rank !== undefined && f.rank !== null && f.rank >= 0 ? 'rank ' + f.rank + ': ' : '') + f.evidence + ' '));
+      var sec = ruleSection(f.rule);
+      evidence[f.rule] = sec;
+      li.appendChild(el('a', { href: '#' + sec, 'data-evidence': sec }, '(evidence)'));
+      if (f.remedy) li.appendChild(el('div', { 'class': 'remedy' }, 'remedy: ' + f.remedy));
+      ul.appendChild(li);
+    });
+    headline.appendChild(ul);
+  } else {
+    headline.appendChild(el('p', { 'class': 'note' }, traces.length ? 'No rule is over its threshold (docs/METRICS.md, "trainprof advice").' : 'No trace was given: advice needs one.'));
+  }
+
+  /* ---- steps: each rank's step times, and the phase split ---- */
+  if (D.steps && D.steps.length) {
+    var sec = section('steps', 'Step time', 'Each ProfilerStep of each rank (trainprof steps). Ranks past ' + MAX_ROWS + ' are binned: a bin shows its slowest rank.');
+    var stepNums = [], seen = {};
+    D.steps.forEach(function (r) { (r.steps || []).forEach(function (s) { if (!seen[s.number]) { seen[s.number] = 1; stepNums.push(s.number); } }); });
+    stepNums.sort(function (a, b) { return a - b; });
+    var col = {};
+    stepNums.forEach(function (n, i) { col[n] = i; });
+    var rows = D.steps.map(function (r) { return r.label; }), b = bins(rows.length), cells = [], vmax = 0, vmin = Infinity;
+    var rowNames = b ? b.map(function (x) { return rows[x[0]] + ' .. ' + rows[x[1] - 1]; }) : rows.map(function (r, i) {
+      var t = traces[i];
+      return t && isStraggler(t) ? r + ' (straggler)' : r;
+    });
+    var grid = rowNames.map(function () { return stepNums.map(function () { return null; }); });
+    D.steps.forEach(function (r, i) {
+      var row = b ? b.findIndex(function (x) { return i >= x[0] && i < x[1]; }) : i;
+      (r.steps || []).forEach(function (s) {
+        var c = col[s.number], cur = grid[row][c];
+        if (cur === null || s.dur_ns > cur) grid[row][c] = s.dur_ns;
+      });
+    });
+    grid.forEach(function (r, i) { r.forEach(function (v, j) { if (v !== null) { cells.push([j, i, v / 1e6]); vmax = Math.max(vmax, v / 1e6); vmin = Math.min(vmin, v / 1e6); } }); });
+    chart(sec, 'chart-steps', {
+      tooltip: { trigger: 'item', formatter: function (p) { return esc(rowNames[p.value[1]]) + ', step ' + stepNums[p.value[0]] + ': ' + fmtNs(p.value[2] * 1e6); } },
+      grid: { left: 150, right: 90, top: 30, bottom: 60 },
+      xAxis: { type: 'category', name: 'ProfilerStep', nameLocation: 'middle', nameGap: 30, data: stepNums.map(String) },
+      yAxis: { type: 'category', data: rowNames, inverse: true },
+      visualMap: { min: vmin === Infinity ? 0 : vmin, max: vmax || 1, calculable: true, orient: 'vertical', right: 10, top: 'middle', text: ['ms', ''], dimension: 2, inRange: { color: ['#e8f1fb', '#5b9bd5', '#c0392b'] } },
+      series: [{ name: 'step time (ms)', type: 'heatmap', data: cells, emphasis: { itemStyle: { borderColor: '#000', borderWidth: 1 } } }]
+    }, rowNames.length > 16);
+    if (traces.length) {
+      sec.appendChild(el('h3', null, 'Phase split (GPU time per phase, all steps)'));
+      var phases = ['data', 'forward', 'backward', 'optimizer', 'other'];
+      var b2 = bins(traces.length), names2 = b2 ? b2.map(function (x) { return labels[x[0]] + ' .. ' + labels[x[1] - 1]; }) : traces.map(rankLabel);
+      var pick = function (t, p) { var x = t.phases && t.phases[p]; return x ? x.gpu_ns : 0; };
+      chart(sec, 'chart-phases', {
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmtNs(v * 1e6); } },
+        legend: { top: 5 },
+        xAxis: { type: 'category', data: names2, name: 'rank', nameLocation: 'middle', nameGap: 30 },
+        yAxis: { type: 'value', name: 'GPU time (ms)' },
+        dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
+        series: phases.map(function (p) {
+          return { name: p, type: 'bar', stack: 'phase', data: (b2 || traces.map(function (t, i) { return [i, i + 1]; })).map(function (x) {
+            var s = 0;
+            for (var i = x[0]; i < x[1]; i++) s += pick(traces[i], p);
+            return s / (x[1] - x[0]) / 1e6;
+          }) };
+        })
+      });
+      if (b2) sec.appendChild(el('p', { 'class': 'note' }, 'Binned ranks: the mean of the ranks in each bin.'));
+    }
+  }
+
+  /* ---- GPU time ---- */
+  if (traces.length) {
+    var g = section('gpu', 'GPU time', 'Idle, compute and non-compute time of each rank\u2019s GPU over its steps (trainprof temporal, as summary prints it), then the top kernels and ops.');
+    var b3 = bins(traces.length), groups = b3 || traces.map(function (t, i) { return [i, i + 1]; });
+    var names3 = b3 ? b3.map(function (x) { return labels[x[0]] + ' .. ' + labels[x[1] - 1]; }) : traces.map(rankLabel);
+    var part = function (k) {
+      return groups.map(function (x) {
+        var s = 0, n = 0;
+        for (var i = x[0]; i < x[1]; i++) { var tt = traces[i].temporal; if (tt && tt.span_ns) { s += 100 * tt[k] / tt.span_ns; n++; } }
+        return n ? s / n : null;
+      });
+    };
+    chart(g, 'chart-gpu', {
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return v === null ? 'n/a' : v.toFixed(1) + '%'; } },
+      legend: { top: 5 },
+      xAxis: { type: 'category', data: names3, name: 'rank', nameLocation: 'middle', nameGap: 30 },
+      yAxis: { type: 'value', name: 'share of the span (%)', max: 100 },
+      dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
+      series: [
+        { name: 'compute', type: 'bar', stack: 'gpu', data: part('compute_ns'), itemStyle: { color: '#4e79a7' } },
+        { name: 'non-compute', type: 'bar', stack: 'gpu', data: part('non_compute_ns'), itemStyle: { color: '#f28e2b' } },
+        { name: 'idle', type: 'bar', stack: 'gpu', data: part('idle_ns'), itemStyle: { color: '#bab0ac' } }
+      ]
+    });
+    if (S.top_kernels && S.top_kernels.length) {
+      g.appendChild(el('h3', null, 'Top kernels (all ranks)'));
+      table(g, 'table-kernels', [
+        { key: 'name', title: 'kernel', name: true }, { key: 'class', title: 'class' },
+        { key: 'count', title: 'count', num: true }, { key: 'total_ns', title: 'total', num: true, fmt: fmtNs },
+        { key: 'share', title: 'share', num: true, fmt: fmtPct }], S.top_kernels, true);
+    }
+    if (S.top_ops && S.top_ops.length) {
+      g.appendChild(el('h3', null, 'Top ops (all ranks; direct kernel time)'));
+      table(g, 'table-ops', [
+        { key: 'op', title: 'op', name: true }, { key: 'count', title: 'count', num: true },
+        { key: 'direct_ns', title: 'direct', num: true, fmt: fmtNs }, { key: 'share', title: 'share', num: true, fmt: fmtPct },
+        { key: 'top_kernel', title: 'top kernel', name: true }], S.top_ops, true);
+    }
+  }
+
+  /* ---- communication and the critical path ---- */
+  var withComm = traces.filter(function (t) { return t.communication && t.communication.comm_ns; });
+  if (withComm.length) {
+    var cs = section('communication', 'Communication', 'Communication kernel time of each rank, split into the part overlapped by compute and the exposed part (trainprof comm).');
+    var b4 = bins(traces.length), gr4 = b4 || traces.map(function (t, i) { return [i, i + 1]; });
+    var n4 = b4 ? b4.map(function (x) { return labels[x[0]] + ' .. ' + labels[x[1] - 1]; }) : traces.map(rankLabel);
+    var cpart = function (k) {
+      return gr4.map(function (x) {
+        var s = 0;
+        for (var i = x[0]; i < x[1]; i++) { var c = traces[i].communication; if (c) s += c[k] || 0; }
+        return s / (x[1] - x[0]) / 1e6;
+      });
+    };
+    chart(cs, 'chart-comm', {
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmtNs(v * 1e6); } },
+      legend: { top: 5 },
+      xAxis: { type: 'category', data: n4, name: 'rank', nameLocation: 'middle', nameGap: 30 },
+      yAxis: { type: 'value', name: 'time (ms)' },
+      dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
+      series: [
+        { name: 'overlapped', type: 'bar', stack: 'comm', data: cpart('overlap_ns'), itemStyle: { color: '#59a14f' } },
+        { name: 'exposed', type: 'bar', stack: 'comm', data: cpart('exposed_ns'), itemStyle: { color: '#e15759' } }
+      ]
+    });
+    var callRows = [];
+    traces.forEach(function (t) {
+      ((t.communication && t.communication.calls) || []).forEach(function (c) {
+        callRows.push({ rank: rankLabel(t), name: c.name, calls: c.calls, bytes: c.bytes, busbw_gbps: c.busbw_gbps });
+      });
+    });
+    if (callRows.length) {
+      cs.appendChild(el('h3', null, 'Collectives per rank'));
+      table(cs, 'table-collectives', [
+        { key: 'rank', title: 'rank' }, { key: 'name', title: 'collective', name: true }, { key: 'calls', title: 'calls', num: true },
+        { key: 'bytes', title: 'bytes', num: true, fmt: fmtBytes }, { key: 'busbw_gbps', title: 'busbw (GB/s)', num: true, fmt: function (v) { return fmtNum(v, 1); } }],
+        callRows, true);
+    }
+    if (ranksView && ranksView.collectives_matched) {
+      var p = el('p', { 'class': 'note' });
+      p.textContent = ranksView.collectives_matched + ' collectives matched across ranks (trainprof collectives); ' +
+        (ranksView.collectives_straggler !== null && ranksView.collectives_straggler !== undefined
+          ? 'the straggler is rank ' + ranksView.collectives_straggler + ', last to arrive in ' + (100 * ranksView.collectives_last_share).toFixed(0) + '% of the collectives the others wait in' +
+            (ranksView.collectives_top ? ' (most: ' + ranksView.collectives_top + ')' : '') + ', ' + fmtNs(ranksView.collectives_cost_per_step_ns) + ' per step of their waiting'
+          : 'no rank waits for another');
+      cs.appendChild(p);
+    }
+  }
+  var CP = S && S.critical_path;
+  if (CP && CP.windows) {
+    var cp = section('critical-path', 'Critical path', 'What bounds the sampled steps (trainprof critical-path on ' + CP.windows + ' step' + (CP.windows === 1 ? '' : 's') + '): the path is ' + fmtPct(CP.path_share) + ' of the step.');
+    var kinds = [['compute_ns', 'GPU compute'], ['memory_ns', 'memory copies'], ['comm_ns', 'communication'], ['kernel_gap_ns', 'gaps between kernels'],
+                 ['launch_ns', 'launch'], ['runtime_ns', 'CUDA runtime'], ['cpu_op_ns', 'CPU ops']];
+    chart(cp, 'chart-critical-path', {
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmtNs(v * 1e6); } },
+      grid: { left: 170, right: 40, top: 20, bottom: 50 },
+      xAxis: { type: 'value', name: 'time on the path (ms)', nameLocation: 'middle', nameGap: 28 },
+      yAxis: { type: 'category', data: kinds.map(function (k) { return k[1]; }), inverse: true },
+      series: [{ name: 'on the path', type: 'bar', data: kinds.map(function (k) { return (CP[k[0]] || 0) / 1e6; }), itemStyle: { color: '#76b7b2' } }]
+    });
+  }
+
+  /* ---- ranks ---- */
+  if (traces.length > 1) {
+    var rs = section('ranks', 'Ranks', 'Every rank side by side (sortable; type to filter).');
+    table(rs, 'table-ranks', [
+      { key: 'label', title: 'rank' }, { key: 'steps', title: 'steps', num: true }, { key: 'mean', title: 'mean step', num: true, fmt: fmtNs },
+      { key: 'idle', title: 'GPU idle', num: true, fmt: fmtPct }, { key: 'compute', title: 'compute', num: true, fmt: fmtPct },
+      { key: 'exposed', title: 'exposed comm', num: true, fmt: fmtNs }, { key: 'file', title: 'file', name: true }],
+      traces.map(function (t) {
+        var tt = t.temporal || {}, c = t.communication || {};
+        return { label: rankLabel(t) + (isStraggler(t) ? ' (straggler)' : ''), steps: t.steps ? t.steps.count : null, mean: t.steps && t.steps.count ? t.steps.mean_ns : null,
+                 idle: tt.span_ns ? tt.idle_ns / tt.span_ns : null, compute: tt.span_ns ? tt.compute_ns / tt.span_ns : null,
+                 exposed: c.exposed_ns === undefined ? null : c.exposed_ns, file: t.file };
+      }), true);
+    if (ranksView) {
+      var rp = el('p', { 'class': 'note' });
+      rp.textContent = 'Step-time skew across ranks: max ' + fmtNs(ranksView.skew_max_ns) + ', mean ' + fmtNs(ranksView.skew_mean_ns) + ' over ' + ranksView.common_steps + ' common steps.';
+      rs.appendChild(rp);
+    }
+  }
+
+  /* A call site ("file:line:function;..." outermost first, as trainprof mem
+   * writes it) by its functions, innermost first: "arena_floats < train_step
+   * < run". */
+  function siteName(site) {
+    if (site === 'other' || site.indexOf(';') < 0 && site.indexOf(':') < 0) return site;
+    var fns = site.split(';').map(function (f) { var k = f.lastIndexOf(':'); return k >= 0 ? f.substring(k + 1) : f; });
+    var s = fns.reverse().slice(0, 4).join(' < ');
+    return fns.length > 4 ? s + ' < ...' : s;
+  }
+
+  /* ---- memory ---- */
+  if (D.memory && D.memory.length) {
+    var ms = section('memory', 'Memory', 'Active memory over time from each CUDA memory snapshot, stacked by the call sites that hold the most at the peak (trainprof mem --timeline), with reserved memory; the peak and OOMs are marked. The call sites at the peak are those of trainprof mem.');
+    D.memory.forEach(function (m, mi) {
+      var res = m.result && m.result[0], tl = m.timeline;
+      if (!res) return;
+      (res.devices || []).forEach(function (dev, di) {
+        ms.appendChild(el('h3', null, res.file + ', device ' + dev.device + ': peak ' + fmtBytes(dev.peak_active_bytes) + ', reserved peak ' + fmtBytes(dev.reserved_peak_bytes)));
+        var tdev = tl && tl.devices ? tl.devices.filter(function (x) { return x.device === dev.device; })[0] : null;
+        if (tdev && tdev.points && tdev.points.length) {
+          var pts = tdev.points.filter(function (p) { return p.time_us >= 0; });
+          var t0m = pts.length ? pts[0].time_us : 0;
+          var xs = function (p) { return (p.time_us - t0m) / 1e6; };
+          var series = tdev.layers.map(function (name, li) {
+            return { name: siteName(name), type: 'line', stack: 'active', areaStyle: {}, showSymbol: false, step: 'end',
+                     lineStyle: { width: 0.5 }, data: pts.map(function (p) { return [xs(p), p.layer_bytes[li] / 1048576]; }) };
+          });
+          series.push({ name: 'reserved', type: 'line', showSymbol: false, step: 'end', lineStyle: { type: 'dashed', color: '#333' }, itemStyle: { color: '#333' },
+                        data: pts.map(function (p) { return [xs(p), p.reserved_bytes / 1048576]; }) });
+          var peak = pts.filter(function (p) { return p.index === dev.peak_index; })[0];
+          var marks = [];
+          if (peak) marks.push({ name: 'peak', xAxis: xs(peak), label: { formatter: 'peak ' + fmtBytes(dev.peak_active_bytes) } });
+          (dev.ooms || []).forEach(function (o) {
+            if (o.time_us !== undefined && o.time_us >= 0) marks.push({ name: 'OOM', xAxis: (o.time_us - t0m) / 1e6, lineStyle: { color: '#c0392b' }, label: { formatter: 'OOM' } });
+          });
+          series[series.length - 1].markLine = { symbol: 'none', silent: true, data: marks, lineStyle: { color: '#c0392b' } };
+          chart(ms, 'chart-memory-' + mi + '-' + di, {
+            tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmtBytes(v * 1048576); } },
+            legend: { type: 'scroll', top: 5 },
+            grid: { left: 90, right: 30, top: 60, bottom: 70 },
+            xAxis: { type: 'value', name: 'time since the first event (s)', nameLocation: 'middle', nameGap: 28 },
+            yAxis: { type: 'value', name: 'memory (MiB)' },
+            dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
+            series: series
+          }, true);
+        }
+        if (dev.sites_at_peak && dev.sites_at_peak.length) {
+          table(ms, 'table-memory-' + mi + '-' + di, [
+            { key: 'frames', title: 'call site at the peak (innermost first)' }, { key: 'site', title: 'frames (file:line:function, outermost first)', name: true }, { key: 'bytes', title: 'bytes', num: true, fmt: fmtBytes },
+            { key: 'count', title: 'blocks', num: true }], dev.sites_at_peak.map(function (x) {
+              return { frames: siteName(x.site), site: x.site, bytes: x.bytes, count: x.count };
+            }), true);
+        }
+        if (dev.ooms && dev.ooms.length) ms.appendChild(el('p', { 'class': 'bad' }, dev.ooms.length + ' OOM' + (dev.ooms.length === 1 ? '' : 's') + ' on this device'));
+      });
+    });
+  }
+
+  /* ---- training logs ---- */
+  var L = D.log_series && D.log_series.files;
+  if (L && L.length) {
+    var ls = section('logs', 'Training logs', 'Every metric of each log against its step (trainprof log --series), anomalies marked (trainprof log).');
+    var anomaliesOf = {};
+    ((D.log && D.log.files) || []).forEach(function (f) { anomaliesOf[f.file] = f.anomalies || []; });
+    L.forEach(function (f, fi) {
+      var rows = f.series || [];
+      if (!rows.length) return;
+      var names = [];
+      rows.forEach(function (r) { for (var k in r) if (k !== 'step' && names.indexOf(k) < 0) names.push(k); });
+      /* the losses together; each throughput, MFU, step time and grad norm
+       * on its own axis (their units differ); the rest in the table */
+      var groups = [{ id: 'loss', title: 'loss', keys: names.filter(function (k) { return /loss/i.test(k); }) }];
+      names.forEach(function (k, i) {
+        if (/loss/i.test(k)) return;
+        var what = /per_s|per_sec|\/s\b|throughput|tflops|flops_achieved/i.test(k) ? 'throughput' : /mfu/i.test(k) ? 'MFU'
+          : /step_time|iter_time|elapsed|time_per/i.test(k) ? 'step time' : /grad_norm/i.test(k) ? 'grad norm' : null;
+        if (what) groups.push({ id: 'm' + i, title: what + ': ' + k, keys: [k] });
+      });
+      ls.appendChild(el('h3', null, f.file));
+      groups.forEach(function (gr) {
+        var ks = gr.keys;
+        if (!ks.length) return;
+        var an = (anomaliesOf[f.file] || []).filter(function (a) { return ks.indexOf(a.metric) >= 0; });
+        var series = ks.map(function (k) {
+          return { name: k, type: 'line', showSymbol: rows.length < 60, data: rows.filter(function (r) { return r[k] !== undefined && r[k] !== null && typeof r[k] === 'number'; }).map(function (r) { return [r.step, r[k]]; }),
+                   markPoint: { symbol: 'pin', symbolSize: 36, itemStyle: { color: '#c0392b' },
+                                data: an.filter(function (a) { return a.metric === k; }).map(function (a) {
+                                  var row = rows.filter(function (r) { return r.step === a.step; })[0];
+                                  return { name: a.kind, coord: [a.step, row && typeof row[k] === 'number' ? row[k] : 0], value: a.kind };
+                                }) } };
+        });
+        chart(ls, 'chart-log-' + fi + '-' + gr.id, {
+          legend: { type: 'scroll', top: 5 },
+          xAxis: { type: 'value', name: 'step', nameLocation: 'middle', nameGap: 28, minInterval: 1, min: 'dataMin', max: 'dataMax' },
+          yAxis: { type: 'value', name: gr.title, scale: true, nameTextStyle: { align: 'left' } },
+          dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
+          series: series
+        });
+        if (an.length) {
+          var ap = el('p', { 'class': 'bad' });
+          ap.textContent = an.length + ' anomal' + (an.length === 1 ? 'y' : 'ies') + ': ' + an.slice(0, 8).map(function (a) { return a.kind + ' in ' + a.metric + ' at step ' + a.step; }).join('; ') + (an.length > 8 ? '; ...' : '');
+          ls.appendChild(ap);
+        }
+      });
+      var summary = ((D.log && D.log.files) || []).filter(function (x) { return x.file === f.file; })[0];
+      if (summary && summary.metrics && summary.metrics.length) {
+        table(ls, 'table-log-' + fi, [
+          { key: 'name', title: 'metric', name: true }, { key: 'count', title: 'count', num: true },
+          { key: 'mean', title: 'mean', num: true, fmt: fmtReal },
+          { key: 'p50', title: 'p50', num: true, fmt: fmtReal },
+          { key: 'min', title: 'min', num: true, fmt: fmtReal },
+          { key: 'max', title: 'max', num: true, fmt: fmtReal },
+          { key: 'steady_mean', title: 'mean after warm-up', num: true, fmt: fmtReal }],
+          summary.metrics, true);
+      }
+    });
+  }
+  document.body.setAttribute('data-ready', '1');
+})();

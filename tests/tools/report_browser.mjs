@@ -1,0 +1,141 @@
+// Opens a trainprof report in headless Chromium (Debian's, driven by
+// playwright-core) from file:// with the network off, and checks it as a
+// person would see it. Run by tests/cli/report.py:
+//
+//   node report_browser.mjs REPORT.html CHECKS.json OUTDIR
+//
+// CHECKS: {"sections": [ids], "charts": [ids], "hover": [{chart, series,
+// x, y, expect}], "sort": [{table, col}], "filter": {table, text}}.
+// Every chart must have drawn pixels; each hover must show EXPECT in the
+// tooltip; each sort must order the column both ways. Screenshots of each
+// section go to OUTDIR. Prints "ok ..." lines, exits 1 on the first failure
+// (after writing what it could).
+import { chromium } from 'playwright-core';
+import { readFileSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const [page_path, checks_path, outdir] = process.argv.slice(2);
+if (!outdir) {
+  console.error('usage: node report_browser.mjs REPORT.html CHECKS.json OUTDIR');
+  process.exit(2);
+}
+const checks = JSON.parse(readFileSync(checks_path, 'utf8'));
+mkdirSync(outdir, { recursive: true });
+const failures = [];
+const fail = (what) => { failures.push(what); console.log('FAIL ' + what); };
+const ok = (what) => console.log('ok ' + what);
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync'],
+});
+try {
+  const context = await browser.newContext({ offline: true, viewport: { width: 1300, height: 900 } });
+  const page = await context.newPage();
+  const errors = [], requests = [];
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') errors.push(m.type() + ': ' + m.text()); });
+  page.on('pageerror', (e) => errors.push('exception: ' + e.message));
+  page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) requests.push(r.url()); });
+  await page.goto('file://' + resolve(page_path), { waitUntil: 'load' });
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 }).catch(() => fail('the page never finished drawing'));
+  await page.waitForTimeout(300);
+
+  for (const id of checks.sections || []) {
+    const s = await page.$('section#' + id);
+    if (!s) { fail('section ' + id + ' is missing'); continue; }
+    await s.screenshot({ path: `${outdir}/section-${id}.png` });
+    ok('section ' + id + ' (screenshot section-' + id + '.png)');
+  }
+  await page.screenshot({ path: `${outdir}/page.png`, fullPage: true });
+
+  // drawn content: the chart's canvas holds pixels of at least 3 colours
+  // other than white over at least 0.5% of its area
+  const drawn = await page.evaluate(() => {
+    const out = {};
+    for (const div of document.querySelectorAll('[data-chart]')) {
+      // ECharts may draw a series on a layer of its own: every canvas counts
+      const layers = Array.from(div.querySelectorAll('canvas'));
+      if (!layers.length) { out[div.id] = { inked: 0, colours: 0 }; continue; }
+      const w = layers[0].width, h = layers[0].height, ink = new Uint8Array(w * h);
+      const colours = new Set();
+      for (const c of layers) {
+        if (c.width !== w || c.height !== h) continue;
+        const d = c.getContext('2d').getImageData(0, 0, w, h).data;
+        for (let p = 0; p < w * h; p += 7) {
+          const i = 4 * p;
+          if (d[i + 3] > 0 && !(d[i] > 245 && d[i + 1] > 245 && d[i + 2] > 245)) {
+            ink[p] = 1;
+            if (colours.size < 64) colours.add((d[i] >> 4) + ',' + (d[i + 1] >> 4) + ',' + (d[i + 2] >> 4));
+          }
+        }
+      }
+      let inked = 0;
+      for (let p = 0; p < w * h; p += 7) inked += ink[p];
+      out[div.id] = { inked: inked / Math.ceil(w * h / 7), colours: colours.size };
+    }
+    return out;
+  });
+  for (const id of checks.charts || []) {
+    const d = drawn[id];
+    if (!d) fail('chart ' + id + ' is missing');
+    else if (d.inked < 0.005 || d.colours < 3) fail(`chart ${id} has no drawn content (${(100 * d.inked).toFixed(2)}% inked, ${d.colours} colours)`);
+    else ok(`chart ${id} drawn (${(100 * d.inked).toFixed(1)}% inked, ${d.colours} colours)`);
+  }
+
+  for (const h of checks.hover || []) {
+    const at = await page.evaluate(({ chart, series, x, y }) => {
+      const c = window.trainprofCharts[chart];
+      if (!c) return null;
+      const dom = c.getDom();
+      dom.scrollIntoView({ block: 'center' });
+      const p = c.convertToPixel({ seriesIndex: series }, [x, y]);
+      const r = dom.getBoundingClientRect();
+      return { x: r.left + p[0], y: r.top + p[1] };
+    }, h);
+    if (!at) { fail('hover: no chart ' + h.chart); continue; }
+    await page.mouse.move(at.x, at.y);
+    await page.waitForTimeout(250);
+    await page.mouse.move(at.x + 1, at.y);
+    await page.waitForTimeout(400);
+    const text = await page.evaluate(() => Array.from(document.querySelectorAll('.tp-tooltip'))
+      .filter((t) => t.style.display !== 'none' && getComputedStyle(t).opacity !== '0').map((t) => t.textContent).join(' | '));
+    if (text.includes(h.expect)) ok(`hover on ${h.chart} shows "${h.expect}"`);
+    else fail(`hover on ${h.chart} at (${h.x}, ${h.y}) shows "${text}", not "${h.expect}"`);
+    await page.screenshot({ path: `${outdir}/hover-${h.chart}.png` });
+  }
+
+  for (const s of checks.sort || []) {
+    const th = await page.$(`table#${s.table} th[data-col="${s.col}"]`);
+    if (!th) { fail(`sort: no column ${s.col} in ${s.table}`); continue; }
+    const values = () => page.evaluate(({ table, col }) => {
+      const t = document.getElementById(table);
+      const i = Array.from(t.querySelectorAll('th')).findIndex((h) => h.dataset.col === col);
+      return Array.from(t.querySelectorAll('tbody tr')).map((r) => Number(r.children[i].dataset.value));
+    }, s);
+    await th.click();
+    const down = await values();
+    await th.click();
+    const up = await values();
+    const sorted = (a, sign) => a.every((v, i) => i === 0 || sign * (v - a[i - 1]) >= 0);
+    if (down.length > 1 && sorted(down, -1) && sorted(up, 1) && down[0] !== up[0]) ok(`table ${s.table} sorts by ${s.col} both ways (${down.length} rows)`);
+    else fail(`table ${s.table} by ${s.col}: descending ${JSON.stringify(down.slice(0, 5))}, ascending ${JSON.stringify(up.slice(0, 5))}`);
+  }
+
+  if (checks.filter) {
+    const f = checks.filter;
+    await page.fill(`input[aria-label="filter ${f.table}"]`, f.text);
+    const rows = await page.evaluate((table) => Array.from(document.querySelectorAll(`#${table} tbody tr`)).map((r) =>
+      Array.from(r.children).map((c) => (c.getAttribute('title') || '') + ' ' + c.textContent).join(' ')), f.table);
+    if (rows.length >= 1 && rows.every((r) => r.toLowerCase().includes(f.text.toLowerCase()))) ok(`filter "${f.text}" keeps ${rows.length} matching rows of ${f.table}`);
+    else fail(`filter "${f.text}" on ${f.table} kept ${rows.length} rows: ${JSON.stringify(rows.slice(0, 3))}`);
+  }
+
+  if (errors.length) fail('console errors: ' + errors.join('; '));
+  else ok('no console errors or warnings');
+  if (requests.length) fail('the page asked the network for ' + requests.slice(0, 5).join(', '));
+  else ok('no network request');
+} finally {
+  await browser.close();
+}
+process.exit(failures.length ? 1 : 0);
