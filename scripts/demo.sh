@@ -100,6 +100,11 @@ echo "merged: the 2 generated ranks in one timeline (trainprof merge), clocks al
 show "$TP" merge "${gen[@]}" -o "$D/merged.pt.trace.json.gz"
 echo
 
+# ---- report: one page ----------------------------------------------------------
+echo "report: one HTML page of the generated ranks with the recorded run's memory snapshot and log (trainprof report)"
+show "$TP" report "${gen[@]}" "$snap" "$D/tiny_gpt.log" -o "$D/report.html" --title "trainprof demo"
+echo
+
 # ---- next steps ----------------------------------------------------------------
 echo "next steps"
 echo "  files written:"
@@ -107,7 +112,9 @@ printf '    %-62s %s\n' "$trace" "recorded trace: CPU ops, steps, memory events,
   "$snap" "its memory snapshot (PyTorch's format, call sites named)"
 for t in "${mpi_traces[@]}"; do printf '    %-62s %s\n' "$t" "a rank's trace over MPI"; done
 printf '    %-62s %s\n' "${gen[0]}" "generated rank 0" "${gen[1]}" "generated rank 1" \
-  "$D/merged.pt.trace.json.gz" "both generated ranks, one timeline"
+  "$D/merged.pt.trace.json.gz" "both generated ranks, one timeline" \
+  "$D/report.html" "the report: one page, charts, works offline"
+echo "  open $D/report.html in a browser: the demo's ranks, memory and log on one page"
 echo "  open https://ui.perfetto.dev and load $D/merged.pt.trace.json.gz (or the recorded trace)"
 echo "  drag $snap into https://pytorch.org/memory_viz: its blocks show the trainer's call sites"
 echo "  try:"

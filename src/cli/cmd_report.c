@@ -149,8 +149,10 @@ static void put_paths(FILE *f, const char *key, const args *a, int last)
     fprintf(f, "]%s", last ? "" : ",");
 }
 
-/* The worse of two exit codes: input errors over truncation over success. */
-static int worse(int a, int b) { return b > a && b != EXIT_CHECK ? b : a; }
+/* The worse of two exit codes: a failure (usage, input, output) over
+ * truncation (results of what was read) over success. */
+static int severity(int rc) { return rc == EXIT_OK || rc == EXIT_CHECK ? 0 : rc == EXIT_TRUNC ? 1 : 2; }
+static int worse(int a, int b) { return severity(b) > severity(a) ? b : a; }
 
 typedef struct {
     const char *output, *title;
@@ -381,7 +383,7 @@ static int run_report(inputs *in, const report_opts *o)
         free(data);
         return bad ? EXIT_INPUT : EXIT_INPUT;
     }
-    if (rc >= EXIT_INPUT) { /* a command failed: its error was said; no page that hides it */
+    if (severity(rc) > 1) { /* a command failed: its error was said; no page that hides it */
         free(data);
         cli_error("no report written: an input could not be analysed (above)");
         return rc;
@@ -455,9 +457,13 @@ int cmd_report(int argc, char **argv)
     if (arg_push(&in.traces, "") || arg_push(&in.snapshots, "") || arg_push(&in.logs, "")) rc = EXIT_INPUT;
     if (!rc) rc = classify(ex.paths, ex.npaths, &in);
     if (!rc) {
-        if (!o.title) {
-            const char *first = ex.paths[0], *slash = strrchr(first, '/');
-            o.title = slash && slash[1] ? slash + 1 : first;
+        char name[256];
+        if (!o.title) { /* the first argument's last component: a file's or a directory's name */
+            snprintf(name, sizeof name, "%s", argv[optind]);
+            size_t n = strlen(name);
+            while (n > 1 && name[n - 1] == '/') name[--n] = 0;
+            const char *slash = strrchr(name, '/');
+            o.title = slash && slash[1] ? slash + 1 : name;
         }
         rc = run_report(&in, &o);
     }

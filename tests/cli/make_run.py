@@ -16,8 +16,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import SRC, TRAINPROF, check, finish, scratch  # noqa: E402
 
-# 148 lines with the MPI stage today (the collectives line in both multi-rank summaries since issue 19): a little
-# room, not a page more
+# 156 lines with the MPI stage today (the collectives line in both multi-rank summaries since issue 19, the report
+# stage since issue 20): a little room, not a page more
 LINE_BUDGET = 160
 
 BUILD = os.path.dirname(os.path.abspath(TRAINPROF))
@@ -42,7 +42,7 @@ check(not any("Built target" in ln for ln in lines), "no build noise")
 # summary's one line saying which sections it left out is what should be there instead
 check(not any(re.search(r"(^|: )no GPU events$", ln.strip()) for ln in lines), "no empty 'no GPU events' sections")
 
-tags = ["recorded: ", "generated: ", "merged: "] + (["recorded over MPI: "] if with_mpi else [])
+tags = ["recorded: ", "generated: ", "merged: ", "report: "] + (["recorded over MPI: "] if with_mpi else [])
 for tag in tags:
     check(any(ln.startswith(tag) for ln in lines), f"the stage tag '{tag.strip()}'")
 if not with_mpi:
@@ -76,6 +76,9 @@ if "next steps" in lines:
     check(f"  open https://ui.perfetto.dev and load {merged} (or the recorded trace)" in tail,
           "open the merged trace in Perfetto")
     check(os.path.isfile(merged), "the merged trace exists")
+    report = os.path.join(DEMO, "report.html")
+    check(f"  open {report} in a browser: the demo's ranks, memory and log on one page" in tail, "the report is named")
+    check(os.path.isfile(report) and open(report, encoding="utf-8").read(15) == "<!DOCTYPE html>", "the report exists")
     tries = tail[tail.index("  try:") + 1:] if "  try:" in tail else []
     check(3 <= len(tries) <= 5, f"3 to 5 commands to try: {tries}")
     bin_dir = os.path.dirname(os.path.join(BUILD, "trainprof"))

@@ -49,38 +49,41 @@ try {
   }
   await page.screenshot({ path: `${outdir}/page.png`, fullPage: true });
 
-  // drawn content: the chart's canvas holds pixels of at least 3 colours
-  // other than white over at least 0.5% of its area
+  // drawn content: inside the chart's plot area (its grid), at least 1% of
+  // the pixels are in colour (chroma over 40: series, not grey grid lines,
+  // axes or text), over all of the chart's canvas layers (ECharts may draw a
+  // series on a layer of its own)
   const drawn = await page.evaluate(() => {
     const out = {};
     for (const div of document.querySelectorAll('[data-chart]')) {
-      // ECharts may draw a series on a layer of its own: every canvas counts
-      const layers = Array.from(div.querySelectorAll('canvas'));
-      if (!layers.length) { out[div.id] = { inked: 0, colours: 0 }; continue; }
-      const w = layers[0].width, h = layers[0].height, ink = new Uint8Array(w * h);
-      const colours = new Set();
-      for (const c of layers) {
-        if (c.width !== w || c.height !== h) continue;
-        const d = c.getContext('2d').getImageData(0, 0, w, h).data;
-        for (let p = 0; p < w * h; p += 7) {
-          const i = 4 * p;
-          if (d[i + 3] > 0 && !(d[i] > 245 && d[i + 1] > 245 && d[i + 2] > 245)) {
+      const c = window.trainprofCharts[div.id], layers = Array.from(div.querySelectorAll('canvas'));
+      if (!c || !layers.length) { out[div.id] = { inked: 0, colours: 0 }; continue; }
+      const grid = c.getModel().getComponent('grid'), rect = grid && grid.coordinateSystem.getRect();
+      const scale = layers[0].width / div.clientWidth;
+      const x0 = Math.floor(rect.x * scale), y0 = Math.floor(rect.y * scale);
+      const w = Math.max(1, Math.floor(rect.width * scale)), h = Math.max(1, Math.floor(rect.height * scale));
+      const ink = new Uint8Array(w * h), colours = new Set();
+      for (const layer of layers) {
+        const d = layer.getContext('2d').getImageData(x0, y0, w, h).data;
+        for (let p = 0; p < w * h; p += 3) {
+          const i = 4 * p, r = d[i], g = d[i + 1], b = d[i + 2];
+          if (d[i + 3] > 0 && Math.max(r, g, b) - Math.min(r, g, b) > 40) {
             ink[p] = 1;
-            if (colours.size < 64) colours.add((d[i] >> 4) + ',' + (d[i + 1] >> 4) + ',' + (d[i + 2] >> 4));
+            if (colours.size < 64) colours.add((r >> 4) + ',' + (g >> 4) + ',' + (b >> 4));
           }
         }
       }
       let inked = 0;
-      for (let p = 0; p < w * h; p += 7) inked += ink[p];
-      out[div.id] = { inked: inked / Math.ceil(w * h / 7), colours: colours.size };
+      for (let p = 0; p < w * h; p += 3) inked += ink[p];
+      out[div.id] = { inked: inked / Math.ceil(w * h / 3), colours: colours.size };
     }
     return out;
   });
   for (const id of checks.charts || []) {
     const d = drawn[id];
     if (!d) fail('chart ' + id + ' is missing');
-    else if (d.inked < 0.005 || d.colours < 3) fail(`chart ${id} has no drawn content (${(100 * d.inked).toFixed(2)}% inked, ${d.colours} colours)`);
-    else ok(`chart ${id} drawn (${(100 * d.inked).toFixed(1)}% inked, ${d.colours} colours)`);
+    else if (d.inked < 0.01) fail(`chart ${id} has no drawn content in its plot area (${(100 * d.inked).toFixed(2)}% in colour, ${d.colours} colours)`);
+    else ok(`chart ${id} drawn (${(100 * d.inked).toFixed(1)}% of its plot area in colour, ${d.colours} colours)`);
   }
 
   for (const h of checks.hover || []) {

@@ -250,10 +250,16 @@
       stepMeans.sort(function (a, b) { return a - b; });
       card(cards, traces.length > 1 ? 'mean step time, median rank' : 'mean step time', fmtNs(stepMeans[Math.floor((stepMeans.length - 1) / 2)]));
     }
-    var t0 = traces[0].temporal;
-    if (t0 && t0.span_ns) card(cards, 'GPU idle (' + rankLabel(traces[0]) + ')', fmtPct(share(t0.idle_ns, t0.span_ns)));
-    var c0 = traces[0].communication;
-    if (c0 && c0.comm_ns) card(cards, 'communication overlapped (' + rankLabel(traces[0]) + ')', fmtPct(c0.overlap));
+    /* one trace's figure, or the median rank's of many */
+    var median = function (vals) {
+      vals = vals.filter(function (v) { return v !== null && v !== undefined && !isNaN(v); }).sort(function (a, b) { return a - b; });
+      return vals.length ? vals[Math.floor((vals.length - 1) / 2)] : null;
+    };
+    var of = traces.length > 1 ? ', median rank' : '';
+    var idle = median(traces.map(function (t) { return t.temporal && t.temporal.span_ns ? share(t.temporal.idle_ns, t.temporal.span_ns) : null; }));
+    if (idle !== null) card(cards, 'GPU idle' + of, fmtPct(idle));
+    var ov = median(traces.map(function (t) { return t.communication && t.communication.comm_ns ? t.communication.overlap : null; }));
+    if (ov !== null) card(cards, 'communication overlapped' + of, fmtPct(ov));
     if (S.critical_path && S.critical_path.windows) card(cards, 'critical path, share of the step', fmtPct(S.critical_path.path_share));
     if (straggler !== null && straggler !== undefined) card(cards, 'straggler', 'rank ' + straggler);
   }
@@ -261,17 +267,47 @@
   if (truncated.length)
     headline.appendChild(el('p', { 'class': 'bad' }, 'Truncated: ' + truncated.map(rankLabel).join(', ') + ' (each analysed up to where it ends)'));
   var findings = S && S.advice ? S.advice : [];
-  headline.appendChild(el('h3', null, 'Advice (' + findings.length + ' finding' + (findings.length === 1 ? '' : 's') + ')'));
+  headline.appendChild(el('h3', null, 'Advice (' + findings.length + ' finding' + (findings.length === 1 ? '' : 's') + ' over the documented thresholds)'));
+  /* RANKS (sorted numbers) as runs: "ranks 0-3, 8, 10-12" */
+  function rankRuns(ranks) {
+    var out = [], i = 0;
+    while (i < ranks.length) {
+      var j = i;
+      while (j + 1 < ranks.length && ranks[j + 1] === ranks[j] + 1) j++;
+      out.push(j > i ? ranks[i] + '-' + ranks[j] : String(ranks[i]));
+      i = j + 1;
+    }
+    return (ranks.length === 1 ? 'rank ' : 'ranks ') + (out.length > 6 ? out.slice(0, 6).join(', ') + ', ... (' + ranks.length + ' ranks)' : out.join(', '));
+  }
   if (findings.length) {
-    var ul = el('ul', { 'class': 'findings', id: 'findings' });
+    /* one line per rule and remedy, naming its ranks, with the evidence of
+     * the rank where its number is highest (as trainprof advice prints it);
+     * every rank's evidence under it */
+    var groupsF = [], byKey = {};
     findings.forEach(function (f) {
+      var k = f.rule + '\u0000' + (f.remedy || '');
+      if (!byKey[k]) { byKey[k] = { rule: f.rule, remedy: f.remedy, items: [] }; groupsF.push(byKey[k]); }
+      byKey[k].items.push(f);
+    });
+    var ul = el('ul', { 'class': 'findings', id: 'findings' });
+    groupsF.forEach(function (g) {
+      var top = g.items.reduce(function (a, b) { return (b.value || 0) > (a.value || 0) ? b : a; });
+      var rs = g.items.map(function (f) { return f.rank; }).filter(function (r) { return r !== undefined && r !== null && r >= 0; }).sort(function (a, b) { return a - b; });
       var li = el('li');
-      li.appendChild(el('span', { 'class': 'rule' }, f.rule));
-      li.appendChild(document.createTextNode(' ' + (f.rank !== undefined && f.rank !== null && f.rank >= 0 ? 'rank ' + f.rank + ': ' : '') + f.evidence + ' '));
-      var sec = ruleSection(f.rule);
-      evidence[f.rule] = sec;
+      li.appendChild(el('span', { 'class': 'rule' }, g.rule));
+      var who = rs.length ? rankRuns(rs) + (rs.length > 1 && top.rank >= 0 ? ' (highest: rank ' + top.rank + ')' : '') + ': ' : '';
+      li.appendChild(document.createTextNode(' ' + who + top.evidence + ' '));
+      var sec = ruleSection(g.rule);
+      evidence[g.rule] = sec;
       li.appendChild(el('a', { href: '#' + sec, 'data-evidence': sec }, '(evidence)'));
-      if (f.remedy) li.appendChild(el('div', { 'class': 'remedy' }, 'remedy: ' + f.remedy));
+      if (g.remedy) li.appendChild(el('div', { 'class': 'remedy' }, 'remedy: ' + g.remedy));
+      if (g.items.length > 1) {
+        var det = el('details'), sum = el('summary', null, 'each rank (' + g.items.length + ')'), inner = el('ul');
+        det.appendChild(sum);
+        g.items.forEach(function (f) { inner.appendChild(el('li', null, (f.rank >= 0 ? 'rank ' + f.rank + ': ' : '') + f.evidence)); });
+        det.appendChild(inner);
+        li.appendChild(det);
+      }
       ul.appendChild(li);
     });
     headline.appendChild(ul);
@@ -306,7 +342,7 @@
       grid: { left: 150, right: 90, top: 30, bottom: 60 },
       xAxis: { type: 'category', name: 'ProfilerStep', nameLocation: 'middle', nameGap: 30, data: stepNums.map(String) },
       yAxis: { type: 'category', data: rowNames, inverse: true },
-      visualMap: { min: vmin === Infinity ? 0 : vmin, max: vmax || 1, calculable: true, orient: 'vertical', right: 10, top: 'middle', text: ['ms', ''], dimension: 2, inRange: { color: ['#e8f1fb', '#5b9bd5', '#c0392b'] } },
+      visualMap: { min: vmin === Infinity ? 0 : vmin, max: vmax || 1, calculable: true, orient: 'vertical', right: 10, top: 'middle', text: ['ms', ''], dimension: 2, inRange: { color: ['#9ecae1', '#3182bd', '#c0392b'] } },
       series: [{ name: 'step time (ms)', type: 'heatmap', data: cells, emphasis: { itemStyle: { borderColor: '#000', borderWidth: 1 } } }]
     }, rowNames.length > 16);
     if (traces.length) {
@@ -473,9 +509,12 @@
         ms.appendChild(el('h3', null, res.file + ', device ' + dev.device + ': peak ' + fmtBytes(dev.peak_active_bytes) + ', reserved peak ' + fmtBytes(dev.reserved_peak_bytes)));
         var tdev = tl && tl.devices ? tl.devices.filter(function (x) { return x.device === dev.device; })[0] : null;
         if (tdev && tdev.points && tdev.points.length) {
-          var pts = tdev.points.filter(function (p) { return p.time_us >= 0; });
-          var t0m = pts.length ? pts[0].time_us : 0;
-          var xs = function (p) { return (p.time_us - t0m) / 1e6; };
+          /* a time axis where the snapshot has times (from its first
+           * event; the point before the history at its start), else the
+           * allocator events in order */
+          var pts = tdev.points, timed = pts.every(function (p) { return p.index < 0 || p.time_us >= 0; });
+          var first = pts.filter(function (p) { return p.index >= 0; })[0], t0m = timed && first ? first.time_us : 0;
+          var xs = timed ? function (p) { return p.index < 0 ? 0 : (p.time_us - t0m) / 1e6; } : function (p) { return p.index + 1; };
           var series = tdev.layers.map(function (name, li) {
             return { name: siteName(name), type: 'line', stack: 'active', areaStyle: {}, showSymbol: false, step: 'end',
                      lineStyle: { width: 0.5 }, data: pts.map(function (p) { return [xs(p), p.layer_bytes[li] / 1048576]; }) };
@@ -486,14 +525,15 @@
           var marks = [];
           if (peak) marks.push({ name: 'peak', xAxis: xs(peak), label: { formatter: 'peak ' + fmtBytes(dev.peak_active_bytes) } });
           (dev.ooms || []).forEach(function (o) {
-            if (o.time_us !== undefined && o.time_us >= 0) marks.push({ name: 'OOM', xAxis: (o.time_us - t0m) / 1e6, lineStyle: { color: '#c0392b' }, label: { formatter: 'OOM' } });
+            var at = timed ? (o.time_us >= 0 ? (o.time_us - t0m) / 1e6 : null) : (o.index >= 0 ? o.index + 1 : null);
+            if (at !== null && at !== undefined && !isNaN(at)) marks.push({ name: 'OOM', xAxis: at, lineStyle: { color: '#c0392b' }, label: { formatter: 'OOM' } });
           });
           series[series.length - 1].markLine = { symbol: 'none', silent: true, data: marks, lineStyle: { color: '#c0392b' } };
           chart(ms, 'chart-memory-' + mi + '-' + di, {
             tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmtBytes(v * 1048576); } },
             legend: { type: 'scroll', top: 5 },
             grid: { left: 90, right: 30, top: 60, bottom: 70 },
-            xAxis: { type: 'value', name: 'time since the first event (s)', nameLocation: 'middle', nameGap: 28 },
+            xAxis: { type: 'value', name: timed ? 'time since the first event (s)' : 'allocator event (the snapshot has no timestamps)', nameLocation: 'middle', nameGap: 28, min: 0, max: 'dataMax' },
             yAxis: { type: 'value', name: 'memory (MiB)' },
             dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
             series: series
