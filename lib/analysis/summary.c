@@ -102,8 +102,18 @@ static const tprof_table_desc calls_desc = { .name = "calls", .doc = "recorded c
 static const tprof_table_desc types_desc = { .name = "types", .doc = "collective types, by time",
                                              .cols = type_cols, .ncols = Y_NCOLS, .no_json = 1 };
 static const tprof_table_desc *const comm_children[] = { &calls_desc, &types_desc };
+enum { E_NUMBER, E_DUR, E_NCOLS };
+static const tprof_col_desc each_cols[E_NCOLS] = {
+    [E_NUMBER] = TPROF_COL("number", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "N of ProfilerStep#N",
+                           .flags = TPROF_COLF_KEY),
+    [E_DUR] = TPROF_COL("dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "its CPU span"),
+};
+static const tprof_table_desc each_desc = { .name = "each", .doc = "every ProfilerStep, in time order (as `steps`)",
+                                            .cols = each_cols, .ncols = E_NCOLS };
+static const tprof_table_desc *const steps_children[] = { &each_desc };
 static const tprof_table_desc steps_desc = { .name = "steps", .doc = "step time", .cols = steps_cols,
-                                             .ncols = S_NCOLS, .json_single = 1 };
+                                             .ncols = S_NCOLS, .children = steps_children, .nchildren = 1,
+                                             .json_single = 1 };
 static const tprof_table_desc phases_desc = { .name = "phases", .doc = "the steps' time by phase (null: no markers)",
                                               .cols = phase_cols, .ncols = P_NCOLS, .json_keyed = 1,
                                               .json_null_empty = 1 };
@@ -120,7 +130,7 @@ static const tprof_table_desc traces_desc = { .name = "traces", .doc = "one row 
 static const tprof_table_desc empty_top = { .name = "" };
 static const tprof_table_desc *const trace_tables[] = { &traces_desc };
 const tprof_result_desc tprof_summary_trace_desc = {
-    .name = "summary_trace", .version = 2, .top = &empty_top, .tables = trace_tables, .ntables = 1, .internal = 1,
+    .name = "summary_trace", .version = 3, .top = &empty_top, .tables = trace_tables, .ntables = 1, .internal = 1,
     .doc = "What `summary` keeps of each trace besides its kernels, facts and findings: its row of the summary.",
 };
 
@@ -157,6 +167,14 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
     if (m->world_size > 0) tprof_rows_set_i(rows, 0, T_WORLD, m->world_size);
     set_row(st, 0, (const int64_t[]){ (int64_t)s->nsteps, s->mean_ns, s->p50_ns, s->min_ns, s->max_ns }, S_SPREAD);
     tprof_rows_set_d(st, 0, S_SPREAD, s->spread);
+    tprof_rows *each = tprof_rows_child(st, 0, 0);
+    if (!each) goto oom;
+    for (size_t i = 0; i < s->nsteps; i++) {
+        long k = tprof_rows_add(each);
+        if (k < 0) goto oom;
+        tprof_rows_set_i(each, (size_t)k, E_NUMBER, s->steps[i].number);
+        tprof_rows_set_i(each, (size_t)k, E_DUR, s->steps[i].dur);
+    }
     for (int p = 0; s->phases_found && p < TPROF_PHASE_COUNT; p++) {
         long k = tprof_rows_add(ph);
         if (k < 0 || tprof_rows_set_s(ph, (size_t)k, P_PHASE, tprof_phase_name((tprof_phase)p))) goto oom;
@@ -292,7 +310,7 @@ static const tprof_table_desc path_desc = { .name = "critical_path",
                                             .cols = path_cols, .ncols = CP_NCOLS, .json_single = 1 };
 static const tprof_table_desc *const summary_tables[] = { &traces_desc, &top_kernels_desc, &ranks_desc,
                                                           &advice_rows, &top_ops_desc, &path_desc };
-const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 4, .top = &empty_top,
+const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 5, .top = &empty_top,
                                                .tables = summary_tables, .ntables = 6, .whole_run = 1, .csv_tables = 1 };
 
 /* The paths of every trace, summed, into the critical_path table. */

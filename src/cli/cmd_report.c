@@ -2,7 +2,7 @@
  * rank, memory snapshots, training logs), with charts.
  *
  * The page's numbers are the commands' own: the report runs `summary`,
- * `steps`, `mem` and `log` over the inputs with --format json, each with its
+ * `mem` and `log` over the inputs with --format json, each with its
  * standard output in memory, and puts their JSON into the page unchanged;
  * the page's script (report/report.js) only draws it. The charting library
  * (Apache ECharts, pinned in package.json) and the script are inlined at
@@ -30,8 +30,8 @@ static void help(FILE *f)
             "One HTML file that shows a training run: traces (one per rank, or a directory),\n"
             "CUDA memory snapshots and training logs, in any mix, each recognised by its\n"
             "content. It works offline from file:// (the charting library is inside it).\n"
-            "Its numbers are those of trainprof summary, steps, mem and log with\n"
-            "--format json, which the page holds unchanged.\n\n"
+            "Its numbers are those of trainprof summary, mem and log with --format json,\n"
+            "which the page holds unchanged.\n\n"
             "options:\n"
             "  -o, --output FILE     the page (written atomically; required)\n"
             "  --title TEXT          the page's title (default: the first input's name)\n"
@@ -240,15 +240,15 @@ static int memory_part(FILE *f, const inputs *in, const report_opts *o, int *rc)
     return 0;
 }
 
-/* A trace command (summary, steps) over every trace, as JSON. */
+/* A trace command over every trace (one read of each), as JSON. */
 static int traces_part(FILE *f, const char *key, int (*cmd)(int, char **), const inputs *in, const report_opts *o,
-                       int with_top, int *rc, int *first)
+                       int *rc, int *first)
 {
     captured c = { 0 };
     if (in->traces.n > 1) {
         args a = { 0 };
         int bad = arg_push(&a, key) || arg_push(&a, "--format") || arg_push(&a, "json") ||
-                  (with_top && (arg_push(&a, "--top") || arg_push(&a, o->top ? o->top : "20"))) ||
+                  arg_push(&a, "--top") || arg_push(&a, o->top ? o->top : "20") ||
                   (o->threads && (arg_push(&a, "--threads") || arg_push(&a, o->threads)));
         for (size_t i = 1; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
         if (!bad) bad = capture(cmd, &a, &c);
@@ -372,8 +372,7 @@ static int run_report(inputs *in, const report_opts *o)
     put_paths(f, "snapshots", &in->snapshots, 0);
     put_paths(f, "logs", &in->logs, 1);
     fputs("},", f);
-    int first = 1, bad = traces_part(f, "summary", cmd_summary, in, o, 1, &rc, &first) ||
-                         traces_part(f, "steps", cmd_steps, in, o, 0, &rc, &first);
+    int first = 1, bad = traces_part(f, "summary", cmd_summary, in, o, &rc, &first);
     if (!bad) fputc(',', f);
     if (!bad) bad = memory_part(f, in, o, &rc);
     first = 1;

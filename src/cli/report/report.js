@@ -1,5 +1,5 @@
 /* trainprof report: draws the page from the data element, which holds the
- * JSON of trainprof summary, steps, mem and log as they print it. Nothing
+ * JSON of trainprof summary, mem and log as they print it. Nothing
  * here computes a number the commands do not give: it picks, bins for
  * display and formats (as the commands' tables do). Text from the inputs
  * (kernel names, paths, call sites) only ever goes in as text. */
@@ -316,22 +316,23 @@
   }
 
   /* ---- steps: each rank's step times, and the phase split ---- */
-  if (D.steps && D.steps.length) {
-    var sec = section('steps', 'Step time', 'Each ProfilerStep of each rank (trainprof steps). Ranks past ' + MAX_ROWS + ' are binned: a bin shows its slowest rank.');
+  var eachStep = function (t) { return (t.steps && t.steps.each) || []; };
+  if (traces.some(function (t) { return eachStep(t).length; })) {
+    var sec = section('steps', 'Step time', 'Each ProfilerStep of each rank (its CPU span, as trainprof steps gives it). Ranks past ' + MAX_ROWS + ' are binned: a bin shows its slowest rank.');
     var stepNums = [], seen = {};
-    D.steps.forEach(function (r) { (r.steps || []).forEach(function (s) { if (!seen[s.number]) { seen[s.number] = 1; stepNums.push(s.number); } }); });
+    traces.forEach(function (r) { eachStep(r).forEach(function (s) { if (!seen[s.number]) { seen[s.number] = 1; stepNums.push(s.number); } }); });
     stepNums.sort(function (a, b) { return a - b; });
     var col = {};
     stepNums.forEach(function (n, i) { col[n] = i; });
-    var rows = D.steps.map(function (r) { return r.label; }), b = bins(rows.length), cells = [], vmax = 0, vmin = Infinity;
+    var rows = traces.map(rankLabel), b = bins(rows.length), cells = [], vmax = 0, vmin = Infinity;
     var rowNames = b ? b.map(function (x) { return rows[x[0]] + ' .. ' + rows[x[1] - 1]; }) : rows.map(function (r, i) {
       var t = traces[i];
       return t && isStraggler(t) ? r + ' (straggler)' : r;
     });
     var grid = rowNames.map(function () { return stepNums.map(function () { return null; }); });
-    D.steps.forEach(function (r, i) {
+    traces.forEach(function (r, i) {
       var row = b ? b.findIndex(function (x) { return i >= x[0] && i < x[1]; }) : i;
-      (r.steps || []).forEach(function (s) {
+      eachStep(r).forEach(function (s) {
         var c = col[s.number], cur = grid[row][c];
         if (cur === null || s.dur_ns > cur) grid[row][c] = s.dur_ns;
       });
