@@ -259,14 +259,21 @@ static const tprof_col_desc rank_cols[R_NCOLS] = {
     [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row"),
 };
 static const tprof_table_desc top_table = { .name = "", .cols = top_cols, .ncols = T_NCOLS };
-static const tprof_table_desc group_table = {
+const tprof_table_desc tprof_coll_groups_table = {
     .name = "collectives", .title = "collectives matched across ranks",
     .doc = "per collective, process group, dtype and size, by transfer time", .cols = group_cols, .ncols = G_NCOLS
 };
 static const tprof_table_desc rank_table = { .name = "ranks", .title = "waits per rank",
                                              .doc = "one row per rank, in rank order", .cols = rank_cols,
                                              .ncols = R_NCOLS };
-static const tprof_table_desc *const coll_tables[] = { &group_table, &rank_table };
+static const tprof_table_desc *const coll_tables[] = { &tprof_coll_groups_table, &rank_table };
+/* The ranks' table as summary holds it (rows copied with tprof_rows_append,
+ * which needs the same columns), under a name of its own beside summary's
+ * "ranks"; the groups' table is summary's as it is. */
+const tprof_table_desc tprof_coll_waits_table = { .name = "collective_waits", .title = "collective waits per rank",
+                                                  .doc = "`collectives`' waits per rank, in rank order (null without "
+                                                         "collectives matched across ranks)",
+                                                  .cols = rank_cols, .ncols = R_NCOLS, .json_omit_empty = 1 };
 const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 1, .top = &top_table,
                                                    .tables = coll_tables, .ntables = 2, .csv_table = 1,
                                                    .whole_run = 1, .json_tables_first = 1 };

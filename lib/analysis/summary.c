@@ -4,6 +4,7 @@
  * with the kernels combined across traces, the ranks and the advice. */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "comm_calls.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -268,7 +269,8 @@ static const tprof_table_desc ranks_desc = { .name = "ranks", .doc = "with two t
                                              .cols = ranks_cols, .ncols = RK_NCOLS, .json_single = 1 };
 static const tprof_table_desc advice_rows = { .name = "advice", .doc = "the findings of `advice`",
                                               .cols = tprof_finding_cols, .ncols = TPROF_FINDING_NCOLS };
-enum { TO_OP, TO_COUNT, TO_DIRECT, TO_SHARE, TO_TOP_KERNEL, TO_NCOLS };
+enum { TO_OP, TO_COUNT, TO_DIRECT, TO_SHARE, TO_TOP_KERNEL, TO_TFLOPS, TO_TBPS, TO_INTENSITY, TO_DTYPE, TO_BOUND,
+       TO_ROOFLINE, TO_NCOLS };
 static const tprof_col_desc top_op_cols[TO_NCOLS] = {
     [TO_OP] = TPROF_COL("op", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's name (`ops`)",
                         .flags = TPROF_COLF_KEY),
@@ -279,7 +281,37 @@ static const tprof_col_desc top_op_cols[TO_NCOLS] = {
                            "of all ops' direct time of all traces"),
     [TO_TOP_KERNEL] = TPROF_COL("top_kernel", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
                                 "the kernel it spent the most time in"),
+    /* the performance model's columns, as `ops` gives them (null where no
+     * instance of the op has a model) */
+    [TO_TFLOPS] = TPROF_COL("tflops", TPROF_COL_RATE, TPROF_COMBINE_PER_RANK, "TFLOP/s",
+                            "achieved over its modelled instances' kernel time (`ops`)", .flags = TPROF_COLF_OMIT_NULL),
+    [TO_TBPS] = TPROF_COL("tbps", TPROF_COL_RATE, TPROF_COMBINE_PER_RANK, "TB/s", "bytes moved per second (`ops`)",
+                          .flags = TPROF_COLF_OMIT_NULL),
+    [TO_INTENSITY] = TPROF_COL("intensity", TPROF_COL_REAL, TPROF_COMBINE_PER_RANK, NULL, "FLOPs per byte (`ops`)",
+                               .flags = TPROF_COLF_OMIT_NULL),
+    [TO_DTYPE] = TPROF_COL("dtype", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the dtype whose peak applies (`ops`)",
+                           .flags = TPROF_COLF_OMIT_NULL),
+    [TO_BOUND] = TPROF_COL("bound", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "compute or memory (`ops`)",
+                           .flags = TPROF_COLF_OMIT_NULL),
+    [TO_ROOFLINE] = TPROF_COL("roofline", TPROF_COL_RATIO, TPROF_COMBINE_PER_RANK, NULL,
+                              "achieved / the roofline at its intensity (`ops`)", .flags = TPROF_COLF_OMIT_NULL),
 };
+/* The roofline the ops are placed under (`ops`' device and peaks). */
+static const tprof_col_desc device_cols[] = {
+    TPROF_COL("device", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the device of the roofline (`ops`)"),
+    TPROF_COL("peak_source", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "datasheet, or the peaks given"),
+    TPROF_COL("peak_tbps", TPROF_COL_RATE, TPROF_COMBINE_FIRST, "TB/s", "memory bandwidth"),
+    TPROF_COL("peak_tflops_fp32", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL, "dense FP32 TFLOP/s"),
+    TPROF_COL("peak_tflops_tf32", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL, "dense TF32 TFLOP/s"),
+    TPROF_COL("peak_tflops_bf16", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL, "dense BF16 TFLOP/s"),
+    TPROF_COL("peak_tflops_fp16", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL, "dense FP16 TFLOP/s"),
+    TPROF_COL("peak_tflops_fp8", TPROF_COL_RATE, TPROF_COMBINE_FIRST, NULL, "dense FP8 TFLOP/s"),
+};
+enum { DV_NCOLS = sizeof device_cols / sizeof *device_cols };
+static const tprof_table_desc device_desc = { .name = "roofline_device",
+                                              .doc = "the device and peaks of the top ops' roofline (null when the "
+                                                     "device is not known)",
+                                              .cols = device_cols, .ncols = DV_NCOLS, .json_single = 1 };
 static const tprof_table_desc top_ops_desc = { .name = "top_ops",
                                                .doc = "ops of all traces by direct kernel time (--top limits them)",
                                                .cols = top_op_cols, .ncols = TO_NCOLS, .limited = 1 };
@@ -308,10 +340,31 @@ static const tprof_table_desc path_desc = { .name = "critical_path",
                                             .doc = "the critical path of sampled steps (`critical-path`; null without "
                                                    "steps or host events)",
                                             .cols = path_cols, .ncols = CP_NCOLS, .json_single = 1 };
-static const tprof_table_desc *const summary_tables[] = { &traces_desc, &top_kernels_desc, &ranks_desc,
-                                                          &advice_rows, &top_ops_desc, &path_desc };
+static const tprof_table_desc *const summary_tables[] = { &traces_desc,   &top_kernels_desc,
+                                                          &ranks_desc,    &advice_rows,
+                                                          &top_ops_desc,  &path_desc,
+                                                          &device_desc,   &tprof_coll_groups_table,
+                                                          &tprof_coll_waits_table };
+enum { SUM_DEVICE = 6, SUM_COLL_GROUPS, SUM_COLL_WAITS };
 const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 5, .top = &empty_top,
-                                               .tables = summary_tables, .ntables = 6, .whole_run = 1, .csv_tables = 1 };
+                                               .tables = summary_tables, .ntables = 9, .whole_run = 1, .csv_tables = 1 };
+
+/* Cell NAME of row ROW of SRC into column COL of row DR of DST, as its kind
+ * says (absent or null: left null). */
+static int copy_cell(tprof_rows *dst, size_t dr, size_t col, const tprof_rows *src, size_t row, const char *name)
+{
+    const tprof_cell *v = tprof_rows_at(src, row, name);
+    if (!v || v->null) return 0;
+    switch (tprof_rows_desc(dst)->cols[col].kind) {
+    case TPROF_COL_STRING:
+    case TPROF_COL_ENUM: return tprof_rows_set_s(dst, dr, col, v->v.s);
+    case TPROF_COL_RATIO:
+    case TPROF_COL_RATE:
+    case TPROF_COL_REAL:
+    case TPROF_COL_MEAN_NS: tprof_rows_set_d(dst, dr, col, v->v.d); return 0;
+    default: tprof_rows_set_i(dst, dr, col, v->v.i); return 0;
+    }
+}
 
 /* The paths of every trace, summed, into the critical_path table. */
 static int path_facts(const tprof_summary_part *parts, size_t n, const int64_t *ranks, tprof_rows *out)
@@ -427,18 +480,22 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     /* the ops of all traces: name, launches, direct time, share, top kernel */
     const tprof_rows *orows = allops ? tprof_result_table_c(allops, 0) : NULL;
     tprof_rows *to = rc ? NULL : tprof_result_table(res, 4);
-    static const char *const ofrom[TO_NCOLS] = { "op", "count", "direct_ns", "share", "top_kernel" };
     for (size_t i = 0; !rc && i < tprof_rows_count(orows); i++) {
         long k = tprof_rows_add(to);
         if (k < 0) rc = TPROF_ENOMEM;
-        for (size_t c = 0; !rc && c < TO_NCOLS; c++) {
-            const tprof_cell *v = tprof_rows_at(orows, i, ofrom[c]);
-            if (!v || v->null) continue;
-            if (c == TO_OP || c == TO_TOP_KERNEL) rc = tprof_rows_set_s(to, (size_t)k, c, v->v.s);
-            else if (c == TO_SHARE) tprof_rows_set_d(to, (size_t)k, c, v->v.d);
-            else tprof_rows_set_i(to, (size_t)k, c, v->v.i);
-        }
+        for (size_t c = 0; !rc && c < TO_NCOLS; c++) rc = copy_cell(to, (size_t)k, c, orows, i, top_op_cols[c].name);
     }
+    /* the device of their roofline, when `ops` knows it */
+    const tprof_rows *otop = allops ? tprof_result_top_c(allops) : NULL;
+    if (!rc && otop && tprof_rows_count(otop) && tprof_rows_at(otop, 0, "device") &&
+        !tprof_rows_at(otop, 0, "device")->null) {
+        tprof_rows *dv = tprof_result_table(res, SUM_DEVICE);
+        if (tprof_rows_add(dv) != 0) rc = TPROF_ENOMEM;
+        for (size_t c = 0; !rc && c < DV_NCOLS; c++) rc = copy_cell(dv, 0, c, otop, 0, device_cols[c].name);
+    }
+    /* the collectives matched across the ranks, and each rank's waits */
+    if (!rc && coll) rc = tprof_rows_append(tprof_result_table(res, SUM_COLL_GROUPS), tprof_result_table_c(coll, 0));
+    if (!rc && coll) rc = tprof_rows_append(tprof_result_table(res, SUM_COLL_WAITS), tprof_result_table_c(coll, 1));
     free(ops);
     free(colls);
     tprof_result_free(coll);

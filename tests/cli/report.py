@@ -191,9 +191,12 @@ else:
         check(len(dd["inputs"]["traces"]) == 8, f"8 traces found in the directory: {dd['inputs']}")
         check(dd["summary"] == cli_json(["summary", "--format", "json", "--top", "20", dlrm]),
               "the real ranks' summary is trainprof summary's")
+        check(dd["summary"]["collective_waits"] and len(dd["summary"]["collective_waits"]) == 8,
+              "each rank's collective waits are in the page")
         browse(page, {"sections": ["headline", "steps", "gpu", "communication", "ranks"],
-                      "charts": ["chart-steps", "chart-gpu", "chart-comm"],
-                      "sort": [{"table": "table-ranks", "col": "idle"}]}, "dlrm-8-ranks")
+                      "charts": ["chart-steps", "chart-gpu", "chart-comm", "chart-waits"],
+                      "sort": [{"table": "table-ranks", "col": "idle"}, {"table": "table-matched", "col": "wait_ns"}]},
+               "dlrm-8-ranks")
     # a real 1.3B model's snapshot, and the simulator's 4 GPUs with an OOM
     # each (no real snapshot here records an OOM action)
     oom = os.path.join(d, "snapshots/synthetic/multi_gpu_oom.pickle")
@@ -213,7 +216,16 @@ else:
     rc, out, err = run([TRAINPROF, "report", tl, "-o", page])
     check(rc == 0, f"report of TraceLens's MI300 trace: {rc}: {err}")
     if rc == 0:
-        browse(page, {"sections": ["headline", "steps", "gpu"], "charts": ["chart-steps", "chart-gpu"],
+        # the roofline: the op with the most direct time among the modelled
+        # ones, hovered at its intensity and TFLOP/s, shows its TFLOP/s
+        dd, _ = page_data(page)
+        modelled = [o for o in dd["summary"]["top_ops"] if o.get("tflops") and o.get("intensity")]
+        check(modelled and dd["summary"]["roofline_device"]["device"] == "AMD Instinct MI300X",
+              "the MI300X's ops are placed under its roofline")
+        top = max(modelled, key=lambda o: o["direct_ns"]) if modelled else {"intensity": 1, "tflops": 1}
+        browse(page, {"sections": ["headline", "steps", "gpu"], "charts": ["chart-steps", "chart-gpu", "chart-roofline"],
+                      "hover": [{"chart": "chart-roofline", "series": 0, "x": top["intensity"], "y": top["tflops"],
+                                 "expect": f"{top['tflops']:.1f} TFLOP/s"}],
                       "sort": [{"table": "table-ops", "col": "direct_ns"}]}, "tracelens-mi300")
 
 finish("report: the commands' JSON in one page that draws in headless Chromium")

@@ -49,8 +49,9 @@ try {
   }
   await page.screenshot({ path: `${outdir}/page.png`, fullPage: true });
 
-  // drawn content: inside the chart's plot area (its grid), at least 1% of
-  // the pixels are in colour (chroma over 40: series, not grey grid lines,
+  // drawn content: inside the chart's plot area (its grid), at least 0.25%
+  // of the pixels are in colour (a line across the plot is about 0.3%; an
+  // empty plot, its grey grid lines alone, 0) (chroma over 40: series, not grey grid lines,
   // axes or text), over all of the chart's canvas layers (ECharts may draw a
   // series on a layer of its own)
   const drawn = await page.evaluate(() => {
@@ -82,7 +83,7 @@ try {
   for (const id of checks.charts || []) {
     const d = drawn[id];
     if (!d) fail('chart ' + id + ' is missing');
-    else if (d.inked < 0.01) fail(`chart ${id} has no drawn content in its plot area (${(100 * d.inked).toFixed(2)}% in colour, ${d.colours} colours)`);
+    else if (d.inked < 0.0025) fail(`chart ${id} has no drawn content in its plot area (${(100 * d.inked).toFixed(2)}% in colour, ${d.colours} colours)`);
     else ok(`chart ${id} drawn (${(100 * d.inked).toFixed(1)}% of its plot area in colour, ${d.colours} colours)`);
   }
 

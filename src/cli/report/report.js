@@ -170,6 +170,7 @@
         cols.forEach(function (c) {
           var v = r[c.key];
           var text = v === null || v === undefined ? '' : c.fmt ? c.fmt(v, r) : c.name && shown[c.key][v] !== undefined ? shown[c.key][v] : String(v);
+          if (c.name && text.length > 160) text = text.slice(0, 100) + '\u2026' + text.slice(-59); /* both ends stay readable */
           var td = el('td', { 'class': c.num ? 'num' : (c.name ? 'name' : '') }, text);
           if (c.name && text !== v && typeof v === 'string') td.setAttribute('title', v);
           if (c.num && typeof v === 'number') td.setAttribute('data-value', String(v));
@@ -409,6 +410,46 @@
     }
   }
 
+  /* the roofline of the top ops: each modelled op at its arithmetic
+   * intensity and achieved TFLOP/s (`ops`' performance model), under the
+   * device's roof for each dtype present: min(peak, intensity x bandwidth) */
+  var RD = S && S.roofline_device, modelled = S && S.top_ops ? S.top_ops.filter(function (o) { return o.tflops > 0 && o.intensity > 0; }) : [];
+  if (RD && RD.peak_tbps && modelled.length) {
+    var gs = document.getElementById('gpu');
+    gs.appendChild(el('h3', null, 'Roofline of the top ops (' + RD.device + ', ' + (RD.peak_source || 'datasheet') + ' peaks)'));
+    var dtypes = [], series = [];
+    modelled.forEach(function (o) { if (dtypes.indexOf(o.dtype) < 0) dtypes.push(o.dtype); });
+    var xs = modelled.map(function (o) { return o.intensity; });
+    var xmin = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, xs)) - 1)), xmax = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, xs)) + 1));
+    dtypes.forEach(function (dt) {
+      var peak = RD['peak_tflops_' + dt];
+      if (!peak) return;
+      var ridge = peak / RD.peak_tbps, line = [[xmin, xmin * RD.peak_tbps]];
+      if (ridge > xmin && ridge < xmax) line.push([ridge, peak]);
+      line.push([xmax, Math.min(peak, xmax * RD.peak_tbps)]);
+      series.push({ name: 'roof ' + dt + ' (' + peak + ' TFLOP/s, ' + RD.peak_tbps + ' TB/s)', type: 'line', data: line, showSymbol: false, silent: true, lineStyle: { type: 'dashed' } });
+    });
+    dtypes.forEach(function (dt) {
+      series.push({ name: 'ops ' + dt, type: 'scatter', data: modelled.filter(function (o) { return o.dtype === dt; }).map(function (o) {
+        return { value: [o.intensity, o.tflops], name: o.op, op: o };
+      }), symbolSize: function (v, p) { return 6 + 18 * Math.sqrt(p.data.op.share || 0); } });
+    });
+    chart(gs, 'chart-roofline', {
+      tooltip: { trigger: 'item', formatter: function (p) {
+        if (!p.data || !p.data.op) return esc(p.seriesName);
+        var o = p.data.op;
+        return esc(o.op) + '<br>' + fmtNum(o.tflops, 1) + ' TFLOP/s, ' + fmtNum(o.tbps, 2) + ' TB/s, ' + fmtNum(o.intensity, 1) + ' FLOP/B<br>' +
+          fmtPct(o.roofline) + ' of the roofline (' + esc(o.bound || '') + '-bound), ' + fmtNs(o.direct_ns) + ' direct';
+      } },
+      legend: { type: 'scroll', top: 5 },
+      grid: { left: 90, right: 30, top: 50, bottom: 60 },
+      xAxis: { type: 'log', name: 'arithmetic intensity (FLOP/byte)', nameLocation: 'middle', nameGap: 30, min: xmin, max: xmax },
+      yAxis: { type: 'log', name: 'achieved TFLOP/s' },
+      series: series
+    }, true);
+    gs.appendChild(el('p', { 'class': 'note' }, 'Ops with a performance model (GEMM, attention, convolution, elementwise and normalization ops with recorded shapes; trainprof ops), sized by their share of direct kernel time; the dashed lines are the roof for each dtype.'));
+  }
+
   /* ---- communication and the critical path ---- */
   var withComm = traces.filter(function (t) { return t.communication && t.communication.comm_ns; });
   if (withComm.length) {
@@ -445,6 +486,40 @@
         { key: 'rank', title: 'rank' }, { key: 'name', title: 'collective', name: true }, { key: 'calls', title: 'calls', num: true },
         { key: 'bytes', title: 'bytes', num: true, fmt: fmtBytes }, { key: 'busbw_gbps', title: 'busbw (GB/s)', num: true, fmt: function (v) { return fmtNum(v, 1); } }],
         callRows, true);
+    }
+    var CW = S.collective_waits || [];
+    if (CW.length) {
+      cs.appendChild(el('h3', null, 'Waits per rank (collectives matched across ranks)'));
+      var b5 = bins(CW.length), gr5 = b5 || CW.map(function (r, i) { return [i, i + 1]; });
+      var n5 = b5 ? b5.map(function (x) { return 'rank ' + CW[x[0]].rank + ' .. ' + CW[x[1] - 1].rank; })
+        : CW.map(function (r) { return 'rank ' + r.rank + (r.straggler ? ' (straggler)' : ''); });
+      var wpart = function (k) {
+        return gr5.map(function (x) { var m = 0; for (var i = x[0]; i < x[1]; i++) m = Math.max(m, CW[i][k] || 0); return m / 1e6; });
+      };
+      chart(cs, 'chart-waits', {
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmtNs(v * 1e6); } },
+        legend: { top: 5 },
+        xAxis: { type: 'category', data: n5, name: 'rank', nameLocation: 'middle', nameGap: 30 },
+        yAxis: { type: 'value', name: 'time per step (ms)' },
+        dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
+        series: [
+          { name: 'its wait in collectives', type: 'bar', data: wpart('wait_per_step_ns'), itemStyle: { color: '#f28e2b' } },
+          { name: 'the others\u2019 wait for it (cost, all steps)', type: 'bar', data: wpart('cost_ns'), itemStyle: { color: '#e15759' } }
+        ]
+      });
+      if (b5) cs.appendChild(el('p', { 'class': 'note' }, 'Binned ranks: the largest of the bin.'));
+    }
+    var CG = S.collectives || [];
+    if (CG.length) {
+      cs.appendChild(el('h3', null, 'Collectives matched across ranks (trainprof collectives)'));
+      table(cs, 'table-matched', [
+        { key: 'type', title: 'collective' }, { key: 'group', title: 'group' }, { key: 'dtype', title: 'dtype' },
+        { key: 'bytes', title: 'size', num: true, fmt: fmtBytes }, { key: 'group_size', title: 'ranks', num: true },
+        { key: 'count', title: 'instances', num: true }, { key: 'transfer_ns', title: 'transfer', num: true, fmt: fmtNs },
+        { key: 'busbw', title: 'busbw (GB/s)', num: true, fmt: function (v) { return fmtNum(v, 1); } },
+        { key: 'wait_ns', title: 'waits', num: true, fmt: fmtNs },
+        { key: 'skew_p50_ns', title: 'arrival skew p50', num: true, fmt: fmtNs }, { key: 'skew_p90_ns', title: 'skew p90', num: true, fmt: fmtNs }],
+        CG, true);
     }
     if (ranksView && ranksView.collectives_matched) {
       var p = el('p', { 'class': 'note' });
