@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trainprof/json.h"
 #include "trainprof/version.h"
 
 extern const unsigned char tprof_asset_page[], tprof_asset_css[], tprof_asset_js[];
@@ -28,9 +29,9 @@ static void help(FILE *f)
     fprintf(f,
             "usage: trainprof report [options] INPUT... -o REPORT.html\n\n"
             "One HTML file that shows a training run: traces (one per rank, or a directory),\n"
-            "CUDA memory snapshots and training logs, in any mix, each recognised by its\n"
-            "content. It works offline from file:// (the charting library is inside it).\n"
-            "Its numbers are those of trainprof summary, mem and log with --format json,\n"
+            "CUDA memory snapshots, training logs and a model's config.json (with --seqlens),\n"
+            "in any mix, each recognised by its content. It works offline from file:// (the charting library is inside it).\n"
+            "Its numbers are those of trainprof summary, mfu, mem and log with --format json,\n"
             "which the page holds unchanged.\n\n"
             "options:\n"
             "  -o, --output FILE     the page (written atomically; required)\n"
@@ -38,6 +39,13 @@ static void help(FILE *f)
             "  --top N               kernels and ops per rank in the tables (default 20)\n"
             "  --points N            memory timeline points per device (default 2000)\n"
             "  --threads N           threads that parse one large file (0 = one per core)\n"
+            "MFU, when a model's config.json is among the inputs (trainprof mfu at the\n"
+            "median rank's mean step time):\n"
+            "  --seqlens LIST        tokens of each sequence in one step on one rank\n"
+            "                        (required with a config: 4096,4096 or 4096x2)\n"
+            "  --device NAME         the GPU (default: the traces' device)\n"
+            "  --peak-tflops X       one device's dense BF16 peak (overrides --device)\n"
+            "  --world-size N        GPUs in the job (default 1: MFU per GPU is the same)\n"
             "  --color auto|always|never\n");
 }
 
@@ -63,6 +71,7 @@ static int arg_push(args *a, const char *s)
 /* The inputs by kind. */
 typedef struct {
     args traces, snapshots, logs;
+    const char *config; /* a model's config.json, for MFU */
 } inputs;
 
 /* What one command printed (its JSON) and its exit code. */
@@ -157,6 +166,8 @@ static int worse(int a, int b) { return severity(b) > severity(a) ? b : a; }
 typedef struct {
     const char *output, *title;
     const char *top, *points, *threads;
+    /* MFU (mfu's options, passed on): the model config is an input */
+    const char *seqlens, *device, *peak_tflops, *world_size;
 } report_opts;
 
 /* The temporary timeline files of snapshot I, in DIR. */
@@ -240,9 +251,10 @@ static int memory_part(FILE *f, const inputs *in, const report_opts *o, int *rc)
     return 0;
 }
 
-/* A trace command over every trace (one read of each), as JSON. */
+/* A trace command over every trace (one read of each), as JSON; its output
+ * stays in *C for the parts that read it (the caller frees it). */
 static int traces_part(FILE *f, const char *key, int (*cmd)(int, char **), const inputs *in, const report_opts *o,
-                       int *rc, int *first)
+                       int *rc, int *first, captured *out)
 {
     captured c = { 0 };
     if (in->traces.n > 1) {
@@ -260,6 +272,95 @@ static int traces_part(FILE *f, const char *key, int (*cmd)(int, char **), const
         *rc = worse(*rc, c.rc);
     }
     put_output(f, key, &c, first);
+    *out = c;
+    return 0;
+}
+
+/* What MFU takes of summary's JSON: the mean step time of the median rank
+ * (the headline's: the lower middle of the traces' steps.mean_ns) and the
+ * device of its roofline. 0, or -1 when no trace has a ProfilerStep. */
+static int summary_step_time(const captured *sum, int64_t *step_ns, char *device, size_t devlen)
+{
+    tprof_json *j;
+    if (!sum->len || tprof_json_open_mem(&j, sum->buf, sum->len, "summary")) return -1;
+    int64_t *means = NULL, count = 0;
+    size_t n = 0, cap = 0;
+    int in_steps = 0, in_device = 0, bad = 0;
+    char key[32] = "";
+    tprof_json_token t;
+    *device = 0;
+    while (!bad && tprof_json_next(j, &t) == 0 && t.type != TPROF_JSON_EOF) {
+        if (t.type == TPROF_JSON_KEY) {
+            snprintf(key, sizeof key, "%.*s", (int)(t.len < 31 ? t.len : 31), t.text);
+            if (t.depth == 3 && !strcmp(key, "steps")) in_steps = 1, count = 0;
+            if (t.depth == 1) in_device = !strcmp(key, "roofline_device");
+            continue;
+        }
+        if (in_steps && t.depth == 3) in_steps = 0; /* the steps object closed */
+        if (in_steps && t.depth == 4 && t.type == TPROF_JSON_NUMBER) {
+            int64_t v;
+            if (tprof_json_parse_int(t.text, t.len, &v)) continue;
+            if (!strcmp(key, "count")) count = v;
+            else if (!strcmp(key, "mean_ns") && count > 0) {
+                if (n == cap) {
+                    int64_t *m = realloc(means, (cap = cap ? 2 * cap : 64) * sizeof *m);
+                    if (!m) bad = 1;
+                    else means = m;
+                }
+                if (!bad) means[n++] = v;
+            }
+        }
+        if (in_device && t.depth == 2 && t.type == TPROF_JSON_STRING && !strcmp(key, "device"))
+            snprintf(device, devlen, "%.*s", (int)t.len, t.text);
+    }
+    tprof_json_close(j);
+    if (bad || !n) {
+        free(means);
+        return -1;
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort: one value per rank, sorted once */
+        for (size_t k = i; k > 0 && means[k - 1] > means[k]; k--) {
+            int64_t x = means[k];
+            means[k] = means[k - 1];
+            means[k - 1] = x;
+        }
+    *step_ns = means[(n - 1) / 2];
+    free(means);
+    return 0;
+}
+
+/* MFU at the headline's step time: `mfu --config --seqlens --step-time` with
+ * the device given, else the traces' (summary's roofline device). The data
+ * gets mfu's JSON and the step time used. */
+static int mfu_part(FILE *f, const inputs *in, const report_opts *o, const captured *sum, int *rc, int *first)
+{
+    if (!in->config) return 0;
+    int64_t step_ns;
+    char device[128], step_s[64];
+    if (summary_step_time(sum, &step_ns, device, sizeof device)) {
+        cli_error("%s: MFU needs the step time of a trace with ProfilerStep spans, and none has them", in->config);
+        *rc = worse(*rc, EXIT_INPUT);
+        return 0;
+    }
+    snprintf(step_s, sizeof step_s, "%.9f", (double)step_ns / 1e9);
+    args a = { 0 };
+    int bad = arg_push(&a, "mfu") || arg_push(&a, "--config") || arg_push(&a, in->config) ||
+              arg_push(&a, "--seqlens") || arg_push(&a, o->seqlens) || arg_push(&a, "--step-time") ||
+              arg_push(&a, step_s) || arg_push(&a, "--format") || arg_push(&a, "json") ||
+              (o->peak_tflops && (arg_push(&a, "--peak-tflops") || arg_push(&a, o->peak_tflops))) ||
+              (!o->peak_tflops && (o->device || device[0]) &&
+               (arg_push(&a, "--device") || arg_push(&a, o->device ? o->device : device))) ||
+              (o->world_size && (arg_push(&a, "--world-size") || arg_push(&a, o->world_size)));
+    captured c = { 0 };
+    if (!bad) bad = capture(cmd_mfu, &a, &c);
+    free(a.v);
+    if (bad) {
+        cli_error("out of memory");
+        return -1;
+    }
+    *rc = worse(*rc, c.rc);
+    put_output(f, "mfu", &c, first);
+    fprintf(f, ",\"mfu_step_time_ns\":%lld", (long long)step_ns);
     free(c.buf);
     return 0;
 }
@@ -294,7 +395,7 @@ static int logs_part(FILE *f, const inputs *in, int *rc, int *first)
 
 /* Sorts the inputs by kind; an input of no kind the report reads is an
  * error naming it (and the command that reads it). */
-static int classify(char **paths, size_t n, inputs *in)
+static int classify(char **paths, size_t n, inputs *in, int with_config)
 {
     const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) |
                              TPROF_INPUT_BIT(TPROF_INPUT_LOG);
@@ -305,6 +406,20 @@ static int classify(char **paths, size_t n, inputs *in)
             return EXIT_USAGE;
         }
         int kind = tprof_input_sniff_path(paths[i]);
+        if (kind == TPROF_INPUT_CONFIG && !with_config) {
+            cli_error("%s: a model config: the report gives MFU from it with --seqlens (tokens of each sequence in "
+                      "one step on one rank); `trainprof flops` gives its FLOPs alone",
+                      paths[i]);
+            return EXIT_USAGE;
+        }
+        if (kind == TPROF_INPUT_CONFIG) {
+            if (in->config) {
+                cli_error("%s: a second model config (the first: %s); the report takes one", paths[i], in->config);
+                return EXIT_USAGE;
+            }
+            in->config = paths[i];
+            continue;
+        }
         args *to = kind == TPROF_INPUT_TRACE ? &in->traces
                    : kind == TPROF_INPUT_SNAPSHOT ? &in->snapshots
                    : kind == TPROF_INPUT_LOG ? &in->logs
@@ -372,7 +487,10 @@ static int run_report(inputs *in, const report_opts *o)
     put_paths(f, "snapshots", &in->snapshots, 0);
     put_paths(f, "logs", &in->logs, 1);
     fputs("},", f);
-    int first = 1, bad = traces_part(f, "summary", cmd_summary, in, o, &rc, &first);
+    captured sum = { 0 };
+    int first = 1, bad = traces_part(f, "summary", cmd_summary, in, o, &rc, &first, &sum);
+    if (!bad) bad = mfu_part(f, in, o, &sum, &rc, &first);
+    free(sum.buf);
     if (!bad) fputc(',', f);
     if (!bad) bad = memory_part(f, in, o, &rc);
     first = 1;
@@ -419,6 +537,10 @@ int cmd_report(int argc, char **argv)
                                           { "top", required_argument, 0, 't' },
                                           { "points", required_argument, 0, 'p' },
                                           { "threads", required_argument, 0, 'j' },
+                                          { "seqlens", required_argument, 0, 'S' },
+                                          { "device", required_argument, 0, 'D' },
+                                          { "peak-tflops", required_argument, 0, 'P' },
+                                          { "world-size", required_argument, 0, 'W' },
                                           { "color", required_argument, 0, 'c' },
                                           { "help", no_argument, 0, 'h' },
                                           { 0, 0, 0, 0 } };
@@ -434,6 +556,10 @@ int cmd_report(int argc, char **argv)
         case 'p': rc = count_option("--points", optarg) ? EXIT_USAGE : 0, o.points = optarg; break;
         case 'j': rc = cli_parse_threads(optarg, &threads) ? EXIT_USAGE : 0, o.threads = optarg; break;
         case 'c': rc = cli_set_color(optarg) ? EXIT_USAGE : 0; break;
+        case 'S': o.seqlens = optarg; break; /* mfu checks these when it runs */
+        case 'D': o.device = optarg; break;
+        case 'P': o.peak_tflops = optarg; break;
+        case 'W': o.world_size = optarg; break;
         default: rc = EXIT_USAGE;
         }
     }
@@ -449,12 +575,16 @@ int cmd_report(int argc, char **argv)
     return EXIT_USAGE;
 #endif
     const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) |
-                             TPROF_INPUT_BIT(TPROF_INPUT_LOG);
+                             TPROF_INPUT_BIT(TPROF_INPUT_LOG) | (o.seqlens ? TPROF_INPUT_BIT(TPROF_INPUT_CONFIG) : 0);
     tprof_inputs ex;
     if ((rc = cli_expand_inputs(argv + optind, argc - optind, accepts, &ex))) return rc;
     inputs in = { 0 };
     if (arg_push(&in.traces, "") || arg_push(&in.snapshots, "") || arg_push(&in.logs, "")) rc = EXIT_INPUT;
-    if (!rc) rc = classify(ex.paths, ex.npaths, &in);
+    if (!rc) rc = classify(ex.paths, ex.npaths, &in, o.seqlens != NULL);
+    if (!rc && o.seqlens && !in.config) {
+        cli_error("--seqlens is for MFU: give the model's config.json among the inputs");
+        rc = EXIT_USAGE;
+    }
     if (!rc) {
         char name[256];
         if (!o.title) { /* the first argument's last component: a file's or a directory's name */

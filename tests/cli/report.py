@@ -136,6 +136,30 @@ checks = {
 }
 browse(demo, checks, "demo")
 
+# MFU from a model config among the inputs: trainprof mfu at the median
+# rank's mean step time (restated here) on the traces' device
+llama = os.path.join(tmp, "llama")
+os.makedirs(llama)
+with open(os.path.join(llama, "config.json"), "w") as f:
+    json.dump({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 2048,
+               "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32, "num_key_value_heads": 4,
+               "vocab_size": 32000, "max_position_embeddings": 2048, "tie_word_embeddings": False}, f)
+mfu_page = os.path.join(tmp, "mfu.html")
+rc, out, err = run([TRAINPROF, "report", *ranks, llama, "--seqlens", "2048x2", "-o", mfu_page])
+check(rc == 0, f"report with a model config: rc {rc}: {err}")
+if rc == 0:
+    d, _ = page_data(mfu_page)
+    means = sorted(t["steps"]["mean_ns"] for t in d["summary"]["traces"] if t["steps"]["count"])
+    step = means[(len(means) - 1) // 2]
+    device = d["summary"]["roofline_device"]["device"]
+    want = cli_json(["mfu", "--config", os.path.join(llama, "config.json"), "--seqlens", "2048x2", "--step-time",
+                     f"{step / 1e9:.9f}", "--device", device, "--format", "json"])
+    check(d.get("mfu_step_time_ns") == step and d.get("mfu") == want,
+          f"the page's MFU is trainprof mfu's at the median rank's step time: {d.get('mfu')} vs {want}")
+    if want:
+        browse(mfu_page, {"sections": ["headline"],
+                          "texts": [{"selector": "#mfu", "expect": f"MFU {100 * want['steps'][0]['mfu']:.1f}%"}]}, "mfu")
+
 # ---- bad input: which file, why, the usual exit code, no partial page ----
 keep = os.path.join(tmp, "kept.html")
 with open(keep, "w") as f:
@@ -147,7 +171,10 @@ with open(config, "w") as f:
     json.dump({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
                "vocab_size": 100, "intermediate_size": 128}, f)
 rc, out, err = run([TRAINPROF, "report", ranks[0], config, "-o", keep])
-check(rc == 3 and config in err and "flops" in err, f"a model config: exit 3 naming it and the command for it ({rc}): {err}")
+check(rc == 2 and config in err and "--seqlens" in err and "flops" in err,
+      f"a model config without --seqlens: exit 2 naming it and what it needs ({rc}): {err}")
+rc, out, err = run([TRAINPROF, "report", ranks[0], "--seqlens", "4096", "-o", keep])
+check(rc == 2 and "config" in err, f"--seqlens without a config: exit 2 ({rc}): {err}")
 check(open(keep).read() == "before", "a failed report leaves the file it would have replaced as it was")
 rc, out, err = run([TRAINPROF, "report", "-", "-o", keep])
 check(rc == 2 and "standard input" in err, f"stdin: exit 2 ({rc}): {err}")

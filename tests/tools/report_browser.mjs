@@ -5,7 +5,8 @@
 //   node report_browser.mjs REPORT.html CHECKS.json OUTDIR
 //
 // CHECKS: {"sections": [ids], "charts": [ids], "hover": [{chart, series,
-// x, y, expect}], "sort": [{table, col}], "filter": {table, text}}.
+// x, y, expect}], "sort": [{table, col}], "filter": {table, text},
+// "texts": [{selector, expect}]}.
 // Every chart must have drawn pixels; each hover must show EXPECT in the
 // tooltip; each sort must order the column both ways. Screenshots of each
 // section go to OUTDIR. Prints "ok ..." lines, exits 1 on the first failure
@@ -124,6 +125,12 @@ try {
     const sorted = (a, sign) => a.every((v, i) => i === 0 || sign * (v - a[i - 1]) >= 0);
     if (down.length > 1 && sorted(down, -1) && sorted(up, 1) && down[0] !== up[0]) ok(`table ${s.table} sorts by ${s.col} both ways (${down.length} rows)`);
     else fail(`table ${s.table} by ${s.col}: descending ${JSON.stringify(down.slice(0, 5))}, ascending ${JSON.stringify(up.slice(0, 5))}`);
+  }
+
+  for (const t of checks.texts || []) {
+    const text = await page.evaluate((sel) => { const e = document.querySelector(sel); return e ? e.textContent : null; }, t.selector);
+    if (text !== null && text.includes(t.expect)) ok(`${t.selector} says "${t.expect}"`);
+    else fail(`${t.selector} says ${JSON.stringify(text)}, not "${t.expect}"`);
   }
 
   if (checks.filter) {

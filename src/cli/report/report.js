@@ -261,8 +261,17 @@
     if (idle !== null) card(cards, 'GPU idle' + of, fmtPct(idle));
     var ov = median(traces.map(function (t) { return t.communication && t.communication.comm_ns ? t.communication.overlap : null; }));
     if (ov !== null) card(cards, 'communication overlapped' + of, fmtPct(ov));
+    var M = D.mfu && D.mfu.steps && D.mfu.steps[0];
+    if (M) card(cards, 'MFU at that step time (' + D.mfu.model_type + ', ' + (D.mfu.device || D.mfu.peak_tflops + ' TFLOP/s') + ')', fmtPct(M.mfu));
     if (S.critical_path && S.critical_path.windows) card(cards, 'critical path, share of the step', fmtPct(S.critical_path.path_share));
     if (straggler !== null && straggler !== undefined) card(cards, 'straggler', 'rank ' + straggler);
+  }
+  if (D.mfu && D.mfu.steps && D.mfu.steps[0]) {
+    var m0 = D.mfu.steps[0];
+    headline.appendChild(el('p', { 'class': 'note', id: 'mfu' },
+      'MFU (trainprof mfu): ' + D.mfu.model_type + ' from ' + D.mfu.config + ', ' + (D.mfu.flops_per_step / 1e12).toPrecision(4) + ' TFLOP per step and rank (' +
+      D.mfu.tokens_per_rank + ' tokens), at the median rank\u2019s mean step time ' + fmtNs(D.mfu_step_time_ns) + ': ' +
+      fmtNum(m0.tflops_per_gpu, 1) + ' TFLOP/s per GPU against a peak of ' + D.mfu.peak_tflops + ' TFLOP/s, MFU ' + fmtPct(m0.mfu) + '.'));
   }
   var truncated = traces.filter(function (t) { return t.truncated; });
   if (truncated.length)
