@@ -400,7 +400,7 @@ int cmd_diff(int argc, char **argv)
     tprof_diff_check ck = { .metric = TPROF_DIFF_STEP_TIME };
     int metric_set = 0, vs = 0, c, rc = EXIT_OK;
     long top = 10;
-    optind = 1;
+    optind = 0; /* 0, not 1: getopt starts afresh, its ordering mode too (report runs commands in turn) */
     /* "-": operands come back in order as option 1, so --vs splits them */
     while (!rc && (c = cli_getopt(argc, argv, "-h", opts)) != -1) {
         int common = cli_common_option(c, optarg, &co);

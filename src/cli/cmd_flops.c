@@ -70,7 +70,7 @@ int cmd_flops(int argc, char **argv)
     cli_model_args a = { 0 };
     cli_format fmt = FMT_TABLE;
     int c, rc = EXIT_OK;
-    optind = 1;
+    optind = 0; /* 0, not 1: getopt starts afresh, its ordering mode too (report runs commands in turn) */
     while (!rc && (c = cli_getopt(argc, argv, "h", longopts)) != -1) {
         int k = cli_model_option(c, optarg, &a);
         if (k) {

@@ -188,7 +188,7 @@ int cmd_log(int argc, char **argv)
     cli_format fmt = FMT_TABLE;
     int with_series = 0, c, rc = EXIT_OK;
     const char *svg = NULL;
-    optind = 1;
+    optind = 0; /* 0, not 1: getopt starts afresh, its ordering mode too (report runs commands in turn) */
     while (!rc && (c = cli_getopt(argc, argv, "h", longopts)) != -1) {
         if (c == 's') with_series = 1;
         else if (c == 'g') svg = optarg;

@@ -298,7 +298,7 @@ int cmd_mem(int argc, char **argv)
     };
     mem_args a = { .fmt = FMT_TABLE, .depth = 4, .top = 10, .points = 2000 };
     int c;
-    optind = 1;
+    optind = 0; /* 0, not 1: getopt starts afresh, its ordering mode too (report runs commands in turn) */
     while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'f':

@@ -224,7 +224,7 @@ int cmd_merge(int argc, char **argv)
     char **drop = NULL, **inputs = NULL;
     tprof_inputs in = { 0 };
     int status = EXIT_USAGE, c;
-    optind = 1;
+    optind = 0; /* 0, not 1: getopt starts afresh, its ordering mode too (report runs commands in turn) */
     while ((c = cli_getopt(argc, argv, "o:h", longopts)) != -1) {
         long long a, b;
         int h = cli_common_option(c, optarg, &co);

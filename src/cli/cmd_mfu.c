@@ -199,7 +199,7 @@ int cmd_mfu(int argc, char **argv)
     const char *device = NULL;
     mfu_sources src = { "--peak-tflops", "--world-size", "--step-time" };
     int c, rc = EXIT_OK;
-    optind = 1;
+    optind = 0; /* 0, not 1: getopt starts afresh, its ordering mode too (report runs commands in turn) */
     while (!rc && (c = cli_getopt(argc, argv, "h", longopts)) != -1) {
         int k = cli_model_option(c, optarg, &a);
         if (k) {

@@ -27,7 +27,7 @@ extern const size_t tprof_asset_echarts_len;
 static void help(FILE *f)
 {
     fprintf(f,
-            "usage: trainprof report [options] INPUT... -o REPORT.html\n\n"
+            "usage: trainprof report [options] INPUT... -o REPORT.html [--vs BASE...]\n\n"
             "One HTML file that shows a training run: traces (one per rank, or a directory),\n"
             "CUDA memory snapshots, training logs and a model's config.json (with --seqlens),\n"
             "in any mix, each recognised by its content. It works offline from file:// (the charting library is inside it).\n"
@@ -39,6 +39,8 @@ static void help(FILE *f)
             "  --top N               kernels and ops per rank in the tables (default 20)\n"
             "  --points N            memory timeline points per device (default 2000)\n"
             "  --threads N           threads that parse one large file (0 = one per core)\n"
+            "  --vs BASE...          a before/after report: the traces after it are the base\n"
+            "                        run, the inputs' traces the run shown (trainprof diff)\n"
             "MFU, when a model's config.json is among the inputs (trainprof mfu at the\n"
             "median rank's mean step time):\n"
             "  --seqlens LIST        tokens of each sequence in one step on one rank\n"
@@ -72,6 +74,7 @@ static int arg_push(args *a, const char *s)
 typedef struct {
     args traces, snapshots, logs;
     const char *config; /* a model's config.json, for MFU */
+    args base;          /* --vs: the base run's traces (no placeholder) */
 } inputs;
 
 /* What one command printed (its JSON) and its exit code. */
@@ -137,11 +140,12 @@ static void put_output(FILE *f, const char *key, const captured *c, int *first)
     else fputs("null", f);
 }
 
-static void put_paths(FILE *f, const char *key, const args *a, int last)
+/* A->v[FROM..] as the JSON array KEY (FROM 1: after the placeholder). */
+static void put_paths(FILE *f, const char *key, const args *a, size_t from, int last)
 {
     fprintf(f, "\"%s\":[", key);
-    for (size_t i = 1; i < a->n; i++) {
-        if (i > 1) fputc(',', f);
+    for (size_t i = from; i < a->n; i++) {
+        if (i > from) fputc(',', f);
         /* a path is JSON-escaped, then made safe inside the script */
         char *buf = NULL;
         size_t len = 0;
@@ -365,6 +369,30 @@ static int mfu_part(FILE *f, const inputs *in, const report_opts *o, const captu
     return 0;
 }
 
+/* --vs: `diff BASE... --vs TRACES...` as JSON (the run's traces are the
+ * candidate). */
+static int diff_part(FILE *f, const inputs *in, const report_opts *o, int *rc, int *first)
+{
+    if (!in->base.n) return 0;
+    args a = { 0 };
+    int bad = arg_push(&a, "diff") || arg_push(&a, "--format") || arg_push(&a, "json") ||
+              (o->threads && (arg_push(&a, "--threads") || arg_push(&a, o->threads)));
+    for (size_t i = 0; !bad && i < in->base.n; i++) bad = arg_push(&a, in->base.v[i]);
+    bad = bad || arg_push(&a, "--vs");
+    for (size_t i = 1; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
+    captured c = { 0 };
+    if (!bad) bad = capture(cmd_diff, &a, &c);
+    free(a.v);
+    if (bad) {
+        cli_error("out of memory");
+        return -1;
+    }
+    *rc = worse(*rc, c.rc);
+    put_output(f, "diff", &c, first);
+    free(c.buf);
+    return 0;
+}
+
 static int logs_part(FILE *f, const inputs *in, int *rc, int *first)
 {
     captured sum = { 0 }, series = { 0 };
@@ -483,13 +511,15 @@ static int run_report(inputs *in, const report_opts *o)
     }
     fprintf(f, "{\"report\":{\"version\":1,\"trainprof\":\"%s\",\"top\":%s},\"inputs\":{", TPROF_VERSION_STRING,
             o->top ? o->top : "20");
-    put_paths(f, "traces", &in->traces, 0);
-    put_paths(f, "snapshots", &in->snapshots, 0);
-    put_paths(f, "logs", &in->logs, 1);
+    put_paths(f, "traces", &in->traces, 1, 0);
+    put_paths(f, "snapshots", &in->snapshots, 1, 0);
+    put_paths(f, "logs", &in->logs, 1, 0);
+    put_paths(f, "base", &in->base, 0, 1); /* --vs: no placeholder first */
     fputs("},", f);
     captured sum = { 0 };
     int first = 1, bad = traces_part(f, "summary", cmd_summary, in, o, &rc, &first, &sum);
     if (!bad) bad = mfu_part(f, in, o, &sum, &rc, &first);
+    if (!bad) bad = diff_part(f, in, o, &rc, &first);
     free(sum.buf);
     if (!bad) fputc(',', f);
     if (!bad) bad = memory_part(f, in, o, &rc);
@@ -541,15 +571,23 @@ int cmd_report(int argc, char **argv)
                                           { "device", required_argument, 0, 'D' },
                                           { "peak-tflops", required_argument, 0, 'P' },
                                           { "world-size", required_argument, 0, 'W' },
+                                          { "vs", no_argument, 0, 'v' },
                                           { "color", required_argument, 0, 'c' },
                                           { "help", no_argument, 0, 'h' },
                                           { 0, 0, 0, 0 } };
     report_opts o = { 0 };
-    int c, rc = EXIT_OK, threads;
-    optind = 1;
-    while (!rc && (c = cli_getopt(argc, argv, "ho:", opts)) != -1) {
+    args given = { 0 }, base = { 0 }; /* the operands, and those after --vs */
+    int c, rc = EXIT_OK, threads, vs = 0;
+    optind = 0; /* 0, not 1: getopt starts afresh, its ordering mode too (report runs commands in turn) */
+    /* "-": operands come back in order as option 1, so --vs splits them */
+    while (!rc && (c = cli_getopt(argc, argv, "-ho:", opts)) != -1) {
         switch (c) {
-        case 'h': help(stdout); return EXIT_OK;
+        case 1: rc = arg_push(vs ? &base : &given, optarg) ? EXIT_INPUT : 0; break;
+        case 'h':
+            help(stdout);
+            free(given.v);
+            free(base.v);
+            return EXIT_OK;
         case 'o': o.output = optarg; break;
         case 'T': o.title = optarg; break;
         case 't': rc = count_option("--top", optarg) ? EXIT_USAGE : 0, o.top = optarg; break;
@@ -560,35 +598,49 @@ int cmd_report(int argc, char **argv)
         case 'D': o.device = optarg; break;
         case 'P': o.peak_tflops = optarg; break;
         case 'W': o.world_size = optarg; break;
+        case 'v':
+            if (vs) cli_error("--vs is given twice");
+            rc = vs ? EXIT_USAGE : 0;
+            vs = 1;
+            break;
         default: rc = EXIT_USAGE;
         }
     }
-    if (rc) return rc;
-    if (optind >= argc || !o.output) {
-        cli_error(optind < argc ? "report needs an output file: -o REPORT.html" : "report needs at least one input");
+    if (!rc && (!given.n || !o.output || (vs && !base.n))) {
+        cli_error(!given.n ? "report needs at least one input"
+                  : !o.output ? "report needs an output file: -o REPORT.html"
+                              : "--vs needs the base run's traces after it");
         help(stderr);
-        return EXIT_USAGE;
+        rc = EXIT_USAGE;
     }
 #ifndef TPROF_HAVE_ECHARTS
-    cli_error("this build has no charting library: run scripts/install-deps.sh (it installs the pinned one with "
-              "npm), then build again");
-    return EXIT_USAGE;
+    if (!rc) {
+        cli_error("this build has no charting library: run scripts/install-deps.sh (it installs the pinned one with "
+                  "npm), then build again");
+        rc = EXIT_USAGE;
+    }
 #endif
     const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) |
                              TPROF_INPUT_BIT(TPROF_INPUT_LOG) | (o.seqlens ? TPROF_INPUT_BIT(TPROF_INPUT_CONFIG) : 0);
-    tprof_inputs ex;
-    if ((rc = cli_expand_inputs(argv + optind, argc - optind, accepts, &ex))) return rc;
+    tprof_inputs ex = { 0 }, bx = { 0 };
     inputs in = { 0 };
-    if (arg_push(&in.traces, "") || arg_push(&in.snapshots, "") || arg_push(&in.logs, "")) rc = EXIT_INPUT;
+    if (!rc) rc = cli_expand_inputs(given.v, (int)given.n, accepts, &ex);
+    if (!rc && vs && (rc = cli_expand_inputs(base.v, (int)base.n, CLI_TRACES, &bx)) == 0)
+        for (size_t i = 0; !rc && i < bx.npaths; i++) rc = arg_push(&in.base, bx.paths[i]) ? EXIT_INPUT : 0;
+    if (!rc && (arg_push(&in.traces, "") || arg_push(&in.snapshots, "") || arg_push(&in.logs, ""))) rc = EXIT_INPUT;
     if (!rc) rc = classify(ex.paths, ex.npaths, &in, o.seqlens != NULL);
     if (!rc && o.seqlens && !in.config) {
         cli_error("--seqlens is for MFU: give the model's config.json among the inputs");
         rc = EXIT_USAGE;
     }
+    if (!rc && vs && in.traces.n < 2) {
+        cli_error("--vs compares traces: give the run's traces before it");
+        rc = EXIT_USAGE;
+    }
     if (!rc) {
         char name[256];
         if (!o.title) { /* the first argument's last component: a file's or a directory's name */
-            snprintf(name, sizeof name, "%s", argv[optind]);
+            snprintf(name, sizeof name, "%s", given.v[0]);
             size_t n = strlen(name);
             while (n > 1 && name[n - 1] == '/') name[--n] = 0;
             const char *slash = strrchr(name, '/');
@@ -599,6 +651,10 @@ int cmd_report(int argc, char **argv)
     free(in.traces.v);
     free(in.snapshots.v);
     free(in.logs.v);
+    free(in.base.v);
+    free(given.v);
+    free(base.v);
     tprof_inputs_free(&ex);
+    tprof_inputs_free(&bx);
     return rc;
 }

@@ -836,7 +836,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
     memcpy(opts + nextra, common, ncommon * sizeof *opts);
     cli_common co = { 0 };
     int c, rc = EXIT_OK;
-    optind = 1;
+    optind = 0; /* 0, not 1: getopt starts afresh, its ordering mode too (report runs commands in turn) */
     while (!rc && (c = cli_getopt(argc, argv, "h", opts)) != -1) {
         int k = cli_common_option(c, optarg, &co);
         if (k) {

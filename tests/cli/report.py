@@ -93,7 +93,7 @@ check(os.path.getsize(demo) < 5 << 20, f"the demo page is under 5 MB ({os.path.g
 check("<title>demo run</title>" in html, "the title given")
 
 # the data is the commands' own JSON, unchanged
-check(data.get("inputs") == {"traces": ranks, "snapshots": snaps, "logs": [log]},
+check(data.get("inputs") == {"traces": ranks, "snapshots": snaps, "logs": [log], "base": []},
       f"inputs told apart by content: {data.get('inputs')}")
 check(data.get("summary") == cli_json(["summary", "--format", "json", "--top", "20", *ranks]),
       "the page's summary is trainprof summary --format json --top 20")
@@ -159,6 +159,25 @@ if rc == 0:
     if want:
         browse(mfu_page, {"sections": ["headline"],
                           "texts": [{"selector": "#mfu", "expect": f"MFU {100 * want['steps'][0]['mfu']:.1f}%"}]}, "mfu")
+
+# before / after: --vs BASE... is trainprof diff BASE... --vs the run's traces
+vs_page = os.path.join(tmp, "vs.html")
+rc, out, err = run([TRAINPROF, "report", ranks[1], log, "-o", vs_page, "--vs", ranks[0]])
+check(rc == 0, f"a before/after report: rc {rc}: {err}")
+if rc == 0:
+    d, _ = page_data(vs_page)
+    check(d["inputs"]["base"] == [ranks[0]] and d["inputs"]["traces"] == [ranks[1]], f"the sides: {d['inputs']}")
+    check(d.get("diff") == cli_json(["diff", "--format", "json", ranks[0], "--vs", ranks[1]]),
+          "the page's comparison is trainprof diff BASE --vs RUN")
+    step = next(m for m in d["diff"]["metrics"] if m["name"] == "step_time")
+    browse(vs_page, {"sections": ["headline", "before-after", "logs"], "charts": ["chart-diff"],
+                     "hover": [{"chart": "chart-diff", "series": 0, "x": step["delta_pct"] / 2, "y": 0,
+                                "expect": f"step_time: "}],
+                     "sort": [{"table": "table-diff-metrics", "col": "delta_pct"}]}, "before-after")
+rc, out, err = run([TRAINPROF, "report", ranks[1], "-o", vs_page, "--vs"])
+check(rc == 2 and "--vs" in err, f"--vs with no base: exit 2 ({rc}): {err}")
+rc, out, err = run([TRAINPROF, "report", log, "-o", vs_page, "--vs", ranks[0]])
+check(rc == 2 and "--vs" in err, f"--vs without the run's traces: exit 2 ({rc}): {err}")
 
 # ---- bad input: which file, why, the usual exit code, no partial page ----
 keep = os.path.join(tmp, "kept.html")

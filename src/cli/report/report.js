@@ -584,6 +584,46 @@
     return fns.length > 4 ? s + ' < ...' : s;
   }
 
+  /* ---- before / after (--vs): trainprof diff, base -> this run ---- */
+  var DF = D.diff;
+  if (DF && DF.metrics) {
+    var ba = section('before-after', 'Before / after', 'This run against the base run (--vs; trainprof diff, per step): ' +
+      DF.base.traces + ' base trace' + (DF.base.traces === 1 ? '' : 's') + ' (' + D.inputs.base.join(', ') + ') against ' +
+      DF.candidate.traces + '. Positive: more time in this run.');
+    var ms2 = DF.metrics.filter(function (m) { return m.base !== null && m.candidate !== null && (m.base || m.candidate); });
+    chart(ba, 'chart-diff', {
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, formatter: function (ps) {
+        var m = ms2[ps[0].dataIndex];
+        return esc(m.name) + ': ' + fmtNs(m.base) + ' \u2192 ' + fmtNs(m.candidate) + ' (' + (m.delta_pct >= 0 ? '+' : '') + fmtNum(m.delta_pct, 1) + '%)';
+      } },
+      grid: { left: 130, right: 40, top: 20, bottom: 50 },
+      xAxis: { type: 'value', name: 'change per step (%)', nameLocation: 'middle', nameGap: 28 },
+      yAxis: { type: 'category', data: ms2.map(function (m) { return m.name; }), inverse: true },
+      series: [{ name: 'change', type: 'bar', data: ms2.map(function (m) {
+        return { value: m.delta_pct, itemStyle: { color: m.delta_pct > 0 ? '#e15759' : '#59a14f' } };
+      }) }]
+    }, true);
+    table(ba, 'table-diff-metrics', [
+      { key: 'name', title: 'per step' }, { key: 'base', title: 'base', num: true, fmt: fmtNs },
+      { key: 'candidate', title: 'this run', num: true, fmt: fmtNs }, { key: 'delta', title: 'change', num: true, fmt: fmtNs },
+      { key: 'delta_pct', title: 'change %', num: true, fmt: function (v) { return (v >= 0 ? '+' : '') + fmtNum(v, 1) + '%'; } }], ms2, false);
+    var K = DF.kernels || {}, krow = function (k) {
+      return { name: k.name, cls: k['class'], base: k.base ? k.base.total_per_step_ns : null, cand: k.candidate ? k.candidate.total_per_step_ns : null,
+               delta: k.delta_per_step_ns, pct: k.delta_pct };
+    };
+    var kcols = [{ key: 'name', title: 'kernel', name: true }, { key: 'cls', title: 'class' }, { key: 'base', title: 'base per step', num: true, fmt: fmtNs },
+                 { key: 'cand', title: 'this run', num: true, fmt: fmtNs }, { key: 'delta', title: 'change', num: true, fmt: fmtNs },
+                 { key: 'pct', title: 'change %', num: true, fmt: function (v) { return (v >= 0 ? '+' : '') + fmtNum(v, 1) + '%'; } }];
+    if (K.regressions && K.regressions.length) {
+      ba.appendChild(el('h3', null, 'Kernels that take longer'));
+      table(ba, 'table-diff-regressions', kcols, K.regressions.map(krow), true);
+    }
+    if (K.improvements && K.improvements.length) {
+      ba.appendChild(el('h3', null, 'Kernels that take less'));
+      table(ba, 'table-diff-improvements', kcols, K.improvements.map(krow), true);
+    }
+  }
+
   /* ---- memory ---- */
   if (D.memory && D.memory.length) {
     var ms = section('memory', 'Memory', 'Active memory over time from each CUDA memory snapshot, stacked by the call sites that hold the most at the peak (trainprof mem --timeline), with reserved memory; the peak and OOMs are marked. The call sites at the peak are those of trainprof mem.');
