@@ -69,6 +69,10 @@ int tprof_table_row(tprof_table *t, const char *const *cells);
 void tprof_table_print(const tprof_table *t, FILE *f);
 void tprof_table_free(tprof_table *t);
 
+/* Axis ticks over [LO, HI]: at most MAX values, a step of 1, 2 or 5 times a
+ * power of ten, into OUT; their count (0 when LO or HI is not finite). */
+size_t tprof_ticks(double lo, double hi, size_t max, double *out);
+
 /* CSV: a field quoted when it holds a comma, quote or newline (RFC 4180). */
 void tprof_csv_field(FILE *f, const char *s);
 

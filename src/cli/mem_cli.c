@@ -5,6 +5,7 @@
 #include "trainprof/error.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,31 +17,138 @@
 static const char *const colors[] = { "#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f",
                                       "#edc949", "#af7aa1", "#ff9da7", "#9c755f", "#bab0ab" };
 
-/* the innermost frame of a collapsed stack: what a legend can show */
-static const char *leaf(const char *site)
+/* The function of frame "file:line:function" (the text after its last ':'). */
+static size_t frame_function(const char *f, size_t n, const char **out)
 {
-    const char *p = strrchr(site, ';');
-    return p ? p + 1 : site;
+    size_t k = n;
+    while (k > 0 && f[k - 1] != ':') k--;
+    *out = f + k;
+    return n - k;
 }
 
+/* A call site (frames "file:line:function;..." outermost first) as a legend
+ * shows it: its innermost K functions, innermost first ("arena_floats <
+ * train_step"), the innermost with its file's name and line when WHERE
+ * ("forward (model.py:105) < _call_impl"), into BUF; 1 when K covers every
+ * frame. */
+static int site_label(const char *site, size_t k, int where, char *buf, size_t len)
+{
+    size_t nf = 1, used = 0;
+    for (const char *p = site; *p; p++) nf += *p == ';';
+    buf[0] = 0;
+    const char *end = site + strlen(site);
+    for (size_t i = 0; i < k && i < nf; i++) { /* frame nf-1-i, from the end */
+        const char *b = end;
+        while (b > site && b[-1] != ';') b--;
+        const char *fn;
+        size_t fl = frame_function(b, (size_t)(end - b), &fn);
+        int w;
+        if (!fl) w = snprintf(buf + used, len - used, "%s%.*s", i ? " < " : "", (int)(end - b), b);
+        else if (i == 0 && where && fn - 1 > b) { /* "file:line" before ':function', the file's name alone */
+            const char *file = fn - 1, *slash = file;
+            while (slash > b && slash[-1] != '/') slash--;
+            w = snprintf(buf + used, len - used, "%.*s (%.*s)", (int)fl, fn, (int)(file - slash), slash);
+        } else
+            w = snprintf(buf + used, len - used, "%s%.*s", i ? " < " : "", (int)fl, fn);
+        if (w < 0 || (size_t)w >= len - used) break;
+        used += (size_t)w;
+        end = b > site ? b - 1 : site;
+    }
+    return k >= nf;
+}
+
+/* Legends for the N sites, distinct: each gets more functions while another
+ * shows alike, then its innermost frame's file and line, then a number
+ * ("#2") where even that shows alike. */
+static void site_labels(char *const *sites, size_t n, char (*out)[160])
+{
+    size_t k[NTOP];
+    int whole[NTOP], where[NTOP];
+    for (size_t i = 0; i < n; i++) k[i] = 1, where[i] = 0, whole[i] = site_label(sites[i], 1, 0, out[i], sizeof out[i]);
+    for (int round = 0; round < 32; round++) {
+        int again = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i + 1; j < n; j++) {
+                if (strcmp(out[i], out[j])) continue;
+                size_t both[2] = { i, j };
+                for (int e = 0; e < 2; e++) {
+                    size_t x = both[e];
+                    if (whole[x] && where[x]) continue;
+                    if (whole[x]) where[x] = 1; /* every function shown: add where the innermost is */
+                    else k[x]++;
+                    whole[x] = site_label(sites[x], k[x], where[x], out[x], sizeof out[x]);
+                    again = 1;
+                }
+            }
+        if (!again) break;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1, c = 1; j < n; j++)
+            if (!strcmp(out[i], out[j])) {
+                size_t l = strlen(out[j]);
+                snprintf(out[j] + l, sizeof out[j] - l, " #%zu", ++c);
+            }
+}
+
+/* The panel of one device: active memory stacked by call site, reserved
+ * dashed, grid lines and labels at round ticks on both axes (a time axis
+ * when the snapshot has times, else the allocator's events in order), the
+ * peak and each OOM marked, a legend of distinct names. */
 static void svg_panel(FILE *f, const tprof_mem_timeline *t, const tprof_mem_device *d, double y0)
 {
     const double W = 1000, H = 300, L = 80, R = 20;
     double pw = W - L - R;
-    int64_t maxv = 1, maxidx = 1;
+    int64_t maxv = 1;
+    int timed = t->npts > 0;
+    double x0 = INFINITY, x1 = -INFINITY;
     for (size_t i = 0; i < t->npts; i++) {
         if (t->pts[i].active > maxv) maxv = t->pts[i].active;
         if (t->pts[i].reserved > maxv) maxv = t->pts[i].reserved;
-        if (t->pts[i].index + 1 > maxidx) maxidx = t->pts[i].index + 1;
+        if (t->pts[i].index >= 0 && t->pts[i].time_us < 0) timed = 0;
     }
+    int64_t t0 = 0;
+    for (size_t i = 0; timed && i < t->npts; i++)
+        if (t->pts[i].index >= 0) {
+            t0 = t->pts[i].time_us;
+            break;
+        }
+    /* x of a point: seconds since the first event (the state before the
+     * history at 0), or its event's place */
+#define XV(index, time) (timed ? ((index) < 0 ? 0.0 : (double)((time) - t0) / 1e6) : (double)((index) + 1))
+    for (size_t i = 0; i < t->npts; i++) {
+        double x = XV(t->pts[i].index, t->pts[i].time_us);
+        x0 = fmin(x0, x), x1 = fmax(x1, x);
+    }
+    if (!(x1 > x0)) x0 = 0, x1 = x0 + 1;
+    /* bytes in the unit that keeps the ticks below 1024 of it */
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int u = 0;
+    double unit = 1;
+    while (u < 4 && (double)maxv / unit >= 1024) unit *= 1024, u++;
     char a[32], b[32];
     fprintf(f, "<g transform=\"translate(0,%.0f)\">\n", y0);
     fprintf(f, "<text x=\"%.0f\" y=\"20\" font-size=\"14\">device %" PRId64 ": active memory by call site (peak %s), "
                "reserved dashed (peak %s)</text>\n",
             L, d->device, tprof_fmt_bytes(a, sizeof a, d->peak_active), tprof_fmt_bytes(b, sizeof b, d->reserved_peak));
     double top = 30;
-#define X(p) (L + pw * (double)((p)->index + 1) / (double)maxidx)
+#define X(p) (L + pw * (XV((p)->index, (p)->time_us) - x0) / (x1 - x0))
 #define Y(v) (top + H - H * (double)(v) / (double)maxv)
+    double ticks[12];
+    size_t nt = tprof_ticks(0, (double)maxv / unit, 6, ticks);
+    for (size_t k = 0; k < nt; k++) {
+        double y = Y(ticks[k] * unit);
+        fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>", L, L + pw, y, y);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%g %s</text>\n", L - 4, y + 3,
+                ticks[k], units[u]);
+    }
+    nt = tprof_ticks(x0, x1, 10, ticks);
+    for (size_t k = 0; k < nt; k++) {
+        if (!timed && ticks[k] != floor(ticks[k])) continue;
+        double x = L + pw * (ticks[k] - x0) / (x1 - x0);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#e5e5e5\"/>", x, x, top, top + H);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"middle\">%g</text>\n", x, top + H + 13,
+                ticks[k]);
+    }
     size_t w = t->ntop + 1;
     for (size_t layer = 0; layer < w; layer++) {
         fprintf(f, "<polygon fill=\"%s\" points=\"", layer < t->ntop ? colors[layer % 10] : "#cccccc");
@@ -61,26 +169,39 @@ static void svg_panel(FILE *f, const tprof_mem_timeline *t, const tprof_mem_devi
     fprintf(f, "\"/>\n");
     fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, top + H, L + pw, top + H);
     fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, top, L, top + H);
-    for (int k = 0; k <= 4; k++) {
-        int64_t v = maxv / 4 * k;
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%s</text>\n", L - 4, Y(v) + 3,
-                tprof_fmt_bytes(a, sizeof a, v));
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"end\" fill=\"#666\">%s</text>\n", L + pw,
+            top + H + 26, timed ? "time since the device's first event (s)" : "allocator event (no times in the snapshot)");
+    /* the peak, and each OOM with a place on the axis */
+    if (d->peak_index >= 0 && (!timed || d->peak_time_us >= 0)) {
+        double x = L + pw * (XV(d->peak_index, d->peak_time_us) - x0) / (x1 - x0);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#c0392b\" stroke-dasharray=\"2,2\"/>"
+                   "<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\" fill=\"#c0392b\">peak %s</text>\n",
+                x, x, top, top + H, x + 3, top + 10, tprof_fmt_bytes(a, sizeof a, d->peak_active));
     }
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\">trace event 0 .. %" PRId64 "</text>\n", L, top + H + 14,
-            maxidx - 1);
+    for (size_t k = 0; k < d->nooms; k++) {
+        const tprof_mem_oom *o = &d->ooms[k];
+        if (timed && o->time_us < 0) continue;
+        double x = L + pw * (XV((int64_t)o->index, o->time_us) - x0) / (x1 - x0);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#c0392b\" stroke-width=\"2\"/>"
+                   "<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\" fill=\"#c0392b\" text-anchor=\"end\">OOM</text>\n",
+                x, x, top, top + H, x - 3, top + 22);
+    }
+    char labels[NTOP][160];
+    site_labels(t->top, t->ntop < NTOP ? t->ntop : NTOP, labels);
     for (size_t layer = 0; layer < w; layer++) {
-        double ly = top + H + 30 + 14.0 * (double)layer;
+        double ly = top + H + 44 + 14.0 * (double)layer;
         fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>", L, ly - 9,
                 layer < t->ntop ? colors[layer % 10] : "#cccccc");
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\"><title>", L + 14, ly);
         tprof_xml_text(f, layer < t->ntop ? t->top[layer] : "other", 4096);
         fprintf(f, "</title>");
-        tprof_xml_text(f, layer < t->ntop ? leaf(t->top[layer]) : "other call sites", 140);
+        tprof_xml_text(f, layer < t->ntop && layer < NTOP ? labels[layer] : "other call sites", 140);
         fprintf(f, "</text>\n");
     }
     fprintf(f, "</g>\n");
 #undef X
 #undef Y
+#undef XV
 }
 
 /* A timeline's two outputs, written to memory first so that nothing is left
@@ -155,7 +276,7 @@ int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *
         return EXIT_INPUT;
     }
     FILE *sf = tf.svg;
-    double panel = 300 + 30 + 40 + 14.0 * (NTOP + 1) + 20;
+    double panel = 300 + 30 + 54 + 14.0 * (NTOP + 1) + 20; /* svg_panel: plot, title, axis and legend */
     fprintf(sf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"%.0f\" font-family=\"sans-serif\">\n",
             panel * (double)(r->ndev ? r->ndev : 1));
     fprintf(sf, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import random
+import re
 import statistics
 import sys
 import xml.etree.ElementTree as ET
@@ -274,6 +275,20 @@ try:
     for pl in polys:
         pts = pl.get("points").split()
         check(all(len(p.split(",")) == 2 for p in pts) and pts, "svg: points")
+    texts = [t.text or "" for t in root.iter(f"{ns}text")]
+    numeric = [t for t in texts if re.fullmatch(r"-?[0-9.e+-]+", t)]
+    check(len(numeric) >= 3 * 5, f"svg: tick labels on both axes of each panel ({len(numeric)})")
+    check(texts.count("step") == 3, "svg: each panel's x axis is named")
+    check(any(t.startswith("MFU: ") for t in texts) and any(t.startswith("loss: ") for t in texts),
+          "svg: the panels name the metric drawn")
+    # the anomalies of the metrics drawn, each a ring whose title names it
+    rc2, out2, _ = run([TRAINPROF, "log", "--format", "json", os.path.join(tmp, "veomni.log"), p_llmc])
+    drawn = [set(re.findall(r"(?:: |, )([^,]+)", t)) for t in texts if t.startswith(os.path.join(tmp, ""))]
+    want = sorted((a["kind"], a["step"]) for f, names in zip(json.loads(out2)["files"], drawn)
+                  for a in f["anomalies"] if a["metric"] in names)
+    rings = sorted((c.find(f"{ns}title").text.split(" at step ")[0], int(c.find(f"{ns}title").text.split(" at step ")[1]))
+                   for c in root.iter(f"{ns}circle"))
+    check(want and rings == want, f"svg: the anomalies of the metrics drawn are marked: {rings} vs {want}")
 except ET.ParseError as e:
     check(False, f"svg does not parse: {e}")
 # downsampling: 50000 points become at most 2000 per line, spikes kept

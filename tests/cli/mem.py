@@ -347,6 +347,18 @@ if rc == 0:
         act = max(int(r.split(",")[3]) for r in rows if r.split(",")[0] == str(d["device"]))
         check(act == d["peak_active_bytes"], f"timeline max {act} != peak {d['peak_active_bytes']}")
     check(os.path.getsize(prefix + ".svg") < 2 << 20, "svg is small")
+    # ticks and units, the peak and each OOM marked, legends that differ
+    sroot = ET.parse(prefix + ".svg").getroot()
+    sns = "{http://www.w3.org/2000/svg}"
+    stexts = [t.text or "" for t in sroot.iter(f"{sns}text")]
+    ndev = len(by_device(doc))
+    check(sum(bool(re.fullmatch(r"[0-9.]+ (B|KiB|MiB|GiB)", t)) for t in stexts) >= 3 * ndev, "svg: y ticks in bytes")
+    check(sum(t.startswith("peak ") for t in stexts) == ndev, "svg: each device's peak is marked")
+    nooms = sum(len(d.get("ooms", [])) for d in by_device(doc).values())
+    check(nooms and stexts.count("OOM") == nooms, f"svg: each OOM is marked ({stexts.count('OOM')} of {nooms})")
+    for g in sroot.findall(f"{sns}g"):
+        legend = [t.find(f"{sns}title").tail for t in g.iter(f"{sns}text") if t.find(f"{sns}title") is not None]
+        check(legend and len(set(legend)) == len(legend), f"svg: legend entries differ: {legend}")
 rc, out, err = run([TRAINPROF, "mem", "--format", "json", "--timeline", prefix, b])
 check(rc == 0 and "points" in json.load(open(prefix + ".json"))["devices"][0], "timeline json")
 a = os.path.join(tmp, "basic.pickle")
