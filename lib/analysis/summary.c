@@ -12,7 +12,7 @@
 
 /* ---- one trace's row ---- */
 
-enum { T_LABEL, T_FILE, T_RANK, T_EVENTS, T_TRUNCATED, T_NSTEPS, T_WORLD, T_BACKEND, T_DEVICE, T_NCOLS };
+enum { T_LABEL, T_FILE, T_RANK, T_EVENTS, T_TRUNCATED, T_BASE, T_NSTEPS, T_WORLD, T_BACKEND, T_DEVICE, T_NCOLS };
 static const tprof_col_desc trace_cols[T_NCOLS] = {
     [T_LABEL] = TPROF_COL("label", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "\"rank R\", else \"trace I\""),
     [T_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_PER_RANK, NULL, "the trace's path"),
@@ -21,6 +21,10 @@ static const tprof_col_desc trace_cols[T_NCOLS] = {
     [T_EVENTS] = TPROF_COL("events", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "events in the trace, stored or not"),
     [T_TRUNCATED] = TPROF_COL("truncated", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL,
                               "the file ended early: the rest covers what was read"),
+    [T_BASE] = TPROF_COL("base_time_ns", TPROF_COL_INT, TPROF_COMBINE_PER_RANK, NULL,
+                         "baseTimeNanoseconds: the trace's epoch, ns since 1970 (null when absent); steps' ts_ns "
+                         "count from it",
+                         .flags = TPROF_COLF_OMIT_NULL),
     [T_NSTEPS] = TPROF_COL("nsteps", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "ProfilerStep spans",
                            .flags = TPROF_COLF_NO_JSON),
     [T_WORLD] = TPROF_COL("world_size", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "distributedInfo.world_size",
@@ -103,10 +107,11 @@ static const tprof_table_desc calls_desc = { .name = "calls", .doc = "recorded c
 static const tprof_table_desc types_desc = { .name = "types", .doc = "collective types, by time",
                                              .cols = type_cols, .ncols = Y_NCOLS, .no_json = 1 };
 static const tprof_table_desc *const comm_children[] = { &calls_desc, &types_desc };
-enum { E_NUMBER, E_DUR, E_NCOLS };
+enum { E_NUMBER, E_TS, E_DUR, E_NCOLS };
 static const tprof_col_desc each_cols[E_NCOLS] = {
     [E_NUMBER] = TPROF_COL("number", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "N of ProfilerStep#N",
                            .flags = TPROF_COLF_KEY),
+    [E_TS] = TPROF_COL("ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "its start, ns since the trace's epoch"),
     [E_DUR] = TPROF_COL("dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "its CPU span"),
 };
 static const tprof_table_desc each_desc = { .name = "each", .doc = "every ProfilerStep, in time order (as `steps`)",
@@ -165,6 +170,7 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
     tprof_rows_set_i(rows, 0, T_EVENTS, (int64_t)m->nevents);
     tprof_rows_set_i(rows, 0, T_TRUNCATED, m->truncated != 0);
     tprof_rows_set_i(rows, 0, T_NSTEPS, (int64_t)m->nsteps);
+    if (m->has_base_time) tprof_rows_set_i(rows, 0, T_BASE, m->base_time_ns);
     if (m->world_size > 0) tprof_rows_set_i(rows, 0, T_WORLD, m->world_size);
     set_row(st, 0, (const int64_t[]){ (int64_t)s->nsteps, s->mean_ns, s->p50_ns, s->min_ns, s->max_ns }, S_SPREAD);
     tprof_rows_set_d(st, 0, S_SPREAD, s->spread);
@@ -174,6 +180,7 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
         long k = tprof_rows_add(each);
         if (k < 0) goto oom;
         tprof_rows_set_i(each, (size_t)k, E_NUMBER, s->steps[i].number);
+        tprof_rows_set_i(each, (size_t)k, E_TS, s->steps[i].ts);
         tprof_rows_set_i(each, (size_t)k, E_DUR, s->steps[i].dur);
     }
     for (int p = 0; s->phases_found && p < TPROF_PHASE_COUNT; p++) {

@@ -136,6 +136,23 @@ checks = {
 }
 browse(demo, checks, "demo")
 
+# the recorder's own run (trace and snapshot on one clock): its ProfilerSteps
+# mark the memory timeline where they start
+rec_page = os.path.join(tmp, "recorded.html")
+rc, out, err = run([TRAINPROF, "report", rec, "-o", rec_page])
+check(rc == 0, f"report of the recorder's directory: rc {rc}: {err}")
+if rc == 0:
+    d, _ = page_data(rec_page)
+    tr = d["summary"]["traces"][0]
+    tl = d["memory"][0]["timeline"]["devices"][0]["points"]
+    times = [p["time_us"] for p in tl if p["index"] >= 0]
+    inside = [s["number"] for s in tr["steps"]["each"]
+              if times and times[0] <= (tr["base_time_ns"] + s["ts_ns"]) / 1000 <= times[-1]]
+    check(inside, f"the recorder's steps fall inside its snapshot's time span: {tr.get('base_time_ns')}, {times[:1]}")
+    browse(rec_page, {"sections": ["memory"], "charts": ["chart-memory-0-0"],
+                      "marks": [{"chart": "chart-memory-0-0", "prefix": "step ", "count": len(inside)},
+                                {"chart": "chart-memory-0-0", "prefix": "peak", "count": 1}]}, "recorded-run")
+
 # MFU from a model config among the inputs: trainprof mfu at the median
 # rank's mean step time (restated here) on the traces' device
 llama = os.path.join(tmp, "llama")

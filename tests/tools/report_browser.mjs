@@ -6,7 +6,7 @@
 //
 // CHECKS: {"sections": [ids], "charts": [ids], "hover": [{chart, series,
 // x, y, expect}], "sort": [{table, col}], "filter": {table, text},
-// "texts": [{selector, expect}]}.
+// "texts": [{selector, expect}], "marks": [{chart, prefix, count}]}.
 // Every chart must have drawn pixels; each hover must show EXPECT in the
 // tooltip; each sort must order the column both ways. Screenshots of each
 // section go to OUTDIR. Prints "ok ..." lines, exits 1 on the first failure
@@ -127,6 +127,17 @@ try {
     const sorted = (a, sign) => a.every((v, i) => i === 0 || sign * (v - a[i - 1]) >= 0);
     if (down.length > 1 && sorted(down, -1) && sorted(up, 1) && down[0] !== up[0]) ok(`table ${s.table} sorts by ${s.col} both ways (${down.length} rows)`);
     else fail(`table ${s.table} by ${s.col}: descending ${JSON.stringify(down.slice(0, 5))}, ascending ${JSON.stringify(up.slice(0, 5))}`);
+  }
+
+  // marks on a chart's lines (peaks, OOMs, steps): by name prefix, at least COUNT
+  for (const m of checks.marks || []) {
+    const names = await page.evaluate((chart) => {
+      const c = window.trainprofCharts[chart];
+      return c ? c.getOption().series.flatMap((s) => ((s.markLine && s.markLine.data) || []).map((d) => d.name)) : null;
+    }, m.chart);
+    const n = (names || []).filter((x) => x && x.startsWith(m.prefix)).length;
+    if (n >= m.count) ok(`${m.chart} marks ${n} "${m.prefix}..."`);
+    else fail(`${m.chart} marks ${n} "${m.prefix}...", want ${m.count}: ${JSON.stringify(names)}`);
   }
 
   for (const t of checks.texts || []) {

@@ -653,6 +653,21 @@
             var at = timed ? (o.time_us >= 0 ? (o.time_us - t0m) / 1e6 : null) : (o.index >= 0 ? o.index + 1 : null);
             if (at !== null && at !== undefined && !isNaN(at)) marks.push({ name: 'OOM', xAxis: at, lineStyle: { color: '#c0392b' }, label: { formatter: 'OOM' } });
           });
+          /* ProfilerStep starts where a trace shares the snapshot's clock
+           * (the recorder writes both): its steps that fall inside the
+           * snapshot's time span */
+          if (timed && pts.length) {
+            var tEnd = pts[pts.length - 1].time_us;
+            traces.forEach(function (t) {
+              if (t.base_time_ns === undefined || t.base_time_ns === null) return;
+              eachStep(t).forEach(function (st) {
+                var us = (t.base_time_ns + st.ts_ns) / 1000;
+                if (us >= t0m && us <= tEnd)
+                  marks.push({ name: 'step ' + st.number, xAxis: (us - t0m) / 1e6, lineStyle: { color: '#888', type: 'dotted' },
+                               label: { formatter: 'step ' + st.number, color: '#555', position: 'start' } });
+              });
+            });
+          }
           series[series.length - 1].markLine = { symbol: 'none', silent: true, data: marks, lineStyle: { color: '#c0392b' } };
           chart(ms, 'chart-memory-' + mi + '-' + di, {
             tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmtBytes(v * 1048576); } },
