@@ -86,11 +86,13 @@ static const tprof_col_desc call_cols[K_NCOLS] = {
     [K_MATCHED] = TPROF_COL("matched", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "calls whose kernels were found",
                             .flags = TPROF_COLF_NO_JSON),
 };
-enum { Y_TYPE, Y_TIME, Y_NCOLS };
+enum { Y_TYPE, Y_TIME, Y_EXPOSED, Y_NCOLS };
 static const tprof_col_desc type_cols[Y_NCOLS] = {
     [Y_TYPE] = TPROF_COL("type", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the collective type",
                          .flags = TPROF_COLF_KEY),
     [Y_TIME] = TPROF_COL("time_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "union of its kernels"),
+    [Y_EXPOSED] = TPROF_COL("exposed_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                            "of it, the time no compute kernel ran (`comm`)"),
 };
 enum { C_COMM, C_OVERLAP, C_EXPOSED, C_SHARE, C_HTA_SHARE, C_NCOLS };
 static const tprof_col_desc comm_cols[C_NCOLS] = {
@@ -105,7 +107,7 @@ static const tprof_col_desc comm_cols[C_NCOLS] = {
 static const tprof_table_desc calls_desc = { .name = "calls", .doc = "recorded collective calls, by kernel time",
                                              .cols = call_cols, .ncols = K_NCOLS };
 static const tprof_table_desc types_desc = { .name = "types", .doc = "collective types, by time",
-                                             .cols = type_cols, .ncols = Y_NCOLS, .no_json = 1 };
+                                             .cols = type_cols, .ncols = Y_NCOLS };
 static const tprof_table_desc *const comm_children[] = { &calls_desc, &types_desc };
 enum { E_NUMBER, E_TS, E_DUR, E_NCOLS };
 static const tprof_col_desc each_cols[E_NCOLS] = {
@@ -220,6 +222,7 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
         long k = tprof_rows_add(types);
         if (k < 0 || tprof_rows_set_s(types, (size_t)k, Y_TYPE, cm->types[i].type)) goto oom;
         tprof_rows_set_i(types, (size_t)k, Y_TIME, cm->types[i].time_ns);
+        tprof_rows_set_i(types, (size_t)k, Y_EXPOSED, cm->types[i].exposed_ns);
     }
     *out = res;
     return 0;

@@ -127,7 +127,8 @@ for row in (data.get("log_series") or {"files": [{"series": []}]})["files"][0]["
             series_keys.append(k)
 checks = {
     "sections": ["headline", "steps", "gpu", "communication", "critical-path", "ranks", "memory", "logs"],
-    "charts": ["chart-steps", "chart-phases", "chart-gpu", "chart-comm", "chart-critical-path", "chart-memory-0-0",
+    "charts": ["chart-steps", "chart-phases", "chart-gpu", "chart-comm", "chart-comm-types", "chart-critical-path",
+               "chart-memory-0-0",
                "chart-log-0-loss"] + [f"chart-log-0-m{i}" for i, k in enumerate(series_keys) if k == "mfu"],
     "hover": [{"chart": "chart-gpu", "series": 0, "x": 0, "y": 100 * t0["compute_ns"] / t0["span_ns"] / 2,
                "expect": pct1(t0["compute_ns"], t0["span_ns"])}],
@@ -195,6 +196,23 @@ rc, out, err = run([TRAINPROF, "report", ranks[1], "-o", vs_page, "--vs"])
 check(rc == 2 and "--vs" in err, f"--vs with no base: exit 2 ({rc}): {err}")
 rc, out, err = run([TRAINPROF, "report", log, "-o", vs_page, "--vs", ranks[0]])
 check(rc == 2 and "--vs" in err, f"--vs without the run's traces: exit 2 ({rc}): {err}")
+
+# many ranks: past 64, the heatmap and bars show bins of consecutive ranks;
+# the ranks table keeps every one
+many = os.path.join(tmp, "many")
+os.makedirs(many)
+for r in range(130):
+    subprocess.run([GENTRACE, "--steps", "1", "--layers", "1", "--rank", str(r), "--world", "130", "--seed",
+                    str(r + 1), "-o", os.path.join(many, f"rank{r}.pt.trace.json")], check=True)
+many_page = os.path.join(tmp, "many.html")
+rc, out, err = run([TRAINPROF, "report", many, "-o", many_page])
+check(rc == 0, f"report of 130 ranks: rc {rc}: {err}")
+if rc == 0:
+    out = browse(many_page, {"sections": ["steps", "gpu", "ranks"], "charts": ["chart-steps", "chart-gpu"],
+                             "categories": [{"chart": "chart-steps", "axis": "yAxis", "min": 33, "max": 64},
+                                            {"chart": "chart-gpu", "axis": "xAxis", "min": 33, "max": 64}],
+                             "sort": [{"table": "table-ranks", "col": "mean"}]}, "130-ranks")
+    check("(130 rows)" in out, "the ranks table keeps all 130 ranks")
 
 # ---- bad input: which file, why, the usual exit code, no partial page ----
 keep = os.path.join(tmp, "kept.html")

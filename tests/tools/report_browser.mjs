@@ -6,7 +6,8 @@
 //
 // CHECKS: {"sections": [ids], "charts": [ids], "hover": [{chart, series,
 // x, y, expect}], "sort": [{table, col}], "filter": {table, text},
-// "texts": [{selector, expect}], "marks": [{chart, prefix, count}]}.
+// "texts": [{selector, expect}], "marks": [{chart, prefix, count}],
+// "categories": [{chart, axis, min, max}]}.
 // Every chart must have drawn pixels; each hover must show EXPECT in the
 // tooltip; each sort must order the column both ways. Screenshots of each
 // section go to OUTDIR. Prints "ok ..." lines, exits 1 on the first failure
@@ -138,6 +139,16 @@ try {
     const n = (names || []).filter((x) => x && x.startsWith(m.prefix)).length;
     if (n >= m.count) ok(`${m.chart} marks ${n} "${m.prefix}..."`);
     else fail(`${m.chart} marks ${n} "${m.prefix}...", want ${m.count}: ${JSON.stringify(names)}`);
+  }
+
+  // a category axis's length (ranks binned past 64): between MIN and MAX
+  for (const a of checks.categories || []) {
+    const n = await page.evaluate(({ chart, axis }) => {
+      const c = window.trainprofCharts[chart];
+      return c ? c.getOption()[axis][0].data.length : -1;
+    }, a);
+    if (n >= a.min && n <= a.max) ok(`${a.chart}'s ${a.axis} has ${n} categories`);
+    else fail(`${a.chart}'s ${a.axis} has ${n} categories, want ${a.min}..${a.max}`);
   }
 
   for (const t of checks.texts || []) {

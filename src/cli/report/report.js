@@ -483,6 +483,29 @@
         { name: 'exposed', type: 'bar', stack: 'comm', data: cpart('exposed_ns'), itemStyle: { color: '#e15759' } }
       ]
     });
+    /* per collective type, all ranks: its time overlapped and exposed */
+    var byType = {}, typeNames = [];
+    traces.forEach(function (t) {
+      ((t.communication && t.communication.types) || []).forEach(function (y) {
+        if (!byType[y.type]) { byType[y.type] = { time: 0, exposed: 0 }; typeNames.push(y.type); }
+        byType[y.type].time += y.time_ns;
+        byType[y.type].exposed += y.exposed_ns;
+      });
+    });
+    if (typeNames.length) {
+      cs.appendChild(el('h3', null, 'Overlapped and exposed, per collective type (all ranks, summed)'));
+      chart(cs, 'chart-comm-types', {
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmtNs(v * 1e6); } },
+        legend: { top: 5 },
+        grid: { left: 130, right: 40, top: 40, bottom: 50 },
+        xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 28 },
+        yAxis: { type: 'category', data: typeNames, inverse: true },
+        series: [
+          { name: 'overlapped', type: 'bar', stack: 'c', data: typeNames.map(function (n) { return (byType[n].time - byType[n].exposed) / 1e6; }), itemStyle: { color: '#59a14f' } },
+          { name: 'exposed', type: 'bar', stack: 'c', data: typeNames.map(function (n) { return byType[n].exposed / 1e6; }), itemStyle: { color: '#e15759' } }
+        ]
+      });
+    }
     var callRows = [];
     traces.forEach(function (t) {
       ((t.communication && t.communication.calls) || []).forEach(function (c) {
