@@ -140,6 +140,31 @@ static void put_output(FILE *f, const char *key, const captured *c, int *first)
     else fputs("null", f);
 }
 
+/* The worse of two exit codes: a failure (usage, input, output) over
+ * truncation (results of what was read) over success. */
+static int severity(int rc) { return rc == EXIT_OK || rc == EXIT_CHECK ? 0 : rc == EXIT_TRUNC ? 1 : 2; }
+static int worse(int a, int b) { return severity(b) > severity(a) ? b : a; }
+
+/* Runs CMD over A (when BAD is 0: A was built) and puts its JSON as KEY;
+ * A is freed. KEEP, when not NULL, gets the output (the caller frees it). */
+static int put_command(FILE *f, const char *key, int (*cmd)(int, char **), args *a, int bad, int *rc, int *first,
+                       captured *keep)
+{
+    captured c = { 0 };
+    if (!bad) bad = capture(cmd, a, &c);
+    free(a->v);
+    *a = (args){ 0 };
+    if (bad) {
+        cli_error("out of memory");
+        return -1;
+    }
+    *rc = worse(*rc, c.rc);
+    put_output(f, key, &c, first);
+    if (keep) *keep = c;
+    else free(c.buf);
+    return 0;
+}
+
 /* A->v[FROM..] as the JSON array KEY (FROM 1: after the placeholder). */
 static void put_paths(FILE *f, const char *key, const args *a, size_t from, int last)
 {
@@ -162,10 +187,6 @@ static void put_paths(FILE *f, const char *key, const args *a, size_t from, int 
     fprintf(f, "]%s", last ? "" : ",");
 }
 
-/* The worse of two exit codes: a failure (usage, input, output) over
- * truncation (results of what was read) over success. */
-static int severity(int rc) { return rc == EXIT_OK || rc == EXIT_CHECK ? 0 : rc == EXIT_TRUNC ? 1 : 2; }
-static int worse(int a, int b) { return severity(b) > severity(a) ? b : a; }
 
 typedef struct {
     const char *output, *title;
@@ -260,24 +281,17 @@ static int memory_part(FILE *f, const inputs *in, const report_opts *o, int *rc)
 static int traces_part(FILE *f, const char *key, int (*cmd)(int, char **), const inputs *in, const report_opts *o,
                        int *rc, int *first, captured *out)
 {
-    captured c = { 0 };
-    if (in->traces.n > 1) {
-        args a = { 0 };
-        int bad = arg_push(&a, key) || arg_push(&a, "--format") || arg_push(&a, "json") ||
-                  arg_push(&a, "--top") || arg_push(&a, o->top ? o->top : "20") ||
-                  (o->threads && (arg_push(&a, "--threads") || arg_push(&a, o->threads)));
-        for (size_t i = 1; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
-        if (!bad) bad = capture(cmd, &a, &c);
-        free(a.v);
-        if (bad) {
-            cli_error("out of memory");
-            return -1;
-        }
-        *rc = worse(*rc, c.rc);
+    *out = (captured){ 0 };
+    if (in->traces.n < 2) { /* no trace: null */
+        put_output(f, key, out, first);
+        return 0;
     }
-    put_output(f, key, &c, first);
-    *out = c;
-    return 0;
+    args a = { 0 };
+    int bad = arg_push(&a, key) || arg_push(&a, "--format") || arg_push(&a, "json") || arg_push(&a, "--top") ||
+              arg_push(&a, o->top ? o->top : "20") ||
+              (o->threads && (arg_push(&a, "--threads") || arg_push(&a, o->threads)));
+    for (size_t i = 1; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
+    return put_command(f, key, cmd, &a, bad, rc, first, out);
 }
 
 /* What MFU takes of summary's JSON: the mean step time of the median rank
@@ -355,17 +369,8 @@ static int mfu_part(FILE *f, const inputs *in, const report_opts *o, const captu
               (!o->peak_tflops && (o->device || device[0]) &&
                (arg_push(&a, "--device") || arg_push(&a, o->device ? o->device : device))) ||
               (o->world_size && (arg_push(&a, "--world-size") || arg_push(&a, o->world_size)));
-    captured c = { 0 };
-    if (!bad) bad = capture(cmd_mfu, &a, &c);
-    free(a.v);
-    if (bad) {
-        cli_error("out of memory");
-        return -1;
-    }
-    *rc = worse(*rc, c.rc);
-    put_output(f, "mfu", &c, first);
+    if (put_command(f, "mfu", cmd_mfu, &a, bad, rc, first, NULL)) return -1;
     fprintf(f, ",\"mfu_step_time_ns\":%lld", (long long)step_ns);
-    free(c.buf);
     return 0;
 }
 
@@ -380,44 +385,24 @@ static int diff_part(FILE *f, const inputs *in, const report_opts *o, int *rc, i
     for (size_t i = 0; !bad && i < in->base.n; i++) bad = arg_push(&a, in->base.v[i]);
     bad = bad || arg_push(&a, "--vs");
     for (size_t i = 1; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
-    captured c = { 0 };
-    if (!bad) bad = capture(cmd_diff, &a, &c);
-    free(a.v);
-    if (bad) {
-        cli_error("out of memory");
-        return -1;
-    }
-    *rc = worse(*rc, c.rc);
-    put_output(f, "diff", &c, first);
-    free(c.buf);
-    return 0;
+    return put_command(f, "diff", cmd_diff, &a, bad, rc, first, NULL);
 }
 
 static int logs_part(FILE *f, const inputs *in, int *rc, int *first)
 {
-    captured sum = { 0 }, series = { 0 };
-    if (in->logs.n > 1) {
-        args a = { 0 }, b = { 0 };
-        int bad = arg_push(&a, "log") || arg_push(&a, "--format") || arg_push(&a, "json") || arg_push(&b, "log") ||
-                  arg_push(&b, "--series") || arg_push(&b, "--format") || arg_push(&b, "json");
-        for (size_t i = 1; !bad && i < in->logs.n; i++)
-            bad = arg_push(&a, in->logs.v[i]) || arg_push(&b, in->logs.v[i]);
-        if (!bad) bad = capture(cmd_log, &a, &sum);
-        if (!bad) bad = capture(cmd_log, &b, &series);
-        free(a.v);
-        free(b.v);
-        if (bad) {
-            free(sum.buf);
-            free(series.buf);
-            cli_error("out of memory");
-            return -1;
+    static const char *const keys[] = { "log", "log_series" };
+    for (int series = 0; series < 2; series++) {
+        if (in->logs.n < 2) { /* no log: null */
+            captured none = { 0 };
+            put_output(f, keys[series], &none, first);
+            continue;
         }
-        *rc = worse(*rc, sum.rc);
+        args a = { 0 };
+        int bad = arg_push(&a, "log") || (series && arg_push(&a, "--series")) || arg_push(&a, "--format") ||
+                  arg_push(&a, "json");
+        for (size_t i = 1; !bad && i < in->logs.n; i++) bad = arg_push(&a, in->logs.v[i]);
+        if (put_command(f, keys[series], cmd_log, &a, bad, rc, first, NULL)) return -1;
     }
-    put_output(f, "log", &sum, first);
-    put_output(f, "log_series", &series, first);
-    free(sum.buf);
-    free(series.buf);
     return 0;
 }
 

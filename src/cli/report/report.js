@@ -223,6 +223,33 @@
     return out;
   }
 
+  /* A bar per rank (or per bin of ranks past MAX_ROWS) in PARENT: ROWS the
+   * per-rank records, NAME(row) a rank's name, SERIES [{name, color,
+   * value(row) (ms, % ...: null when it has none)}], stacked when STACK;
+   * a bin's bar is the mean of its ranks' (WORST: their largest). */
+  function rankBars(parent, id, rows, name, series, opts) {
+    var b = bins(rows.length), groups = b || rows.map(function (r, i) { return [i, i + 1]; });
+    var names = b ? b.map(function (x) { return name(rows[x[0]]) + ' .. ' + name(rows[x[1] - 1]); }) : rows.map(name);
+    var fold = function (f, x) {
+      var s = 0, m = 0, n = 0;
+      for (var i = x[0]; i < x[1]; i++) { var v = f(rows[i]); if (v !== null && v !== undefined) { s += v; m = Math.max(m, v); n++; } }
+      return n ? (opts.worst ? m : s / n) : null;
+    };
+    chart(parent, id, {
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: opts.format },
+      legend: { top: 5 },
+      xAxis: { type: 'category', data: names, name: 'rank', nameLocation: 'middle', nameGap: 30 },
+      yAxis: { type: 'value', name: opts.yName, max: opts.yMax },
+      dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
+      series: series.map(function (sr) {
+        return { name: sr.name, type: 'bar', stack: opts.stack, data: groups.map(function (x) { return fold(sr.value, x); }),
+                 itemStyle: sr.color ? { color: sr.color } : undefined };
+      })
+    });
+    if (b) parent.appendChild(el('p', { 'class': 'note' }, 'Binned ranks: ' + (opts.worst ? 'the largest' : 'the mean') + ' of the ranks in each bin.'));
+  }
+  var msFormat = function (v) { return v === null ? 'n/a' : fmtNs(v * 1e6); };
+
   /* ---- the headline ---- */
   var inputs = D.inputs;
   document.getElementById('title').textContent = 'trainprof report: ' + document.title;
@@ -359,50 +386,21 @@
     if (traces.length) {
       sec.appendChild(el('h3', null, 'Phase split (GPU time per phase, all steps)'));
       var phases = ['data', 'forward', 'backward', 'optimizer', 'other'];
-      var b2 = bins(traces.length), names2 = b2 ? b2.map(function (x) { return labels[x[0]] + ' .. ' + labels[x[1] - 1]; }) : traces.map(rankLabel);
-      var pick = function (t, p) { var x = t.phases && t.phases[p]; return x ? x.gpu_ns : 0; };
-      chart(sec, 'chart-phases', {
-        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmtNs(v * 1e6); } },
-        legend: { top: 5 },
-        xAxis: { type: 'category', data: names2, name: 'rank', nameLocation: 'middle', nameGap: 30 },
-        yAxis: { type: 'value', name: 'GPU time (ms)' },
-        dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
-        series: phases.map(function (p) {
-          return { name: p, type: 'bar', stack: 'phase', data: (b2 || traces.map(function (t, i) { return [i, i + 1]; })).map(function (x) {
-            var s = 0;
-            for (var i = x[0]; i < x[1]; i++) s += pick(traces[i], p);
-            return s / (x[1] - x[0]) / 1e6;
-          }) };
-        })
-      });
-      if (b2) sec.appendChild(el('p', { 'class': 'note' }, 'Binned ranks: the mean of the ranks in each bin.'));
+      rankBars(sec, 'chart-phases', traces, rankLabel, phases.map(function (p) {
+        return { name: p, value: function (t) { var x = t.phases && t.phases[p]; return x ? x.gpu_ns / 1e6 : 0; } };
+      }), { stack: 'phase', yName: 'GPU time (ms)', format: msFormat });
     }
   }
 
   /* ---- GPU time ---- */
   if (traces.length) {
     var g = section('gpu', 'GPU time', 'Idle, compute and non-compute time of each rank\u2019s GPU over its steps (trainprof temporal, as summary prints it), then the top kernels and ops.');
-    var b3 = bins(traces.length), groups = b3 || traces.map(function (t, i) { return [i, i + 1]; });
-    var names3 = b3 ? b3.map(function (x) { return labels[x[0]] + ' .. ' + labels[x[1] - 1]; }) : traces.map(rankLabel);
-    var part = function (k) {
-      return groups.map(function (x) {
-        var s = 0, n = 0;
-        for (var i = x[0]; i < x[1]; i++) { var tt = traces[i].temporal; if (tt && tt.span_ns) { s += 100 * tt[k] / tt.span_ns; n++; } }
-        return n ? s / n : null;
-      });
-    };
-    chart(g, 'chart-gpu', {
-      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return v === null ? 'n/a' : v.toFixed(1) + '%'; } },
-      legend: { top: 5 },
-      xAxis: { type: 'category', data: names3, name: 'rank', nameLocation: 'middle', nameGap: 30 },
-      yAxis: { type: 'value', name: 'share of the span (%)', max: 100 },
-      dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
-      series: [
-        { name: 'compute', type: 'bar', stack: 'gpu', data: part('compute_ns'), itemStyle: { color: '#4e79a7' } },
-        { name: 'non-compute', type: 'bar', stack: 'gpu', data: part('non_compute_ns'), itemStyle: { color: '#f28e2b' } },
-        { name: 'idle', type: 'bar', stack: 'gpu', data: part('idle_ns'), itemStyle: { color: '#bab0ac' } }
-      ]
-    });
+    var spanShare = function (k) { return function (t) { var tt = t.temporal; return tt && tt.span_ns ? 100 * tt[k] / tt.span_ns : null; }; };
+    rankBars(g, 'chart-gpu', traces, rankLabel, [
+      { name: 'compute', color: '#4e79a7', value: spanShare('compute_ns') },
+      { name: 'non-compute', color: '#f28e2b', value: spanShare('non_compute_ns') },
+      { name: 'idle', color: '#bab0ac', value: spanShare('idle_ns') }
+    ], { stack: 'gpu', yName: 'share of the span (%)', yMax: 100, format: function (v) { return v === null ? 'n/a' : v.toFixed(1) + '%'; } });
     if (S.top_kernels && S.top_kernels.length) {
       g.appendChild(el('h3', null, 'Top kernels (all ranks)'));
       table(g, 'table-kernels', [
@@ -463,26 +461,11 @@
   var withComm = traces.filter(function (t) { return t.communication && t.communication.comm_ns; });
   if (withComm.length) {
     var cs = section('communication', 'Communication', 'Communication kernel time of each rank, split into the part overlapped by compute and the exposed part (trainprof comm).');
-    var b4 = bins(traces.length), gr4 = b4 || traces.map(function (t, i) { return [i, i + 1]; });
-    var n4 = b4 ? b4.map(function (x) { return labels[x[0]] + ' .. ' + labels[x[1] - 1]; }) : traces.map(rankLabel);
-    var cpart = function (k) {
-      return gr4.map(function (x) {
-        var s = 0;
-        for (var i = x[0]; i < x[1]; i++) { var c = traces[i].communication; if (c) s += c[k] || 0; }
-        return s / (x[1] - x[0]) / 1e6;
-      });
-    };
-    chart(cs, 'chart-comm', {
-      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmtNs(v * 1e6); } },
-      legend: { top: 5 },
-      xAxis: { type: 'category', data: n4, name: 'rank', nameLocation: 'middle', nameGap: 30 },
-      yAxis: { type: 'value', name: 'time (ms)' },
-      dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
-      series: [
-        { name: 'overlapped', type: 'bar', stack: 'comm', data: cpart('overlap_ns'), itemStyle: { color: '#59a14f' } },
-        { name: 'exposed', type: 'bar', stack: 'comm', data: cpart('exposed_ns'), itemStyle: { color: '#e15759' } }
-      ]
-    });
+    var commMs = function (k) { return function (t) { var c = t.communication; return c ? (c[k] || 0) / 1e6 : null; }; };
+    rankBars(cs, 'chart-comm', traces, rankLabel, [
+      { name: 'overlapped', color: '#59a14f', value: commMs('overlap_ns') },
+      { name: 'exposed', color: '#e15759', value: commMs('exposed_ns') }
+    ], { stack: 'comm', yName: 'time (ms)', format: msFormat });
     /* per collective type, all ranks: its time overlapped and exposed */
     var byType = {}, typeNames = [];
     traces.forEach(function (t) {
@@ -522,24 +505,10 @@
     var CW = S.collective_waits || [];
     if (CW.length) {
       cs.appendChild(el('h3', null, 'Waits per rank (collectives matched across ranks)'));
-      var b5 = bins(CW.length), gr5 = b5 || CW.map(function (r, i) { return [i, i + 1]; });
-      var n5 = b5 ? b5.map(function (x) { return 'rank ' + CW[x[0]].rank + ' .. ' + CW[x[1] - 1].rank; })
-        : CW.map(function (r) { return 'rank ' + r.rank + (r.straggler ? ' (straggler)' : ''); });
-      var wpart = function (k) {
-        return gr5.map(function (x) { var m = 0; for (var i = x[0]; i < x[1]; i++) m = Math.max(m, CW[i][k] || 0); return m / 1e6; });
-      };
-      chart(cs, 'chart-waits', {
-        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmtNs(v * 1e6); } },
-        legend: { top: 5 },
-        xAxis: { type: 'category', data: n5, name: 'rank', nameLocation: 'middle', nameGap: 30 },
-        yAxis: { type: 'value', name: 'time per step (ms)' },
-        dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
-        series: [
-          { name: 'its wait in collectives', type: 'bar', data: wpart('wait_per_step_ns'), itemStyle: { color: '#f28e2b' } },
-          { name: 'the others\u2019 wait for it (cost, all steps)', type: 'bar', data: wpart('cost_ns'), itemStyle: { color: '#e15759' } }
-        ]
-      });
-      if (b5) cs.appendChild(el('p', { 'class': 'note' }, 'Binned ranks: the largest of the bin.'));
+      rankBars(cs, 'chart-waits', CW, function (r) { return 'rank ' + r.rank + (r.straggler ? ' (straggler)' : ''); }, [
+        { name: 'its wait in collectives', color: '#f28e2b', value: function (r) { return (r.wait_per_step_ns || 0) / 1e6; } },
+        { name: 'the others\u2019 wait for it (cost, all steps)', color: '#e15759', value: function (r) { return (r.cost_ns || 0) / 1e6; } }
+      ], { yName: 'time per step (ms)', worst: true, format: msFormat });
     }
     var CG = S.collectives || [];
     if (CG.length) {
