@@ -1,10 +1,11 @@
 /* trainprof report: one self-contained HTML page of a run (traces of every
  * rank, memory snapshots, training logs), with charts.
  *
- * The page's numbers are the commands' own: the report runs `summary`,
- * `mem` and `log` over the inputs with --format json, each with its
- * standard output in memory, and puts their JSON into the page unchanged;
- * the page's script (report/report.js) only draws it. The charting library
+ * The page's numbers are the commands' own: the report runs `summary`
+ * (and `mfu`, `diff` when asked), `mem` and `log` over the inputs with
+ * --format json, each with its standard output in memory, and puts their
+ * JSON into the page unchanged; the page's script (report/report.js) only
+ * draws it. The charting library
  * (Apache ECharts, pinned in package.json) and the script are inlined at
  * build time (report/embed.c), so the page needs nothing beside it. */
 #include <errno.h>
@@ -30,9 +31,10 @@ static void help(FILE *f)
             "usage: trainprof report [options] INPUT... -o REPORT.html [--vs BASE...]\n\n"
             "One HTML file that shows a training run: traces (one per rank, or a directory),\n"
             "CUDA memory snapshots, training logs and a model's config.json (with --seqlens),\n"
-            "in any mix, each recognised by its content. It works offline from file:// (the charting library is inside it).\n"
-            "Its numbers are those of trainprof summary, mfu, mem and log with --format json,\n"
-            "which the page holds unchanged.\n\n"
+            "in any mix, each recognised by its content. It works offline from file://\n"
+            "(the charting library is inside it).\n"
+            "Its numbers are those of trainprof summary, mfu, diff, mem and log with\n"
+            "--format json, which the page holds unchanged.\n\n"
             "options:\n"
             "  -o, --output FILE     the page (written atomically; required)\n"
             "  --title TEXT          the page's title (default: the first input's name)\n"
@@ -74,7 +76,7 @@ static int arg_push(args *a, const char *s)
 typedef struct {
     args traces, snapshots, logs;
     const char *config; /* a model's config.json, for MFU */
-    args base;          /* --vs: the base run's traces (no placeholder) */
+    args base;          /* --vs: the base run's traces */
 } inputs;
 
 /* What one command printed (its JSON) and its exit code. */
@@ -165,12 +167,12 @@ static int put_command(FILE *f, const char *key, int (*cmd)(int, char **), args 
     return 0;
 }
 
-/* A->v[FROM..] as the JSON array KEY (FROM 1: after the placeholder). */
-static void put_paths(FILE *f, const char *key, const args *a, size_t from, int last)
+/* A's paths as the JSON array KEY. */
+static void put_paths(FILE *f, const char *key, const args *a, int last)
 {
     fprintf(f, "\"%s\":[", key);
-    for (size_t i = from; i < a->n; i++) {
-        if (i > from) fputc(',', f);
+    for (size_t i = 0; i < a->n; i++) {
+        if (i) fputc(',', f);
         /* a path is JSON-escaped, then made safe inside the script */
         char *buf = NULL;
         size_t len = 0;
@@ -194,12 +196,6 @@ typedef struct {
     /* MFU (mfu's options, passed on): the model config is an input */
     const char *seqlens, *device, *peak_tflops, *world_size;
 } report_opts;
-
-/* The temporary timeline files of snapshot I, in DIR. */
-static void timeline_prefix(char *buf, size_t len, const char *dir, size_t i)
-{
-    snprintf(buf, len, "%s/memory_%zu", dir, i);
-}
 
 /* Reads the whole file PATH (malloc'd) into C's buffer; -1 when it cannot. */
 static int slurp(const char *path, captured *c)
@@ -225,19 +221,23 @@ static int slurp(const char *path, captured *c)
 }
 
 /* The memory part: for each snapshot, `mem --format json --timeline` into
- * a temporary directory, both outputs into the data as
- * {"file", "result", "timeline"}. */
-static int memory_part(FILE *f, const inputs *in, const report_opts *o, int *rc)
+ * a temporary directory ($TMPDIR, else /tmp; removed after), both outputs
+ * into the data as {"result", "timeline"} (the timeline null when mem
+ * wrote none). */
+static int memory_part(FILE *f, const inputs *in, const report_opts *o, int *rc, int *first)
 {
-    fputs("\"memory\":[", f);
-    char dir[] = "/tmp/trainprof-report.XXXXXX";
-    if (in->snapshots.n > 1 && !mkdtemp(dir)) {
-        cli_error("cannot make a temporary directory for the memory timelines: %s", strerror(errno));
+    fprintf(f, "%s\"memory\":[", *first ? "" : ",");
+    *first = 0;
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/trainprof-report.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (in->snapshots.n && !mkdtemp(dir)) {
+        cli_error("cannot make a temporary directory (%s) for the memory timelines: %s", dir, strerror(errno));
         return -1;
     }
-    for (size_t i = 1; i < in->snapshots.n; i++) {
+    for (size_t i = 0; i < in->snapshots.n; i++) {
         char prefix[sizeof dir + 32], path[sizeof prefix + 8];
-        timeline_prefix(prefix, sizeof prefix, dir, i);
+        snprintf(prefix, sizeof prefix, "%s/memory_%zu", dir, i);
         args a = { 0 };
         int bad = arg_push(&a, "mem") || arg_push(&a, "--format") || arg_push(&a, "json") ||
                   arg_push(&a, "--timeline") || arg_push(&a, prefix) || arg_push(&a, "--top") || arg_push(&a, "0") ||
@@ -249,7 +249,7 @@ static int memory_part(FILE *f, const inputs *in, const report_opts *o, int *rc)
         cli_quiet_wrote = 0;
         free(a.v);
         snprintf(path, sizeof path, "%s.json", prefix);
-        if (!bad && c.len) bad = slurp(path, &tl);
+        if (!bad && c.len && slurp(path, &tl)) tl = (captured){ 0 }; /* none written: null */
         unlink(path);
         snprintf(path, sizeof path, "%s.svg", prefix);
         unlink(path);
@@ -261,18 +261,18 @@ static int memory_part(FILE *f, const inputs *in, const report_opts *o, int *rc)
             return -1;
         }
         *rc = worse(*rc, c.rc);
-        if (i > 1) fputc(',', f);
+        if (i) fputc(',', f);
         /* mem prints an array of one object per snapshot */
-        int first = 1;
+        int at_first = 1;
         fputc('{', f);
-        put_output(f, "result", &c, &first);
-        put_output(f, "timeline", &tl, &first);
+        put_output(f, "result", &c, &at_first);
+        put_output(f, "timeline", &tl, &at_first);
         fputc('}', f);
         free(c.buf);
         free(tl.buf);
     }
-    if (in->snapshots.n > 1) rmdir(dir);
-    fputs("],", f);
+    if (in->snapshots.n) rmdir(dir);
+    fputc(']', f);
     return 0;
 }
 
@@ -282,7 +282,7 @@ static int traces_part(FILE *f, const char *key, int (*cmd)(int, char **), const
                        int *rc, int *first, captured *out)
 {
     *out = (captured){ 0 };
-    if (in->traces.n < 2) { /* no trace: null */
+    if (!in->traces.n) { /* no trace: null */
         put_output(f, key, out, first);
         return 0;
     }
@@ -290,7 +290,7 @@ static int traces_part(FILE *f, const char *key, int (*cmd)(int, char **), const
     int bad = arg_push(&a, key) || arg_push(&a, "--format") || arg_push(&a, "json") || arg_push(&a, "--top") ||
               arg_push(&a, o->top ? o->top : "20") ||
               (o->threads && (arg_push(&a, "--threads") || arg_push(&a, o->threads)));
-    for (size_t i = 1; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
+    for (size_t i = 0; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
     return put_command(f, key, cmd, &a, bad, rc, first, out);
 }
 
@@ -384,7 +384,7 @@ static int diff_part(FILE *f, const inputs *in, const report_opts *o, int *rc, i
               (o->threads && (arg_push(&a, "--threads") || arg_push(&a, o->threads)));
     for (size_t i = 0; !bad && i < in->base.n; i++) bad = arg_push(&a, in->base.v[i]);
     bad = bad || arg_push(&a, "--vs");
-    for (size_t i = 1; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
+    for (size_t i = 0; !bad && i < in->traces.n; i++) bad = arg_push(&a, in->traces.v[i]);
     return put_command(f, "diff", cmd_diff, &a, bad, rc, first, NULL);
 }
 
@@ -392,7 +392,7 @@ static int logs_part(FILE *f, const inputs *in, int *rc, int *first)
 {
     static const char *const keys[] = { "log", "log_series" };
     for (int series = 0; series < 2; series++) {
-        if (in->logs.n < 2) { /* no log: null */
+        if (!in->logs.n) { /* no log: null */
             captured none = { 0 };
             put_output(f, keys[series], &none, first);
             continue;
@@ -400,7 +400,7 @@ static int logs_part(FILE *f, const inputs *in, int *rc, int *first)
         args a = { 0 };
         int bad = arg_push(&a, "log") || (series && arg_push(&a, "--series")) || arg_push(&a, "--format") ||
                   arg_push(&a, "json");
-        for (size_t i = 1; !bad && i < in->logs.n; i++) bad = arg_push(&a, in->logs.v[i]);
+        for (size_t i = 0; !bad && i < in->logs.n; i++) bad = arg_push(&a, in->logs.v[i]);
         if (put_command(f, keys[series], cmd_log, &a, bad, rc, first, NULL)) return -1;
     }
     return 0;
@@ -441,7 +441,7 @@ static int classify(char **paths, size_t n, inputs *in, int with_config)
             if (arg_push(to, paths[i])) return EXIT_INPUT;
             continue;
         }
-        if (kind < 0) cli_error("%s: cannot read it: %s", paths[i], strerror(errno ? errno : EIO));
+        if (kind < 0) cli_error("%s: cannot be read (or decompressed)", paths[i]);
         else {
             const char *hint = tprof_input_hint((tprof_input_kind)kind, accepts);
             cli_error("%s: not a trace, a memory snapshot or a training log%s%s", paths[i], hint ? "; " : "",
@@ -496,24 +496,22 @@ static int run_report(inputs *in, const report_opts *o)
     }
     fprintf(f, "{\"report\":{\"version\":1,\"trainprof\":\"%s\",\"top\":%s},\"inputs\":{", TPROF_VERSION_STRING,
             o->top ? o->top : "20");
-    put_paths(f, "traces", &in->traces, 1, 0);
-    put_paths(f, "snapshots", &in->snapshots, 1, 0);
-    put_paths(f, "logs", &in->logs, 1, 0);
-    put_paths(f, "base", &in->base, 0, 1); /* --vs: no placeholder first */
+    put_paths(f, "traces", &in->traces, 0);
+    put_paths(f, "snapshots", &in->snapshots, 0);
+    put_paths(f, "logs", &in->logs, 0);
+    put_paths(f, "base", &in->base, 1);
     fputs("},", f);
     captured sum = { 0 };
     int first = 1, bad = traces_part(f, "summary", cmd_summary, in, o, &rc, &first, &sum);
     if (!bad) bad = mfu_part(f, in, o, &sum, &rc, &first);
     if (!bad) bad = diff_part(f, in, o, &rc, &first);
     free(sum.buf);
-    if (!bad) fputc(',', f);
-    if (!bad) bad = memory_part(f, in, o, &rc);
-    first = 1;
+    if (!bad) bad = memory_part(f, in, o, &rc, &first);
     if (!bad) bad = logs_part(f, in, &rc, &first);
     fputc('}', f);
-    if (fclose(f) || bad) {
+    if (fclose(f) || bad) { /* what failed was said */
         free(data);
-        return bad ? EXIT_INPUT : EXIT_INPUT;
+        return EXIT_INPUT;
     }
     if (severity(rc) > 1) { /* a command failed: its error was said; no page that hides it */
         free(data);
@@ -612,13 +610,12 @@ int cmd_report(int argc, char **argv)
     if (!rc) rc = cli_expand_inputs(given.v, (int)given.n, accepts, &ex);
     if (!rc && vs && (rc = cli_expand_inputs(base.v, (int)base.n, CLI_TRACES, &bx)) == 0)
         for (size_t i = 0; !rc && i < bx.npaths; i++) rc = arg_push(&in.base, bx.paths[i]) ? EXIT_INPUT : 0;
-    if (!rc && (arg_push(&in.traces, "") || arg_push(&in.snapshots, "") || arg_push(&in.logs, ""))) rc = EXIT_INPUT;
     if (!rc) rc = classify(ex.paths, ex.npaths, &in, o.seqlens != NULL);
     if (!rc && o.seqlens && !in.config) {
         cli_error("--seqlens is for MFU: give the model's config.json among the inputs");
         rc = EXIT_USAGE;
     }
-    if (!rc && vs && in.traces.n < 2) {
+    if (!rc && vs && !in.traces.n) {
         cli_error("--vs compares traces: give the run's traces before it");
         rc = EXIT_USAGE;
     }
