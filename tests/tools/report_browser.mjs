@@ -166,6 +166,12 @@ try {
     else fail(`filter "${f.text}" on ${f.table} kept ${rows.length} rows: ${JSON.stringify(rows.slice(0, 3))}`);
   }
 
+  // every link inside the page lands on an element of it
+  const dangling = await page.evaluate(() => Array.from(document.querySelectorAll('a[href^="#"]'))
+    .map((a) => a.getAttribute('href').slice(1)).filter((id) => id && !document.getElementById(id)));
+  if (dangling.length) fail('links to nothing: ' + dangling.join(', '));
+  else ok('every link in the page has its target');
+
   if (errors.length) fail('console errors: ' + errors.join('; '));
   else ok('no console errors or warnings');
   if (requests.length) fail('the page asked the network for ' + requests.slice(0, 5).join(', '));
