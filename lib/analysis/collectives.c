@@ -4,6 +4,7 @@
  * the others up (docs/METRICS.md, "trainprof collectives"). */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "collectives_tables.h"
 #include "comm_calls.h"
 #include "launch.h"
 #include "../util/grow.h"

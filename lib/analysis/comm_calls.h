@@ -8,12 +8,6 @@
 
 #include "trainprof/trace.h"
 
-/* collectives.c's tables of matched collectives and of waits per rank,
- * which summary copies (summary.c) */
-struct tprof_table_desc;
-extern const struct tprof_table_desc tprof_coll_groups_table;
-extern const struct tprof_table_desc tprof_coll_waits_table;
-
 #define TPROF_COMM_ALGOS 5 /* RING, TREE, NVLS, COLLNET, PAT (comm.c) */
 
 typedef struct {

@@ -4,7 +4,7 @@
  * with the kernels combined across traces, the ranks and the advice. */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
-#include "comm_calls.h"
+#include "collectives_tables.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -108,18 +108,6 @@ static int capture(int (*cmd)(int, char **), const args *a, captured *out)
     return 0;
 }
 
-/* S as the text of an HTML element. */
-static void html_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
-    }
-}
-
 /* JSON inside a <script> element: every '<' as \u003c ('<' only occurs
  * inside JSON strings), so that no "</script>" or "<!--" ends it early. */
 static void script_json(FILE *f, const char *s, size_t n)
@@ -462,7 +450,7 @@ static int write_page(FILE *f, const report_opts *o, const char *data, size_t le
                                                                 data_at < scripts_at))
         return -1; /* the template is the build's: checked by the tests */
     fwrite(page, 1, (size_t)(title_at - page), f);
-    html_text(f, o->title);
+    tprof_xml_text(f, o->title, SIZE_MAX); /* markup escaped, broken UTF-8 as '?' */
     const char *p = title_at + strlen("<!--TITLE-->");
     fwrite(p, 1, (size_t)(style_at - p), f);
     fwrite(tprof_asset_css, 1, tprof_asset_css_len, f);
