@@ -5,6 +5,7 @@
 #include "../trace/derived.h"
 
 #include "trainprof/error.h"
+#include "../util/big.h"
 #include "../util/idmap.h"
 
 #include <pthread.h>
@@ -145,35 +146,60 @@ typedef struct {
     int rc;
 } nest_job;
 
-/* Thread K's nodes [A, B): sorted by start (and cmp_span's tie-breaks),
- * nested by containment, each runtime call given its launcher: the
- * innermost cpu_op holding it, else itself. A cpu_op named "execute" is a
- * pass-through wrapper (the AOT runtime's), never the launcher. */
-static void nest_thread(const nest_job *j, size_t a, size_t b, uint32_t *stack, int64_t *stack_end)
+/* Nests thread K's nodes [A, B), already in preorder: each node's parent is
+ * the innermost open span that holds it, and each runtime call's launcher
+ * the innermost cpu_op among the open spans (else itself). One pass: the
+ * open spans' innermost launcher candidate is kept beside the stack, so
+ * that a launcher costs no walk up the parents. Returns 0, or 1 when a
+ * node is out of order (its thread is then sorted, and nested again). A
+ * cpu_op named "execute" is a pass-through wrapper (the AOT runtime's),
+ * never the launcher. */
+static int nest_sorted(const nest_job *j, size_t a, size_t b, uint32_t *stack, int64_t *stack_end, uint32_t *stack_op)
 {
     tprof_op_tree *tr = j->tr;
     const span_order *o = j->o;
-    sort_spans(o, j->order + a, j->tmp + a, b - a);
     size_t depth = 0;
+    int64_t prev_ts = INT64_MIN, prev_dur = 0;
+    uint32_t prev_r = 0;
+    uint8_t prev_kind = 0;
     for (size_t i = a; i < b; i++) {
         uint32_t k = j->order[i], r = o->host[k];
+        const tprof_host_span *sp = r < tr->nspans ? &tr->spans[r] : NULL;
+        const tprof_event *ev = sp ? NULL : &tr->events[r - tr->nspans];
+        int64_t ts = sp ? sp->ts : ev->ts, dur = sp ? sp->dur : ev->dur;
+        /* cmp_span's order within one thread, on what is loaded already */
+        uint8_t kind = o->kind[k];
+        if (i > a && (ts < prev_ts ||
+                      (ts == prev_ts && (dur > prev_dur || (dur == prev_dur && (kind < prev_kind || (kind == prev_kind && r < prev_r)))))))
+            return 1;
+        prev_ts = ts;
+        prev_dur = dur;
+        prev_kind = kind;
+        prev_r = r;
         tr->rec[i] = r;
-        tr->kind[i] = o->kind[k];
-        tr->launcher[i] = TPROF_OP_NONE;
-        int64_t end = tprof_end_ns(tprof_op_rec_ts(tr, r), tprof_op_rec_dur(tr, r));
+        tr->kind[i] = kind;
+        int64_t end = tprof_end_ns(ts, dur);
         while (depth > 0 && end > stack_end[depth - 1]) tr->end[stack[--depth]] = (uint32_t)i; /* not holding it */
+        uint32_t op = depth ? stack_op[depth - 1] : TPROF_OP_NONE;
         tr->parent[i] = depth ? stack[depth - 1] : TPROF_OP_NONE;
+        tr->launcher[i] = kind != TPROF_OPN_RUNTIME ? TPROF_OP_NONE : op != TPROF_OP_NONE ? op : (uint32_t)i;
+        if (kind == TPROF_OPN_CPU_OP && (sp ? sp->name : ev->name) != j->execute) op = (uint32_t)i;
         stack_end[depth] = end;
+        stack_op[depth] = op;
         stack[depth++] = (uint32_t)i;
     }
     while (depth > 0) tr->end[stack[--depth]] = (uint32_t)b;
-    for (size_t i = a; i < b; i++) {
-        if (tr->kind[i] != TPROF_OPN_RUNTIME) continue;
-        uint32_t p = tr->parent[i];
-        while (p != TPROF_OP_NONE && (tr->kind[p] != TPROF_OPN_CPU_OP || tprof_op_name(tr, p) == j->execute))
-            p = tr->parent[p];
-        tr->launcher[i] = p != TPROF_OP_NONE ? p : (uint32_t)i;
-    }
+    return 0;
+}
+
+/* Thread K's nodes [A, B): put in preorder (sorted by start and cmp_span's
+ * tie-breaks; profilers write a thread almost in order, so most threads
+ * are nested in their first pass), then nested. */
+static void nest_thread(const nest_job *j, size_t a, size_t b, uint32_t *stack, int64_t *stack_end, uint32_t *stack_op)
+{
+    if (!nest_sorted(j, a, b, stack, stack_end, stack_op)) return;
+    sort_spans(j->o, j->order + a, j->tmp + a, b - a);
+    (void)nest_sorted(j, a, b, stack, stack_end, stack_op);
 }
 
 static void *nest_run(void *arg)
@@ -186,10 +212,13 @@ static void *nest_run(void *arg)
     }
     uint32_t *stack = malloc(most * sizeof *stack);
     int64_t *stack_end = malloc(most * sizeof *stack_end); /* the open spans' ends */
-    j->rc = stack && stack_end ? 0 : TPROF_ENOMEM;
-    for (size_t k = j->k0; !j->rc && k < j->k1; k++) nest_thread(j, k ? j->at[k - 1] : 0, j->at[k], stack, stack_end);
+    uint32_t *stack_op = malloc(most * sizeof *stack_op);  /* the innermost launcher candidate at each depth */
+    j->rc = stack && stack_end && stack_op ? 0 : TPROF_ENOMEM;
+    for (size_t k = j->k0; !j->rc && k < j->k1; k++)
+        nest_thread(j, k ? j->at[k - 1] : 0, j->at[k], stack, stack_end, stack_op);
     free(stack);
     free(stack_end);
+    free(stack_op);
     return NULL;
 }
 
@@ -204,8 +233,8 @@ static int nest(const tprof_trace *t, uint32_t *host, size_t n, size_t alone, tp
 {
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
     size_t nthreads = m->ncpu_tracks;
-    uint8_t *kind = malloc(n ? n : 1);
-    uint32_t *thread = malloc((n ? n : 1) * sizeof *thread);
+    uint8_t *kind = tprof_big_alloc(n, 1);
+    uint32_t *thread = tprof_big_alloc(n, sizeof *thread);
     uint32_t *order = NULL, *tmp = NULL;
     size_t *at = calloc(nthreads + 1, sizeof *at);
     int rc = TPROF_ENOMEM;
@@ -228,13 +257,13 @@ static int nest(const tprof_trace *t, uint32_t *host, size_t n, size_t alone, tp
         host[kept++] = r;
     }
     n = kept;
-    order = malloc((n ? n : 1) * sizeof *order);
-    tmp = malloc((n ? n : 1) * sizeof *tmp);
-    tr->rec = malloc((n ? n : 1) * sizeof *tr->rec);
-    tr->parent = malloc((n ? n : 1) * sizeof *tr->parent);
-    tr->end = malloc((n ? n : 1) * sizeof *tr->end);
-    tr->kind = malloc(n ? n : 1);
-    tr->launcher = malloc((n ? n : 1) * sizeof *tr->launcher);
+    order = tprof_big_alloc(n, sizeof *order);
+    tmp = tprof_big_alloc(n, sizeof *tmp);
+    tr->rec = tprof_big_alloc(n, sizeof *tr->rec);
+    tr->parent = tprof_big_alloc(n, sizeof *tr->parent);
+    tr->end = tprof_big_alloc(n, sizeof *tr->end);
+    tr->kind = tprof_big_alloc(n, 1);
+    tr->launcher = tprof_big_alloc(n, sizeof *tr->launcher);
     if (!order || !tmp || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
     /* by thread: at[k] ends up one past thread k's last node */
     for (size_t i = 0; i < n; i++) at[thread[i] + 1]++;
@@ -293,11 +322,11 @@ static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
         if (e && e->correlation >= 0 && tprof_idmap_put(&by_corr, e->correlation, (uint32_t)i)) goto out;
     }
     size_t nunlinked = 0;
-    tr->gpu_first = calloc(tr->n + 1, sizeof *tr->gpu_first);
-    tr->gpu = malloc((ngpu ? ngpu : 1) * sizeof *tr->gpu);
-    tr->unlinked = malloc((ngpu ? ngpu : 1) * sizeof *tr->unlinked);
-    node_of = malloc((ngpu ? ngpu : 1) * sizeof *node_of);
-    next = malloc((tr->n ? tr->n : 1) * sizeof *next);
+    tr->gpu_first = tprof_big_calloc(tr->n + 1, sizeof *tr->gpu_first);
+    tr->gpu = tprof_big_alloc(ngpu, sizeof *tr->gpu);
+    tr->unlinked = tprof_big_alloc(ngpu, sizeof *tr->unlinked);
+    node_of = tprof_big_alloc(ngpu, sizeof *node_of);
+    next = tprof_big_alloc(tr->n, sizeof *next);
     if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !node_of || !next) goto out;
     /* counting sort by node: count, prefix sums, place */
     for (size_t g = 0; g < ngpu; g++) {
@@ -369,7 +398,7 @@ int tprof_op_tree_build_split(const tprof_trace *t, tprof_op_tree *out, size_t a
     /* the host spans (records) from the front, the GPU events (event indexes) from the back */
     const tprof_event *ev = out->events;
     size_t nrec = nspans + nev;
-    uint32_t *idx = malloc((nrec ? nrec : 1) * sizeof *idx);
+    uint32_t *idx = tprof_big_alloc(nrec, sizeof *idx);
     if (!idx) return TPROF_ENOMEM;
     for (size_t i = 0; i < nspans; i++) idx[nhost++] = (uint32_t)i;
     for (size_t i = 0; i < nev; i++) {

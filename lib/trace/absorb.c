@@ -3,7 +3,8 @@
 #include "reader_internal.h"
 
 #include <stdint.h>
-#include <sys/mman.h>
+
+#include "../util/big.h"
 
 static int64_t remap_id(const uint32_t *map, uint32_t id) { return map[id]; }
 
@@ -31,25 +32,13 @@ static size_t add_thread(tprof_trace *t, const tprof_cpu_track *c)
     return t->nthreads++;
 }
 
-/* Asks for huge pages under a large array (a hint: the big arrays are
- * written once, then read in preorder, far from file order). */
-static void huge_pages(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    uintptr_t a = ((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1), e = (uintptr_t)p + bytes;
-    if (bytes >= (8u << 20) && e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p, (void)bytes;
-#endif
-}
-
 int tprof_trace_reserve(tprof_trace *t, size_t nev, size_t nspans)
 {
     if (tprof_grow_items((void **)&t->ev, &t->evcap, nev, sizeof *t->ev) ||
         tprof_grow_items((void **)&t->spans, &t->spancap, nspans, sizeof *t->spans))
         return TPROF_ENOMEM;
-    huge_pages(t->ev, t->evcap * sizeof *t->ev);
-    huge_pages(t->spans, t->spancap * sizeof *t->spans);
+    tprof_huge_pages(t->ev, t->evcap * sizeof *t->ev);
+    tprof_huge_pages(t->spans, t->spancap * sizeof *t->spans);
     return 0;
 }
 
