@@ -12,29 +12,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The order of two host spans (indexes into HOST, their records; THREAD
- * and KIND their thread indexes and node kinds): by thread, then start,
- * longer first, outer kind first, then record order (spans before events,
- * each in file order). */
+/* The order of two host spans of one thread (records; KIND their node
+ * kinds, by record): by start, longer first, outer kind first, then record
+ * order (spans before events, each in file order). */
 typedef struct {
     const tprof_op_tree *tr;
-    const uint32_t *host, *thread;
     const uint8_t *kind;
 } span_order;
 
-static int cmp_span(const span_order *o, uint32_t a, uint32_t b)
+static int cmp_span(const span_order *o, uint32_t ra, uint32_t rb)
 {
-    uint32_t ra = o->host[a], rb = o->host[b];
-    if (o->thread[a] != o->thread[b]) return o->thread[a] < o->thread[b] ? -1 : 1;
     int64_t ta = tprof_op_rec_ts(o->tr, ra), tb = tprof_op_rec_ts(o->tr, rb);
     if (ta != tb) return ta < tb ? -1 : 1;
     int64_t da = tprof_op_rec_dur(o->tr, ra), db = tprof_op_rec_dur(o->tr, rb);
     if (da != db) return da > db ? -1 : 1;
-    if (o->kind[a] != o->kind[b]) return o->kind[a] < o->kind[b] ? -1 : 1;
+    if (o->kind[ra] != o->kind[rb]) return o->kind[ra] < o->kind[rb] ? -1 : 1;
     return ra < rb ? -1 : ra > rb;
 }
 
-/* Sorts IDX[0..N) by cmp_span: a natural merge sort, as the profilers
+/* Sorts the records IDX[0..N) by cmp_span: a natural merge sort, as the profilers
  * write each thread's spans almost in order (a few runs: the spans, then
  * the events, and a few spans written after their children), so that a
  * pass merges pairs of ascending runs; O(N log N) at worst. TMP has room
@@ -134,12 +130,12 @@ static long thread_index(const tprof_trace_meta *m, const tprof_event *e)
     return -1;
 }
 
-/* Nesting the spans of threads K0..K1 (a thread's nodes are the run of
- * the preorder up to AT[k]), on one worker. */
+/* Nesting the spans of threads K0..K1 (thread k's nodes are the run of
+ * the preorder up to AT[k]; their records in tr->rec), on one worker. */
 typedef struct {
     tprof_op_tree *tr;
     const span_order *o;
-    uint32_t *order, *tmp; /* by thread; the sort's room */
+    uint32_t *tmp; /* the sort's room, beside tr->rec */
     const size_t *at;
     size_t k0, k1;
     uint32_t execute; /* the string id of "execute", or UINT32_MAX */
@@ -163,12 +159,12 @@ static int nest_sorted(const nest_job *j, size_t a, size_t b, uint32_t *stack, i
     uint32_t prev_r = 0;
     uint8_t prev_kind = 0;
     for (size_t i = a; i < b; i++) {
-        uint32_t k = j->order[i], r = o->host[k];
+        uint32_t r = tr->rec[i];
         const tprof_host_span *sp = r < tr->nspans ? &tr->spans[r] : NULL;
         const tprof_event *ev = sp ? NULL : &tr->events[r - tr->nspans];
         int64_t ts = sp ? sp->ts : ev->ts, dur = sp ? sp->dur : ev->dur;
         /* cmp_span's order within one thread, on what is loaded already */
-        uint8_t kind = o->kind[k];
+        uint8_t kind = o->kind[r];
         if (i > a && (ts < prev_ts ||
                       (ts == prev_ts && (dur > prev_dur || (dur == prev_dur && (kind < prev_kind || (kind == prev_kind && r < prev_r)))))))
             return 1;
@@ -176,7 +172,6 @@ static int nest_sorted(const nest_job *j, size_t a, size_t b, uint32_t *stack, i
         prev_dur = dur;
         prev_kind = kind;
         prev_r = r;
-        tr->rec[i] = r;
         tr->kind[i] = kind;
         int64_t end = tprof_end_ns(ts, dur);
         while (depth > 0 && end > stack_end[depth - 1]) tr->end[stack[--depth]] = (uint32_t)i; /* not holding it */
@@ -198,7 +193,7 @@ static int nest_sorted(const nest_job *j, size_t a, size_t b, uint32_t *stack, i
 static void nest_thread(const nest_job *j, size_t a, size_t b, uint32_t *stack, int64_t *stack_end, uint32_t *stack_op)
 {
     if (!nest_sorted(j, a, b, stack, stack_end, stack_op)) return;
-    sort_spans(j->o, j->order + a, j->tmp + a, b - a);
+    sort_spans(j->o, j->tr->rec + a, j->tmp + a, b - a);
     (void)nest_sorted(j, a, b, stack, stack_end, stack_op);
 }
 
@@ -223,54 +218,83 @@ static void *nest_run(void *arg)
 }
 
 
-/* Puts the host spans HOST[0..N) (records) in preorder (by thread, a
- * counting sort that keeps record order; then each thread's by start) and
- * nests them: a span's parent is the innermost earlier span of its thread
- * that contains it. Threads are independent, so a large trace's are split
- * between this thread and one more. Events whose thread is not in the
- * trace's list are left out. */
-static int nest(const tprof_trace *t, uint32_t *host, size_t n, size_t alone, tprof_op_tree *tr)
+#define NOT_HOST 0xff /* a record's kind when it is not a host node */
+
+/* The host records of T and its GPU events, as the tree's first pass
+ * finds them: each record's node kind (NOT_HOST for the rest), the thread
+ * of each event, the nodes per thread, the GPU events in event order. */
+typedef struct {
+    uint8_t *kind;       /* by record */
+    size_t *at;          /* ncpu_tracks + 1: nodes per thread, then where each thread's run starts */
+    size_t n;            /* host nodes */
+    uint32_t *gpu;       /* GPU event indexes, in event order */
+    size_t ngpu;
+} host_records;
+
+/* Sorts the host records into kinds and threads: spans and events that are
+ * CPU or runtime spans on a thread of the trace's list (every one the
+ * reader stored), and the GPU events. */
+static int find_records(const tprof_trace *t, const tprof_op_tree *tr, uint32_t *ev_thread, host_records *h)
 {
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
-    size_t nthreads = m->ncpu_tracks;
-    uint8_t *kind = tprof_big_alloc(n, 1);
-    uint32_t *thread = tprof_big_alloc(n, sizeof *thread);
-    uint32_t *order = NULL, *tmp = NULL;
-    size_t *at = calloc(nthreads + 1, sizeof *at);
-    int rc = TPROF_ENOMEM;
-    if (!kind || !thread || !at) goto out;
+    size_t nthreads = m->ncpu_tracks, nev = tprof_trace_nevents(t), ngpu = 0;
+    h->kind = tprof_big_alloc(tr->nspans + nev, 1);
+    h->at = calloc(nthreads + 1, sizeof *h->at);
+    if (!h->kind || !h->at) return TPROF_ENOMEM;
     cat_cache cc = { .n = 0 };
-    size_t kept = 0;
-    for (size_t k = 0; k < n; k++) {
-        uint32_t r = host[k];
-        if (r < tr->nspans) {
-            if (tr->spans[r].thread >= nthreads) continue; /* not met: the reader's index */
-            thread[kept] = tr->spans[r].thread;
-            kind[kept] = (uint8_t)node_kind(t, &cc, tr->spans[r].cat);
-        } else {
-            const tprof_event *e = &tr->events[r - tr->nspans];
-            long th = thread_index(m, e);
-            if (th < 0) continue; /* not met: the reader lists every host event's thread */
-            thread[kept] = (uint32_t)th;
-            kind[kept] = e->kind == TPROF_KIND_RUNTIME ? TPROF_OPN_RUNTIME : (uint8_t)node_kind(t, &cc, e->cat);
+    for (size_t r = 0; r < tr->nspans; r++) {
+        const tprof_host_span *sp = &tr->spans[r];
+        if (sp->thread >= nthreads) { /* not met: the reader's index */
+            h->kind[r] = NOT_HOST;
+            continue;
         }
-        host[kept++] = r;
+        h->kind[r] = (uint8_t)node_kind(t, &cc, sp->cat);
+        h->at[sp->thread + 1]++;
     }
-    n = kept;
-    order = tprof_big_alloc(n, sizeof *order);
-    tmp = tprof_big_alloc(n, sizeof *tmp);
+    for (size_t i = 0; i < nev; i++) {
+        const tprof_event *e = &tr->events[i];
+        uint8_t *k = &h->kind[tr->nspans + i];
+        *k = NOT_HOST;
+        if (e->kind == TPROF_KIND_GPU) ngpu++;
+        if (!is_host_span(e)) continue;
+        long th = thread_index(m, e);
+        if (th < 0) continue; /* not met: the reader lists every host event's thread */
+        ev_thread[i] = (uint32_t)th;
+        *k = e->kind == TPROF_KIND_RUNTIME ? TPROF_OPN_RUNTIME : (uint8_t)node_kind(t, &cc, e->cat);
+        h->at[th + 1]++;
+    }
+    h->gpu = tprof_big_alloc(ngpu, sizeof *h->gpu);
+    if (!h->gpu) return TPROF_ENOMEM;
+    for (size_t i = 0; i < nev; i++)
+        if (tr->events[i].kind == TPROF_KIND_GPU) h->gpu[h->ngpu++] = (uint32_t)i;
+    for (size_t k = 0; k < nthreads; k++) h->at[k + 1] += h->at[k];
+    h->n = h->at[nthreads];
+    return 0;
+}
+
+/* Puts the host records in preorder (by thread, a counting sort that keeps
+ * record order; then each thread's by start) and nests them: a span's
+ * parent is the innermost earlier span of its thread that contains it.
+ * Threads are independent, so a large trace's are split between this
+ * thread and one more. */
+static int nest(const tprof_trace *t, host_records *h, const uint32_t *ev_thread, size_t alone, tprof_op_tree *tr)
+{
+    size_t nthreads = tprof_trace_meta_get(t)->ncpu_tracks, n = h->n, *at = h->at;
     tr->rec = tprof_big_alloc(n, sizeof *tr->rec);
     tr->parent = tprof_big_alloc(n, sizeof *tr->parent);
     tr->end = tprof_big_alloc(n, sizeof *tr->end);
     tr->kind = tprof_big_alloc(n, 1);
     tr->launcher = tprof_big_alloc(n, sizeof *tr->launcher);
-    if (!order || !tmp || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
-    /* by thread: at[k] ends up one past thread k's last node */
-    for (size_t i = 0; i < n; i++) at[thread[i] + 1]++;
-    for (size_t k = 0; k < nthreads; k++) at[k + 1] += at[k];
-    for (size_t i = 0; i < n; i++) order[at[thread[i]]++] = (uint32_t)i;
-    const span_order so = { .tr = tr, .host = host, .thread = thread, .kind = kind };
-    nest_job jobs[2] = { { .tr = tr, .o = &so, .order = order, .tmp = tmp, .at = at, .k0 = 0, .k1 = nthreads,
+    uint32_t *tmp = tprof_big_alloc(n, sizeof *tmp); /* touched only by a thread out of order */
+    int rc = TPROF_ENOMEM;
+    if (!tmp || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
+    /* by thread, in record order: at[k] ends up one past thread k's last node */
+    for (size_t r = 0; r < tr->nspans; r++)
+        if (h->kind[r] != NOT_HOST) tr->rec[at[tr->spans[r].thread]++] = (uint32_t)r;
+    for (size_t r = tr->nspans; r < tr->nspans + tprof_trace_nevents(t); r++)
+        if (h->kind[r] != NOT_HOST) tr->rec[at[ev_thread[r - tr->nspans]]++] = (uint32_t)r;
+    const span_order so = { .tr = tr, .kind = h->kind };
+    nest_job jobs[2] = { { .tr = tr, .o = &so, .tmp = tmp, .at = at, .k0 = 0, .k1 = nthreads,
                            .execute = tprof_trace_str_id(t, "execute") } };
     jobs[1] = jobs[0];
     size_t split = 0; /* the second job's first thread: the halves as even as threads allow */
@@ -291,16 +315,14 @@ static int nest(const tprof_trace *t, uint32_t *host, size_t n, size_t alone, tp
     if ((rc = jobs[0].rc) || (helped && (rc = jobs[1].rc))) goto out;
     tr->n = n;
 out:
-    free(at);
     free(tmp);
-    free(order);
-    free(thread);
-    free(kind);
     return rc;
 }
 
-/* Links each GPU event to the runtime node of its correlation id (a
- * repeated id: the call that comes last in preorder), grouped by node. */
+/* Links each GPU event GPU[0..NGPU) to the runtime node of its
+ * correlation id (a repeated id: the call that comes last in preorder),
+ * grouped by node: a counting sort, placed backwards so that each node's
+ * events stay in event order. */
 static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
 {
     const tprof_event *ev = tr->events;
@@ -316,7 +338,7 @@ static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
     tprof_idmap by_corr;
     if (tprof_idmap_init(&by_corr, lo, hi, ncalls)) return TPROF_ENOMEM;
     int rc = TPROF_ENOMEM;
-    uint32_t *node_of = NULL, *next = NULL;
+    uint32_t *node_of = NULL;
     for (size_t i = 0; i < tr->n; i++) {
         const tprof_event *e = tr->kind[i] == TPROF_OPN_RUNTIME ? tprof_op_event(tr, (uint32_t)i) : NULL;
         if (e && e->correlation >= 0 && tprof_idmap_put(&by_corr, e->correlation, (uint32_t)i)) goto out;
@@ -326,28 +348,25 @@ static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
     tr->gpu = tprof_big_alloc(ngpu, sizeof *tr->gpu);
     tr->unlinked = tprof_big_alloc(ngpu, sizeof *tr->unlinked);
     node_of = tprof_big_alloc(ngpu, sizeof *node_of);
-    next = tprof_big_alloc(tr->n, sizeof *next);
-    if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !node_of || !next) goto out;
-    /* counting sort by node: count, prefix sums, place */
+    if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !node_of) goto out;
+    /* count per node, sum (gpu_first[i]: one past node i's events), place backwards */
     for (size_t g = 0; g < ngpu; g++) {
         const tprof_event *e = &ev[gpu[g]];
         uint32_t node = e->correlation >= 0 ? tprof_idmap_get(&by_corr, e->correlation) : TPROF_IDMAP_NONE;
         if (node != TPROF_IDMAP_NONE) {
             node_of[g] = node;
-            tr->gpu_first[node + 1]++;
+            tr->gpu_first[node]++;
         } else {
             node_of[g] = TPROF_OP_NONE;
             tr->unlinked[nunlinked++] = gpu[g];
         }
     }
-    for (size_t i = 0; i < tr->n; i++) tr->gpu_first[i + 1] += tr->gpu_first[i];
-    memcpy(next, tr->gpu_first, tr->n * sizeof *next);
-    for (size_t g = 0; g < ngpu; g++)
-        if (node_of[g] != TPROF_OP_NONE) tr->gpu[next[node_of[g]]++] = gpu[g];
+    for (size_t i = 1; i <= tr->n; i++) tr->gpu_first[i] += tr->gpu_first[i - 1];
+    for (size_t g = ngpu; g-- > 0;)
+        if (node_of[g] != TPROF_OP_NONE) tr->gpu[--tr->gpu_first[node_of[g]]] = gpu[g];
     tr->nunlinked = nunlinked;
     rc = 0;
 out:
-    free(next);
     free(node_of);
     tprof_idmap_free(&by_corr);
     return rc;
@@ -390,29 +409,20 @@ int tprof_op_tree_build(const tprof_trace *t, tprof_op_tree *out)
 int tprof_op_tree_build_split(const tprof_trace *t, tprof_op_tree *out, size_t alone)
 {
     memset(out, 0, sizeof *out);
-    size_t nev = tprof_trace_nevents(t), nspans = tprof_trace_nspans(t), nhost = 0, ngpu = 0;
+    size_t nev = tprof_trace_nevents(t), nspans = tprof_trace_nspans(t);
     if (nev >= UINT32_MAX || nspans >= UINT32_MAX - nev) return TPROF_ELIMIT;
     out->spans = tprof_trace_spans(t);
     out->nspans = nspans;
     out->events = tprof_trace_events(t);
-    /* the host spans (records) from the front, the GPU events (event indexes) from the back */
-    const tprof_event *ev = out->events;
-    size_t nrec = nspans + nev;
-    uint32_t *idx = tprof_big_alloc(nrec, sizeof *idx);
-    if (!idx) return TPROF_ENOMEM;
-    for (size_t i = 0; i < nspans; i++) idx[nhost++] = (uint32_t)i;
-    for (size_t i = 0; i < nev; i++) {
-        if (is_host_span(&ev[i])) idx[nhost++] = (uint32_t)(nspans + i);
-        else if (ev[i].kind == TPROF_KIND_GPU) idx[nrec - 1 - ngpu++] = (uint32_t)i; /* backwards */
-    }
-    for (size_t a = nrec - ngpu, b = nrec - 1; ngpu && a < b; a++, b--) { /* the GPU events in event order */
-        uint32_t x = idx[a];
-        idx[a] = idx[b];
-        idx[b] = x;
-    }
-    int rc = nest(t, idx, nhost, alone, out);
-    if (!rc) rc = link_gpu(idx + nrec - ngpu, ngpu, out);
-    free(idx);
+    host_records h = { 0 };
+    uint32_t *ev_thread = tprof_big_alloc(nev, sizeof *ev_thread); /* set for host events only */
+    int rc = ev_thread ? find_records(t, out, ev_thread, &h) : TPROF_ENOMEM;
+    if (!rc) rc = nest(t, &h, ev_thread, alone, out);
+    free(ev_thread);
+    if (!rc) rc = link_gpu(h.gpu, h.ngpu, out);
+    free(h.kind);
+    free(h.at);
+    free(h.gpu);
     if (rc) tprof_op_tree_free(out);
     return rc;
 }
