@@ -20,7 +20,7 @@ typedef struct {
     const uint8_t *kind;
 } span_order;
 
-static int cmp_span(const span_order *o, uint32_t ra, uint32_t rb)
+static inline __attribute__((always_inline)) int cmp_span(const span_order *o, uint32_t ra, uint32_t rb)
 {
     int64_t ta = tprof_op_rec_ts(o->tr, ra), tb = tprof_op_rec_ts(o->tr, rb);
     if (ta != tb) return ta < tb ? -1 : 1;
@@ -137,6 +137,7 @@ typedef struct {
     const span_order *o;
     uint32_t *tmp; /* the sort's room, beside tr->rec */
     const size_t *at;
+    const size_t *events_at; /* where thread k's events start, after its spans */
     size_t k0, k1;
     uint32_t execute; /* the string id of "execute", or UINT32_MAX */
     int rc;
@@ -187,13 +188,33 @@ static int nest_sorted(const nest_job *j, size_t a, size_t b, uint32_t *stack, i
     return 0;
 }
 
-/* Thread K's nodes [A, B): put in preorder (sorted by start and cmp_span's
- * tie-breaks; profilers write a thread almost in order, so most threads
- * are nested in their first pass), then nested. */
-static void nest_thread(const nest_job *j, size_t a, size_t b, uint32_t *stack, int64_t *stack_end, uint32_t *stack_op)
+/* Merges the sorted runs IDX[0..M) and IDX[M..N) through TMP; 1 when a
+ * run is not sorted (nothing moved). */
+static int merge_runs(const span_order *o, uint32_t *idx, uint32_t *tmp, size_t m, size_t n)
 {
+    for (size_t i = 1; i < n; i++)
+        if (i != m && cmp_span(o, idx[i - 1], idx[i]) > 0) return 1;
+    size_t i = 0, j = m, k = 0;
+    while (i < m && j < n) tmp[k++] = cmp_span(o, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
+    while (i < m) tmp[k++] = idx[i++];
+    while (j < n) tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+    return 0;
+}
+
+/* Thread K's nodes [A, B), its spans' records before MID and its events'
+ * after: put in preorder (sorted by start and cmp_span's tie-breaks), then
+ * nested. Profilers write a thread almost in order, so the spans and the
+ * events are each one run, merged in one pass (a thread of spans alone is
+ * nested at once); anything else is sorted. */
+static void nest_thread(const nest_job *j, size_t a, size_t mid, size_t b, uint32_t *stack, int64_t *stack_end,
+                        uint32_t *stack_op)
+{
+    uint32_t *rec = j->tr->rec;
+    if (a < mid && mid < b && merge_runs(j->o, rec + a, j->tmp + a, mid - a, b - a))
+        sort_spans(j->o, rec + a, j->tmp + a, b - a);
     if (!nest_sorted(j, a, b, stack, stack_end, stack_op)) return;
-    sort_spans(j->o, j->tr->rec + a, j->tmp + a, b - a);
+    sort_spans(j->o, rec + a, j->tmp + a, b - a);
     (void)nest_sorted(j, a, b, stack, stack_end, stack_op);
 }
 
@@ -210,7 +231,7 @@ static void *nest_run(void *arg)
     uint32_t *stack_op = malloc(most * sizeof *stack_op);  /* the innermost launcher candidate at each depth */
     j->rc = stack && stack_end && stack_op ? 0 : TPROF_ENOMEM;
     for (size_t k = j->k0; !j->rc && k < j->k1; k++)
-        nest_thread(j, k ? j->at[k - 1] : 0, j->at[k], stack, stack_end, stack_op);
+        nest_thread(j, k ? j->at[k - 1] : 0, j->events_at[k], j->at[k], stack, stack_end, stack_op);
     free(stack);
     free(stack_end);
     free(stack_op);
@@ -285,16 +306,18 @@ static int nest(const tprof_trace *t, host_records *h, const uint32_t *ev_thread
     tr->end = tprof_big_alloc(n, sizeof *tr->end);
     tr->kind = tprof_big_alloc(n, 1);
     tr->launcher = tprof_big_alloc(n, sizeof *tr->launcher);
-    uint32_t *tmp = tprof_big_alloc(n, sizeof *tmp); /* touched only by a thread out of order */
+    uint32_t *tmp = tprof_big_alloc(n, sizeof *tmp); /* for the merges and sorts */
+    size_t *events_at = malloc((nthreads ? nthreads : 1) * sizeof *events_at);
     int rc = TPROF_ENOMEM;
-    if (!tmp || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
+    if (!tmp || !events_at || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
     /* by thread, in record order: at[k] ends up one past thread k's last node */
     for (size_t r = 0; r < tr->nspans; r++)
         if (h->kind[r] != NOT_HOST) tr->rec[at[tr->spans[r].thread]++] = (uint32_t)r;
+    memcpy(events_at, at, nthreads * sizeof *at);
     for (size_t r = tr->nspans; r < tr->nspans + tprof_trace_nevents(t); r++)
         if (h->kind[r] != NOT_HOST) tr->rec[at[ev_thread[r - tr->nspans]]++] = (uint32_t)r;
     const span_order so = { .tr = tr, .kind = h->kind };
-    nest_job jobs[2] = { { .tr = tr, .o = &so, .tmp = tmp, .at = at, .k0 = 0, .k1 = nthreads,
+    nest_job jobs[2] = { { .tr = tr, .o = &so, .tmp = tmp, .at = at, .events_at = events_at, .k0 = 0, .k1 = nthreads,
                            .execute = tprof_trace_str_id(t, "execute") } };
     jobs[1] = jobs[0];
     size_t split = 0; /* the second job's first thread: the halves as even as threads allow */
@@ -315,6 +338,7 @@ static int nest(const tprof_trace *t, host_records *h, const uint32_t *ev_thread
     if ((rc = jobs[0].rc) || (helped && (rc = jobs[1].rc))) goto out;
     tr->n = n;
 out:
+    free(events_at);
     free(tmp);
     return rc;
 }
