@@ -6,6 +6,7 @@
  * docs/METRICS.md ("trainprof ops") has the definitions. */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "../util/big.h"
 #include "../util/grow.h"
 #include "../util/i64map.h"
 #include "../util/idmap.h"
@@ -22,6 +23,8 @@
 #define NO_MODULE "(outside nn.Modules)"
 #define NO_STACK "(no Python frames)"
 #define MODULE_PREFIX "nn.Module: "
+#define BELOW_FORWARD 1
+#define BELOW_MODULE 2
 
 /* One group's sums; the strings are ids in the analysis's string table. */
 typedef struct {
@@ -66,6 +69,9 @@ typedef struct {
     tprof_i64map module_of; /* nn.Module frame node -> its path's string id */
     tprof_i64map stack_of;  /* Python frame node -> the stack's string id from it */
     uint8_t *module_frame;  /* node -> 1 when it is an nn.Module frame */
+    uint32_t *backward_of;  /* node -> the innermost backward op holding it (itself included), or TPROF_OP_NONE */
+    uint8_t *below;         /* node -> BELOW_FORWARD | BELOW_MODULE: on its way up to backward_of
+                               (itself included, that op not), a forward op, an nn.Module frame */
     tprof_i64map name_of;   /* the trace's string id of an op name -> ours */
     tprof_interval *iv;     /* scratch for unions */
     size_t ivcap, gevcap;
@@ -133,18 +139,6 @@ static size_t module_class(const char *name, const char **out)
 }
 
 static int is_module_frame(const ops_ctx *c, uint32_t node) { return c->module_frame[node]; }
-
-/* Marks the nn.Module frames: python_function spans named "nn.Module: ...". */
-static int mark_module_frames(ops_ctx *c)
-{
-    const tprof_op_tree *tr = c->tr;
-    if (!(c->module_frame = malloc(tr->n ? tr->n : 1))) return TPROF_ENOMEM;
-    for (size_t i = 0; i < tr->n; i++)
-        c->module_frame[i] = tr->kind[i] == TPROF_OPN_PYTHON &&
-                             !strncmp(tprof_trace_str(c->t, tprof_op_name(tr, (uint32_t)i)), MODULE_PREFIX,
-                                      strlen(MODULE_PREFIX));
-    return 0;
-}
 
 /* Our string id of the trace's string ID (interned once per name). */
 static uint32_t name_id(ops_ctx *c, uint32_t id)
@@ -225,13 +219,14 @@ static uint32_t stack_path(ops_ctx *c, uint32_t node)
     return path;
 }
 
-/* Each node's op args (through an event -> node array), and the forward
- * ops by sequence number. Autograd: a forward op and the backward ops of
+/* Each node's op args (through an event -> node array), whether it is an
+ * nn.Module frame (a python_function named "nn.Module: ..."), and the
+ * forward ops by sequence number. Autograd: a forward op and the backward ops of
  * its gradient share a "Sequence number"; a backward op has a "Fwd thread
  * id" above 0 (the profiler's index of the forward thread, not an OS thread
  * id: forward ops have 0), so the forward ops are found by sequence number
  * alone, the outermost first. */
-static int index_args(ops_ctx *c)
+static int index_nodes(ops_ctx *c)
 {
     c->args = tprof_trace_op_args(c->t);
     c->nargs = tprof_trace_nop_args(c->t);
@@ -255,25 +250,64 @@ static int index_args(ops_ctx *c)
                 c->args_of[node_of[c->args[j].event]] = (uint32_t)j;
         free(node_of);
     }
+    /* one pass over the nodes (each a span's cache line): the nn.Module
+     * frames, the ops with inputs, the forward ops in preorder */
+    uint32_t *fwd = NULL; /* the forward ops, in preorder */
+    size_t fwdcap = 0;
+    uint8_t *module_name = calloc(tprof_trace_nstrings(c->t) + 1, 1); /* by name id: 0 unknown, 1 no, 2 yes */
+    c->backward_of = tprof_big_alloc(tr->n, sizeof *c->backward_of);
+    c->below = tprof_big_alloc(tr->n, 1);
+    if (!module_name || !c->backward_of || !c->below || !(c->module_frame = malloc(tr->n ? tr->n : 1))) {
+        free(fwd);
+        free(module_name);
+        return TPROF_ENOMEM;
+    }
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     size_t nfwd = 0;
     for (size_t i = 0; i < tr->n; i++) {
+        uint8_t kind = tr->kind[i];
+        c->module_frame[i] = 0;
+        if (kind == TPROF_OPN_PYTHON) {
+            uint32_t name = tprof_op_name(tr, (uint32_t)i);
+            uint8_t *known = name < tprof_trace_nstrings(c->t) ? &module_name[name] : &module_name[tprof_trace_nstrings(c->t)];
+            if (!*known)
+                *known = strncmp(tprof_trace_str(c->t, name), MODULE_PREFIX, strlen(MODULE_PREFIX)) ? 1 : 2;
+            c->module_frame[i] = *known == 2;
+        }
         const tprof_op_args *a = args_of(c, (uint32_t)i, &buf);
         c->with_inputs += a != NULL && tprof_op_span(tr, (uint32_t)i) != NULL;
-        if (a && tr->kind[i] == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0) {
+        /* the autograd links forward_op reads, in preorder from the parent's */
+        int autograd = a && kind == TPROF_OPN_CPU_OP && a->seq >= 0;
+        uint32_t up = tr->parent[i];
+        uint8_t below = (uint8_t)((autograd && a->fwd_tid <= 0 ? BELOW_FORWARD : 0) | (c->module_frame[i] ? BELOW_MODULE : 0));
+        if (autograd && a->fwd_tid > 0) {
+            c->backward_of[i] = (uint32_t)i;
+            c->below[i] = below & BELOW_MODULE;
+        } else {
+            c->backward_of[i] = up != TPROF_OP_NONE ? c->backward_of[up] : TPROF_OP_NONE;
+            c->below[i] = below | (up != TPROF_OP_NONE && c->backward_of[up] != up ? c->below[up] : 0);
+        }
+        if (a && kind == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0) {
             if (a->seq < lo) lo = a->seq;
             if (a->seq > hi) hi = a->seq;
-            nfwd++;
+            if (tprof_grow_items((void **)&fwd, &fwdcap, nfwd + 1, sizeof *fwd)) {
+                free(fwd);
+                free(module_name);
+                return TPROF_ENOMEM;
+            }
+            fwd[nfwd++] = (uint32_t)i;
         }
     }
-    if (tprof_idmap_init(&c->fwd_of, lo, hi, nfwd)) return TPROF_ENOMEM;
-    c->fwd_ready = 1;
-    for (size_t i = 0; i < tr->n; i++) { /* in preorder: the outermost forward op of a number first */
-        const tprof_op_args *a = args_of(c, (uint32_t)i, &buf);
-        if (a && tr->kind[i] == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0 &&
-            tprof_idmap_get(&c->fwd_of, a->seq) == TPROF_IDMAP_NONE && tprof_idmap_put(&c->fwd_of, a->seq, (uint32_t)i))
-            return TPROF_ENOMEM;
+    free(module_name);
+    int rc = tprof_idmap_init(&c->fwd_of, lo, hi, nfwd) ? TPROF_ENOMEM : 0;
+    c->fwd_ready = !rc;
+    for (size_t k = 0; !rc && k < nfwd; k++) { /* in preorder: the outermost forward op of a number first */
+        int64_t seq = args_of(c, fwd[k], &buf)->seq;
+        if (tprof_idmap_get(&c->fwd_of, seq) == TPROF_IDMAP_NONE && tprof_idmap_put(&c->fwd_of, seq, fwd[k]))
+            rc = TPROF_ENOMEM;
     }
+    free(fwd);
+    if (rc) return rc;
     c->with_inputs += c->nargs;
     return 0;
 }
@@ -286,23 +320,12 @@ static int index_args(ops_ctx *c)
  * forward run again inside the backward. */
 static uint32_t forward_op(const ops_ctx *c, uint32_t node, int *is_backward, int *recompute)
 {
-    *is_backward = *recompute = 0;
-    if (!c->with_inputs) return TPROF_OP_NONE;
-    int forward_below = 0, module_below = 0;
-    for (uint32_t p = node; p != TPROF_OP_NONE; p = c->tr->parent[p]) {
-        module_below |= c->module_frame[p];
-        tprof_op_args buf;
-        const tprof_op_args *a = c->tr->kind[p] == TPROF_OPN_CPU_OP ? args_of(c, p, &buf) : NULL;
-        if (!a || a->seq < 0) continue;
-        if (a->fwd_tid <= 0) {
-            forward_below = 1;
-            continue;
-        }
-        *is_backward = 1;
-        *recompute = forward_below && module_below;
-        return tprof_idmap_get(&c->fwd_of, a->seq); /* TPROF_IDMAP_NONE is TPROF_OP_NONE */
-    }
-    return TPROF_OP_NONE;
+    uint32_t b = c->backward_of[node];
+    *is_backward = b != TPROF_OP_NONE;
+    *recompute = *is_backward && c->below[node] == (BELOW_FORWARD | BELOW_MODULE);
+    if (!*is_backward) return TPROF_OP_NONE;
+    tprof_op_args buf;
+    return tprof_idmap_get(&c->fwd_of, args_of(c, b, &buf)->seq); /* TPROF_IDMAP_NONE is TPROF_OP_NONE */
 }
 
 /* ---- one op instance ---- */
@@ -840,6 +863,8 @@ static void ctx_free(ops_ctx *c)
     tprof_i64map_free(&c->stack_of);
     tprof_i64map_free(&c->name_of);
     free(c->module_frame);
+    free(c->backward_of);
+    free(c->below);
     free(c->rows);
     free(c->args_of);
     free(c->iv);
@@ -883,7 +908,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
         tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.stack_of, 64) || tprof_i64map_init(&c.name_of, 256) ||
         tprof_i64map_init(&c.kern_of, 1024) || tprof_i64map_init(&c.cost_of, 256))
         goto out;
-    if ((rc = index_args(&c)) || (rc = mark_module_frames(&c))) goto out;
+    if ((rc = index_nodes(&c))) goto out;
     rc = TPROF_ENOMEM;
     if (!(res = tprof_result_new(&tprof_ops_desc[opts->by]))) goto out;
 
