@@ -135,7 +135,6 @@ static long thread_index(const tprof_trace_meta *m, const tprof_event *e)
 typedef struct {
     tprof_op_tree *tr;
     const span_order *o;
-    uint32_t *tmp; /* the sort's room, beside tr->rec */
     const size_t *at;
     const size_t *events_at; /* where thread k's events start, after its spans */
     size_t k0, k1;
@@ -210,11 +209,10 @@ static int merge_runs(const span_order *o, uint32_t *idx, uint32_t *tmp, size_t 
 static void nest_thread(const nest_job *j, size_t a, size_t mid, size_t b, uint32_t *stack, int64_t *stack_end,
                         uint32_t *stack_op)
 {
-    uint32_t *rec = j->tr->rec;
-    if (a < mid && mid < b && merge_runs(j->o, rec + a, j->tmp + a, mid - a, b - a))
-        sort_spans(j->o, rec + a, j->tmp + a, b - a);
+    uint32_t *rec = j->tr->rec, *tmp = j->tr->launcher + a; /* room until nest_sorted writes the launchers */
+    if (a < mid && mid < b && merge_runs(j->o, rec + a, tmp, mid - a, b - a)) sort_spans(j->o, rec + a, tmp, b - a);
     if (!nest_sorted(j, a, b, stack, stack_end, stack_op)) return;
-    sort_spans(j->o, rec + a, j->tmp + a, b - a);
+    sort_spans(j->o, rec + a, tmp, b - a);
     (void)nest_sorted(j, a, b, stack, stack_end, stack_op);
 }
 
@@ -306,10 +304,9 @@ static int nest(const tprof_trace *t, host_records *h, const uint32_t *ev_thread
     tr->end = tprof_big_alloc(n, sizeof *tr->end);
     tr->kind = tprof_big_alloc(n, 1);
     tr->launcher = tprof_big_alloc(n, sizeof *tr->launcher);
-    uint32_t *tmp = tprof_big_alloc(n, sizeof *tmp); /* for the merges and sorts */
     size_t *events_at = malloc((nthreads ? nthreads : 1) * sizeof *events_at);
     int rc = TPROF_ENOMEM;
-    if (!tmp || !events_at || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
+    if (!events_at || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
     /* by thread, in record order: at[k] ends up one past thread k's last node */
     for (size_t r = 0; r < tr->nspans; r++)
         if (h->kind[r] != NOT_HOST) tr->rec[at[tr->spans[r].thread]++] = (uint32_t)r;
@@ -317,7 +314,7 @@ static int nest(const tprof_trace *t, host_records *h, const uint32_t *ev_thread
     for (size_t r = tr->nspans; r < tr->nspans + tprof_trace_nevents(t); r++)
         if (h->kind[r] != NOT_HOST) tr->rec[at[ev_thread[r - tr->nspans]]++] = (uint32_t)r;
     const span_order so = { .tr = tr, .kind = h->kind };
-    nest_job jobs[2] = { { .tr = tr, .o = &so, .tmp = tmp, .at = at, .events_at = events_at, .k0 = 0, .k1 = nthreads,
+    nest_job jobs[2] = { { .tr = tr, .o = &so, .at = at, .events_at = events_at, .k0 = 0, .k1 = nthreads,
                            .execute = tprof_trace_str_id(t, "execute") } };
     jobs[1] = jobs[0];
     size_t split = 0; /* the second job's first thread: the halves as even as threads allow */
@@ -339,7 +336,6 @@ static int nest(const tprof_trace *t, host_records *h, const uint32_t *ev_thread
     tr->n = n;
 out:
     free(events_at);
-    free(tmp);
     return rc;
 }
 
