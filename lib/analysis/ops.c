@@ -66,7 +66,9 @@ typedef struct {
     uint32_t *args_of;      /* node -> index in args, or TPROF_OP_NONE */
     tprof_idmap fwd_of;     /* sequence number -> forward op node (once fwd_ready) */
     int fwd_ready;
-    tprof_i64map module_of; /* nn.Module frame node -> its path's string id */
+    tprof_i64map module_of; /* nn.Module frame node -> its path's string id | its depth << 32 */
+    uint32_t *chain;        /* scratch: frames whose paths are not known yet */
+    size_t chaincap;
     tprof_i64map stack_of;  /* Python frame node -> the stack's string id from it */
     uint8_t *module_frame;  /* node -> 1 when it is an nn.Module frame */
     uint32_t *backward_of;  /* node -> the innermost backward op holding it (itself included), or TPROF_OP_NONE */
@@ -150,35 +152,52 @@ static uint32_t name_id(ops_ctx *c, uint32_t id)
     return ours;
 }
 
-/* The class path of the nn.Module frames holding NODE, outermost first
- * ("ViTModel.ViTEncoder.ViTLayer"), cut to the first DEPTH (0: all); its
- * string id, or UINT32_MAX when out of memory. */
+/* The class path of the nn.Module frame M and the frames holding it,
+ * outermost first ("ViTModel.ViTEncoder.ViTLayer"), cut to the first DEPTH
+ * (0: all): its string id, or UINT32_MAX when out of memory. Each frame's
+ * path is its parent frame's and its class, memoised per frame (with its
+ * depth), so that paths of any depth cost one step a frame. */
+static uint32_t frame_path(ops_ctx *c, uint32_t m)
+{
+    size_t nf = 0, depth = 0;
+    uint32_t base = UINT32_MAX; /* the path of the innermost memoised frame above, if any */
+    for (uint32_t p = m; p != TPROF_OP_NONE; p = c->tr->parent[p]) {
+        if (!is_module_frame(c, p)) continue;
+        int64_t v;
+        if (tprof_i64map_get(&c->module_of, p, &v)) {
+            base = (uint32_t)v;
+            depth = (size_t)(v >> 32);
+            break;
+        }
+        if (tprof_grow_items((void **)&c->chain, &c->chaincap, nf + 1, sizeof *c->chain)) return UINT32_MAX;
+        c->chain[nf++] = p;
+    }
+    while (nf-- > 0) { /* from the outermost frame not memoised down to M */
+        uint32_t f = c->chain[nf];
+        depth++;
+        if (c->o->depth <= 0 || depth <= (size_t)c->o->depth) {
+            const char *cls;
+            size_t n = module_class(tprof_trace_str(c->t, tprof_op_name(c->tr, f)), &cls);
+            size_t len = base == UINT32_MAX ? 0 : c->strs.lens[base];
+            if (key_room(c, len + n + 2)) return UINT32_MAX;
+            if (len) memcpy(c->key, tprof_strtab_get(&c->strs, base), len);
+            if (base != UINT32_MAX) c->key[len++] = '.';
+            memcpy(c->key + len, cls, n);
+            base = intern(c, c->key, len + n);
+            if (base == UINT32_MAX) return UINT32_MAX;
+        } /* else: deeper than DEPTH, the path of the frame above */
+        if (tprof_i64map_put(&c->module_of, f, (int64_t)base | (int64_t)depth << 32)) return UINT32_MAX;
+    }
+    return base;
+}
+
+/* The module path of the innermost nn.Module frame holding NODE, or
+ * NO_MODULE; UINT32_MAX when out of memory. */
 static uint32_t module_path(ops_ctx *c, uint32_t node)
 {
     uint32_t m = node;
     while (m != TPROF_OP_NONE && !is_module_frame(c, m)) m = c->tr->parent[m];
-    if (m == TPROF_OP_NONE) return intern_z(c, NO_MODULE);
-    int64_t id;
-    if (tprof_i64map_get(&c->module_of, m, &id)) return (uint32_t)id;
-    uint32_t frames[64];
-    size_t nf = 0;
-    for (uint32_t p = m; p != TPROF_OP_NONE; p = c->tr->parent[p])
-        if (is_module_frame(c, p)) {
-            if (nf == 64) memmove(frames, frames + 1, 63 * sizeof *frames), nf = 63; /* keep the outermost */
-            frames[nf++] = p;
-        }
-    size_t take = c->o->depth > 0 && (size_t)c->o->depth < nf ? (size_t)c->o->depth : nf, len = 0;
-    for (size_t i = 0; i < take; i++) {
-        const char *cls;
-        size_t n = module_class(tprof_trace_str(c->t, tprof_op_name(c->tr, frames[nf - 1 - i])), &cls);
-        if (key_room(c, len + n + 2)) return UINT32_MAX;
-        if (i) c->key[len++] = '.';
-        memcpy(c->key + len, cls, n);
-        len += n;
-    }
-    uint32_t path = intern(c, c->key, len);
-    if (path == UINT32_MAX || tprof_i64map_put(&c->module_of, m, path)) return UINT32_MAX;
-    return path;
+    return m == TPROF_OP_NONE ? intern_z(c, NO_MODULE) : frame_path(c, m);
 }
 
 /* A frame of the user's call stack: a python_function span that is no
@@ -863,6 +882,7 @@ static void ctx_free(ops_ctx *c)
     tprof_i64map_free(&c->stack_of);
     tprof_i64map_free(&c->name_of);
     free(c->module_frame);
+    free(c->chain);
     free(c->backward_of);
     free(c->below);
     free(c->rows);

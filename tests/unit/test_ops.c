@@ -401,11 +401,51 @@ static void test_tree_split(void **state)
     tprof_trace_free(t);
 }
 
+/* Module paths of any depth: 70 nested nn.Module frames (M0 outermost)
+ * around one launch give a path of 70 classes, --depth 66 its outermost 66
+ * (paths were cut at 64 frames once). */
+static void test_deep_modules(void **state)
+{
+    (void)state;
+    enum { DEEP = 70 };
+    static char doc[DEEP * 160 + 1024];
+    size_t len = (size_t)sprintf(doc, "{\"traceEvents\":[\n");
+    for (int i = 0; i < DEEP; i++)
+        len += (size_t)sprintf(doc + len,
+                               "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"nn.Module: M%d_0\",\"pid\":1,\"tid\":1,"
+                               "\"ts\":%d,\"dur\":%d},\n",
+                               i, 100 + i, 1000 - 2 * i);
+    len += (size_t)sprintf(doc + len,
+                           "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":400,\"dur\":50},\n"
+                           "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+                           "\"ts\":410,\"dur\":10,\"args\":{\"correlation\":7}},\n"
+                           "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":500,\"dur\":30,"
+                           "\"args\":{\"device\":0,\"stream\":7,\"correlation\":7}}\n]}\n");
+    tprof_trace *t = NULL;
+    char err[256];
+    tprof_read_opts o = { .keep = TPROF_OPS_KEEP };
+    assert_int_equal(tprof_trace_read_mem(&t, doc, len, "deep.json", &o, err, sizeof err), 0);
+    char want[DEEP * 8] = "";
+    size_t w = 0;
+    for (int depth = 0; depth <= 66; depth += 66) {
+        w = 0;
+        for (int i = 0; i < (depth ? depth : DEEP); i++) w += (size_t)sprintf(want + w, "%sM%d", i ? "." : "", i);
+        tprof_result *r = ops_of(t, TPROF_OPS_BY_MODULE, depth, -1, -1);
+        const tprof_rows *rows = tprof_result_table_c(r, 0);
+        long i = row_of(rows, "module", want);
+        assert_true(i >= 0);
+        CHECK(rows, i, "direct_ns", 30 * US);
+        tprof_result_free(r);
+    }
+    tprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_by_name),
         cmocka_unit_test(test_by_module),
+        cmocka_unit_test(test_deep_modules),
         cmocka_unit_test(test_by_shape_and_steps),
         cmocka_unit_test(test_combine),
         cmocka_unit_test(test_wide_times),
