@@ -548,11 +548,12 @@ typedef struct {
     const tprof_result *facts;    /* tprof_rank_facts */
     const tprof_result *findings; /* tprof_advise_rank */
     const tprof_result *ops;      /* tprof_ops by name, whole trace; NULL: no op table */
+    const tprof_result *modules;  /* tprof_ops by module (the whole path), whole trace; NULL: none */
     const tprof_result *coll;     /* tprof_coll_instances; NULL: none */
     const tprof_result *path;     /* tprof_critical_path over TPROF_ADVICE_PATH_SAMPLE steps; NULL: none */
 } tprof_summary_part;
-/* The run's summary: the traces' rows, the kernels and ops of all traces, the
- * ranks (two traces or more) and the advice. */
+/* The run's summary: the traces' rows, the kernels, ops and nn.Modules of all
+ * traces, the ranks (two traces or more) and the advice. */
 extern const tprof_result_desc tprof_summary_desc;
 int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out);
 

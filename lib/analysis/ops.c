@@ -152,28 +152,75 @@ static uint32_t name_id(ops_ctx *c, uint32_t id)
     return ours;
 }
 
+static uint32_t frame_path_from(ops_ctx *c, uint32_t m, size_t off);
+
+/* The nn.Module frame a recompute's frames hang below: B is the backward op
+ * they run in (activation checkpointing runs a module's forward again
+ * inside the backward op that first needs its activations), F its forward
+ * op, OUTER the recompute's outermost frame. The recomputed module encloses
+ * F, so its parent is the frame above the innermost frame holding F of
+ * OUTER's class. TPROF_OP_NONE: at the top, or no such frame (the
+ * recompute's own frames then stand alone). */
+static uint32_t recompute_anchor(const ops_ctx *c, uint32_t b, uint32_t outer, int *found)
+{
+    *found = 0;
+    tprof_op_args buf;
+    uint32_t f = tprof_idmap_get(&c->fwd_of, args_of(c, b, &buf)->seq);
+    const char *cls;
+    size_t n = module_class(tprof_trace_str(c->t, tprof_op_name(c->tr, outer)), &cls);
+    for (uint32_t q = f; q != TPROF_OP_NONE; q = c->tr->parent[q]) {
+        const char *qc;
+        if (!is_module_frame(c, q) || module_class(tprof_trace_str(c->t, tprof_op_name(c->tr, q)), &qc) != n ||
+            memcmp(qc, cls, n))
+            continue;
+        *found = 1;
+        for (q = c->tr->parent[q]; q != TPROF_OP_NONE && !is_module_frame(c, q);) q = c->tr->parent[q];
+        return q;
+    }
+    return TPROF_OP_NONE;
+}
+
 /* The class path of the nn.Module frame M and the frames holding it,
  * outermost first ("ViTModel.ViTEncoder.ViTLayer"), cut to the first DEPTH
  * (0: all): its string id, or UINT32_MAX when out of memory. Each frame's
  * path is its parent frame's and its class, memoised per frame (with its
- * depth), so that paths of any depth cost one step a frame. */
-static uint32_t frame_path(ops_ctx *c, uint32_t m)
+ * depth), so that paths of any depth cost one step a frame. Frames below a
+ * backward op (a recompute) continue the path of the module they recompute
+ * (recompute_anchor). */
+static uint32_t frame_path(ops_ctx *c, uint32_t m) { return frame_path_from(c, m, 0); }
+
+/* frame_path with its scratch chain from c->chain[OFF] (an anchor's path is
+ * found while a recompute's chain is held). */
+static uint32_t frame_path_from(ops_ctx *c, uint32_t m, size_t off)
 {
     size_t nf = 0, depth = 0;
     uint32_t base = UINT32_MAX; /* the path of the innermost memoised frame above, if any */
     for (uint32_t p = m; p != TPROF_OP_NONE; p = c->tr->parent[p]) {
-        if (!is_module_frame(c, p)) continue;
+        if (!is_module_frame(c, p)) {
+            if (nf && !off && c->backward_of[p] == p) { /* a recompute's frames, below backward op P */
+                int found;
+                uint32_t anchor = recompute_anchor(c, p, c->chain[nf - 1], &found);
+                if (anchor != TPROF_OP_NONE) {
+                    int64_t v;
+                    base = frame_path_from(c, anchor, nf);
+                    if (base == UINT32_MAX || !tprof_i64map_get(&c->module_of, anchor, &v)) return UINT32_MAX;
+                    depth = (size_t)(v >> 32);
+                }
+                break;
+            }
+            continue;
+        }
         int64_t v;
         if (tprof_i64map_get(&c->module_of, p, &v)) {
             base = (uint32_t)v;
             depth = (size_t)(v >> 32);
             break;
         }
-        if (tprof_grow_items((void **)&c->chain, &c->chaincap, nf + 1, sizeof *c->chain)) return UINT32_MAX;
-        c->chain[nf++] = p;
+        if (tprof_grow_items((void **)&c->chain, &c->chaincap, off + nf + 1, sizeof *c->chain)) return UINT32_MAX;
+        c->chain[off + nf++] = p;
     }
     while (nf-- > 0) { /* from the outermost frame not memoised down to M */
-        uint32_t f = c->chain[nf];
+        uint32_t f = c->chain[off + nf];
         depth++;
         if (c->o->depth <= 0 || depth <= (size_t)c->o->depth) {
             const char *cls;
@@ -408,11 +455,14 @@ static int cost_of(ops_ctx *c, uint32_t name, const tprof_op_args *a, tprof_op_c
 }
 
 /* The key of launcher X's group, filling PARTS; UINT32_MAX when out of memory. */
-static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, uint32_t fwd, op_row *parts)
+static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, int recompute, uint32_t fwd,
+                          op_row *parts)
 {
     parts->name = name;
     if (c->o->by == TPROF_OPS_BY_MODULE) {
-        parts->module = module_path(c, backward && fwd != TPROF_OP_NONE ? fwd : x);
+        /* a backward op counts for its forward op's module, a recompute for
+         * the module it runs again */
+        parts->module = module_path(c, backward && !recompute && fwd != TPROF_OP_NONE ? fwd : x);
         parts->name = 0;
         return parts->module;
     }
@@ -465,7 +515,7 @@ static int add_instance(ops_ctx *c, uint32_t x)
     uint32_t fwd = forward_op(c, x, &backward, &recompute);
     uint32_t name = name_id(c, op_name);
     op_row parts = { 0 };
-    uint32_t key = name == UINT32_MAX ? UINT32_MAX : group_key(c, x, name, backward, fwd, &parts);
+    uint32_t key = name == UINT32_MAX ? UINT32_MAX : group_key(c, x, name, backward, recompute, fwd, &parts);
     op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
     if (!row) return TPROF_ENOMEM;
     size_t ri = (size_t)(row - c->rows);

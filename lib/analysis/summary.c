@@ -306,6 +306,30 @@ static const tprof_col_desc top_op_cols[TO_NCOLS] = {
     [TO_ROOFLINE] = TPROF_COL("roofline", TPROF_COL_RATIO, TPROF_COMBINE_PER_RANK, NULL,
                               "achieved / the roofline at its intensity (`ops`)", .flags = TPROF_COLF_OMIT_NULL),
 };
+/* The nn.Modules of all traces (`ops --by module`, the whole path). */
+enum { TM_MODULE, TM_COUNT, TM_DIRECT, TM_SHARE, TM_FORWARD, TM_BACKWARD, TM_RECOMPUTE, TM_TOP_KERNEL, TM_NCOLS };
+static const tprof_col_desc top_module_cols[TM_NCOLS] = {
+    [TM_MODULE] = TPROF_COL("module", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                            "the nn.Module class path, outermost first (`ops --by module`)", .flags = TPROF_COLF_KEY),
+    [TM_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "launches under it, all traces"),
+    [TM_DIRECT] = TPROF_COL("direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                            "their direct kernel time, all traces (backward ops counted for their forward op's module)",
+                            .flags = TPROF_COLF_METRIC),
+    [TM_SHARE] = TPROF_COL("share", TPROF_COL_RATIO, TPROF_COMBINE_PER_RANK, NULL,
+                           "of all modules' direct time of all traces"),
+    [TM_FORWARD] = TPROF_COL("forward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                             "the part outside backward ops"),
+    [TM_BACKWARD] = TPROF_COL("backward_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                              "the part in backward ops"),
+    [TM_RECOMPUTE] = TPROF_COL("recompute_direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL,
+                               "the module's forward run again in the backward (activation checkpointing)"),
+    [TM_TOP_KERNEL] = TPROF_COL("top_kernel", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                                "the kernel it spent the most time in"),
+};
+static const tprof_table_desc top_modules_desc = {
+    .name = "top_modules", .doc = "nn.Modules of all traces by direct kernel time (--top limits them)",
+    .cols = top_module_cols, .ncols = TM_NCOLS, .limited = 1 };
+
 /* The roofline the ops are placed under (`ops`' device and peaks). */
 static const tprof_col_desc device_cols[] = {
     TPROF_COL("device", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the device of the roofline (`ops`)"),
@@ -354,10 +378,10 @@ static const tprof_table_desc *const summary_tables[] = { &traces_desc,   &top_k
                                                           &ranks_desc,    &advice_rows,
                                                           &top_ops_desc,  &path_desc,
                                                           &device_desc,   &tprof_coll_groups_table,
-                                                          &tprof_coll_waits_table };
-enum { SUM_DEVICE = 6, SUM_COLL_GROUPS, SUM_COLL_WAITS };
-const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 5, .top = &empty_top,
-                                               .tables = summary_tables, .ntables = 9, .whole_run = 1, .csv_tables = 1 };
+                                                          &tprof_coll_waits_table, &top_modules_desc };
+enum { SUM_DEVICE = 6, SUM_COLL_GROUPS, SUM_COLL_WAITS, SUM_MODULES };
+const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 6, .top = &empty_top,
+                                               .tables = summary_tables, .ntables = 10, .whole_run = 1, .csv_tables = 1 };
 
 /* Cell NAME of row ROW of SRC into column COL of row DR of DST, as its kind
  * says (absent or null: left null). */
@@ -426,18 +450,19 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     *out = NULL;
     const tprof_result **facts = malloc((n ? n : 1) * sizeof *facts), **findings = malloc((n ? n : 1) * sizeof *findings);
     const tprof_result **kernels = malloc((n ? n : 1) * sizeof *kernels);
-    const tprof_result **ops = malloc((n ? n : 1) * sizeof *ops);
+    const tprof_result **ops = malloc((n ? n : 1) * sizeof *ops), **modules = malloc((n ? n : 1) * sizeof *modules);
     const tprof_result **colls = malloc((n ? n : 1) * sizeof *colls);
     int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
     tprof_ranks_result *rk = NULL;
-    tprof_result *advice = NULL, *allk = NULL, *allops = NULL, *coll = NULL, *res = tprof_result_new(&tprof_summary_desc);
-    int rc = facts && findings && kernels && ops && colls && ranks && res ? 0 : TPROF_ENOMEM;
-    size_t nops = 0, ncolls = 0;
+    tprof_result *advice = NULL, *allk = NULL, *allops = NULL, *allmods = NULL, *coll = NULL, *res = tprof_result_new(&tprof_summary_desc);
+    int rc = facts && findings && kernels && ops && modules && colls && ranks && res ? 0 : TPROF_ENOMEM;
+    size_t nops = 0, nmods = 0, ncolls = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         facts[i] = parts[i].facts;
         findings[i] = parts[i].findings;
         kernels[i] = parts[i].kernels;
         if (parts[i].ops) ops[nops++] = parts[i].ops;
+        if (parts[i].modules) modules[nmods++] = parts[i].modules;
         if (parts[i].coll) colls[ncolls++] = parts[i].coll;
     }
     if (!rc && n >= 2 && ncolls == n) rc = tprof_collectives_reduce(colls, n, &coll);
@@ -448,6 +473,7 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     if (!rc && n) rc = tprof_kernels_tables_combine(kernels, ranks, n, &allk);
     if (!rc) rc = path_facts(parts, n, ranks, tprof_result_table(res, 5));
     if (!rc && nops == n && n) rc = tprof_ops_combine(ops, ranks, n, &allops);
+    if (!rc && nmods == n && n) rc = tprof_ops_combine(modules, ranks, n, &allmods);
     /* the traces' rows, labelled as every command labels them */
     tprof_rows *traces = rc ? NULL : tprof_result_table(res, 0);
     for (size_t i = 0; !rc && i < n; i++) {
@@ -495,6 +521,14 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
         if (k < 0) rc = TPROF_ENOMEM;
         for (size_t c = 0; !rc && c < TO_NCOLS; c++) rc = copy_cell(to, (size_t)k, c, orows, i, top_op_cols[c].name);
     }
+    /* the nn.Modules of all traces, likewise */
+    const tprof_rows *mrows = allmods ? tprof_result_table_c(allmods, 0) : NULL;
+    tprof_rows *tm = rc ? NULL : tprof_result_table(res, SUM_MODULES);
+    for (size_t i = 0; !rc && i < tprof_rows_count(mrows); i++) {
+        long k = tprof_rows_add(tm);
+        if (k < 0) rc = TPROF_ENOMEM;
+        for (size_t c = 0; !rc && c < TM_NCOLS; c++) rc = copy_cell(tm, (size_t)k, c, mrows, i, top_module_cols[c].name);
+    }
     /* the device of their roofline, when `ops` knows it */
     const tprof_rows *otop = allops ? tprof_result_top_c(allops) : NULL;
     if (!rc && otop && tprof_rows_count(otop) && tprof_rows_at(otop, 0, "device") &&
@@ -507,9 +541,11 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     if (!rc && coll) rc = tprof_rows_append(tprof_result_table(res, SUM_COLL_GROUPS), tprof_result_table_c(coll, 0));
     if (!rc && coll) rc = tprof_rows_append(tprof_result_table(res, SUM_COLL_WAITS), tprof_result_table_c(coll, 1));
     free(ops);
+    free(modules);
     free(colls);
     tprof_result_free(coll);
     tprof_result_free(allops);
+    tprof_result_free(allmods);
     free(facts);
     free(findings);
     free(kernels);

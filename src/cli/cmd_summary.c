@@ -616,7 +616,7 @@ static void *advise_thread(void *arg)
     return NULL;
 }
 
-enum { PART_TRACE, PART_KERNELS, PART_FACTS, PART_FINDINGS, PART_OPS, PART_COLL, PART_PATH, NPARTS };
+enum { PART_TRACE, PART_KERNELS, PART_FACTS, PART_FINDINGS, PART_OPS, PART_MODULES, PART_COLL, PART_PATH, NPARTS };
 
 static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 {
@@ -638,6 +638,8 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     if (!rc) rc = tprof_kernels_tables(k, &out[PART_KERNELS]);
     tprof_ops_opts oo = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 };
     if (!rc) rc = tprof_ops(t, &oo, &out[PART_OPS]);
+    tprof_ops_opts mo = { .by = TPROF_OPS_BY_MODULE, .step_first = -1, .step_last = -1 }; /* the same op tree */
+    if (!rc) rc = tprof_ops(t, &mo, &out[PART_MODULES]);
     if (!rc) rc = tprof_coll_instances(t, &out[PART_COLL]);
     if (threaded) pthread_join(thread, NULL);
     else advise_thread(&job);
@@ -660,6 +662,7 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
                                      .facts = parts[NPARTS * i + PART_FACTS],
                                      .findings = parts[NPARTS * i + PART_FINDINGS],
                                      .ops = parts[NPARTS * i + PART_OPS],
+                                     .modules = parts[NPARTS * i + PART_MODULES],
                                      .coll = parts[NPARTS * i + PART_COLL],
                                      .path = parts[NPARTS * i + PART_PATH] };
     int rc = tprof_summary_reduce(p, n, out);

@@ -231,13 +231,16 @@ def model(path, by="name", depth=0, steps=None):
         if r["cat"] == "cpu_op" and s is not None and r["args"].get("Fwd thread id", 0) <= 0:
             fwd.setdefault(s, r)
 
-    def module_path(r):
+    def classes(r, stop=None):  # the nn.Module classes holding R (up to STOP), outermost first
         frames = []
-        while r:
+        while r and r is not stop:
             if r["cat"] == "python_function" and r["name"].startswith("nn.Module: "):
                 frames.append(re.sub(r"_\d+$", "", r["name"][len("nn.Module: "):]))
             r = r["parent"]
-        frames.reverse()
+        return frames[::-1]
+
+    def module_path(r, frames=None):
+        frames = classes(r) if frames is None else frames
         if depth:
             frames = frames[:depth]
         return ".".join(frames) if frames else "(outside nn.Modules)"
@@ -300,7 +303,14 @@ def model(path, by="name", depth=0, steps=None):
                     break
                 forward_below = True
             p = p["parent"]
-        if by == "module":
+        if by == "module" and recompute:
+            # the recomputed module's frames (below the backward op P) continue
+            # the path of the forward op's innermost frame of the same class
+            own = classes(x, p)
+            above = classes(fwd[p["args"]["Sequence number"]]) if p["args"]["Sequence number"] in fwd else []
+            at = max((i for i, c in enumerate(above) if c == own[0]), default=None)
+            key = module_path(None, (above[:at] if at is not None else []) + own)
+        elif by == "module":
             key = module_path(back or x)
         elif by == "stack":
             key = (x["name"], stack_of(back or x))
@@ -370,7 +380,14 @@ paths = [(os.path.basename(r), os.path.join(data, r)) for r in sorted(expected)]
 for label, path in paths:
     for by in ("name", "shape", "module", "stack"):
         compare_model(label, path, by)
-compare_model("resnet", os.path.join(data, sorted(r for r in expected if "resnet" in r)[0]), "module", depth=3)
+resnet = os.path.join(data, sorted(r for r in expected if "resnet" in r)[0])
+compare_model("resnet", resnet, "module", depth=3)
+compare_model("resnet", resnet, "module", depth=6)
+# activation checkpointing: the recompute counts for the modules run again
+# (their whole path), not for the module whose backward op needed them first
+rec = {r["module"]: r["recompute_direct_ns"] for r in ops_json(resnet, "--by", "module")["rows"] if r["recompute_direct_ns"]}
+check(rec and all(m.startswith("DistributedDataParallel.ResNet.CheckpointWrapper.Sequential.") for m in rec)
+      and max(rec, key=rec.get).endswith(".BasicBlock.Conv2d"), f"resnet's recompute by module: {rec}")
 compare_model("generated", gen, "name", steps=(11, 12))
 compare_model("Falconsai", os.path.join(data, sorted(r for r in expected if "Falconsai" in r)[0]), "stack", depth=2)
 compare_model("generated", gen, "module", depth=2, steps=(13, 13))

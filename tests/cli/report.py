@@ -304,9 +304,12 @@ else:
         check(modelled and dd["summary"]["roofline_device"]["device"] == "AMD Instinct MI300X",
               "the MI300X's ops are placed under its roofline")
         top = max(modelled, key=lambda o: o["direct_ns"]) if modelled else {"intensity": 1, "tflops": 1}
+        mods = [m["module"] for m in dd["summary"].get("top_modules", [])]
+        check(any(m.startswith("DistributedDataParallel.ResNet.") for m in mods), f"the nn.Modules' table: {mods}")
         browse(page, {"sections": ["headline", "steps", "gpu"], "charts": ["chart-steps", "chart-gpu", "chart-roofline"],
                       "hover": [{"chart": "chart-roofline", "series": 0, "x": top["intensity"], "y": top["tflops"],
                                  "expect": f"{top['tflops']:.1f} TFLOP/s"}],
-                      "sort": [{"table": "table-ops", "col": "direct_ns"}]}, "tracelens-mi300")
+                      "sort": [{"table": "table-ops", "col": "direct_ns"},
+                               {"table": "table-modules", "col": "recompute_direct_ns"}]}, "tracelens-mi300")
 
 finish("report: the commands' JSON in one page that draws in headless Chromium")

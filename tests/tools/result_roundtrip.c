@@ -339,16 +339,18 @@ int main(int argc, char **argv)
         tprof_result_free(b);
     }
     if (nmade[FACTS] && nmade[FACTS] == nmade[FINDINGS] && nmade[FACTS] == nmade[SUMMARY_TRACE] &&
-        nmade[FACTS] == nmade[KERNELS] && nmade[FACTS] == nmade[OPS] && nmade[FACTS] == nmade[COLL] &&
+        nmade[FACTS] == nmade[KERNELS] && nmade[FACTS] == nmade[OPS] &&
+        nmade[FACTS] == nmade[OPS + TPROF_OPS_BY_MODULE] && nmade[FACTS] == nmade[COLL] &&
         nmade[FACTS] == nmade[PATH]) {
         size_t n = nmade[FACTS];
         tprof_summary_part *pa = calloc(n, sizeof *pa), *pb = calloc(n, sizeof *pb);
         for (size_t i = 0; pa && pb && i < n; i++) {
             pa[i] = (tprof_summary_part){ made[SUMMARY_TRACE][i], made[KERNELS][i], made[FACTS][i], made[FINDINGS][i],
-                                          made[OPS][i], made[COLL][i], made[PATH][i] };
+                                          made[OPS][i], made[OPS + TPROF_OPS_BY_MODULE][i], made[COLL][i],
+                                          made[PATH][i] };
             pb[i] = (tprof_summary_part){ read_back[SUMMARY_TRACE][i], read_back[KERNELS][i], read_back[FACTS][i],
-                                          read_back[FINDINGS][i], read_back[OPS][i], read_back[COLL][i],
-                                          read_back[PATH][i] };
+                                          read_back[FINDINGS][i], read_back[OPS][i],
+                                          read_back[OPS + TPROF_OPS_BY_MODULE][i], read_back[COLL][i], read_back[PATH][i] };
         }
         tprof_result *a = NULL, *b = NULL;
         int same = pa && pb && !tprof_summary_reduce(pa, n, &a) && !tprof_summary_reduce(pb, n, &b) &&

@@ -394,7 +394,7 @@
 
   /* ---- GPU time ---- */
   if (traces.length) {
-    var g = section('gpu', 'GPU time', 'Idle, compute and non-compute time of each rank\u2019s GPU over its steps (trainprof temporal, as summary prints it), then the top kernels and ops.');
+    var g = section('gpu', 'GPU time', 'Idle, compute and non-compute time of each rank\u2019s GPU over its steps (trainprof temporal, as summary prints it), then the top kernels, ops and nn.Modules.');
     var spanShare = function (k) { return function (t) { var tt = t.temporal; return tt && tt.span_ns ? 100 * tt[k] / tt.span_ns : null; }; };
     rankBars(g, 'chart-gpu', traces, rankLabel, [
       { name: 'compute', color: '#4e79a7', value: spanShare('compute_ns') },
@@ -414,6 +414,16 @@
         { key: 'op', title: 'op', name: true }, { key: 'count', title: 'count', num: true },
         { key: 'direct_ns', title: 'direct', num: true, fmt: fmtNs }, { key: 'share', title: 'share', num: true, fmt: fmtPct },
         { key: 'top_kernel', title: 'top kernel', name: true }], S.top_ops, true);
+    }
+    if (S.top_modules && S.top_modules.length) {
+      g.appendChild(el('h3', null, 'Top nn.Modules (all ranks; direct kernel time, backward ops counted for their forward op\u2019s module)'));
+      table(g, 'table-modules', [
+        { key: 'module', title: 'module', name: true }, { key: 'count', title: 'count', num: true },
+        { key: 'direct_ns', title: 'direct', num: true, fmt: fmtNs }, { key: 'share', title: 'share', num: true, fmt: fmtPct },
+        { key: 'forward_direct_ns', title: 'forward', num: true, fmt: fmtNs },
+        { key: 'backward_direct_ns', title: 'backward', num: true, fmt: fmtNs },
+        { key: 'recompute_direct_ns', title: 'recompute', num: true, fmt: fmtNs },
+        { key: 'top_kernel', title: 'top kernel', name: true }], S.top_modules, true);
     }
   }
 
