@@ -314,6 +314,8 @@ typedef struct {
     int64_t coll_seq; /* the next collective's number in the default group (c10d's Seq) */
     int slow_rank;    /* --slow-rank: this rank arrives SLOW_NS late at every collective (-1: none) */
     uint64_t slow_ns; /* ... and the other ranks' collective kernels wait that long for it */
+    int slow_cause;   /* --slow-cause: SLOW_GPU, SLOW_HOST or SLOW_COMPUTE */
+    uint64_t force_dur; /* a kernel launched now lasts this long (0: its kind's) */
 } gen_t;
 
 /* layout separators: one event per line, or Kineto's multi-line layout */
@@ -657,6 +659,11 @@ static void emit_gpu(gen_t *g, int k, int stream, uint64_t ts, uint64_t dur, uin
 /* Launch GPU work k on a stream from the current CPU thread.  The runtime
  * call happens at the current CPU time; the activity starts after the
  * launch and after everything already queued on that stream. */
+/* How the straggler comes late to its collectives: its collective kernels
+ * start late after their calls (gpu), its host calls them late (host), or
+ * a longer compute kernel runs ahead of them (compute). */
+enum { SLOW_GPU, SLOW_HOST, SLOW_COMPUTE };
+
 static void launch_ex(gen_t *g, int k, int stream, uint64_t bytes, uint64_t after)
 {
     const kdef_t *d = &KDEF[k];
@@ -693,10 +700,10 @@ static void launch_ex(gen_t *g, int k, int stream, uint64_t bytes, uint64_t afte
     uint64_t dur;
     if (d->cat == C_KERNEL) {
         int64_t base = d->base_ns;
-        dur = (uint64_t)rrange(&g->rng, base - base / 10, base + base / 10);
+        dur = g->force_dur ? g->force_dur : (uint64_t)rrange(&g->rng, base - base / 10, base + base / 10);
         if ((k == K_NCCL_AR || k == K_NCCL_AG) && g->slow_rank >= 0) { /* a straggler: all end together */
-            if (g->rank == g->slow_rank) start += g->slow_ns; /* it arrives late */
-            else dur += g->slow_ns;                           /* the others wait for it */
+            if (g->rank != g->slow_rank) dur += g->slow_ns; /* the others wait for it */
+            else if (g->slow_cause == SLOW_GPU) start += g->slow_ns; /* it arrives late */
         }
     } else {
         /* memcpy/memset: duration from bytes at a plausible bandwidth */
@@ -879,8 +886,23 @@ static void op_attention(gen_t *g)
     op_close(g);
 }
 
+/* Before a collective on the straggler: its host falls behind, or a longer
+ * compute kernel is queued (the collective waits for the compute stream).
+ * Returns whether the collective must wait for the compute stream. */
+static int slow_ahead(gen_t *g)
+{
+    if (g->slow_rank < 0 || g->rank != g->slow_rank) return 0;
+    if (g->slow_cause == SLOW_HOST) g->cpu_t[g->cur] += g->slow_ns;
+    if (g->slow_cause != SLOW_COMPUTE) return 0;
+    g->force_dur = g->slow_ns;
+    launch_ex(g, K_GEMM_NN, STREAM_COMPUTE, 0, 0);
+    g->force_dur = 0;
+    return 1;
+}
+
 static void all_gather(gen_t *g)
 {
+    int behind_compute = slow_ahead(g);
     annot_open(g, "nccl:_all_gather_base");
     size_t c = op_open_k(g, EV_CPU_OP, "record_param_comms", "[[65536000], [2048000], [], [], [], [], [], [], [], []]",
               "[" BF16 ", " BF16 ", \"Int\", \"Int\", \"Int\", \"\", \"\", \"Int\", \"Int\", \"Int\"]",
@@ -888,7 +910,7 @@ static void all_gather(gen_t *g)
     g->ev[c].coll_seq = g->coll_seq++;
     rt_call(g, "cudaEventRecord", 135, 1200, 3500);
     rt_call(g, "cudaStreamWaitEvent", 146, 1000, 2500);
-    launch_ex(g, K_NCCL_AG, STREAM_COMM, 0, 0);
+    launch_ex(g, K_NCCL_AG, STREAM_COMM, 0, behind_compute ? g->stream_free[STREAM_COMPUTE] : 0);
     rt_call(g, "cudaEventRecord", 135, 1200, 3500);
     op_close(g);
     op_close(g);
@@ -1097,6 +1119,7 @@ static void bwd_attention(gen_t *g)
 
 static void all_reduce_bucket(gen_t *g)
 {
+    slow_ahead(g); /* the reduction waits for the compute stream anyway */
     annot_open(g, "nccl:all_reduce");
     size_t c = op_open_k(g, EV_CPU_OP, "record_param_comms",
               "[[[25165824]], [[25165824]], [], [], [], [], [], [], [], []]",
@@ -1825,7 +1848,7 @@ static long parse_int(const char *opt, const char *s, long lo, long hi)
 static void usage(FILE *f)
 {
     fputs("usage: trainprof-gentrace [--size BYTES|250M|1G] [--seed N] [--rank R] [--world W]\n"
-          "                          [--slow-rank R --slow-us X]\n"
+          "                          [--slow-rank R --slow-us X [--slow-cause gpu|host|compute]]\n"
           "                          [--steps N] [--layers N] [--layout line|kineto] [--modules]\n"
           "                          [--truth FILE.csv] [--stats] [-o FILE]\n"
           "\n"
@@ -1841,7 +1864,10 @@ static void usage(FILE *f)
           "            linears; the other events stay the same\n"
           "  --slow-rank, --slow-us  rank R arrives X us late at every collective and the\n"
           "            other ranks' collective kernels wait X us for it (all end together):\n"
-          "            a straggler for trainprof collectives\n"
+          "            a straggler for trainprof collectives; --slow-cause says how it comes\n"
+          "            late: its collective kernels start late after their calls (gpu, the\n"
+          "            default), its host calls them late (host), or a compute kernel X us\n"
+          "            long runs ahead of each (compute)\n"
           "  --truth   write per-GPU-activity-name ground truth CSV\n"
           "  --stats   print event counts by category to stderr\n",
           f);
@@ -1853,6 +1879,7 @@ int main(int argc, char **argv)
     int size_given = 0;
     uint64_t seed = 1;
     long rank = 0, world = 8, steps = 0, layers = 16, slow_rank = -1, slow_us = 0;
+    int slow_cause = SLOW_GPU;
     const char *out_path = NULL, *truth_path = NULL;
     int stats = 0, modules = 0;
 
@@ -1885,6 +1912,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--slow-rank")) {
             NEEDV();
             slow_rank = parse_int(a, v, 0, 1 << 20);
+        } else if (!strcmp(a, "--slow-cause")) {
+            NEEDV();
+            slow_cause = !strcmp(v, "gpu") ? SLOW_GPU : !strcmp(v, "host") ? SLOW_HOST : !strcmp(v, "compute") ? SLOW_COMPUTE : -1;
+            if (slow_cause < 0) die("bad value for --slow-cause: '%s' (gpu, host or compute)", v);
         } else if (!strcmp(a, "--slow-us")) {
             NEEDV();
             slow_us = parse_int(a, v, 0, 1L << 30);
@@ -1939,6 +1970,7 @@ int main(int argc, char **argv)
     g->world = (int)world;
     g->slow_rank = slow_us > 0 ? (int)slow_rank : -1;
     g->slow_ns = (uint64_t)slow_us * 1000;
+    g->slow_cause = slow_cause;
     g->modules = modules;
     g->device = (int)(rank % 8);
     g->rng = seed * 0x100000001B3ull ^ ((uint64_t)rank << 32) ^ 0x5eed;

@@ -364,7 +364,7 @@ int tprof_launch_tables(const tprof_launch_result *r, tprof_result **out);
 
 /* ---- ranks: the ranks side by side, stragglers, step-time skew ---- */
 
-#define TPROF_RANKS_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS)
+#define TPROF_RANKS_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS | TPROF_KEEP_MARKERS)
 #define TPROF_STRAGGLER_MIN 0.10 /* compute at least 10% above the ranks' median */
 
 typedef struct {
@@ -399,6 +399,7 @@ typedef struct {
     int64_t coll_straggler; /* its rank, -1: none */
     int64_t coll_cost_ns;   /* the others' waits it caused */
     double coll_last_share; /* of the collectives with waits, the share it arrived last in */
+    char coll_cause[16];    /* what made it late (collectives' straggler_cause), "" when not known */
     size_t coll_common_steps; /* the steps every rank has, in the matching (0: none) */
     /* the network, for advice's slow-network rule: of the matched collectives
      * that end together, with a size and busbw, that the ranks reach
@@ -434,7 +435,7 @@ void tprof_ranks_add_collectives(tprof_ranks_result *r, const tprof_result *coll
 /* ---- collectives: each collective matched across the ranks of its group ---- */
 
 /* GPU work, runtime calls, and the record_param_comms calls with their metadata */
-#define TPROF_COLLECTIVES_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS)
+#define TPROF_COLLECTIVES_KEEP (TPROF_KERNELS_KEEP | TPROF_KEEP_CALLS | TPROF_KEEP_MARKERS)
 /* A rank's collective instances (its recorded calls timed by their
  * kernels; its communication kernels when it recorded no calls) and its
  * ProfilerStep numbers: what the matching across ranks keeps of a trace. */

@@ -387,8 +387,18 @@ static int ranks_rules(const tprof_ranks_result *r, tprof_advice *a, size_t *cap
                         : 0.0;
     if (waited / (mean > 0 ? mean : 1) >= LATE_RANK_MIN &&
         add(a, cap, "late-rank", r->coll_straggler, waited / mean, LATE_RANK_MIN,
-            "find what delays that rank before its collectives (its data loading, its share of the work: "
-            "sequence lengths, MoE routing; its host): trainprof collectives, then steps and launch on its trace",
+            !strcmp(r->coll_cause, "data")
+                ? "its data loading makes it late: more DataLoader workers, pinned memory and prefetching, or "
+                  "balance the samples' sizes across ranks"
+            : !strcmp(r->coll_cause, "host")
+                ? "its host calls the collectives late: find its CPU work before them (trainprof launch and steps "
+                  "on its trace: synchronisations, Python overhead, logging, checkpointing on that rank)"
+            : !strcmp(r->coll_cause, "compute")
+                ? "its GPU reaches the collectives late, behind more work than the others': balance the work "
+                  "(sequence lengths, MoE routing, pipeline stages) or check that GPU (clocks, thermals)"
+                : "find what delays that rank before its collectives (its data loading, its share of the work: "
+                  "sequence lengths, MoE routing; its host): trainprof collectives, then steps and launch on its "
+                  "trace",
             "last to arrive in %.0f%% of the collectives the others wait in; each of them waits %s per step for it, "
             "%.0f%% of the mean step time %s (trainprof collectives)",
             100.0 * r->coll_last_share, tprof_fmt_duration(d1, sizeof d1, (int64_t)waited),

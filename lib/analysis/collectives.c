@@ -6,6 +6,7 @@
 #include "trainprof/error.h"
 #include "collectives_tables.h"
 #include "comm_calls.h"
+#include "intervals.h"
 #include "launch.h"
 #include "../util/grow.h"
 
@@ -17,7 +18,7 @@
 
 enum { I_RANK, I_FILE, I_NCOLS };
 enum { C_GROUP, C_SEQ, C_TYPE, C_NAME, C_DTYPE, C_BYTES, C_GROUP_SIZE, C_START, C_DUR, C_KERNELS, C_STEP, C_IN_BYTES,
-       C_OUT_BYTES, C_NCOLS };
+       C_OUT_BYTES, C_CALL, C_BEFORE, C_BEFORE_HOST, C_BEFORE_COMPUTE, C_BEFORE_DATA, C_NCOLS };
 enum { P_STEP, P_NCOLS };
 
 static const tprof_col_desc inst_top_cols[I_NCOLS] = {
@@ -52,6 +53,18 @@ static const tprof_col_desc inst_cols[C_NCOLS] = {
                              "not recorded"),
     [C_OUT_BYTES] = TPROF_COL("out_bytes", TPROF_COL_BYTES, TPROF_COMBINE_FIRST, NULL,
                               "Out msg nelems times the dtype's size (what it receives); null when not recorded"),
+    [C_CALL] = TPROF_COL("call_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL,
+                         "the host's call (its record_param_comms span's start), null without one"),
+    [C_BEFORE] = TPROF_COL("before_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                           "the stretch before it: from the end of the rank's previous instance in its group to its "
+                           "start (0 when they overlap); null for a group's first"),
+    [C_BEFORE_HOST] = TPROF_COL("before_host_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                                "the part before the host called it (the rest it waited on the GPU for the work "
+                                "queued ahead of it); null without a call"),
+    [C_BEFORE_COMPUTE] = TPROF_COL("before_compute_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                                   "the GPU's compute kernels in the stretch (their union)"),
+    [C_BEFORE_DATA] = TPROF_COL("before_data_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                                "the host's data-loading spans in the stretch (phase markers of the data phase)"),
 };
 static const tprof_col_desc step_cols[P_NCOLS] = {
     [P_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "a ProfilerStep number"),
@@ -63,7 +76,7 @@ static const tprof_table_desc inst_steps = { .name = "steps", .doc = "the rank's
                                              .cols = step_cols, .ncols = P_NCOLS };
 static const tprof_table_desc *const inst_tables[] = { &inst_rows, &inst_steps };
 const tprof_result_desc tprof_coll_instances_desc = {
-    .name = "collective_instances", .version = 1, .top = &inst_top, .tables = inst_tables, .ntables = 2,
+    .name = "collective_instances", .version = 2, .top = &inst_top, .tables = inst_tables, .ntables = 2,
     .internal = 1,
     .doc = "What `collectives` keeps of each rank's trace: its collective instances and steps; the trace is "
            "freed and the matching across ranks runs on these.",
@@ -112,10 +125,125 @@ static int add_instance(tprof_rows *rows, const tprof_trace *t, const tprof_coll
     if (c && c->group_size > 0) tprof_rows_set_i(rows, r, C_GROUP_SIZE, c->group_size);
     tprof_rows_set_i(rows, r, C_START, start);
     tprof_rows_set_i(rows, r, C_DUR, dur);
+    if (c) tprof_rows_set_i(rows, r, C_CALL, tprof_trace_events(t)[c->event].ts);
     tprof_rows_set_i(rows, r, C_KERNELS, kernels);
     long step = tprof_step_at(m->steps, m->nsteps, start);
     if (step >= 0) tprof_rows_set_i(rows, r, C_STEP, m->steps[step].number);
     return 0;
+}
+
+/* A merged interval list and the length it covers before each interval:
+ * the covered length of any window in O(log n). */
+typedef struct {
+    tprof_interval *iv;
+    int64_t *before; /* covered by iv[0 .. i) */
+    size_t n;
+} coverage;
+
+/* Merges IV[0..N) (owned from here on) into C. */
+static int coverage_of(coverage *c, tprof_interval *iv, size_t n)
+{
+    c->iv = iv;
+    c->n = n ? tprof_interval_merge(iv, n) : 0;
+    c->before = malloc((c->n + 1) * sizeof *c->before);
+    if (!c->before) return TPROF_ENOMEM;
+    c->before[0] = 0;
+    for (size_t i = 0; i < c->n; i++) c->before[i + 1] = tprof_sat_add(c->before[i], iv[i].end - iv[i].start);
+    return 0;
+}
+
+/* What C covers before X. */
+static int64_t covered_before(const coverage *c, int64_t x)
+{
+    size_t lo = 0, hi = c->n; /* the intervals starting before X: [0, lo) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->iv[mid].start < x) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return 0;
+    const tprof_interval *l = &c->iv[lo - 1];
+    return c->before[lo - 1] + (x < l->end ? x : l->end) - l->start;
+}
+
+static int64_t covered(const coverage *c, int64_t a, int64_t b)
+{
+    return b > a ? covered_before(c, b) - covered_before(c, a) : 0;
+}
+
+/* An instance in its group's order. */
+typedef struct {
+    const char *group;
+    int64_t start, end;
+    size_t row;
+} in_group;
+
+static int cmp_in_group(const void *a, const void *b)
+{
+    const in_group *x = a, *y = b;
+    int c = strcmp(x->group, y->group);
+    if (c) return c;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* The stretch before each instance of ROWS (from the end of the rank's
+ * previous instance in the same group to its start), the part of it before
+ * the host called it, and the GPU compute and host data loading in it.
+ * Durations on one rank's clock, so the ranks compare without aligning
+ * their clocks: what made a late rank late. */
+static int add_stretches(tprof_rows *rows, const tprof_trace *t)
+{
+    size_t n = tprof_rows_count(rows), ne = tprof_trace_nevents(t), nc = 0, nd = 0;
+    if (!n) return 0;
+    const tprof_event *ev = tprof_trace_events(t);
+    for (size_t i = 0; i < ne; i++) {
+        nc += ev[i].kind == TPROF_KIND_GPU && ev[i].klass == TPROF_CLASS_COMPUTE && ev[i].dur > 0;
+        nd += (ev[i].flags & TPROF_EV_MARKER) && ev[i].klass == TPROF_PHASE_DATA && ev[i].dur > 0;
+    }
+    coverage compute = { 0 }, data = { 0 };
+    tprof_interval *c = malloc((nc ? nc : 1) * sizeof *c), *d = malloc((nd ? nd : 1) * sizeof *d);
+    in_group *g = malloc(n * sizeof *g);
+    int rc = c && d && g ? 0 : TPROF_ENOMEM;
+    if (!rc) {
+        nc = nd = 0;
+        for (size_t i = 0; i < ne; i++) {
+            tprof_interval x = { ev[i].ts, tprof_end_ns(ev[i].ts, ev[i].dur) };
+            if (ev[i].kind == TPROF_KIND_GPU && ev[i].klass == TPROF_CLASS_COMPUTE && ev[i].dur > 0) c[nc++] = x;
+            if ((ev[i].flags & TPROF_EV_MARKER) && ev[i].klass == TPROF_PHASE_DATA && ev[i].dur > 0) d[nd++] = x;
+        }
+    }
+    /* the lists own their arrays from here on */
+    if (!rc) rc = coverage_of(&compute, c, nc);
+    else free(c);
+    if (!rc) rc = coverage_of(&data, d, nd);
+    else free(d);
+    for (size_t i = 0; !rc && i < n; i++) {
+        int64_t start = tprof_rows_cell(rows, i, C_START)->v.i;
+        g[i] = (in_group){ tprof_rows_cell(rows, i, C_GROUP)->v.s, start,
+                           tprof_end_ns(start, tprof_rows_cell(rows, i, C_DUR)->v.i), i };
+    }
+    if (!rc) qsort(g, n, sizeof *g, cmp_in_group);
+    int64_t prev_end = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (i == 0 || strcmp(g[i].group, g[i - 1].group)) { /* a group's first: nothing before it to measure from */
+            prev_end = g[i].end;
+            continue;
+        }
+        int64_t from = prev_end, to = g[i].start, len = to > from ? to - from : 0;
+        tprof_rows_set_i(rows, g[i].row, C_BEFORE, len);
+        const tprof_cell *call = tprof_rows_cell(rows, g[i].row, C_CALL);
+        if (!call->null) {
+            int64_t host = call->v.i - from;
+            tprof_rows_set_i(rows, g[i].row, C_BEFORE_HOST, host < 0 ? 0 : host > len ? len : host);
+        }
+        tprof_rows_set_i(rows, g[i].row, C_BEFORE_COMPUTE, covered(&compute, from, to));
+        tprof_rows_set_i(rows, g[i].row, C_BEFORE_DATA, covered(&data, from, to));
+        if (g[i].end > prev_end) prev_end = g[i].end;
+    }
+    free(compute.iv), free(compute.before), free(data.iv), free(data.before);
+    free(g);
+    return rc;
 }
 
 int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
@@ -155,6 +283,7 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
                 rc = add_instance(rows, t, NULL, canonical_type(tprof_collective_type(tprof_trace_str(t, ev[i].name))),
                                   ev[i].ts, ev[i].dur, 1);
     }
+    if (!rc) rc = add_stretches(rows, t);
     if (rc) {
         tprof_result_free(res);
         return rc;
@@ -166,11 +295,11 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
 /* ---- across ranks ---- */
 
 enum { T_RANKS, T_MATCHED, T_UNMATCHED, T_MATCHING, T_COMMON, T_STRAGGLER, T_COST, T_LAST_SHARE, T_RESIDUAL, T_SKEW,
-       T_A2A_IMBALANCE, T_NCOLS };
+       T_A2A_IMBALANCE, T_CAUSE, T_NCOLS };
 enum { G_TYPE, G_GROUP, G_DTYPE, G_BYTES, G_RANKS, G_COUNT, G_TRANSFER, G_TRANSFER_P50, G_TRANSFER_P90, G_ALGBW,
        G_BUSBW, G_WAIT, G_SKEW_P50, G_SKEW_P90, G_NCOLS };
 enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_OFFSET, R_DRIFT, R_RESIDUAL, R_LATE, R_A2A_SENT,
-       R_A2A_RECEIVED, R_STRAGGLER, R_NCOLS };
+       R_A2A_RECEIVED, R_STRAGGLER, R_LATE_BEFORE, R_LATE_HOST, R_LATE_COMPUTE, R_LATE_DATA, R_NCOLS };
 
 /* Past this fit residual a rank's clock is not trusted for arrival skew. */
 #define SKEW_MAX_RESIDUAL_NS 50000
@@ -202,6 +331,11 @@ static const tprof_col_desc top_cols[T_NCOLS] = {
     [T_A2A_IMBALANCE] = TPROF_COL("alltoall_imbalance", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
                                   "the most bytes a rank sent or received in the matched all-to-alls over the ranks' "
                                   "mean (1: even; MoE routing skew shows here); null without sizes"),
+    [T_CAUSE] = TPROF_COL("straggler_cause", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                          "what made the straggler late, from its stretches before the instances it arrived last "
+                          "in against the others' (late_*_per_step_ns of its row): host (its host called them later), data "
+                          "(the same, mostly its data loading), compute (its GPU started them later after the "
+                          "call: the work queued ahead); null when neither part is longer"),
 };
 static const tprof_col_desc group_cols[G_NCOLS] = {
     [G_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective", .flags = TPROF_COLF_KEY),
@@ -258,6 +392,17 @@ static const tprof_col_desc rank_cols[R_NCOLS] = {
     [R_A2A_RECEIVED] = TPROF_COL("alltoall_received_bytes", TPROF_COL_BYTES, TPROF_COMBINE_PER_RANK, NULL,
                                  "what it received in them (out_bytes)"),
     [R_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_BOOL, TPROF_COMBINE_PER_RANK, NULL, "the straggler's row"),
+    [R_LATE_BEFORE] = TPROF_COL("late_stretch_per_step_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                                "in the instances it arrived last in (with waits): its stretch before the instance "
+                                "minus the median of the others', summed, over the common steps (over one without "
+                                "them); null when it never arrived last"),
+    [R_LATE_HOST] = TPROF_COL("late_host_per_step_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                              "the same for the part before its host called the collective (the rest: its GPU "
+                              "started it later after the call, behind the work queued ahead)"),
+    [R_LATE_COMPUTE] = TPROF_COL("late_compute_per_step_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                                 "the same for the GPU compute in the stretch"),
+    [R_LATE_DATA] = TPROF_COL("late_data_per_step_ns", TPROF_COL_DURATION, TPROF_COMBINE_PER_RANK, NULL,
+                              "the same for the host's data loading in the stretch"),
 };
 static const tprof_table_desc top_table = { .name = "", .cols = top_cols, .ncols = T_NCOLS };
 const tprof_table_desc tprof_coll_groups_table = {
@@ -275,7 +420,7 @@ const tprof_table_desc tprof_coll_waits_table = { .name = "collective_waits", .t
                                                   .doc = "`collectives`' waits per rank, in rank order (null without "
                                                          "collectives matched across ranks)",
                                                   .cols = rank_cols, .ncols = R_NCOLS, .json_omit_empty = 1 };
-const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 1, .top = &top_table,
+const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 2, .top = &top_table,
                                                    .tables = coll_tables, .ntables = 2, .csv_table = 1,
                                                    .whole_run = 1, .json_tables_first = 1 };
 
@@ -417,6 +562,51 @@ static const char *rows_str(const tprof_rows *rows, size_t i, size_t col)
     return c->null ? "" : c->v.s;
 }
 
+/* What a late rank's stretches hold more than the others': the stretch,
+ * its compute, idle and data-loading parts (C_BEFORE ...), and the count of
+ * instances summed, per rank. */
+enum { LATE_NPARTS = 4, LATE_STRIDE = LATE_NPARTS + 1 };
+
+/* Instance ALL[a .. a + m), rank ALL[LASTK] the last to arrive: adds to
+ * SUM (its rank's LATE_STRIDE slots) its stretch parts minus the others'
+ * medians (the lower middle), when it and another rank have them. OTHER:
+ * room for M values. */
+static int late_stretch(const tprof_result *const *ranks, const inst *all, size_t a, size_t m, size_t lastk,
+                        double *sum, int64_t *other)
+{
+    const tprof_rows *lrows = tprof_result_table_c(ranks[all[lastk].rank], 0);
+    double excess[LATE_NPARTS];
+    for (size_t p = 0; p < LATE_NPARTS; p++) {
+        const tprof_cell *mine = tprof_rows_cell(lrows, all[lastk].row, C_BEFORE + p);
+        size_t k = 0;
+        for (size_t j = a; j < a + m; j++) {
+            if (j == lastk) continue;
+            const tprof_cell *c = tprof_rows_cell(tprof_result_table_c(ranks[all[j].rank], 0), all[j].row, C_BEFORE + p);
+            if (!c->null) other[k++] = c->v.i;
+        }
+        if (mine->null || !k) return 0; /* a group's first instance, or no calls: nothing to compare */
+        qsort(other, k, sizeof *other, cmp_i64);
+        excess[p] = (double)mine->v.i - (double)other[(k - 1) / 2];
+    }
+    for (size_t p = 0; p < LATE_NPARTS; p++) sum[p] += excess[p];
+    sum[LATE_NPARTS] += 1;
+    return 0;
+}
+
+/* The straggler's cause from its mean excesses (LATE_STRIDE slots): its
+ * host called the collectives later than the others' did (data when its
+ * data loading is most of that, else host), or its GPU started them later
+ * after the call (compute: the work queued ahead of them); NULL when
+ * neither part is longer. */
+static const char *late_cause(const double *w)
+{
+    if (!w[LATE_NPARTS]) return NULL;
+    double host = w[1] / w[LATE_NPARTS], queue = (w[0] - w[1]) / w[LATE_NPARTS], data = w[3] / w[LATE_NPARTS];
+    if (host <= 0 && queue <= 0) return NULL;
+    if (queue > host) return "compute";
+    return data >= host / 2 ? "data" : "host";
+}
+
 int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tprof_result **out)
 {
     *out = NULL;
@@ -429,6 +619,8 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     int64_t *wait = calloc(n ? n : 1, sizeof *wait), *cost = calloc(n ? n : 1, sizeof *cost);
     uint64_t *last = calloc(n ? n : 1, sizeof *last), *matched_on = calloc(n ? n : 1, sizeof *matched_on);
     int64_t *sent = malloc((n ? n : 1) * sizeof *sent), *received = malloc((n ? n : 1) * sizeof *received);
+    double *why = calloc((n ? n : 1) * LATE_STRIDE, sizeof *why); /* per rank: late_stretch's sums */
+    int64_t *other = malloc((n ? n : 1) * sizeof *other);
     inst *all = NULL;
     inst_key *keys = NULL;
     uint8_t *gpu_key = NULL; /* per key: some rank's instance has kernels */
@@ -442,7 +634,8 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     size_t nmi = 0, micap = 0, npairs = 0, paircap = 0;
     size_t nall = 0, nkeys = 0, keycap = 0, ngroups = 0, groupcap = 0, ncommon = 0;
     tprof_result *res = NULL;
-    if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on || !sent || !received) goto out;
+    if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on || !sent || !received || !why || !other)
+        goto out;
     for (size_t k = 0; k < n; k++) sent[k] = received[k] = -1; /* -1: no size recorded */
     /* rank order: the rank each trace says, else its place */
     for (size_t i = 0; i < n; i++) {
@@ -574,6 +767,7 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
                 last[all[lastk].rank]++;
                 cost[all[lastk].rank] = tprof_sat_add(cost[all[lastk].rank], waited);
                 with_waits++;
+                if (late_stretch(ranks, all, a, m, lastk, &why[(size_t)all[lastk].rank * LATE_STRIDE], other)) goto out;
             }
         }
         /* its row: collective, group, dtype, size */
@@ -678,6 +872,8 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         tprof_rows_set_i(top, 0, T_STRAGGLER, rank_of[straggler]);
         tprof_rows_set_i(top, 0, T_COST, cost[straggler]);
         tprof_rows_set_d(top, 0, T_LAST_SHARE, with_waits ? (double)last[straggler] / (double)with_waits : 0.0);
+        const char *cause = late_cause(&why[straggler * LATE_STRIDE]);
+        if (cause && tprof_rows_set_s(top, 0, T_CAUSE, cause)) goto out;
     }
     if (ngroups) qsort(groups, ngroups, sizeof *groups, cmp_group);
     for (size_t g = 0; g < ngroups; g++) {
@@ -724,6 +920,9 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         if (sent[k] >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_SENT, sent[k]);
         if (received[k] >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_RECEIVED, received[k]);
         tprof_rows_set_i(rt, (size_t)i, R_STRAGGLER, k == straggler);
+        const double *w = &why[k * LATE_STRIDE];
+        for (size_t p = 0; w[LATE_NPARTS] && p < LATE_NPARTS; p++)
+            tprof_rows_set_i(rt, (size_t)i, R_LATE_BEFORE + p, llround(w[p] / (double)(ncommon ? ncommon : 1)));
     }
     *out = res;
     res = NULL;
@@ -752,5 +951,7 @@ out:
     free(matched_on);
     free(sent);
     free(received);
+    free(why);
+    free(other);
     return rc;
 }

@@ -230,7 +230,7 @@ int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result *
 /* ---- the result tables of `ranks` ---- */
 
 enum { T_MEDIAN, T_OTHERS_EXPOSED, T_STRAGGLER, T_EXCESS, T_COMMON, T_SKEW_MAX, T_SKEW_MEAN, T_SKEW_STEP,
-       T_COLL_MATCHED, T_COLL_STRAGGLER, T_COLL_COST, T_COLL_SHARE, T_NCOLS };
+       T_COLL_MATCHED, T_COLL_STRAGGLER, T_COLL_COST, T_COLL_SHARE, T_COLL_CAUSE, T_NCOLS };
 enum { R_STRAGGLER = F_NCOLS, R_KNOWN, R_NCOLS };
 
 static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
@@ -259,6 +259,9 @@ static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
                               "the others' waits it caused"),
     [T_COLL_SHARE] = TPROF_COL("collectives_last_share", TPROF_COL_RATIO, TPROF_COMBINE_FIRST, NULL,
                                "of the collectives with waits, the share it arrived last in"),
+    [T_COLL_CAUSE] = TPROF_COL("collectives_straggler_cause", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                               "what made it late: host, data or compute (`collectives`' straggler_cause); null "
+                               "when not known"),
 };
 /* a rank's row: its facts, and whether it is the straggler */
 static const tprof_col_desc ranks_row_cols[R_NCOLS] = {
@@ -298,6 +301,10 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out)
         tprof_rows_set_i(top, 0, T_COLL_STRAGGLER, r->coll_straggler);
         tprof_rows_set_i(top, 0, T_COLL_COST, r->coll_cost_ns);
         tprof_rows_set_d(top, 0, T_COLL_SHARE, r->coll_last_share);
+        if (r->coll_cause[0] && tprof_rows_set_s(top, 0, T_COLL_CAUSE, r->coll_cause)) {
+            tprof_result_free(res);
+            return TPROF_ENOMEM;
+        }
     }
     for (size_t k = 0; k < r->nranks; k++) {
         const tprof_rank_row *x = &r->ranks[k];
@@ -355,4 +362,6 @@ void tprof_ranks_add_collectives(tprof_ranks_result *r, const tprof_result *c)
     r->coll_straggler = tprof_rows_int(top, 0, "straggler");
     r->coll_cost_ns = tprof_rows_int(top, 0, "straggler_cost_ns");
     r->coll_last_share = tprof_rows_real(top, 0, "straggler_last_share");
+    const tprof_cell *cause = tprof_rows_at(top, 0, "straggler_cause");
+    snprintf(r->coll_cause, sizeof r->coll_cause, "%s", cause->null ? "" : cause->v.s);
 }

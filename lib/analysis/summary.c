@@ -247,7 +247,7 @@ static const tprof_col_desc top_kernel_cols[TK_NCOLS] = {
                            "of all GPU event time of all traces"),
 };
 enum { RK_STRAGGLER, RK_SKEW_MAX, RK_SKEW_MEAN, RK_COMMON, RK_EXCESS, RK_SKEW_STEP, RK_COLL_MATCHED, RK_COLL_STRAGGLER,
-       RK_COLL_TYPE, RK_COLL_LAST_SHARE, RK_COLL_COST_STEP, RK_NCOLS };
+       RK_COLL_TYPE, RK_COLL_LAST_SHARE, RK_COLL_COST_STEP, RK_COLL_CAUSE, RK_NCOLS };
 static const tprof_col_desc ranks_cols[RK_NCOLS] = {
     [RK_STRAGGLER] = TPROF_COL("straggler", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
                                "the straggler's rank (`ranks`), null when none"),
@@ -271,6 +271,8 @@ static const tprof_col_desc ranks_cols[RK_NCOLS] = {
                                      "of the collectives with waits, the share the straggler arrived last in"),
     [RK_COLL_COST_STEP] = TPROF_COL("collectives_cost_per_step_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
                                     "the others' waiting it caused, per common step"),
+    [RK_COLL_CAUSE] = TPROF_COL("collectives_straggler_cause", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                                "what made it late: host, data or compute (`collectives`' straggler_cause)"),
 };
 static const tprof_table_desc top_kernels_desc = { .name = "top_kernels",
                                                    .doc = "kernels of all traces by total time (--top limits them)",
@@ -380,7 +382,7 @@ static const tprof_table_desc *const summary_tables[] = { &traces_desc,   &top_k
                                                           &device_desc,   &tprof_coll_groups_table,
                                                           &tprof_coll_waits_table, &top_modules_desc };
 enum { SUM_DEVICE = 6, SUM_COLL_GROUPS, SUM_COLL_WAITS, SUM_MODULES };
-const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 6, .top = &empty_top,
+const tprof_result_desc tprof_summary_desc = { .name = "summary", .version = 7, .top = &empty_top,
                                                .tables = summary_tables, .ntables = 10, .whole_run = 1, .csv_tables = 1 };
 
 /* Cell NAME of row ROW of SRC into column COL of row DR of DST, as its kind
@@ -442,7 +444,8 @@ static int collectives_facts(const tprof_result *c, tprof_rows *rr)
     tprof_rows_set_i(rr, 0, RK_COLL_STRAGGLER, tprof_rows_int(top, 0, "straggler"));
     tprof_rows_set_d(rr, 0, RK_COLL_LAST_SHARE, tprof_rows_real(top, 0, "straggler_last_share"));
     tprof_rows_set_i(rr, 0, RK_COLL_COST_STEP, tprof_rows_int(top, 0, "straggler_cost_ns") / (steps > 0 ? steps : 1));
-    return 0;
+    const tprof_cell *cause = tprof_rows_at(top, 0, "straggler_cause");
+    return cause->null ? 0 : tprof_rows_set_s(rr, 0, RK_COLL_CAUSE, cause->v.s);
 }
 
 int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out)

@@ -117,6 +117,31 @@ static int print_ranks(const tprof_rows *r)
     return rc;
 }
 
+/* What made the straggler late: its row's late_*_per_step_ns beside the
+ * cause the result names. */
+static void print_cause(const tprof_rows *top, const tprof_rows *ranks)
+{
+    const tprof_cell *cause = tprof_rows_at(top, 0, "straggler_cause");
+    int64_t rank = tprof_rows_int(top, 0, "straggler");
+    for (size_t i = 0; i < tprof_rows_count(ranks); i++) {
+        if (tprof_rows_int(ranks, i, "rank") != rank || tprof_rows_at(ranks, i, "late_stretch_per_step_ns")->null)
+            continue;
+        int64_t stretch = tprof_rows_int(ranks, i, "late_stretch_per_step_ns");
+        int64_t host = tprof_rows_int(ranks, i, "late_host_per_step_ns");
+        char a[32], b[32], c[32];
+        printf("  per step, beside the others' medians: it reached them %s later, its host called them %s later "
+               "(%s of it loading data), its GPU started them the rest later after the calls\n",
+               tprof_fmt_duration(a, sizeof a, stretch), tprof_fmt_duration(b, sizeof b, host),
+               tprof_fmt_duration(c, sizeof c, tprof_rows_int(ranks, i, "late_data_per_step_ns")));
+        if (cause->null) break;
+        const char *why = !strcmp(cause->v.s, "compute") ? "its GPU: the work queued ahead of its collectives"
+                          : !strcmp(cause->v.s, "data")  ? "its data loading"
+                                                         : "its host (its CPU work before the calls)";
+        printf("  late because of %s\n", why);
+        break;
+    }
+}
+
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
     (void)ctx, (void)label, (void)path;
@@ -157,12 +182,13 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
         printf("\nall-to-all: the rank sending or receiving the most moves %.2fx the ranks' mean (each rank's bytes: "
                "--format json)\n",
                imb->v.d);
-    if (!tprof_rows_at(top, 0, "straggler")->null)
+    if (!tprof_rows_at(top, 0, "straggler")->null) {
         printf("\nstraggler: rank %" PRId64 ", last to arrive in %.0f%% of the collectives the others waited in, "
                "costing them %s of waiting\n",
                tprof_rows_int(top, 0, "straggler"), tprof_rows_real(top, 0, "straggler_last_share") * 100,
                tprof_fmt_duration(d, sizeof d, tprof_rows_int(top, 0, "straggler_cost_ns")));
-    else
+        print_cause(top, tprof_result_table_c(res, 1));
+    } else
         printf("\nno straggler: no rank waited for another in a collective that ends together\n");
     return 0;
 }

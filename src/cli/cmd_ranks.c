@@ -196,8 +196,16 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
                "costing them %s of waiting (trainprof collectives)\n",
                tprof_rows_int(top, 0, "collectives_straggler"), tprof_rows_real(top, 0, "collectives_last_share") * 100,
                tprof_fmt_duration(a, sizeof a, tprof_rows_int(top, 0, "collectives_cost_ns")));
-    if (by_coll && !tprof_rows_at(top, 0, "collectives_straggler")->null)
+    if (by_coll && !tprof_rows_at(top, 0, "collectives_straggler")->null) {
         late_because(rows, tprof_rows_int(top, 0, "collectives_straggler"));
+        const tprof_cell *cause = tprof_rows_at(top, 0, "collectives_straggler_cause");
+        if (!cause->null)
+            printf("  its stretches before the collectives: late because of its %s (trainprof collectives says "
+                   "how much)\n",
+                   !strcmp(cause->v.s, "compute") ? "GPU (the work queued ahead of them)"
+                   : !strcmp(cause->v.s, "data")  ? "data loading"
+                                                  : "host (its CPU work before the calls)");
+    }
     else if (by_coll)
         printf("\nno straggler: in the %" PRId64 " collectives matched across ranks nobody waited for another\n",
                tprof_rows_int(top, 0, "collectives_matched"));

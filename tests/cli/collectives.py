@@ -78,7 +78,33 @@ def instances(path):
         step = next((num for st, en, num in steps if st <= first < en), None)
         out.append(dict(group=a.get("Process Group Name", ""), seq=a.get("Seq"), type=typ, dur=dur,
                         bytes=n * size if n > 0 and size else None, kernels=len(ks), step=step, start=first,
-                        dtype=a.get("dtype", ""), gsize=a.get("Group size")))
+                        dtype=a.get("dtype", ""), gsize=a.get("Group size"), call=s))
+    # the stretch before each instance: from the end of the previous one of
+    # its group to its start; the part before the host's call; the compute
+    # kernels (not NCCL, not memcpy/memset) and the data-loading spans in it
+    compute = [(us_to_ns(e["ts"]), us_to_ns(e["ts"]) + dur_ns(e)) for e in ev
+               if e.get("cat") == "kernel" and "nccl" not in e.get("name", "").lower() and dur_ns(e) > 0]
+    data = [(us_to_ns(e["ts"]), us_to_ns(e["ts"]) + dur_ns(e)) for e in ev
+            if str(e.get("name", "")).startswith("enumerate(DataLoader)") and dur_ns(e) > 0]
+
+    def inside(iv, a, b):  # the union of IV within [a, b)
+        got, reach = 0, a
+        for s0, e0 in sorted(iv):
+            s0, e0 = max(s0, reach), min(e0, b)
+            if e0 > s0:
+                got += e0 - s0
+                reach = e0
+        return got
+
+    prev = {}
+    for x in sorted(out, key=lambda x: (x["group"], x["start"])):
+        g = x["group"]
+        if g in prev:
+            a, b = prev[g], x["start"]
+            x["before"] = max(b - a, 0)
+            x["host"] = min(max(x["call"] - a, 0), x["before"])
+            x["compute"], x["data"] = inside(compute, a, b), inside(data, a, b)
+        prev[g] = max(prev.get(g, 0), x["start"] + x["dur"])
     return sorted(out, key=lambda x: x["start"]), {num for _, _, num in steps}
 
 
@@ -105,6 +131,7 @@ def expected(paths):
                 counts[(key, k)] = o + 1
             match.setdefault((key, o), {}).setdefault(k, x)
     wait, cost, last, on = [0] * n, [0] * n, [0] * n, [0] * n
+    late, late_n = [[0] * 4 for _ in range(n)], [0] * n
     rows = {}
     with_waits = 0
     for (key, _), by_rank in sorted(match.items(), key=lambda kv: (kv[0][0], kv[0][1])):
@@ -124,6 +151,14 @@ def expected(paths):
                 last[lastk] += 1
                 cost[lastk] += waited
                 with_waits += 1
+                # what made it late: its stretch's parts minus the others' medians (the lower middle)
+                parts = ("before", "host", "compute", "data")
+                others = [by_rank[k] for k in ranks if k != lastk and "before" in by_rank[k]]
+                if "before" in by_rank[lastk] and others:
+                    for i, part in enumerate(parts):
+                        o = sorted(x[part] for x in others)
+                        late[lastk][i] += by_rank[lastk][part] - o[(len(o) - 1) // 2]
+                    late_n[lastk] += 1
         sizes = [by_rank[k]["bytes"] for k in ranks if by_rank[k]["bytes"] is not None]
         dtype = next((by_rank[k]["dtype"] for k in ranks if by_rank[k]["dtype"]), "")
         g = rows.setdefault((key[1], key[0], dtype, max(sizes) if sizes else None),
@@ -137,8 +172,15 @@ def expected(paths):
     for k in range(n):
         if cost[k] > 0 and (strag is None or cost[k] > cost[strag]):
             strag = k
+    steps = len(common) if common else 1
+    cause = None
+    if strag is not None and late_n[strag]:
+        before, host, _, dat = late[strag]
+        if host > 0 or before - host > 0:
+            cause = "compute" if before - host > host else "data" if dat >= host / 2 else "host"
     return dict(wait=wait, cost=cost, last=last, on=on, rows=rows, straggler=strag, with_waits=with_waits,
-                common=len(common) if common else 0)
+                common=len(common) if common else 0, cause=cause,
+                late=[[round(v / steps) for v in late[k]] if late_n[k] else [None] * 4 for k in range(n)])
 
 
 def nearest(sorted_v, q):
@@ -159,10 +201,13 @@ def compare(paths, label, matching):
     for k, r in enumerate(got["ranks"]):
         for col, key in (("wait_ns", "wait"), ("cost_ns", "cost"), ("arrived_last", "last"), ("instances", "on")):
             check(r[col] == want[key][k], f"{label}: rank {k} {col} {r[col]} vs {want[key][k]}")
+        late = [r[f"late_{p}_per_step_ns"] for p in ("stretch", "host", "compute", "data")]
+        check(late == want["late"][k], f"{label}: rank {k} late by {late} vs {want['late'][k]}")
     strag = want["straggler"]
     check(got["straggler"] == strag, f"{label}: straggler {got['straggler']} vs {strag}")
     if strag is not None:
         check(got["straggler_cost_ns"] == want["cost"][strag], f"{label}: straggler cost")
+        check(got["straggler_cause"] == want["cause"], f"{label}: cause {got['straggler_cause']} vs {want['cause']}")
         check(abs(got["straggler_last_share"] - want["last"][strag] / want["with_waits"]) < 1e-12,
               f"{label}: last share")
     check(len(got["collectives"]) == len(want["rows"]), f"{label}: {len(got['collectives'])} rows vs {len(want['rows'])}")
@@ -185,11 +230,13 @@ def compare(paths, label, matching):
     return got
 
 
-def synthetic(d, seq, late=1, delay_us=700):
+def synthetic(d, seq, late=1, delay_us=700, data_us=0):
     """Three ranks, each step an AllReduce of group '0' (Seq 10, 11, ...), a
     SendRecv and a broadcast of group '5' recorded without Seq, all timed by
     their kernels; rank LATE's AllReduce kernels shorter by DELAY_US (the
-    others wait for it); rank 2 has a step 3 the others do not."""
+    others wait for it), and with DATA_US its host loading data for that
+    long before each AllReduce (a DataLoader span; the call comes later);
+    rank 2 has a step 3 the others do not."""
     paths = []
     for r in range(3):
         ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}}]
@@ -206,6 +253,10 @@ def synthetic(d, seq, late=1, delay_us=700):
                         "Out msg nelems": 1 << 20, "Group size": 3, "Process Group Name": group}
                 if seq and sq is not None:
                     args["Seq"] = sq
+                if name == "allreduce" and r == late and data_us:
+                    body.append({"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1, "ts": t, "dur": data_us,
+                                 "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"})
+                    t += data_us
                 body.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1,
                              "ts": t, "dur": 20, "args": args})
                 body.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
@@ -322,7 +373,16 @@ rc, out, err = run([TRAINPROF, "ranks"] + synthetic(os.path.join(d), seq=True))
 lines = out.splitlines()
 at = next((i for i, ln in enumerate(lines) if ln.startswith("straggler: rank 1, last to arrive")), None)
 check(rc == 0 and at is not None and lines[at + 1].startswith("  its mean step") and
-      lines[at + 2].startswith("by compute, which collectives replace:"), f"ranks names the late rank: {out}{err}")
+      lines[at + 2].startswith("  its stretches before the collectives: late because of its host") and
+      lines[at + 3].startswith("by compute, which collectives replace:"), f"ranks names the late rank: {out}{err}")
+
+# what made it late: rank 1 loading data before each AllReduce (its call comes 400 us later)
+os.makedirs(os.path.join(d, "data"), exist_ok=True)
+got = compare(synthetic(os.path.join(d, "data"), seq=True, data_us=400), "rank 1 loading data", "both")
+if got:
+    r1 = got["ranks"][1]
+    check(got["straggler_cause"] == "data" and r1["late_data_per_step_ns"] > 0 and r1["late_host_per_step_ns"] > 0,
+          f"rank 1 late for its data loading: {got['straggler_cause']} {r1}")
 
 # the generator's straggler (trainprof-gentrace --slow-rank): 4 ranks matched by group and Seq, rank 2
 # arriving 5 ms late at every collective, the others waiting about 5 ms in each
@@ -339,6 +399,22 @@ if got:
         if r["rank"] != 2:
             per = r["wait_ns"] / max(r["instances"], 1)
             check(abs(per - 5e6) <= 0.25 * 5e6, f"rank {r['rank']} waits about 5 ms per collective: {per / 1e6:.2f} ms")
+# ... late in three ways (--slow-cause): its kernels start late after their
+# calls (gpu: the GPU side), its host calls late, a longer compute kernel
+# runs ahead of each collective
+for cause, want in (("gpu", "compute"), ("host", "host"), ("compute", "compute")):
+    os.makedirs(os.path.join(d, "gen-" + cause), exist_ok=True)
+    gen = [os.path.join(d, "gen-" + cause, f"rank{r}.json") for r in range(4)]
+    for r, p in enumerate(gen):
+        rc, _, err = run([GENTRACE, "--steps", "3", "--layers", "2", "--rank", str(r), "--world", "4", "--slow-rank",
+                          "2", "--slow-us", "5000", "--slow-cause", cause, "-o", p])
+        check(rc == 0, f"gentrace: {err}")
+    got = compare(gen, f"gentrace, rank 2 slow ({cause})", "sequence")
+    if got:
+        r2 = got["ranks"][2]
+        check(got["straggler"] == 2 and got["straggler_cause"] == want, f"--slow-cause {cause}: {got['straggler_cause']}")
+        if cause == "compute":  # the 5 ms kernels ahead of its collectives are in its stretches
+            check(r2["late_compute_per_step_ns"] >= 5e6, f"its extra compute: {r2['late_compute_per_step_ns']}")
 
 # one trace: nothing to match, said so
 one = synthetic(os.path.join(d), seq=True)[:1]

@@ -276,7 +276,9 @@ else:
               "each rank's collective waits are in the page")
         browse(page, {"sections": ["headline", "steps", "gpu", "communication", "ranks"],
                       "charts": ["chart-steps", "chart-gpu", "chart-comm", "chart-waits"],
-                      "sort": [{"table": "table-ranks", "col": "idle"}, {"table": "table-matched", "col": "wait_ns"}]},
+                      "sort": [{"table": "table-ranks", "col": "idle"}, {"table": "table-matched", "col": "wait_ns"}],
+                      "texts": [{"selector": "#communication", "expect": "the straggler is rank 4"},
+                                {"selector": "#communication", "expect": "late because of its host"}]},
                "dlrm-8-ranks")
     # a real 1.3B model's snapshot, and the simulator's 4 GPUs with an OOM
     # each (no real snapshot here records an OOM action)

@@ -150,6 +150,13 @@ if base and slow:
     check(slow["matching"] == "sequence", f"the recorder's Seq matches the calls: {slow['matching']}")
     check(slow["matched"] == 2 * 6, f"two allreduces in each of 6 steps: {slow['matched']}")
     check(slow["straggler"] == 1, f"collectives names the slow rank 1: {slow['straggler']}")
+    # it sleeps on its host before calling the allreduce: its stretch before
+    # each is longer in the part before the call, so the cause is its host
+    late = [r for r in slow["ranks"] if r["rank"] == 1][0]
+    print(f"rank 1 called its collectives {late['late_host_per_step_ns'] / 1e6:.1f} ms later per step than the others")
+    check(slow["straggler_cause"] == "host", f"what made rank 1 late: {slow['straggler_cause']}")
+    check(os.environ.get("TPROF_SANITIZED") or late["late_host_per_step_ns"] >= 0.75 * SLOW_MS * 1e6,
+          f"its host called them about {SLOW_MS} ms later per step: {late['late_host_per_step_ns']} ns")
     extra = [s["wait_per_step_ns"] - b["wait_per_step_ns"] for s, b in zip(slow["ranks"], base["ranks"])
              if s["rank"] != 1]
     mean = sum(extra) / len(extra) / 1e6

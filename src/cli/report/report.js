@@ -537,7 +537,8 @@
       p.textContent = ranksView.collectives_matched + ' collectives matched across ranks (trainprof collectives); ' +
         (ranksView.collectives_straggler !== null && ranksView.collectives_straggler !== undefined
           ? 'the straggler is rank ' + ranksView.collectives_straggler + ', last to arrive in ' + (100 * ranksView.collectives_last_share).toFixed(0) + '% of the collectives the others wait in' +
-            (ranksView.collectives_top ? ' (most: ' + ranksView.collectives_top + ')' : '') + ', ' + fmtNs(ranksView.collectives_cost_per_step_ns) + ' per step of their waiting'
+            (ranksView.collectives_top ? ' (most: ' + ranksView.collectives_top + ')' : '') + ', ' + fmtNs(ranksView.collectives_cost_per_step_ns) + ' per step of their waiting' +
+            (ranksView.collectives_straggler_cause ? '; late because of its ' + ({ compute: 'GPU (the work queued ahead of its collectives)', data: 'data loading', host: 'host (its CPU work before the calls)' })[ranksView.collectives_straggler_cause] : '')
           : 'no rank waits for another');
       cs.appendChild(p);
     }
