@@ -424,17 +424,27 @@ static long unescape(char *s, const char *end)
     return (long)(o - s);
 }
 
-static int read_rows(form_reader *fr, tprof_rows *t, int depth)
+/* The next "rows N" line's N. */
+static int read_count(form_reader *fr, unsigned long long *n)
 {
-    const tprof_table_desc *d = t->d;
-    if (depth > 16) return form_fail(fr, "tables nested deeper than 16");
     int rc = next_line(fr);
     if (rc) return rc;
     char *end;
     if (strncmp(fr->line, "rows ", 5)) return form_fail(fr, "expected 'rows N'");
     errno = 0;
-    unsigned long long n = strtoull(fr->line + 5, &end, 10);
+    *n = strtoull(fr->line + 5, &end, 10);
     if (errno || *end || end == fr->line + 5) return form_fail(fr, "a bad row count");
+    return 0;
+}
+
+/* N rows into T, their children after each (an empty child is not made:
+ * a row without one reads back as it was written). */
+static int read_rows_n(form_reader *fr, tprof_rows *t, unsigned long long n, int depth)
+{
+    const tprof_table_desc *d = t->d;
+    char *end;
+    int rc;
+    if (depth > 16) return form_fail(fr, "tables nested deeper than 16");
     int top = t == t->owner->top;
     if (top && n != 1) return form_fail(fr, "the top table has one row");
     for (unsigned long long r = 0; r < n; r++) {
@@ -473,12 +483,22 @@ static int read_rows(form_reader *fr, tprof_rows *t, int depth)
             p = tab ? tab + 1 : stop;
         }
         for (size_t k = 0; k < d->nchildren; k++) {
+            unsigned long long kn;
+            if ((rc = read_count(fr, &kn))) return rc;
+            if (!kn) continue;
             tprof_rows *kid = tprof_rows_child(t, (size_t)row, k);
             if (!kid) return TPROF_ENOMEM;
-            if ((rc = read_rows(fr, kid, depth + 1))) return rc;
+            if ((rc = read_rows_n(fr, kid, kn, depth + 1))) return rc;
         }
     }
     return 0;
+}
+
+static int read_rows(form_reader *fr, tprof_rows *t)
+{
+    unsigned long long n;
+    int rc = read_count(fr, &n);
+    return rc ? rc : read_rows_n(fr, t, n, 0);
 }
 
 int tprof_result_read(tprof_result **out, const tprof_result_desc *d, FILE *f, char *errbuf, size_t errlen)
@@ -505,8 +525,8 @@ int tprof_result_read(tprof_result **out, const tprof_result_desc *d, FILE *f, c
         free(fr.line);
         return TPROF_ENOMEM;
     }
-    rc = read_rows(&fr, r->top, 0);
-    for (size_t i = 0; !rc && i < d->ntables; i++) rc = read_rows(&fr, r->tables[i], 0);
+    rc = read_rows(&fr, r->top);
+    for (size_t i = 0; !rc && i < d->ntables; i++) rc = read_rows(&fr, r->tables[i]);
     free(fr.line);
     if (rc) {
         tprof_result_free(r);

@@ -30,9 +30,11 @@ typedef struct {
     const char *name;
     const char *summary;
     int (*run)(int argc, char **argv);
+    int distributes; /* reads its traces through cli_run (trainprof-mpi spreads them) */
 } cli_command;
 
 extern int cli_color; /* stderr diagnostics in colour */
+extern int cli_notes_off; /* notes not printed (trainprof-mpi's processes but the root: each would say the same) */
 
 /* Text output of many ranks: up to CLI_RANKS_LISTED traces get a line or
  * table each; past it, the across-ranks view (the distribution over ranks
@@ -227,8 +229,60 @@ void cli_json_begin(tprof_jw *w, const char *label, const char *path);
  * {"file": PATH, members...}. */
 void cli_json_file_result(tprof_jw *w, const char *path, const tprof_result *r, size_t limit);
 
+/* trainprof's command line: ARGV[1] the command (dispatch.c). */
+int cli_main(int argc, char **argv);
+/* Whether command NAME reads its traces through cli_run (so that
+ * trainprof-mpi spreads them over its processes). */
+int cli_command_distributes(const char *name);
+
 /* Parses the options, reads the traces (in parallel), runs the command. */
 int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx);
+
+/* One input's outcome in cli_run (outcome.c): how its read and its
+ * analysis went, its rank, and (beside it) its results. Every run passes
+ * them through their bytes, so that the printed results are read back
+ * from the same bytes whichever process analysed the input. */
+typedef struct {
+    int read_rc;   /* the read's TPROF_E* code (0, TPROF_ETRUNC: results) */
+    int read_exit; /* the exit code the reading process's reads came to (all of its inputs) */
+    int job_rc;    /* the analysis's TPROF_E* code */
+    int64_t rank;  /* the trace's rank, -1 unknown */
+    int64_t claimed; /* the rank its distributedInfo claims, -1 none */
+    char *held;    /* after a usage error: the steps the trace holds; NULL */
+} cli_outcome;
+/* A trace's results (PARTS[0..NP), NULL ones too) as bytes, and back. */
+int cli_parts_write(tprof_result *const *parts, size_t np, char **buf, size_t *len);
+int cli_parts_read(const char *buf, size_t len, tprof_result **parts, size_t np, char *err, size_t errlen);
+/* The outcome O with its results' bytes PARTS (cli_parts_write), and back
+ * (an input that was not read has none). */
+int cli_outcome_write(const cli_outcome *o, const char *parts, size_t parts_len, char **buf, size_t *len);
+int cli_outcome_read(const char *buf, size_t len, cli_outcome *o, tprof_result **parts, size_t np, char *err,
+                     size_t errlen);
+void cli_outcome_free(cli_outcome *o, tprof_result **parts, size_t np);
+/* The worse of two exit codes: a usage error, then unreadable input, then
+ * a truncated one, then success. */
+int cli_worse_exit(int a, int b);
+
+/* Where a trace command's inputs are analysed: by default this process
+ * analyses every one; trainprof-mpi spreads them over its processes. */
+typedef struct {
+    void *ctx;
+    /* Which of the N inputs (SIZES[i] bytes, -1 unknown) this process
+     * analyses: MINE[i] = 1. 0, or an exit code after saying why. */
+    int (*place)(void *ctx, char *const *paths, const int64_t *sizes, size_t n, uint8_t *mine);
+    /* Every input's outcome to the root: BUF[i], LEN[i] hold this
+     * process's inputs' (malloc'ed), NULL for the others; the root calls
+     * TAKE(ARG, i, bytes, length) on every input's (its own and those it
+     * receives, each once, in any order). 0, or an exit code after saying
+     * why. */
+    int (*gather)(void *ctx, char *const *buf, const size_t *len, size_t n,
+                  int (*take)(void *arg, size_t i, const char *b, size_t l), void *arg);
+    /* The root's exit code RC, the same on every process. */
+    int (*agree)(void *ctx, int rc);
+    int root; /* this process prints the results */
+} cli_engine;
+/* E for the commands run after (NULL: this process alone). */
+void cli_set_engine(const cli_engine *e);
 
 /* Class rules from --class-rule CLASS:GLOB and --class-file FILE. */
 int cli_add_class_rule(tprof_classifier **c, const char *spec);

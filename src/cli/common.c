@@ -152,8 +152,11 @@ void cli_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+int cli_notes_off;
+
 void cli_note(const char *fmt, ...)
 {
+    if (cli_notes_off) return;
     va_list ap;
     va_start(ap, fmt);
     vmsg("trainprof: note:", "\033[1;36m", fmt, ap);
@@ -395,15 +398,15 @@ static void on_read(void *vjob, size_t i, tprof_read_result *r)
 /* Files whose distributedInfo claims the same rank: usually the traces of
  * several runs, or of one rank, given together. One line per shared rank,
  * at most 3, then one line counting the others. */
-static void warn_shared_ranks(char **paths, int n, const read_facts *facts)
+static void warn_shared_ranks(char *const *paths, int n, const int64_t *claimed)
 {
     int shared = 0;
     int64_t (*rk)[2] = malloc((size_t)n * sizeof *rk);
     if (!rk) return;
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (facts[i].rank >= 0) {
-            rk[m][0] = facts[i].rank;
+        if (claimed[i] >= 0) {
+            rk[m][0] = claimed[i];
             rk[m++][1] = i;
         }
     qsort(rk, (size_t)m, sizeof *rk, cmp_rank_index);
@@ -452,8 +455,10 @@ int cli_read_traces_each(char **paths, int n, const tprof_read_opts *opts_in, tp
     return cli_read_traces_split(paths, n, n, opts_in, out, done, ctx);
 }
 
-int cli_read_traces_split(char **paths, int n, int split, const tprof_read_opts *opts_in, tprof_read_result *out,
-                          cli_read_done_fn done, void *ctx)
+/* cli_read_traces_split, saying the ranks several files claim when WARN_RANKS
+ * (cli_run says them once every process's files are known). */
+static int read_traces(char **paths, int n, int split, const tprof_read_opts *opts_in, tprof_read_result *out,
+                       cli_read_done_fn done, void *ctx, int warn_ranks)
 {
     int stdin_uses = 0;
     for (int i = 0; i < n; i++) stdin_uses += strcmp(paths[i], "-") == 0;
@@ -485,14 +490,23 @@ int cli_read_traces_split(char **paths, int n, int split, const tprof_read_opts 
             worst = EXIT_INPUT;
         }
     }
-    warn_shared_ranks(paths, split, job.facts);
-    if (split < n) warn_shared_ranks(paths + split, n - split, job.facts + split);
+    int64_t *claimed = warn_ranks ? malloc((size_t)n * sizeof *claimed) : NULL;
+    for (int i = 0; claimed && i < n; i++) claimed[i] = job.facts[i].rank;
+    if (claimed) warn_shared_ranks(paths, split, claimed);
+    if (claimed && split < n) warn_shared_ranks(paths + split, n - split, claimed + split);
+    free(claimed);
     for (int i = 0; i < n; i++) {
         free(job.facts[i].note);
         free(job.facts[i].truncation);
     }
     free(job.facts);
     return worst;
+}
+
+int cli_read_traces_split(char **paths, int n, int split, const tprof_read_opts *opts_in, tprof_read_result *out,
+                          cli_read_done_fn done, void *ctx)
+{
+    return read_traces(paths, n, split, opts_in, out, done, ctx, 1);
 }
 
 int cli_add_class_rule(tprof_classifier **c, const char *spec)
@@ -573,14 +587,23 @@ typedef struct {
     int *rc;
     int64_t *rank;
     char **held; /* after a usage error (a step window matching none): the steps the trace holds */
+    int64_t *claimed; /* the rank its distributedInfo claims, -1 */
+    /* the results as bytes (cli_parts_write), kept for the engine; without
+       one they are read back at once, on the reading thread (whose freed
+       memory the copy reuses) */
+    char **bytes;
+    size_t *nbytes;
 } analyse_job;
 
 static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
 {
     analyse_job *j = vjob;
     if (!r->trace) return;
+    size_t np = cli_parts(j->spec);
+    tprof_result **parts = &j->res[i * np];
     j->rank[i] = tprof_trace_rank(r->trace);
-    j->rc[i] = j->spec->analyse(j->ctx, r->trace, &j->res[i * cli_parts(j->spec)]);
+    j->claimed[i] = tprof_trace_meta_get(r->trace)->rank;
+    j->rc[i] = j->spec->analyse(j->ctx, r->trace, parts);
     if (j->rc[i] == TPROF_EUSAGE) { /* said after reading, when the trace is gone */
         const tprof_trace_meta *m = tprof_trace_meta_get(r->trace);
         char held[256];
@@ -588,6 +611,19 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     }
     tprof_trace_free(r->trace);
     r->trace = NULL;
+    /* the results through their bytes, as every run passes them */
+    char *b, err[256];
+    size_t l;
+    int e = cli_parts_write(parts, np, &b, &l);
+    for (size_t p = 0; p < np; p++) tprof_result_free(parts[p]), parts[p] = NULL;
+    if (!e && !j->bytes) {
+        e = cli_parts_read(b, l, parts, np, err, sizeof err);
+        free(b);
+    } else if (!e) {
+        j->bytes[i] = b;
+        j->nbytes[i] = l;
+    }
+    if (e && !j->rc[i]) j->rc[i] = e;
 }
 
 int cli_print_whole(const tprof_result *r, cli_format fmt, size_t limit)
@@ -752,32 +788,142 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
     return rc;
 }
 
+static const cli_engine *engine; /* NULL: this process analyses every input */
+
+void cli_set_engine(const cli_engine *e) { engine = e; }
+
+/* Where the outcomes are read back (at the root). */
+typedef struct {
+    const char *const *paths;
+    size_t np;
+    cli_outcome *oc;
+    tprof_result **res;
+    uint8_t *got;
+} take_job;
+
+/* Input I's outcome, read back from its bytes into the job. */
+static int take_outcome(void *arg, size_t i, const char *b, size_t l)
+{
+    take_job *t = arg;
+    char err[256];
+    if (t->got[i]) return 0;
+    if (cli_outcome_read(b, l, &t->oc[i], &t->res[i * t->np], t->np, err, sizeof err)) {
+        cli_error("%s: its results could not be read back: %s", t->paths[i], err);
+        return EXIT_INPUT;
+    }
+    t->got[i] = 1;
+    return 0;
+}
+
+/* The inputs this process analyses (every one without an engine), read
+ * and analysed: their outcomes into TAKE's arrays without an engine, else
+ * as bytes into BUF[i], LEN[i] for it. Returns 0 or an exit code. */
+static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro, char **buf,
+                        size_t *len, take_job *take)
+{
+    size_t np = cli_parts(spec);
+    int64_t *sizes = malloc((size_t)n * sizeof *sizes);
+    uint8_t *mine = malloc((size_t)n);
+    char **my_paths = malloc((size_t)n * sizeof *my_paths);
+    int *idx = malloc((size_t)n * sizeof *idx);
+    if (!sizes || !mine || !my_paths || !idx) {
+        free(sizes), free(mine), free(my_paths), free(idx);
+        cli_error("out of memory");
+        return EXIT_INPUT;
+    }
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        sizes[i] = strcmp(paths[i], "-") && stat(paths[i], &st) == 0 ? (int64_t)st.st_size : -1;
+        mine[i] = 1;
+    }
+    int rc = engine ? engine->place(engine->ctx, paths, sizes, (size_t)n, mine) : 0;
+    int m = 0;
+    for (int i = 0; !rc && i < n; i++)
+        if (mine[i]) idx[m] = i, my_paths[m++] = paths[i];
+    size_t m1 = (size_t)(m ? m : 1);
+    tprof_read_result *rr = calloc(m1, sizeof *rr);
+    analyse_job job = { spec, ctx, calloc(m1 * np, sizeof *job.res), calloc(m1, sizeof *job.rc),
+                        calloc(m1, sizeof *job.rank), calloc(m1, sizeof *job.held), calloc(m1, sizeof *job.claimed),
+                        engine ? calloc(m1, sizeof *job.bytes) : NULL, engine ? calloc(m1, sizeof *job.nbytes) : NULL };
+    if (!rc && (!rr || !job.res || !job.rc || !job.rank || !job.held || !job.claimed ||
+                (engine && (!job.bytes || !job.nbytes)))) {
+        cli_error("out of memory");
+        rc = EXIT_INPUT;
+    }
+    if (!rc) {
+        for (int k = 0; k < m; k++) {
+            rr[k].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
+            job.rank[k] = job.claimed[k] = -1;
+        }
+        int read_exit = m ? read_traces(my_paths, m, m, ro, rr, analyse_read, &job, 0) : EXIT_OK;
+        for (int k = 0; !rc && k < m; k++) {
+            int i = idx[k];
+            cli_outcome o = { rr[k].rc, read_exit, job.rc[k], job.rank[k], job.claimed[k], job.held[k] };
+            if (!engine) { /* the results were read back on the reading thread: theirs now */
+                take->oc[i] = o;
+                job.held[k] = NULL;
+                for (size_t p = 0; p < np; p++)
+                    take->res[(size_t)i * np + p] = job.res[(size_t)k * np + p], job.res[(size_t)k * np + p] = NULL;
+                take->got[i] = 1;
+            } else if (cli_outcome_write(&o, job.bytes[k], job.nbytes[k], &buf[i], &len[i])) {
+                cli_error("out of memory");
+                rc = EXIT_INPUT;
+            }
+        }
+    }
+    for (size_t i = 0; job.res && i < m1 * np; i++) tprof_result_free(job.res[i]);
+    for (int k = 0; job.held && k < m; k++) free(job.held[k]);
+    for (int k = 0; job.bytes && k < m; k++) free(job.bytes[k]);
+    free(job.res), free(job.rc), free(job.rank), free(job.held), free(job.claimed), free(job.bytes), free(job.nbytes);
+    free(rr);
+    free(sizes), free(mine), free(my_paths), free(idx);
+    return rc;
+}
+
 static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro,
                        cli_format fmt)
 {
-    tprof_read_result *rr = calloc((size_t)n, sizeof *rr);
     size_t np = cli_parts(spec);
-    analyse_job job = { spec, ctx, calloc((size_t)n * np, sizeof *job.res), calloc((size_t)n, sizeof *job.rc),
-                        calloc((size_t)n, sizeof *job.rank), calloc((size_t)n, sizeof *job.held) };
+    char **buf = calloc((size_t)n, sizeof *buf);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    cli_outcome *oc = calloc((size_t)n, sizeof *oc);
+    tprof_result **res = calloc((size_t)n * np, sizeof *res);
+    uint8_t *got = calloc((size_t)n, 1);
     const tprof_result **shown = calloc((size_t)n * np, sizeof *shown);
-    int64_t *shown_rank = calloc((size_t)n, sizeof *shown_rank);
+    int64_t *rank = calloc((size_t)n, sizeof *rank), *shown_rank = calloc((size_t)n, sizeof *shown_rank);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
     char **shown_path = calloc((size_t)n, sizeof *shown_path);
     int rc = EXIT_INPUT;
-    if (!rr || !job.res || !job.rc || !job.rank || !job.held || !shown || !shown_rank || !labels || !lab ||
-        !shown_path) {
+    if (!buf || !len || !oc || !res || !got || !shown || !rank || !shown_rank || !labels || !lab || !shown_path) {
         cli_error("out of memory");
         goto done;
     }
-    for (int i = 0; i < n; i++) {
-        rr[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
-        job.rank[i] = -1;
+    take_job take = { (const char *const *)paths, np, oc, res, got };
+    rc = analyse_mine(spec, ctx, paths, n, ro, buf, len, &take);
+    if (engine) { /* even after an error here: the root waits for every process */
+        int g = engine->gather(engine->ctx, buf, len, (size_t)n, take_outcome, &take);
+        if (!rc) rc = g;
     }
-    rc = cli_read_traces_each(paths, n, ro, rr, analyse_read, &job);
+    if (rc || (engine && !engine->root)) goto done;
+    for (int i = 0; i < n; i++) {
+        if (!got[i]) {
+            cli_error("%s: no results came for it", paths[i]);
+            rc = EXIT_INPUT;
+            goto done;
+        }
+        rank[i] = oc[i].rank;
+        rc = cli_worse_exit(rc, oc[i].read_exit);
+    }
+    { /* the ranks several files claim, said once every input is known */
+        int64_t *claimed = malloc((size_t)n * sizeof *claimed);
+        for (int i = 0; claimed && i < n; i++) claimed[i] = oc[i].claimed;
+        if (claimed) warn_shared_ranks(paths, n, claimed);
+        free(claimed);
+    }
     /* labels: "rank R" when a trace says its rank, else "trace N", N its place in rank order */
     size_t *order = calloc((size_t)n, sizeof *order);
-    if (!order || tprof_rank_order(job.rank, (size_t)n, order)) {
+    if (!order || tprof_rank_order(rank, (size_t)n, order)) {
         free(order);
         cli_error("out of memory");
         rc = EXIT_INPUT;
@@ -786,42 +932,43 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     size_t ns = 0;
     for (int o = 0; o < n; o++) { /* the results in rank order, one rule for every command */
         int i = (int)order[o];
-        if (rr[i].rc && rr[i].rc != TPROF_ETRUNC) continue;
+        if (oc[i].read_rc && oc[i].read_rc != TPROF_ETRUNC) continue;
         int made = 1;
-        for (size_t p = 0; p < np; p++) made &= job.res[(size_t)i * np + p] != NULL;
-        if (job.rc[i] || !made) {
+        for (size_t p = 0; p < np; p++) made &= res[(size_t)i * np + p] != NULL;
+        if (oc[i].job_rc || !made) {
             const char *why = spec->usage_error_for ? spec->usage_error_for(ctx) : spec->usage_error;
-            if (job.rc[i] == TPROF_EUSAGE && why)
-                cli_error("%s: %s%s%s", paths[i], why, job.held[i] ? ": it holds " : "", job.held[i] ? job.held[i] : "");
-            else cli_error("%s: %s", paths[i], tprof_strerror(job.rc[i] ? job.rc[i] : TPROF_ENOMEM));
-            if (rc < EXIT_INPUT) rc = job.rc[i] == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
+            if (oc[i].job_rc == TPROF_EUSAGE && why)
+                cli_error("%s: %s%s%s", paths[i], why, oc[i].held ? ": it holds " : "", oc[i].held ? oc[i].held : "");
+            else cli_error("%s: %s", paths[i], tprof_strerror(oc[i].job_rc ? oc[i].job_rc : TPROF_ENOMEM));
+            if (rc < EXIT_INPUT) rc = oc[i].job_rc == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
             continue;
         }
         /* "trace N": N the place in rank order, as summary, ranks and advice count it */
-        tprof_fmt_trace_label(labels[ns], sizeof labels[ns], job.rank[i], ns);
+        tprof_fmt_trace_label(labels[ns], sizeof labels[ns], rank[i], ns);
         lab[ns] = labels[ns];
         shown_path[ns] = paths[i];
-        shown_rank[ns] = job.rank[i];
-        for (size_t p = 0; p < np; p++) shown[ns * np + p] = job.res[(size_t)i * np + p];
+        shown_rank[ns] = rank[i];
+        for (size_t p = 0; p < np; p++) shown[ns * np + p] = res[(size_t)i * np + p];
         ns++;
     }
     free(order);
     int e = print_results(spec, ctx, fmt, shown, shown_rank, lab, shown_path, ns);
     if (e > rc) rc = e;
 done:
-    for (size_t i = 0; job.res && i < (size_t)n * np; i++) tprof_result_free(job.res[i]);
-    free(rr);
-    free(job.res);
-    free(job.rc);
-    free(job.rank);
-    for (int i = 0; job.held && i < n; i++) free(job.held[i]);
-    free(job.held);
+    for (int i = 0; oc && res && i < n; i++) cli_outcome_free(&oc[i], &res[(size_t)i * np], np);
+    for (int i = 0; buf && i < n; i++) free(buf[i]);
+    free(buf);
+    free(len);
+    free(oc);
+    free(res);
+    free(got);
+    free(rank);
     free(shown);
     free(shown_rank);
     free(labels);
     free(lab);
     free(shown_path);
-    return rc;
+    return engine ? engine->agree(engine->ctx, rc) : rc;
 }
 
 int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)

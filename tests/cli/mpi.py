@@ -1,0 +1,122 @@
+"""trainprof-mpi against trainprof: `mpirun -np 3 trainprof-mpi COMMAND`
+prints byte for byte what `trainprof COMMAND` prints, over 200 generated
+ranks (made here by trainprof-gentrace, not real data) and the real
+multi-rank sets of ../shared/data (the 8 DLRM ranks, HTA's critical-path
+ranks); a corrupt rank in the middle gives the same messages and exit code;
+a process killed mid-run makes mpirun exit non-zero within seconds."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import GENTRACE, SRC, SKIP, TRAINPROF, check, finish, testdata  # noqa: E402
+
+MPI_TP = os.environ.get("TRAINPROF_MPI", "")
+MPIEXEC = os.environ.get("MPIEXEC") or shutil.which("mpirun") or ""
+if not MPI_TP or not os.path.exists(MPI_TP) or not MPIEXEC or not os.path.exists(MPIEXEC):
+    print("SKIP: no trainprof-mpi (CMake found no MPI) or no mpirun")
+    sys.exit(SKIP)
+
+# root in CI containers, more processes than cores; shared memory without CMA (tiny_gpt_mpi.py says why)
+env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none")
+if os.environ.get("TPROF_SANITIZED"):
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "fast_unwind_on_malloc=0"]))
+    env["LSAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("LSAN_OPTIONS"), "print_suppressions=0",
+                                                 "suppressions=" + os.path.join(SRC, "tests/lsan-openmpi.supp")]))
+MPIRUN = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "3"]
+tmp = tempfile.mkdtemp(prefix="tprof_mpi_cli_")
+
+
+def one(args):
+    p = subprocess.run([TRAINPROF] + args, capture_output=True, env=env, timeout=600)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def spread(args, extra_env=None):
+    e = dict(env, **(extra_env or {}))
+    p = subprocess.run(MPIRUN + [MPI_TP] + args, capture_output=True, env=e, timeout=600)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def ours(err):
+    """trainprof's own lines of stderr (mpirun adds banners), sorted: each
+    process says its files' lines as they come."""
+    return sorted(ln for ln in err.splitlines() if ln.startswith("trainprof"))
+
+
+def same(label, args):
+    a, b = one(args), spread(args)
+    check(a[0] == b[0] == 0, f"{label} {args[:3]}: exit {a[0]} alone, {b[0]} under MPI: {b[2][-800:]}")
+    check(a[1] == b[1] and a[1], f"{label} {args[:3]}: the output differs under MPI ({len(a[1])} vs {len(b[1])} bytes)")
+    check(ours(a[2]) == ours(b[2]), f"{label} {args[:3]}: messages differ:\n{ours(a[2])}\n{ours(b[2])}")
+
+
+# 200 generated ranks, one step each, with collectives matched by group and Seq
+gen = os.path.join(tmp, "gen")
+os.makedirs(gen)
+for r in range(200):
+    subprocess.run([GENTRACE, "--steps", "1", "--layers", "1", "--rank", str(r), "--world", "200", "--seed", str(r + 1),
+                    "-o", os.path.join(gen, f"rank{r}.json")], check=True, capture_output=True)
+for cmd in ("summary", "kernels", "ranks", "collectives"):
+    same("200 generated ranks", [cmd, "--format", "json", gen])
+same("200 generated ranks", ["summary", gen])
+same("200 generated ranks", ["kernels", "--format", "csv", gen])
+same("200 generated ranks", ["merge", "-o", "-", gen])  # the root alone merges: the same bytes
+
+# real multi-rank sets
+d = testdata()
+if d is None:
+    print("SKIP (visible): ../shared/data not found: the real ranks are not compared")
+else:
+    dlrm = os.path.join(d, "traces/param/et_replay/tests/inputs/dlrm_kineto")
+    hta = os.path.join(d, "traces/HolisticTraceAnalysis/tests/data/critical_path")
+    for label, path in (("the 8 real DLRM ranks", dlrm), ("HTA's critical-path ranks", hta)):
+        for cmd in ("summary", "kernels", "ranks", "collectives"):
+            same(label, [cmd, "--format", "json", path])
+
+# a corrupt rank in the middle: the same messages, the same exit code
+bad = os.path.join(tmp, "bad")
+os.makedirs(bad)
+for r in (0, 1, 3, 4):
+    shutil.copy(os.path.join(gen, f"rank{r}.json"), os.path.join(bad, f"rank{r}.json"))
+with open(os.path.join(gen, "rank2.json"), "rb") as f:
+    body = f.read()
+half = body.index(b"\n", len(body) // 2) + 1
+with open(os.path.join(bad, "rank2.json"), "wb") as f:  # an event spoilt halfway through
+    f.write(body[:half] + b'{"ph": "X", "ts": ]' + body[half:])
+a, b = one(["kernels", "--format", "json", bad]), spread(["kernels", "--format", "json", bad])
+check(a[0] == b[0] == 3, f"a corrupt rank: exit {a[0]} alone, {b[0]} under MPI")
+check(ours(a[2]) == ours(b[2]) and any("rank2.json" in ln for ln in ours(a[2])),
+      f"a corrupt rank: the same messages:\n{ours(a[2])}\n{ours(b[2])}")
+check(a[1] == b[1], "a corrupt rank: the same output of the others")
+
+# a process killed mid-run: mpirun ends the job, non-zero, within seconds
+pidfile = os.path.join(tmp, "pid")
+e = dict(env, TPROF_MPI_TEST_STALL="1", TPROF_MPI_TEST_PIDFILE=pidfile)
+p = subprocess.Popen(MPIRUN + ["-x", "TPROF_MPI_TEST_STALL", "-x", "TPROF_MPI_TEST_PIDFILE", MPI_TP, "kernels", gen],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=e)
+for _ in range(300):
+    if os.path.exists(pidfile) and open(pidfile).read().strip():
+        break
+    time.sleep(0.1)
+pid = int(open(pidfile).read()) if os.path.exists(pidfile) else 0
+check(pid > 0, "the stalled process wrote its pid")
+t0 = time.time()
+if pid:
+    os.kill(pid, signal.SIGKILL)
+try:
+    rc = p.wait(timeout=30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = None
+took = time.time() - t0
+check(rc not in (None, 0) and took < 15, f"mpirun after a process was killed: exit {rc} in {took:.1f} s")
+print(f"a killed process ended the job in {took:.1f} s (exit {rc})")
+
+shutil.rmtree(tmp, ignore_errors=True)
+finish("trainprof-mpi over 3 processes: the same output as trainprof on 200 generated and the real ranks, "
+       "the same error for a corrupt rank, the job ended when a process dies")
