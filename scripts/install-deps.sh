@@ -15,7 +15,7 @@ packages=(
   python3 gzip zstd                 # independent checks in tests, fixtures
   time                              # /usr/bin/time: peak RSS in tests and benchmarks
   groff-base                        # the man page rendered in tests/cli/install.py
-  libopenmpi-dev openmpi-bin        # tiny_gpt_mpi (data-parallel example) and its test
+  libopenmpi-dev openmpi-bin        # trainprof-mpi, tiny_gpt_mpi (data-parallel example) and their tests
   openssh-client                    # mpirun refuses to start, even on one host, without an rsh/ssh agent
   nodejs                            # npm: the report's charting library and its browser test's driver
   chromium                          # the report's test opens it in a real headless browser
