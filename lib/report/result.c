@@ -322,6 +322,13 @@ int tprof_rows_sort(tprof_rows *t, const int *cols, const int *desc, size_t n)
 static void write_str(const char *s, FILE *f)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        size_t run = 0; /* the bytes up to the next one to escape go out at once */
+        while (p[run] >= 0x20 && p[run] != '\\') run++;
+        if (run) {
+            fwrite(p, 1, run, f);
+            p += run - 1;
+            continue;
+        }
         if (*p == '\\') fputs("\\\\", f);
         else if (*p == '\t') fputs("\\t", f);
         else if (*p == '\n') fputs("\\n", f);

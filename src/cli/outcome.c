@@ -7,6 +7,7 @@
  * an input was analysed. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ int cli_parts_write(tprof_result *const *parts, size_t np, char **buf, size_t *l
     *len = 0;
     FILE *f = open_memstream(buf, len);
     if (!f) return TPROF_ENOMEM;
+    __fsetlocking(f, FSETLOCKING_BYCALLER); /* this thread's own stream: no lock per character */
     int rc = 0;
     for (size_t p = 0; !rc && p < np; p++) {
         if (!parts[p]) {
@@ -70,6 +72,7 @@ int cli_parts_read(const char *buf, size_t len, tprof_result **parts, size_t np,
         snprintf(err, errlen, "no parts");
         return len ? TPROF_ENOMEM : TPROF_EFORMAT;
     }
+    __fsetlocking(f, FSETLOCKING_BYCALLER);
     int rc = parts_from(f, parts, np, err, errlen);
     fclose(f);
     if (rc)
