@@ -279,6 +279,10 @@ typedef struct {
                   int (*take)(void *arg, size_t i, const char *b, size_t l), void *arg);
     /* The root's exit code RC, the same on every process. */
     int (*agree)(void *ctx, int rc);
+    /* When set, the inputs from ARGS[0..N) instead of cli_expand_inputs
+     * (trainprof-mpi --local-files: the union of every process's files).
+     * 0, or an exit code after saying why. */
+    int (*inputs)(void *ctx, char *const *args, int n, tprof_inputs *out);
     int root; /* this process prints the results */
 } cli_engine;
 /* E for the commands run after (NULL: this process alone). */

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
 typedef struct {
     int rank, size;
+    int local; /* --local-files: each process reads the files on its own disk */
     /* TPROF_MPI_STATS: the root's share of the work, said on stderr */
     int stats;
     double t_gather, t_gathered; /* MPI_Wtime at the gather's start and end */
@@ -37,6 +39,109 @@ static int cmp_by_size(const void *a, const void *b, void *sizes)
     return x < y ? -1 : x > y;
 }
 
+/* Whether PATH is on this process's disk: a regular file here, and with
+ * TPROF_MPI_TEST_VISIBLE (the test of --local-files on one machine) one of
+ * the files this process is given to see, by a hash of the path. */
+static int here(const mpi_job *j, const char *path, int64_t *size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (size) *size = (int64_t)st.st_size;
+    if (!getenv("TPROF_MPI_TEST_VISIBLE")) return 1;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    return (int)(h % (uint64_t)j->size) == j->rank;
+}
+
+/* Out of memory between collective calls: the others would wait for this
+ * process forever, so the job ends. */
+static void *or_abort(void *p)
+{
+    if (!p) {
+        cli_error("out of memory");
+        MPI_Abort(MPI_COMM_WORLD, EXIT_INPUT);
+    }
+    return p;
+}
+
+/* Every process's LEN bytes at BUF, gathered in process order into *OUT
+ * (malloc'ed; *LENS and *AT per process); -1 past 2 GiB in all. */
+static int all_bytes(const mpi_job *j, const char *buf, int len, char **out, int **lens, int **at)
+{
+    *out = NULL;
+    *lens = or_abort(calloc((size_t)j->size, sizeof **lens));
+    *at = or_abort(calloc((size_t)j->size, sizeof **at));
+    MPI_Allgather(&len, 1, MPI_INT, *lens, 1, MPI_INT, MPI_COMM_WORLD);
+    int64_t total = 0;
+    for (int p = 0; p < j->size; p++) (*at)[p] = (int)total, total += (*lens)[p];
+    if (total > INT32_MAX) return -1; /* every process sees the same total */
+    *out = or_abort(malloc(total ? (size_t)total : 1));
+    MPI_Allgatherv(buf, len, MPI_CHAR, *out, *lens, *at, MPI_CHAR, MPI_COMM_WORLD);
+    return 0;
+}
+
+static void add_path(tprof_inputs *in, size_t *cap, const char *p)
+{
+    for (size_t k = 0; k < in->npaths; k++) /* a file two processes see is listed once */
+        if (!strcmp(in->paths[k], p)) return;
+    if (in->npaths == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        char **np = realloc(in->paths, c * sizeof *np);
+        if (!np) return;
+        in->paths = np;
+        *cap = c;
+    }
+    char *s = strdup(p);
+    if (s) in->paths[in->npaths++] = s;
+}
+
+/* --local-files: each process lists what the arguments hold on its own
+ * disk (directories expanded as trainprof does); the inputs are every
+ * process's, once each, in process order. An argument found on no process
+ * is an error naming it, said by the root; every process returns it. */
+static int local_inputs(void *vctx, char *const *args, int n, tprof_inputs *out)
+{
+    mpi_job *j = vctx;
+    memset(out, 0, sizeof *out);
+    char *mine = NULL, err[1024];
+    size_t mine_len = 0;
+    uint8_t *found = or_abort(calloc((size_t)(n ? n : 1), 1));
+    FILE *f = or_abort(open_memstream(&mine, &mine_len));
+    for (int a = 0; a < n; a++) {
+        if (!strcmp(args[a], "-")) continue; /* stdin is no file on a disk */
+        tprof_inputs one;
+        const char *arg = args[a];
+        if (tprof_inputs_expand(&arg, 1, TPROF_INPUT_BIT(TPROF_INPUT_TRACE), &one, err, sizeof err) == 0)
+            for (size_t k = 0; k < one.npaths; k++)
+                if (here(j, one.paths[k], NULL)) fwrite(one.paths[k], 1, strlen(one.paths[k]) + 1, f), found[a] = 1;
+        tprof_inputs_free(&one);
+    }
+    or_abort(fclose(f) == 0 ? mine : NULL);
+    if (mine_len > INT32_MAX) mine_len = 0, found[0] = 0; /* 2 GiB of file names: said below */
+    /* which arguments some process found, and every process's files */
+    uint8_t *anywhere = or_abort(calloc((size_t)(n ? n : 1), 1));
+    MPI_Allreduce(found, anywhere, n, MPI_UINT8_T, MPI_MAX, MPI_COMM_WORLD);
+    char *all = NULL;
+    int *lens = NULL, *at = NULL, rc = 0;
+    if (all_bytes(j, mine, (int)mine_len, &all, &lens, &at)) {
+        if (j->rank == 0) cli_error("the inputs' names pass 2 GiB (--local-files)");
+        rc = EXIT_INPUT;
+    }
+    for (int a = 0; !rc && a < n; a++)
+        if (!anywhere[a]) {
+            if (j->rank == 0) cli_error("%s: no trace there on any process's disk (--local-files)", args[a]);
+            rc = EXIT_INPUT;
+        }
+    size_t cap = 0;
+    for (int p = 0; !rc && p < j->size; p++)
+        for (int k = at[p]; k < at[p] + lens[p]; k += (int)strlen(all + k) + 1) add_path(out, &cap, all + k);
+    if (!rc && j->rank == 0)
+        cli_note("--local-files: %zu traces on the disks of %d processes", out->npaths, j->size);
+    free(mine), free(found), free(anywhere), free(all), free(lens), free(at);
+    if (rc) tprof_inputs_free(out);
+    return rc;
+}
+
 /* The inputs by bytes, largest first, each to the process with the fewest
  * bytes so far (the lowest on ties): every process computes the same
  * placement from the same sizes. TPROF_MPI_TEST_STALL=R makes process R
@@ -44,25 +149,43 @@ static int cmp_by_size(const void *a, const void *b, void *sizes)
  * a process mid-run). */
 static int place(void *vctx, char *const *paths, const int64_t *sizes, size_t n, uint8_t *mine)
 {
-    (void)paths;
     mpi_job *j = vctx;
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
-    int64_t *load = calloc((size_t)j->size, sizeof *load), *sz = malloc((n ? n : 1) * sizeof *sz);
-    if (!order || !load || !sz) {
-        free(order), free(load), free(sz);
-        cli_error("out of memory");
-        return EXIT_INPUT;
-    }
-    for (size_t i = 0; i < n; i++) order[i] = i, sz[i] = sizes[i] > 0 ? sizes[i] : 0;
+    size_t *order = or_abort(malloc((n ? n : 1) * sizeof *order));
+    int64_t *load = or_abort(calloc((size_t)j->size, sizeof *load)), *sz = or_abort(malloc((n ? n : 1) * sizeof *sz));
+    /* --local-files: who holds each file (its size there) */
+    uint8_t *has = NULL;
+    int rc = 0;
+    if (j->local) {
+        uint8_t *here_v = or_abort(malloc(n ? n : 1));
+        has = or_abort(malloc((n ? n : 1) * (size_t)j->size));
+        int64_t *big = or_abort(malloc((n ? n : 1) * sizeof *big));
+        for (size_t i = 0; i < n; i++) here_v[i] = (uint8_t)here(j, paths[i], &big[i]);
+        for (size_t i = 0; i < n; i++) big[i] = here_v[i] ? big[i] : 0;
+        MPI_Allgather(here_v, (int)n, MPI_UINT8_T, has, (int)n, MPI_UINT8_T, MPI_COMM_WORLD);
+        MPI_Allreduce(big, sz, (int)n, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+        free(here_v), free(big);
+    } else
+        for (size_t i = 0; i < n; i++) sz[i] = sizes[i] > 0 ? sizes[i] : 0;
+    for (size_t i = 0; i < n; i++) order[i] = i;
     qsort_r(order, n, sizeof *order, cmp_by_size, sz);
-    for (size_t k = 0; k < n; k++) {
-        int p = 0;
-        for (int q = 1; q < j->size; q++)
-            if (load[q] < load[p]) p = q;
+    for (size_t k = 0; !rc && k < n; k++) {
+        int p = -1;
+        for (int q = 0; q < j->size; q++)
+            if ((!has || has[(size_t)q * n + order[k]]) && (p < 0 || load[q] < load[p])) p = q;
+        if (p < 0) { /* gone since it was listed */
+            if (j->rank == 0) cli_error("%s: on no process's disk (--local-files)", paths[order[k]]);
+            rc = EXIT_INPUT;
+            break;
+        }
         load[p] += sz[order[k]] + 1; /* + 1: empty files still spread */
         mine[order[k]] = p == j->rank;
+        if (mine[order[k]] && j->local && !here(j, paths[order[k]], NULL)) { /* the test's check of the placement */
+            cli_error("%s: placed on process %d, which does not hold it", paths[order[k]], j->rank);
+            rc = EXIT_INPUT;
+        }
     }
-    free(order), free(load), free(sz);
+    free(order), free(load), free(sz), free(has);
+    if (rc) return rc;
     const char *stall = getenv("TPROF_MPI_TEST_STALL"), *pidfile = getenv("TPROF_MPI_TEST_PIDFILE");
     if (stall && pidfile && atoi(stall) == j->rank) {
         FILE *f = fopen(pidfile, "w");
@@ -182,7 +305,15 @@ int main(int argc, char **argv)
     mpi_job j = { .stats = getenv("TPROF_MPI_STATS") != NULL };
     MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &j.size);
-    cli_engine e = { .ctx = &j, .place = place, .gather = gather, .agree = agree, .root = j.rank == 0 };
+    /* --local-files (ours, not the command's): taken out of the arguments */
+    int k = 2;
+    for (int a = 2; a < argc; a++)
+        if (!strcmp(argv[a], "--local-files")) j.local = 1;
+        else argv[k++] = argv[a];
+    argc = argc > 2 ? k : argc;
+    argv[argc] = NULL;
+    cli_engine e = { .ctx = &j, .place = place, .gather = gather, .agree = agree, .root = j.rank == 0,
+                     .inputs = j.local ? local_inputs : NULL };
     int distributed = argc >= 2 && cli_command_distributes(argv[1]);
     int rc = EXIT_OK;
     if (distributed) {

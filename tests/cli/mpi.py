@@ -38,7 +38,8 @@ def one(args):
 
 def spread(args, extra_env=None):
     e = dict(env, **(extra_env or {}))
-    p = subprocess.run(MPIRUN + [MPI_TP] + args, capture_output=True, env=e, timeout=600)
+    fwd = [x for k in (extra_env or {}) for x in ("-x", k)]
+    p = subprocess.run(MPIRUN + fwd + [MPI_TP] + args, capture_output=True, env=e, timeout=600)
     return p.returncode, p.stdout, p.stderr.decode(errors="replace")
 
 
@@ -77,6 +78,19 @@ else:
     for label, path in (("the 8 real DLRM ranks", dlrm), ("HTA's critical-path ranks", hta)):
         for cmd in ("summary", "kernels", "ranks", "collectives"):
             same(label, [cmd, "--format", "json", path])
+
+# --local-files: each process reads only the files on its own disk, here a
+# third of them each (TPROF_MPI_TEST_VISIBLE: a hash of the path says which
+# process sees a file; a process given a file it does not see says so)
+local = dict(TPROF_MPI_TEST_VISIBLE="1")
+a = one(["summary", "--format", "json", gen])
+b = spread(["summary", "--local-files", "--format", "json", gen], local)
+check(a[0] == b[0] == 0 and a[1] == b[1], f"--local-files: the same summary ({b[0]}): {b[2][-600:]}")
+check("--local-files: 200 traces on the disks of 3 processes" in b[2], f"--local-files: {b[2][-300:]}")
+missing = os.path.join(tmp, "nowhere", "rank7.json")
+b = spread(["kernels", "--local-files", os.path.join(gen, "rank0.json"), missing], local)
+check(b[0] == 3 and f"{missing}: no trace there on any process's disk" in b[2],
+      f"--local-files: a rank file on no disk is an error naming it ({b[0]}): {b[2][-300:]}")
 
 # a corrupt rank in the middle: the same messages, the same exit code
 bad = os.path.join(tmp, "bad")
