@@ -109,12 +109,21 @@ static const tprof_table_desc calls_desc = { .name = "calls", .doc = "recorded c
 static const tprof_table_desc types_desc = { .name = "types", .doc = "collective types, by time",
                                              .cols = type_cols, .ncols = Y_NCOLS };
 static const tprof_table_desc *const comm_children[] = { &calls_desc, &types_desc };
-enum { E_NUMBER, E_TS, E_DUR, E_NCOLS };
+enum { E_NUMBER, E_TS, E_DUR, E_PHASE0, E_NCOLS = E_PHASE0 + TPROF_PHASE_COUNT };
+#define EACH_PHASE(p, name, what)                                                                                 \
+    [E_PHASE0 + (p)] = TPROF_COL(name, TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,                              \
+                                 "its CPU time " what " (as `steps` splits it; left out without phase markers)", \
+                                 .flags = TPROF_COLF_OMIT_NULL)
 static const tprof_col_desc each_cols[E_NCOLS] = {
     [E_NUMBER] = TPROF_COL("number", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "N of ProfilerStep#N",
                            .flags = TPROF_COLF_KEY),
     [E_TS] = TPROF_COL("ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "its start, ns since the trace's epoch"),
     [E_DUR] = TPROF_COL("dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "its CPU span"),
+    EACH_PHASE(TPROF_PHASE_DATA, "data_ns", "loading data"),
+    EACH_PHASE(TPROF_PHASE_FORWARD, "forward_ns", "in the forward pass"),
+    EACH_PHASE(TPROF_PHASE_BACKWARD, "backward_ns", "in the backward pass"),
+    EACH_PHASE(TPROF_PHASE_OPTIMIZER, "optimizer_ns", "in the optimizer"),
+    EACH_PHASE(TPROF_PHASE_OTHER, "other_ns", "outside the phase markers"),
 };
 static const tprof_table_desc each_desc = { .name = "each", .doc = "every ProfilerStep, in time order (as `steps`)",
                                             .cols = each_cols, .ncols = E_NCOLS };
@@ -138,7 +147,7 @@ static const tprof_table_desc traces_desc = { .name = "traces", .doc = "one row 
 static const tprof_table_desc empty_top = { .name = "" };
 static const tprof_table_desc *const trace_tables[] = { &traces_desc };
 const tprof_result_desc tprof_summary_trace_desc = {
-    .name = "summary_trace", .version = 3, .top = &empty_top, .tables = trace_tables, .ntables = 1, .internal = 1,
+    .name = "summary_trace", .version = 4, .top = &empty_top, .tables = trace_tables, .ntables = 1, .internal = 1,
     .doc = "What `summary` keeps of each trace besides its kernels, facts and findings: its row of the summary.",
 };
 
@@ -184,6 +193,8 @@ int tprof_summary_trace(const tprof_trace *t, const tprof_steps_result *s, const
         tprof_rows_set_i(each, (size_t)k, E_NUMBER, s->steps[i].number);
         tprof_rows_set_i(each, (size_t)k, E_TS, s->steps[i].ts);
         tprof_rows_set_i(each, (size_t)k, E_DUR, s->steps[i].dur);
+        for (int p = 0; s->phases_found && p < TPROF_PHASE_COUNT; p++)
+            tprof_rows_set_i(each, (size_t)k, E_PHASE0 + (size_t)p, s->steps[i].phase_cpu_ns[p]);
     }
     for (int p = 0; s->phases_found && p < TPROF_PHASE_COUNT; p++) {
         long k = tprof_rows_add(ph);

@@ -306,9 +306,13 @@ else:
         check(modelled and dd["summary"]["roofline_device"]["device"] == "AMD Instinct MI300X",
               "the MI300X's ops are placed under its roofline")
         top = max(modelled, key=lambda o: o["direct_ns"]) if modelled else {"intensity": 1, "tflops": 1}
+        each = dd["summary"]["traces"][0]["steps"]["each"]
+        check(each and all(sum(s[p + "_ns"] for p in ("data", "forward", "backward", "optimizer", "other")) == s["dur_ns"]
+                           for s in each), f"each step's phases add up to its time: {each[:1]}")
         mods = [m["module"] for m in dd["summary"].get("top_modules", [])]
         check(any(m.startswith("DistributedDataParallel.ResNet.") for m in mods), f"the nn.Modules' table: {mods}")
-        browse(page, {"sections": ["headline", "steps", "gpu"], "charts": ["chart-steps", "chart-gpu", "chart-roofline"],
+        browse(page, {"sections": ["headline", "steps", "gpu"],
+                      "charts": ["chart-steps", "chart-step-phases", "chart-gpu", "chart-roofline"],
                       "hover": [{"chart": "chart-roofline", "series": 0, "x": top["intensity"], "y": top["tflops"],
                                  "expect": f"{top['tflops']:.1f} TFLOP/s"}],
                       "sort": [{"table": "table-ops", "col": "direct_ns"},

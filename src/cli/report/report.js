@@ -390,6 +390,33 @@
         return { name: p, value: function (t) { var x = t.phases && t.phases[p]; return x ? x.gpu_ns / 1e6 : 0; } };
       }), { stack: 'phase', yName: 'GPU time (ms)', format: msFormat });
     }
+    /* each step split into its phases: its CPU span by phase marker (as
+       trainprof steps splits it), the mean over the ranks that have the step */
+    var phaseKeys = ['data', 'forward', 'backward', 'optimizer', 'other'];
+    var perStep = stepNums.map(function (n) { return { number: n, sums: {}, n: 0 }; });
+    traces.forEach(function (t) {
+      eachStep(t).forEach(function (s) {
+        if (s.other_ns === undefined) return; /* no phase markers in that trace */
+        var ps = perStep[col[s.number]];
+        ps.n++;
+        phaseKeys.forEach(function (p) { ps.sums[p] = (ps.sums[p] || 0) + (s[p + '_ns'] || 0); });
+      });
+    });
+    var split = perStep.filter(function (x) { return x.n; });
+    if (split.length) {
+      sec.appendChild(el('h3', null, 'Each step by phase (CPU time, the mean over the ranks)'));
+      chart(sec, 'chart-step-phases', {
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: msFormat },
+        legend: { top: 5 },
+        grid: { left: 70, right: 30, top: 40, bottom: 70 },
+        xAxis: { type: 'category', name: 'ProfilerStep', nameLocation: 'middle', nameGap: 30, data: split.map(function (x) { return String(x.number); }) },
+        yAxis: { type: 'value', name: 'CPU time (ms)' },
+        dataZoom: [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 8 }],
+        series: phaseKeys.map(function (p) {
+          return { name: p, type: 'bar', stack: 'step', data: split.map(function (x) { return x.sums[p] / x.n / 1e6; }) };
+        })
+      });
+    }
   }
 
   /* ---- GPU time ---- */
