@@ -214,6 +214,40 @@ if rc == 0:
                              "sort": [{"table": "table-ranks", "col": "mean"}]}, "130-ranks")
     check("(130 rows)" in out, "the ranks table keeps all 130 ranks")
 
+# 10,000 ranks (tiny ones written here: a step, a kernel and an AllReduce
+# that ends at the same time on every rank; rank 7777 computing six times
+# longer, so the others wait for it: the straggler): 64 bins of 157 ranks
+# in the heatmap, the bin holding the straggler named so, every rank in the
+# ranks table
+huge = os.path.join(tmp, "huge")
+os.makedirs(huge)
+for r in range(10000):
+    kernel = 5000 if r == 7777 else 800 + r % 50
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 7000},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1100, "dur": 5,
+           "args": {"correlation": 1}},
+          {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7, "ts": 1120, "dur": kernel,
+           "args": {"device": 0, "stream": 7, "correlation": 1}},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1200, "dur": 5,
+           "args": {"correlation": 2}},
+          {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0, "tid": 7,
+           "ts": 1120 + kernel, "dur": 7000 - kernel, "args": {"device": 0, "stream": 7, "correlation": 2}}]
+    with open(os.path.join(huge, f"rank{r}.json"), "w") as f:
+        json.dump({"distributedInfo": {"rank": r, "world_size": 10000}, "traceEvents": ev}, f)
+huge_page = os.path.join(tmp, "huge.html")
+rc, out, err = run([TRAINPROF, "report", huge, "-o", huge_page])
+check(rc == 0, f"report of 10,000 ranks: rc {rc}: {err[-300:]}")
+if rc == 0:
+    dd, _ = page_data(huge_page)
+    check(dd["summary"]["ranks"]["collectives_straggler"] == 7777, f"rank 7777 is the straggler: {dd['summary']['ranks']}")
+    out = browse(huge_page, {"sections": ["steps", "gpu", "ranks"], "charts": ["chart-steps", "chart-gpu"],
+                             "categories": [{"chart": "chart-steps", "axis": "yAxis", "min": 60, "max": 64,
+                                             "named": "rank 7693 .. rank 7849 (straggler)"},
+                                            {"chart": "chart-gpu", "axis": "xAxis", "min": 60, "max": 64}],
+                             "sort": [{"table": "table-ranks", "col": "compute"}]}, "10000-ranks")
+    check("(10000 rows)" in out, "the ranks table keeps all 10,000 ranks")
+    print(f"10,000 ranks: a page of {os.path.getsize(huge_page) / 2**20:.1f} MiB")
+
 # ---- bad input: which file, why, the usual exit code, no partial page ----
 keep = os.path.join(tmp, "kept.html")
 with open(keep, "w") as f:

@@ -7,7 +7,8 @@
 // CHECKS: {"sections": [ids], "charts": [ids], "hover": [{chart, series,
 // x, y, expect}], "sort": [{table, col}], "filter": {table, text},
 // "texts": [{selector, expect}], "marks": [{chart, prefix, count}],
-// "categories": [{chart, axis, min, max}]}.
+// "categories": [{chart, axis, min, max, named}]} (NAMED: one category of
+// that name).
 // Every chart must have drawn pixels; each hover must show EXPECT in the
 // tooltip; each sort must order the column both ways. Screenshots of each
 // section go to OUTDIR. Prints "ok ..." lines, exits 1 on the first failure
@@ -149,6 +150,12 @@ try {
     }, a);
     if (n >= a.min && n <= a.max) ok(`${a.chart}'s ${a.axis} has ${n} categories`);
     else fail(`${a.chart}'s ${a.axis} has ${n} categories, want ${a.min}..${a.max}`);
+    if (a.named) { // one category of that name (a bin holding the straggler)
+      const names = await page.evaluate(({ chart, axis }) => window.trainprofCharts[chart].getOption()[axis][0].data, a);
+      const hits = names.filter((x) => String(x) === a.named).length;
+      if (hits === 1) ok(`${a.chart}'s ${a.axis} has "${a.named}"`);
+      else fail(`${a.chart}'s ${a.axis} has ${hits} "${a.named}": ${JSON.stringify(names.slice(0, 8))}...`);
+    }
   }
 
   for (const t of checks.texts || []) {

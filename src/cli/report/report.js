@@ -362,7 +362,8 @@
     var col = {};
     stepNums.forEach(function (n, i) { col[n] = i; });
     var rows = traces.map(rankLabel), b = bins(rows.length), cells = [], vmax = 0, vmin = Infinity;
-    var rowNames = b ? b.map(function (x) { return rows[x[0]] + ' .. ' + rows[x[1] - 1]; }) : rows.map(function (r, i) {
+    var holdsStraggler = function (x) { for (var i = x[0]; i < x[1]; i++) if (isStraggler(traces[i])) return true; return false; };
+    var rowNames = b ? b.map(function (x) { return rows[x[0]] + ' .. ' + rows[x[1] - 1] + (holdsStraggler(x) ? ' (straggler)' : ''); }) : rows.map(function (r, i) {
       var t = traces[i];
       return t && isStraggler(t) ? r + ' (straggler)' : r;
     });
