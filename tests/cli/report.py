@@ -314,6 +314,24 @@ else:
                       "texts": [{"selector": "#communication", "expect": "the straggler is rank 4"},
                                 {"selector": "#communication", "expect": "late because of its host"}]},
                "dlrm-8-ranks")
+    # the same ranks with a real model config (../shared/data/model-configs,
+    # Qwen2.5's shape): the headline's MFU is trainprof mfu's at the median
+    # rank's mean step time
+    qwen = os.path.join(d, "model-configs/qwen25_toy")
+    page = os.path.join(tmp, "dlrm-qwen.html")
+    rc, out, err = run([TRAINPROF, "report", dlrm, qwen, "--seqlens", "512x4", "--device", "H100", "-o", page])
+    check(rc == 0, f"report of the DLRM ranks with a real config: {rc}: {err}")
+    if rc == 0:
+        dd, _ = page_data(page)
+        means = sorted(t["steps"]["mean_ns"] for t in dd["summary"]["traces"] if t["steps"]["count"])
+        step = means[(len(means) - 1) // 2]
+        want = cli_json(["mfu", "--config", os.path.join(qwen, "config.json"), "--seqlens", "512x4", "--step-time",
+                         f"{step / 1e9:.9f}", "--device", "H100", "--format", "json"])
+        check(want and dd.get("mfu") == want, f"the real config's MFU is trainprof mfu's: {dd.get('mfu')} vs {want}")
+        if want:
+            browse(page, {"sections": ["headline"],
+                          "texts": [{"selector": "#mfu", "expect": f"MFU {100 * want['steps'][0]['mfu']:.1f}%"}]},
+                   "dlrm-qwen-mfu")
     # a real 1.3B model's snapshot, and the simulator's 4 GPUs with an OOM
     # each (no real snapshot here records an OOM action)
     oom = os.path.join(d, "snapshots/synthetic/multi_gpu_oom.pickle")
