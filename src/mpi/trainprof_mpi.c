@@ -172,6 +172,7 @@ static int place(void *vctx, char *const *paths, const int64_t *sizes, size_t n,
         int p = -1;
         for (int q = 0; q < j->size; q++)
             if ((!has || has[(size_t)q * n + order[k]]) && (p < 0 || load[q] < load[p])) p = q;
+        if (!strcmp(paths[order[k]], "-")) p = 0; /* mpirun gives stdin to the first process */
         if (p < 0) { /* gone since it was listed */
             if (j->rank == 0) cli_error("%s: on no process's disk (--local-files)", paths[order[k]]);
             rc = EXIT_INPUT;

@@ -67,6 +67,14 @@ for cmd in ("summary", "kernels", "ranks", "collectives"):
 same("200 generated ranks", ["summary", gen])
 same("200 generated ranks", ["kernels", "--format", "csv", gen])
 same("200 generated ranks", ["merge", "-o", "-", gen])  # the root alone merges: the same bytes
+# a rank on stdin among files: mpirun gives stdin to the first process, which reads it
+with open(os.path.join(gen, "rank1.json"), "rb") as f:
+    stdin_args = ["kernels", "--format", "json", os.path.join(gen, "rank0.json"), "-", os.path.join(gen, "rank2.json")]
+    a = subprocess.run([TRAINPROF] + stdin_args, stdin=f, capture_output=True, env=env, timeout=600)
+    f.seek(0)
+    b = subprocess.run(MPIRUN + [MPI_TP] + stdin_args, stdin=f, capture_output=True, env=env, timeout=600)
+check(a.returncode == b.returncode == 0 and a.stdout == b.stdout and a.stdout,
+      f"a rank on stdin: exit {a.returncode} alone, {b.returncode} under MPI, the same output: {a.stdout == b.stdout}")
 
 # real multi-rank sets
 d = testdata()
