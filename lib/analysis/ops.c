@@ -161,9 +161,8 @@ static uint32_t frame_path_from(ops_ctx *c, uint32_t m, size_t off);
  * F, so its parent is the frame above the innermost frame holding F of
  * OUTER's class. TPROF_OP_NONE: at the top, or no such frame (the
  * recompute's own frames then stand alone). */
-static uint32_t recompute_anchor(const ops_ctx *c, uint32_t b, uint32_t outer, int *found)
+static uint32_t recompute_anchor(const ops_ctx *c, uint32_t b, uint32_t outer)
 {
-    *found = 0;
     tprof_op_args buf;
     uint32_t f = tprof_idmap_get(&c->fwd_of, args_of(c, b, &buf)->seq);
     const char *cls;
@@ -173,7 +172,6 @@ static uint32_t recompute_anchor(const ops_ctx *c, uint32_t b, uint32_t outer, i
         if (!is_module_frame(c, q) || module_class(tprof_trace_str(c->t, tprof_op_name(c->tr, q)), &qc) != n ||
             memcmp(qc, cls, n))
             continue;
-        *found = 1;
         for (q = c->tr->parent[q]; q != TPROF_OP_NONE && !is_module_frame(c, q);) q = c->tr->parent[q];
         return q;
     }
@@ -198,8 +196,7 @@ static uint32_t frame_path_from(ops_ctx *c, uint32_t m, size_t off)
     for (uint32_t p = m; p != TPROF_OP_NONE; p = c->tr->parent[p]) {
         if (!is_module_frame(c, p)) {
             if (nf && !off && c->backward_of[p] == p) { /* a recompute's frames, below backward op P */
-                int found;
-                uint32_t anchor = recompute_anchor(c, p, c->chain[nf - 1], &found);
+                uint32_t anchor = recompute_anchor(c, p, c->chain[nf - 1]);
                 if (anchor != TPROF_OP_NONE) {
                     int64_t v;
                     base = frame_path_from(c, anchor, nf);

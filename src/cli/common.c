@@ -832,8 +832,8 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
         return EXIT_INPUT;
     }
     for (int i = 0; i < n; i++) {
-        struct stat st;
-        sizes[i] = strcmp(paths[i], "-") && stat(paths[i], &st) == 0 ? (int64_t)st.st_size : -1;
+        struct stat st; /* the sizes the engine balances by (alone, nothing to balance) */
+        sizes[i] = engine && strcmp(paths[i], "-") && stat(paths[i], &st) == 0 ? (int64_t)st.st_size : -1;
         mine[i] = 1;
     }
     int rc = engine ? engine->place(engine->ctx, paths, sizes, (size_t)n, mine) : 0;
