@@ -241,80 +241,149 @@ static void *nest_run(void *arg)
 
 /* The host records of T and its GPU events, as the tree's first pass
  * finds them: each record's node kind (NOT_HOST for the rest), the thread
- * of each event, the nodes per thread, the GPU events in event order. */
+ * of each event, the GPU events in event order; then the nodes in thread
+ * order (tr->rec), AT[k] one past thread k's last node and EVENTS_AT[k]
+ * where its events follow its spans. */
 typedef struct {
     uint8_t *kind;       /* by record */
-    size_t *at;          /* ncpu_tracks + 1: nodes per thread, then where each thread's run starts */
+    uint32_t *ev_thread; /* by event: set for host events only */
+    size_t *at, *events_at;
     size_t n;            /* host nodes */
     uint32_t *gpu;       /* GPU event indexes, in event order */
     size_t ngpu;
 } host_records;
 
-/* Sorts the host records into kinds and threads: spans and events that are
- * CPU or runtime spans on a thread of the trace's list (every one the
- * reader stored), and the GPU events. */
-static int find_records(const tprof_trace *t, const tprof_op_tree *tr, uint32_t *ev_thread, host_records *h)
+/* One of the two halves the records are read in (spans [S0, S1) and events
+ * [E0, E1)): first counted per thread, then placed in thread order at the
+ * places the counts give. Each half writes its own records' entries only. */
+typedef struct {
+    const tprof_trace *t;
+    tprof_op_tree *tr;
+    host_records *h;
+    size_t s0, s1, e0, e1;
+    size_t *spans_in, *events_in; /* per thread: this half's host spans and events */
+    size_t *span_at, *event_at;   /* per thread: where they go next (placing) */
+    uint32_t *gpu;                /* this half's GPU events */
+    size_t ngpu;
+    int placing;
+} records_half;
+
+/* Counting: each record's kind, each host event's thread, the counts per
+ * thread, the GPU events. Spans and events that are CPU or runtime spans
+ * on a thread of the trace's list are host records (every one the reader
+ * stored). Placing: each host record to its thread's run. */
+static void *records_run(void *arg)
 {
-    const tprof_trace_meta *m = tprof_trace_meta_get(t);
-    size_t nthreads = m->ncpu_tracks, nev = tprof_trace_nevents(t), ngpu = 0;
-    h->kind = tprof_big_alloc(tr->nspans + nev, 1);
-    h->at = calloc(nthreads + 1, sizeof *h->at);
-    if (!h->kind || !h->at) return TPROF_ENOMEM;
+    records_half *w = arg;
+    const tprof_op_tree *tr = w->tr;
+    uint8_t *kind = w->h->kind;
+    uint32_t *ev_thread = w->h->ev_thread;
+    if (w->placing) {
+        for (size_t r = w->s0; r < w->s1; r++)
+            if (kind[r] != NOT_HOST) w->tr->rec[w->span_at[tr->spans[r].thread]++] = (uint32_t)r;
+        for (size_t i = w->e0; i < w->e1; i++)
+            if (kind[tr->nspans + i] != NOT_HOST) w->tr->rec[w->event_at[ev_thread[i]]++] = (uint32_t)(tr->nspans + i);
+        return NULL;
+    }
+    const tprof_trace_meta *m = tprof_trace_meta_get(w->t);
+    size_t nthreads = m->ncpu_tracks;
     cat_cache cc = { .n = 0 };
-    for (size_t r = 0; r < tr->nspans; r++) {
+    for (size_t r = w->s0; r < w->s1; r++) {
         const tprof_host_span *sp = &tr->spans[r];
         if (sp->thread >= nthreads) { /* not met: the reader's index */
-            h->kind[r] = NOT_HOST;
+            kind[r] = NOT_HOST;
             continue;
         }
-        h->kind[r] = (uint8_t)node_kind(t, &cc, sp->cat);
-        h->at[sp->thread + 1]++;
+        kind[r] = (uint8_t)node_kind(w->t, &cc, sp->cat);
+        w->spans_in[sp->thread]++;
     }
-    for (size_t i = 0; i < nev; i++) {
+    for (size_t i = w->e0; i < w->e1; i++) {
         const tprof_event *e = &tr->events[i];
-        uint8_t *k = &h->kind[tr->nspans + i];
+        uint8_t *k = &kind[tr->nspans + i];
         *k = NOT_HOST;
-        if (e->kind == TPROF_KIND_GPU) ngpu++;
+        if (e->kind == TPROF_KIND_GPU) w->gpu[w->ngpu++] = (uint32_t)i;
         if (!is_host_span(e)) continue;
         long th = thread_index(m, e);
         if (th < 0) continue; /* not met: the reader lists every host event's thread */
         ev_thread[i] = (uint32_t)th;
-        *k = e->kind == TPROF_KIND_RUNTIME ? TPROF_OPN_RUNTIME : (uint8_t)node_kind(t, &cc, e->cat);
-        h->at[th + 1]++;
+        *k = e->kind == TPROF_KIND_RUNTIME ? TPROF_OPN_RUNTIME : (uint8_t)node_kind(w->t, &cc, e->cat);
+        w->events_in[th]++;
     }
-    h->gpu = tprof_big_alloc(ngpu, sizeof *h->gpu);
-    if (!h->gpu) return TPROF_ENOMEM;
-    for (size_t i = 0; i < nev; i++)
-        if (tr->events[i].kind == TPROF_KIND_GPU) h->gpu[h->ngpu++] = (uint32_t)i;
-    for (size_t k = 0; k < nthreads; k++) h->at[k + 1] += h->at[k];
-    h->n = h->at[nthreads];
+    return NULL;
+}
+
+/* Runs FN on A here and on B on a second thread when PARALLEL (here too
+ * when no thread starts). */
+static void run_both(void *(*fn)(void *), void *a, void *b, int parallel)
+{
+    pthread_t helper;
+    int helped = parallel && pthread_create(&helper, NULL, fn, b) == 0;
+    fn(a);
+    if (helped) pthread_join(helper, NULL);
+    else fn(b);
+}
+
+/* Finds the host records and puts them in thread order, in record order
+ * within each thread's spans and its events: the records read in two
+ * halves (on two threads from ALONE records on), counted, then placed. */
+static int find_records(const tprof_trace *t, tprof_op_tree *tr, size_t alone, host_records *h)
+{
+    size_t nthreads = tprof_trace_meta_get(t)->ncpu_tracks, nev = tprof_trace_nevents(t), nt = nthreads ? nthreads : 1;
+    h->kind = tprof_big_alloc(tr->nspans + nev, 1);
+    h->ev_thread = tprof_big_alloc(nev, sizeof *h->ev_thread);
+    h->gpu = tprof_big_alloc(nev, sizeof *h->gpu);
+    h->at = calloc(nt, sizeof *h->at);
+    h->events_at = calloc(nt, sizeof *h->events_at);
+    size_t *counts = calloc(8 * nt, sizeof *counts); /* per half: spans_in, events_in, span_at, event_at */
+    if (!h->kind || !h->ev_thread || !h->gpu || !h->at || !h->events_at || !counts) {
+        free(counts);
+        return TPROF_ENOMEM;
+    }
+    records_half w[2];
+    for (int k = 0; k < 2; k++)
+        w[k] = (records_half){ .t = t, .tr = tr, .h = h, .s0 = k ? tr->nspans / 2 : 0, .s1 = k ? tr->nspans : tr->nspans / 2,
+                               .e0 = k ? nev / 2 : 0, .e1 = k ? nev : nev / 2, .spans_in = counts + (size_t)k * 4 * nt,
+                               .events_in = counts + ((size_t)k * 4 + 1) * nt, .span_at = counts + ((size_t)k * 4 + 2) * nt,
+                               .event_at = counts + ((size_t)k * 4 + 3) * nt, .gpu = h->gpu + (k ? nev / 2 : 0) };
+    int parallel = tr->nspans + nev >= alone;
+    run_both(records_run, &w[0], &w[1], parallel);
+    memmove(h->gpu + w[0].ngpu, w[1].gpu, w[1].ngpu * sizeof *h->gpu); /* the second half's after the first's */
+    h->ngpu = w[0].ngpu + w[1].ngpu;
+    size_t n = 0;
+    for (size_t k = 0; k < nthreads; k++) { /* thread k: its spans (first half's, second's), then its events */
+        w[0].span_at[k] = n;
+        w[1].span_at[k] = n += w[0].spans_in[k];
+        h->events_at[k] = w[0].event_at[k] = n += w[1].spans_in[k];
+        w[1].event_at[k] = n += w[0].events_in[k];
+        h->at[k] = n += w[1].events_in[k];
+    }
+    h->n = n;
+    free(tr->rec);
+    tr->rec = tprof_big_alloc(n, sizeof *tr->rec);
+    if (!tr->rec) {
+        free(counts);
+        return TPROF_ENOMEM;
+    }
+    w[0].placing = w[1].placing = 1;
+    run_both(records_run, &w[0], &w[1], parallel);
+    free(counts);
     return 0;
 }
 
-/* Puts the host records in preorder (by thread, a counting sort that keeps
- * record order; then each thread's by start) and nests them: a span's
- * parent is the innermost earlier span of its thread that contains it.
- * Threads are independent, so a large trace's are split between this
- * thread and one more. */
-static int nest(const tprof_trace *t, host_records *h, const uint32_t *ev_thread, size_t alone, tprof_op_tree *tr)
+/* Nests the host records, in thread order (find_records): each thread's
+ * put in preorder (by start), then a span's parent is the innermost earlier
+ * span of its thread that contains it. Threads are independent, so a
+ * large trace's are split between this thread and one more. */
+static int nest(const tprof_trace *t, host_records *h, size_t alone, tprof_op_tree *tr)
 {
     size_t nthreads = tprof_trace_meta_get(t)->ncpu_tracks, n = h->n, *at = h->at;
-    tr->rec = tprof_big_alloc(n, sizeof *tr->rec);
     tr->parent = tprof_big_alloc(n, sizeof *tr->parent);
     tr->end = tprof_big_alloc(n, sizeof *tr->end);
     tr->kind = tprof_big_alloc(n, 1);
     tr->launcher = tprof_big_alloc(n, sizeof *tr->launcher);
-    size_t *events_at = malloc((nthreads ? nthreads : 1) * sizeof *events_at);
-    int rc = TPROF_ENOMEM;
-    if (!events_at || !tr->rec || !tr->parent || !tr->end || !tr->kind || !tr->launcher) goto out;
-    /* by thread, in record order: at[k] ends up one past thread k's last node */
-    for (size_t r = 0; r < tr->nspans; r++)
-        if (h->kind[r] != NOT_HOST) tr->rec[at[tr->spans[r].thread]++] = (uint32_t)r;
-    memcpy(events_at, at, nthreads * sizeof *at);
-    for (size_t r = tr->nspans; r < tr->nspans + tprof_trace_nevents(t); r++)
-        if (h->kind[r] != NOT_HOST) tr->rec[at[ev_thread[r - tr->nspans]]++] = (uint32_t)r;
+    if (!tr->parent || !tr->end || !tr->kind || !tr->launcher) return TPROF_ENOMEM;
     const span_order so = { .tr = tr, .kind = h->kind };
-    nest_job jobs[2] = { { .tr = tr, .o = &so, .at = at, .events_at = events_at, .k0 = 0, .k1 = nthreads,
+    nest_job jobs[2] = { { .tr = tr, .o = &so, .at = at, .events_at = h->events_at, .k0 = 0, .k1 = nthreads,
                            .execute = tprof_trace_str_id(t, "execute") } };
     jobs[1] = jobs[0];
     size_t split = 0; /* the second job's first thread: the halves as even as threads allow */
@@ -332,10 +401,9 @@ static int nest(const tprof_trace *t, host_records *h, const uint32_t *ev_thread
     }
     nest_run(&jobs[0]);
     if (helped) pthread_join(helper, NULL);
-    if ((rc = jobs[0].rc) || (helped && (rc = jobs[1].rc))) goto out;
-    tr->n = n;
-out:
-    free(events_at);
+    int rc = jobs[0].rc;
+    if (!rc && helped) rc = jobs[1].rc;
+    if (!rc) tr->n = n;
     return rc;
 }
 
@@ -435,10 +503,10 @@ int tprof_op_tree_build_split(const tprof_trace *t, tprof_op_tree *out, size_t a
     out->nspans = nspans;
     out->events = tprof_trace_events(t);
     host_records h = { 0 };
-    uint32_t *ev_thread = tprof_big_alloc(nev, sizeof *ev_thread); /* set for host events only */
-    int rc = ev_thread ? find_records(t, out, ev_thread, &h) : TPROF_ENOMEM;
-    if (!rc) rc = nest(t, &h, ev_thread, alone, out);
-    free(ev_thread);
+    int rc = find_records(t, out, alone, &h);
+    if (!rc) rc = nest(t, &h, alone, out);
+    free(h.ev_thread);
+    free(h.events_at);
     if (!rc) rc = link_gpu(h.gpu, h.ngpu, out);
     free(h.kind);
     free(h.at);

@@ -378,8 +378,8 @@ static void test_event_order(void **state)
     tprof_trace_free(b);
 }
 
-/* The tree nested on two threads is the tree nested on one (the trace has
- * two CPU threads). */
+/* The tree found, placed and nested on two threads is the tree built on
+ * one (the trace has two CPU threads; its records' halves split both). */
 static void test_tree_split(void **state)
 {
     (void)state;
