@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Longest names first, so that AllReduce is not taken for Reduce. */
 static const char *const collectives[] = {
@@ -16,8 +17,24 @@ static const char *const collectives[] = {
 };
 #define NCOLL (sizeof collectives / sizeof *collectives)
 
+/* HCCL's task names: hcom_allReduce__445_5, hcom_reduceScatter__328_1,
+ * hcom_broadcast_, hcom_alltoallv_, hcom_send_, hcom_receive_ (the op
+ * written in lower camel case after "hcom_"). */
+static const char *hccl_type(const char *op)
+{
+    static const struct { const char *prefix, *type; } ops[] = {
+        { "allreduce", "AllReduce" }, { "allgather", "AllGather" }, { "reducescatter", "ReduceScatter" },
+        { "alltoall", "AllToAll" },   { "broadcast", "Broadcast" }, { "batchsendrecv", "SendRecv" },
+        { "reduce", "Reduce" },       { "send", "Send" },           { "receive", "Recv" }, { "recv", "Recv" },
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (!strncasecmp(op, ops[i].prefix, strlen(ops[i].prefix))) return ops[i].type;
+    return "other";
+}
+
 const char *tprof_collective_type(const char *name)
 {
+    if (!strncmp(name, "hcom_", 5)) return hccl_type(name + 5);
     /* ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_AllGather_RING_LL(...) */
     const char *p = strstr(name, "Kernel_");
     if (p)
