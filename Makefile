@@ -58,7 +58,7 @@ test-tsan: deps
 # tests/fuzz/corpus/, prints execs/s and coverage; inputs that fail are kept
 # in $(FUZZ_BUILD)/fuzz-artifacts/): 30 s per target in `make test`, 10
 # minutes per target in `make fuzz-long` (an hour in all; FUZZ_SECS changes it).
-FUZZ_TARGETS = fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle fuzz_config fuzz_op_cost
+FUZZ_TARGETS = fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle fuzz_config fuzz_op_cost fuzz_csv
 FUZZ_SECS ?= 600
 
 fuzz-build: deps

@@ -65,6 +65,7 @@ typedef enum {
     TPROF_INPUT_LOG,        /* a training log (text or JSON lines with a loss) */
     TPROF_INPUT_CONFIG,     /* a model's config.json */
     TPROF_INPUT_ASCEND_JSON, /* Ascend profiler communication JSON (communication.json, ...) */
+    TPROF_INPUT_ASCEND_KERNELS, /* Ascend kernel table (kernel_details.csv, op_summary_*.csv): read as a trace */
     TPROF_INPUT_KINDS       /* the count, not a kind */
 } tprof_input_kind;
 #define TPROF_INPUT_BIT(k) (1u << (k))
@@ -110,6 +111,7 @@ typedef struct {
     size_t special;                   /* not regular files (FIFOs, sockets, devices) */
     size_t temporary;                 /* trainprof's own temporary outputs (NAME.tmp.HOST.PID.XXXXXX) */
     size_t repeated;                  /* links to a file already listed */
+    size_t beside_trace;              /* Ascend kernel tables in a directory with a trace (the same tasks) */
 } tprof_input_dir;
 
 typedef struct {

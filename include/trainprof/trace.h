@@ -215,7 +215,7 @@ typedef struct {
     uint64_t first_offset; /* byte offset (uncompressed) of the first problem */
 } tprof_warnings;
 
-typedef enum { TPROF_FORM_OBJECT = 0, TPROF_FORM_ARRAY } tprof_form;
+typedef enum { TPROF_FORM_OBJECT = 0, TPROF_FORM_ARRAY, TPROF_FORM_ASCEND_TABLE /* kernel_details.csv */ } tprof_form;
 
 typedef struct {
     const char *path;

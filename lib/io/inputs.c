@@ -207,6 +207,25 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
     }
     size_t dl = strlen(dir);
     int slash = dl && dir[dl - 1] == '/';
+    /* the kinds of the regular files first: an Ascend profiler's output
+     * directory holds its timeline (trace_view.json) and its kernel table
+     * (kernel_details.csv) of the same tasks, of which the timeline, with
+     * the host side, is the one read */
+    int *kinds = malloc((n ? n : 1) * sizeof *kinds), has_trace = 0;
+    if (!kinds) rc = TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        size_t len = dl + strlen(names[i]) + 2;
+        char *path = malloc(len);
+        if (!path) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        snprintf(path, len, "%s%s%s", dir, slash ? "" : "/", names[i]);
+        struct stat st;
+        kinds[i] = stat(path, &st) == 0 && S_ISREG(st.st_mode) && !is_temporary(names[i]) ? sniff_file(path) : -1;
+        has_trace |= kinds[i] == TPROF_INPUT_TRACE;
+        free(path);
+    }
     for (size_t i = 0; !rc && i < n; i++) {
         size_t len = dl + strlen(names[i]) + 2;
         char *path = malloc(len);
@@ -228,8 +247,10 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
             if (added < 0) rc = TPROF_ENOMEM;
             else if (!added) d->repeated++;
             else {
-                int kind = sniff_file(path);
+                int kind = kinds[i];
                 if (kind < 0) d->unreadable++;
+                else if (kind == TPROF_INPUT_ASCEND_KERNELS && has_trace && (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
+                    d->beside_trace++;
                 else if (w->accepts & TPROF_INPUT_BIT(kind)) {
                     d->kept[kind]++;
                     d->nkept++;
@@ -239,6 +260,7 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
         }
         free(path);
     }
+    free(kinds);
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
     return rc;
@@ -310,6 +332,8 @@ static const char *const kind_names[TPROF_INPUT_KINDS][3] = {
     [TPROF_INPUT_LOG] = { "training log", "training logs", "trainprof log" },
     [TPROF_INPUT_CONFIG] = { "model config", "model configs", "trainprof flops or mfu (--config)" },
     [TPROF_INPUT_ASCEND_JSON] = { "Ascend communication JSON", "Ascend communication JSONs", NULL },
+    [TPROF_INPUT_ASCEND_KERNELS] = { "Ascend kernel table", "Ascend kernel tables",
+                                     "trainprof kernels, summary or another trace command" },
 };
 
 typedef struct {
@@ -340,8 +364,9 @@ static size_t add_skipped(const tprof_input_dir *d, text *t)
     static const char *const extra_names[][2] = { { "unreadable", "unreadable" },
                                                   { "not a regular file", "not regular files" },
                                                   { "temporary output", "temporary outputs" },
-                                                  { "link to a file already listed", "links to files already listed" } };
-    const size_t extra[] = { d->unreadable, d->special, d->temporary, d->repeated };
+                                                  { "link to a file already listed", "links to files already listed" },
+                                                  { "Ascend kernel table beside its trace", "Ascend kernel tables beside their traces" } };
+    const size_t extra[] = { d->unreadable, d->special, d->temporary, d->repeated, d->beside_trace };
     size_t total = 0;
     for (int k = 0; k < TPROF_INPUT_KINDS; k++) total += d->skipped[k];
     for (size_t k = 0; k < sizeof extra / sizeof *extra; k++) total += extra[k];
@@ -386,7 +411,9 @@ void tprof_input_dir_describe(const tprof_input_dir *d, unsigned accepts, char *
         }
         return;
     }
-    /* nothing kept: "no trace or memory snapshot below the directory" */
+    /* nothing kept: "no trace or memory snapshot below the directory" (an
+     * Ascend kernel table is a trace here: not named apart) */
+    if (accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)) accepts &= ~TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_KERNELS);
     int wanted = 0, seen = 0;
     for (int k = 1; k < TPROF_INPUT_KINDS; k++) wanted += (accepts & TPROF_INPUT_BIT(k)) != 0;
     add(&t, "no ");

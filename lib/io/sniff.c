@@ -76,19 +76,41 @@ static int key_in(const char *keys, const char *k)
     return strstr(keys, pat) != NULL;
 }
 
+/* Whether the header line P[0..E) has a cell (quotes and spaces around it
+ * dropped) that is one of NAMES. */
+static int header_cell(const uint8_t *p, size_t e, const char *const *names)
+{
+    for (size_t a = 0; a < e;) {
+        size_t b = a;
+        while (b < e && p[b] != ',') b++;
+        size_t s = a, t = b;
+        while (s < t && (p[s] == ' ' || p[s] == '"')) s++;
+        while (t > s && (p[t - 1] == ' ' || p[t - 1] == '"' || p[t - 1] == '\r')) t--;
+        for (const char *const *k = names; *k; k++)
+            if (strlen(*k) == t - s && !memcmp(p + s, *k, t - s)) return 1;
+        a = b + 1;
+    }
+    return 0;
+}
+
 /* Columns of the Ascend profiler's CSV files (kernel_details.csv,
  * op_summary, the cluster step-trace table) that no other tool writes
- * together. */
+ * together: TPROF_INPUT_ASCEND_KERNELS for a table of device tasks (a
+ * name, a start and a duration per row: lib/trace/ascend.c reads it as a
+ * trace), TPROF_INPUT_ASCEND_CSV for the others, else 0. */
 static int ascend_csv_header(const uint8_t *p, size_t n)
 {
     size_t e = 0, commas = 0;
     while (e < n && p[e] != '\n') commas += p[e++] == ',';
     if (commas < 2) return 0;
+    static const char *const name[] = { "Name", "Op Name", NULL }, *const start[] = { "Start Time(us)", "Task Start Time(us)", NULL },
+                             *const dur[] = { "Duration(us)", "Task Duration(us)", NULL };
+    int kernels = header_cell(p, e, name) && header_cell(p, e, start) && header_cell(p, e, dur);
     static const char *const cols[] = { "Step Id,",          "Op Name,",   "OP Type,",
                                         "Accelerator Core,", "Task Type,", "Task Duration(us)",
                                         "Communication(Not Overlapped)" };
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        if (memmem(p, e, cols[k], strlen(cols[k]))) return 1;
+        if (memmem(p, e, cols[k], strlen(cols[k]))) return kernels ? TPROF_INPUT_ASCEND_KERNELS : TPROF_INPUT_ASCEND_CSV;
     return 0;
 }
 
@@ -140,7 +162,8 @@ tprof_input_kind tprof_input_sniff(const void *head, size_t n)
     if (p[i] == '[') /* a bare event array: its events have a phase */
         return memmem(p + i, n - i, "\"ph\"", 4) ? TPROF_INPUT_TRACE : TPROF_INPUT_UNKNOWN;
     if (!is_text(p, n)) return TPROF_INPUT_UNKNOWN;
-    if (ascend_csv_header(p + i, n - i)) return TPROF_INPUT_ASCEND_CSV;
+    int ascend = ascend_csv_header(p + i, n - i);
+    if (ascend) return (tprof_input_kind)ascend;
     /* text with a loss or a step counter (a Python-repr dict line, tqdm,
      * "step 10 | loss 2.1", "iter 5: loss=...") */
     if (metric_word(p, n, "loss") || metric_word(p, n, "step") || metric_word(p, n, "iter"))
@@ -159,8 +182,11 @@ const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts)
         return "this is a PyTorch execution trace (not a profiler trace): give the Kineto trace recorded "
                "beside it (torch.profiler's *.pt.trace.json)";
     case TPROF_INPUT_ASCEND_CSV:
-        return "this is an Ascend profiler CSV (like kernel_details.csv): not read yet; give the run's "
-               "trace_view.json";
+        return "this is an Ascend profiler CSV (like step_trace_time.csv or op_statistic.csv): not read yet; "
+               "give the run's kernel_details.csv or trace_view.json";
+    case TPROF_INPUT_ASCEND_KERNELS:
+        return "this is an Ascend kernel table (kernel_details.csv): use trainprof kernels, summary or another "
+               "trace command";
     case TPROF_INPUT_LOG: return "this looks like a training log: use trainprof log";
     case TPROF_INPUT_CONFIG: return "this is a model config: use trainprof flops or mfu (--config)";
     case TPROF_INPUT_ASCEND_JSON:

@@ -2,6 +2,7 @@
  * only) gives each one its rank, its place in the output, its clock offset
  * and its step window. */
 #include "merge_internal.h"
+#include "trainprof/source.h"
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 
@@ -299,6 +300,13 @@ static int plan_input(const tprof_merge_opts *o, const tprof_read_opts *ro, merg
     tprof_trace *t;
     int rc = tprof_trace_read(&t, o->inputs[i], ro, errbuf, errlen);
     if (rc && rc != TPROF_ETRUNC) return rc;
+    if (tprof_trace_meta_get(t)->form == TPROF_FORM_ASCEND_TABLE) { /* no JSON events to rewrite */
+        snprintf(errbuf, errlen, "%s: an Ascend kernel table, not a trace merge can rewrite%s%s", o->inputs[i],
+                 TPROF_HINT_MARK, "merge the run's trace_view.json files; the tables are read by trainprof kernels, "
+                                  "summary or another trace command");
+        tprof_trace_free(t);
+        return TPROF_EFORMAT;
+    }
     rc = digest(in, t, o);
     const char *note = tprof_trace_meta_get(t)->note;
     if (!rc && note && !(in->read_note = strdup(note))) rc = TPROF_ENOMEM;

@@ -442,9 +442,7 @@ static int add_step(tprof_trace *t, const char *name, int64_t ts, int64_t dur)
     int64_t n = 0;
     const char *p = name + strlen("ProfilerStep#");
     if (tprof_json_parse_int(p, strlen(p), &n)) n = -1;
-    if (tprof_grow_items((void **)&t->steps, &t->stepcap, t->nsteps + 1, sizeof *t->steps)) return TPROF_ENOMEM;
-    t->steps[t->nsteps++] = (tprof_step){ .number = n, .ts = ts, .dur = dur };
-    return 0;
+    return tprof_trace_add_step(t, n, ts, dur);
 }
 
 /* Counts an event of the thread; its index in t->threads, or SIZE_MAX
@@ -704,6 +702,15 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
     return 0;
 }
 
+
+int tprof_store_event(reader *r, raw_event *e, uint64_t offset) { return finish_event(r, e, offset); }
+
+int tprof_trace_add_step(tprof_trace *t, int64_t number, int64_t ts, int64_t dur)
+{
+    if (tprof_grow_items((void **)&t->steps, &t->stepcap, t->nsteps + 1, sizeof *t->steps)) return TPROF_ENOMEM;
+    t->steps[t->nsteps++] = (tprof_step){ .number = number, .ts = ts, .dur = dur };
+    return 0;
+}
 
 int tprof_parse_event(reader *r, uint64_t offset)
 {

@@ -476,6 +476,27 @@ static int open_input(const input *in, tprof_source **src, char *errbuf, size_t 
                     : tprof_source_open_mem(src, in->data, in->len, in->name);
 }
 
+/* Whether SRC's first bytes are an Ascend kernel table's (read through
+ * SRC, which is then spent). */
+static int opens_as_csv(tprof_source *src)
+{
+    uint8_t head[TPROF_SOURCE_HEAD];
+    size_t h = 0;
+    ssize_t r;
+    while (h < sizeof head && (r = tprof_source_read(src, head + h, sizeof head - h)) > 0) h += (size_t)r;
+    return tprof_input_sniff(head, h) == TPROF_INPUT_ASCEND_KERNELS;
+}
+
+static int read_csv(tprof_trace **out, const input *in, const tprof_read_opts *opts, char *errbuf, size_t errlen)
+{
+    tprof_source *src;
+    int rc = open_input(in, &src, errbuf, errlen);
+    if (rc) return rc;
+    rc = tprof_ascend_read_kernels(out, src, tprof_source_name(src), opts ? opts : &default_opts, errbuf, errlen);
+    tprof_source_close(src);
+    return rc;
+}
+
 static int read_input(tprof_trace **out, const input *in, const tprof_read_opts *opts, char *errbuf,
                       size_t errlen)
 {
@@ -489,6 +510,12 @@ static int read_input(tprof_trace **out, const input *in, const tprof_read_opts 
     int64_t size = tprof_source_file_size(src), chunk = (int64_t)tprof_chunk_bytes(opts);
     int big = tprof_source_compression(src) == TPROF_COMP_NONE ? size >= 8 * chunk : size >= chunk;
     int rereadable = !in->path || strcmp(in->path, "-") != 0;
+    if (big && rereadable) { /* before the chunks are cut: a table has no events to cut at */
+        int csv = opens_as_csv(src);
+        tprof_source_close(src);
+        if (csv) return read_csv(out, in, opts, errbuf, errlen);
+        if ((rc = open_input(in, &src, errbuf, errlen))) return rc; /* from its start again */
+    }
     if (threads > 1 && big && rereadable && !(opts && opts->generic_only)) {
         /* compressed: this thread decompresses, and parses whenever it is
          * ahead, so it is one of the THREADS (on 2 cores: 0.98 s against
@@ -518,8 +545,14 @@ static int read_input(tprof_trace **out, const input *in, const tprof_read_opts 
                          errlen);
     tprof_json_close(j);
     tprof_pipe_stop(pipe);
+    /* not JSON: an Ascend kernel table is read again as one (a small file:
+     * the JSON reader stopped at its first byte) */
+    size_t hn;
+    const uint8_t *head = tprof_source_head(src, &hn);
+    int csv = (rc == TPROF_EFORMAT || rc == TPROF_ENOTTRACE) && rereadable &&
+              tprof_input_sniff(head, hn) == TPROF_INPUT_ASCEND_KERNELS;
     tprof_source_close(src);
-    return rc;
+    return csv ? read_csv(out, in, opts, errbuf, errlen) : rc;
 }
 
 int tprof_trace_read(tprof_trace **out, const char *path, const tprof_read_opts *opts, char *errbuf,

@@ -206,6 +206,16 @@ int tprof_read_parallel(tprof_trace **out, tprof_source *src, const char *name, 
 /* The event whose '{' was the last token: fast path first, generic on
  * anything unusual. Then counted, checked and stored. */
 int tprof_parse_event(reader *r, uint64_t offset);
+/* Counts, checks and stores an event read by another means (a row of an
+ * Ascend table), as tprof_parse_event does after parsing; OFFSET is where
+ * it began in the input. 0 or TPROF_ENOMEM. */
+int tprof_store_event(reader *r, raw_event *e, uint64_t offset);
+/* Adds step NUMBER over [TS, TS + DUR) (ns; sorted when the read ends). */
+int tprof_trace_add_step(tprof_trace *t, int64_t number, int64_t ts, int64_t dur);
+/* Reads an Ascend kernel table (kernel_details.csv, op_summary_*.csv) from
+ * SRC as a trace of device tasks (lib/trace/ascend.c). */
+int tprof_ascend_read_kernels(tprof_trace **out, tprof_source *src, const char *name, const tprof_read_opts *opts,
+                              char *errbuf, size_t errlen);
 /* Fast path: 0 when parsed (tokenizer moved past the '}'), 1 when the
  * generic path must parse it (from the same position), or an error. */
 int tprof_parse_event_fast(reader *r, raw_event *e);

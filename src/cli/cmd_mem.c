@@ -337,9 +337,10 @@ int cmd_mem(int argc, char **argv)
         cli_error("mem needs a snapshot file (see trainprof mem --help)");
         return EXIT_USAGE;
     }
-    /* a directory: the snapshots and traces below it */
+    /* a directory: the snapshots and traces below it (not Ascend kernel tables: no memory in them) */
     tprof_inputs in;
-    if (cli_expand_inputs(files, nfiles, TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | CLI_TRACES, &in)) return EXIT_INPUT;
+    if (cli_expand_inputs(files, nfiles, TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | TPROF_INPUT_BIT(TPROF_INPUT_TRACE), &in))
+        return EXIT_INPUT;
     files = in.paths;
     nfiles = (int)in.npaths;
     if (a.timeline && nfiles != 1) {

@@ -293,7 +293,8 @@ int cmd_merge(int argc, char **argv)
         help(stderr);
         goto out;
     }
-    if (cli_expand_inputs(argv + optind, argc - optind, CLI_TRACES, &in)) {
+    /* traces only: merge rewrites JSON events, an Ascend table has none */
+    if (cli_expand_inputs(argv + optind, argc - optind, TPROF_INPUT_BIT(TPROF_INPUT_TRACE), &in)) {
         status = EXIT_INPUT;
         goto out;
     }

@@ -398,8 +398,7 @@ static int logs_part(FILE *f, const inputs *in, int *rc, int *first)
  * error naming it (and the command that reads it). */
 static int classify(char **paths, size_t n, inputs *in, int with_config)
 {
-    const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) |
-                             TPROF_INPUT_BIT(TPROF_INPUT_LOG);
+    const unsigned accepts = CLI_TRACES | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | TPROF_INPUT_BIT(TPROF_INPUT_LOG);
     int rc = EXIT_OK;
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(paths[i], "-")) {
@@ -421,7 +420,7 @@ static int classify(char **paths, size_t n, inputs *in, int with_config)
             in->config = paths[i];
             continue;
         }
-        args *to = kind == TPROF_INPUT_TRACE ? &in->traces
+        args *to = kind == TPROF_INPUT_TRACE || kind == TPROF_INPUT_ASCEND_KERNELS ? &in->traces
                    : kind == TPROF_INPUT_SNAPSHOT ? &in->snapshots
                    : kind == TPROF_INPUT_LOG ? &in->logs
                                               : NULL;
@@ -591,8 +590,8 @@ int cmd_report(int argc, char **argv)
         rc = EXIT_USAGE;
     }
 #endif
-    const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) |
-                             TPROF_INPUT_BIT(TPROF_INPUT_LOG) | (o.seqlens ? TPROF_INPUT_BIT(TPROF_INPUT_CONFIG) : 0);
+    const unsigned accepts = CLI_TRACES | TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | TPROF_INPUT_BIT(TPROF_INPUT_LOG) |
+                             (o.seqlens ? TPROF_INPUT_BIT(TPROF_INPUT_CONFIG) : 0);
     tprof_inputs ex = { 0 }, bx = { 0 };
     inputs in = { 0 };
     if (!rc) rc = cli_expand_inputs(given.v, (int)given.n, accepts, &ex);

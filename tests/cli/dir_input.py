@@ -243,7 +243,8 @@ if data:
             continue
         found = files_of(out)
         regular = walk(d)
-        kept = int(notes[0].split(": ")[3].split(" ")[0])
+        # "1 trace, 2 Ascend kernel tables; skipped ...": every kind kept, summed
+        kept = sum(int(k.split(" ")[0]) for k in notes[0].split(": ")[3].split("; ")[0].split(", "))
         skipped = int(notes[0].split("skipped ")[1].split(" ")[0]) if "skipped" in notes[0] else 0
         check(kept == len(found) and kept + skipped == len(regular),
               f"{sub}: {kept} traces + {skipped} skipped = {len(regular)} files ({notes[0]})")

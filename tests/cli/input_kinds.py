@@ -39,7 +39,9 @@ def expect_no_hint(args):
 SNAP = "this is a CUDA memory snapshot (pickle): use trainprof mem"
 TRACE = "this is a Chrome/PyTorch profiler trace:"
 ET = "this is a PyTorch execution trace (not a profiler trace)"
-CSV = "this is an Ascend profiler CSV (like kernel_details.csv): not read yet; give the run's trace_view.json"
+CSV = ("this is an Ascend profiler CSV (like step_trace_time.csv or op_statistic.csv): not read yet; give the run's "
+       "kernel_details.csv or trace_view.json")
+KCSV = "this is an Ascend kernel table (kernel_details.csv): use trainprof kernels, summary or another trace command"
 LOG = "this looks like a training log: use trainprof log"
 CONFIG = "this is a model config: use trainprof flops or mfu"
 
@@ -52,6 +54,8 @@ trace = write("trace.json", '{"schemaVersion":1,"traceEvents":[{"ph":"X","cat":"
 trace_gz = write("trace.json.gz", gzip.compress(open(trace, "rb").read()))
 et = write("et.json.gz", gzip.compress(b'{\n  "schema": "1.0.1", "pid": 5, "time": "2023-07-14",\n'
                                        b'  "nodes": [{"name": "[pytorch|profiler|execution_trace|thread]", "id": 2}]}'))
+steps_csv = write("step_trace_time.csv", "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,"
+                                         "Stage,Bubble\n1,80309.6,683731.2,5524.5,689255.8,990605.1,1754645.75,0.0\n")
 csv = write("kernel_details.csv", "Step Id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),"
                                   "Duration(us)\n1,4294967295,12,2,MatMul,MatMul,AI_CORE,\"1695054582608213.0\",9.5\n")
 log = write("train.log", "step 1/100 | train loss 2.5012 | lr 1.00e-04\nstep 2/100 | train loss 2.4807 | lr 1.00e-04\n")
@@ -64,14 +68,17 @@ expect(["kernels", snap_path], SNAP, "snapshot.pickle: byte 0:", "unexpected byt
 expect(["kernels", snap_gz], SNAP, "byte 0")  # recognised after decompression
 expect(["kernels", "-"], SNAP, "byte 0", stdin=snap)  # and on stdin, from the bytes already read
 expect(["summary", et], ET, "not a trace", "traceEvents")
-expect(["steps", csv], CSV, "kernel_details.csv: byte 0: unexpected 'S'")
+expect(["steps", steps_csv], CSV, "step_trace_time.csv: byte 0: unexpected 'S'")
+rc, out, err = run([TRAINPROF, "steps", csv], timeout=60)  # a kernel table is a trace (tests/cli/ascend.py)
+check(rc == 0 and "hint:" not in err, f"steps reads kernel_details.csv: {rc} {err.strip()!r}")
 expect(["temporal", log], LOG, "byte 0")
 expect(["kernels", jsonl], LOG, "metrics.jsonl")
 expect(["info", config], CONFIG, "not a trace")
 # the commands with their own loops
 expect(["diff", trace, snap_path], SNAP, "snapshot.pickle")
-expect(["merge", "-o", os.path.join(tmp, "m.json"), trace, csv], CSV, "kernel_details.csv")
-expect(["mem", csv], CSV, "kernel_details.csv: byte 0")
+expect(["merge", "-o", os.path.join(tmp, "m.json"), trace, csv],  # merge rewrites JSON events: not the tables
+       "merge the run's trace_view.json files", "kernel_details.csv: an Ascend kernel table")
+expect(["mem", csv], KCSV, "kernel_details.csv: byte 0")
 expect(["mem", log], LOG, "train.log: byte 0")
 expect(["mem", et], ET, "not a trace")
 expect(["mem", "--compare", trace_gz, snap_path], TRACE, "trace.json.gz: byte 0")
@@ -102,7 +109,7 @@ if data:
                                     "benchmark_simple_add_et.json.gz")], ET, "not a trace")
     for root, _, files in os.walk(os.path.join(t, "msprof-analyze")):
         for f in files:
-            if f == "kernel_details.csv":
+            if f == "cluster_step_trace_time.csv":
                 expect(["kernels", os.path.join(root, f)], CSV, "byte 0")
     s = os.path.join(data, "snapshots", "synthetic", "protocol2.pickle")
     if os.path.exists(s):

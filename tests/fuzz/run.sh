@@ -18,7 +18,7 @@ build=${1:-build-fuzz}
 secs=${2:-30}
 shift 2 2>/dev/null || shift $#
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle fuzz_config fuzz_op_cost)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_json fuzz_trace fuzz_merge fuzz_log fuzz_pickle fuzz_config fuzz_op_cost fuzz_csv)
 max_len=${FUZZ_MAX_LEN:-4096}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)

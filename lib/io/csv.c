@@ -1,0 +1,212 @@
+/* A streaming CSV reader (csv.h): a byte-at-a-time state machine over a
+ * read buffer, so that a quote or a CRLF split across two reads needs no
+ * special case. */
+#include "csv.h"
+
+#include "trainprof/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CSV_BUF ((size_t)64 << 10)
+
+struct tprof_csv {
+    tprof_csv_read_fn read;
+    void *ctx;
+    uint8_t *buf;
+    size_t at, len;   /* unread bytes: buf[at..len) */
+    uint64_t offset;  /* of buf[at] in the input */
+    uint64_t line;    /* of buf[at] */
+    int eof, started; /* the input ended; the BOM was looked for */
+    char *text;       /* the row's fields, each NUL-terminated */
+    size_t tlen, tcap;
+    size_t *starts;   /* each field's start in text */
+    char **fields;
+    size_t nfields, fcap;
+    uint64_t row_offset, row_line;
+    char msg[200];
+};
+
+int tprof_csv_open(tprof_csv **out, tprof_csv_read_fn read, void *ctx)
+{
+    tprof_csv *c = calloc(1, sizeof *c);
+    if (!c || !(c->buf = malloc(CSV_BUF))) {
+        free(c);
+        return TPROF_ENOMEM;
+    }
+    c->read = read;
+    c->ctx = ctx;
+    c->line = 1;
+    *out = c;
+    return 0;
+}
+
+void tprof_csv_close(tprof_csv *c)
+{
+    if (!c) return;
+    free(c->buf);
+    free(c->text);
+    free(c->starts);
+    free(c->fields);
+    free(c);
+}
+
+uint64_t tprof_csv_row_offset(const tprof_csv *c) { return c->row_offset; }
+uint64_t tprof_csv_row_line(const tprof_csv *c) { return c->row_line; }
+const char *tprof_csv_errmsg(const tprof_csv *c) { return c->msg; }
+
+static int refill(tprof_csv *c);
+
+/* 1 with more bytes in the buffer, 0 at the end, or a negative code. */
+static int fill(tprof_csv *c)
+{
+    while (c->at == c->len) { /* until a byte is here (a byte order mark alone may have been all) */
+        if (c->eof) return 0;
+        int rc = refill(c);
+        if (rc < 0) return rc;
+    }
+    return 1;
+}
+
+/* Reads into the emptied buffer; on the first read, skips a byte order mark. */
+static int refill(tprof_csv *c)
+{
+    c->at = c->len = 0;
+    do { /* the first read: at least the 3 bytes a byte order mark takes, however the reads fall */
+        ssize_t r = c->read(c->ctx, c->buf + c->len, CSV_BUF - c->len);
+        if (r < 0) { /* the source's code (TPROF_ETRUNC: a compressed stream cut short) and its message */
+            snprintf(c->msg, sizeof c->msg, "byte %llu: read failed", (unsigned long long)(c->offset + c->len));
+            return (int)r;
+        }
+        if (!r) c->eof = 1;
+        c->len += (size_t)r;
+    } while (!c->started && !c->eof && c->len < 3);
+    if (!c->started) { /* a UTF-8 byte order mark (Excel and Windows tools write one) */
+        c->started = 1;
+        if (c->len >= 3 && c->buf[0] == 0xEF && c->buf[1] == 0xBB && c->buf[2] == 0xBF) {
+            c->at = 3;
+            c->offset = 3;
+        }
+    }
+    return 0;
+}
+
+static int put(tprof_csv *c, char ch)
+{
+    if (c->tlen + 1 >= c->tcap) {
+        if (c->tcap >= TPROF_CSV_MAX_ROW) {
+            snprintf(c->msg, sizeof c->msg, "line %llu (byte %llu): a row longer than %zu MiB: not a CSV table",
+                     (unsigned long long)c->row_line, (unsigned long long)c->row_offset, TPROF_CSV_MAX_ROW >> 20);
+            return TPROF_EFORMAT;
+        }
+        size_t cap = c->tcap ? c->tcap * 2 : 1024;
+        char *t = realloc(c->text, cap);
+        if (!t) return TPROF_ENOMEM;
+        c->text = t;
+        c->tcap = cap;
+    }
+    c->text[c->tlen++] = ch;
+    return 0;
+}
+
+/* Ends the current field (its text NUL-terminated) and opens the next. */
+static int end_field(tprof_csv *c, int open_next)
+{
+    int rc = put(c, 0);
+    if (rc || !open_next) return rc;
+    if (c->nfields + 1 >= TPROF_CSV_MAX_FIELDS) {
+        snprintf(c->msg, sizeof c->msg, "line %llu (byte %llu): more than %d fields: not a CSV table",
+                 (unsigned long long)c->row_line, (unsigned long long)c->row_offset, TPROF_CSV_MAX_FIELDS);
+        return TPROF_EFORMAT;
+    }
+    if (c->nfields + 1 >= c->fcap) {
+        size_t cap = c->fcap ? c->fcap * 2 : 64;
+        size_t *s = realloc(c->starts, cap * sizeof *s);
+        if (!s) return TPROF_ENOMEM;
+        c->starts = s;
+        c->fcap = cap;
+    }
+    c->starts[++c->nfields] = c->tlen;
+    return 0;
+}
+
+int tprof_csv_row(tprof_csv *c, char ***fields, size_t *n)
+{
+    for (;;) {
+        c->tlen = 0;
+        c->nfields = 0;
+        if (!c->fcap) {
+            if (!(c->starts = malloc(64 * sizeof *c->starts))) return TPROF_ENOMEM;
+            c->fcap = 64;
+        }
+        c->starts[0] = 0;
+        int rc = fill(c);
+        if (rc <= 0) return rc;
+        c->row_offset = c->offset;
+        c->row_line = c->line;
+        enum { FIELD_START, UNQUOTED, QUOTED, QUOTE_IN_QUOTED } st = FIELD_START;
+        int ended = 0; /* TPROF_CSV_ROW or TPROF_CSV_LAST */
+        while (!ended) {
+            if ((rc = fill(c)) < 0) return rc;
+            if (rc == 0) {
+                if (st == QUOTED) {
+                    snprintf(c->msg, sizeof c->msg,
+                             "line %llu (byte %llu): the input ends inside a quoted field begun on this row",
+                             (unsigned long long)c->row_line, (unsigned long long)c->row_offset);
+                    return TPROF_ETRUNC;
+                }
+                ended = TPROF_CSV_LAST;
+                break;
+            }
+            rc = 0;
+            uint8_t ch = c->buf[c->at++];
+            c->offset++;
+            if (ch == '\n') c->line++;
+            switch (st) {
+            case QUOTED:
+                if (ch == '"') st = QUOTE_IN_QUOTED;
+                else rc = put(c, (char)ch);
+                break;
+            case QUOTE_IN_QUOTED:
+                if (ch == '"') { /* a doubled quote: one quote */
+                    st = QUOTED;
+                    rc = put(c, '"');
+                    break;
+                }
+                st = UNQUOTED; /* the field's closing quote: what follows is read as written */
+                /* fall through */
+            case FIELD_START:
+            case UNQUOTED:
+                if (ch == ',') {
+                    rc = end_field(c, 1);
+                    st = FIELD_START;
+                } else if (ch == '\n') {
+                    ended = TPROF_CSV_ROW;
+                } else if (ch == '"' && st == FIELD_START) {
+                    st = QUOTED;
+                } else {
+                    rc = put(c, (char)ch);
+                    st = UNQUOTED;
+                }
+                break;
+            }
+            if (rc) return rc;
+        }
+        /* a CR before the newline (or before the end) belongs to the line end */
+        if (c->tlen > c->starts[c->nfields] && c->text[c->tlen - 1] == '\r') c->tlen--;
+        if ((rc = end_field(c, 0))) return rc;
+        if (c->nfields == 0 && c->text[0] == 0) { /* an empty line */
+            if (ended == TPROF_CSV_LAST) return 0;
+            continue;
+        }
+        size_t nf = c->nfields + 1;
+        char **f = realloc(c->fields, nf * sizeof *f);
+        if (!f) return TPROF_ENOMEM;
+        c->fields = f;
+        for (size_t i = 0; i < nf; i++) f[i] = c->text + c->starts[i];
+        *fields = f;
+        *n = nf;
+        return ended;
+    }
+}

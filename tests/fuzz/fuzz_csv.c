@@ -1,0 +1,74 @@
+/* libFuzzer target: the CSV reader (lib/io/csv.c) fed a few bytes per read,
+ * so that quotes, CRLFs and the byte order mark fall across reads, and the
+ * Ascend kernel table reader over the same bytes (lib/trace/ascend.c,
+ * through tprof_trace_read_mem, whose JSON reader hands a table on to it).
+ * The rows read through small reads must equal those read at once. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/io/csv.h"
+#include "trainprof/analysis.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+typedef struct {
+    const uint8_t *p;
+    size_t n, at, step;
+} feed;
+
+static ssize_t feed_read(void *ctx, void *buf, size_t cap)
+{
+    feed *f = ctx;
+    size_t k = f->n - f->at < cap ? f->n - f->at : cap;
+    if (f->step && k > f->step) k = f->step;
+    memcpy(buf, f->p + f->at, k);
+    f->at += k;
+    return (ssize_t)k;
+}
+
+/* A digest of every row and field read with reads of STEP bytes (0: as many as asked). */
+static uint64_t rows_digest(const uint8_t *data, size_t size, size_t step, int *last_rc)
+{
+    feed f = { data, size, 0, step };
+    tprof_csv *c;
+    if (tprof_csv_open(&c, feed_read, &f)) return 0;
+    uint64_t h = 1469598103934665603ull;
+    char **fields;
+    size_t n;
+    int rc;
+    while ((rc = tprof_csv_row(c, &fields, &n)) > 0) {
+        h = (h ^ (uint64_t)n) * 1099511628211ull;
+        for (size_t i = 0; i < n; i++)
+            for (const char *s = fields[i];; s++) {
+                h = (h ^ (uint8_t)*s) * 1099511628211ull;
+                if (!*s) break;
+            }
+    }
+    *last_rc = rc;
+    tprof_csv_close(c);
+    return h;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int rc_whole, rc_small;
+    uint64_t whole = rows_digest(data, size, 0, &rc_whole);
+    uint64_t small = rows_digest(data, size, 1 + (size % 7), &rc_small);
+    if (whole != small || rc_whole != rc_small) abort(); /* the split of the reads changed what was read */
+
+    tprof_trace *t = NULL;
+    char err[512];
+    tprof_read_opts o = { .keep = TPROF_KEEP_ALL };
+    int rc = tprof_trace_read_mem(&t, data, size, "fuzz.csv", &o, err, sizeof err);
+    if (t) {
+        tprof_kernels_result *r;
+        tprof_kernels_opts ko = { .by = TPROF_BY_NAME, .step_first = -1, .step_last = -1 };
+        if (tprof_kernels(t, &ko, &r) == 0) tprof_kernels_free(r);
+        tprof_steps_result *sr;
+        if (tprof_steps(t, &sr) == 0) tprof_steps_free(sr);
+        tprof_trace_free(t);
+    }
+    (void)rc;
+    return 0;
+}
