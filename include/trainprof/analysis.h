@@ -212,6 +212,16 @@ typedef struct {
      * the work launched in each phase */
     int64_t phase_cpu_ns[TPROF_PHASE_COUNT];
     int64_t phase_gpu_ns[TPROF_PHASE_COUNT];
+    /* the device's time in the step's window, all streams together, as
+     * Ascend's step_trace_time.csv splits it: computing + comm_not_overlapped +
+     * free = stage + bubble = dur - preparing (docs/METRICS.md) */
+    int64_t computing_ns, communication_ns, overlapped_ns;
+    int64_t comm_not_overlapped_ns;         /* communication not overlapped by computing */
+    int64_t free_ns;                        /* after the first task: neither computing nor communicating */
+    int64_t preparing_ns;                   /* from the step's start to its first task */
+    int64_t bubble_ns;                      /* receives (a pipeline stage waiting) */
+    int64_t comm_not_overlapped_no_recv_ns; /* comm_not_overlapped without the receives' part */
+    int64_t stage_ns;                       /* dur - preparing - bubble */
 } tprof_step_row;
 
 typedef struct {

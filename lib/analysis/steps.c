@@ -3,6 +3,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "intervals.h"
+#include "step_time.h"
 #include "launch.h"
 
 #include <stdlib.h>
@@ -208,6 +209,7 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     free(iv);
     free(seg);
     free(sfirst);
+    if (tprof_step_device_split(t, r->steps, n)) goto oom_out;
     for (size_t s = 0; s < n; s++)
         for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
             r->phase_cpu_ns[p] = tprof_sat_add(r->phase_cpu_ns[p], r->steps[s].phase_cpu_ns[p]);
@@ -248,7 +250,8 @@ static const tprof_col_desc phase_cols[P_NCOLS] = {
 static const tprof_table_desc phases_desc = { .name = "phases", .doc = "the step's time by phase", .cols = phase_cols,
                                               .ncols = P_NCOLS, .json_keyed = 1 };
 static const tprof_table_desc *const step_children[] = { &phases_desc };
-enum { R_NUMBER, R_TS, R_DUR, R_EVENTS, R_TOTAL, R_BUSY, R_END, R_NCOLS };
+enum { R_NUMBER, R_TS, R_DUR, R_EVENTS, R_TOTAL, R_BUSY, R_END, R_COMPUTING, R_COMM_EXPOSED, R_OVERLAPPED,
+       R_COMMUNICATION, R_FREE, R_STAGE, R_BUBBLE, R_COMM_EXPOSED_NO_RECV, R_PREPARING, R_NCOLS };
 static const tprof_col_desc step_cols[R_NCOLS] = {
     [R_NUMBER] = TPROF_COL("number", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "N of ProfilerStep#N",
                            .flags = TPROF_COLF_KEY, .csv_name = "step"),
@@ -259,6 +262,26 @@ static const tprof_col_desc step_cols[R_NCOLS] = {
     [R_TOTAL] = TPROF_COL("gpu_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, NULL, "their durations summed"),
     [R_BUSY] = TPROF_COL("gpu_busy_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "the union of their intervals"),
     [R_END] = TPROF_COL("gpu_end_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_MAX, NULL, "end of the last of them"),
+    /* the device's time in the step's window, Ascend's step_trace_time.csv columns in its order */
+    [R_COMPUTING] = TPROF_COL("computing_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                              "device time computing in the step's window (Computing)"),
+    [R_COMM_EXPOSED] = TPROF_COL("comm_not_overlapped_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                                 "communicating and not computing (Communication(Not Overlapped))"),
+    [R_OVERLAPPED] = TPROF_COL("overlapped_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                               "communicating while computing (Overlapped)"),
+    [R_COMMUNICATION] = TPROF_COL("communication_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                                  "communicating (Communication)"),
+    [R_FREE] = TPROF_COL("free_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                         "after the step's first task, neither computing nor communicating (Free)"),
+    [R_STAGE] = TPROF_COL("stage_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                          "the step's window less preparing and bubble (Stage)"),
+    [R_BUBBLE] = TPROF_COL("bubble_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "receiving (Bubble)"),
+    [R_COMM_EXPOSED_NO_RECV] = TPROF_COL("comm_not_overlapped_exclude_receive_ns", TPROF_COL_DURATION,
+                                         TPROF_COMBINE_DIST, NULL,
+                                         "communication not overlapped, receives left out "
+                                         "(Communication(Not Overlapped and Exclude Receive))"),
+    [R_PREPARING] = TPROF_COL("preparing_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL,
+                              "from the step's start to its first task (Preparing)"),
 };
 static const tprof_table_desc steps_rows_desc = { .name = "steps", .doc = "one row per ProfilerStep",
                                                   .cols = step_cols, .ncols = R_NCOLS, .children = step_children,
@@ -298,6 +321,15 @@ int tprof_steps_tables(const tprof_steps_result *r, tprof_result **out)
         tprof_rows_set_i(rows, (size_t)k, R_TOTAL, s->gpu_total_ns);
         tprof_rows_set_i(rows, (size_t)k, R_BUSY, s->gpu_busy_ns);
         tprof_rows_set_i(rows, (size_t)k, R_END, s->gpu_end_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_COMPUTING, s->computing_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_COMM_EXPOSED, s->comm_not_overlapped_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_OVERLAPPED, s->overlapped_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_COMMUNICATION, s->communication_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_FREE, s->free_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_STAGE, s->stage_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_BUBBLE, s->bubble_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_COMM_EXPOSED_NO_RECV, s->comm_not_overlapped_no_recv_ns);
+        tprof_rows_set_i(rows, (size_t)k, R_PREPARING, s->preparing_ns);
         for (int p = 0; !rc && p < TPROF_PHASE_COUNT; p++) {
             long q = tprof_rows_add(ph);
             if (q < 0 || tprof_rows_set_s(ph, (size_t)q, P_PHASE, tprof_phase_name((tprof_phase)p))) {

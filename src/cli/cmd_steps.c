@@ -64,6 +64,21 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
+    /* the device's time in each step's window, as Ascend's step_trace_time.csv splits it */
+    static const char *const dev_cols[] = { "computing_ns",  "comm_not_overlapped_ns", "overlapped_ns",
+                                            "free_ns",       "bubble_ns",              "preparing_ns" };
+    const char *dhdr[] = { "step", "computing", "comm not overlapped", "overlapped", "free", "bubble", "preparing" };
+    printf("\ndevice time in each step's window (Ascend's step_trace_time.csv columns: docs/METRICS.md):\n");
+    if (!(t = tprof_table_new(7, dhdr, "lrrrrrr"))) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        char step[32], v[6][32];
+        const char *cells[7] = { step };
+        snprintf(step, sizeof step, "#%" PRId64, ROW(i, "number"));
+        for (int k = 0; k < 6; k++) cells[k + 1] = tprof_fmt_duration(v[k], sizeof v[k], ROW(i, dev_cols[k]));
+        tprof_table_row(t, cells);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
     if (!TOP("phases_found")) {
         printf("\nphases: no phase markers (record_function names, DataLoader, Optimizer, autograd) in the steps\n");
         return 0;

@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 
-from common import TRAINPROF, check, finish, run, scratch, testdata, us_to_ns
+from common import TRAINPROF, check, device_split, finish, run, scratch, testdata, us_to_ns
 
 tmp = scratch("tprof-ascend-")
 
@@ -34,18 +34,19 @@ def model(text):
         return None
     ci, cs, cd, cstep = col("Name", "Op Name"), col("Start Time(us)", "Task Start Time(us)"), \
         col("Duration(us)", "Task Duration(us)"), col("Step Id")
-    kernels, steps = collections.defaultdict(lambda: [0, 0]), {}
+    kernels, steps, tasks = collections.defaultdict(lambda: [0, 0]), {}, []
     for r in rows[1:]:
         if not r:
             continue
         name, ts, dur = r[ci].strip(" \t"), us_to_ns(r[cs].strip(" \t")), us_to_ns(r[cd].strip(" \t"))
         kernels[name][0] += 1
         kernels[name][1] += dur
+        tasks.append((ts, ts + dur, "communication" if name.startswith("hcom_") else "compute", name))
         if cstep is not None and r[cstep].strip() not in ("", "N/A"):
             s = int(r[cstep])
             lo, hi, n = steps.get(s, (ts, ts + dur, 0))
             steps[s] = (min(lo, ts), max(hi, ts + dur), n + 1)
-    return kernels, steps
+    return kernels, steps, tasks
 
 
 def kernels_json(path, *extra):
@@ -58,7 +59,7 @@ def check_table(path, text, label):
     check(rc == 0, f"{label}: kernels exits 0 (rc {rc}: {err.strip()[:300]})")
     if not doc:
         return None
-    want, steps = model(text)
+    want, steps, tasks = model(text)
     t = doc["traces"][0]
     got = {r["key"]: [r["count"], r["total_ns"]] for r in t["rows"]}
     check(got == {k: v for k, v in want.items()}, f"{label}: per-kernel counts and totals equal Python's csv reading "
@@ -70,11 +71,14 @@ def check_table(path, text, label):
         got_steps = {s["number"]: s for s in json.loads(out)[0]["steps"]} if rc == 0 else {}
         check(sorted(got_steps) == sorted(steps), f"{label}: the steps are the Step Id values {sorted(steps)} "
               f"(got {sorted(got_steps)})")
-        for n, (lo, hi, tasks) in steps.items():
+        for n, (lo, hi, count) in steps.items():
             s = got_steps.get(n)
-            check(s is not None and (s["ts_ns"], s["dur_ns"], s["gpu_events"]) == (lo, hi - lo, tasks),
-                  f"{label}: step {n} spans its {tasks} tasks from {lo}, {hi - lo} ns "
+            check(s is not None and (s["ts_ns"], s["dur_ns"], s["gpu_events"]) == (lo, hi - lo, count),
+                  f"{label}: step {n} spans its {count} tasks from {lo}, {hi - lo} ns "
                   f"(got {s and (s['ts_ns'], s['dur_ns'], s['gpu_events'])})")
+            split = device_split(tasks, lo, hi - lo)
+            check(s is not None and all(s[k] == v for k, v in split.items()),
+                  f"{label}: step {n}'s device split {split} (got {s and {k: s[k] for k in split}})")
     return doc
 
 
@@ -94,13 +98,19 @@ made = ("\ufeff" + HEAD +
         '1,4294967295,11,2,"Add, fused",Add,AI_VECTOR_CORE,"1736413971559200.5\t",10.25,0,48\r\n'
         '1,4294967295,12,2,"say ""hi""\nthere",Cast,AI_CPU,1736413971559300,3.001,0,1\r\n'
         '2,4294967295,N/A,N/A,hcom_allReduce__445_5,hcom_allReduce_,HCCL,1736413971560000.25,300,2,0\r\n'
-        '2,4294967295,13,2,"Add, fused",Add,AI_VECTOR_CORE,1736413971560400,9.75,0,48\r\n')
+        '2,4294967295,13,2,"Add, fused",Add,AI_VECTOR_CORE,1736413971560400,9.75,0,48\r\n'
+        '2,4294967295,N/A,N/A,hcom_receive__12_0,hcom_receive_,HCCL,1736413971560405,20,0,0\r\n'
+        '2,4294967295,14,2,MatMul,MatMul,AI_CORE,1736413971560450,5,0,8\r\n')
 p = write("made/kernel_details.csv", made)
 doc = check_table(p, made, "made table")
 if doc:
     keys = {r["key"]: r for r in doc["traces"][0]["rows"]}
     check('say "hi"\nthere' in keys, f"a quoted name keeps its newline and its doubled quotes ({list(keys)})")
     check(keys.get("hcom_allReduce__445_5", {}).get("class") == "communication", "HCCL's task is communication")
+rc, out, err = run([TRAINPROF, "steps", "--format", "json", p])
+st = json.loads(out)[0]["steps"] if rc == 0 else []
+check(len(st) == 2 and st[1]["bubble_ns"] == 20000 and st[1]["overlapped_ns"] > 0 and st[1]["free_ns"] > 0,
+      f"the made table's step 2 has a receive, an overlap and free time: the split is exercised ({st[1:]})")
 rc, out, err = run([TRAINPROF, "comm", "--format", "json", p])
 check(rc == 0 and '"AllReduce"' in out, f"comm names hcom_allReduce an AllReduce ({out[:300]} {err[:200]})")
 rc, out, err = run([TRAINPROF, "advice", p])

@@ -163,3 +163,42 @@ def scratch(prefix):
     d = tempfile.mkdtemp(prefix=prefix)
     atexit.register(shutil.rmtree, d, True)
     return d
+
+
+COLLECTIVES = ["ReduceScatter", "AllReduce", "AllGather", "AllToAll", "SendRecv", "Broadcast", "Reduce", "Send", "Recv"]
+
+
+def is_receive(name):
+    """docs/METRICS.md's collective of a communication kernel is Recv (HCCL's hcom_receive_, NCCL's Recv)."""
+    if name.startswith("hcom_"):
+        return name[5:].lower().startswith(("receive", "recv"))
+    k = name.find("Kernel_")
+    if k >= 0:
+        for c in COLLECTIVES:
+            if name.startswith(c, k + 7):
+                return c == "Recv"
+    return next((c for c in COLLECTIVES if c in name), None) == "Recv"
+
+
+def device_split(tasks, ts, dur):
+    """A step window's device time as Ascend's step_trace_time.csv splits it (docs/METRICS.md, steps),
+    restated: TASKS are (start, end, class, name) of every GPU event."""
+    t0, t1 = ts, ts + dur
+
+    def clipped(sel):
+        return [[max(s, t0), min(e, t1)] for s, e in merge([(s, e) for s, e, c, n in tasks if sel(c, n)])
+                if s < t1 and e > t0]
+    comp = clipped(lambda c, n: c == "compute")
+    comm = clipped(lambda c, n: c == "communication")
+    recv = clipped(lambda c, n: c == "communication" and is_receive(n))
+    busy = clipped(lambda c, n: c in ("compute", "communication"))
+    length = lambda l: sum(e - s for s, e in l)
+    computing, communication, overlapped = length(comp), length(comm), overlap(comp, comm)
+    bubble = length(recv)
+    preparing = busy[0][0] - t0 if busy else 0
+    after = dur - preparing
+    cno = communication - overlapped
+    return dict(computing_ns=computing, comm_not_overlapped_ns=cno, overlapped_ns=overlapped,
+                communication_ns=communication, free_ns=after - length(busy), stage_ns=after - bubble,
+                bubble_ns=bubble, comm_not_overlapped_exclude_receive_ns=cno - (bubble - overlap(recv, comp)),
+                preparing_ns=preparing)

@@ -1,11 +1,12 @@
 """trainprof steps against an independent computation (Python, exact
 decimals) on real traces: step spans, the GPU work launched in each step,
-and the step-time statistics."""
+the device time in each step's window as Ascend's step_trace_time.csv
+splits it, and the step-time statistics."""
 import json
 import os
 
-from common import (GPU_CATS, RUNTIME_CATS, TRAINPROF, check, dur_ns, finish, gpu_class, gpu_events, launch_times, load_exact,
-                    need_testdata, run, steps_of, union, us_to_ns)
+from common import (GPU_CATS, RUNTIME_CATS, TRAINPROF, check, device_split, dur_ns, finish, gpu_class, gpu_events,
+                    launch_times, load_exact, need_testdata, run, steps_of, union, us_to_ns)
 
 data = need_testdata()
 T = os.path.join(data, "traces")
@@ -98,8 +99,10 @@ def expected(path):
         owner["gpu_total_ns"] += d
         owner["gpu_end_ns"] = max(owner["gpu_end_ns"], s + d)
         owner["iv"].append((s, s + d))
+    tasks = [(us_to_ns(e["ts"]), us_to_ns(e["ts"]) + dur_ns(e), gpu_class(e), e.get("name", "")) for e in gpu_events(doc)]
     for r in rows:
         r["gpu_busy_ns"] = union(r.pop("iv"))
+        r.update(device_split(tasks, r["ts_ns"], r["dur_ns"]))
         r["phases"] = r.pop("phases")  # keep the key order of the JSON output
     durs = sorted(r["dur_ns"] for r in rows)
     stats = {}
@@ -116,7 +119,9 @@ for f in files:
     rows, stats = expected(f)
     g = got[f]
     check(g["steps_count"] == len(rows), f"{os.path.basename(f)}: {g['steps_count']} steps, expected {len(rows)}")
-    check(g["steps"] == rows, f"{os.path.basename(f)}: step rows differ")
+    check(g["steps"] == rows, f"{os.path.basename(f)}: step rows differ" + "".join(
+        f"\n  step {a['number']} {k}: {a.get(k)} != {b.get(k)}" for a, b in zip(g["steps"], rows) for k in b
+        if a.get(k) != b.get(k)))
     for k, v in stats.items():
         check(g[k] == v, f"{os.path.basename(f)}: {k} {g[k]} != {v}")
 check(got[files[0]]["steps_count"] == 6 and got[files[5]]["steps_count"] == 6, "HTA control and TB sample: 6 steps")
