@@ -37,6 +37,8 @@
 #define GEMM_POOR_MIN 0.10    /* ... taking this share of the GEMM time */
 #define FP32_GEMM_OP_MIN 0.10 /* fp32 GEMM ops beside half-precision ones: share of the GEMM time */
 #define GEMM_RULES_OF_ALL 0.05 /* both GEMM rules: only when those GEMMs are this share of all ops' time */
+#define AI_CPU_TASK_NS 20000  /* an Ascend AI CPU task this long (msprof-analyze's AI CPU checker: 20 us) */
+#define FREE_MIN 0.20         /* device free time in the steps: share of step time (device-only traces) */
 
 static int add(tprof_advice *a, size_t *cap, const char *rule, int64_t rank, double value, double threshold,
                const char *remedy, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
@@ -331,8 +333,47 @@ static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t ra
                   "%.0f%% of kernels run shorter than their launch call",
                   100.0 * (double)l.idle_ns / (double)l.span_ns, 100.0 * (double)l.host_wait_ns / (double)l.stream_idle_ns,
                   l.launched ? 100.0 * (double)l.shorter_than_launch / (double)l.launched : 0.0);
-    /* data loading: the data phase of the steps */
+    /* free time: the device neither computing nor communicating in its
+     * steps; where the trace has launches, cpu-bound above says more */
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
+    int64_t free_ns = 0, dur_ns = 0;
+    for (size_t i = 0; i < st->nsteps; i++) {
+        free_ns = tprof_sat_add(free_ns, st->steps[i].free_ns);
+        dur_ns = tprof_sat_add(dur_ns, st->steps[i].dur);
+    }
+    if (m->kind_counts[TPROF_KIND_GPU] && !m->kind_counts[TPROF_KIND_RUNTIME] && dur_ns > 0 &&
+        (double)free_ns / (double)dur_ns >= FREE_MIN)
+        rc |= add(a, cap, "free-time", rank, (double)free_ns / (double)dur_ns, FREE_MIN,
+                  "find what the device waits for: the host's dispatch (Python overhead, small ops: fuse them, graph "
+                  "mode or torch.compile), synchronisations, or copies",
+                  "the device is free (neither computing nor communicating) %.0f%% of step time (%s over %zu steps)",
+                  100.0 * (double)free_ns / (double)dur_ns, tprof_fmt_duration(d1, sizeof d1, free_ns), st->nsteps);
+    /* Ascend's AI CPU tasks (the task type is the category of a kernel table's rows) */
+    {
+        const tprof_event *ev = tprof_trace_events(t);
+        size_t nev = tprof_trace_nevents(t), longest_at = 0;
+        uint32_t ai_cpu = tprof_trace_str_id(t, "AI_CPU");
+        int64_t ai_ns = 0, all_ns = 0, longest = -1;
+        uint64_t nai = 0;
+        for (size_t i = 0; ai_cpu != UINT32_MAX && i < nev; i++) {
+            if (ev[i].kind != TPROF_KIND_GPU) continue;
+            all_ns = tprof_sat_add(all_ns, ev[i].dur);
+            if (ev[i].cat != ai_cpu) continue;
+            nai++;
+            ai_ns = tprof_sat_add(ai_ns, ev[i].dur);
+            if (ev[i].dur > longest) longest = ev[i].dur, longest_at = i;
+        }
+        if (nai && longest >= AI_CPU_TASK_NS)
+            rc |= add(a, cap, "ai-cpu", rank, (double)longest / 1e3, AI_CPU_TASK_NS / 1e3,
+                      "move the ops to the AI Core: AI CPU runs what the AI Core lacks (often int64 or double "
+                      "inputs, or unsupported shapes): cast to int32 or float32, or use replacement ops "
+                      "(msprof-analyze's AI CPU operator replacement examples)",
+                      "%llu AI CPU tasks take %s (%.1f%% of device task time); the longest, %s, %s",
+                      (unsigned long long)nai, tprof_fmt_duration(d1, sizeof d1, ai_ns),
+                      all_ns ? 100.0 * (double)ai_ns / (double)all_ns : 0.0,
+                      tprof_trace_str(t, ev[longest_at].name), tprof_fmt_duration(d2, sizeof d2, longest));
+    }
+    /* data loading: the data phase of the steps */
     int64_t steps_ns = 0;
     for (int p = 0; p < TPROF_PHASE_COUNT; p++) steps_ns = tprof_sat_add(steps_ns, st->phase_cpu_ns[p]);
     int64_t data_ns = st->phase_cpu_ns[TPROF_PHASE_DATA];
@@ -468,8 +509,8 @@ enum { A_RULE, A_RANK, A_VALUE, A_THRESHOLD, A_EVIDENCE, A_REMEDY, A_KNOWN, A_NC
 
 const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS] = {
     [A_RULE] = TPROF_COL("rule", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
-                         "attention, exposed-comm, cpu-bound, data-loading, fp32-gemm, host-sync, uneven-ranks, late-rank, "
-                         "slow-network, and the op rules (docs/METRICS.md)"),
+                         "attention, exposed-comm, cpu-bound, free-time, ai-cpu, data-loading, fp32-gemm, host-sync, "
+                         "uneven-ranks, late-rank, slow-network, and the op rules (docs/METRICS.md)"),
     [A_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
                          "the rank it is about; null: the whole run (in a rank's findings: that rank)"),
     [A_VALUE] = TPROF_COL("value", TPROF_COL_REAL, TPROF_COMBINE_PER_RANK, NULL, "the number behind it",

@@ -113,8 +113,16 @@ check(len(st) == 2 and st[1]["bubble_ns"] == 20000 and st[1]["overlapped_ns"] > 
       f"the made table's step 2 has a receive, an overlap and free time: the split is exercised ({st[1:]})")
 rc, out, err = run([TRAINPROF, "comm", "--format", "json", p])
 check(rc == 0 and '"AllReduce"' in out, f"comm names hcom_allReduce an AllReduce ({out[:300]} {err[:200]})")
-rc, out, err = run([TRAINPROF, "advice", p])
-check(rc == 0 and "cpu-bound" not in out, f"no cpu-bound finding without launch records ({out[:400]})")
+rc, out, err = run([TRAINPROF, "advice", "--format", "json", p])
+rules = {f["rule"]: f for f in json.loads(out)} if rc == 0 else {}
+check(rc == 0 and "cpu-bound" not in rules, f"no cpu-bound finding without launch records ({rules})")
+check("ai-cpu" not in rules, "no ai-cpu finding: the made table's AI CPU task lasts 3 us, under 20 us")
+_, steps, tasks = model(made)
+free = sum(device_split(tasks, lo, hi - lo)["free_ns"] for lo, hi, _ in steps.values())
+dur = sum(hi - lo for lo, hi, _ in steps.values())
+check(("free-time" in rules) == (free / dur >= 0.2) and
+      (not rules.get("free-time") or abs(rules["free-time"]["value"] - free / dur) < 1e-9),
+      f"free-time fires exactly when the device is free 20% of step time ({free / dur:.3f}: {rules.get('free-time')})")
 
 rc, out, err = run([TRAINPROF, "report", p, "-o", os.path.join(tmp, "made.html")])
 check(rc == 0 and os.path.getsize(os.path.join(tmp, "made.html")) > 10000, f"report takes a table as a trace ({rc}: {err[:300]})")
@@ -195,6 +203,16 @@ else:
     rc, out, err = run([TRAINPROF, "comm", "--format", "json", path])
     types = {t["type"] for t in json.loads(out)[0]["types"]} if rc == 0 else set()
     check({"Broadcast", "AllReduce", "AllGather", "ReduceScatter"} <= types, f"HCCL's collectives by type ({types})")
+    # advice's ai-cpu rule against the table read with Python: the AI CPU rows, their total, the longest
+    path = os.path.join(base, "ut/advisor/advisor_backend/compute_advice/kernel_details.csv")
+    rows = list(csv.DictReader(open(path, encoding="utf-8", newline="")))
+    ai = [(us_to_ns(r["Duration(us)"].strip()), r["Name"]) for r in rows if r["Accelerator Core"] == "AI_CPU"]
+    rc, out, err = run([TRAINPROF, "advice", "--format", "json", path])
+    found = [f for f in json.loads(out) if f["rule"] == "ai-cpu"] if rc == 0 else []
+    longest = max(ai)
+    check(len(ai) == 7 and len(found) == 1 and abs(found[0]["value"] - longest[0] / 1e3) < 1e-6 and
+          f"{len(ai)} AI CPU tasks" in found[0]["evidence"] and longest[1] in found[0]["evidence"],
+          f"ai-cpu: the {len(ai)} AI CPU rows, the longest {longest} ({found})")
     path = os.path.join(base, "resource/advisor/cluster_analysis_output/cluster_step_trace_time.csv")
     rc, out, err = run([TRAINPROF, "kernels", path])
     check(rc == 3 and "Ascend profiler CSV" in err and "not read yet" in err,
