@@ -59,7 +59,10 @@ const char *tprof_csv_errmsg(const tprof_csv *c) { return c->msg; }
 static int refill(tprof_csv *c);
 
 /* 1 with more bytes in the buffer, 0 at the end, or a negative code. */
-static int fill(tprof_csv *c)
+static int fill_slow(tprof_csv *c);
+static inline int fill(tprof_csv *c) { return c->at < c->len ? 1 : fill_slow(c); }
+
+static int fill_slow(tprof_csv *c)
 {
     while (c->at == c->len) { /* until a byte is here (a byte order mark alone may have been all) */
         if (c->eof) return 0;
@@ -92,9 +95,34 @@ static int refill(tprof_csv *c)
     return 0;
 }
 
+static int grow_text(tprof_csv *c, size_t need);
+
 static int put(tprof_csv *c, char ch)
 {
     if (c->tlen + 1 >= c->tcap) {
+        int rc = grow_text(c, 1);
+        if (rc) return rc;
+    }
+    c->text[c->tlen++] = ch;
+    return 0;
+}
+
+/* Appends the N bytes at P to the row's text. */
+static int put_run(tprof_csv *c, const uint8_t *p, size_t n)
+{
+    if (c->tlen + n >= c->tcap) {
+        int rc = grow_text(c, n);
+        if (rc) return rc;
+    }
+    memcpy(c->text + c->tlen, p, n);
+    c->tlen += n;
+    return 0;
+}
+
+/* Room for NEED more bytes and a NUL, within TPROF_CSV_MAX_ROW. */
+static int grow_text(tprof_csv *c, size_t need)
+{
+    while (c->tlen + need >= c->tcap) {
         if (c->tcap >= TPROF_CSV_MAX_ROW) {
             snprintf(c->msg, sizeof c->msg, "line %llu (byte %llu): a row longer than %zu MiB: not a CSV table",
                      (unsigned long long)c->row_line, (unsigned long long)c->row_offset, TPROF_CSV_MAX_ROW >> 20);
@@ -106,7 +134,6 @@ static int put(tprof_csv *c, char ch)
         c->text = t;
         c->tcap = cap;
     }
-    c->text[c->tlen++] = ch;
     return 0;
 }
 
@@ -160,6 +187,24 @@ int tprof_csv_row(tprof_csv *c, char ***fields, size_t *n)
                 break;
             }
             rc = 0;
+            if (st == FIELD_START && c->buf[c->at] != '"') st = UNQUOTED; /* its first byte read in the run */
+            /* a run of plain bytes at once: inside quotes up to the next
+             * quote, elsewhere up to the next comma or newline */
+            if (st == QUOTED || st == UNQUOTED) {
+                const uint8_t *p = c->buf + c->at, *e = c->buf + c->len, *q = p;
+                if (st == QUOTED) {
+                    q = memchr(p, '"', (size_t)(e - p));
+                    if (!q) q = e;
+                    for (const uint8_t *nl = p; (nl = memchr(nl, '\n', (size_t)(q - nl))); nl++) c->line++;
+                } else
+                    while (q < e && *q != ',' && *q != '\n') q++;
+                if (q > p) {
+                    if ((rc = put_run(c, p, (size_t)(q - p)))) return rc;
+                    c->at += (size_t)(q - p);
+                    c->offset += (uint64_t)(q - p);
+                    continue;
+                }
+            }
             uint8_t ch = c->buf[c->at++];
             c->offset++;
             if (ch == '\n') c->line++;

@@ -68,9 +68,11 @@ static int extend_step(step_extent **steps, size_t *n, size_t *cap, int64_t numb
 
 static ssize_t csv_source_read(void *ctx, void *buf, size_t cap) { return tprof_source_read(ctx, buf, cap); }
 
-/* Reads the rows into T. 0, TPROF_ETRUNC (the last row cut: what was read
+/* Reads the rows into T (FILE_SIZE bytes, -1 unknown: the event array is
+ * reserved from it). 0, TPROF_ETRUNC (the last row cut: what was read
  * before it stays), or an error with MSG set. */
-static int read_rows(tprof_trace *t, tprof_csv *csv, const tprof_read_opts *opts, char *msg, size_t msglen)
+static int read_rows(tprof_trace *t, tprof_csv *csv, int64_t file_size, const tprof_read_opts *opts, char *msg,
+                     size_t msglen)
 {
     char **f;
     size_t nf;
@@ -97,9 +99,14 @@ static int read_rows(tprof_trace *t, tprof_csv *csv, const tprof_read_opts *opts
     }
     size_t header_fields = nf;
     reader r = { .t = t, .opts = opts };
+    uint64_t rows = 0, reserve_at = 1024; /* room for all the rows, once their size is known */
     step_extent *steps = NULL;
     size_t nsteps = 0, stepcap = 0;
     while ((rc = tprof_csv_row(csv, &f, &nf)) > 0) {
+        if (++rows == reserve_at && file_size > 0) { /* the rows' mean size so far sizes the array */
+            double per_row = (double)tprof_csv_row_offset(csv) / (double)rows;
+            (void)tprof_trace_reserve(t, (size_t)((double)file_size / per_row * 1.1), 0);
+        }
         if (nf < need) {
             snprintf(msg, msglen, "line %llu (byte %llu): %zu fields where the header has %zu%s",
                      (unsigned long long)tprof_csv_row_line(csv), (unsigned long long)tprof_csv_row_offset(csv), nf,
@@ -149,7 +156,7 @@ int tprof_ascend_read_kernels(tprof_trace **out, tprof_source *src, const char *
         return TPROF_ENOMEM;
     }
     char msg[300] = "";
-    int rc = read_rows(t, csv, opts, msg, sizeof msg);
+    int rc = read_rows(t, csv, tprof_source_file_size(src), opts, msg, sizeof msg);
     tprof_csv_close(csv);
     t->meta.form = TPROF_FORM_ASCEND_TABLE;
     t->meta.compression = tprof_source_compression(src);
