@@ -341,9 +341,10 @@ static int find_records(const tprof_trace *t, tprof_op_tree *tr, size_t alone, h
     }
     records_half w[2];
     for (int k = 0; k < 2; k++)
-        w[k] = (records_half){ .t = t, .tr = tr, .h = h, .s0 = k ? tr->nspans / 2 : 0, .s1 = k ? tr->nspans : tr->nspans / 2,
-                               .e0 = k ? nev / 2 : 0, .e1 = k ? nev : nev / 2, .spans_in = counts + (size_t)k * 4 * nt,
-                               .events_in = counts + ((size_t)k * 4 + 1) * nt, .span_at = counts + ((size_t)k * 4 + 2) * nt,
+        w[k] = (records_half){ .t = t, .tr = tr, .h = h, .s0 = k ? tr->nspans / 2 : 0,
+                               .s1 = k ? tr->nspans : tr->nspans / 2, .e0 = k ? nev / 2 : 0, .e1 = k ? nev : nev / 2,
+                               .spans_in = counts + (size_t)k * 4 * nt, .events_in = counts + ((size_t)k * 4 + 1) * nt,
+                               .span_at = counts + ((size_t)k * 4 + 2) * nt,
                                .event_at = counts + ((size_t)k * 4 + 3) * nt, .gpu = h->gpu + (k ? nev / 2 : 0) };
     int parallel = tr->nspans + nev >= alone;
     run_both(records_run, &w[0], &w[1], parallel);

@@ -249,7 +249,8 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
             else {
                 int kind = kinds[i];
                 if (kind < 0) d->unreadable++;
-                else if (kind == TPROF_INPUT_ASCEND_KERNELS && has_trace && (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
+                else if (kind == TPROF_INPUT_ASCEND_KERNELS && has_trace &&
+                         (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
                     d->beside_trace++;
                 else if (w->accepts & TPROF_INPUT_BIT(kind)) {
                     d->kept[kind]++;
@@ -365,7 +366,8 @@ static size_t add_skipped(const tprof_input_dir *d, text *t)
                                                   { "not a regular file", "not regular files" },
                                                   { "temporary output", "temporary outputs" },
                                                   { "link to a file already listed", "links to files already listed" },
-                                                  { "Ascend kernel table beside its trace", "Ascend kernel tables beside their traces" } };
+                                                  { "Ascend kernel table beside its trace",
+                                                    "Ascend kernel tables beside their traces" } };
     const size_t extra[] = { d->unreadable, d->special, d->temporary, d->repeated, d->beside_trace };
     size_t total = 0;
     for (int k = 0; k < TPROF_INPUT_KINDS; k++) total += d->skipped[k];

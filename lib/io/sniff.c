@@ -103,7 +103,8 @@ static int ascend_csv_header(const uint8_t *p, size_t n)
     size_t e = 0, commas = 0;
     while (e < n && p[e] != '\n') commas += p[e++] == ',';
     if (commas < 2) return 0;
-    static const char *const name[] = { "Name", "Op Name", NULL }, *const start[] = { "Start Time(us)", "Task Start Time(us)", NULL },
+    static const char *const name[] = { "Name", "Op Name", NULL },
+                             *const start[] = { "Start Time(us)", "Task Start Time(us)", NULL },
                              *const dur[] = { "Duration(us)", "Task Duration(us)", NULL };
     int kernels = header_cell(p, e, name) && header_cell(p, e, start) && header_cell(p, e, dur);
     static const char *const cols[] = { "Step Id,",          "Op Name,",   "OP Type,",

@@ -5,7 +5,8 @@
  * trace analysis reads these files unchanged; the Step Id column gives the
  * steps, each over the extent of its tasks. Column names are those of
  * msprof-analyze's parsers and Ascend's documentation; docs/METRICS.md
- * ("Ascend inputs") says what is read. */
+ * ("Ascend kernel tables") says what is read. A last row without its
+ * newline is read when it has every column (else the file was cut there). */
 #include "reader_internal.h"
 #include "../io/csv.h"
 

@@ -339,8 +339,8 @@ int cmd_mem(int argc, char **argv)
     }
     /* a directory: the snapshots and traces below it (not Ascend kernel tables: no memory in them) */
     tprof_inputs in;
-    if (cli_expand_inputs(files, nfiles, TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | TPROF_INPUT_BIT(TPROF_INPUT_TRACE), &in))
-        return EXIT_INPUT;
+    const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | TPROF_INPUT_BIT(TPROF_INPUT_TRACE);
+    if (cli_expand_inputs(files, nfiles, accepts, &in)) return EXIT_INPUT;
     files = in.paths;
     nfiles = (int)in.npaths;
     if (a.timeline && nfiles != 1) {
