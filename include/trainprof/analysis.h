@@ -18,7 +18,8 @@ extern "C" {
 
 /* ---- kernels: GPU kernel breakdown ---- */
 
-typedef enum { TPROF_BY_NAME = 0, TPROF_BY_CLASS, TPROF_BY_STREAM } tprof_group_by;
+/* kernels' groupings; category: the event's cat (Ascend: the accelerator core, AI_CORE, AI_CPU, HCCL, ...) */
+typedef enum { TPROF_BY_NAME = 0, TPROF_BY_CLASS, TPROF_BY_STREAM, TPROF_BY_CATEGORY, TPROF_BY_COUNT } tprof_group_by;
 
 typedef struct {
     tprof_group_by by;
@@ -63,7 +64,7 @@ void tprof_kernels_free(tprof_kernels_result *r);
 /* The result tables of each grouping (indexed by tprof_group_by: "kernels",
  * "kernels_by_class", "kernels_by_stream"): the totals, the classes, and
  * the rows by total time. */
-extern const tprof_result_desc tprof_kernels_desc[3];
+extern const tprof_result_desc tprof_kernels_desc[TPROF_BY_COUNT];
 int tprof_kernels_tables(const tprof_kernels_result *r, tprof_result **out);
 /* Per-rank kernel tables combined by the columns' rules (counts and times
  * add up, min and max across ranks, means and shares derived after), the

@@ -156,6 +156,10 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
                                     : row_for(r, &g, kid, label, TPROF_CLASS_COMPUTE, e->device, e->stream, &cap);
             break;
         }
+        case TPROF_BY_CATEGORY: /* one row per category and class, as per name */
+            idx = row_for(r, &g, (int64_t)e->cat * TPROF_CLASS_COUNT + e->klass, tprof_trace_str(t, e->cat),
+                          (tprof_class)e->klass, -1, -1, &cap);
+            break;
         default:
             /* one row per name and class: a name can appear in two categories */
             idx = row_for(r, &g, (int64_t)e->name * TPROF_CLASS_COUNT + e->klass, tprof_trace_str(t, e->name),
@@ -248,7 +252,7 @@ enum { C_CLASS, C_COUNT, C_TOTAL, C_NCOLS };
 enum { R_KEY, R_CLASS, R_DEVICE, R_STREAM, R_COUNT, R_TOTAL, R_MEAN, R_MIN, R_MAX, R_SHARE, R_NCOLS };
 
 static const tprof_col_desc kernels_top_cols[K_NCOLS] = {
-    [K_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: kernel, class or stream",
+    [K_BY] = TPROF_COL("by", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "the grouping: kernel, class, stream or category",
                        .flags = TPROF_COLF_NO_TABLE),
     [K_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "GPU events", "GPU events in the window"),
     [K_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_SUM, "total", "their durations summed"),
@@ -299,11 +303,12 @@ static const tprof_col_desc kernels_class_cols[C_NCOLS] = {
                               .den = "top.total_ns", .decimals = 2, .csv_decimals = 6),                             \
     }
 
-static const tprof_col_desc kernels_row_cols[3][R_NCOLS] = {
+static const tprof_col_desc kernels_row_cols[TPROF_BY_COUNT][R_NCOLS] = {
     [TPROF_BY_NAME] = KERNEL_ROW_COLS("kernel", "the kernel's name", 0, HIDDEN),
     [TPROF_BY_CLASS] = KERNEL_ROW_COLS("class", "the class", TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE, HIDDEN),
     [TPROF_BY_STREAM] = KERNEL_ROW_COLS("stream", "\"device D stream S\"", TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE,
                                         TPROF_COLF_NO_CSV | TPROF_COLF_NO_TABLE),
+    [TPROF_BY_CATEGORY] = KERNEL_ROW_COLS("category", "the events' category (Ascend: the accelerator core)", 0, HIDDEN),
 };
 
 static const tprof_table_desc kernels_classes = { .name = "classes", .doc = "GPU events per class",
@@ -311,27 +316,30 @@ static const tprof_table_desc kernels_classes = { .name = "classes", .doc = "GPU
 #define KERNEL_ROWS(BY)                                                                                              \
     { .name = "rows", .doc = "by total time, longest first (--top limits them)", .cols = kernels_row_cols[BY],      \
       .ncols = R_NCOLS, .limited = 1 }
-static const tprof_table_desc kernels_rows[3] = { KERNEL_ROWS(TPROF_BY_NAME), KERNEL_ROWS(TPROF_BY_CLASS),
-                                                  KERNEL_ROWS(TPROF_BY_STREAM) };
+static const tprof_table_desc kernels_rows[TPROF_BY_COUNT] = { KERNEL_ROWS(TPROF_BY_NAME), KERNEL_ROWS(TPROF_BY_CLASS),
+                                                               KERNEL_ROWS(TPROF_BY_STREAM),
+                                                               KERNEL_ROWS(TPROF_BY_CATEGORY) };
 static const tprof_table_desc kernels_top = { .name = "", .cols = kernels_top_cols, .ncols = K_NCOLS };
-static const tprof_table_desc *const kernels_tables[3][2] = {
-    { &kernels_classes, &kernels_rows[0] }, { &kernels_classes, &kernels_rows[1] }, { &kernels_classes, &kernels_rows[2] }
+static const tprof_table_desc *const kernels_tables[TPROF_BY_COUNT][2] = {
+    { &kernels_classes, &kernels_rows[0] }, { &kernels_classes, &kernels_rows[1] }, { &kernels_classes, &kernels_rows[2] },
+    { &kernels_classes, &kernels_rows[3] }
 };
 #define KERNELS_DESC(NAME, BY) { .name = NAME, .version = 1, .top = &kernels_top, .tables = kernels_tables[BY], \
                                  .ntables = 2, .csv_table = 2 }
-const tprof_result_desc tprof_kernels_desc[3] = { KERNELS_DESC("kernels", TPROF_BY_NAME),
-                                                  KERNELS_DESC("kernels_by_class", TPROF_BY_CLASS),
-                                                  KERNELS_DESC("kernels_by_stream", TPROF_BY_STREAM) };
+const tprof_result_desc tprof_kernels_desc[TPROF_BY_COUNT] = { KERNELS_DESC("kernels", TPROF_BY_NAME),
+                                                               KERNELS_DESC("kernels_by_class", TPROF_BY_CLASS),
+                                                               KERNELS_DESC("kernels_by_stream", TPROF_BY_STREAM),
+                                                               KERNELS_DESC("kernels_by_category", TPROF_BY_CATEGORY) };
 
 static const char *by_label(tprof_group_by by)
 {
-    return by == TPROF_BY_CLASS ? "class" : by == TPROF_BY_STREAM ? "stream" : "kernel";
+    return by == TPROF_BY_CLASS ? "class" : by == TPROF_BY_STREAM ? "stream" : by == TPROF_BY_CATEGORY ? "category" : "kernel";
 }
 
 int tprof_kernels_tables(const tprof_kernels_result *r, tprof_result **out)
 {
     *out = NULL;
-    if ((unsigned)r->by > TPROF_BY_STREAM) return TPROF_EUSAGE;
+    if ((unsigned)r->by >= TPROF_BY_COUNT) return TPROF_EUSAGE;
     tprof_result *res = tprof_result_new(&tprof_kernels_desc[r->by]);
     if (!res) return TPROF_ENOMEM;
     tprof_rows *top = tprof_result_top(res);
@@ -360,7 +368,8 @@ int tprof_kernels_tables(const tprof_kernels_result *r, tprof_result **out)
         const tprof_kernel_row *x = &r->rows[j];
         long i = tprof_rows_add(rows);
         if (i < 0 || tprof_rows_set_s(rows, (size_t)i, R_KEY, x->key) ||
-            (r->by == TPROF_BY_NAME && tprof_rows_set_s(rows, (size_t)i, R_CLASS, tprof_class_name(x->klass)))) {
+            ((r->by == TPROF_BY_NAME || r->by == TPROF_BY_CATEGORY) &&
+             tprof_rows_set_s(rows, (size_t)i, R_CLASS, tprof_class_name(x->klass)))) {
             rc = TPROF_ENOMEM;
             break;
         }

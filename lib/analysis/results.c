@@ -18,6 +18,7 @@ static const tprof_result_desc *const all[] = {
     &tprof_kernels_desc[TPROF_BY_NAME],
     &tprof_kernels_desc[TPROF_BY_CLASS],
     &tprof_kernels_desc[TPROF_BY_STREAM],
+    &tprof_kernels_desc[TPROF_BY_CATEGORY],
     &tprof_launch_desc,
     &tprof_log_desc[0],
     &tprof_log_desc[1],

@@ -19,7 +19,9 @@ static void help(FILE *f)
             "traces, a combined one.\n\n"
             "options:\n"
             "  --top N               rows per table (default 20, 0 = all)\n"
-            "  --by name|class|stream  grouping (default name)\n"
+            "  --by name|class|stream|category  grouping (default name); category: the\n"
+            "                        events' category (Ascend: the accelerator core, AI_CORE,\n"
+            "                        AI_VECTOR_CORE, AI_CPU, HCCL, ...)\n"
             "  --steps A..B          only GPU work launched in ProfilerStep#A..#B\n"
             "                        (also A.., ..B, A)\n"
             CLI_COMMON_HELP);
@@ -78,8 +80,9 @@ static int option(void *vctx, int c, const char *arg)
         if (!strcmp(arg, "name")) ctx->ko.by = TPROF_BY_NAME;
         else if (!strcmp(arg, "class")) ctx->ko.by = TPROF_BY_CLASS;
         else if (!strcmp(arg, "stream")) ctx->ko.by = TPROF_BY_STREAM;
+        else if (!strcmp(arg, "category")) ctx->ko.by = TPROF_BY_CATEGORY;
         else {
-            cli_error("--by must be name, class or stream, not '%s'", arg);
+            cli_error("--by must be name, class, stream or category, not '%s'", arg);
             return -1;
         }
         return 0;

@@ -203,6 +203,17 @@ else:
     rc, out, err = run([TRAINPROF, "comm", "--format", "json", path])
     types = {t["type"] for t in json.loads(out)[0]["types"]} if rc == 0 else set()
     check({"Broadcast", "AllReduce", "AllGather", "ReduceScatter"} <= types, f"HCCL's collectives by type ({types})")
+    # kernels --by category: per accelerator core (HCCL's tasks communication, the rest compute)
+    path = os.path.join(base, "ut/advisor/advisor_backend/compute_advice/kernel_details.csv")
+    cores = collections.defaultdict(lambda: [0, 0])
+    for r in csv.DictReader(open(path, encoding="utf-8", newline="")):
+        cores[r["Accelerator Core"]][0] += 1
+        cores[r["Accelerator Core"]][1] += us_to_ns(r["Duration(us)"].strip())
+    rc, doc, err = kernels_json(path, "--by", "category")
+    got = {r["key"]: [r["count"], r["total_ns"]] for r in doc["traces"][0]["rows"]} if doc else {}
+    check(got == dict(cores) and len(cores) >= 5, f"kernels --by category: per accelerator core ({got} vs {dict(cores)})")
+    check(doc and {r["key"]: r["class"] for r in doc["traces"][0]["rows"]}.get("HCCL") == "communication",
+          "the HCCL core's tasks are communication")
     # advice's ai-cpu rule against the table read with Python: the AI CPU rows, their total, the longest
     path = os.path.join(base, "ut/advisor/advisor_backend/compute_advice/kernel_details.csv")
     rows = list(csv.DictReader(open(path, encoding="utf-8", newline="")))

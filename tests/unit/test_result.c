@@ -253,7 +253,9 @@ static void test_steps_tables(void **state)
 {
     (void)state;
     tprof_step_row rows[2] = { { .number = 3, .ts = 1000, .dur = 500, .gpu_events = 4, .gpu_total_ns = 300,
-                                 .gpu_busy_ns = 250, .gpu_end_ns = 1600 },
+                                 .gpu_busy_ns = 250, .gpu_end_ns = 1600, .computing_ns = 200, .comm_not_overlapped_ns = 40,
+                                 .overlapped_ns = 10, .communication_ns = 50, .free_ns = 160, .stage_ns = 380,
+                                 .bubble_ns = 20, .comm_not_overlapped_no_recv_ns = 25, .preparing_ns = 100 },
                                { .number = 4, .ts = 1500, .dur = 700, .gpu_events = 2, .gpu_total_ns = 100,
                                  .gpu_busy_ns = 100, .gpu_end_ns = 2100 } };
     rows[0].phase_cpu_ns[TPROF_PHASE_FORWARD] = 200;
@@ -273,9 +275,12 @@ static void test_steps_tables(void **state)
     const char *prefix[] = { "rank 0", "t.json" };
     tprof_rows_csv(tprof_result_table_c(res, 0), prefix, 2, 0, f);
     fclose(f);
-    assert_string_equal(buf, "trace,file,step,ts_ns,dur_ns,gpu_events,gpu_total_ns,gpu_busy_ns,gpu_end_ns\n"
-                             "rank 0,t.json,3,1000,500,4,300,250,1600\n"
-                             "rank 0,t.json,4,1500,700,2,100,100,2100\n");
+    /* the device split in step_trace_time.csv's column order */
+    assert_string_equal(buf, "trace,file,step,ts_ns,dur_ns,gpu_events,gpu_total_ns,gpu_busy_ns,gpu_end_ns,computing_ns,"
+                             "comm_not_overlapped_ns,overlapped_ns,communication_ns,free_ns,stage_ns,bubble_ns,"
+                             "comm_not_overlapped_exclude_receive_ns,preparing_ns\n"
+                             "rank 0,t.json,3,1000,500,4,300,250,1600,200,40,10,50,160,380,20,25,100\n"
+                             "rank 0,t.json,4,1500,700,2,100,100,2100,0,0,0,0,0,0,0,0,0\n");
     char err[128] = "";
     tprof_result *back = unit_result_reread(res, &tprof_steps_desc, err, sizeof err);
     assert_non_null(back);
