@@ -170,7 +170,8 @@ else:
         rc, out, err = run([rd, recorded])
         check(rc == 0 and out.startswith("steps 2 events "), f"{kind} reader on the recorded trace: exit {rc}, {out!r} {err}")
         rc, out, err = run([bin_tp, "steps", recorded])
-        check(rc == 0 and out.count("\n#") == 2, f"installed trainprof steps on the {kind} recorder's trace: {rc} {err}")
+        # two steps, each a row of the steps table and of the device-time table
+        check(rc == 0 and out.count("\n#") == 4, f"installed trainprof steps on the {kind} recorder's trace: {rc} {err}")
 
 # ---- the man page ----
 man = os.path.join(prefix, "share", "man", "man1", "trainprof.1")
@@ -229,7 +230,7 @@ if os.path.exists(comp):
     got = complete("trainprof", "--ver")
     check(got == ["--version"], f"trainprof --ver -> {got}")
     got = complete("trainprof", "kernels", "--by", "")
-    check(got == ["name", "class", "stream"], f"kernels --by '' -> {got}")
+    check(got == ["name", "class", "stream", "category"], f"kernels --by '' -> {got}")
     got = complete("trainprof", "kernels", "--format", "=", "j")  # --format=j as bash splits it
     check(got == ["json"], f"kernels --format=j -> {got}")
     got = complete("trainprof", "merge", "--format", "")
