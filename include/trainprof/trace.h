@@ -91,6 +91,7 @@ typedef struct {
     uint8_t klass;       /* tprof_class for TPROF_KIND_GPU; tprof_phase for marker spans
                             (TPROF_EV_MARKER) */
     uint8_t flags;
+    uint32_t task;       /* an Ascend device task's "Task Type" (string id; 0, the empty string: none) */
 } tprof_event;
 
 /* a + b, saturated: malformed inputs can put times near the int64 limits,

@@ -348,7 +348,7 @@ static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t ra
                   "mode or torch.compile), synchronisations, or copies",
                   "the device is free (neither computing nor communicating) %.0f%% of step time (%s over %zu steps)",
                   100.0 * (double)free_ns / (double)dur_ns, tprof_fmt_duration(d1, sizeof d1, free_ns), st->nsteps);
-    /* Ascend's AI CPU tasks (the task type is the category of a kernel table's rows) */
+    /* Ascend's AI CPU tasks (their task type: a kernel table's core, a timeline's Task Type) */
     {
         const tprof_event *ev = tprof_trace_events(t);
         size_t nev = tprof_trace_nevents(t), longest_at = 0;
@@ -358,7 +358,7 @@ static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t ra
         for (size_t i = 0; ai_cpu != UINT32_MAX && i < nev; i++) {
             if (ev[i].kind != TPROF_KIND_GPU) continue;
             all_ns = tprof_sat_add(all_ns, ev[i].dur);
-            if (ev[i].cat != ai_cpu) continue;
+            if (ev[i].task != ai_cpu) continue; /* a table's core or a timeline's Task Type */
             nai++;
             ai_ns = tprof_sat_add(ai_ns, ev[i].dur);
             if (ev[i].dur > longest) longest = ev[i].dur, longest_at = i;

@@ -156,10 +156,12 @@ int tprof_kernels(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_ke
                                     : row_for(r, &g, kid, label, TPROF_CLASS_COMPUTE, e->device, e->stream, &cap);
             break;
         }
-        case TPROF_BY_CATEGORY: /* one row per category and class, as per name */
-            idx = row_for(r, &g, (int64_t)e->cat * TPROF_CLASS_COUNT + e->klass, tprof_trace_str(t, e->cat),
+        case TPROF_BY_CATEGORY: { /* one row per category and class, as per name; an Ascend task: its type */
+            uint32_t cat = e->task ? e->task : e->cat;
+            idx = row_for(r, &g, (int64_t)cat * TPROF_CLASS_COUNT + e->klass, tprof_trace_str(t, cat),
                           (tprof_class)e->klass, -1, -1, &cap);
             break;
+        }
         default:
             /* one row per name and class: a name can appear in two categories */
             idx = row_for(r, &g, (int64_t)e->name * TPROF_CLASS_COUNT + e->klass, tprof_trace_str(t, e->name),
@@ -308,7 +310,8 @@ static const tprof_col_desc kernels_row_cols[TPROF_BY_COUNT][R_NCOLS] = {
     [TPROF_BY_CLASS] = KERNEL_ROW_COLS("class", "the class", TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE, HIDDEN),
     [TPROF_BY_STREAM] = KERNEL_ROW_COLS("stream", "\"device D stream S\"", TPROF_COLF_NO_JSON | TPROF_COLF_NO_TABLE,
                                         TPROF_COLF_NO_CSV | TPROF_COLF_NO_TABLE),
-    [TPROF_BY_CATEGORY] = KERNEL_ROW_COLS("category", "the events' category (Ascend: the accelerator core)", 0, HIDDEN),
+    [TPROF_BY_CATEGORY] = KERNEL_ROW_COLS("category", "the events' category (an Ascend task: its type, the accelerator core)",
+                                          0, HIDDEN),
 };
 
 static const tprof_table_desc kernels_classes = { .name = "classes", .doc = "GPU events per class",

@@ -98,6 +98,7 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         tprof_event e = src->ev[i];
         e.name = map[e.name];
         e.cat = map[e.cat];
+        e.task = map[e.task];
         if (e.flags & TPROF_EV_PID_STR) e.pid = remap_id(map, (uint32_t)e.pid);
         if (e.flags & TPROF_EV_TID_STR) e.tid = remap_id(map, (uint32_t)e.tid);
         dst->ev[dst->nev++] = e;

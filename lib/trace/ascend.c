@@ -125,6 +125,7 @@ static int read_rows(tprof_trace *t, tprof_csv *csv, int64_t file_size, const tp
         v = value(f, nf, col, C_CORE, &len);
         if ((rc = tprof_event_set(&r, &e, K_CAT, V_STRING, v ? v : "Ascend task", v ? len : strlen("Ascend task"))))
             break;
+        if (v) e.task_cat = e.cat + 1; /* the core is the task's type, as trace_view.json's Task Type */
         if ((v = value(f, nf, col, C_START, &len))) tprof_event_set(&r, &e, K_TS, V_NUMBER, v, len);
         if ((v = value(f, nf, col, C_DUR, &len))) tprof_event_set(&r, &e, K_DUR, V_NUMBER, v, len);
         v = value(f, nf, col, C_DEVICE, &len);

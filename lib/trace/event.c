@@ -370,6 +370,14 @@ static int parse_args_slow(reader *r, raw_event *e)
         }
         if (k == A_TASK_TYPE) e->task_type = 1;
         if ((rc = tprof_json_next(r->j, &tok))) return rc;
+        if (k == A_TASK_TYPE) { /* as the fast path: a string names the task's category */
+            e->task_cat = 0;
+            if (tok.type == TPROF_JSON_STRING) {
+                uint32_t id = tprof_reader_intern(r, tok.text, tok.len);
+                if (id == UINT32_MAX) return TPROF_ENOMEM;
+                e->task_cat = id + 1;
+            }
+        }
         if (is_container(&tok) && tprof_is_oparg(k) && (r->opts->keep & TPROF_KEEP_OP_ARGS)) {
             if ((rc = oparg_slow(r, e, k, &tok))) return rc;
             continue;
@@ -665,6 +673,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         .kind = (uint8_t)kind,
         .klass = klass,
         .flags = flags,
+        .task = e->task_cat ? e->task_cat - 1 : 0,
     };
     if (is_call) {
         if (tprof_grow_items((void **)&t->calls, &t->callcap, t->ncalls + 1, sizeof *t->calls)) return TPROF_ENOMEM;

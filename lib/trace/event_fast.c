@@ -276,8 +276,16 @@ PER_VALUE int arg_value(reader *r, raw_event *e, arg_key k, const uint8_t **pp, 
     value_type type;
     int skipped;
     if ((rc = scalar(p, end, depth_left, &type, &text, &len, &skipped, pp))) return rc;
-    if (k == A_TASK_TYPE) e->task_type = 1;
-    else if (!skipped) tprof_event_set_arg(e, k, type, text, len);
+    if (k == A_TASK_TYPE) {
+        e->task_type = 1;
+        e->task_cat = 0;
+        if (!skipped && type == V_STRING) {
+            uint32_t id = tprof_reader_intern(r, text, len);
+            if (id == UINT32_MAX) return -1;
+            e->task_cat = id + 1;
+        }
+    } else if (!skipped)
+        tprof_event_set_arg(e, k, type, text, len);
     return JS_OK;
 }
 

@@ -552,7 +552,9 @@ static int read_input(tprof_trace **out, const input *in, const tprof_read_opts 
     int csv = (rc == TPROF_EFORMAT || rc == TPROF_ENOTTRACE) && rereadable &&
               tprof_input_sniff(head, hn) == TPROF_INPUT_ASCEND_KERNELS;
     tprof_source_close(src);
-    return csv ? read_csv(out, in, opts, errbuf, errlen) : rc;
+    if (!csv) return rc;
+    if (errbuf && errlen) errbuf[0] = 0; /* the JSON reader's complaint is not the table's */
+    return read_csv(out, in, opts, errbuf, errlen);
 }
 
 int tprof_trace_read(tprof_trace **out, const char *path, const tprof_read_opts *opts, char *errbuf,

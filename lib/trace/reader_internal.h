@@ -81,6 +81,7 @@ typedef struct {
     int64_t mem_bytes;
     uint8_t coll_len, dtype_len, pg_len;
     uint8_t oparg_mask; /* which of oparg_id are set (1 << (key - A_INPUT_DIMS)) */
+    uint32_t task_cat;  /* an Ascend task's "Task Type" string id + 1 (0: none) */
     /* from here on: not cleared */
     char coll[32], dtype[16], pg[48];
     uint32_t oparg_id[TPROF_OP_ARGS]; /* string ids of the compact texts, by tprof_op_arg */

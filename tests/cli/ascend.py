@@ -224,6 +224,21 @@ else:
     check(len(ai) == 7 and len(found) == 1 and abs(found[0]["value"] - longest[0] / 1e3) < 1e-6 and
           f"{len(ai)} AI CPU tasks" in found[0]["evidence"] and longest[1] in found[0]["evidence"],
           f"ai-cpu: the {len(ai)} AI CPU rows, the longest {longest} ({found})")
+    # a timeline (trace_view.json): its tasks by their Task Type, and the ai-cpu rule on them
+    path = os.path.join(base, "ut/advisor/advisor_backend/timeline_advice/trace_view.json")
+    types = collections.defaultdict(lambda: [0, 0])
+    for e in json.load(open(path)):
+        a = e.get("args") or {}
+        if e.get("ph") == "X" and "Task Type" in a:
+            types[a["Task Type"]][0] += 1
+            types[a["Task Type"]][1] += us_to_ns(e["dur"])
+    rc, doc, err = kernels_json(path, "--by", "category")
+    got = {r["key"]: [r["count"], r["total_ns"]] for r in doc["traces"][0]["rows"]} if doc else {}
+    check(got == dict(types) and "AI_CPU" in types, f"a timeline's tasks by Task Type ({got} vs {dict(types)})")
+    rc, out, err = run([TRAINPROF, "advice", "--format", "json", path])
+    found = [f for f in json.loads(out) if f["rule"] == "ai-cpu"] if rc == 0 else []
+    check(len(found) == 1 and found[0]["evidence"].startswith(f"{types['AI_CPU'][0]} AI CPU tasks"),
+          f"ai-cpu on the timeline's AI CPU tasks ({found})")
     path = os.path.join(base, "resource/advisor/cluster_analysis_output/cluster_step_trace_time.csv")
     rc, out, err = run([TRAINPROF, "kernels", path])
     check(rc == 3 and "Ascend profiler CSV" in err and "not read yet" in err,
