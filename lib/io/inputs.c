@@ -196,6 +196,15 @@ static int list_dir(const char *dir, char ***names, size_t *n)
     return rc;
 }
 
+/* DIR/NAME (malloc'd; NULL when out of memory). */
+static char *child_path(const char *dir, const char *name)
+{
+    size_t dl = strlen(dir), len = dl + strlen(name) + 2;
+    char *path = malloc(len);
+    if (path) snprintf(path, len, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", name);
+    return path;
+}
+
 static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
 {
     char **names;
@@ -205,8 +214,6 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
         d->unreadable++;
         return 0;
     }
-    size_t dl = strlen(dir);
-    int slash = dl && dir[dl - 1] == '/';
     /* the kinds of the regular files first: an Ascend profiler's output
      * directory holds its timeline (trace_view.json) and its kernel table
      * (kernel_details.csv) of the same tasks, of which the timeline, with
@@ -214,26 +221,22 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
     int *kinds = malloc((n ? n : 1) * sizeof *kinds), has_trace = 0;
     if (!kinds) rc = TPROF_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
-        size_t len = dl + strlen(names[i]) + 2;
-        char *path = malloc(len);
+        char *path = child_path(dir, names[i]);
         if (!path) {
             rc = TPROF_ENOMEM;
             break;
         }
-        snprintf(path, len, "%s%s%s", dir, slash ? "" : "/", names[i]);
         struct stat st;
         kinds[i] = stat(path, &st) == 0 && S_ISREG(st.st_mode) && !is_temporary(names[i]) ? sniff_file(path) : -1;
         has_trace |= kinds[i] == TPROF_INPUT_TRACE;
         free(path);
     }
     for (size_t i = 0; !rc && i < n; i++) {
-        size_t len = dl + strlen(names[i]) + 2;
-        char *path = malloc(len);
+        char *path = child_path(dir, names[i]);
         if (!path) {
             rc = TPROF_ENOMEM;
             break;
         }
-        snprintf(path, len, "%s%s%s", dir, slash ? "" : "/", names[i]);
         struct stat st;
         if (stat(path, &st) != 0) d->unreadable++; /* a dangling link, a race */
         else if (S_ISDIR(st.st_mode)) {
