@@ -112,9 +112,11 @@ int tprof_launch_overhead_from(const tprof_trace *t, const tprof_steps_result *s
     tprof_idle_free(ir);
     /* only with launch records: without any (an Ascend kernel table, a
      * device-only trace) every gap counts as a host wait by HTA's rule, which
-     * is no evidence that the host was slow */
-    r->cpu_bound = r->span_ns > 0 && r->idle_ns * 5 >= r->span_ns && r->host_wait_ns * 2 >= r->stream_idle_ns &&
-                   r->stream_idle_ns > 0 && tprof_trace_meta_get(t)->kind_counts[TPROF_KIND_RUNTIME] > 0;
+     * is no evidence that the host was slow; the shares in doubles, as
+     * absurd timestamps make products past int64 */
+    r->cpu_bound = r->span_ns > 0 && (double)r->idle_ns * 5 >= (double)r->span_ns &&
+                   (double)r->host_wait_ns * 2 >= (double)r->stream_idle_ns && r->stream_idle_ns > 0 &&
+                   tprof_trace_meta_get(t)->kind_counts[TPROF_KIND_RUNTIME] > 0;
     return 0;
 }
 
