@@ -336,7 +336,9 @@ void tprof_comm_free(tprof_comm_result *r);
 /* The result as typed tables: the totals, the collective types, the
  * recorded calls, and the types with their "all" row (CSV). */
 extern const tprof_result_desc tprof_comm_desc;
-int tprof_comm_tables(const tprof_comm_result *r, tprof_result **out);
+/* R as comm's result; with T, also T's Ascend HCCL summaries (hccl_ops,
+ * hccl_totals, hccl_transports, hccl_links: empty without them). */
+int tprof_comm_tables(const tprof_comm_result *r, const tprof_trace *t, tprof_result **out);
 /* The collective a communication kernel runs, from its name ("other" when
  * not recognised). Returns a static string. */
 const char *tprof_collective_type(const char *kernel_name);

@@ -205,6 +205,8 @@ double tprof_rows_real(const tprof_rows *t, size_t row, const char *col);
 const char *tprof_rows_str(const tprof_rows *t, size_t row, const char *col);
 /* Derives every DERIVED column (num / den; null when den is 0 or null). */
 void tprof_result_derive(tprof_result *r);
+/* The same for one table (and its child tables). */
+void tprof_rows_derive(tprof_rows *t);
 /* Appends copies of SRC's rows (with their child tables) to DST, a table of
  * the same columns in another result: 0, TPROF_EUSAGE (other columns) or
  * TPROF_ENOMEM. */

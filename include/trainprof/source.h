@@ -112,6 +112,7 @@ typedef struct {
     size_t temporary;                 /* trainprof's own temporary outputs (NAME.tmp.HOST.PID.XXXXXX) */
     size_t repeated;                  /* links to a file already listed */
     size_t beside_trace;              /* Ascend kernel tables in a directory with a trace (the same tasks) */
+    size_t sidecars;                  /* communication.json and its matrix, read with the trace or table beside them */
 } tprof_input_dir;
 
 typedef struct {

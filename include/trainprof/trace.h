@@ -144,6 +144,49 @@ typedef struct {
     int64_t record_correlation; /* "wait_on_cuda_event_record_corr_id", -1 when absent */
 } tprof_sync_wait;
 
+/* Ascend's communication summaries (kept with TPROF_KEEP_CALLS): torch_npu's
+ * communication.json (each HCCL op's times and bytes per transport) and
+ * communication_matrix.json (bytes per rank-to-rank link), read from the
+ * file itself or from beside a trace in the same profiler directory, and
+ * msprof-analyze's cluster_communication.json (the same per op and rank).
+ * Times in ms and sizes in MB (10^6 bytes) are kept as written. */
+typedef enum {
+    TPROF_HCCL_RDMA = 0,
+    TPROF_HCCL_HCCS,
+    TPROF_HCCL_PCIE,
+    TPROF_HCCL_SDMA, /* msprof's total of the on-chip links (HCCS, PCIe, SIO) */
+    TPROF_HCCL_SIO,
+    TPROF_HCCL_TRANSPORTS
+} tprof_hccl_transport;
+const char *tprof_hccl_transport_name(tprof_hccl_transport k); /* "RDMA", "HCCS", ... */
+
+typedef struct {
+    double size_mb, time_ms;   /* "Transit Size(MB)", "Transit Time(ms)" */
+    double large_packet_ratio; /* "Large Packet Ratio" as written (NaN: absent) */
+    uint64_t packets;          /* the counts of "Size Distribution" summed */
+} tprof_hccl_bandwidth;
+
+typedef struct {
+    uint32_t step;        /* string id: "step1", "step" */
+    uint32_t op;          /* string id: the op as written, "hcom_allReduce__501_0@<group>" */
+    uint32_t group;       /* string id: what follows the op's last '@' ("" without one) */
+    uint32_t group_ranks; /* string id: a cluster file's group, "(0, 1)"; 0 elsewhere */
+    int p2p;              /* under "p2p" (send, receive), else "collective" */
+    int64_t rank;         /* the rank a cluster file names; -1: the file's own */
+    double start_us;      /* "Start Timestamp(us)", NaN when absent */
+    double elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms;
+    tprof_hccl_bandwidth bw[TPROF_HCCL_TRANSPORTS];
+} tprof_hccl_op;
+
+/* One link of communication_matrix.json. */
+typedef struct {
+    uint32_t step, op, group; /* string ids, as in tprof_hccl_op */
+    int p2p;
+    int64_t src, dst;         /* "src-dst" ranks */
+    uint32_t transport;       /* string id: "Transport Type" as written (HCCS, RDMA, SIO, LOCAL, ...) */
+    double size_mb, time_ms;
+} tprof_hccl_link;
+
 /* The inputs of a CPU op as the profiler records them with record_shapes,
  * each the compact JSON text of its args value (whitespace outside strings
  * removed: "[[8944,1024],[1024,2816]]"), interned; 0 (the empty string)
@@ -216,7 +259,12 @@ typedef struct {
     uint64_t first_offset; /* byte offset (uncompressed) of the first problem */
 } tprof_warnings;
 
-typedef enum { TPROF_FORM_OBJECT = 0, TPROF_FORM_ARRAY, TPROF_FORM_ASCEND_TABLE /* kernel_details.csv */ } tprof_form;
+typedef enum {
+    TPROF_FORM_OBJECT = 0,
+    TPROF_FORM_ARRAY,
+    TPROF_FORM_ASCEND_TABLE, /* kernel_details.csv */
+    TPROF_FORM_ASCEND_COMM,  /* communication.json and the like: no events, HCCL summaries */
+} tprof_form;
 
 typedef struct {
     const char *path;
@@ -340,6 +388,10 @@ size_t tprof_trace_nsyncs(const tprof_trace *t);
 const tprof_sync_wait *tprof_trace_syncs(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nmem_samples(const tprof_trace *t);
 const tprof_memory_sample *tprof_trace_mem_samples(const tprof_trace *t); /* in file order */
+size_t tprof_trace_nhccl_ops(const tprof_trace *t);
+const tprof_hccl_op *tprof_trace_hccl_ops(const tprof_trace *t); /* in file order */
+size_t tprof_trace_nhccl_links(const tprof_trace *t);
+const tprof_hccl_link *tprof_trace_hccl_links(const tprof_trace *t); /* in file order */
 /* Bytes of memory held by the trace (records, strings, tables). */
 size_t tprof_trace_memory(const tprof_trace *t);
 

@@ -5,6 +5,7 @@
 #include "intervals.h"
 #include "launch.h"
 #include "comm_calls.h"
+#include "hccl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -376,9 +377,12 @@ static const tprof_table_desc comm_csv_desc = { .name = "types_and_all",
                                                 .doc = "the types, then \"all\": the whole (its time the union)",
                                                 .cols = comm_type_cols, .ncols = T_NCOLS, .no_json = 1 };
 static const tprof_table_desc comm_top = { .name = "", .cols = comm_top_cols, .ncols = M_NCOLS };
-static const tprof_table_desc *const comm_tables[] = { &comm_types_desc, &comm_calls_desc, &comm_csv_desc };
-const tprof_result_desc tprof_comm_desc = { .name = "comm", .version = 2, .top = &comm_top, .tables = comm_tables,
-                                            .ntables = 3, .csv_table = 3 };
+static const tprof_table_desc *const comm_tables[] = {
+    &comm_types_desc,      &comm_calls_desc,           &comm_csv_desc,         &tprof_hccl_ops_desc,
+    &tprof_hccl_totals_desc, &tprof_hccl_transports_desc, &tprof_hccl_links_desc,
+};
+const tprof_result_desc tprof_comm_desc = { .name = "comm", .version = 3, .top = &comm_top, .tables = comm_tables,
+                                            .ntables = 7, .csv_table = 3 };
 
 static int add_type_row(tprof_rows *t, const tprof_comm_type *y)
 {
@@ -391,7 +395,7 @@ static int add_type_row(tprof_rows *t, const tprof_comm_type *y)
     return 0;
 }
 
-int tprof_comm_tables(const tprof_comm_result *r, tprof_result **out)
+int tprof_comm_tables(const tprof_comm_result *r, const tprof_trace *t, tprof_result **out)
 {
     *out = NULL;
     tprof_result *res = tprof_result_new(&tprof_comm_desc);
@@ -431,6 +435,9 @@ int tprof_comm_tables(const tprof_comm_result *r, tprof_result **out)
         if (!isnan(x->algbw)) tprof_rows_set_d(calls, (size_t)k, K_ALGBW, x->algbw);
         if (!isnan(x->busbw)) tprof_rows_set_d(calls, (size_t)k, K_BUSBW, x->busbw);
     }
+    if (!rc && t)
+        rc = tprof_hccl_tables(t, tprof_result_table(res, 3), tprof_result_table(res, 4), tprof_result_table(res, 5),
+                               tprof_result_table(res, 6));
     if (rc) {
         tprof_result_free(res);
         return rc;

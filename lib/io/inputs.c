@@ -205,6 +205,15 @@ static char *child_path(const char *dir, const char *name)
     return path;
 }
 
+/* An Ascend communication summary the reader takes from beside the trace
+ * or table in its directory, or the matrix from beside communication.json
+ * (lib/trace/ascend_comm.c: tprof_ascend_sidecars), so not an input of its own. */
+static int is_sidecar(const char *name, int beside_trace, int beside_comm)
+{
+    int comm = !strcmp(name, "communication.json"), matrix = !strcmp(name, "communication_matrix.json");
+    return (beside_trace && (comm || matrix)) || (beside_comm && matrix);
+}
+
 static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
 {
     char **names;
@@ -218,7 +227,7 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
      * directory holds its timeline (trace_view.json) and its kernel table
      * (kernel_details.csv) of the same tasks, of which the timeline, with
      * the host side, is the one read */
-    int *kinds = malloc((n ? n : 1) * sizeof *kinds), has_trace = 0;
+    int *kinds = malloc((n ? n : 1) * sizeof *kinds), has_trace = 0, has_table = 0, has_comm = 0;
     if (!kinds) rc = TPROF_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
         char *path = child_path(dir, names[i]);
@@ -229,6 +238,8 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
         struct stat st;
         kinds[i] = stat(path, &st) == 0 && S_ISREG(st.st_mode) && !is_temporary(names[i]) ? sniff_file(path) : -1;
         has_trace |= kinds[i] == TPROF_INPUT_TRACE;
+        has_table |= kinds[i] == TPROF_INPUT_ASCEND_KERNELS;
+        has_comm |= kinds[i] == TPROF_INPUT_ASCEND_JSON && !strcmp(names[i], "communication.json");
         free(path);
     }
     for (size_t i = 0; !rc && i < n; i++) {
@@ -255,6 +266,9 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
                 else if (kind == TPROF_INPUT_ASCEND_KERNELS && has_trace &&
                          (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
                     d->beside_trace++;
+                else if (kind == TPROF_INPUT_ASCEND_JSON && (w->accepts & TPROF_INPUT_BIT(kind)) &&
+                         is_sidecar(names[i], has_trace || has_table, has_comm))
+                    d->sidecars++;
                 else if (w->accepts & TPROF_INPUT_BIT(kind)) {
                     d->kept[kind]++;
                     d->nkept++;
@@ -335,7 +349,8 @@ static const char *const kind_names[TPROF_INPUT_KINDS][3] = {
     [TPROF_INPUT_ASCEND_CSV] = { "Ascend CSV file", "Ascend CSV files", NULL },
     [TPROF_INPUT_LOG] = { "training log", "training logs", "trainprof log" },
     [TPROF_INPUT_CONFIG] = { "model config", "model configs", "trainprof flops or mfu (--config)" },
-    [TPROF_INPUT_ASCEND_JSON] = { "Ascend communication JSON", "Ascend communication JSONs", NULL },
+    [TPROF_INPUT_ASCEND_JSON] = { "Ascend communication summary", "Ascend communication summaries",
+                                  "trainprof comm" },
     [TPROF_INPUT_ASCEND_KERNELS] = { "Ascend kernel table", "Ascend kernel tables",
                                      "trainprof kernels, summary or another trace command" },
 };
@@ -370,8 +385,10 @@ static size_t add_skipped(const tprof_input_dir *d, text *t)
                                                   { "temporary output", "temporary outputs" },
                                                   { "link to a file already listed", "links to files already listed" },
                                                   { "Ascend kernel table beside its trace",
-                                                    "Ascend kernel tables beside their traces" } };
-    const size_t extra[] = { d->unreadable, d->special, d->temporary, d->repeated, d->beside_trace };
+                                                    "Ascend kernel tables beside their traces" },
+                                                  { "communication summary read with the trace beside it",
+                                                    "communication summaries read with the traces beside them" } };
+    const size_t extra[] = { d->unreadable, d->special, d->temporary, d->repeated, d->beside_trace, d->sidecars };
     size_t total = 0;
     for (int k = 0; k < TPROF_INPUT_KINDS; k++) total += d->skipped[k];
     for (size_t k = 0; k < sizeof extra / sizeof *extra; k++) total += extra[k];

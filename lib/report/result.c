@@ -231,6 +231,8 @@ static void derive_rows(tprof_rows *t)
             if (t->kids[r * d->nchildren + k]) derive_rows(t->kids[r * d->nchildren + k]);
 }
 
+void tprof_rows_derive(tprof_rows *t) { derive_rows(t); }
+
 void tprof_result_derive(tprof_result *r)
 {
     derive_rows(r->top);

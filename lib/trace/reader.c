@@ -476,23 +476,37 @@ static int open_input(const input *in, tprof_source **src, char *errbuf, size_t 
                     : tprof_source_open_mem(src, in->data, in->len, in->name);
 }
 
-/* Whether SRC's first bytes are an Ascend kernel table's (read through
- * SRC, which is then spent). */
-static int opens_as_csv(tprof_source *src)
+/* The Ascend form SRC's first bytes are (read through SRC, which is then
+ * spent): TPROF_INPUT_ASCEND_KERNELS, TPROF_INPUT_ASCEND_JSON when OPTS
+ * keep what it holds, else 0. */
+static int ascend_kind(const uint8_t *head, size_t n, const tprof_read_opts *opts)
+{
+    int kind = (int)tprof_input_sniff(head, n);
+    if (kind == TPROF_INPUT_ASCEND_KERNELS) return kind;
+    if (kind == TPROF_INPUT_ASCEND_JSON && (!opts || (opts->keep & TPROF_KEEP_CALLS))) return kind;
+    return 0;
+}
+
+static int opens_as_ascend(tprof_source *src, const tprof_read_opts *opts)
 {
     uint8_t head[TPROF_SOURCE_HEAD];
     size_t h = 0;
     ssize_t r;
     while (h < sizeof head && (r = tprof_source_read(src, head + h, sizeof head - h)) > 0) h += (size_t)r;
-    return tprof_input_sniff(head, h) == TPROF_INPUT_ASCEND_KERNELS;
+    return ascend_kind(head, h, opts);
 }
 
-static int read_csv(tprof_trace **out, const input *in, const tprof_read_opts *opts, char *errbuf, size_t errlen)
+/* An Ascend file of KIND (ascend_kind) read from its start. */
+static int read_ascend(tprof_trace **out, const input *in, int kind, const tprof_read_opts *opts, char *errbuf,
+                       size_t errlen)
 {
     tprof_source *src;
     int rc = open_input(in, &src, errbuf, errlen);
     if (rc) return rc;
-    rc = tprof_ascend_read_kernels(out, src, tprof_source_name(src), opts ? opts : &default_opts, errbuf, errlen);
+    rc = kind == TPROF_INPUT_ASCEND_KERNELS
+             ? tprof_ascend_read_kernels(out, src, tprof_source_name(src), opts ? opts : &default_opts, errbuf,
+                                         errlen)
+             : tprof_ascend_read_comm(out, src, tprof_source_name(src), errbuf, errlen);
     tprof_source_close(src);
     return rc;
 }
@@ -511,9 +525,9 @@ static int read_input(tprof_trace **out, const input *in, const tprof_read_opts 
     int big = tprof_source_compression(src) == TPROF_COMP_NONE ? size >= 8 * chunk : size >= chunk;
     int rereadable = !in->path || strcmp(in->path, "-") != 0;
     if (big && rereadable) { /* before the chunks are cut: a table has no events to cut at */
-        int csv = opens_as_csv(src);
+        int kind = opens_as_ascend(src, opts);
         tprof_source_close(src);
-        if (csv) return read_csv(out, in, opts, errbuf, errlen);
+        if (kind) return read_ascend(out, in, kind, opts, errbuf, errlen);
         if ((rc = open_input(in, &src, errbuf, errlen))) return rc; /* from its start again */
     }
     if (threads > 1 && big && rereadable && !(opts && opts->generic_only)) {
@@ -545,23 +559,28 @@ static int read_input(tprof_trace **out, const input *in, const tprof_read_opts 
                          errlen);
     tprof_json_close(j);
     tprof_pipe_stop(pipe);
-    /* not JSON: an Ascend kernel table is read again as one (a small file:
-     * the JSON reader stopped at its first byte) */
+    /* not a trace: an Ascend kernel table or communication summary is read
+     * again as one (a small file: the JSON reader stopped early) */
     size_t hn;
     const uint8_t *head = tprof_source_head(src, &hn);
-    int csv = (rc == TPROF_EFORMAT || rc == TPROF_ENOTTRACE) && rereadable &&
-              tprof_input_sniff(head, hn) == TPROF_INPUT_ASCEND_KERNELS;
+    int kind = (rc == TPROF_EFORMAT || rc == TPROF_ENOTTRACE || rc == TPROF_ETRUNC) && rereadable
+                   ? ascend_kind(head, hn, opts)
+                   : 0;
     tprof_source_close(src);
-    if (!csv) return rc;
-    if (errbuf && errlen) errbuf[0] = 0; /* the JSON reader's complaint is not the table's */
-    return read_csv(out, in, opts, errbuf, errlen);
+    if (!kind) return rc;
+    tprof_trace_free(*out); /* a cut summary read as a trace: nothing in it */
+    *out = NULL;
+    if (errbuf && errlen) errbuf[0] = 0; /* the JSON reader's complaint is not this one's */
+    return read_ascend(out, in, kind, opts, errbuf, errlen);
 }
 
 int tprof_trace_read(tprof_trace **out, const char *path, const tprof_read_opts *opts, char *errbuf,
                      size_t errlen)
 {
     input in = { .path = path };
-    return read_input(out, &in, opts, errbuf, errlen);
+    int rc = read_input(out, &in, opts, errbuf, errlen);
+    if (*out) tprof_ascend_sidecars(*out, path, opts);
+    return rc;
 }
 
 int tprof_trace_read_mem(tprof_trace **out, const void *data, size_t len, const char *name,

@@ -217,6 +217,15 @@ int tprof_trace_add_step(tprof_trace *t, int64_t number, int64_t ts, int64_t dur
  * SRC as a trace of device tasks (lib/trace/ascend.c). */
 int tprof_ascend_read_kernels(tprof_trace **out, tprof_source *src, const char *name, const tprof_read_opts *opts,
                               char *errbuf, size_t errlen);
+/* Reads an Ascend communication summary (communication.json,
+ * communication_matrix.json, cluster_communication.json) from SRC as a
+ * trace with no events and its HCCL records (lib/trace/ascend_comm.c). */
+int tprof_ascend_read_comm(tprof_trace **out, tprof_source *src, const char *name, char *errbuf, size_t errlen);
+/* What an Ascend profiler directory says about the trace read from PATH:
+ * its rank (profiler_info_N.json beside ASCEND_PROFILER_OUTPUT) when the
+ * trace has none, and with TPROF_KEEP_CALLS the communication.json and
+ * communication_matrix.json beside it (a problem with them is a note). */
+void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_opts *opts);
 /* Fast path: 0 when parsed (tokenizer moved past the '}'), 1 when the
  * generic path must parse it (from the same position), or an error. */
 int tprof_parse_event_fast(reader *r, raw_event *e);

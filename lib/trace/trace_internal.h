@@ -37,6 +37,10 @@ struct tprof_trace {
     size_t nmems, memcap;
     tprof_sync_wait *syncs;
     size_t nsyncs, synccap;
+    tprof_hccl_op *hccl_ops; /* Ascend communication summaries (lib/trace/ascend_comm.c) */
+    size_t nhccl_ops, hccl_opcap;
+    tprof_hccl_link *hccl_links;
+    size_t nhccl_links, hccl_linkcap;
     tprof_cpu_track *threads;
     size_t nthreads, threadcap, last_thread;
     uint64_t *cat_counts;   /* per string id, for category ids */

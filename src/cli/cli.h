@@ -175,6 +175,7 @@ void cli_common_free(cli_common *co);
 typedef struct {
     void (*help)(FILE *f);
     uint32_t keep;
+    unsigned accepts; /* input kinds read besides traces and kernel tables (TPROF_INPUT_BIT masks) */
     const struct option *opts; /* the command's own, ending with a zero entry; may be NULL */
     int (*option)(void *ctx, int c, const char *arg); /* 0, or -1 after printing why */
     const tprof_result_desc *result;

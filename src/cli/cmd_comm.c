@@ -20,6 +20,11 @@ static void help(FILE *f)
             "communication time) and exposed communication (time no compute kernel hid).\n"
             "HTA's comp/comm overlap for the trace (hta_overlap; docs/METRICS.md) is shown\n"
             "where it differs.\n\n"
+            "Ascend: a profiler directory's communication.json and communication_matrix.json\n"
+            "(read with its trace_view.json or kernel_details.csv, or given alone) add each\n"
+            "HCCL op's elapse, transit, wait, synchronisation and idle time, their totals\n"
+            "per step and group (msprof-analyze's Total Op Info), the bytes and bandwidth\n"
+            "per transport (RDMA, HCCS, PCIE, SDMA, SIO) and per rank-to-rank link.\n\n"
             "options:\n"
             "  --definition D        the overlap headline: trainprof (default) or hta\n" CLI_COMMON_HELP);
 }
@@ -69,6 +74,28 @@ static void print_calls(const tprof_rows *calls)
     if (unnamed) printf("[TYPE]: calls recorded without their collective's name, named by their kernels' type\n");
 }
 
+/* Ascend's communication summaries (communication.json and its matrix):
+ * the totals per step and group, the transports, the links, the ops. */
+static int print_hccl(const tprof_result *res)
+{
+    enum { OPS_SHOWN = 20 };
+    const tprof_rows *ops = tprof_result_table_c(res, 3);
+    size_t nops = tprof_rows_count(ops);
+    if (!nops && !tprof_rows_count(tprof_result_table_c(res, 6))) return 0;
+    printf("\nAscend communication summaries: %zu HCCL op%s\n", nops, nops == 1 ? "" : "s");
+    for (size_t i = 4; i <= 6; i++) {
+        const tprof_rows *t = tprof_result_table_c(res, i);
+        if (!tprof_rows_count(t)) continue;
+        printf("\n%s:\n", tprof_rows_desc(t)->title);
+        if (tprof_rows_print_table(t, 0, stdout)) return TPROF_ENOMEM;
+    }
+    if (!nops) return 0;
+    printf("\n%s:\n", tprof_rows_desc(ops)->title);
+    if (tprof_rows_print_table(ops, OPS_SHOWN, stdout)) return TPROF_ENOMEM;
+    if (nops > OPS_SHOWN) printf("(the first %d of %zu ops; --format json or csv has them all)\n", OPS_SHOWN, nops);
+    return 0;
+}
+
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
     int hta_first = *(const tprof_definition *)ctx == TPROF_DEFINITION_HTA;
@@ -80,9 +107,9 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     printf("== %s: %s ==\n", label, path);
     int64_t comm = TOP("comm_ns"), exposed = TOP("exposed_ns");
     if (!comm) {
-        printf("no communication kernels\n");
+        if (!tprof_rows_count(tprof_result_table_c(res, 3))) printf("no communication kernels\n");
         print_calls(tprof_result_table_c(res, 1));
-        return 0;
+        return print_hccl(res);
     }
     double overlap = tprof_rows_real(top, 0, "overlap"), hta = tprof_rows_real(top, 0, "hta_overlap");
     int differ = hta == hta && fabs(hta - overlap) > 0.005;
@@ -115,7 +142,7 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     tprof_table_print(t, stdout);
     tprof_table_free(t);
     print_calls(tprof_result_table_c(res, 1));
-    return 0;
+    return print_hccl(res);
 }
 
 static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
@@ -130,7 +157,7 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
         return rc;
     }
     r->hta_overlap = hta.computed ? hta.comm_overlap : NAN;
-    rc = tprof_comm_tables(r, out);
+    rc = tprof_comm_tables(r, t, out);
     tprof_comm_free(r);
     return rc;
 }
@@ -139,7 +166,8 @@ int cmd_comm(int argc, char **argv)
 {
     static const struct option opts[] = { { "definition", required_argument, 0, 'D' }, { 0, 0, 0, 0 } };
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_COMM_KEEP, .opts = opts, .option = option, .result = &tprof_comm_desc,
+        .help = help, .keep = TPROF_COMM_KEEP, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON), .opts = opts,
+        .option = option, .result = &tprof_comm_desc,
         .analyse = analyse, .print = print,
     };
     tprof_definition headline = TPROF_DEFINITION_TRAINPROF;

@@ -1012,7 +1012,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
     }
     tprof_inputs in;
     rc = engine && engine->inputs ? engine->inputs(engine->ctx, argv + optind, n, &in)
-                                  : cli_expand_inputs(argv + optind, n, CLI_TRACES, &in);
+                                  : cli_expand_inputs(argv + optind, n, CLI_TRACES | spec->accepts, &in);
     /* run_results reorders its list in place: a copy of the pointers, freed through IN */
     char **paths = rc ? NULL : malloc(in.npaths * sizeof *paths);
     if (!rc && !paths) {

@@ -47,7 +47,11 @@ static void analyses(tprof_trace *t)
     tprof_idle_result *ir;
     if (tprof_idle(t, NULL, &ir) == 0) tprof_idle_free(ir);
     tprof_comm_result *cr;
-    if (tprof_comm(t, &cr) == 0) tprof_comm_free(cr);
+    if (tprof_comm(t, &cr) == 0) { /* with the HCCL tables of an Ascend communication summary */
+        tprof_result *res;
+        if (tprof_comm_tables(cr, t, &res) == 0) tprof_result_free(res);
+        tprof_comm_free(cr);
+    }
     tprof_launch_result lr;
     tprof_launch_overhead(t, &lr);
     for (int by = 0; by < TPROF_OPS_GROUPINGS; by++) {

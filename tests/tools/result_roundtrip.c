@@ -248,7 +248,7 @@ int main(int argc, char **argv)
         if (tprof_launch_overhead(t, &lr) == 0) tprof_launch_tables(&lr, &r[2]);
         tprof_comm_result *cr;
         if (tprof_comm(t, &cr) == 0) {
-            tprof_comm_tables(cr, &r[3]);
+            tprof_comm_tables(cr, t, &r[3]);
             tprof_comm_free(cr);
         }
         tprof_idle_result *ir;
