@@ -160,7 +160,13 @@ int tprof_ascend_read_kernels(tprof_trace **out, tprof_source *src, const char *
     char msg[300] = "";
     int rc = read_rows(t, csv, tprof_source_file_size(src), opts, msg, sizeof msg);
     tprof_csv_close(csv);
-    t->meta.form = TPROF_FORM_ASCEND_TABLE;
+    return tprof_ascend_conclude(out, t, rc, src, TPROF_FORM_ASCEND_TABLE, name, msg, errbuf, errlen);
+}
+
+int tprof_ascend_conclude(tprof_trace **out, tprof_trace *t, int rc, tprof_source *src, tprof_form form,
+                          const char *name, const char *msg, char *errbuf, size_t errlen)
+{
+    t->meta.form = form;
     t->meta.compression = tprof_source_compression(src);
     t->meta.bytes_in = tprof_source_bytes_in(src);
     t->meta.file_size = tprof_source_file_size(src);

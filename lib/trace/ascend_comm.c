@@ -317,21 +317,13 @@ int tprof_ascend_read_comm(tprof_trace **out, tprof_source *src, const char *nam
     if (!t) return TPROF_ENOMEM;
     char msg[300];
     int rc = parse_into(t, src, msg, sizeof msg);
-    t->meta.form = TPROF_FORM_ASCEND_COMM;
-    t->meta.compression = tprof_source_compression(src);
-    t->meta.bytes_in = tprof_source_bytes_in(src);
-    t->meta.file_size = tprof_source_file_size(src);
-    t->meta.bytes_json = tprof_source_bytes_out(src);
-    tprof_trace_set_note(t, tprof_source_note(src));
-    const char *src_msg = tprof_source_errmsg(src);
-    char full[400];
-    snprintf(full, sizeof full, "%s: %s", name, msg);
-    if (rc && rc != TPROF_ETRUNC && !(src_msg && src_msg[0])) snprintf(t->trunc_msg, sizeof t->trunc_msg, "%s", full);
     size_t nops = t->nhccl_ops, nlinks = t->nhccl_links;
-    rc = tprof_trace_conclude(out, t, rc, src_msg ? src_msg : "", full, errbuf, errlen);
-    if (rc == TPROF_ETRUNC) /* say what the results cover: ops, not events */
-        snprintf(t->trunc_msg, sizeof t->trunc_msg, "%.300s; results cover the %zu ops and %zu links read before the cut",
-                 src_msg && src_msg[0] ? src_msg : full, nops, nlinks);
+    rc = tprof_ascend_conclude(out, t, rc, src, TPROF_FORM_ASCEND_COMM, name, msg, errbuf, errlen);
+    if (rc == TPROF_ETRUNC) { /* say what the results cover: ops, not events */
+        char *cut = strstr(t->trunc_msg, "; results cover");
+        if (cut) snprintf(cut, sizeof t->trunc_msg - (size_t)(cut - t->trunc_msg),
+                          "; results cover the %zu ops and %zu links read before the cut", nops, nlinks);
+    }
     return rc;
 }
 

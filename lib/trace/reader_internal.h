@@ -217,6 +217,10 @@ int tprof_trace_add_step(tprof_trace *t, int64_t number, int64_t ts, int64_t dur
  * SRC as a trace of device tasks (lib/trace/ascend.c). */
 int tprof_ascend_read_kernels(tprof_trace **out, tprof_source *src, const char *name, const tprof_read_opts *opts,
                               char *errbuf, size_t errlen);
+/* Ends the read of an Ascend file from SRC into T (its form, sizes and
+ * notes; MSG what went wrong, after NAME) as tprof_trace_conclude does. */
+int tprof_ascend_conclude(tprof_trace **out, tprof_trace *t, int rc, tprof_source *src, tprof_form form,
+                          const char *name, const char *msg, char *errbuf, size_t errlen);
 /* Reads an Ascend communication summary (communication.json,
  * communication_matrix.json, cluster_communication.json) from SRC as a
  * trace with no events and its HCCL records (lib/trace/ascend_comm.c). */
