@@ -6,6 +6,7 @@
 #include "trainprof/error.h"
 #include "collectives_tables.h"
 #include "comm_calls.h"
+#include "hccl.h"
 #include "intervals.h"
 #include "launch.h"
 #include "../util/grow.h"
@@ -74,9 +75,9 @@ static const tprof_table_desc inst_rows = { .name = "instances", .doc = "the ran
                                             .cols = inst_cols, .ncols = C_NCOLS };
 static const tprof_table_desc inst_steps = { .name = "steps", .doc = "the rank's ProfilerStep numbers",
                                              .cols = step_cols, .ncols = P_NCOLS };
-static const tprof_table_desc *const inst_tables[] = { &inst_rows, &inst_steps };
+static const tprof_table_desc *const inst_tables[] = { &inst_rows, &inst_steps, &tprof_hccl_totals_desc };
 const tprof_result_desc tprof_coll_instances_desc = {
-    .name = "collective_instances", .version = 2, .top = &inst_top, .tables = inst_tables, .ntables = 2,
+    .name = "collective_instances", .version = 3, .top = &inst_top, .tables = inst_tables, .ntables = 3,
     .internal = 1,
     .doc = "What `collectives` keeps of each rank's trace: its collective instances and steps; the trace is "
            "freed and the matching across ranks runs on these.",
@@ -284,6 +285,7 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
                                   ev[i].ts, ev[i].dur, 1);
     }
     if (!rc) rc = add_stretches(rows, t);
+    if (!rc) rc = tprof_hccl_total_rows(t, tprof_result_table(res, 2)); /* Ascend's summaries, where read */
     if (rc) {
         tprof_result_free(res);
         return rc;
@@ -412,7 +414,9 @@ const tprof_table_desc tprof_coll_groups_table = {
 static const tprof_table_desc rank_table = { .name = "ranks", .title = "waits per rank",
                                              .doc = "one row per rank, in rank order", .cols = rank_cols,
                                              .ncols = R_NCOLS };
-static const tprof_table_desc *const coll_tables[] = { &tprof_coll_groups_table, &rank_table };
+static const tprof_table_desc *const coll_tables[] = { &tprof_coll_groups_table,   &rank_table,
+                                                        &tprof_hccl_totals_desc,    &tprof_hccl_groups_desc,
+                                                        &tprof_hccl_bandwidth_desc, &tprof_hccl_slow_links_desc };
 /* The ranks' table as summary holds it (rows copied with tprof_rows_append,
  * which needs the same columns), under a name of its own beside summary's
  * "ranks"; the groups' table is summary's as it is. */
@@ -420,8 +424,8 @@ const tprof_table_desc tprof_coll_waits_table = { .name = "collective_waits", .t
                                                   .doc = "`collectives`' waits per rank, in rank order (null without "
                                                          "collectives matched across ranks)",
                                                   .cols = rank_cols, .ncols = R_NCOLS, .json_omit_empty = 1 };
-const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 2, .top = &top_table,
-                                                   .tables = coll_tables, .ntables = 2, .csv_table = 1,
+const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 3, .top = &top_table,
+                                                   .tables = coll_tables, .ntables = 6, .csv_table = 1,
                                                    .whole_run = 1, .json_tables_first = 1 };
 
 int tprof_collective_ends_together(const char *type)
@@ -923,6 +927,16 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         const double *w = &why[k * LATE_STRIDE];
         for (size_t p = 0; w[LATE_NPARTS] && p < LATE_NPARTS; p++)
             tprof_rows_set_i(rt, (size_t)i, R_LATE_BEFORE + p, llround(w[p] / (double)(ncommon ? ncommon : 1)));
+    }
+    { /* Ascend's communication summaries across the ranks */
+        const tprof_rows **tt = malloc((n ? n : 1) * sizeof *tt);
+        rc = TPROF_ENOMEM;
+        if (!tt) goto out;
+        for (size_t k = 0; k < n; k++) tt[k] = tprof_result_table_c(ranks[k], 2);
+        rc = tprof_hccl_cluster(tt, rank_of, n, tprof_result_table(res, 2), tprof_result_table(res, 3),
+                                tprof_result_table(res, 4), tprof_result_table(res, 5));
+        free(tt);
+        if (rc) goto out;
     }
     *out = res;
     res = NULL;

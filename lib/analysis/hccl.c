@@ -79,16 +79,24 @@ static const tprof_col_desc op_cols[O_NCOLS] = {
     LINK_COLS(O),
 };
 
-enum { S_STEP, S_GROUP, S_RANK, S_OPS, S_ELAPSE, S_TRANSIT, S_WAIT, S_SYNC, S_IDLE, S_WAIT_RATIO, S_SYNC_RATIO, S_WT,
-       S_ST, S_RDMA_BYTES, S_RDMA_NS, S_RDMA_BW, S_SDMA_BYTES, S_SDMA_NS, S_SDMA_BW, S_NCOLS };
+enum { S_GROUP_RANKS, S_STEP, S_GROUP, S_RANK, S_TYPE, S_OPS, S_ELAPSE, S_TRANSIT, S_WAIT, S_SYNC, S_IDLE,
+       S_WAIT_RATIO, S_SYNC_RATIO, S_WT, S_ST, S_RDMA_BYTES, S_RDMA_NS, S_RDMA_BW, S_SDMA_BYTES, S_SDMA_NS, S_SDMA_BW,
+       S_NCOLS };
 static const tprof_col_desc total_cols[S_NCOLS] = {
+    [S_GROUP_RANKS] = TPROF_COL("group_ranks", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "ranks",
+                                "the group's ranks, \"(0, 1)\" as msprof-analyze names a group: across ranks "
+                                "(collectives), or as a cluster file says; null for one rank's file",
+                                .flags = TPROF_COLF_OMIT_NULL),
     [S_STEP] = TPROF_COL("step", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "step", "the step key",
                          .flags = TPROF_COLF_KEY),
     [S_GROUP] = TPROF_COL("group", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "group", "the communication group",
                           .flags = TPROF_COLF_KEY, .width = 24),
     [S_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_FIRST, "rank",
-                         "the rank a cluster file names (null: the file's own)",
+                         "the rank: a cluster file's, or across ranks (collectives) the trace's; null in one "
+                         "rank's own",
                          .flags = TPROF_COLF_KEY | TPROF_COLF_OMIT_NULL),
+    [S_TYPE] = TPROF_COL("type", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL, "collective or p2p",
+                         .flags = TPROF_COLF_NO_TABLE),
     [S_OPS] = TPROF_COL("ops", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "ops", "HCCL ops in the step and group"),
     TIME_COLS(S),
     LINK_COLS(S),
@@ -233,7 +241,7 @@ static key_slot *keys_find(key_table *k, int64_t a, int64_t b, int64_t c)
 
 /* msprof-analyze's Total Op Info: per step, group (and a cluster file's
  * rank) the ops' times and bytes summed, in the order each is first met. */
-static int total_rows(const tprof_trace *t, tprof_rows *rows)
+int tprof_hccl_total_rows(const tprof_trace *t, tprof_rows *rows)
 {
     size_t n = tprof_trace_nhccl_ops(t);
     const tprof_hccl_op *ops = tprof_trace_hccl_ops(t);
@@ -253,6 +261,12 @@ static int total_rows(const tprof_trace *t, tprof_rows *rows)
             }
             if (op->rank >= 0) tprof_rows_set_i(rows, (size_t)k, S_RANK, op->rank);
             else tprof_rows_set_null(rows, (size_t)k, S_RANK);
+            if (tprof_rows_set_s(rows, (size_t)k, S_TYPE, op->p2p ? "p2p" : "collective") ||
+                (op->group_ranks &&
+                 tprof_rows_set_s(rows, (size_t)k, S_GROUP_RANKS, tprof_trace_str(t, op->group_ranks)))) {
+                rc = TPROF_ENOMEM;
+                break;
+            }
             tprof_rows_set_null(rows, (size_t)k, S_WAIT_RATIO);
             tprof_rows_set_null(rows, (size_t)k, S_SYNC_RATIO);
             tprof_rows_set_null(rows, (size_t)k, S_RDMA_BW);
@@ -346,7 +360,7 @@ int tprof_hccl_tables(const tprof_trace *t, tprof_rows *ops, tprof_rows *totals,
                       tprof_rows *links)
 {
     int rc = op_rows(t, ops);
-    if (!rc) rc = total_rows(t, totals);
+    if (!rc) rc = tprof_hccl_total_rows(t, totals);
     if (!rc) rc = transport_rows(t, transports);
     if (!rc) rc = link_rows(t, links);
     tprof_rows *all[] = { ops, totals, transports, links };

@@ -350,7 +350,7 @@ static const char *const kind_names[TPROF_INPUT_KINDS][3] = {
     [TPROF_INPUT_LOG] = { "training log", "training logs", "trainprof log" },
     [TPROF_INPUT_CONFIG] = { "model config", "model configs", "trainprof flops or mfu (--config)" },
     [TPROF_INPUT_ASCEND_JSON] = { "Ascend communication summary", "Ascend communication summaries",
-                                  "trainprof comm" },
+                                  "trainprof comm or collectives" },
     [TPROF_INPUT_ASCEND_KERNELS] = { "Ascend kernel table", "Ascend kernel tables",
                                      "trainprof kernels, summary or another trace command" },
 };

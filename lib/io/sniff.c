@@ -191,7 +191,7 @@ const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts)
     case TPROF_INPUT_LOG: return "this looks like a training log: use trainprof log";
     case TPROF_INPUT_CONFIG: return "this is a model config: use trainprof flops or mfu (--config)";
     case TPROF_INPUT_ASCEND_JSON:
-        return "this is an Ascend profiler communication summary (like communication.json): use trainprof comm";
+        return "this is an Ascend profiler communication summary (like communication.json): use trainprof comm or collectives";
     default: return NULL;
     }
 }

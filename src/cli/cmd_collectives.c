@@ -142,12 +142,50 @@ static void print_cause(const tprof_rows *top, const tprof_rows *ranks)
     }
 }
 
+/* Ascend's communication summaries across ranks: the groups, the slow
+ * links, the bandwidth per step and rank. */
+static int print_hccl(const tprof_result *res)
+{
+    enum { BW_SHOWN = 16 };
+    const tprof_rows *groups = tprof_result_table_c(res, 3), *bw = tprof_result_table_c(res, 4),
+                     *slow = tprof_result_table_c(res, 5);
+    printf("Ascend communication summaries (communication.json) across ranks:\n\n%s:\n",
+           tprof_rows_desc(groups)->title);
+    if (tprof_rows_print_table(groups, 0, stdout)) return TPROF_ENOMEM;
+    printf("late rank: the rank of a collective group with the least synchronisation time, the one the others "
+           "waited for\n");
+    if (tprof_rows_count(slow)) {
+        printf("\n%s:\n", tprof_rows_desc(slow)->title);
+        if (tprof_rows_print_table(slow, 0, stdout)) return TPROF_ENOMEM;
+        for (size_t i = 0; i < tprof_rows_count(slow); i++)
+            if (tprof_rows_int(slow, i, "slow"))
+                printf("slow link: %s of rank %" PRId64 " in %s at %.2f GB/s, against a mean of %.2f GB/s over %" PRId64
+                       " step-ranks\n",
+                       tprof_rows_str(slow, i, "transport"), tprof_rows_int(slow, i, "min_rank"),
+                       tprof_rows_str(slow, i, "min_step"), tprof_rows_real(slow, i, "min_gbps"),
+                       tprof_rows_real(slow, i, "mean_gbps"), tprof_rows_int(slow, i, "step_ranks"));
+    }
+    size_t nbw = tprof_rows_count(bw);
+    if (nbw) {
+        printf("\n%s:\n", tprof_rows_desc(bw)->title);
+        if (tprof_rows_print_table(bw, BW_SHOWN, stdout)) return TPROF_ENOMEM;
+        if (nbw > BW_SHOWN) printf("(the first %d of %zu; --format json has them all)\n", BW_SHOWN, nbw);
+    }
+    printf("\neach rank's totals per step and group (msprof-analyze's Total Op Info): --format json, hccl_totals\n");
+    return 0;
+}
+
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
     (void)ctx, (void)label, (void)path;
     const tprof_rows *top = tprof_result_top_c(res);
     int64_t matched = tprof_rows_int(top, 0, "matched"), common = tprof_rows_int(top, 0, "common_steps");
     int64_t ntraces = tprof_rows_int(top, 0, "traces");
+    if (tprof_rows_count(tprof_result_table_c(res, 2))) { /* Ascend summaries, with or without kernels */
+        int rc = print_hccl(res);
+        if (rc || !matched) return rc;
+        printf("\n");
+    }
     if (ntraces < 2) {
         printf("one trace, %" PRId64 " collectives in it: collectives matches each across the ranks of its group; "
                "give every rank's trace\n",
@@ -208,7 +246,8 @@ static int reduce(void *ctx, const tprof_result *const *per_rank, size_t n, tpro
 int cmd_collectives(int argc, char **argv)
 {
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_COLLECTIVES_KEEP, .result = &tprof_collectives_desc, .analyse = analyse,
+        .help = help, .keep = TPROF_COLLECTIVES_KEEP, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON),
+        .result = &tprof_collectives_desc, .analyse = analyse,
         .reduce = reduce, .print = print,
     };
     return cli_run(argc, argv, &spec, NULL);

@@ -160,6 +160,58 @@ def check_transports_and_links(by_rank):
         check(got == links, f"rank {rank} links {got} vs {links}")
 
 
+# msprof-analyze's advisor on the same cluster (expected/advisor_findings.txt):
+# per transport the step-rank bandwidths' mean (it rounds to 3 places), the
+# highest and lowest with their rank and step
+ADVISOR_SLOW_LINKS = {
+    "RDMA": {"mean": 8.11, "max": (12.0516, 0, "step2"), "min": (2.8767, 3, "step2")},
+    "SDMA": {"mean": 19.308, "max": (20.1477, 3, "step2"), "min": (18.3144, 0, "step2")},
+}
+
+
+def check_cluster_view():
+    """collectives over the rank directories: the groups, every rank's totals
+    with its group's ranks, and the slow links as msprof-analyze's advisor
+    finds them."""
+    expected = json.load(open(EXPECTED))
+    rc, out, err = run("collectives", "--format", "json", CLUSTER)
+    check(rc == 0, f"collectives on the cluster: {rc} {err}")
+    if rc:
+        return
+    res = json.loads(out)
+    want_groups = {}
+    for gr, steps in expected.items():
+        for ops in steps.values():
+            for op, ranks in ops.items():
+                if op.startswith("Total Op Info@"):
+                    want_groups[op.split("@")[1]] = gr
+                    for rank, info in ranks.items():
+                        rows = [x for x in res.get("hccl_totals", []) if x["group"] == op.split("@")[1] and
+                                x["rank"] == int(rank) and x["step"] in steps and
+                                steps[x["step"]].get(op, {}).get(rank) == info]
+                        check(len(rows) == 1 and rows[0]["group_ranks"] == gr,
+                              f"collectives: the totals of rank {rank} in {op} under {gr}")
+    got_groups = {g["group"]: g["ranks"] for g in res.get("hccl_groups", [])}
+    check(got_groups == want_groups, f"collectives: the groups' ranks as msprof-analyze's keys: {got_groups}")
+    late = {g["ranks"]: g["late_rank"] for g in res.get("hccl_groups", [])}
+    check(late.get("(0, 1, 2, 3)") == 2 and late.get("(1, 3)") is None,
+          f"the world group's late rank is rank 2 (made slow), none for p2p: {late}")
+    slow = {x["transport"]: x for x in res.get("hccl_slow_links", [])}
+    for tr, want in ADVISOR_SLOW_LINKS.items():
+        x = slow.get(tr)
+        check(x is not None, f"slow links: {tr}")
+        if not x:
+            continue
+        check(round(x["mean_gbps"], 3) == want["mean"], f"{tr} mean {x['mean_gbps']} vs {want['mean']}")
+        for end in ("max", "min"):
+            g, r, st = want[end]
+            check(close(x[end + "_gbps"], g, 6e-5) and x[end + "_rank"] == r and x[end + "_step"] == st,
+                  f"{tr} {end}: {x[end + '_gbps']} rank {x[end + '_rank']} {x[end + '_step']} vs {want[end]}")
+        check(x["slow"] is True, f"{tr}: a gap above 0.05 is a slow link")
+    rc, out, _ = run("collectives", CLUSTER)
+    check(rc == 0 and "slow link: RDMA of rank 3 in step2 at 2.88 GB/s" in out, f"the text names the slow link: {out}")
+
+
 def check_real_cluster_file():
     if not REAL or not os.path.exists(REAL):
         print("SKIP (visible): ../shared/data absent: the real cluster_communication.json not read")
@@ -237,6 +289,7 @@ def check_bad_inputs(tmp):
 by_rank = check_against_msprof()
 if len(by_rank) == 4:
     check_transports_and_links(by_rank)
+check_cluster_view()
 check_real_cluster_file()
 check_bad_inputs(scratch("tprof-ascend-comm-"))
 finish("Ascend communication summaries")

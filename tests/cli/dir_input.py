@@ -132,7 +132,7 @@ if rc == 0:
     check(files_of(out) == in_rank_order(out, expected), f"the traces in path order:\n{files_of(out)}\n{expected}")
 n = len(traces)
 want = (f"trainprof: note: {R}: {n} traces; skipped 8 files (1 memory snapshot, 1 training log, 1 model config, "
-        "1 Ascend communication JSON, 1 not recognised, 1 not a regular file, 1 temporary output, "
+        "1 Ascend communication summary, 1 not recognised, 1 not a regular file, 1 temporary output, "
         "1 link to a file already listed)")
 check(note_lines(err) == [want], f"one note with the counts:\n{note_lines(err)}\n{[want]}")
 
