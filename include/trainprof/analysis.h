@@ -423,6 +423,12 @@ typedef struct {
     int64_t coll_net_transfer_ns; /* summed over its instances */
     double coll_net_busbw;        /* GB/s, from the median transfer time */
     double coll_net_wait_share;   /* a rank's mean wait / the median transfer time */
+    /* Ascend's slowest link (collectives' hccl_slow_links): of RDMA and SDMA
+     * the one whose slowest (step, rank) bandwidth is lowest against the
+     * mean; slow_link_n 0: none */
+    char slow_link_transport[8], slow_link_step[32];
+    int64_t slow_link_rank, slow_link_n;
+    double slow_link_gbps, slow_link_mean_gbps, slow_link_max_gbps;
 } tprof_ranks_result;
 #define TPROF_NET_TOGETHER 0.10
 

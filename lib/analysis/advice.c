@@ -39,6 +39,13 @@
 #define GEMM_RULES_OF_ALL 0.05 /* both GEMM rules: only when those GEMMs are this share of all ops' time */
 #define AI_CPU_TASK_NS 20000  /* an Ascend AI CPU task this long (msprof-analyze's AI CPU checker: 20 us) */
 #define FREE_MIN 0.20         /* device free time in the steps: share of step time (device-only traces) */
+#define SLOW_LINK_MAX 0.80    /* an Ascend link's slowest (step, rank) bandwidth at most this share of the mean */
+/* msprof-analyze's packet rule (its rules/packet.yaml): a transfer under
+ * these sizes is small, and small ones above this share of a transport's
+ * transfers are a finding */
+#define SMALL_SDMA_BYTES 16000000
+#define SMALL_RDMA_BYTES 1000000
+#define SMALL_PACKETS_MIN 0.20
 
 static int add(tprof_advice *a, size_t *cap, const char *rule, int64_t rank, double value, double threshold,
                const char *remedy, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
@@ -373,6 +380,29 @@ static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t ra
                       all_ns ? 100.0 * (double)ai_ns / (double)all_ns : 0.0,
                       tprof_trace_str(t, ev[longest_at].name), tprof_fmt_duration(d2, sizeof d2, longest));
     }
+    /* Ascend: small transfers (msprof-analyze's packet rule, per HCCL op) */
+    for (int x = 0; x < 2; x++) {
+        const tprof_hccl_op *ops = tprof_trace_hccl_ops(t);
+        const int transport = x ? TPROF_HCCL_RDMA : TPROF_HCCL_SDMA;
+        const double small_mb = (x ? SMALL_RDMA_BYTES : SMALL_SDMA_BYTES) / 1e6;
+        uint64_t moved = 0, small = 0;
+        double small_ms = 0;
+        for (size_t i = 0; i < tprof_trace_nhccl_ops(t); i++) {
+            const tprof_hccl_bandwidth *b = &ops[i].bw[transport];
+            if (!(b->size_mb > 0)) continue;
+            moved++;
+            if (b->size_mb < small_mb) small++, small_ms += b->time_ms;
+        }
+        if (moved && (double)small / (double)moved > SMALL_PACKETS_MIN)
+            rc |= add(a, cap, "small-packets", rank, (double)small / (double)moved, SMALL_PACKETS_MIN,
+                      "send fewer, larger messages: a larger batch or more gradient accumulation where the data "
+                      "parallel group carries them, ZeRO-2/1 instead of ZeRO-3 if memory allows, fused optimizer "
+                      "ops (each small transfer costs the host a dispatch)",
+                      "%llu of %llu %s transfers (%.0f%%) move less than %g MB, taking %.3f ms (communication.json; "
+                      "msprof-analyze's packet rule)",
+                      (unsigned long long)small, (unsigned long long)moved, tprof_hccl_transport_name(transport),
+                      100.0 * (double)small / (double)moved, small_mb, small_ms);
+    }
     /* data loading: the data phase of the steps */
     int64_t steps_ns = 0;
     for (int p = 0; p < TPROF_PHASE_COUNT; p++) steps_ns = tprof_sat_add(steps_ns, st->phase_cpu_ns[p]);
@@ -463,6 +493,18 @@ static int ranks_rules(const tprof_ranks_result *r, tprof_advice *a, size_t *cap
             100.0 * r->coll_net_wait_share, tprof_fmt_duration(d1, sizeof d1, (int64_t)net_step), 100.0 * net_step / mean,
             tprof_fmt_duration(d2, sizeof d2, (int64_t)mean)))
         return TPROF_ENOMEM;
+    /* Ascend: a link far slower than the others (msprof-analyze's slow link, a wider margin) */
+    if (r->slow_link_n > 1 && r->slow_link_mean_gbps > 0 &&
+        r->slow_link_gbps / r->slow_link_mean_gbps <= SLOW_LINK_MAX &&
+        add(a, cap, "slow-link", r->slow_link_rank, r->slow_link_gbps / r->slow_link_mean_gbps, SLOW_LINK_MAX,
+            "check that rank's link before its work: for RDMA its NIC and path (link speed and errors, the switch "
+            "port, congestion: hccn_tool, the fabric's counters), for SDMA the HCCS/PCIe placement; then whether "
+            "its collectives carry more bytes than the others'",
+            "rank %lld moves %s at %.2f GB/s in %s, against a mean of %.2f GB/s and a best of %.2f over %lld "
+            "(step, rank) pairs (trainprof collectives, hccl_slow_links)",
+            (long long)r->slow_link_rank, r->slow_link_transport, r->slow_link_gbps, r->slow_link_step,
+            r->slow_link_mean_gbps, r->slow_link_max_gbps, (long long)r->slow_link_n))
+        return TPROF_ENOMEM;
     if (r->common_steps && mean > 0 && (double)r->skew_max_ns / mean >= SKEW_MIN)
         return add(a, cap, "uneven-ranks", -1, (double)r->skew_max_ns / mean, SKEW_MIN,
                    "balance the work across ranks (data sharding, sequence lengths, MoE routing)",
@@ -509,8 +551,9 @@ enum { A_RULE, A_RANK, A_VALUE, A_THRESHOLD, A_EVIDENCE, A_REMEDY, A_KNOWN, A_NC
 
 const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS] = {
     [A_RULE] = TPROF_COL("rule", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
-                         "attention, exposed-comm, cpu-bound, free-time, ai-cpu, data-loading, fp32-gemm, host-sync, "
-                         "uneven-ranks, late-rank, slow-network, and the op rules (docs/METRICS.md)"),
+                         "attention, exposed-comm, cpu-bound, free-time, ai-cpu, small-packets, slow-link, data-loading, "
+                         "fp32-gemm, host-sync, uneven-ranks, late-rank, slow-network, and the op rules "
+                         "(docs/METRICS.md)"),
     [A_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
                          "the rank it is about; null: the whole run (in a rank's findings: that rank)"),
     [A_VALUE] = TPROF_COL("value", TPROF_COL_REAL, TPROF_COMBINE_PER_RANK, NULL, "the number behind it",

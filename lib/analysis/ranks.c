@@ -351,12 +351,33 @@ static void net_candidate(tprof_ranks_result *r, const tprof_rows *g)
     }
 }
 
+/* Of the transports in SLOW (hccl_slow_links), the one whose slowest
+ * (step, rank) is furthest under the mean. */
+static void slow_link_candidate(tprof_ranks_result *r, const tprof_rows *slow)
+{
+    r->slow_link_n = 0;
+    double worst = 2;
+    for (size_t i = 0; i < tprof_rows_count(slow); i++) {
+        double mean = tprof_rows_real(slow, i, "mean_gbps"), min = tprof_rows_real(slow, i, "min_gbps");
+        if (!(mean > 0) || min / mean >= worst) continue;
+        worst = min / mean;
+        snprintf(r->slow_link_transport, sizeof r->slow_link_transport, "%s", tprof_rows_str(slow, i, "transport"));
+        snprintf(r->slow_link_step, sizeof r->slow_link_step, "%s", tprof_rows_str(slow, i, "min_step"));
+        r->slow_link_rank = tprof_rows_int(slow, i, "min_rank");
+        r->slow_link_n = tprof_rows_int(slow, i, "step_ranks");
+        r->slow_link_gbps = min;
+        r->slow_link_mean_gbps = mean;
+        r->slow_link_max_gbps = tprof_rows_real(slow, i, "max_gbps");
+    }
+}
+
 void tprof_ranks_add_collectives(tprof_ranks_result *r, const tprof_result *c)
 {
     const tprof_rows *top = tprof_result_top_c(c);
     r->coll_matched = (uint64_t)tprof_rows_int(top, 0, "matched");
     r->coll_common_steps = (size_t)(tprof_rows_int(top, 0, "common_steps") > 0 ? tprof_rows_int(top, 0, "common_steps") : 0);
     net_candidate(r, tprof_result_table_c(c, 0));
+    slow_link_candidate(r, tprof_result_table_c(c, 5));
     r->coll_straggler = -1;
     if (tprof_rows_at(top, 0, "straggler")->null) return;
     r->coll_straggler = tprof_rows_int(top, 0, "straggler");

@@ -532,6 +532,8 @@ static void table_markdown(const tprof_table_desc *d, const char *path, int in_c
             : d->json_single ? " (JSON: an object, null when empty)"
             : d->json_null_empty ? " (JSON: null when empty)"
             : d->no_json ? " (not in JSON)"
+            : d->json_omit_empty && d->limited ? " (JSON: left out when empty; --top limits its rows)"
+            : d->json_omit_empty ? " (JSON: left out when empty)"
             : d->limited ? " (--top limits its rows)" : "",
             d->doc ? ": " : "", d->doc ? d->doc : "");
     fprintf(f, "| column | kind | across ranks | in | meaning |\n|---|---|---|---|---|\n");

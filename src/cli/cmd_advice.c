@@ -132,8 +132,10 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
         colls[i] = parts[3 * i + 2];
     }
     if (!rc) rc = tprof_ranks_reduce(facts, n, &ranks);
-    /* the collectives' straggler, for the late-rank rule */
-    if (!rc && n >= 2 && !(rc = tprof_collectives_reduce(colls, n, &coll))) tprof_ranks_add_collectives(ranks, coll);
+    /* the collectives' straggler, for the late-rank rule; Ascend's slowest
+     * link, for slow-link (a cluster file is many ranks in one input) */
+    int across = n >= 2 || (n == 1 && tprof_rows_count(tprof_result_table_c(colls[0], 2)) > 0);
+    if (!rc && across && !(rc = tprof_collectives_reduce(colls, n, &coll))) tprof_ranks_add_collectives(ranks, coll);
     if (!rc) rc = tprof_advise_reduce(findings, ranks, out);
     tprof_result_free(coll);
     tprof_ranks_free(ranks);
@@ -146,7 +148,8 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
 int cmd_advice(int argc, char **argv)
 {
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_KEEP_CALLS, .result = &tprof_advice_desc, .analyse = analyse,
+        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_KEEP_CALLS, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON),
+        .result = &tprof_advice_desc, .analyse = analyse,
         .nparts = 3,
         .reduce = reduce, .print = print,
     };

@@ -212,6 +212,44 @@ def check_cluster_view():
     check(rc == 0 and "slow link: RDMA of rank 3 in step2 at 2.88 GB/s" in out, f"the text names the slow link: {out}")
 
 
+# msprof-analyze's packet checker (advisor, PacketChecker) run on each made
+# rank directory: per transport the transfers it counts (every op entry with
+# bytes, its per-step "Total Op Info" entries included), the small ones
+# (SDMA under 16 MB, RDMA under 1 MB) and their transit time in ms
+ADVISOR_PACKETS = {  # rank: (SDMA count, small, small ms), (RDMA count, small, small ms)
+    0: ((8, 2, 1.129716), (6, 0, 0.0)),
+    1: ((8, 2, 1.035846), (10, 0, 0.0)),
+    2: ((8, 2, 1.137759), (6, 0, 0.0)),
+    3: ((8, 2, 1.083707), (10, 0, 0.0)),
+}
+
+
+def check_advice():
+    """advice: small-packets per rank (msprof-analyze's packet rule) and the
+    slow link across ranks."""
+    rc, out, err = run("advice", "--format", "json", CLUSTER)
+    check(rc == 0, f"advice on the cluster: {rc} {err}")
+    if rc:
+        return
+    found = json.loads(out)
+    packets = {f["rank"]: f for f in found if f["rule"] == "small-packets"}
+    for rank, (sdma, rdma) in ADVISOR_PACKETS.items():
+        f = packets.get(rank)
+        # trainprof counts the ops, not the Total entries msprof also counts (2 per rank here, none small)
+        totals = 2
+        want_ratio = sdma[1] / (sdma[0] - totals)
+        check(f is not None and close(f["value"], want_ratio, 1e-9) and f"{sdma[1]} of {sdma[0] - totals} SDMA" in
+              f["evidence"] and f"{sdma[2]:.3f} ms" in f["evidence"],
+              f"rank {rank}: small SDMA transfers as msprof's checker counts them: {f}")
+        check(sdma[1] / sdma[0] > 0.2, f"rank {rank}: msprof's checker fires too (its ratio {sdma[1] / sdma[0]})")
+    slow = [f for f in found if f["rule"] == "slow-link"]
+    check(len(slow) == 1 and slow[0]["rank"] == 3 and "RDMA at 2.88 GB/s in step2" in slow[0]["evidence"],
+          f"slow-link names rank 3's RDMA: {slow}")
+    rc, out, err = run("advice", "--format", "json", os.path.join(rank_dirs()[0]))
+    check(rc == 0 and not [f for f in json.loads(out) if f["rule"] == "slow-link"],
+          f"one rank: no slow link (nothing to compare): {rc} {err}")
+
+
 def check_real_cluster_file():
     if not REAL or not os.path.exists(REAL):
         print("SKIP (visible): ../shared/data absent: the real cluster_communication.json not read")
@@ -290,6 +328,7 @@ by_rank = check_against_msprof()
 if len(by_rank) == 4:
     check_transports_and_links(by_rank)
 check_cluster_view()
+check_advice()
 check_real_cluster_file()
 check_bad_inputs(scratch("tprof-ascend-comm-"))
 finish("Ascend communication summaries")

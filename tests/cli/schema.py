@@ -28,7 +28,7 @@ for line in made.splitlines():
     m = re.match(r"## `(\w+)` \(version \d+\)", line)
     if m:
         current = columns.setdefault(m.group(1), {"no_json": set(), "keyed": set(), "single": set(), "keyed_values": set(), "wide": set(),
-                                                     "inline": set()})
+                                                     "inline": set(), "optional": set()})
         table = None
         continue
     if line.startswith("Each trace is named by its file alone") and current is not None:
@@ -64,6 +64,8 @@ for line in made.splitlines():
             current["single"].add(m.group(1))
         if "(JSON: members of the parent row" in line:
             current["inline"].add(m.group(1))
+        if "(JSON: left out when empty" in line:
+            current["optional"].add(m.group(1))
         continue
     m = re.match(r"\| `([^`]+)`(?: \(CSV: `(\w+)`\))?[^|]*\| ([^|]+) \| [^|]+ \| ([^|]*) \|", line)
     if m and current is not None:
@@ -72,7 +74,8 @@ for line in made.splitlines():
                       m.group(2) or m.group(1), "JSON (if set)" in m.group(4)))
 
 INT_KINDS = ("count", "duration (ns)", "bytes", "timestamp (ns)", "rank", "integer")
-SPECIAL = ("wide", "keyed_values", "no_label", "csv", "no_json", "keyed", "single", "inline", "internal", "whole_run", "json_rows")
+SPECIAL = ("wide", "keyed_values", "no_label", "csv", "no_json", "keyed", "single", "inline", "internal", "whole_run", "json_rows",
+           "optional")
 
 
 def of_kind(v, kind):
@@ -166,6 +169,8 @@ def check_object(name, tables, obj, whole_run=False):
             check(isinstance(v, dict) and all(of_kind(x, kind) for x in v.values()),
                   f"{name}: {tname} is an object of {kind} values")
             continue
+        if tname in tables["optional"] and tname not in obj:
+            continue  # left out when empty
         check(isinstance(obj.get(tname), list), f"{name}: table {tname} is an array")
         check_rows(name, tables, tname, obj.get(tname) or [], f"{name}: {tname} row")
 
