@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   gcc make cmake pkg-config         # build
   zlib1g-dev libzstd-dev            # gzip fallback, zstd
+  libsqlite3-dev                    # Ascend's profiler database (.db), read-only
   libisal-dev isal                  # ISA-L fast gzip (library, igzip for benchmarks)
   libyaml-dev                       # ProfileConfig YAML files (recording library)
   libdw-dev                         # recorded frames named with function and file:line (recording library)

@@ -264,6 +264,7 @@ typedef enum {
     TPROF_FORM_ARRAY,
     TPROF_FORM_ASCEND_TABLE, /* kernel_details.csv */
     TPROF_FORM_ASCEND_COMM,  /* communication.json and the like: no events, HCCL summaries */
+    TPROF_FORM_ASCEND_DB,    /* ascend_pytorch_profiler_N.db (SQLite) */
 } tprof_form;
 
 typedef struct {

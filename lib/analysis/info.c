@@ -15,7 +15,9 @@ enum {
 #define TEXT_ONLY (TPROF_COLF_NO_JSON | TPROF_COLF_NO_CSV)
 static const tprof_col_desc info_cols[I_NCOLS] = {
     [I_FORM] = TPROF_COL("form", TPROF_COL_ENUM, TPROF_COMBINE_PER_RANK, NULL,
-                         "object (a trace object), array (a bare event array) or table (an Ascend kernel table, CSV)"),
+                         "object (a trace object), array (a bare event array), table (an Ascend kernel table, CSV), "
+                         "summary (an Ascend communication summary, JSON) or database (an Ascend profiler database, "
+                         "SQLite)"),
     [I_COMPRESSION] = TPROF_COL("compression", TPROF_COL_ENUM, TPROF_COMBINE_PER_RANK, NULL, "none, gzip or zstd"),
     [I_BYTES_READ] = TPROF_COL("bytes_read", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "file size", "bytes of the file read"),
     [I_BYTES_JSON] = TPROF_COL("bytes_json", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "JSON size", "bytes of JSON parsed"),
@@ -174,7 +176,11 @@ int tprof_info_tables(const tprof_trace *t, tprof_result **out)
     tprof_result *res = tprof_result_new(&tprof_info_desc);
     if (!res) return TPROF_ENOMEM;
     tprof_rows *top = tprof_result_top(res);
-    const char *form = m->form == TPROF_FORM_OBJECT ? "object" : m->form == TPROF_FORM_ARRAY ? "array" : "table";
+    const char *form = m->form == TPROF_FORM_OBJECT         ? "object"
+                       : m->form == TPROF_FORM_ARRAY        ? "array"
+                       : m->form == TPROF_FORM_ASCEND_COMM  ? "summary"
+                       : m->form == TPROF_FORM_ASCEND_DB    ? "database"
+                                                            : "table";
     int rc = tprof_rows_set_s(top, 0, I_FORM, form);
     if (!rc) rc = tprof_rows_set_s(top, 0, I_COMPRESSION, tprof_compression_name(m->compression));
     if (!rc && m->note) rc = tprof_rows_set_s(top, 0, I_NOTE, m->note);

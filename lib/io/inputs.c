@@ -224,10 +224,11 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
         return 0;
     }
     /* the kinds of the regular files first: an Ascend profiler's output
-     * directory holds its timeline (trace_view.json) and its kernel table
-     * (kernel_details.csv) of the same tasks, of which the timeline, with
-     * the host side, is the one read */
-    int *kinds = malloc((n ? n : 1) * sizeof *kinds), has_trace = 0, has_table = 0, has_comm = 0;
+     * directory holds its timeline (trace_view.json), its kernel table
+     * (kernel_details.csv) and in newer versions its database
+     * (ascend_pytorch_profiler_N.db) of the same tasks: the timeline is the
+     * one read, else the database */
+    int *kinds = malloc((n ? n : 1) * sizeof *kinds), has_trace = 0, has_table = 0, has_comm = 0, has_db = 0;
     if (!kinds) rc = TPROF_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
         char *path = child_path(dir, names[i]);
@@ -239,6 +240,7 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
         kinds[i] = stat(path, &st) == 0 && S_ISREG(st.st_mode) && !is_temporary(names[i]) ? sniff_file(path) : -1;
         has_trace |= kinds[i] == TPROF_INPUT_TRACE;
         has_table |= kinds[i] == TPROF_INPUT_ASCEND_KERNELS;
+        has_db |= kinds[i] == TPROF_INPUT_ASCEND_DB;
         has_comm |= kinds[i] == TPROF_INPUT_ASCEND_JSON && !strcmp(names[i], "communication.json");
         free(path);
     }
@@ -263,9 +265,10 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
             else {
                 int kind = kinds[i];
                 if (kind < 0) d->unreadable++;
-                else if (kind == TPROF_INPUT_ASCEND_KERNELS && has_trace &&
+                else if (((kind == TPROF_INPUT_ASCEND_KERNELS && (has_trace || has_db)) ||
+                          (kind == TPROF_INPUT_ASCEND_DB && has_trace)) &&
                          (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
-                    d->beside_trace++;
+                    d->beside_trace++; /* the same tasks as the timeline (or the database) beside it */
                 else if (kind == TPROF_INPUT_ASCEND_JSON && (w->accepts & TPROF_INPUT_BIT(kind)) &&
                          is_sidecar(names[i], has_trace || has_table, has_comm))
                     d->sidecars++;
@@ -353,6 +356,8 @@ static const char *const kind_names[TPROF_INPUT_KINDS][3] = {
                                   "trainprof comm or collectives" },
     [TPROF_INPUT_ASCEND_KERNELS] = { "Ascend kernel table", "Ascend kernel tables",
                                      "trainprof kernels, summary or another trace command" },
+    [TPROF_INPUT_ASCEND_DB] = { "Ascend profiler database", "Ascend profiler databases",
+                                "trainprof kernels, summary or another trace command" },
 };
 
 typedef struct {
@@ -384,8 +389,8 @@ static size_t add_skipped(const tprof_input_dir *d, text *t)
                                                   { "not a regular file", "not regular files" },
                                                   { "temporary output", "temporary outputs" },
                                                   { "link to a file already listed", "links to files already listed" },
-                                                  { "Ascend kernel table beside its trace",
-                                                    "Ascend kernel tables beside their traces" },
+                                                  { "Ascend table or database beside its trace",
+                                                    "Ascend tables or databases beside their traces" },
                                                   { "communication summary read with the trace beside it",
                                                     "communication summaries read with the traces beside them" } };
     const size_t extra[] = { d->unreadable, d->special, d->temporary, d->repeated, d->beside_trace, d->sidecars };
@@ -435,7 +440,8 @@ void tprof_input_dir_describe(const tprof_input_dir *d, unsigned accepts, char *
     }
     /* nothing kept: "no trace or memory snapshot below the directory" (an
      * Ascend kernel table is a trace here: not named apart) */
-    if (accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)) accepts &= ~TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_KERNELS);
+    if (accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE))
+        accepts &= ~(TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_KERNELS) | TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_DB));
     int wanted = 0, seen = 0;
     for (int k = 1; k < TPROF_INPUT_KINDS; k++) wanted += (accepts & TPROF_INPUT_BIT(k)) != 0;
     add(&t, "no ");

@@ -131,6 +131,7 @@ tprof_input_kind tprof_input_sniff(const void *head, size_t n)
 {
     const uint8_t *p = head;
     if (n >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5) return TPROF_INPUT_SNAPSHOT; /* pickle PROTO 2..5 */
+    if (n >= 16 && !memcmp(p, "SQLite format 3", 16)) return TPROF_INPUT_ASCEND_DB; /* the header string, NUL included */
     if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) p += 3, n -= 3;      /* a BOM: look past it */
     size_t i = 0;
     while (i < n && is_ws(p[i])) i++;
@@ -190,6 +191,9 @@ const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts)
                "trace command";
     case TPROF_INPUT_LOG: return "this looks like a training log: use trainprof log";
     case TPROF_INPUT_CONFIG: return "this is a model config: use trainprof flops or mfu (--config)";
+    case TPROF_INPUT_ASCEND_DB:
+        return "this is an SQLite database (like Ascend's ascend_pytorch_profiler_0.db): use trainprof kernels, "
+               "summary or another trace command";
     case TPROF_INPUT_ASCEND_JSON:
         return "this is an Ascend profiler communication summary (like communication.json): use trainprof comm or collectives";
     default: return NULL;

@@ -482,7 +482,7 @@ static int open_input(const input *in, tprof_source **src, char *errbuf, size_t 
 static int ascend_kind(const uint8_t *head, size_t n, const tprof_read_opts *opts)
 {
     int kind = (int)tprof_input_sniff(head, n);
-    if (kind == TPROF_INPUT_ASCEND_KERNELS) return kind;
+    if (kind == TPROF_INPUT_ASCEND_KERNELS || kind == TPROF_INPUT_ASCEND_DB) return kind;
     if (kind == TPROF_INPUT_ASCEND_JSON && (!opts || (opts->keep & TPROF_KEEP_CALLS))) return kind;
     return 0;
 }
@@ -496,6 +496,33 @@ static int opens_as_ascend(tprof_source *src, const tprof_read_opts *opts)
     return ascend_kind(head, h, opts);
 }
 
+/* A database: opened by its path when it is a plain file, else read
+ * whole (decompressed) and opened in memory. */
+static int read_db(tprof_trace **out, const input *in, tprof_source *src, const tprof_read_opts *opts, char *errbuf,
+                   size_t errlen)
+{
+    const char *name = tprof_source_name(src);
+    if (in->path && tprof_source_compression(src) == TPROF_COMP_NONE)
+        return tprof_ascend_read_db(out, in->path, NULL, 0, src, name, opts, errbuf, errlen);
+    if (!in->path && tprof_source_compression(src) == TPROF_COMP_NONE)
+        return tprof_ascend_read_db(out, NULL, in->data, in->len, src, name, opts, errbuf, errlen);
+    size_t n = 0, cap = 1 << 20;
+    uint8_t *buf = malloc(cap);
+    ssize_t r = 0;
+    while (buf && (r = tprof_source_read(src, buf + n, cap - n)) > 0)
+        if ((n += (size_t)r) == cap) {
+            uint8_t *b = cap < ((size_t)1 << 40) ? realloc(buf, cap * 2) : NULL;
+            if (!b) free(buf);
+            buf = b, cap *= 2;
+        }
+    if (!buf) return TPROF_ENOMEM;
+    int rc = r < 0 ? (int)r
+                   : tprof_ascend_read_db(out, NULL, buf, n, src, name, opts, errbuf, errlen);
+    if (r < 0 && errbuf) snprintf(errbuf, errlen, "%s: %s", name, tprof_source_errmsg(src));
+    free(buf);
+    return rc;
+}
+
 /* An Ascend file of KIND (ascend_kind) read from its start. */
 static int read_ascend(tprof_trace **out, const input *in, int kind, const tprof_read_opts *opts, char *errbuf,
                        size_t errlen)
@@ -503,6 +530,11 @@ static int read_ascend(tprof_trace **out, const input *in, int kind, const tprof
     tprof_source *src;
     int rc = open_input(in, &src, errbuf, errlen);
     if (rc) return rc;
+    if (kind == TPROF_INPUT_ASCEND_DB) {
+        rc = read_db(out, in, src, opts ? opts : &default_opts, errbuf, errlen);
+        tprof_source_close(src);
+        return rc;
+    }
     rc = kind == TPROF_INPUT_ASCEND_KERNELS
              ? tprof_ascend_read_kernels(out, src, tprof_source_name(src), opts ? opts : &default_opts, errbuf,
                                          errlen)

@@ -225,6 +225,11 @@ int tprof_ascend_conclude(tprof_trace **out, tprof_trace *t, int rc, tprof_sourc
  * communication_matrix.json, cluster_communication.json) from SRC as a
  * trace with no events and its HCCL records (lib/trace/ascend_comm.c). */
 int tprof_ascend_read_comm(tprof_trace **out, tprof_source *src, const char *name, char *errbuf, size_t errlen);
+/* Reads Ascend's profiler database (lib/trace/ascend_db.c) from PATH, or
+ * from the LEN bytes at DATA when PATH is NULL (a compressed file, memory);
+ * SRC is the input's source, for its sizes and its first bytes. */
+int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, size_t len, tprof_source *src,
+                         const char *name, const tprof_read_opts *opts, char *errbuf, size_t errlen);
 /* What an Ascend profiler directory says about the trace read from PATH:
  * its rank (profiler_info_N.json beside ASCEND_PROFILER_OUTPUT) when the
  * trace has none, and with TPROF_KEEP_CALLS the communication.json and

@@ -110,7 +110,9 @@ void cli_progress_end(cli_progress *p);
  * an error, said with what it does hold. Returns EXIT_OK, or EXIT_INPUT
  * after printing why (OUT is then empty). */
 int cli_expand_inputs(char *const *args, int n, unsigned accepts, tprof_inputs *out);
-#define CLI_TRACES (TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_KERNELS))
+#define CLI_TRACES                                                                                             \
+    (TPROF_INPUT_BIT(TPROF_INPUT_TRACE) | TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_KERNELS) |                           \
+     TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_DB))
 
 /* Reads the given traces in parallel with a progress bar (stderr is a
  * terminal only). Prints one line per failed or truncated file. Returns the

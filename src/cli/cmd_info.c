@@ -35,9 +35,12 @@ static int print(void *ctx, const tprof_result *r, const char *label, const char
     int truncated = tprof_rows_int(m, 0, "truncated") != 0;
     const char *comp = str(m, 0, "compression");
     printf("%s\n", path);
-    printf("  format       %s, %s%s\n", !strcmp(str(m, 0, "form"), "object")  ? "trace object"
-           : !strcmp(str(m, 0, "form"), "table") ? "Ascend kernel table (CSV)"
-                                                 : "bare event array",
+    const char *form = str(m, 0, "form");
+    printf("  format       %s, %s%s\n", !strcmp(form, "object")   ? "trace object"
+           : !strcmp(form, "table")    ? "Ascend kernel table (CSV)"
+           : !strcmp(form, "summary")  ? "Ascend communication summary (JSON)"
+           : !strcmp(form, "database") ? "Ascend profiler database (SQLite)"
+                                       : "bare event array",
            !strcmp(comp, "none") ? "uncompressed" : comp, truncated ? " (TRUNCATED)" : "");
     printf("  size         %s read", tprof_fmt_bytes(a, sizeof a, tprof_rows_int(m, 0, "bytes_read")));
     if (strcmp(comp, "none")) printf(", %s of JSON", tprof_fmt_bytes(b, sizeof b, tprof_rows_int(m, 0, "bytes_json")));

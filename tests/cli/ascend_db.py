@@ -1,0 +1,171 @@
+"""Ascend's profiler database (ascend_pytorch_profiler_N.db, SQLite) read as
+a trace, checked against Python's own sqlite3 reading of the same file.
+
+All data here is MADE (no profiler database is public): small databases
+written with Python's sqlite3 module in the layout msprof-analyze's queries
+read (tables STRING_IDS, TASK, COMPUTE_TASK_INFO, COMMUNICATION_OP,
+STEP_TIME), then cut, corrupted, compressed, given a view where a table
+should be, or stripped of its tables."""
+import collections
+import gzip
+import json
+import os
+import sqlite3
+
+from common import TRAINPROF, check, finish, run, scratch
+
+tmp = scratch("tprof-ascend-db-")
+T0 = 1735000000000000000
+
+
+def make_db(path, steps=2, tasks_per_step=12, page_size=4096):
+    """A rank's database: compute tasks of three types, one allReduce per step."""
+    if os.path.exists(path):
+        os.remove(path)
+    c = sqlite3.connect(path)
+    c.execute(f"PRAGMA page_size = {page_size}")
+    c.executescript("""
+    CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+    CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER,
+      globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER,
+      taskId INTEGER, modelId INTEGER);
+    CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER, blockDim INTEGER, mixBlockDim INTEGER,
+      taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER, inputShapes INTEGER,
+      outputFormats INTEGER, outputDataTypes INTEGER, outputShapes INTEGER, attrInfo INTEGER);
+    CREATE TABLE COMMUNICATION_OP (opName INTEGER, startNs INTEGER, endNs INTEGER, connectionId INTEGER,
+      groupName INTEGER, opId INTEGER, relay INTEGER, retry INTEGER, dataType INTEGER, algType INTEGER,
+      count NUMERIC, opType INTEGER);
+    CREATE TABLE STEP_TIME (id INTEGER, startNs INTEGER, endNs INTEGER);
+    """)
+    names = ["MatMulV2", "Add", "NonZero", "hcom_allReduce__561_0_1", "hcom_allReduce__561_1_1", "AI_CORE",
+             "AI_VECTOR_CORE", "AI_CPU", "10.0.0.1%enp_60000_0_1716", "allreduce"]
+    ids = {n: i + 1 for i, n in enumerate(names)}
+    c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", [(v, k) for k, v in ids.items()])
+    kinds = [("MatMulV2", "AI_CORE"), ("Add", "AI_VECTOR_CORE"), ("NonZero", "AI_CPU")]
+    gid = 0
+    for s in range(1, steps + 1):
+        base = T0 + s * 10_000_000
+        c.execute("INSERT INTO STEP_TIME VALUES (?, ?, ?)", (s, base, base + 9_000_000))
+        for i in range(tasks_per_step):
+            gid += 1
+            name, core = kinds[i % 3]
+            start = base + 1000 + i * 400_000
+            c.execute("INSERT INTO TASK VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                      (start, start + 50_000 + 997 * i + 13 * s, 0, gid, gid, 7, 0, 0, 2 + i % 2, gid, 0))
+            c.execute("INSERT INTO COMPUTE_TASK_INFO VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      (ids[name], gid, 20, 0, ids[core], ids[name], 0, 0, 0, 0, 0, 0, 0))
+        op = ids[f"hcom_allReduce__561_{s - 1}_1"]
+        c.execute("INSERT INTO COMMUNICATION_OP VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                  (op, base + 6_000_000, base + 6_750_000 + s, 0, ids["10.0.0.1%enp_60000_0_1716"], s, 0, 0, 0, 0,
+                   4096, ids["allreduce"]))
+    c.commit()
+    c.close()
+
+
+def python_model(path):
+    """Per kernel name [count, total ns], per task type total ns, the steps, as SQL reads the file."""
+    c = sqlite3.connect(path)
+    per = collections.defaultdict(lambda: [0, 0])
+    cores = collections.Counter()
+    for name, core, start, end in c.execute(
+            "SELECT n.value, t.value, TASK.startNs, TASK.endNs FROM COMPUTE_TASK_INFO c "
+            "JOIN TASK ON TASK.globalTaskId = c.globalTaskId LEFT JOIN STRING_IDS n ON n.id = c.name "
+            "LEFT JOIN STRING_IDS t ON t.id = c.taskType"):
+        per[name][0] += 1
+        per[name][1] += end - start
+        cores[core] += end - start
+    for name, start, end in c.execute("SELECT n.value, o.startNs, o.endNs FROM COMMUNICATION_OP o "
+                                      "LEFT JOIN STRING_IDS n ON n.id = o.opName"):
+        per[name][0] += 1
+        per[name][1] += end - start
+        cores["HCCL"] += end - start
+    steps = [(i, e - s) for i, s, e in c.execute("SELECT id, startNs, endNs FROM STEP_TIME ORDER BY id")]
+    c.close()
+    return per, cores, steps
+
+
+def kernels(path, *extra):
+    rc, out, err = run([TRAINPROF, "kernels", "--format", "json", "--top", "0", *extra, path], timeout=60)
+    check(rc == 0, f"kernels {path}: exit {rc}: {err.strip()}")
+    return json.loads(out)["traces"][0] if rc == 0 else None
+
+
+db = os.path.join(tmp, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_0.db")
+os.makedirs(os.path.dirname(db))
+make_db(db)
+per, cores, steps = python_model(db)
+
+doc = kernels(db)
+if doc:
+    got = {k["key"]: [k["count"], k["total_ns"]] for k in doc["rows"]}
+    check(got == {k: v for k, v in per.items()}, f"kernels per name as SQL reads them:\n{got}\n{dict(per)}")
+    comm = [k for k in doc["rows"] if k["class"] == "communication"]
+    check(len(comm) == 2 and all(k["key"].startswith("hcom_allReduce") for k in comm),
+          f"the HCCL ops are communication: {comm}")
+doc = kernels(db, "--by", "category")
+if doc:
+    got = collections.Counter()
+    for k in doc["rows"]:
+        got[k["key"]] += k["total_ns"]
+    check(got == cores, f"per task type (AI_CORE, AI_VECTOR_CORE, AI_CPU, HCCL): {dict(got)} vs {dict(cores)}")
+rc, out, err = run([TRAINPROF, "steps", "--format", "json", db], timeout=60)
+if rc == 0:
+    got = [(s["number"], s["dur_ns"]) for s in json.loads(out)[0]["steps"]]
+    check(got == steps, f"steps from STEP_TIME: {got} vs {steps}")
+else:
+    check(False, f"steps: exit {rc}: {err}")
+rc, out, err = run([TRAINPROF, "info", db], timeout=60)
+check(rc == 0 and "Ascend profiler database (SQLite)" in out, f"info names the form: {out}")
+
+# compressed: read whole into memory and opened there (sqlite3_deserialize)
+gz = os.path.join(tmp, "rank0.db.gz")
+with open(db, "rb") as f, gzip.open(gz, "wb") as g:
+    g.write(f.read())
+doc = kernels(gz)
+check(doc and {k["key"]: [k["count"], k["total_ns"]] for k in doc["rows"]} == dict(per),
+      "a gzip-compressed database reads the same")
+
+# a profiler directory with the database and the kernel table: the database is read, the table counted beside it
+with open(os.path.join(os.path.dirname(db), "kernel_details.csv"), "w") as f:
+    f.write("Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n1,MatMulV2,MatMul,AI_CORE,1.0,2.0\n")
+rc, out, err = run([TRAINPROF, "kernels", "--format", "json", os.path.join(tmp, "rank0_ascend_pt")], timeout=60)
+res = json.loads(out) if rc == 0 else []
+check(rc == 0 and len(res["traces"]) == 1 and res["traces"][0]["file"].endswith(".db") and "beside" in err,
+      f"a directory reads its database, the table beside it counted: {rc} {err}")
+
+# not a profiler database
+other = os.path.join(tmp, "other.db")
+c = sqlite3.connect(other)
+c.execute("CREATE TABLE t (x INTEGER)")
+c.commit()
+c.close()
+rc, out, err = run([TRAINPROF, "kernels", other], timeout=60)
+check(rc == 3 and "without Ascend's profiler tables" in err, f"another SQLite database: exit 3, said: {rc} {err}")
+
+# a view where a table should be: views are off, nothing in the file runs
+view = os.path.join(tmp, "view.db")
+make_db(view)
+c = sqlite3.connect(view)
+c.executescript("ALTER TABLE TASK RENAME TO TASK_REAL; CREATE VIEW TASK AS SELECT * FROM TASK_REAL;")
+c.commit()
+c.close()
+doc = kernels(view)
+check(doc and doc["count"] == 2, f"a view named TASK is not run: only COMMUNICATION_OP's 2 ops read: {doc and doc['count']}")
+
+# corrupt pages: an error naming the table, never a crash
+bad = os.path.join(tmp, "corrupt.db")
+data = bytearray(open(db, "rb").read())
+for page in range(1, len(data) // 4096):  # every b-tree page but the schema's: an invalid page type
+    data[page * 4096] = 0x01
+open(bad, "wb").write(bytes(data))
+rc, out, err = run([TRAINPROF, "kernels", bad], timeout=60)
+check(rc in (3, 4) and "corrupt.db" in err and ("malformed" in err or "not a database" in err or "table" in err),
+      f"a corrupt database: a clear error: {rc} {err}")
+
+# cut short: what the pages read hold, said to be cut
+cut = os.path.join(tmp, "cut.db")
+open(cut, "wb").write(bytes(open(db, "rb").read()[: len(data) * 2 // 3]))
+rc, out, err = run([TRAINPROF, "kernels", cut], timeout=60)
+check(rc == 4 and "the database is cut short" in err, f"a cut database: exit 4, says it is cut: {rc} {err}")
+
+finish("Ascend profiler databases read as traces")
