@@ -211,7 +211,7 @@ static char *child_path(const char *dir, const char *name)
 static int is_sidecar(const char *name, int beside_trace, int beside_comm)
 {
     int comm = !strcmp(name, "communication.json"), matrix = !strcmp(name, "communication_matrix.json");
-    return (beside_trace && (comm || matrix)) || (beside_comm && matrix);
+    return (beside_trace && (comm || matrix || !strcmp(name, "analysis.db"))) || (beside_comm && matrix);
 }
 
 static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
@@ -269,8 +269,9 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
                           (kind == TPROF_INPUT_ASCEND_DB && has_trace)) &&
                          (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
                     d->beside_trace++; /* the same tasks as the timeline (or the database) beside it */
-                else if (kind == TPROF_INPUT_ASCEND_JSON && (w->accepts & TPROF_INPUT_BIT(kind)) &&
-                         is_sidecar(names[i], has_trace || has_table, has_comm))
+                else if (((kind == TPROF_INPUT_ASCEND_JSON && (w->accepts & TPROF_INPUT_BIT(kind))) ||
+                          kind == TPROF_INPUT_ASCEND_DB) &&
+                         is_sidecar(names[i], has_trace || has_table || has_db, has_comm))
                     d->sidecars++;
                 else if (w->accepts & TPROF_INPUT_BIT(kind)) {
                     d->kept[kind]++;

@@ -362,11 +362,12 @@ void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_op
     if (!dir) return;
     const char *base = slash ? slash + 1 : path;
     if (t->meta.rank < 0) t->meta.rank = profiler_info_rank(dir);
-    static const char *const names[] = { "communication.json", "communication_matrix.json" };
-    for (size_t i = 0; opts && (opts->keep & TPROF_KEEP_CALLS) && i < 2; i++) {
+    /* the JSON summaries, or torch_npu's analysis.db (the database form) */
+    static const char *const names[] = { "communication.json", "communication_matrix.json", "analysis.db" };
+    for (size_t i = 0; opts && (opts->keep & TPROF_KEEP_CALLS) && i < 3; i++) {
         if (!strcmp(base, names[i])) continue;
         /* a summary the file itself held already is not read twice */
-        if (i == 0 ? t->nhccl_ops > 0 : t->nhccl_links > 0) continue;
+        if (i == 1 ? t->nhccl_links > 0 : t->nhccl_ops > 0) continue;
         size_t len = strlen(dir) + strlen(names[i]) + 2;
         char *side = malloc(len);
         struct stat st;
@@ -375,13 +376,14 @@ void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_op
         if (stat(side, &st) == 0 && S_ISREG(st.st_mode)) {
             tprof_source *src;
             char err[300], note[400];
-            int rc = tprof_source_open(&src, side, err, sizeof err);
-            if (!rc) {
-                size_t ops0 = t->nhccl_ops, links0 = t->nhccl_links;
+            size_t ops0 = t->nhccl_ops, links0 = t->nhccl_links;
+            int rc = i == 2 ? tprof_ascend_read_analysis(t, side, err, sizeof err)
+                            : tprof_source_open(&src, side, err, sizeof err);
+            if (!rc && i < 2) {
                 rc = parse_into(t, src, err, sizeof err);
                 tprof_source_close(src);
-                if (rc && rc != TPROF_ETRUNC) t->nhccl_ops = ops0, t->nhccl_links = links0; /* all or nothing */
             }
+            if (rc && rc != TPROF_ETRUNC) t->nhccl_ops = ops0, t->nhccl_links = links0; /* all or nothing */
             if (rc) {
                 snprintf(note, sizeof note, "%s beside it %s: %s", names[i],
                          rc == TPROF_ETRUNC ? "is cut short (what was read is used)" : "was not read", err);

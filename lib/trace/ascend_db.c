@@ -8,9 +8,11 @@
  * holds is executed. Table and column names are those of msprof-analyze's
  * queries (docs/METRICS.md, "Ascend profiler database"). */
 #include "reader_internal.h"
+#include "../util/i64map.h"
 
 #include "trainprof/error.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +155,26 @@ static int step_row(dbreader *d, sqlite3_stmt *st)
     return end >= start ? tprof_trace_add_step(d->t, sqlite3_column_int64(st, 0), start, end - start) : 0;
 }
 
+/* The rank: RANK_DEVICE_MAP's, else N of ascend_pytorch_profiler_N.db. */
+static void find_rank(dbreader *d, const char *name)
+{
+    char msg[8];
+    sqlite3_stmt *st;
+    if (has_table(d->db, "RANK_DEVICE_MAP", msg, sizeof msg) == 1 &&
+        sqlite3_prepare_v2(d->db, "SELECT rankId FROM RANK_DEVICE_MAP LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+            sqlite3_column_int64(st, 0) >= 0)
+            d->t->meta.rank = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    const char *base = name ? strrchr(name, '/') : NULL, *p;
+    base = base ? base + 1 : name;
+    if (d->t->meta.rank >= 0 || !base || strncmp(base, "ascend_pytorch_profiler_", 24) != 0) return;
+    int64_t v = 0;
+    for (p = base + 24; *p >= '0' && *p <= '9' && v < 100000000; p++) v = v * 10 + (*p - '0');
+    if (p > base + 24 && !strcmp(p, ".db")) d->t->meta.rank = v;
+}
+
 static int read_tables(dbreader *d)
 {
     int task = has_table(d->db, "TASK", d->msg, d->msglen), info = has_table(d->db, "COMPUTE_TASK_INFO", d->msg, d->msglen),
@@ -160,8 +182,12 @@ static int read_tables(dbreader *d)
         steps = has_table(d->db, "STEP_TIME", d->msg, d->msglen);
     if (task < 0 || info < 0 || ids < 0 || comm < 0 || steps < 0) return TPROF_EFORMAT;
     if (!ids || !((task && info) || comm)) {
-        snprintf(d->msg, d->msglen, "an SQLite database without Ascend's profiler tables (STRING_IDS with TASK and "
-                                    "COMPUTE_TASK_INFO, or COMMUNICATION_OP)");
+        snprintf(d->msg, d->msglen, "%s",
+                 has_table(d->db, "CommAnalyzerTime", d->msg, d->msglen) == 1
+                     ? "Ascend's communication analysis (analysis.db): read with the profiler database "
+                       "(ascend_pytorch_profiler_N.db) beside it, by trainprof comm or collectives"
+                     : "an SQLite database without Ascend's profiler tables (STRING_IDS with TASK and "
+                       "COMPUTE_TASK_INFO, or COMMUNICATION_OP)");
         return TPROF_ENOTTRACE;
     }
     int rc = 0;
@@ -215,6 +241,7 @@ int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, 
     int rc = open_db(&d.db, path, data, len, msg, sizeof msg);
     if (!rc) {
         rc = read_tables(&d);
+        find_rank(&d, path ? path : name);
         sqlite3_close(d.db);
     }
     tprof_reader_release(&d.r);
@@ -228,5 +255,138 @@ int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, 
     rc = tprof_ascend_conclude(out, t, rc, src, TPROF_FORM_ASCEND_DB, name, msg, errbuf, errlen);
     if (*out && path) /* SQLite read the file, not the source */
         t->meta.bytes_in = t->meta.bytes_json = (uint64_t)(t->meta.file_size > 0 ? t->meta.file_size : 0);
+    return rc;
+}
+
+/* ---- analysis.db: torch_npu's communication analysis (the tables of
+ * communication.json and communication_matrix.json) ---- */
+
+typedef struct {
+    dbreader d;
+    tprof_i64map ops; /* (step id << 32 | op id) -> index in hccl_ops */
+} areader;
+
+static uint32_t intern_col(tprof_trace *t, sqlite3_stmt *st, int c)
+{
+    size_t n;
+    const char *s = text_col(st, c, &n);
+    return tprof_strtab_intern(&t->strs, s, n);
+}
+
+/* "op@group", as communication.json names the op. */
+static uint32_t op_id(tprof_trace *t, sqlite3_stmt *st, int op, int group)
+{
+    size_t on, gn;
+    const char *o = text_col(st, op, &on), *g = text_col(st, group, &gn);
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "%.*s@%.*s", (int)(on < 300 ? on : 300), o, (int)(gn < 200 ? gn : 200), g);
+    return tprof_strtab_intern(&t->strs, buf, (size_t)n);
+}
+
+static double num_col(sqlite3_stmt *st, int c)
+{
+    return sqlite3_column_type(st, c) == SQLITE_NULL ? NAN : sqlite3_column_double(st, c);
+}
+
+/* CommAnalyzerTime: hccl_op_name, group_name, start_timestamp (us), the
+ * five times (ms), step, type. */
+static int time_row(dbreader *dr, sqlite3_stmt *st)
+{
+    areader *a = (areader *)dr;
+    tprof_trace *t = dr->t;
+    if (tprof_grow_items((void **)&t->hccl_ops, &t->hccl_opcap, t->nhccl_ops + 1, sizeof *t->hccl_ops))
+        return TPROF_ENOMEM;
+    tprof_hccl_op *op = &t->hccl_ops[t->nhccl_ops];
+    memset(op, 0, sizeof *op);
+    size_t tn;
+    const char *type = text_col(st, 9, &tn);
+    *op = (tprof_hccl_op){ .step = intern_col(t, st, 8), .op = op_id(t, st, 0, 1), .group = intern_col(t, st, 1),
+                           .p2p = tn == 3 && !memcmp(type, "p2p", 3), .rank = -1, .start_us = num_col(st, 2),
+                           .elapse_ms = num_col(st, 3), .transit_ms = num_col(st, 4), .wait_ms = num_col(st, 5),
+                           .sync_ms = num_col(st, 6), .idle_ms = num_col(st, 7) };
+    if (op->step == UINT32_MAX || op->op == UINT32_MAX || op->group == UINT32_MAX) return TPROF_ENOMEM;
+    for (int k = 0; k < TPROF_HCCL_TRANSPORTS; k++) op->bw[k].large_packet_ratio = NAN;
+    if (tprof_i64map_put(&a->ops, (int64_t)((uint64_t)op->step << 32 | op->op), (int64_t)t->nhccl_ops))
+        return TPROF_ENOMEM;
+    t->nhccl_ops++;
+    return 0;
+}
+
+/* CommAnalyzerBandwidth: one row per op, transport and packet size; the
+ * transport's size and time repeat on each of its rows. */
+static int bandwidth_row(dbreader *dr, sqlite3_stmt *st)
+{
+    areader *a = (areader *)dr;
+    tprof_trace *t = dr->t;
+    uint32_t step = intern_col(t, st, 8), op = op_id(t, st, 0, 1);
+    int64_t at = 0;
+    if (step == UINT32_MAX || op == UINT32_MAX) return TPROF_ENOMEM;
+    if (!tprof_i64map_get(&a->ops, (int64_t)((uint64_t)step << 32 | op), &at)) return 0; /* no times for it */
+    size_t n;
+    const char *tr = text_col(st, 2, &n);
+    int k = 0;
+    while (k < TPROF_HCCL_TRANSPORTS &&
+           !(strlen(tprof_hccl_transport_name((tprof_hccl_transport)k)) == n &&
+             !memcmp(tr, tprof_hccl_transport_name((tprof_hccl_transport)k), n)))
+        k++;
+    if (k == TPROF_HCCL_TRANSPORTS) return 0;
+    tprof_hccl_bandwidth *b = &t->hccl_ops[at].bw[k];
+    b->size_mb = num_col(st, 3);
+    b->time_ms = num_col(st, 4);
+    b->large_packet_ratio = num_col(st, 5);
+    double count = num_col(st, 6);
+    if (count > 0 && count < 1e18) b->packets += (uint64_t)count;
+    return 0;
+}
+
+/* CommAnalyzerMatrix: one row per op and link. */
+static int matrix_row(dbreader *dr, sqlite3_stmt *st)
+{
+    tprof_trace *t = dr->t;
+    if (tprof_grow_items((void **)&t->hccl_links, &t->hccl_linkcap, t->nhccl_links + 1, sizeof *t->hccl_links))
+        return TPROF_ENOMEM;
+    size_t tn;
+    const char *type = text_col(st, 9, &tn);
+    tprof_hccl_link l = { .step = intern_col(t, st, 8), .op = op_id(t, st, 0, 1), .group = intern_col(t, st, 1),
+                          .p2p = tn == 3 && !memcmp(type, "p2p", 3), .src = sqlite3_column_int64(st, 2),
+                          .dst = sqlite3_column_int64(st, 3), .transport = intern_col(t, st, 4),
+                          .size_mb = num_col(st, 5), .time_ms = num_col(st, 6) };
+    if (l.step == UINT32_MAX || l.op == UINT32_MAX || l.group == UINT32_MAX || l.transport == UINT32_MAX)
+        return TPROF_ENOMEM;
+    t->hccl_links[t->nhccl_links++] = l;
+    return 0;
+}
+
+int tprof_ascend_read_analysis(tprof_trace *t, const char *path, char *msg, size_t msglen)
+{
+    areader a = { .d = { .t = t, .msg = msg, .msglen = msglen } };
+    msg[0] = 0;
+    int rc = open_db(&a.d.db, path, NULL, 0, msg, msglen);
+    if (rc) return rc;
+    if (tprof_i64map_init(&a.ops, 64)) {
+        sqlite3_close(a.d.db);
+        return TPROF_ENOMEM;
+    }
+    int time = has_table(a.d.db, "CommAnalyzerTime", msg, msglen),
+        bw = has_table(a.d.db, "CommAnalyzerBandwidth", msg, msglen),
+        matrix = has_table(a.d.db, "CommAnalyzerMatrix", msg, msglen);
+    if (time < 0 || bw < 0 || matrix < 0) rc = TPROF_EFORMAT;
+    if (!rc && time == 1)
+        rc = each_row(&a.d, "CommAnalyzerTime",
+                      "SELECT hccl_op_name, group_name, start_timestamp, elapse_time, transit_time, wait_time, "
+                      "synchronization_time, idle_time, step, type FROM CommAnalyzerTime ORDER BY rowid",
+                      time_row);
+    if (!rc && time == 1 && bw == 1)
+        rc = each_row(&a.d, "CommAnalyzerBandwidth",
+                      "SELECT hccl_op_name, group_name, transport_type, transit_size, transit_time, "
+                      "large_packet_ratio, count, 0, step, type FROM CommAnalyzerBandwidth ORDER BY rowid",
+                      bandwidth_row);
+    if (!rc && matrix == 1)
+        rc = each_row(&a.d, "CommAnalyzerMatrix",
+                      "SELECT hccl_op_name, group_name, src_rank, dst_rank, transport_type, transit_size, "
+                      "transit_time, 0, step, type FROM CommAnalyzerMatrix ORDER BY rowid",
+                      matrix_row);
+    tprof_i64map_free(&a.ops);
+    sqlite3_close(a.d.db);
     return rc;
 }

@@ -230,6 +230,9 @@ int tprof_ascend_read_comm(tprof_trace **out, tprof_source *src, const char *nam
  * SRC is the input's source, for its sizes and its first bytes. */
 int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, size_t len, tprof_source *src,
                          const char *name, const tprof_read_opts *opts, char *errbuf, size_t errlen);
+/* Adds the HCCL ops and links of torch_npu's analysis.db at PATH (the
+ * CommAnalyzer tables) to T. 0, or an error with MSG set. */
+int tprof_ascend_read_analysis(tprof_trace *t, const char *path, char *msg, size_t msglen);
 /* What an Ascend profiler directory says about the trace read from PATH:
  * its rank (profiler_info_N.json beside ASCEND_PROFILER_OUTPUT) when the
  * trace has none, and with TPROF_KEEP_CALLS the communication.json and

@@ -5,7 +5,13 @@ All data here is MADE (no profiler database is public): small databases
 written with Python's sqlite3 module in the layout msprof-analyze's queries
 read (tables STRING_IDS, TASK, COMPUTE_TASK_INFO, COMMUNICATION_OP,
 STEP_TIME), then cut, corrupted, compressed, given a view where a table
-should be, or stripped of its tables."""
+should be, or stripped of its tables; and a 2-rank cluster made by
+tests/data/ascend_db/make_db.py (profiler databases and analysis.db), on
+which msprof-analyze itself (run from its source: compute_op_sum, hccl_sum,
+communication_time_sum) wrote tests/data/ascend_db/expected/*.csv."""
+import csv
+import subprocess
+import sys
 import collections
 import gzip
 import json
@@ -167,5 +173,54 @@ cut = os.path.join(tmp, "cut.db")
 open(cut, "wb").write(bytes(open(db, "rb").read()[: len(data) * 2 // 3]))
 rc, out, err = run([TRAINPROF, "kernels", cut], timeout=60)
 check(rc == 4 and "the database is cut short" in err, f"a cut database: exit 4, says it is cut: {rc} {err}")
+
+# msprof-analyze's own reading of a made 2-rank cluster (expected/*.csv)
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "ascend_db")
+cluster = os.path.join(tmp, "cluster")
+p = subprocess.run([sys.executable, os.path.join(DATA, "make_db.py"), "--out", cluster], capture_output=True, text=True)
+check(p.returncode == 0, f"make_db.py: {p.stderr}")
+
+
+def expected(name):
+    with open(os.path.join(DATA, "expected", name), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+rc, out, err = run([TRAINPROF, "kernels", "--format", "json", "--top", "0", cluster], timeout=60)
+check(rc == 0, f"kernels on the made cluster: {rc} {err}")
+if rc == 0:
+    by_rank = {int(t["label"].split()[1]): {k["key"]: k for k in t["rows"]} for t in json.loads(out)["traces"]}
+    check(sorted(by_rank) == [0, 1], f"ranks 0 and 1 (RANK_DEVICE_MAP): {sorted(by_rank)}")
+    rows = expected("cluster_analysis.ComputeOpPerRankStatsByOpName.csv")
+    for r in rows:  # compute_op_sum: per rank and op name, count and summed ns
+        k = by_rank.get(int(r["Rank"]), {}).get(r["OpName"])
+        check(k is not None and k["count"] == int(r["Count"]) and k["total_ns"] == round(float(r["SumNs"])),
+              f"rank {r['Rank']} {r['OpName']}: {k and (k['count'], k['total_ns'])} vs {r['Count']}, {r['SumNs']}")
+    check(len(rows) >= 8, f"compute_op_sum rows compared: {len(rows)}")
+    for r in expected("cluster_analysis.HcclPerRankStats.csv"):  # hccl_sum: the communication ops per rank
+        ops = [k for k in by_rank.get(int(r["Rank"]), {}).values() if k["class"] == "communication"]
+        check(sum(k["count"] for k in ops) == int(r["Count"]) and
+              sum(k["total_ns"] for k in ops) == round(float(r["SumNs"])),
+              f"rank {r['Rank']}: HCCL ops {[(k['key'], k['count'], k['total_ns']) for k in ops]} vs {r}")
+rc, out, err = run([TRAINPROF, "comm", "--format", "json", cluster], timeout=60)
+check(rc == 0 and "communication summaries read with the traces beside them" in err,
+      f"comm on the made cluster: analysis.db read beside its database: {rc} {err}")
+if rc == 0:
+    res = {int(t["label"].split()[1]): t for t in json.loads(out)}
+    rows = expected("cluster_analysis.ClusterCommunicationTime.csv")
+    for r in rows:  # communication_time_sum: each op's times (ms) per rank, and its Total Op Info per group
+        rank = res.get(int(r["rank_id"]), {})
+        total = r["hccl_op_name"] == "Total Op Info"
+        ops = [o for o in rank.get("hccl_totals" if total else "hccl_ops", []) if o["step"] == r["step"] and
+               (o["group"] == r["group_name"] if total else o["op"] == f"{r['hccl_op_name']}@{r['group_name']}")]
+        check(len(ops) == 1 and all(abs(ops[0][c + "_ns"] / 1e6 - float(r[k])) <= 1e-6 for c, k in
+                                    (("elapse", "elapsed_time"), ("transit", "transit_time"), ("wait", "wait_time"),
+                                     ("sync", "synchronization_time"), ("idle", "idle_time"))),
+              f"rank {r['rank_id']} {r['hccl_op_name']} {r['step']}: {ops} vs {r}")
+        if total and ops:  # its ratios, rounded to 4 places (its per-op rows write 0)
+            check(abs(ops[0]["wait_ratio"] - float(r["wait_time_ratio"])) <= 6e-5 and
+                  abs(ops[0]["sync_ratio"] - float(r["synchronization_time_ratio"])) <= 6e-5,
+                  f"rank {r['rank_id']} {r['step']} {r['group_name']}: ratios {ops[0]} vs {r}")
+    check(len(rows) == 16, f"8 ops and 8 totals compared: {len(rows)}")
 
 finish("Ascend profiler databases read as traces")
