@@ -155,109 +155,6 @@ static int step_row(dbreader *d, sqlite3_stmt *st)
     return end >= start ? tprof_trace_add_step(d->t, sqlite3_column_int64(st, 0), start, end - start) : 0;
 }
 
-/* The rank: RANK_DEVICE_MAP's, else N of ascend_pytorch_profiler_N.db. */
-static void find_rank(dbreader *d, const char *name)
-{
-    char msg[8];
-    sqlite3_stmt *st;
-    if (has_table(d->db, "RANK_DEVICE_MAP", msg, sizeof msg) == 1 &&
-        sqlite3_prepare_v2(d->db, "SELECT rankId FROM RANK_DEVICE_MAP LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
-            sqlite3_column_int64(st, 0) >= 0)
-            d->t->meta.rank = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    const char *base = name ? strrchr(name, '/') : NULL, *p;
-    base = base ? base + 1 : name;
-    if (d->t->meta.rank >= 0 || !base || strncmp(base, "ascend_pytorch_profiler_", 24) != 0) return;
-    int64_t v = 0;
-    for (p = base + 24; *p >= '0' && *p <= '9' && v < 100000000; p++) v = v * 10 + (*p - '0');
-    if (p > base + 24 && !strcmp(p, ".db")) d->t->meta.rank = v;
-}
-
-static int read_tables(dbreader *d)
-{
-    int task = has_table(d->db, "TASK", d->msg, d->msglen), info = has_table(d->db, "COMPUTE_TASK_INFO", d->msg, d->msglen),
-        ids = has_table(d->db, "STRING_IDS", d->msg, d->msglen), comm = has_table(d->db, "COMMUNICATION_OP", d->msg, d->msglen),
-        steps = has_table(d->db, "STEP_TIME", d->msg, d->msglen);
-    if (task < 0 || info < 0 || ids < 0 || comm < 0 || steps < 0) return TPROF_EFORMAT;
-    if (!ids || !((task && info) || comm)) {
-        snprintf(d->msg, d->msglen, "%s",
-                 has_table(d->db, "CommAnalyzerTime", d->msg, d->msglen) == 1
-                     ? "Ascend's communication analysis (analysis.db): read with the profiler database "
-                       "(ascend_pytorch_profiler_N.db) beside it, by trainprof comm or collectives"
-                     : "an SQLite database without Ascend's profiler tables (STRING_IDS with TASK and "
-                       "COMPUTE_TASK_INFO, or COMMUNICATION_OP)");
-        return TPROF_ENOTTRACE;
-    }
-    int rc = 0;
-    if (task && info)
-        rc = each_row(d, "TASK",
-                      "SELECT n.value, t.value, TASK.startNs, TASK.endNs, TASK.deviceId, TASK.streamId "
-                      "FROM COMPUTE_TASK_INFO AS c JOIN TASK ON TASK.globalTaskId = c.globalTaskId "
-                      "LEFT JOIN STRING_IDS AS n ON n.id = c.name LEFT JOIN STRING_IDS AS t ON t.id = c.taskType "
-                      "ORDER BY TASK.startNs",
-                      task_row);
-    if (!rc && comm)
-        rc = each_row(d, "COMMUNICATION_OP",
-                      "SELECT n.value, o.startNs, o.endNs FROM COMMUNICATION_OP AS o "
-                      "LEFT JOIN STRING_IDS AS n ON n.id = o.opName ORDER BY o.startNs",
-                      comm_row);
-    if (!rc && steps) rc = each_row(d, "STEP_TIME", "SELECT id, startNs, endNs FROM STEP_TIME ORDER BY id", step_row);
-    return rc;
-}
-
-/* The bytes the database header says the file holds (page size times
- * pages), or 0 when it does not say (the count is valid only when its
- * version field matches the change counter's). */
-static uint64_t header_bytes(const uint8_t *h, size_t n)
-{
-    if (n < 100) return 0;
-    uint32_t page = (uint32_t)h[16] << 8 | h[17], pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 |
-                                                         (uint32_t)h[30] << 8 | h[31];
-    if (page == 1) page = 65536;
-    if (memcmp(h + 24, h + 92, 4) != 0 || page < 512) return 0;
-    return (uint64_t)page * pages;
-}
-
-int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, size_t len, tprof_source *src,
-                         const char *name, const tprof_read_opts *opts, char *errbuf, size_t errlen)
-{
-    *out = NULL;
-    tprof_trace *t = tprof_trace_new(name);
-    if (!t) return TPROF_ENOMEM;
-    char msg[300] = "";
-    dbreader d = { .t = t, .r = { .t = t, .opts = opts }, .msg = msg, .msglen = sizeof msg };
-    /* a file cut short (a profiler that died while writing it): what its
-     * pages still hold is read, and said to be cut */
-    uint8_t head[100];
-    size_t hn = 0;
-    ssize_t got;
-    if (data) memcpy(head, data, hn = len < sizeof head ? len : sizeof head);
-    else
-        while (hn < sizeof head && (got = tprof_source_read(src, head + hn, sizeof head - hn)) > 0) hn += (size_t)got;
-    uint64_t want = header_bytes(head, hn);
-    uint64_t have = data ? len : (uint64_t)(tprof_source_file_size(src) > 0 ? tprof_source_file_size(src) : 0);
-    int rc = open_db(&d.db, path, data, len, msg, sizeof msg);
-    if (!rc) {
-        rc = read_tables(&d);
-        find_rank(&d, path ? path : name);
-        sqlite3_close(d.db);
-    }
-    tprof_reader_release(&d.r);
-    if (want > have && rc != TPROF_ENOMEM) {
-        char why[300];
-        snprintf(why, sizeof why, "%s", msg);
-        snprintf(msg, sizeof msg, "the database is cut short: %llu of the %llu bytes its header counts%s%.200s",
-                 (unsigned long long)have, (unsigned long long)want, why[0] ? "; SQLite: " : "", why);
-        rc = TPROF_ETRUNC;
-    }
-    rc = tprof_ascend_conclude(out, t, rc, src, TPROF_FORM_ASCEND_DB, name, msg, errbuf, errlen);
-    if (*out && path) /* SQLite read the file, not the source */
-        t->meta.bytes_in = t->meta.bytes_json = (uint64_t)(t->meta.file_size > 0 ? t->meta.file_size : 0);
-    return rc;
-}
-
 /* ---- analysis.db: torch_npu's communication analysis (the tables of
  * communication.json and communication_matrix.json) ---- */
 
@@ -357,21 +254,18 @@ static int matrix_row(dbreader *dr, sqlite3_stmt *st)
     return 0;
 }
 
-int tprof_ascend_read_analysis(tprof_trace *t, const char *path, char *msg, size_t msglen)
+/* The CommAnalyzer tables of the open database D->db, where it has them
+ * (0 when not). */
+static int analysis_tables(dbreader *d)
 {
-    areader a = { .d = { .t = t, .msg = msg, .msglen = msglen } };
-    msg[0] = 0;
-    int rc = open_db(&a.d.db, path, NULL, 0, msg, msglen);
-    if (rc) return rc;
-    if (tprof_i64map_init(&a.ops, 64)) {
-        sqlite3_close(a.d.db);
-        return TPROF_ENOMEM;
-    }
-    int time = has_table(a.d.db, "CommAnalyzerTime", msg, msglen),
-        bw = has_table(a.d.db, "CommAnalyzerBandwidth", msg, msglen),
-        matrix = has_table(a.d.db, "CommAnalyzerMatrix", msg, msglen);
-    if (time < 0 || bw < 0 || matrix < 0) rc = TPROF_EFORMAT;
-    if (!rc && time == 1)
+    areader a = { .d = *d };
+    int time = has_table(d->db, "CommAnalyzerTime", d->msg, d->msglen),
+        bw = has_table(d->db, "CommAnalyzerBandwidth", d->msg, d->msglen),
+        matrix = has_table(d->db, "CommAnalyzerMatrix", d->msg, d->msglen);
+    if (time < 0 || bw < 0 || matrix < 0) return TPROF_EFORMAT;
+    if (tprof_i64map_init(&a.ops, 64)) return TPROF_ENOMEM;
+    int rc = 0;
+    if (time == 1)
         rc = each_row(&a.d, "CommAnalyzerTime",
                       "SELECT hccl_op_name, group_name, start_timestamp, elapse_time, transit_time, wait_time, "
                       "synchronization_time, idle_time, step, type FROM CommAnalyzerTime ORDER BY rowid",
@@ -387,6 +281,127 @@ int tprof_ascend_read_analysis(tprof_trace *t, const char *path, char *msg, size
                       "transit_time, 0, step, type FROM CommAnalyzerMatrix ORDER BY rowid",
                       matrix_row);
     tprof_i64map_free(&a.ops);
-    sqlite3_close(a.d.db);
     return rc;
 }
+
+int tprof_ascend_read_analysis(tprof_trace *t, const char *path, char *msg, size_t msglen)
+{
+    dbreader d = { .t = t, .msg = msg, .msglen = msglen };
+    msg[0] = 0;
+    int rc = open_db(&d.db, path, NULL, 0, msg, msglen);
+    if (rc) return rc;
+    rc = analysis_tables(&d);
+    sqlite3_close(d.db);
+    return rc;
+}
+
+/* The rank: RANK_DEVICE_MAP's, else N of ascend_pytorch_profiler_N.db. */
+static void find_rank(dbreader *d, const char *name)
+{
+    char msg[8];
+    sqlite3_stmt *st;
+    if (has_table(d->db, "RANK_DEVICE_MAP", msg, sizeof msg) == 1 &&
+        sqlite3_prepare_v2(d->db, "SELECT rankId FROM RANK_DEVICE_MAP LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+            sqlite3_column_int64(st, 0) >= 0)
+            d->t->meta.rank = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    const char *base = name ? strrchr(name, '/') : NULL, *p;
+    base = base ? base + 1 : name;
+    if (d->t->meta.rank >= 0 || !base || strncmp(base, "ascend_pytorch_profiler_", 24) != 0) return;
+    int64_t v = 0;
+    for (p = base + 24; *p >= '0' && *p <= '9' && v < 100000000; p++) v = v * 10 + (*p - '0');
+    if (p > base + 24 && !strcmp(p, ".db")) d->t->meta.rank = v;
+}
+
+static int read_tables(dbreader *d)
+{
+    int task = has_table(d->db, "TASK", d->msg, d->msglen), info = has_table(d->db, "COMPUTE_TASK_INFO", d->msg, d->msglen),
+        ids = has_table(d->db, "STRING_IDS", d->msg, d->msglen), comm = has_table(d->db, "COMMUNICATION_OP", d->msg, d->msglen),
+        steps = has_table(d->db, "STEP_TIME", d->msg, d->msglen);
+    if (task < 0 || info < 0 || ids < 0 || comm < 0 || steps < 0) return TPROF_EFORMAT;
+    int analysis = has_table(d->db, "CommAnalyzerTime", d->msg, d->msglen);
+    if (analysis < 0) return TPROF_EFORMAT;
+    /* torch_npu's analysis.db alone: its communication summaries, for the
+     * commands that read them (a trace with no events, as communication.json) */
+    if (analysis == 1 && d->r.opts && (d->r.opts->keep & TPROF_KEEP_CALLS) && !(task && info) && !comm)
+        return analysis_tables(d);
+    if (!ids || !((task && info) || comm)) {
+        snprintf(d->msg, d->msglen, "%s",
+                 analysis == 1 ? "Ascend's communication analysis (analysis.db): trainprof comm, collectives or "
+                                 "advice read it (alone or beside its profiler database)"
+                               : "an SQLite database without Ascend's profiler tables (STRING_IDS with TASK and "
+                                 "COMPUTE_TASK_INFO, or COMMUNICATION_OP)");
+        return TPROF_ENOTTRACE;
+    }
+    int rc = 0;
+    if (task && info)
+        rc = each_row(d, "TASK",
+                      "SELECT n.value, t.value, TASK.startNs, TASK.endNs, TASK.deviceId, TASK.streamId "
+                      "FROM COMPUTE_TASK_INFO AS c JOIN TASK ON TASK.globalTaskId = c.globalTaskId "
+                      "LEFT JOIN STRING_IDS AS n ON n.id = c.name LEFT JOIN STRING_IDS AS t ON t.id = c.taskType "
+                      "ORDER BY TASK.startNs",
+                      task_row);
+    if (!rc && comm)
+        rc = each_row(d, "COMMUNICATION_OP",
+                      "SELECT n.value, o.startNs, o.endNs FROM COMMUNICATION_OP AS o "
+                      "LEFT JOIN STRING_IDS AS n ON n.id = o.opName ORDER BY o.startNs",
+                      comm_row);
+    if (!rc && steps) rc = each_row(d, "STEP_TIME", "SELECT id, startNs, endNs FROM STEP_TIME ORDER BY id", step_row);
+    /* the communication analysis, where a database holds it too */
+    if (!rc && analysis == 1 && d->r.opts && (d->r.opts->keep & TPROF_KEEP_CALLS)) rc = analysis_tables(d);
+    return rc;
+}
+
+/* The bytes the database header says the file holds (page size times
+ * pages), or 0 when it does not say (the count is valid only when its
+ * version field matches the change counter's). */
+static uint64_t header_bytes(const uint8_t *h, size_t n)
+{
+    if (n < 100) return 0;
+    uint32_t page = (uint32_t)h[16] << 8 | h[17], pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 |
+                                                         (uint32_t)h[30] << 8 | h[31];
+    if (page == 1) page = 65536;
+    if (memcmp(h + 24, h + 92, 4) != 0 || page < 512) return 0;
+    return (uint64_t)page * pages;
+}
+
+int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, size_t len, tprof_source *src,
+                         const char *name, const tprof_read_opts *opts, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    tprof_trace *t = tprof_trace_new(name);
+    if (!t) return TPROF_ENOMEM;
+    char msg[300] = "";
+    dbreader d = { .t = t, .r = { .t = t, .opts = opts }, .msg = msg, .msglen = sizeof msg };
+    /* a file cut short (a profiler that died while writing it): what its
+     * pages still hold is read, and said to be cut */
+    uint8_t head[100];
+    size_t hn = 0;
+    ssize_t got;
+    if (data) memcpy(head, data, hn = len < sizeof head ? len : sizeof head);
+    else
+        while (hn < sizeof head && (got = tprof_source_read(src, head + hn, sizeof head - hn)) > 0) hn += (size_t)got;
+    uint64_t want = header_bytes(head, hn);
+    uint64_t have = data ? len : (uint64_t)(tprof_source_file_size(src) > 0 ? tprof_source_file_size(src) : 0);
+    int rc = open_db(&d.db, path, data, len, msg, sizeof msg);
+    if (!rc) {
+        rc = read_tables(&d);
+        find_rank(&d, path ? path : name);
+        sqlite3_close(d.db);
+    }
+    tprof_reader_release(&d.r);
+    if (want > have && rc != TPROF_ENOMEM) {
+        char why[300];
+        snprintf(why, sizeof why, "%s", msg);
+        snprintf(msg, sizeof msg, "the database is cut short: %llu of the %llu bytes its header counts%s%.200s",
+                 (unsigned long long)have, (unsigned long long)want, why[0] ? "; SQLite: " : "", why);
+        rc = TPROF_ETRUNC;
+    }
+    rc = tprof_ascend_conclude(out, t, rc, src, TPROF_FORM_ASCEND_DB, name, msg, errbuf, errlen);
+    if (*out && path) /* SQLite read the file, not the source */
+        t->meta.bytes_in = t->meta.bytes_json = (uint64_t)(t->meta.file_size > 0 ? t->meta.file_size : 0);
+    return rc;
+}
+

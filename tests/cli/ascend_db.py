@@ -222,5 +222,11 @@ if rc == 0:
                   abs(ops[0]["sync_ratio"] - float(r["synchronization_time_ratio"])) <= 6e-5,
                   f"rank {r['rank_id']} {r['step']} {r['group_name']}: ratios {ops[0]} vs {r}")
     check(len(rows) == 16, f"8 ops and 8 totals compared: {len(rows)}")
+    # analysis.db alone: comm reads its summaries; kernels says who reads it
+    alone = [os.path.join(r, f) for r, _, fs in os.walk(cluster) for f in fs if f == "analysis.db"][0]
+    rc, out, err = run([TRAINPROF, "comm", "--format", "json", alone], timeout=60)
+    check(rc == 0 and len(json.loads(out)[0].get("hccl_ops", [])) == 4, f"comm on analysis.db alone: {rc} {err}")
+    rc, out, err = run([TRAINPROF, "kernels", alone], timeout=60)
+    check(rc == 3 and "trainprof comm, collectives or advice read it" in err, f"kernels on analysis.db: {rc} {err}")
 
 finish("Ascend profiler databases read as traces")
