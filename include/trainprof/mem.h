@@ -280,6 +280,15 @@ void tprof_mem_kreport_free(tprof_mem_kreport *r);
 /* The [memory] events' report as result tables: per device its peaks and
  * each step's, and the long-form rows of CSV (the columns of `mem`'s). */
 extern const tprof_result_desc tprof_mem_trace_desc;
+
+/* Ascend's memory view (lib/mem/ascend.c): PATH is torch_npu's
+ * memory_record.csv; the operator_memory.csv beside it, when there, gives
+ * the allocations live at the peak. The result (tprof_mem_ascend_desc):
+ * per component and device the peaks, the ops holding memory at the
+ * peak allocated. 0, TPROF_ETRUNC (cut: *OUT covers the rows read), or an
+ * error with ERR set. */
+extern const tprof_result_desc tprof_mem_ascend_desc;
+int tprof_mem_ascend(const char *path, tprof_result **out, char *err, size_t errlen);
 int tprof_mem_trace_tables(const tprof_mem_kreport *r, int truncated, tprof_result **out);
 int tprof_mem_trace_timeline_tables(const tprof_mem_kreport *r, tprof_result **out);
 

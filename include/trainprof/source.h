@@ -67,6 +67,7 @@ typedef enum {
     TPROF_INPUT_ASCEND_JSON, /* Ascend profiler communication JSON (communication.json, ...) */
     TPROF_INPUT_ASCEND_KERNELS, /* Ascend kernel table (kernel_details.csv, op_summary_*.csv): read as a trace */
     TPROF_INPUT_ASCEND_DB,  /* an SQLite database: Ascend's ascend_pytorch_profiler_N.db, read as a trace */
+    TPROF_INPUT_ASCEND_MEMORY, /* Ascend's memory_record.csv or operator_memory.csv: read by mem */
     TPROF_INPUT_KINDS       /* the count, not a kind */
 } tprof_input_kind;
 #define TPROF_INPUT_BIT(k) (1u << (k))

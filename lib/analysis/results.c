@@ -27,6 +27,7 @@ static const tprof_result_desc *const all[] = {
     &tprof_mem_trace_desc,
     &tprof_mem_timeline_desc,
     &tprof_mem_trace_timeline_desc,
+    &tprof_mem_ascend_desc,
     &tprof_merge_desc,
     &tprof_ops_desc[TPROF_OPS_BY_NAME],
     &tprof_ops_desc[TPROF_OPS_BY_SHAPE],

@@ -207,9 +207,11 @@ static char *child_path(const char *dir, const char *name)
 
 /* An Ascend communication summary the reader takes from beside the trace
  * or table in its directory, or the matrix from beside communication.json
- * (lib/trace/ascend_comm.c: tprof_ascend_sidecars), so not an input of its own. */
-static int is_sidecar(const char *name, int beside_trace, int beside_comm)
+ * (lib/trace/ascend_comm.c: tprof_ascend_sidecars), or operator_memory.csv
+ * from beside memory_record.csv: not an input of its own. */
+static int is_sidecar(const char *name, int beside_trace, int beside_comm, int beside_memory)
 {
+    if (!strcmp(name, "operator_memory.csv")) return beside_memory; /* read with memory_record.csv (lib/mem/ascend.c) */
     int comm = !strcmp(name, "communication.json"), matrix = !strcmp(name, "communication_matrix.json");
     return (beside_trace && (comm || matrix || !strcmp(name, "analysis.db"))) || (beside_comm && matrix);
 }
@@ -228,7 +230,8 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
      * (kernel_details.csv) and in newer versions its database
      * (ascend_pytorch_profiler_N.db) of the same tasks: the timeline is the
      * one read, else the database */
-    int *kinds = malloc((n ? n : 1) * sizeof *kinds), has_trace = 0, has_table = 0, has_comm = 0, has_db = 0;
+    int *kinds = malloc((n ? n : 1) * sizeof *kinds), has_trace = 0, has_table = 0, has_comm = 0, has_db = 0,
+        has_memory = 0;
     if (!kinds) rc = TPROF_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
         char *path = child_path(dir, names[i]);
@@ -241,6 +244,7 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
         has_trace |= kinds[i] == TPROF_INPUT_TRACE;
         has_table |= kinds[i] == TPROF_INPUT_ASCEND_KERNELS;
         has_db |= kinds[i] == TPROF_INPUT_ASCEND_DB;
+        has_memory |= kinds[i] == TPROF_INPUT_ASCEND_MEMORY && !strcmp(names[i], "memory_record.csv");
         has_comm |= kinds[i] == TPROF_INPUT_ASCEND_JSON && !strcmp(names[i], "communication.json");
         free(path);
     }
@@ -270,8 +274,9 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
                          (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
                     d->beside_trace++; /* the same tasks as the timeline (or the database) beside it */
                 else if (((kind == TPROF_INPUT_ASCEND_JSON && (w->accepts & TPROF_INPUT_BIT(kind))) ||
-                          kind == TPROF_INPUT_ASCEND_DB) &&
-                         is_sidecar(names[i], has_trace || has_table || has_db, has_comm))
+                          kind == TPROF_INPUT_ASCEND_DB ||
+                          (kind == TPROF_INPUT_ASCEND_MEMORY && (w->accepts & TPROF_INPUT_BIT(kind)))) &&
+                         is_sidecar(names[i], has_trace || has_table || has_db, has_comm, has_memory))
                     d->sidecars++;
                 else if (w->accepts & TPROF_INPUT_BIT(kind)) {
                     d->kept[kind]++;
@@ -359,6 +364,7 @@ static const char *const kind_names[TPROF_INPUT_KINDS][3] = {
                                      "trainprof kernels, summary or another trace command" },
     [TPROF_INPUT_ASCEND_DB] = { "Ascend profiler database", "Ascend profiler databases",
                                 "trainprof kernels, summary or another trace command" },
+    [TPROF_INPUT_ASCEND_MEMORY] = { "Ascend memory table", "Ascend memory tables", "trainprof mem" },
 };
 
 typedef struct {

@@ -106,6 +106,11 @@ static int ascend_csv_header(const uint8_t *p, size_t n)
     static const char *const name[] = { "Name", "Op Name", NULL },
                              *const start[] = { "Start Time(us)", "Task Start Time(us)", NULL },
                              *const dur[] = { "Duration(us)", "Task Duration(us)", NULL };
+    static const char *const component[] = { "Component", NULL }, *const allocated[] = { "Total Allocated(MB)", NULL },
+                             *const size[] = { "Size(KB)", NULL }, *const made[] = { "Allocation Time(us)", NULL };
+    if ((header_cell(p, e, component) && header_cell(p, e, allocated)) ||
+        (header_cell(p, e, size) && header_cell(p, e, made)))
+        return TPROF_INPUT_ASCEND_MEMORY; /* memory_record.csv, operator_memory.csv */
     int kernels = header_cell(p, e, name) && header_cell(p, e, start) && header_cell(p, e, dur);
     static const char *const cols[] = { "Step Id,",          "Op Name,",   "OP Type,",
                                         "Accelerator Core,", "Task Type,", "Task Duration(us)",
@@ -191,6 +196,9 @@ const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts)
                "trace command";
     case TPROF_INPUT_LOG: return "this looks like a training log: use trainprof log";
     case TPROF_INPUT_CONFIG: return "this is a model config: use trainprof flops or mfu (--config)";
+    case TPROF_INPUT_ASCEND_MEMORY:
+        return "this is Ascend's memory view (memory_record.csv or operator_memory.csv): use trainprof mem on "
+               "memory_record.csv";
     case TPROF_INPUT_ASCEND_DB:
         return "this is an SQLite database (like Ascend's ascend_pytorch_profiler_0.db): use trainprof kernels, "
                "summary or another trace command";

@@ -52,4 +52,9 @@ uint32_t mem_site_of(mem_sites *m, const tprof_mem_snapshot *s, tprof_pv frames)
 /* Devices of a snapshot: trace indexes and segment devices, ascending. */
 int mem_devices(const tprof_mem_snapshot *s, int64_t **out, size_t *n);
 
+/* mem's long form (device, metric, site, value: its CSV), for every memory
+ * result (results.c), and a row of it (SITE may be NULL). */
+extern const tprof_table_desc tprof_mem_values_table;
+int tprof_mem_add_value(tprof_rows *t, int64_t device, const char *metric, const char *site, int64_t v);
+
 #endif

@@ -5,6 +5,7 @@
  * value). */
 #include "trainprof/error.h"
 #include "trainprof/mem.h"
+#include "mem_internal.h"
 
 #include <stdio.h>
 
@@ -109,15 +110,19 @@ enum { V_DEVICE, V_METRIC, V_SITE, V_VALUE, V_NCOLS };
 static const tprof_col_desc value_cols[V_NCOLS] = {
     [V_DEVICE] = TPROF_COL("device", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the device", .flags = TPROF_COLF_KEY),
     [V_METRIC] = TPROF_COL("metric", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
-                           "a devices column, ooms (their count) or site_bytes", .flags = TPROF_COLF_KEY),
-    [V_SITE] = TPROF_COL("site", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the call site of a site_bytes row",
+                           "a devices column, ooms (their count) or site_bytes; for Ascend's memory view "
+                           "COMPONENT.peak_allocated_bytes (reserved, active, final) or peak_op_bytes",
+                           .flags = TPROF_COLF_KEY),
+    [V_SITE] = TPROF_COL("site", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                         "the call site of a site_bytes row (the op of a peak_op_bytes row)",
                          .flags = TPROF_COLF_KEY),
     [V_VALUE] = TPROF_COL("value", TPROF_COL_INT, TPROF_COMBINE_SUM, NULL, "the number"),
 };
-static const tprof_table_desc values = { .name = "values", .doc = "the numbers as device/metric/value rows (CSV)",
+const tprof_table_desc tprof_mem_values_table = { .name = "values",
+                                                 .doc = "the numbers as device/metric/value rows (CSV)",
                                          .cols = value_cols, .ncols = V_NCOLS, .no_json = 1 };
 static const tprof_table_desc mem_top = { .name = "", .cols = file_cols, .ncols = F_NCOLS };
-static const tprof_table_desc *const mem_tables[] = { &devices, &values };
+static const tprof_table_desc *const mem_tables[] = { &devices, &tprof_mem_values_table };
 const tprof_result_desc tprof_mem_desc = { .name = "mem", .version = 1, .top = &mem_top, .tables = mem_tables,
                                            .ntables = 2, .csv_table = 2, .no_label = 1 };
 
@@ -132,7 +137,7 @@ static int add_sites(tprof_rows *t, const tprof_mem_site *s, size_t n)
     return 0;
 }
 
-static int add_value(tprof_rows *t, int64_t device, const char *metric, const char *site, int64_t v)
+int tprof_mem_add_value(tprof_rows *t, int64_t device, const char *metric, const char *site, int64_t v)
 {
     long k = tprof_rows_add(t);
     if (k < 0 || tprof_rows_set_s(t, (size_t)k, V_METRIC, metric) ||
@@ -187,9 +192,9 @@ static int add_device(tprof_rows *devs, tprof_rows *vals, const tprof_mem_device
                                      D_ACTIVE_END, D_RES_INITIAL, D_RES_PEAK, D_RES_END,       D_ALLOC_END,
                                      D_FRAG,      D_SPLIT_BLOCKS, D_SPLIT_BYTES, D_RETRIES };
     for (size_t k = 0; !rc && k < sizeof long_form / sizeof *long_form; k++)
-        rc = add_value(vals, d->device, device_cols[long_form[k]].name, NULL, v[long_form[k]]);
-    if (!rc) rc = add_value(vals, d->device, "ooms", NULL, (int64_t)d->nooms);
-    for (size_t j = 0; !rc && j < d->nsites; j++) rc = add_value(vals, d->device, "site_bytes", d->sites[j].site, d->sites[j].bytes);
+        rc = tprof_mem_add_value(vals, d->device, device_cols[long_form[k]].name, NULL, v[long_form[k]]);
+    if (!rc) rc = tprof_mem_add_value(vals, d->device, "ooms", NULL, (int64_t)d->nooms);
+    for (size_t j = 0; !rc && j < d->nsites; j++) rc = tprof_mem_add_value(vals, d->device, "site_bytes", d->sites[j].site, d->sites[j].bytes);
     return rc;
 }
 
@@ -337,7 +342,7 @@ static const tprof_table_desc kdevices = { .name = "devices", .doc = "devices wi
                                            .cols = kdevice_cols, .ncols = KD_NCOLS, .children = kdevice_children,
                                            .nchildren = 1 };
 static const tprof_table_desc ktrace_top = { .name = "", .cols = ktrace_cols, .ncols = K_NCOLS };
-static const tprof_table_desc *const ktrace_tables[] = { &kdevices, &values };
+static const tprof_table_desc *const ktrace_tables[] = { &kdevices, &tprof_mem_values_table };
 const tprof_result_desc tprof_mem_trace_desc = { .name = "mem_trace", .version = 1, .top = &ktrace_top,
                                                  .tables = ktrace_tables, .ntables = 2, .csv_table = 2,
                                                  .no_label = 1,
@@ -367,7 +372,7 @@ int tprof_mem_trace_tables(const tprof_mem_kreport *r, int truncated, tprof_resu
         /* the long form CSV has always had */
         static const int long_form[] = { KD_SAMPLES, KD_PEAK, KD_PEAK_TS, KD_PEAK_STEP, KD_RES_PEAK };
         for (size_t j = 0; !rc && j < sizeof long_form / sizeof *long_form; j++)
-            rc = add_value(vals, d->device, kdevice_cols[long_form[j]].name, NULL, v[long_form[j]]);
+            rc = tprof_mem_add_value(vals, d->device, kdevice_cols[long_form[j]].name, NULL, v[long_form[j]]);
         for (size_t j = 0; !rc && j < d->nsteps; j++) {
             long s = tprof_rows_add(st);
             if (s < 0) {
@@ -379,7 +384,7 @@ int tprof_mem_trace_tables(const tprof_mem_kreport *r, int truncated, tprof_resu
             tprof_rows_set_i(st, (size_t)s, KS_RESERVED, d->steps[j].peak_reserved);
             char name[40];
             snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)d->steps[j].number);
-            rc = add_value(vals, d->device, "step_peak_allocated_bytes", name, d->steps[j].peak_allocated);
+            rc = tprof_mem_add_value(vals, d->device, "step_peak_allocated_bytes", name, d->steps[j].peak_allocated);
         }
     }
     if (rc) {

@@ -214,6 +214,20 @@ static int is_json(const char *path)
     return 0;
 }
 
+/* Ascend's memory tables, by their header row. */
+static int is_ascend_memory(const char *path)
+{
+    if (!strcmp(path, "-")) return 0;
+    tprof_source *src;
+    if (tprof_source_open(&src, path, NULL, 0)) return 0;
+    unsigned char b[TPROF_SOURCE_HEAD];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof b && (r = tprof_source_read(src, b + n, sizeof b - n)) > 0) n += (size_t)r;
+    tprof_source_close(src);
+    return tprof_input_sniff(b, n) == TPROF_INPUT_ASCEND_MEMORY;
+}
+
 static int parse_count(const char *opt, const char *v, int lo, int *out)
 {
     char *end;
@@ -339,7 +353,8 @@ int cmd_mem(int argc, char **argv)
     }
     /* a directory: the snapshots and traces below it (not Ascend kernel tables: no memory in them) */
     tprof_inputs in;
-    const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | TPROF_INPUT_BIT(TPROF_INPUT_TRACE);
+    const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | TPROF_INPUT_BIT(TPROF_INPUT_TRACE) |
+                             TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_MEMORY);
     if (cli_expand_inputs(files, nfiles, accepts, &in)) return EXIT_INPUT;
     files = in.paths;
     nfiles = (int)in.npaths;
@@ -368,6 +383,12 @@ int cmd_mem(int argc, char **argv)
     } else if (a.fmt == FMT_CSV)
         printf("file,device,metric,site,value\n");
     for (int i = 0; i < nfiles; i++) {
+        if (is_ascend_memory(files[i])) { /* Ascend's memory_record.csv */
+            if (a.fmt == FMT_TABLE && i) printf("\n");
+            int e = mem_cli_ascend(files[i], a.fmt, &jw);
+            if (e > worst) worst = e;
+            continue;
+        }
         if (is_json(files[i])) { /* a Kineto trace: its [memory] events */
             if (a.fmt == FMT_TABLE && i) printf("\n");
             int e = mem_cli_trace(files[i], a.fmt, &jw, a.timeline, (size_t)a.points);

@@ -517,3 +517,37 @@ int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *pr
     tprof_trace_free(res.trace);
     return worst;
 }
+
+int mem_cli_ascend(const char *path, cli_format fmt, tprof_jw *jw)
+{
+    char err[400];
+    tprof_result *r;
+    int rc = tprof_mem_ascend(path, &r, err, sizeof err);
+    if (rc && rc != TPROF_ETRUNC) {
+        cli_error("%s", err[0] ? err : tprof_strerror(rc));
+        return rc == TPROF_ENOMEM ? EXIT_INPUT : EXIT_INPUT;
+    }
+    if (rc == TPROF_ETRUNC) cli_warn("%s; results cover the rows before it", err);
+    if (fmt == FMT_JSON)
+        cli_json_file_result(jw, path, r, 0);
+    else if (fmt == FMT_CSV)
+        tprof_rows_csv(tprof_result_table_c(r, 2), &path, 1, 0, stdout);
+    else {
+        const tprof_rows *top = tprof_result_top_c(r), *ops = tprof_result_table_c(r, 1);
+        char a[32], b[32];
+        printf("== %s ==\nAscend memory (memory_record.csv)\n\n", path);
+        if (tprof_rows_print_table(tprof_result_table_c(r, 0), 0, stdout)) rc = TPROF_ENOMEM;
+        const tprof_cell *peak = tprof_rows_at(top, 0, "peak_bytes");
+        if (!peak->null && !tprof_rows_at(top, 0, "live_bytes")->null) {
+            printf("\nat %s's peak allocated, %s on %s: %" PRId64 " allocations of operator_memory.csv live, %s\n",
+                   tprof_rows_str(top, 0, "peak_component"), tprof_fmt_bytes(a, sizeof a, peak->v.i),
+                   tprof_rows_str(top, 0, "peak_device"), tprof_rows_int(top, 0, "live_allocations"),
+                   tprof_fmt_bytes(b, sizeof b, tprof_rows_int(top, 0, "live_bytes")));
+            if (tprof_rows_count(ops) && tprof_rows_print_table(ops, 10, stdout)) rc = TPROF_ENOMEM;
+            if (tprof_rows_count(ops) > 10) printf("(the 10 largest of %zu ops; --format json has them all)\n", tprof_rows_count(ops));
+        } else if (!peak->null)
+            printf("\nno operator_memory.csv beside it: the ops holding memory at the peak are not known\n");
+    }
+    tprof_result_free(r);
+    return rc == TPROF_ETRUNC ? EXIT_TRUNC : rc ? EXIT_INPUT : EXIT_OK;
+}

@@ -12,6 +12,9 @@ int mem_cli_write_timeline(const tprof_mem_snapshot *s, const tprof_mem_report *
 /* The [memory] events of a Kineto trace: report (and timeline files when
  * PREFIX is not NULL). JW is the open JSON array for FMT_JSON. */
 int mem_cli_trace(const char *path, cli_format fmt, tprof_jw *jw, const char *prefix, size_t points);
+/* Ascend's memory_record.csv (and the operator_memory.csv beside it) in
+ * FMT: JSON into JW, CSV's long rows, or text. Returns an exit code. */
+int mem_cli_ascend(const char *path, cli_format fmt, tprof_jw *jw);
 /* A call site for a table: each frame's file reduced to its base name
  * ("model.py:102:forward;functional.py:373:einsum"), so that sites that
  * differ in the middle of long paths stay apart. CSV and JSON keep the paths. */

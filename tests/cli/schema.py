@@ -227,6 +227,16 @@ for name, tables in columns.items():
         args = ["mem"]
     if command == "mem_compare":
         args, inputs = ["mem", "--compare"], [snapshot, snapshot]
+    if command == "mem_ascend":  # Ascend's memory_record.csv, with its operator_memory.csv
+        d = os.path.join(tmp, "ascend_mem")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "memory_record.csv"), "w") as f:
+            f.write("Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,"
+                    "Device Type\nPTA,1000.5\t,2.5,4,2.5,1,NPU:0\nPTA,1001.5\t,1.5,4,1.5,1,NPU:0\n")
+        with open(os.path.join(d, "operator_memory.csv"), "w") as f:
+            f.write("Name,Size(KB),Allocation Time(us),Release Time(us),Device Type\n"
+                    "aten::mm,2560,1000.5\t,1001.5\t,NPU:0\n")
+        args, inputs = ["mem"], [os.path.join(d, "memory_record.csv")]
     if command == "merge":
         args = args + ["-o", os.path.join(tmp, "merged.json")]
     if command in ("log", "log_series"):

@@ -1,0 +1,381 @@
+/* Ascend's memory view: torch_npu's memory_record.csv (each component's
+ * allocator totals over time: PTA, the PyTorch adapter's caching
+ * allocator; GE, the graph engine's; PTA+GE; APP, the whole process) and
+ * the operator_memory.csv beside it (each allocation: its op, size, when it
+ * was made and freed). Per component and device the peak allocated,
+ * reserved and active bytes and when; at the peak of allocated memory, the
+ * ops whose allocations were live. Units as torch_npu writes them: MB are
+ * 2^20 bytes, KB 2^10, times us (docs/METRICS.md, "Ascend memory"). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../io/csv.h"
+#include "mem_internal.h"
+#include "trainprof/error.h"
+#include "trainprof/json.h"
+#include "trainprof/mem.h"
+#include "trainprof/source.h"
+
+enum { C_COMPONENT, C_DEVICE, C_SAMPLES, C_ALLOC, C_ALLOC_TS, C_RESERVED, C_RESERVED_TS, C_ACTIVE, C_FINAL, C_NCOLS };
+static const tprof_col_desc comp_cols[C_NCOLS] = {
+    [C_COMPONENT] = TPROF_COL("component", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "component",
+                              "PTA (the PyTorch adapter's caching allocator), GE (graph engine), PTA+GE, APP (the "
+                              "process), WORKSPACE", .flags = TPROF_COLF_KEY),
+    [C_DEVICE] = TPROF_COL("device", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "device", "\"Device Type\" (NPU:0)",
+                           .flags = TPROF_COLF_KEY),
+    [C_SAMPLES] = TPROF_COL("samples", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "records", "its rows"),
+    [C_ALLOC] = TPROF_COL("peak_allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, "peak allocated",
+                          "the highest \"Total Allocated(MB)\"", .flags = TPROF_COLF_METRIC),
+    [C_ALLOC_TS] = TPROF_COL("peak_allocated_ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL,
+                             "when it was first reached", .flags = TPROF_COLF_NO_TABLE),
+    [C_RESERVED] = TPROF_COL("peak_reserved_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, "peak reserved",
+                             "the highest \"Total Reserved(MB)\""),
+    [C_RESERVED_TS] = TPROF_COL("peak_reserved_ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL,
+                                "when it was first reached", .flags = TPROF_COLF_NO_TABLE),
+    [C_ACTIVE] = TPROF_COL("peak_active_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, "peak active",
+                           "the highest \"Total Active(MB)\" (null when not written)"),
+    [C_FINAL] = TPROF_COL("final_allocated_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "at the end",
+                          "allocated at its last record"),
+};
+enum { O_NAME, O_COUNT, O_BYTES, O_SHARE, O_NCOLS };
+static const tprof_col_desc op_cols[O_NCOLS] = {
+    [O_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, "op",
+                         "the op that allocated (operator_memory.csv's Name)", .flags = TPROF_COLF_KEY, .width = 60),
+    [O_COUNT] = TPROF_COL("allocations", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "allocations", "its live allocations"),
+    [O_BYTES] = TPROF_COL("bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "bytes", "their size (Size(KB))",
+                          .flags = TPROF_COLF_METRIC),
+    [O_SHARE] = TPROF_COL("share", TPROF_COL_RATIO, TPROF_COMBINE_DERIVED, "of the peak",
+                          "bytes / the peak allocated bytes", .num = "bytes", .den = "top.peak_bytes"),
+};
+enum { T_COMPONENT, T_DEVICE, T_PEAK, T_PEAK_TS, T_LIVE, T_LIVE_N, T_OPS_FILE, T_NCOLS };
+static const tprof_col_desc top_cols[T_NCOLS] = {
+    [T_COMPONENT] = TPROF_COL("peak_component", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                              "the component whose peak the ops are taken at: PTA, else PTA+GE, else the first"),
+    [T_DEVICE] = TPROF_COL("peak_device", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "its device"),
+    [T_PEAK] = TPROF_COL("peak_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "its peak allocated bytes"),
+    [T_PEAK_TS] = TPROF_COL("peak_ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "when (ns)"),
+    [T_LIVE] = TPROF_COL("live_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL,
+                         "operator_memory.csv's allocations live then (allocated at or before, released after or "
+                         "never), summed; null without the file"),
+    [T_LIVE_N] = TPROF_COL("live_allocations", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "how many"),
+    [T_OPS_FILE] = TPROF_COL("operator_memory", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                             "the operator_memory.csv read beside it, null when none"),
+};
+static const tprof_table_desc comp_table = { .name = "components", .title = "memory per component",
+                                             .doc = "per component and device, in the order first seen",
+                                             .cols = comp_cols, .ncols = C_NCOLS };
+static const tprof_table_desc ops_table = { .name = "peak_ops", .title = "ops holding memory at the peak",
+                                            .doc = "by bytes, largest first", .cols = op_cols, .ncols = O_NCOLS,
+                                            .limited = 1 };
+static const tprof_table_desc top_table = { .name = "", .cols = top_cols, .ncols = T_NCOLS };
+static const tprof_table_desc *const tables[] = { &comp_table, &ops_table, &tprof_mem_values_table };
+const tprof_result_desc tprof_mem_ascend_desc = { .name = "mem_ascend", .version = 1, .top = &top_table,
+                                                  .tables = tables, .ntables = 3, .csv_table = 3, .no_label = 1,
+                                                  .doc = "Ascend's memory_record.csv and operator_memory.csv" };
+
+static ssize_t source_read(void *ctx, void *buf, size_t cap) { return tprof_source_read(ctx, buf, cap); }
+
+/* F[COL] without the spaces and tabs around it, or NULL (absent, empty, N/A). */
+static const char *field(char **f, size_t nf, long col, size_t *len)
+{
+    if (col < 0 || (size_t)col >= nf) return NULL;
+    const char *s = f[col];
+    size_t n = strlen(s);
+    while (n && (*s == ' ' || *s == '\t')) s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    *len = n;
+    return n && !(n == 3 && !memcmp(s, "N/A", 3)) ? s : NULL;
+}
+
+/* A size in UNIT bytes (2^20 for MB), or -1 when absent or not a number. */
+static int64_t bytes_of(char **f, size_t nf, long col, double unit)
+{
+    size_t n;
+    const char *s = field(f, nf, col, &n);
+    if (!s) return -1;
+    double v = tprof_json_parse_double(s, n);
+    return isfinite(v) && v >= 0 && v * unit < 9e18 ? llround(v * unit) : -1;
+}
+
+/* A time in us as ns, or INT64_MIN when absent. */
+static int64_t ns_of(char **f, size_t nf, long col)
+{
+    size_t n;
+    int64_t v;
+    const char *s = field(f, nf, col, &n);
+    return s && !tprof_json_parse_scaled(s, n, 3, &v) ? v : INT64_MIN;
+}
+
+/* The header's column of each of NAMES, -1 when absent. */
+static void columns(char **f, size_t nf, const char *const *names, size_t n, long *col)
+{
+    for (size_t c = 0; c < n; c++) {
+        col[c] = -1;
+        for (size_t i = 0; i < nf && col[c] < 0; i++) {
+            size_t len;
+            const char *h = field(f, nf, (long)i, &len);
+            if (h && strlen(names[c]) == len && !memcmp(h, names[c], len)) col[c] = (long)i;
+        }
+    }
+}
+
+typedef struct {
+    char component[32], device[32];
+    int64_t samples, alloc, alloc_ts, reserved, reserved_ts, active, final;
+} comp;
+
+typedef struct {
+    tprof_csv *csv;
+    tprof_source *src;
+} table;
+
+static int open_table(table *t, const char *path, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    int rc = tprof_source_open(&t->src, path, err, errlen);
+    if (rc) return rc;
+    if (tprof_csv_open(&t->csv, source_read, t->src)) {
+        tprof_source_close(t->src);
+        return TPROF_ENOMEM;
+    }
+    return 0;
+}
+
+static void close_table(table *t)
+{
+    tprof_csv_close(t->csv);
+    tprof_source_close(t->src);
+}
+
+/* The records into COMPS. 0, TPROF_ETRUNC (cut in its last row: the rows
+ * before it kept), or an error with ERR set. */
+static int read_records(table *t, const char *path, comp **comps, size_t *ncomp, char *err, size_t errlen)
+{
+    enum { R_COMPONENT, R_TS, R_ALLOC, R_RESERVED, R_ACTIVE, R_DEVICE, R_N };
+    static const char *const names[R_N] = { "Component",          "Timestamp(us)",    "Total Allocated(MB)",
+                                            "Total Reserved(MB)", "Total Active(MB)", "Device Type" };
+    char **f;
+    size_t nf, cap = 0;
+    long col[R_N];
+    int rc = tprof_csv_row(t->csv, &f, &nf);
+    if (rc <= 0) {
+        snprintf(err, errlen, "%s: %s", path, rc ? tprof_csv_errmsg(t->csv) : "an empty file: no header row");
+        return rc ? rc : TPROF_EFORMAT;
+    }
+    columns(f, nf, names, R_N, col);
+    if (col[R_COMPONENT] < 0 || col[R_TS] < 0 || col[R_ALLOC] < 0) {
+        snprintf(err, errlen, "%s: line 1: not a memory_record.csv: it needs Component, Timestamp(us) and Total "
+                              "Allocated(MB) columns", path);
+        return TPROF_EFORMAT;
+    }
+    while ((rc = tprof_csv_row(t->csv, &f, &nf)) > 0) {
+        size_t cl, dl;
+        const char *c = field(f, nf, col[R_COMPONENT], &cl), *d = field(f, nf, col[R_DEVICE], &dl);
+        int64_t ts = ns_of(f, nf, col[R_TS]), alloc = bytes_of(f, nf, col[R_ALLOC], 1048576.0);
+        if (!c || ts == INT64_MIN || alloc < 0) {
+            snprintf(err, errlen, "%s: line %llu (byte %llu): %s", path, (unsigned long long)tprof_csv_row_line(t->csv),
+                     (unsigned long long)tprof_csv_row_offset(t->csv),
+                     rc == TPROF_CSV_LAST ? "cut inside its last row"
+                                          : "a record without its component, time or allocated size");
+            rc = rc == TPROF_CSV_LAST ? TPROF_ETRUNC : TPROF_EFORMAT;
+            break;
+        }
+        if (!d) d = "", dl = 0;
+        size_t k = 0;
+        while (k < *ncomp && !((*comps)[k].component[cl] == 0 && !strncmp((*comps)[k].component, c, cl) &&
+                               (*comps)[k].device[dl] == 0 && !strncmp((*comps)[k].device, d, dl)))
+            k++;
+        if (k == *ncomp) {
+            if (*ncomp == cap) {
+                comp *g = realloc(*comps, (cap = cap ? cap * 2 : 8) * sizeof *g);
+                if (!g) return TPROF_ENOMEM;
+                *comps = g;
+            }
+            comp *n = &(*comps)[(*ncomp)++];
+            memset(n, 0, sizeof *n);
+            snprintf(n->component, sizeof n->component, "%.*s", (int)cl, c);
+            snprintf(n->device, sizeof n->device, "%.*s", (int)dl, d);
+            n->alloc = n->reserved = n->active = -1;
+        }
+        comp *p = &(*comps)[k];
+        int64_t reserved = bytes_of(f, nf, col[R_RESERVED], 1048576.0), active = bytes_of(f, nf, col[R_ACTIVE], 1048576.0);
+        p->samples++;
+        if (alloc > p->alloc) p->alloc = alloc, p->alloc_ts = ts;
+        if (reserved > p->reserved) p->reserved = reserved, p->reserved_ts = ts;
+        if (active > p->active) p->active = active;
+        p->final = alloc;
+    }
+    if (rc < 0 && rc != TPROF_ETRUNC && rc != TPROF_EFORMAT)
+        snprintf(err, errlen, "%s: %s", path, tprof_csv_errmsg(t->csv));
+    return rc > 0 ? 0 : rc;
+}
+
+typedef struct {
+    char *name;
+    int64_t count, bytes;
+} live_op;
+
+static int cmp_live(const void *a, const void *b)
+{
+    const live_op *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The allocations of operator_memory.csv live at AT on DEVICE, by op. */
+static int live_at(table *t, int64_t at, const char *device, live_op **ops, size_t *nops, int64_t *bytes,
+                   int64_t *count)
+{
+    enum { P_NAME, P_SIZE, P_ALLOC, P_RELEASE, P_DEVICE, P_N };
+    static const char *const names[P_N] = { "Name", "Size(KB)", "Allocation Time(us)", "Release Time(us)",
+                                            "Device Type" };
+    char **f;
+    size_t nf, cap = 0;
+    long col[P_N];
+    if (tprof_csv_row(t->csv, &f, &nf) <= 0) return 0;
+    columns(f, nf, names, P_N, col);
+    if (col[P_NAME] < 0 || col[P_SIZE] < 0 || col[P_ALLOC] < 0) return 0;
+    int rc;
+    while ((rc = tprof_csv_row(t->csv, &f, &nf)) > 0) {
+        size_t nl, dl;
+        const char *name = field(f, nf, col[P_NAME], &nl), *d = field(f, nf, col[P_DEVICE], &dl);
+        int64_t size = bytes_of(f, nf, col[P_SIZE], 1024.0), made = ns_of(f, nf, col[P_ALLOC]),
+                freed = ns_of(f, nf, col[P_RELEASE]);
+        if (!name || size <= 0 || made == INT64_MIN || made > at || (freed != INT64_MIN && freed <= at)) continue;
+        if (d && device[0] && !(strlen(device) == dl && !memcmp(device, d, dl))) continue;
+        size_t k = 0;
+        while (k < *nops && !(strlen((*ops)[k].name) == nl && !memcmp((*ops)[k].name, name, nl))) k++;
+        if (k == *nops) {
+            if (*nops == cap) {
+                live_op *g = realloc(*ops, (cap = cap ? cap * 2 : 16) * sizeof *g);
+                if (!g) return TPROF_ENOMEM;
+                *ops = g;
+            }
+            if (!((*ops)[k].name = strndup(name, nl))) return TPROF_ENOMEM;
+            (*ops)[k].count = (*ops)[k].bytes = 0;
+            (*nops)++;
+        }
+        (*ops)[k].count++;
+        (*ops)[k].bytes += size;
+        *bytes += size;
+        (*count)++;
+    }
+    return 0; /* a cut or malformed operator table gives what it held before */
+}
+
+static int device_index(const char *d)
+{
+    const char *c = strchr(d, ':');
+    return c ? atoi(c + 1) : 0;
+}
+
+static int add_value(tprof_rows *t, const char *device, const char *metric, const char *site, int64_t v)
+{
+    return tprof_mem_add_value(t, device_index(device), metric, site, v);
+}
+
+static int fill(tprof_result *res, const comp *c, size_t n, const comp *peak, live_op *ops, size_t nops,
+                const char *ops_path, int64_t live, int64_t live_n)
+{
+    tprof_rows *top = tprof_result_top(res), *ct = tprof_result_table(res, 0), *ot = tprof_result_table(res, 1),
+               *vt = tprof_result_table(res, 2);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        long k = tprof_rows_add(ct);
+        if (k < 0 || tprof_rows_set_s(ct, (size_t)k, C_COMPONENT, c[i].component) ||
+            tprof_rows_set_s(ct, (size_t)k, C_DEVICE, c[i].device))
+            return TPROF_ENOMEM;
+        const int64_t v[] = { c[i].samples, c[i].alloc, c[i].alloc_ts, c[i].reserved, c[i].reserved_ts, c[i].active,
+                              c[i].final };
+        for (size_t j = 0; j < sizeof v / sizeof *v; j++) /* a peak's time only where the peak is known */
+            if ((j == 2 || j == 4) ? v[j - 1] >= 0 : v[j] >= 0) tprof_rows_set_i(ct, (size_t)k, C_SAMPLES + j, v[j]);
+        char m[64];
+        static const char *const names[] = { "peak_allocated_bytes", "peak_reserved_bytes", "peak_active_bytes",
+                                              "final_allocated_bytes" };
+        const int64_t mv[] = { c[i].alloc, c[i].reserved, c[i].active, c[i].final };
+        for (size_t j = 0; !rc && j < 4; j++)
+            if (mv[j] >= 0) {
+                snprintf(m, sizeof m, "%s.%s", c[i].component, names[j]);
+                rc = add_value(vt, c[i].device, m, NULL, mv[j]);
+            }
+    }
+    if (!rc && peak) {
+        rc = tprof_rows_set_s(top, 0, T_COMPONENT, peak->component) || tprof_rows_set_s(top, 0, T_DEVICE, peak->device)
+                 ? TPROF_ENOMEM
+                 : 0;
+        tprof_rows_set_i(top, 0, T_PEAK, peak->alloc);
+        tprof_rows_set_i(top, 0, T_PEAK_TS, peak->alloc_ts);
+        if (ops_path) {
+            tprof_rows_set_i(top, 0, T_LIVE, live);
+            tprof_rows_set_i(top, 0, T_LIVE_N, live_n);
+            if (tprof_rows_set_s(top, 0, T_OPS_FILE, ops_path)) rc = TPROF_ENOMEM;
+        }
+    }
+    for (size_t i = 0; !rc && i < nops; i++) {
+        long k = tprof_rows_add(ot);
+        if (k < 0 || tprof_rows_set_s(ot, (size_t)k, O_NAME, ops[i].name)) return TPROF_ENOMEM;
+        tprof_rows_set_i(ot, (size_t)k, O_COUNT, ops[i].count);
+        tprof_rows_set_i(ot, (size_t)k, O_BYTES, ops[i].bytes);
+        rc = add_value(vt, peak->device, "peak_op_bytes", ops[i].name, ops[i].bytes);
+    }
+    if (!rc) tprof_rows_derive(ot);
+    return rc;
+}
+
+int tprof_mem_ascend(const char *path, tprof_result **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    err[0] = 0;
+    table t;
+    int rc = open_table(&t, path, err, errlen);
+    if (rc) return rc;
+    comp *comps = NULL;
+    size_t ncomp = 0;
+    rc = read_records(&t, path, &comps, &ncomp, err, errlen);
+    close_table(&t);
+    if (rc && rc != TPROF_ETRUNC) {
+        free(comps);
+        return rc;
+    }
+    /* the peak the ops are taken at: PTA's (the caching allocator), else PTA+GE's, else the first */
+    const comp *peak = NULL;
+    static const char *const prefer[] = { "PTA", "PTA+GE" };
+    for (size_t p = 0; !peak && p < 2; p++)
+        for (size_t i = 0; i < ncomp; i++)
+            if (!strcmp(comps[i].component, prefer[p]) && (!peak || comps[i].alloc > peak->alloc)) peak = &comps[i];
+    if (!peak && ncomp) peak = &comps[0];
+    /* operator_memory.csv beside it */
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path + 1) : 0;
+    char *ops_path = malloc(dl + sizeof "operator_memory.csv");
+    live_op *ops = NULL;
+    size_t nops = 0;
+    int64_t live = 0, live_n = 0;
+    int have_ops = 0;
+    if (ops_path) {
+        memcpy(ops_path, path, dl);
+        memcpy(ops_path + dl, "operator_memory.csv", sizeof "operator_memory.csv");
+        char e2[64];
+        if (peak && open_table(&t, ops_path, e2, sizeof e2) == 0) {
+            have_ops = 1;
+            int lr = live_at(&t, peak->alloc_ts, peak->device, &ops, &nops, &live, &live_n);
+            close_table(&t);
+            if (lr) rc = lr;
+            qsort(ops, nops, sizeof *ops, cmp_live);
+        }
+    }
+    tprof_result *res = rc == TPROF_ENOMEM ? NULL : tprof_result_new(&tprof_mem_ascend_desc);
+    int frc = res ? fill(res, comps, ncomp, peak, ops, nops, have_ops ? ops_path : NULL, live, live_n) : TPROF_ENOMEM;
+    for (size_t i = 0; i < nops; i++) free(ops[i].name);
+    free(ops);
+    free(ops_path);
+    free(comps);
+    if (frc) {
+        tprof_result_free(res);
+        return frc;
+    }
+    *out = res;
+    return rc; /* 0, or TPROF_ETRUNC with the result of what was read */
+}
