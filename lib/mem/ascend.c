@@ -183,6 +183,9 @@ static int read_records(table *t, const char *path, comp **comps, size_t *ncomp,
             break;
         }
         if (!d) d = "", dl = 0;
+        /* names are kept to 31 bytes: longer ones are told apart by those */
+        if (cl > sizeof((comp *)0)->component - 1) cl = sizeof((comp *)0)->component - 1;
+        if (dl > sizeof((comp *)0)->device - 1) dl = sizeof((comp *)0)->device - 1;
         size_t k = 0;
         while (k < *ncomp && !((*comps)[k].component[cl] == 0 && !strncmp((*comps)[k].component, c, cl) &&
                                (*comps)[k].device[dl] == 0 && !strncmp((*comps)[k].device, d, dl)))
@@ -363,7 +366,7 @@ int tprof_mem_ascend(const char *path, tprof_result **out, char *err, size_t err
             int lr = live_at(&t, peak->alloc_ts, peak->device, &ops, &nops, &live, &live_n);
             close_table(&t);
             if (lr) rc = lr;
-            qsort(ops, nops, sizeof *ops, cmp_live);
+            if (nops) qsort(ops, nops, sizeof *ops, cmp_live);
         }
     }
     tprof_result *res = rc == TPROF_ENOMEM ? NULL : tprof_result_new(&tprof_mem_ascend_desc);

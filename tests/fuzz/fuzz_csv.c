@@ -1,14 +1,21 @@
 /* libFuzzer target: the CSV reader (lib/io/csv.c) fed a few bytes per read,
  * so that quotes, CRLFs and the byte order mark fall across reads, and the
  * Ascend kernel table reader over the same bytes (lib/trace/ascend.c,
- * through tprof_trace_read_mem, whose JSON reader hands a table on to it).
+ * through tprof_trace_read_mem, whose JSON reader hands a table on to it),
+ * and Ascend's memory view (lib/mem/ascend.c: the bytes as memory_record.csv,
+ * and as the operator_memory.csv beside it, through an in-memory file).
  * The rows read through small reads must equal those read at once. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../lib/io/csv.h"
 #include "trainprof/analysis.h"
+#include "trainprof/mem.h"
+#include "trainprof/result.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,6 +57,18 @@ static uint64_t rows_digest(const uint8_t *data, size_t size, size_t step, int *
     return h;
 }
 
+static char mem_dir[64];
+
+static void remove_mem_dir(void)
+{
+    char p[96];
+    snprintf(p, sizeof p, "%s/memory_record.csv", mem_dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/operator_memory.csv", mem_dir);
+    unlink(p);
+    rmdir(mem_dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int rc_whole, rc_small;
@@ -70,5 +89,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tprof_trace_free(t);
     }
     (void)rc;
+
+    /* the memory view: a directory of memory_record.csv and operator_memory.csv, both these bytes */
+    if (!mem_dir[0]) {
+        snprintf(mem_dir, sizeof mem_dir, "/tmp/fuzz_csv_mem.%d", (int)getpid());
+        if (mkdir(mem_dir, 0700) && access(mem_dir, W_OK)) return 0;
+        atexit(remove_mem_dir);
+    }
+    char rec[96], ops[96];
+    snprintf(rec, sizeof rec, "%s/memory_record.csv", mem_dir);
+    snprintf(ops, sizeof ops, "%s/operator_memory.csv", mem_dir);
+    FILE *f = fopen(rec, "wb"), *g = fopen(ops, "wb");
+    if (f && g && fwrite(data, 1, size, f) == size && fwrite(data, 1, size, g) == size) {
+        fclose(f), fclose(g);
+        f = g = NULL;
+        tprof_result *m;
+        if (tprof_mem_ascend(rec, &m, err, sizeof err) == 0 || m) tprof_result_free(m);
+    }
+    if (f) fclose(f);
+    if (g) fclose(g);
     return 0;
 }
