@@ -7,6 +7,7 @@
 #include "overhead.h"
 #include "trainprof/report.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,15 +392,15 @@ static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t ra
             const tprof_hccl_bandwidth *b = &ops[i].bw[transport];
             if (!(b->size_mb > 0)) continue;
             moved++;
-            if (b->size_mb < small_mb) small++, small_ms += b->time_ms;
+            if (b->size_mb < small_mb) small++, small_ms += isfinite(b->time_ms) ? b->time_ms : 0;
         }
         if (moved && (double)small / (double)moved > SMALL_PACKETS_MIN)
             rc |= add(a, cap, "small-packets", rank, (double)small / (double)moved, SMALL_PACKETS_MIN,
                       "send fewer, larger messages: a larger batch or more gradient accumulation where the data "
                       "parallel group carries them, ZeRO-2/1 instead of ZeRO-3 if memory allows, fused optimizer "
                       "ops (each small transfer costs the host a dispatch)",
-                      "%llu of %llu %s transfers (%.0f%%) move less than %g MB, taking %.3f ms (communication.json; "
-                      "msprof-analyze's packet rule)",
+                      "%llu of %llu %s transfers (%.0f%%) move less than %g MB, taking %.3f ms (the HCCL summaries: "
+                      "communication.json or analysis.db; msprof-analyze's packet rule)",
                       (unsigned long long)small, (unsigned long long)moved, tprof_hccl_transport_name(transport),
                       100.0 * (double)small / (double)moved, small_mb, small_ms);
     }

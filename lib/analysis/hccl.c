@@ -118,7 +118,8 @@ static const tprof_col_desc transport_cols[X_NCOLS] = {
     [X_LARGE] = TPROF_COL("large_packet_ratio", TPROF_COL_RATIO, TPROF_COMBINE_WMEAN, "large packets",
                           "the ops' \"Large Packet Ratio\", weighted by their packets (null where never written)",
                           .weight = "packets"),
-    [X_OPS] = TPROF_COL("ops", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "ops", "ops that moved bytes over it"),
+    [X_OPS] = TPROF_COL("ops", TPROF_COL_COUNT, TPROF_COMBINE_SUM, "ops",
+                        "ops with bytes or packets over it"),
 };
 
 enum { L_SRC, L_DST, L_TRANSPORT, L_OPS, L_BYTES, L_NS, L_BW, L_NCOLS };
@@ -163,15 +164,15 @@ static void add_times(tprof_rows *t, size_t k, size_t first, size_t link, const 
 {
     const double ms[] = { op->elapse_ms, op->transit_ms, op->wait_ms, op->sync_ms, op->idle_ms };
     for (size_t c = 0; c < 5; c++)
-        tprof_rows_set_i(t, k, first + c, tprof_rows_cell(t, k, first + c)->v.i + ns_of_ms(ms[c]));
+        tprof_rows_set_i(t, k, first + c, tprof_sat_add(tprof_rows_cell(t, k, first + c)->v.i, ns_of_ms(ms[c])));
     const size_t wt = first + 7, st = first + 8; /* after the two ratios */
-    tprof_rows_set_i(t, k, wt, tprof_rows_cell(t, k, wt)->v.i + ns_of_ms(op->wait_ms) + ns_of_ms(op->transit_ms));
-    tprof_rows_set_i(t, k, st, tprof_rows_cell(t, k, st)->v.i + ns_of_ms(op->sync_ms) + ns_of_ms(op->transit_ms));
+    tprof_rows_set_i(t, k, wt, tprof_sat_add(tprof_rows_cell(t, k, wt)->v.i, tprof_sat_add(ns_of_ms(op->wait_ms), ns_of_ms(op->transit_ms))));
+    tprof_rows_set_i(t, k, st, tprof_sat_add(tprof_rows_cell(t, k, st)->v.i, tprof_sat_add(ns_of_ms(op->sync_ms), ns_of_ms(op->transit_ms))));
     const tprof_hccl_bandwidth *b[2] = { &op->bw[TPROF_HCCL_RDMA], &op->bw[TPROF_HCCL_SDMA] };
     for (size_t i = 0; i < 2; i++) {
         size_t cb = link + 3 * i, cn = cb + 1;
-        tprof_rows_set_i(t, k, cb, tprof_rows_cell(t, k, cb)->v.i + bytes_of_mb(b[i]->size_mb));
-        tprof_rows_set_i(t, k, cn, tprof_rows_cell(t, k, cn)->v.i + ns_of_ms(b[i]->time_ms));
+        tprof_rows_set_i(t, k, cb, tprof_sat_add(tprof_rows_cell(t, k, cb)->v.i, bytes_of_mb(b[i]->size_mb)));
+        tprof_rows_set_i(t, k, cn, tprof_sat_add(tprof_rows_cell(t, k, cn)->v.i, ns_of_ms(b[i]->time_ms)));
     }
 }
 
@@ -251,7 +252,7 @@ int tprof_hccl_total_rows(const tprof_trace *t, tprof_rows *rows)
     int rc = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         const tprof_hccl_op *op = &ops[i];
-        key_slot *s = keys_find(&keys, op->step, op->group, op->rank);
+        key_slot *s = keys_find(&keys, op->step, op->group, op->rank * 2 + (op->p2p != 0)); /* p2p and collective apart */
         if (s->row < 0) {
             long k = zero_row(rows, S_OPS, S_SDMA_NS);
             if (k < 0 || tprof_rows_set_s(rows, (size_t)k, S_STEP, tprof_trace_str(t, op->step)) ||
@@ -290,11 +291,13 @@ static int transport_rows(const tprof_trace *t, tprof_rows *rows)
         for (size_t i = 0; i < n; i++) {
             const tprof_hccl_bandwidth *b = &ops[i].bw[x];
             if (bytes_of_mb(b->size_mb) <= 0 && b->packets == 0) continue;
-            bytes += bytes_of_mb(b->size_mb);
-            ns += ns_of_ms(b->time_ms);
-            packets += (int64_t)b->packets;
+            bytes = tprof_sat_add(bytes, bytes_of_mb(b->size_mb));
+            ns = tprof_sat_add(ns, ns_of_ms(b->time_ms));
+            packets = tprof_sat_add(packets, b->packets > INT64_MAX ? INT64_MAX : (int64_t)b->packets);
             nops++;
-            if (isfinite(b->large_packet_ratio)) large += b->large_packet_ratio * (double)b->packets, weighted += (int64_t)b->packets;
+            if (isfinite(b->large_packet_ratio))
+                large += b->large_packet_ratio * (double)b->packets,
+                    weighted = tprof_sat_add(weighted, b->packets > INT64_MAX ? INT64_MAX : (int64_t)b->packets);
         }
         if (!nops) continue;
         long k = tprof_rows_add(rows);
@@ -349,8 +352,8 @@ static int link_rows(const tprof_trace *t, tprof_rows *rows)
         }
         size_t r = (size_t)s->row;
         tprof_rows_set_i(rows, r, L_OPS, tprof_rows_cell(rows, r, L_OPS)->v.i + 1);
-        tprof_rows_set_i(rows, r, L_BYTES, tprof_rows_cell(rows, r, L_BYTES)->v.i + bytes_of_mb(l->size_mb));
-        tprof_rows_set_i(rows, r, L_NS, tprof_rows_cell(rows, r, L_NS)->v.i + ns_of_ms(l->time_ms));
+        tprof_rows_set_i(rows, r, L_BYTES, tprof_sat_add(tprof_rows_cell(rows, r, L_BYTES)->v.i, bytes_of_mb(l->size_mb)));
+        tprof_rows_set_i(rows, r, L_NS, tprof_sat_add(tprof_rows_cell(rows, r, L_NS)->v.i, ns_of_ms(l->time_ms)));
     }
     free(keys.slot);
     return rc;

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "trainprof/error.h"
+#include "../util/i64map.h"
+#include "../util/strtab.h"
 
 /* msprof-analyze's slow-link threshold: (max - min) / mean of the step-rank
  * bandwidths at or above it names the slowest (slow_link_analyzer.py). */
@@ -114,12 +116,6 @@ static int ranks_text(const int64_t *r, size_t n, char **out)
     return 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The step number of "step12" (msprof-analyze orders steps by it; "step"
  * alone is its default step, 0 here). */
 static int64_t step_number(const char *s)
@@ -133,7 +129,26 @@ static int64_t step_number(const char *s)
 static int64_t cell_i(const tprof_rows *t, size_t r, size_t c) { return tprof_rows_cell(t, r, c)->v.i; }
 static const char *cell_s(const tprof_rows *t, size_t r, size_t c) { return tprof_rows_cell(t, r, c)->v.s; }
 
-/* Per (type, group): its ranks and sums, from the cluster's totals. */
+typedef struct {
+    uint32_t group;
+    int64_t rank, sync;
+} rank_sync;
+
+static int cmp_rank_sync(const void *a, const void *b)
+{
+    const rank_sync *x = a, *y = b;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+typedef struct {
+    size_t first;     /* its first totals row: its type and group */
+    int64_t nops, transit, wait, sync, steps;
+    char *ranks_text;
+} group_acc;
+
+/* Per (type, group): its ranks and sums, from the cluster's totals, in
+ * one pass (interned keys and hash maps: linear in the rows). */
 static int group_rows(const tprof_rows *tot, tprof_rows *groups, tprof_rows *tot_out)
 {
     size_t n = tprof_rows_count(tot);
@@ -143,75 +158,93 @@ static int group_rows(const tprof_rows *tot, tprof_rows *groups, tprof_rows *tot
                  ops = (size_t)tprof_table_col(d, "ops"), transit = (size_t)tprof_table_col(d, "transit_ns"),
                  wait = (size_t)tprof_table_col(d, "wait_ns"), sync = (size_t)tprof_table_col(d, "sync_ns"),
                  granks = (size_t)tprof_table_col(d, "group_ranks");
-    uint8_t *done = calloc(n ? n : 1, 1);
-    int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks), *rsync = malloc((n ? n : 1) * sizeof *rsync);
-    char **steps = malloc((n ? n : 1) * sizeof *steps);
-    int rc = done && ranks && rsync && steps ? 0 : TPROF_ENOMEM;
+    tprof_strtab keys, steps;
+    tprof_i64map rank_at, step_seen;
+    uint32_t *gid = malloc((n ? n : 1) * sizeof *gid);
+    rank_sync *rs = malloc((n ? n : 1) * sizeof *rs);
+    group_acc *acc = calloc(n ? n : 1, sizeof *acc);
+    size_t nrs = 0, ngroups = 0;
+    int ok_keys = !tprof_strtab_init(&keys), ok_steps = !tprof_strtab_init(&steps),
+        ok_rank = !tprof_i64map_init(&rank_at, n), ok_step = !tprof_i64map_init(&step_seen, n);
+    int rc = gid && rs && acc && ok_keys && ok_steps && ok_rank && ok_step ? 0 : TPROF_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
-        if (done[i]) continue;
-        /* every row of this group: its ranks (each with its sync), steps and sums */
-        size_t nr = 0, ns = 0;
-        int64_t nops = 0, tr = 0, wt = 0, sy = 0;
-        for (size_t j = i; j < n; j++) {
-            if (done[j] || strcmp(cell_s(tot, j, type), cell_s(tot, i, type)) ||
-                strcmp(cell_s(tot, j, group), cell_s(tot, i, group)))
-                continue;
-            done[j] = 1;
-            nops += cell_i(tot, j, ops), tr += cell_i(tot, j, transit), wt += cell_i(tot, j, wait);
-            sy += cell_i(tot, j, sync);
-            int64_t r = cell_i(tot, j, rank);
-            size_t k = 0;
-            while (k < nr && ranks[k] != r) k++;
-            if (k == nr) ranks[nr] = r, rsync[nr++] = 0;
-            rsync[k] += cell_i(tot, j, sync);
-            size_t s = 0;
-            while (s < ns && strcmp(steps[s], cell_s(tot, j, step))) s++;
-            if (s == ns) steps[ns++] = (char *)cell_s(tot, j, step);
-        }
-        long g = tprof_rows_add(groups);
-        char *text = NULL;
-        int64_t *sorted = malloc(nr * sizeof *sorted);
-        if (g < 0 || !sorted) {
-            free(sorted);
+        char key[512];
+        int kl = snprintf(key, sizeof key, "%s\x1f%.400s", cell_s(tot, i, type), cell_s(tot, i, group));
+        uint32_t g = tprof_strtab_intern(&keys, key, (size_t)kl), sid;
+        const char *st = cell_s(tot, i, step);
+        if (g == UINT32_MAX || (sid = tprof_strtab_intern(&steps, st, strlen(st))) == UINT32_MAX) {
             rc = TPROF_ENOMEM;
             break;
         }
-        memcpy(sorted, ranks, nr * sizeof *sorted);
-        qsort(sorted, nr, sizeof *sorted, cmp_i64);
-        rc = ranks_text(sorted, nr, &text);
-        free(sorted);
-        if (rc || tprof_rows_set_s(groups, (size_t)g, G_TYPE, cell_s(tot, i, type)) ||
-            tprof_rows_set_s(groups, (size_t)g, G_GROUP, cell_s(tot, i, group)) ||
-            tprof_rows_set_s(groups, (size_t)g, G_RANKS, text)) {
-            free(text);
-            rc = TPROF_ENOMEM;
-            break;
+        /* the string table's ids are dense after its id 0 (""): the next one is a new group */
+        g -= 1;
+        if (g >= ngroups) acc[ngroups++] = (group_acc){ .first = i };
+        gid[i] = g;
+        group_acc *a = &acc[g];
+        a->nops += cell_i(tot, i, ops);
+        a->transit = tprof_sat_add(a->transit, cell_i(tot, i, transit));
+        a->wait = tprof_sat_add(a->wait, cell_i(tot, i, wait));
+        a->sync = tprof_sat_add(a->sync, cell_i(tot, i, sync));
+        int64_t r = cell_i(tot, i, rank), at;
+        int64_t rk = (int64_t)((uint64_t)g << 32 | (uint32_t)r), sk = (int64_t)((uint64_t)g << 32 | sid);
+        if (!tprof_i64map_get(&step_seen, sk, &at)) {
+            if (tprof_i64map_put(&step_seen, sk, 1)) rc = TPROF_ENOMEM;
+            a->steps++;
         }
-        /* the group's ranks on each of its totals rows (a cluster file's own stay) */
-        for (size_t j = i; j < n; j++)
-            if (!strcmp(cell_s(tot, j, type), cell_s(tot, i, type)) &&
-                !strcmp(cell_s(tot, j, group), cell_s(tot, i, group)) && tprof_rows_cell(tot_out, j, granks)->null &&
-                tprof_rows_set_s(tot_out, j, granks, text))
-                rc = TPROF_ENOMEM;
-        free(text);
-        tprof_rows_set_i(groups, (size_t)g, G_NRANKS, (int64_t)nr);
-        tprof_rows_set_i(groups, (size_t)g, G_STEPS, (int64_t)ns);
-        tprof_rows_set_i(groups, (size_t)g, G_OPS, nops);
-        tprof_rows_set_i(groups, (size_t)g, G_TRANSIT, tr);
-        tprof_rows_set_i(groups, (size_t)g, G_WAIT, wt);
-        tprof_rows_set_i(groups, (size_t)g, G_SYNC, sy);
-        size_t least = 0, most = 0;
-        for (size_t k = 1; k < nr; k++) {
-            if (rsync[k] < rsync[least] || (rsync[k] == rsync[least] && ranks[k] < ranks[least])) least = k;
-            if (rsync[k] > rsync[most]) most = k;
+        if (!tprof_i64map_get(&rank_at, rk, &at)) {
+            if (tprof_i64map_put(&rank_at, rk, (int64_t)nrs)) rc = TPROF_ENOMEM;
+            rs[nrs] = (rank_sync){ g, r, 0 };
+            at = (int64_t)nrs++;
         }
-        if (nr > 1 && strcmp(cell_s(tot, i, type), "p2p") != 0) {
-            tprof_rows_set_i(groups, (size_t)g, G_LATE, ranks[least]);
-            tprof_rows_set_i(groups, (size_t)g, G_LATE_SYNC, rsync[least]);
-        }
-        if (nr) tprof_rows_set_i(groups, (size_t)g, G_MAX_SYNC, rsync[most]);
+        rs[at].sync = tprof_sat_add(rs[at].sync, cell_i(tot, i, sync));
     }
-    free(done), free(ranks), free(rsync), free(steps);
+    if (!rc) qsort(rs, nrs, sizeof *rs, cmp_rank_sync);
+    for (size_t g = 0, at = 0; !rc && g < ngroups; g++) {
+        size_t lo = at;
+        while (at < nrs && rs[at].group == g) at++;
+        size_t nr = at - lo, least = lo, most = lo;
+        int64_t *sorted = malloc((nr ? nr : 1) * sizeof *sorted);
+        if (!sorted) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        for (size_t k = lo; k < at; k++) {
+            sorted[k - lo] = rs[k].rank; /* in rank order already */
+            if (rs[k].sync < rs[least].sync) least = k; /* ties: the lowest rank */
+            if (rs[k].sync > rs[most].sync) most = k;
+        }
+        rc = ranks_text(sorted, nr, &acc[g].ranks_text);
+        free(sorted);
+        const group_acc *a = &acc[g];
+        long row = rc ? -1 : tprof_rows_add(groups);
+        if (row < 0 || tprof_rows_set_s(groups, (size_t)row, G_TYPE, cell_s(tot, a->first, type)) ||
+            tprof_rows_set_s(groups, (size_t)row, G_GROUP, cell_s(tot, a->first, group)) ||
+            tprof_rows_set_s(groups, (size_t)row, G_RANKS, a->ranks_text)) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(groups, (size_t)row, G_NRANKS, (int64_t)nr);
+        tprof_rows_set_i(groups, (size_t)row, G_STEPS, a->steps);
+        tprof_rows_set_i(groups, (size_t)row, G_OPS, a->nops);
+        tprof_rows_set_i(groups, (size_t)row, G_TRANSIT, a->transit);
+        tprof_rows_set_i(groups, (size_t)row, G_WAIT, a->wait);
+        tprof_rows_set_i(groups, (size_t)row, G_SYNC, a->sync);
+        if (nr > 1 && strcmp(cell_s(tot, a->first, type), "p2p") != 0) {
+            tprof_rows_set_i(groups, (size_t)row, G_LATE, rs[least].rank);
+            tprof_rows_set_i(groups, (size_t)row, G_LATE_SYNC, rs[least].sync);
+        }
+        if (nr) tprof_rows_set_i(groups, (size_t)row, G_MAX_SYNC, rs[most].sync);
+    }
+    /* the group's ranks on each of its totals rows (a cluster file's own stay) */
+    for (size_t i = 0; !rc && i < n; i++)
+        if (tprof_rows_cell(tot_out, i, granks)->null && tprof_rows_set_s(tot_out, i, granks, acc[gid[i]].ranks_text))
+            rc = TPROF_ENOMEM;
+    for (size_t g = 0; acc && g < ngroups; g++) free(acc[g].ranks_text);
+    if (ok_keys) tprof_strtab_free(&keys);
+    if (ok_steps) tprof_strtab_free(&steps);
+    if (ok_rank) tprof_i64map_free(&rank_at);
+    if (ok_step) tprof_i64map_free(&step_seen);
+    free(gid), free(rs), free(acc);
     return rc;
 }
 
@@ -223,22 +256,38 @@ static int bandwidth_rows(const tprof_rows *tot, tprof_rows *bw)
     const size_t step = (size_t)tprof_table_col(d, "step"), rank = (size_t)tprof_table_col(d, "rank"),
                  rb = (size_t)tprof_table_col(d, "rdma_bytes"), rn = (size_t)tprof_table_col(d, "rdma_ns"),
                  sb = (size_t)tprof_table_col(d, "sdma_bytes"), sn = (size_t)tprof_table_col(d, "sdma_ns");
-    for (size_t i = 0; i < tprof_rows_count(tot); i++) {
-        size_t k = 0, nb = tprof_rows_count(bw);
-        while (k < nb && !(cell_i(bw, k, B_RANK) == cell_i(tot, i, rank) && !strcmp(cell_s(bw, k, B_STEP), cell_s(tot, i, step))))
-            k++;
-        if (k == nb) {
+    size_t n = tprof_rows_count(tot);
+    tprof_strtab steps; /* (step, rank) -> its row, through the step's id */
+    tprof_i64map row_of;
+    int ok_steps = !tprof_strtab_init(&steps), ok_rows = !tprof_i64map_init(&row_of, n);
+    int rc = ok_steps && ok_rows ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *st = cell_s(tot, i, step);
+        uint32_t sid = tprof_strtab_intern(&steps, st, strlen(st));
+        int64_t key = (int64_t)((uint64_t)sid << 32 | (uint32_t)cell_i(tot, i, rank)), k;
+        if (sid == UINT32_MAX) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        if (!tprof_i64map_get(&row_of, key, &k)) {
             long r = tprof_rows_add(bw);
-            if (r < 0 || tprof_rows_set_s(bw, (size_t)r, B_STEP, cell_s(tot, i, step))) return TPROF_ENOMEM;
+            if (r < 0 || tprof_rows_set_s(bw, (size_t)r, B_STEP, st) || tprof_i64map_put(&row_of, key, r)) {
+                rc = TPROF_ENOMEM;
+                break;
+            }
             tprof_rows_set_i(bw, (size_t)r, B_RANK, cell_i(tot, i, rank));
-            tprof_rows_set_i(bw, (size_t)r, B_STEP_N, step_number(cell_s(tot, i, step)));
+            tprof_rows_set_i(bw, (size_t)r, B_STEP_N, step_number(st));
             for (size_t c = B_RDMA_BYTES; c <= B_SDMA_NS; c++)
                 if (c != B_RDMA_BW) tprof_rows_set_i(bw, (size_t)r, c, 0);
-            k = (size_t)r;
+            k = r;
         }
         const size_t from[] = { rb, rn, sb, sn }, to[] = { B_RDMA_BYTES, B_RDMA_NS, B_SDMA_BYTES, B_SDMA_NS };
-        for (size_t c = 0; c < 4; c++) tprof_rows_set_i(bw, k, to[c], cell_i(bw, k, to[c]) + cell_i(tot, i, from[c]));
+        for (size_t c = 0; c < 4; c++)
+            tprof_rows_set_i(bw, (size_t)k, to[c], tprof_sat_add(cell_i(bw, (size_t)k, to[c]), cell_i(tot, i, from[c])));
     }
+    if (ok_steps) tprof_strtab_free(&steps);
+    if (ok_rows) tprof_i64map_free(&row_of);
+    if (rc) return rc;
     tprof_rows_derive(bw);
     const int order[] = { B_STEP_N, B_RANK }, desc[] = { 0, 0 };
     return tprof_rows_sort(bw, order, desc, 2);

@@ -216,6 +216,14 @@ static int is_sidecar(const char *name, int beside_trace, int beside_comm, int b
     return (beside_trace && (comm || matrix || !strcmp(name, "analysis.db"))) || (beside_comm && matrix);
 }
 
+/* The names Ascend's databases have: ascend_pytorch_profiler[_N].db,
+ * msprof_*.db, analysis.db (compressed too). */
+static int ascend_db_name(const char *name)
+{
+    return !strncmp(name, "ascend_pytorch_profiler", 23) || !strncmp(name, "msprof_", 7) ||
+           !strncmp(name, "analysis.db", 11);
+}
+
 static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
 {
     char **names;
@@ -243,7 +251,10 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
         kinds[i] = stat(path, &st) == 0 && S_ISREG(st.st_mode) && !is_temporary(names[i]) ? sniff_file(path) : -1;
         has_trace |= kinds[i] == TPROF_INPUT_TRACE;
         has_table |= kinds[i] == TPROF_INPUT_ASCEND_KERNELS;
-        has_db |= kinds[i] == TPROF_INPUT_ASCEND_DB;
+        /* an SQLite file is one of Ascend's by its name (a run directory may hold another
+         * program's database); analysis.db goes with the profiler database or trace beside it */
+        if (kinds[i] == TPROF_INPUT_ASCEND_DB && !ascend_db_name(names[i])) kinds[i] = TPROF_INPUT_UNKNOWN;
+        has_db |= kinds[i] == TPROF_INPUT_ASCEND_DB && strcmp(names[i], "analysis.db") != 0;
         has_memory |= kinds[i] == TPROF_INPUT_ASCEND_MEMORY && !strcmp(names[i], "memory_record.csv");
         has_comm |= kinds[i] == TPROF_INPUT_ASCEND_JSON && !strcmp(names[i], "communication.json");
         free(path);
@@ -269,15 +280,18 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
             else {
                 int kind = kinds[i];
                 if (kind < 0) d->unreadable++;
-                else if (((kind == TPROF_INPUT_ASCEND_KERNELS && (has_trace || has_db)) ||
-                          (kind == TPROF_INPUT_ASCEND_DB && has_trace)) &&
-                         (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
-                    d->beside_trace++; /* the same tasks as the timeline (or the database) beside it */
+                else if (kind == TPROF_INPUT_ASCEND_DB && !strcmp(names[i], "analysis.db") &&
+                         !(w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON)))
+                    d->skipped[TPROF_INPUT_ASCEND_JSON]++; /* communication analysis: the commands that read it */
                 else if (((kind == TPROF_INPUT_ASCEND_JSON && (w->accepts & TPROF_INPUT_BIT(kind))) ||
                           kind == TPROF_INPUT_ASCEND_DB ||
                           (kind == TPROF_INPUT_ASCEND_MEMORY && (w->accepts & TPROF_INPUT_BIT(kind)))) &&
                          is_sidecar(names[i], has_trace || has_table || has_db, has_comm, has_memory))
                     d->sidecars++;
+                else if (((kind == TPROF_INPUT_ASCEND_KERNELS && (has_trace || has_db)) ||
+                          (kind == TPROF_INPUT_ASCEND_DB && has_trace)) &&
+                         (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
+                    d->beside_trace++; /* the same tasks as the timeline (or the database) beside it */
                 else if (w->accepts & TPROF_INPUT_BIT(kind)) {
                     d->kept[kind]++;
                     d->nkept++;

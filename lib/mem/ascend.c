@@ -17,6 +17,7 @@
 #include "trainprof/json.h"
 #include "trainprof/mem.h"
 #include "trainprof/source.h"
+#include "trainprof/trace.h"
 
 enum { C_COMPONENT, C_DEVICE, C_SAMPLES, C_ALLOC, C_ALLOC_TS, C_RESERVED, C_RESERVED_TS, C_ACTIVE, C_FINAL, C_NCOLS };
 static const tprof_col_desc comp_cols[C_NCOLS] = {
@@ -247,6 +248,7 @@ static int live_at(table *t, int64_t at, const char *device, live_op **ops, size
         int64_t size = bytes_of(f, nf, col[P_SIZE], 1024.0), made = ns_of(f, nf, col[P_ALLOC]),
                 freed = ns_of(f, nf, col[P_RELEASE]);
         if (!name || size <= 0 || made == INT64_MIN || made > at || (freed != INT64_MIN && freed <= at)) continue;
+        if (d && dl > sizeof((comp *)0)->device - 1) dl = sizeof((comp *)0)->device - 1; /* as the records keep it */
         if (d && device[0] && !(strlen(device) == dl && !memcmp(device, d, dl))) continue;
         size_t k = 0;
         while (k < *nops && !(strlen((*ops)[k].name) == nl && !memcmp((*ops)[k].name, name, nl))) k++;
@@ -261,8 +263,8 @@ static int live_at(table *t, int64_t at, const char *device, live_op **ops, size
             (*nops)++;
         }
         (*ops)[k].count++;
-        (*ops)[k].bytes += size;
-        *bytes += size;
+        (*ops)[k].bytes = tprof_sat_add((*ops)[k].bytes, size);
+        *bytes = tprof_sat_add(*bytes, size);
         (*count)++;
     }
     return 0; /* a cut or malformed operator table gives what it held before */
@@ -271,7 +273,8 @@ static int live_at(table *t, int64_t at, const char *device, live_op **ops, size
 static int device_index(const char *d)
 {
     const char *c = strchr(d, ':');
-    return c ? atoi(c + 1) : 0;
+    long v = c ? strtol(c + 1, NULL, 10) : 0;
+    return v < 0 || v > 1000000 ? 0 : (int)v;
 }
 
 static int add_value(tprof_rows *t, const char *device, const char *metric, const char *site, int64_t v)

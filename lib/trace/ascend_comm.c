@@ -168,6 +168,19 @@ static int link_key(const char *s, size_t n, int64_t *src, int64_t *dst)
     return 1;
 }
 
+/* "12": 1 and the rank. */
+static int rank_key(const char *s, size_t n, int64_t *rank)
+{
+    int64_t v = 0;
+    if (!n || n > 9) return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *rank = v;
+    return 1;
+}
+
 typedef struct {
     uint32_t step, op, group, group_ranks;
     int p2p;
@@ -197,6 +210,10 @@ static int op_value(creader *c, const op_where *w)
                 for (int k = 0; k < TPROF_HCCL_TRANSPORTS; k++) op->bw[k].large_packet_ratio = NAN;
             }
             rc = times ? time_info(c, &t->hccl_ops[slot]) : bandwidth_info(c, &t->hccl_ops[slot]);
+        } else if (w->group_ranks && w->rank < 0 && rank_key(c->tok.text, c->tok.len, &src)) {
+            op_where at = *w; /* a cluster file's rank: its own times under it */
+            at.rank = src;
+            rc = op_value(c, &at);
         } else if (link_key(c->tok.text, c->tok.len, &src, &dst)) {
             if (tprof_grow_items((void **)&t->hccl_links, &t->hccl_linkcap, t->nhccl_links + 1,
                                  sizeof *t->hccl_links))
@@ -262,12 +279,8 @@ static int cluster_group(creader *c, op_where *w)
             }
             if ((rc = name_op(c, w))) break;
             w->p2p = p2p_name(tprof_strtab_get(&c->t->strs, w->op));
-            if ((rc = object(c, "an object of ranks"))) break;
-            while (!rc && !(rc = next(c)) && c->tok.type == TPROF_JSON_KEY) {
-                if (tprof_json_parse_int(c->tok.text, c->tok.len, &w->rank) || w->rank < 0)
-                    return fail(c, "a rank number as the key");
-                rc = op_value(c, w);
-            }
+            w->rank = -1;
+            rc = op_value(c, w); /* {rank: times} (cluster_communication.json) or {"src-dst": link} (its matrix) */
         }
     }
     return rc;
@@ -300,10 +313,10 @@ static int document(creader *c)
 static int parse_into(tprof_trace *t, tprof_source *src, char *msg, size_t msglen)
 {
     tprof_json *j;
+    msg[0] = 0;
     int rc = tprof_json_open_sized(&j, source_read_fn, src, tprof_source_name(src), 0);
     if (rc) return rc;
     creader c = { .t = t, .j = j, .msg = msg, .msglen = msglen };
-    msg[0] = 0;
     rc = document(&c);
     if (rc && !msg[0]) snprintf(msg, msglen, "%s", tprof_json_errmsg(j));
     tprof_json_close(j);
@@ -375,7 +388,7 @@ void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_op
         snprintf(side, len, "%s/%s", dir, names[i]);
         if (stat(side, &st) == 0 && S_ISREG(st.st_mode)) {
             tprof_source *src;
-            char err[300], note[400];
+            char err[300] = "", note[400];
             size_t ops0 = t->nhccl_ops, links0 = t->nhccl_links;
             int rc = i == 2 ? tprof_ascend_read_analysis(t, side, err, sizeof err)
                             : tprof_source_open(&src, side, err, sizeof err);

@@ -4,8 +4,10 @@
  * (COMMUNICATION_OP) and its steps (STEP_TIME), as kernel_details.csv and
  * trace_view.json give them. SQLite opens it read-only and defensively:
  * only the queries written here run; triggers, views, schema-defined
- * functions (untrusted schema) and extensions are off, so nothing the file
- * holds is executed. Table and column names are those of msprof-analyze's
+ * functions (untrusted schema), extensions and FTS tokenizers are off, and a
+ * table declared virtual (USING a module) counts as absent, so no code the
+ * file names runs over its data; pages are size-checked as they are read.
+ * Table and column names are those of msprof-analyze's
  * queries (docs/METRICS.md, "Ascend profiler database"). */
 #include "reader_internal.h"
 #include "../util/i64map.h"
@@ -23,8 +25,17 @@
 static int open_db(sqlite3 **out, const char *path, const void *data, size_t len, char *msg, size_t msglen)
 {
     sqlite3 *db = NULL;
+    /* a relative path as ./PATH: SQLite built with URI names would read "file:..." as a URI */
+    char *local = NULL;
+    if (path && path[0] != '/') {
+        size_t n = strlen(path) + 3;
+        if (!(local = malloc(n))) return TPROF_ENOMEM;
+        snprintf(local, n, "./%s", path);
+        path = local;
+    }
     int rc = path ? sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL)
                   : sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL);
+    free(local);
     if (rc == SQLITE_OK) {
         /* no schema-defined code runs, and the file cannot be changed */
         sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
@@ -32,12 +43,15 @@ static int open_db(sqlite3 **out, const char *path, const void *data, size_t len
         sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, (int *)NULL);
         sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, (int *)NULL);
         sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+        sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
         sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20); /* a string or blob read here */
         sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
     }
     if (rc == SQLITE_OK && !path)
         rc = sqlite3_deserialize(db, "main", (unsigned char *)data, (sqlite3_int64)len, (sqlite3_int64)len,
                                  SQLITE_DESERIALIZE_READONLY);
+    if (rc == SQLITE_OK) /* pages checked as they are read: a corrupt file fails, never misleads */
+        sqlite3_exec(db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         snprintf(msg, msglen, "not readable as an SQLite database: %s", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
@@ -52,8 +66,12 @@ static int open_db(sqlite3 **out, const char *path, const void *data, size_t len
 static int has_table(sqlite3 *db, const char *name, char *msg, size_t msglen)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1, &st, NULL) !=
-        SQLITE_OK) {
+    /* a plain table: a virtual one (fts, rtree, dbstat: USING MODULE) would run that module's code over the
+     * file's data, so it counts as absent */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1 "
+                           "AND sql NOT LIKE 'CREATE VIRTUAL%'",
+                           -1, &st, NULL) != SQLITE_OK) {
         snprintf(msg, msglen, "its schema cannot be read: %s", sqlite3_errmsg(db));
         return -1;
     }
@@ -98,8 +116,8 @@ static int store(dbreader *d, const char *name, size_t nlen, const char *cat, si
     if (task_typed) e.task_cat = e.cat + 1;
     e.has_ts = e.has_dur = 1;
     e.ts = start;
-    e.dur = end - start;
-    e.dur_bad = end < start;
+    e.dur = tprof_span_ns(start, end); /* saturated: a file's absurd times are a bad duration, not UB */
+    e.dur_bad = end < start || e.dur == INT64_MAX;
     char num[24];
     int n = snprintf(num, sizeof num, "%lld", (long long)(device >= 0 ? device : 0));
     tprof_event_set_arg(&e, A_DEVICE, V_NUMBER, num, (size_t)n);
@@ -152,7 +170,8 @@ static int comm_row(dbreader *d, sqlite3_stmt *st)
 static int step_row(dbreader *d, sqlite3_stmt *st)
 {
     sqlite3_int64 start = sqlite3_column_int64(st, 1), end = sqlite3_column_int64(st, 2);
-    return end >= start ? tprof_trace_add_step(d->t, sqlite3_column_int64(st, 0), start, end - start) : 0;
+    int64_t dur = tprof_span_ns(start, end);
+    return end >= start && dur < INT64_MAX ? tprof_trace_add_step(d->t, sqlite3_column_int64(st, 0), start, dur) : 0;
 }
 
 /* ---- analysis.db: torch_npu's communication analysis (the tables of
@@ -244,6 +263,12 @@ static int matrix_row(dbreader *dr, sqlite3_stmt *st)
         return TPROF_ENOMEM;
     size_t tn;
     const char *type = text_col(st, 9, &tn);
+    for (int c = 2; c <= 3; c++) { /* ranks as the JSON matrix has them: whole numbers, 0 or more */
+        size_t n;
+        const char *r = text_col(st, c, &n);
+        int64_t v;
+        if (!n || tprof_json_parse_int(r, n, &v) || v < 0) return 0;
+    }
     tprof_hccl_link l = { .step = intern_col(t, st, 8), .op = op_id(t, st, 0, 1), .group = intern_col(t, st, 1),
                           .p2p = tn == 3 && !memcmp(type, "p2p", 3), .src = sqlite3_column_int64(st, 2),
                           .dst = sqlite3_column_int64(st, 3), .transport = intern_col(t, st, 4),
@@ -392,7 +417,7 @@ int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, 
         sqlite3_close(d.db);
     }
     tprof_reader_release(&d.r);
-    if (want > have && rc != TPROF_ENOMEM) {
+    if (want > have && (rc == 0 || rc == TPROF_EFORMAT)) {
         char why[300];
         snprintf(why, sizeof why, "%s", msg);
         snprintf(msg, sizeof msg, "the database is cut short: %llu of the %llu bytes its header counts%s%.200s",

@@ -476,9 +476,9 @@ static int open_input(const input *in, tprof_source **src, char *errbuf, size_t 
                     : tprof_source_open_mem(src, in->data, in->len, in->name);
 }
 
-/* The Ascend form SRC's first bytes are (read through SRC, which is then
- * spent): TPROF_INPUT_ASCEND_KERNELS, TPROF_INPUT_ASCEND_JSON when OPTS
- * keep what it holds, else 0. */
+/* The Ascend form of the first bytes HEAD[0..N): TPROF_INPUT_ASCEND_KERNELS,
+ * TPROF_INPUT_ASCEND_DB, TPROF_INPUT_ASCEND_JSON when OPTS keep what it
+ * holds, else 0. */
 static int ascend_kind(const uint8_t *head, size_t n, const tprof_read_opts *opts)
 {
     int kind = (int)tprof_input_sniff(head, n);
@@ -487,6 +487,7 @@ static int ascend_kind(const uint8_t *head, size_t n, const tprof_read_opts *opt
     return 0;
 }
 
+/* The same of SRC's first bytes (read through SRC, which is then spent). */
 static int opens_as_ascend(tprof_source *src, const tprof_read_opts *opts)
 {
     uint8_t head[TPROF_SOURCE_HEAD];
@@ -506,19 +507,36 @@ static int read_db(tprof_trace **out, const input *in, tprof_source *src, const 
         return tprof_ascend_read_db(out, in->path, NULL, 0, src, name, opts, errbuf, errlen);
     if (!in->path && tprof_source_compression(src) == TPROF_COMP_NONE)
         return tprof_ascend_read_db(out, NULL, in->data, in->len, src, name, opts, errbuf, errlen);
+    /* whole in memory, so bounded: a compressed database past this is refused (decompress it) */
+    const size_t most = (size_t)16 << 30;
     size_t n = 0, cap = 1 << 20;
     uint8_t *buf = malloc(cap);
     ssize_t r = 0;
     while (buf && (r = tprof_source_read(src, buf + n, cap - n)) > 0)
         if ((n += (size_t)r) == cap) {
-            uint8_t *b = cap < ((size_t)1 << 40) ? realloc(buf, cap * 2) : NULL;
+            uint8_t *b = cap < most ? realloc(buf, cap * 2) : NULL;
+            if (!b && cap >= most) {
+                free(buf);
+                if (errbuf) snprintf(errbuf, errlen, "%s: a compressed database over %zu GiB: decompress it first", name, most >> 30);
+                return TPROF_ELIMIT;
+            }
             if (!b) free(buf);
             buf = b, cap *= 2;
         }
     if (!buf) return TPROF_ENOMEM;
-    int rc = r < 0 ? (int)r
-                   : tprof_ascend_read_db(out, NULL, buf, n, src, name, opts, errbuf, errlen);
-    if (r < 0 && errbuf) snprintf(errbuf, errlen, "%s: %s", name, tprof_source_errmsg(src));
+    int rc;
+    if (r < 0 && r != TPROF_ETRUNC) { /* a decoder's error */
+        rc = (int)r;
+        if (errbuf) snprintf(errbuf, errlen, "%s: %s", name, tprof_source_errmsg(src));
+    } else { /* a cut compressed file: the database reader says how much of it there is */
+        rc = tprof_ascend_read_db(out, NULL, buf, n, src, name, opts, errbuf, errlen);
+        if (r == TPROF_ETRUNC && *out && !rc) {
+            rc = TPROF_ETRUNC;
+            (*out)->meta.truncated = 1;
+            snprintf((*out)->trunc_msg, sizeof (*out)->trunc_msg, "%.300s; results cover what its pages held",
+                     tprof_source_errmsg(src));
+        }
+    }
     free(buf);
     return rc;
 }

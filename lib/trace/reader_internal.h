@@ -235,8 +235,9 @@ int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, 
 int tprof_ascend_read_analysis(tprof_trace *t, const char *path, char *msg, size_t msglen);
 /* What an Ascend profiler directory says about the trace read from PATH:
  * its rank (profiler_info_N.json beside ASCEND_PROFILER_OUTPUT) when the
- * trace has none, and with TPROF_KEEP_CALLS the communication.json and
- * communication_matrix.json beside it (a problem with them is a note). */
+ * trace has none, and with TPROF_KEEP_CALLS the communication.json,
+ * communication_matrix.json or analysis.db beside it (a problem with them
+ * is a note). */
 void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_opts *opts);
 /* Fast path: 0 when parsed (tokenizer moved past the '}'), 1 when the
  * generic path must parse it (from the same position), or an error. */

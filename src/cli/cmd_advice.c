@@ -134,7 +134,7 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
     if (!rc) rc = tprof_ranks_reduce(facts, n, &ranks);
     /* the collectives' straggler, for the late-rank rule; Ascend's slowest
      * link, for slow-link (a cluster file is many ranks in one input) */
-    int across = n >= 2 || (n == 1 && tprof_rows_count(tprof_result_table_c(colls[0], 2)) > 0);
+    int across = !rc && (n >= 2 || (n == 1 && tprof_rows_count(tprof_result_table_c(colls[0], 2)) > 0));
     if (!rc && across && !(rc = tprof_collectives_reduce(colls, n, &coll))) tprof_ranks_add_collectives(ranks, coll);
     if (!rc) rc = tprof_advise_reduce(findings, ranks, out);
     tprof_result_free(coll);

@@ -107,7 +107,8 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     printf("== %s: %s ==\n", label, path);
     int64_t comm = TOP("comm_ns"), exposed = TOP("exposed_ns");
     if (!comm) {
-        if (!tprof_rows_count(tprof_result_table_c(res, 3))) printf("no communication kernels\n");
+        if (!tprof_rows_count(tprof_result_table_c(res, 3)) && !tprof_rows_count(tprof_result_table_c(res, 6)))
+            printf("no communication kernels\n");
         print_calls(tprof_result_table_c(res, 1));
         return print_hccl(res);
     }

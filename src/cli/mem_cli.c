@@ -525,7 +525,7 @@ int mem_cli_ascend(const char *path, cli_format fmt, tprof_jw *jw)
     int rc = tprof_mem_ascend(path, &r, err, sizeof err);
     if (rc && rc != TPROF_ETRUNC) {
         cli_error("%s", err[0] ? err : tprof_strerror(rc));
-        return rc == TPROF_ENOMEM ? EXIT_INPUT : EXIT_INPUT;
+        return EXIT_INPUT;
     }
     if (rc == TPROF_ETRUNC) cli_warn("%s; results cover the rows before it", err);
     if (fmt == FMT_JSON)

@@ -250,6 +250,27 @@ def check_advice():
           f"one rank: no slow link (nothing to compare): {rc} {err}")
 
 
+def check_cluster_matrix():
+    """msprof-analyze's cluster_communication_matrix.json: its links under group, step and op."""
+    path = os.path.join(DATA, "expected", "cluster_communication_matrix.json")
+    m = json.load(open(path))
+    want = {}
+    for steps in m.values():
+        for ops in steps.values():
+            for op, links in ops.items():
+                stat = op.split("@")[0].rsplit("-", 1)[-1]
+                if op.startswith("Total") or stat.startswith(("top", "middle", "bottom")):
+                    continue
+                for key, e in links.items():
+                    s, t = (int(v) for v in key.split("-"))
+                    w = want.setdefault((s, t, e["Transport Type"]), [0, 0])
+                    w[0] += round(e["Transit Size(MB)"] * 1e6)
+                    w[1] += round(e["Transit Time(ms)"] * 1e6)
+    res = comm_json(path)
+    got = {(x["src"], x["dst"], x["transport"]): [x["bytes"], x["time_ns"]] for x in (res[0].get("hccl_links", []) if res else [])}
+    check(got == want and len(got) > 4, f"the cluster matrix's links: {got} vs {want}")
+
+
 def check_real_cluster_file():
     if not REAL or not os.path.exists(REAL):
         print("SKIP (visible): ../shared/data absent: the real cluster_communication.json not read")
@@ -329,6 +350,7 @@ if len(by_rank) == 4:
     check_transports_and_links(by_rank)
 check_cluster_view()
 check_advice()
+check_cluster_matrix()
 check_real_cluster_file()
 check_bad_inputs(scratch("tprof-ascend-comm-"))
 finish("Ascend communication summaries")

@@ -10,6 +10,7 @@ tests/data/ascend_db/make_db.py (profiler databases and analysis.db), on
 which msprof-analyze itself (run from its source: compute_op_sum, hccl_sum,
 communication_time_sum) wrote tests/data/ascend_db/expected/*.csv."""
 import csv
+import shutil
 import subprocess
 import sys
 import collections
@@ -148,6 +149,22 @@ c.close()
 rc, out, err = run([TRAINPROF, "kernels", other], timeout=60)
 check(rc == 3 and "without Ascend's profiler tables" in err, f"another SQLite database: exit 3, said: {rc} {err}")
 
+# another program's SQLite file in a run directory is not taken for a profiler database
+run_dir = os.path.join(tmp, "run")
+os.makedirs(os.path.join(run_dir, "rank0"))
+make_db(os.path.join(run_dir, "rank0", "ascend_pytorch_profiler_0.db"))
+shutil.copy(other, os.path.join(run_dir, "mlflow.db"))
+rc, out, err = run([TRAINPROF, "kernels", run_dir], timeout=60)
+check(rc == 0 and "1 Ascend profiler database" in err and "not recognised" in err,
+      f"a directory with another SQLite file: that file skipped: {rc} {err}")
+
+# a relative path starting with "file:" is a file, not an SQLite URI
+uri_dir = os.path.join(tmp, "uri")
+os.makedirs(uri_dir)
+shutil.copy(db, os.path.join(uri_dir, "file:x.db"))
+p = subprocess.run([os.path.abspath(TRAINPROF), "kernels", "file:x.db"], cwd=uri_dir, capture_output=True, text=True)
+check(p.returncode == 0 and "MatMulV2" in p.stdout, f"a file named file:x.db: {p.returncode} {p.stderr}")
+
 # a view where a table should be: views are off, nothing in the file runs
 view = os.path.join(tmp, "view.db")
 make_db(view)
@@ -222,6 +239,12 @@ if rc == 0:
                   abs(ops[0]["sync_ratio"] - float(r["synchronization_time_ratio"])) <= 6e-5,
                   f"rank {r['rank_id']} {r['step']} {r['group_name']}: ratios {ops[0]} vs {r}")
     check(len(rows) == 16, f"8 ops and 8 totals compared: {len(rows)}")
+    # a directory holding analysis.db alone: comm reads it
+    lone = os.path.join(tmp, "lone")
+    os.makedirs(lone)
+    shutil.copy([os.path.join(r, f) for r, _, fs in os.walk(cluster) for f in fs if f == "analysis.db"][0], lone)
+    rc, out, err = run([TRAINPROF, "comm", "--format", "json", lone], timeout=60)
+    check(rc == 0 and len(json.loads(out)[0].get("hccl_ops", [])) == 4, f"comm on a directory of analysis.db: {rc} {err}")
     # analysis.db alone: comm reads its summaries; kernels says who reads it
     alone = [os.path.join(r, f) for r, _, fs in os.walk(cluster) for f in fs if f == "analysis.db"][0]
     rc, out, err = run([TRAINPROF, "comm", "--format", "json", alone], timeout=60)
