@@ -342,6 +342,7 @@ int tprof_hccl_cluster(const tprof_rows *const *totals, const int64_t *rank_of, 
             if (tprof_rows_cell(tot, i, rank)->null) tprof_rows_set_i(tot, i, rank, rank_of[k]);
     }
     if (!tprof_rows_count(tot)) return 0;
+    tprof_rows_derive(tot); /* the ratios and bandwidths: each rank's part carries the sums alone */
     int rc = group_rows(tot, groups, tot);
     if (!rc) rc = bandwidth_rows(tot, bw);
     if (!rc) rc = slow_link_rows(bw, slow);

@@ -185,12 +185,20 @@ def check_cluster_view():
             for op, ranks in ops.items():
                 if op.startswith("Total Op Info@"):
                     want_groups[op.split("@")[1]] = gr
+                    step = [st for st, o in steps.items() if o is ops][0]
                     for rank, info in ranks.items():
                         rows = [x for x in res.get("hccl_totals", []) if x["group"] == op.split("@")[1] and
-                                x["rank"] == int(rank) and x["step"] in steps and
-                                steps[x["step"]].get(op, {}).get(rank) == info]
-                        check(len(rows) == 1 and rows[0]["group_ranks"] == gr,
-                              f"collectives: the totals of rank {rank} in {op} under {gr}")
+                                x["rank"] == int(rank) and x["step"] == step]
+                        t, bw = info["Communication Time Info"], info["Communication Bandwidth Info"]
+                        ok = len(rows) == 1 and rows[0]["group_ranks"] == gr
+                        if ok:  # its values, as comm's per-rank totals are checked above
+                            r = rows[0]
+                            ok = (close(r["elapse_ns"] / 1e6, t["Elapse Time(ms)"], 1e-6 * r["ops"]) and
+                                  close(r["wait_ratio"], t["Wait Time Ratio"], 6e-5) and
+                                  all(close(r[tr.lower() + "_gbps"] or 0, bw.get(tr, {}).get("Bandwidth(GB/s)", 0),
+                                            6e-5 + 1e-6 * bw.get(tr, {}).get("Bandwidth(GB/s)", 0))
+                                      for tr in ("RDMA", "SDMA")))
+                        check(ok, f"collectives: the totals of rank {rank} in {op} under {gr}, {step}: {rows}")
     got_groups = {g["group"]: g["ranks"] for g in res.get("hccl_groups", [])}
     check(got_groups == want_groups, f"collectives: the groups' ranks as msprof-analyze's keys: {got_groups}")
     late = {g["ranks"]: g["late_rank"] for g in res.get("hccl_groups", [])}
