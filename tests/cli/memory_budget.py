@@ -73,7 +73,9 @@ def args_of(cmd, n):
 
 
 for cmd in ("summary", "kernels", "ranks", "advice", "temporal", "diff"):
-    half, full = (peak_kib([TRAINPROF, *args_of(cmd, n)]) for n in (48, 96))
+    # the lower of two runs each: how many traces are in flight at once, and so the peak, varies with the
+    # threads' scheduling on a loaded machine; the growth asked about is what remains
+    half, full = (min(peak_kib([TRAINPROF, *args_of(cmd, n)]) for _ in range(2)) for n in (48, 96))
     print(f"{cmd}: peak RSS {half} KiB over 48 ranks of 2 MiB, {full} KiB over 96")
     check(full < half + 8192, f"{cmd}: memory grows with the ranks: {half} KiB for 48, {full} KiB for 96")
 finish("memory budget")
