@@ -34,7 +34,7 @@ import shutil
 import sys
 from collections import defaultdict
 
-OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/tp/msprof_oracle/cluster"
+OUT = sys.argv[1] if len(sys.argv) > 1 else "./cluster"
 random.seed(20250101)
 
 RANKS = [0, 1, 2, 3]
