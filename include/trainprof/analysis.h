@@ -223,6 +223,9 @@ typedef struct {
     int64_t bubble_ns;                      /* receives (a pipeline stage waiting) */
     int64_t comm_not_overlapped_no_recv_ns; /* comm_not_overlapped without the receives' part */
     int64_t stage_ns;                       /* dur - preparing - bubble */
+    int recorded; /* the split above is the Ascend profiler's (step_trace_time.csv): its columns replace those
+                     made from device events (a column it lacks keeps the made one, 0 without a timeline) */
+    int no_span;  /* a step table's row alone: no CPU span or GPU work known (dur: its window) */
 } tprof_step_row;
 
 typedef struct {
@@ -234,6 +237,8 @@ typedef struct {
     int64_t phase_cpu_ns[TPROF_PHASE_COUNT]; /* over all steps */
     int64_t phase_gpu_ns[TPROF_PHASE_COUNT];
     int phases_found;      /* the trace has phase markers inside its steps */
+    size_t recorded;       /* steps whose split is the Ascend profiler's */
+    size_t cluster_rows;   /* a cluster step table's rows of many ranks: `ranks` compares them, not shown here */
 } tprof_steps_result;
 
 /* Returns 0 with *out set (nsteps 0 when the trace has no ProfilerStep). */
@@ -390,9 +395,31 @@ typedef struct {
     int64_t comm_ns, exposed_comm_ns;
 } tprof_rank_row;
 
+/* msprof-analyze's slow-rank check (its advisor) on one dimension of the
+ * device split over every (step, rank): computing, communication not
+ * overlapped, or free time (docs/METRICS.md, "trainprof ranks"). */
+typedef enum { TPROF_SPLIT_DIM_COMPUTING = 0, TPROF_SPLIT_DIM_COMMUNICATION, TPROF_SPLIT_DIM_FREE, TPROF_SPLIT_DIMS } tprof_split_dim;
+#define TPROF_SLOW_RANK_MIN 0.05 /* msprof-analyze's RATIO_THRESHOLD */
+typedef struct {
+    int64_t min_ns, max_ns, mean_ns;
+    double spread;   /* (max - min) / the mean of computing + communication + free */
+    int flagged;     /* spread > TPROF_SLOW_RANK_MIN */
+    int ranked;      /* (max - min) / mean_ns >= TPROF_SLOW_RANK_MIN: the max and min below are named */
+    int64_t max_rank, max_step, min_rank, min_step; /* the first (step, rank) in that order holding each */
+} tprof_split_spread;
+
 typedef struct {
     tprof_rank_row *ranks; /* in the order given */
     size_t nranks;
+    /* the device split of each (step, rank): the Ascend profiler's own
+     * (step_trace_time.csv, msprof-analyze's cluster table) where a rank has
+     * it, else made from the trace's device events per ProfilerStep */
+    size_t split_points;         /* (step, rank) pairs with all three times */
+    size_t split_recorded;       /* of those, the Ascend profiler's */
+    int64_t split_mean_total_ns; /* the mean of computing + communication + free */
+    tprof_split_spread split[TPROF_SPLIT_DIMS];
+    int64_t slow_rank;           /* split[computing]'s max_rank when flagged and ranked, else -1 */
+    int64_t slow_rank_step;
     /* the straggler: the rank with the most compute, at least
      * TPROF_STRAGGLER_MIN above the median of the other ranks' compute, whose
      * exposed communication is below the others' mean (they wait for it in

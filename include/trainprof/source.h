@@ -68,6 +68,7 @@ typedef enum {
     TPROF_INPUT_ASCEND_KERNELS, /* Ascend kernel table (kernel_details.csv, op_summary_*.csv): read as a trace */
     TPROF_INPUT_ASCEND_DB,  /* an SQLite database: Ascend's ascend_pytorch_profiler_N.db, read as a trace */
     TPROF_INPUT_ASCEND_MEMORY, /* Ascend's memory_record.csv or operator_memory.csv: read by mem */
+    TPROF_INPUT_ASCEND_STEPS, /* Ascend's step_trace_time.csv or msprof-analyze's cluster table: read as a trace */
     TPROF_INPUT_KINDS       /* the count, not a kind */
 } tprof_input_kind;
 #define TPROF_INPUT_BIT(k) (1u << (k))
@@ -114,7 +115,7 @@ typedef struct {
     size_t temporary;                 /* trainprof's own temporary outputs (NAME.tmp.HOST.PID.XXXXXX) */
     size_t repeated;                  /* links to a file already listed */
     size_t beside_trace;              /* Ascend kernel tables in a directory with a trace (the same tasks) */
-    size_t sidecars;                  /* communication.json and its matrix, read with the trace or table beside them */
+    size_t sidecars;                  /* communication.json, its matrix, step_trace_time.csv (operator_memory.csv): read with the file beside them */
 } tprof_input_dir;
 
 typedef struct {

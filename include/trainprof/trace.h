@@ -54,6 +54,8 @@ typedef enum {
                                           markers, calls or streamed) are stored as tprof_host_span, with their
                                           op args, in tprof_trace_spans() instead of tprof_trace_events() */
 #define TPROF_KEEP_SYNC (1u << 22) /* with TPROF_KEEP(TPROF_KIND_GPU): cuda_sync waits, with tprof_sync_wait */
+#define TPROF_KEEP_STEP_SPLITS (1u << 21) /* Ascend's step_trace_time.csv, alone or beside its trace, with
+                                             tprof_step_split (else a step table is not read as a trace) */
 #define TPROF_KEEP_ALL (0xFFFFFFFFu & ~(TPROF_SKIP_PLAIN_FRAMES | TPROF_COMPACT_SPANS)) /* everything, as events */
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
@@ -187,6 +189,32 @@ typedef struct {
     double size_mb, time_ms;
 } tprof_hccl_link;
 
+/* Ascend's step_trace_time.csv (kept with TPROF_KEEP_MARKERS): the device
+ * time of each step as the Ascend profiler splits it, read from the file
+ * itself or from beside a trace in the same profiler directory, and the
+ * "rank" rows of msprof-analyze's cluster_step_trace_time.csv. Times are
+ * the file's microseconds as ns (exact to the written digits), INT64_MIN
+ * where a column is absent or not a number. */
+typedef enum {
+    TPROF_SPLIT_COMPUTING = 0,        /* "Computing" */
+    TPROF_SPLIT_COMM_NOT_OVERLAPPED,  /* "Communication(Not Overlapped)" */
+    TPROF_SPLIT_OVERLAPPED,           /* "Overlapped" */
+    TPROF_SPLIT_COMMUNICATION,        /* "Communication" */
+    TPROF_SPLIT_FREE,                 /* "Free" */
+    TPROF_SPLIT_STAGE,                /* "Stage" */
+    TPROF_SPLIT_BUBBLE,               /* "Bubble" */
+    TPROF_SPLIT_COMM_NO_RECV,         /* "Communication(Not Overlapped and Exclude Receive)" */
+    TPROF_SPLIT_PREPARING,            /* "Preparing" (newer versions) */
+    TPROF_SPLIT_COLS
+} tprof_split_col;
+const char *tprof_split_col_name(tprof_split_col c); /* the file's column name */
+
+typedef struct {
+    int64_t step; /* "Step"; -1 when empty (a run without a step schedule) */
+    int64_t rank; /* a cluster file's "Index" of a "rank" row; -1: the file's own */
+    int64_t ns[TPROF_SPLIT_COLS];
+} tprof_step_split;
+
 /* The inputs of a CPU op as the profiler records them with record_shapes,
  * each the compact JSON text of its args value (whitespace outside strings
  * removed: "[[8944,1024],[1024,2816]]"), interned; 0 (the empty string)
@@ -265,6 +293,7 @@ typedef enum {
     TPROF_FORM_ASCEND_TABLE, /* kernel_details.csv */
     TPROF_FORM_ASCEND_COMM,  /* communication.json and the like: no events, HCCL summaries */
     TPROF_FORM_ASCEND_DB,    /* ascend_pytorch_profiler_N.db (SQLite) */
+    TPROF_FORM_ASCEND_STEPS, /* step_trace_time.csv, cluster_step_trace_time.csv: no events, step splits */
 } tprof_form;
 
 typedef struct {
@@ -299,6 +328,8 @@ typedef struct {
     tprof_warnings warn;
     uint64_t ts_sub_us;             /* events whose ts has digits below the microsecond */
     uint64_t ts_absent;             /* events of any kind, metadata too, without a ts */
+    uint64_t op_state_static, op_state_dynamic; /* Ascend tasks by their OP State (kernel table, database):
+                                                   static or dynamic shape; 0 and 0 where not recorded */
     int64_t step_name_ts_max;       /* latest start of a complete event of any category named ProfilerStep#N
                                        (GPU-side annotations too: HTA's last-step cut); INT64_MIN if none */
     int truncated;                  /* the input ended early; results cover what was read */
@@ -393,6 +424,8 @@ size_t tprof_trace_nhccl_ops(const tprof_trace *t);
 const tprof_hccl_op *tprof_trace_hccl_ops(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nhccl_links(const tprof_trace *t);
 const tprof_hccl_link *tprof_trace_hccl_links(const tprof_trace *t); /* in file order */
+size_t tprof_trace_nstep_splits(const tprof_trace *t);
+const tprof_step_split *tprof_trace_step_splits(const tprof_trace *t); /* in file order */
 /* Bytes of memory held by the trace (records, strings, tables). */
 size_t tprof_trace_memory(const tprof_trace *t);
 

@@ -381,6 +381,15 @@ static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t ra
                       all_ns ? 100.0 * (double)ai_ns / (double)all_ns : 0.0,
                       tprof_trace_str(t, ev[longest_at].name), tprof_fmt_duration(d2, sizeof d2, longest));
     }
+    /* Ascend: every op compiled for its shapes at run time (msprof-analyze's dynamic shape check) */
+    if (m->op_state_dynamic && !m->op_state_static)
+        rc |= add(a, cap, "dynamic-shape", rank, 1.0, 1.0,
+                  "use the prebuilt binary kernels instead of compiling each new shape: at the script's start "
+                  "torch_npu.npu.set_compile_mode(jit_compile=False) and "
+                  "torch_npu.npu.config.allow_internal_format = False; keep shapes few (pad to fixed buckets)",
+                  "all %llu tasks whose OP State is recorded are dynamic-shape, none static (the kernel table's or "
+                  "database's OP State; msprof-analyze's dynamic shape check)",
+                  (unsigned long long)m->op_state_dynamic);
     /* Ascend: small transfers (msprof-analyze's packet rule, per HCCL op) */
     for (int x = 0; x < 2; x++) {
         const tprof_hccl_op *ops = tprof_trace_hccl_ops(t);
@@ -441,6 +450,41 @@ static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t ra
     }
     if (!rc) rc = op_rules(t, rank, a, cap);
     return rc ? TPROF_ENOMEM : 0;
+}
+
+/* Ascend: msprof-analyze's slow-rank check on the profiler's own step
+ * split (on CUDA traces the late-rank, straggler and exposed-comm rules
+ * say this from the events): a finding per flagged dimension. */
+static int split_rules(const tprof_ranks_result *r, tprof_advice *a, size_t *cap)
+{
+    static const char *const rules[TPROF_SPLIT_DIMS] = { "slow-rank", "uneven-communication", "uneven-free" };
+    static const char *const what[TPROF_SPLIT_DIMS] = { "computing", "communication not overlapped", "free time" };
+    static const char *const remedy[TPROF_SPLIT_DIMS] = {
+        "find what makes that rank compute longer: its kernels against a fast rank's (trainprof diff), its share of "
+        "the work (sequence lengths, MoE routing, the pipeline stages' layers), then the device itself",
+        "that rank waits in collectives for the others or moves its bytes slowly: the slow rank and slow link "
+        "findings name which (trainprof collectives); overlap the communication with compute",
+        "that rank's device idles: host-bound work on it (data loading, Python, synchronisations: trainprof idle "
+        "and launch on that rank)",
+    };
+    char d1[32], d2[32], d3[32], d4[32];
+    if (!r->split_recorded) return 0;
+    for (int d = 0; d < TPROF_SPLIT_DIMS; d++) {
+        const tprof_split_spread *x = &r->split[d];
+        if (!x->flagged) continue;
+        char at[96] = "";
+        if (x->ranked)
+            snprintf(at, sizeof at, "; the most on rank %lld step %lld, the least on rank %lld step %lld",
+                     (long long)x->max_rank, (long long)x->max_step, (long long)x->min_rank, (long long)x->min_step);
+        if (add(a, cap, rules[d], x->ranked ? x->max_rank : -1, x->spread, TPROF_SLOW_RANK_MIN, remedy[d],
+                "%s differs by %s across %zu (step, rank) pairs (%s to %s), %.1f%% of the mean step %s%s "
+                "(msprof-analyze's slow-rank check; trainprof ranks)",
+                what[d], tprof_fmt_duration(d1, sizeof d1, x->max_ns - x->min_ns), r->split_points,
+                tprof_fmt_duration(d2, sizeof d2, x->min_ns), tprof_fmt_duration(d3, sizeof d3, x->max_ns),
+                100.0 * x->spread, tprof_fmt_duration(d4, sizeof d4, r->split_mean_total_ns), at))
+            return TPROF_ENOMEM;
+    }
+    return 0;
 }
 
 /* The cross-rank rule: step-time skew, from the ranks side by side. */
@@ -506,6 +550,7 @@ static int ranks_rules(const tprof_ranks_result *r, tprof_advice *a, size_t *cap
             (long long)r->slow_link_rank, r->slow_link_transport, r->slow_link_gbps, r->slow_link_step,
             r->slow_link_mean_gbps, r->slow_link_max_gbps, (long long)r->slow_link_n))
         return TPROF_ENOMEM;
+    if (split_rules(r, a, cap)) return TPROF_ENOMEM;
     if (r->common_steps && mean > 0 && (double)r->skew_max_ns / mean >= SKEW_MIN)
         return add(a, cap, "uneven-ranks", -1, (double)r->skew_max_ns / mean, SKEW_MIN,
                    "balance the work across ranks (data sharding, sequence lengths, MoE routing)",
@@ -532,7 +577,7 @@ int tprof_advise(const tprof_trace *const *traces, size_t n, tprof_advice **out)
         tprof_result_free(path);
         if (bad) goto oom;
     }
-    if (n >= 2) {
+    if (n >= 2 || (n == 1 && tprof_trace_nstep_splits(traces[0]))) { /* many ranks, or a cluster table's */
         tprof_ranks_result *r;
         if (tprof_ranks(traces, n, &r)) goto oom;
         int rc = ranks_rules(r, a, &cap);
@@ -666,7 +711,7 @@ int tprof_advise_reduce(const tprof_result *const *per_rank, const tprof_ranks_r
         if (k < 0) rc = TPROF_ENOMEM;
         else tprof_rows_set_i(all, (size_t)k, 0, ranks->ranks[r].rank);
     }
-    if (!rc && ranks->nranks >= 2) {
+    if (!rc && (ranks->nranks >= 2 || ranks->split_recorded)) { /* many ranks, or a step table's */
         tprof_advice a = { 0 };
         size_t cap = 0;
         tprof_result *run = NULL;

@@ -16,8 +16,8 @@ enum {
 static const tprof_col_desc info_cols[I_NCOLS] = {
     [I_FORM] = TPROF_COL("form", TPROF_COL_ENUM, TPROF_COMBINE_PER_RANK, NULL,
                          "object (a trace object), array (a bare event array), table (an Ascend kernel table, CSV), "
-                         "summary (an Ascend communication summary, JSON) or database (an Ascend profiler database, "
-                         "SQLite)"),
+                         "summary (an Ascend communication summary, JSON), database (an Ascend profiler database, "
+                         "SQLite) or steps (Ascend's step table, CSV)"),
     [I_COMPRESSION] = TPROF_COL("compression", TPROF_COL_ENUM, TPROF_COMBINE_PER_RANK, NULL, "none, gzip or zstd"),
     [I_BYTES_READ] = TPROF_COL("bytes_read", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "file size", "bytes of the file read"),
     [I_BYTES_JSON] = TPROF_COL("bytes_json", TPROF_COL_BYTES, TPROF_COMBINE_SUM, "JSON size", "bytes of JSON parsed"),
@@ -180,6 +180,7 @@ int tprof_info_tables(const tprof_trace *t, tprof_result **out)
                        : m->form == TPROF_FORM_ARRAY        ? "array"
                        : m->form == TPROF_FORM_ASCEND_COMM  ? "summary"
                        : m->form == TPROF_FORM_ASCEND_DB    ? "database"
+                       : m->form == TPROF_FORM_ASCEND_STEPS ? "steps"
                                                             : "table";
     int rc = tprof_rows_set_s(top, 0, I_FORM, form);
     if (!rc) rc = tprof_rows_set_s(top, 0, I_COMPRESSION, tprof_compression_name(m->compression));

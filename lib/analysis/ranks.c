@@ -2,6 +2,7 @@
  * communication; the straggler; step-time skew (docs/METRICS.md). */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "step_time.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ void tprof_ranks_free(tprof_ranks_result *r)
 
 enum { F_RANK, F_FILE, F_STEPS, F_STEP_MEAN, F_SPAN, F_IDLE, F_COMPUTE, F_COMM, F_EXPOSED, F_NCOLS };
 enum { S_STEP, S_DUR, S_NCOLS };
+enum { P_STEP, P_RANK, P_COMPUTING, P_COMM, P_FREE, P_RECORDED, P_NCOLS };
 
 /* A rank's numbers: the facts kept of its trace, and its row in `ranks`. */
 #define RANK_NUMBER_COLS                                                                                              \
@@ -51,12 +53,26 @@ static const tprof_col_desc step_time_cols[S_NCOLS] = {
                          .flags = TPROF_COLF_KEY),
     [S_DUR] = TPROF_COL("dur_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, NULL, "its duration"),
 };
+static const tprof_col_desc split_cols[P_NCOLS] = {
+    [P_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "the step number (-1: none)"),
+    [P_RANK] = TPROF_COL("rank", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL,
+                         "a cluster table's rank; -1: the trace's own"),
+    [P_COMPUTING] = TPROF_COL("computing_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "Computing"),
+    [P_COMM] = TPROF_COL("comm_not_overlapped_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                         "Communication(Not Overlapped)"),
+    [P_FREE] = TPROF_COL("free_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "Free"),
+    [P_RECORDED] = TPROF_COL("recorded", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL,
+                             "the Ascend profiler's (step_trace_time.csv), not made from device events"),
+};
 static const tprof_table_desc facts_top = { .name = "", .cols = facts_cols, .ncols = F_NCOLS };
 static const tprof_table_desc step_times = { .name = "step_times", .doc = "each ProfilerStep, in trace order",
                                              .cols = step_time_cols, .ncols = S_NCOLS };
-static const tprof_table_desc *const facts_tables[] = { &step_times };
+static const tprof_table_desc step_splits = { .name = "step_splits",
+                                              .doc = "the device split of each step (and rank of a cluster table)",
+                                              .cols = split_cols, .ncols = P_NCOLS };
+static const tprof_table_desc *const facts_tables[] = { &step_times, &step_splits };
 const tprof_result_desc tprof_rank_facts_desc = {
-    .name = "rank_facts", .version = 1, .top = &facts_top, .tables = facts_tables, .ntables = 1, .internal = 1,
+    .name = "rank_facts", .version = 1, .top = &facts_top, .tables = facts_tables, .ntables = 2, .internal = 1,
     .doc = "What `ranks`, `advice` and `summary` keep of each rank's trace once it is read: the trace is freed "
            "and the cross-rank analysis runs on these.",
 };
@@ -100,14 +116,54 @@ int tprof_rank_facts_from(const tprof_trace *t, const tprof_comm_result *c, cons
         tprof_rows_set_i(st, (size_t)i, S_STEP, m->steps[k].number);
         tprof_rows_set_i(st, (size_t)i, S_DUR, m->steps[k].dur);
     }
+    /* a step table (no timeline): its own rows are the steps, their sums the totals */
+    size_t nsteps = m->nsteps, nsplits = tprof_trace_nstep_splits(t);
+    const tprof_step_split *splits = tprof_trace_step_splits(t);
+    int64_t split_sum[TPROF_SPLIT_COLS] = { 0 };
+    for (size_t k = 0; !rc && !m->nsteps && k < nsplits; k++) {
+        int64_t dur = tprof_split_step_ns(&splits[k]);
+        if (splits[k].rank >= 0 || dur < 0) continue; /* a cluster table's ranks are not this trace's */
+        long i = tprof_rows_add(st);
+        if (i < 0) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        tprof_rows_set_i(st, (size_t)i, S_STEP, splits[k].step);
+        tprof_rows_set_i(st, (size_t)i, S_DUR, dur);
+        sum = tprof_sat_add(sum, dur);
+        nsteps++;
+        for (int k2 = 0; k2 < TPROF_SPLIT_COLS; k2++)
+            if (splits[k].ns[k2] != INT64_MIN) split_sum[k2] = tprof_sat_add(split_sum[k2], splits[k].ns[k2]);
+    }
+    if (nsteps > m->nsteps && tr.span_ns == 0) { /* no device events */
+        tr.span_ns = sum;
+        tr.idle_ns = split_sum[TPROF_SPLIT_FREE];
+        tr.compute_ns = split_sum[TPROF_SPLIT_COMPUTING];
+    }
+    int64_t comm_ns = nsteps > m->nsteps && c->comm_ns == 0 ? split_sum[TPROF_SPLIT_COMMUNICATION] : c->comm_ns;
+    int64_t exposed_ns = nsteps > m->nsteps && c->comm_ns == 0 ? split_sum[TPROF_SPLIT_COMM_NOT_OVERLAPPED] : c->exposed_ns;
+    tprof_split_point *pts = NULL;
+    size_t npts = 0;
+    if (!rc) rc = tprof_split_points(t, &pts, &npts);
+    tprof_rows *sp = r ? tprof_result_table(r, 1) : NULL;
+    for (size_t k = 0; !rc && k < npts; k++) {
+        long i = tprof_rows_add(sp);
+        if (i < 0) {
+            rc = TPROF_ENOMEM;
+            break;
+        }
+        const int64_t v[P_NCOLS] = { pts[k].step, pts[k].rank, pts[k].ns[0], pts[k].ns[1], pts[k].ns[2], pts[k].recorded };
+        for (int col = 0; col < P_NCOLS; col++) tprof_rows_set_i(sp, (size_t)i, (size_t)col, v[col]);
+    }
+    free(pts);
     if (!rc) {
-        tprof_rows_set_i(top, 0, F_STEPS, (int64_t)m->nsteps);
-        tprof_rows_set_i(top, 0, F_STEP_MEAN, m->nsteps ? sum / (int64_t)m->nsteps : 0);
+        tprof_rows_set_i(top, 0, F_STEPS, (int64_t)nsteps);
+        tprof_rows_set_i(top, 0, F_STEP_MEAN, nsteps ? sum / (int64_t)nsteps : 0);
         tprof_rows_set_i(top, 0, F_SPAN, tr.span_ns);
         tprof_rows_set_i(top, 0, F_IDLE, tr.idle_ns);
         tprof_rows_set_i(top, 0, F_COMPUTE, tr.compute_ns);
-        tprof_rows_set_i(top, 0, F_COMM, c->comm_ns);
-        tprof_rows_set_i(top, 0, F_EXPOSED, c->exposed_ns);
+        tprof_rows_set_i(top, 0, F_COMM, comm_ns);
+        tprof_rows_set_i(top, 0, F_EXPOSED, exposed_ns);
     }
     if (rc) {
         tprof_result_free(r);
@@ -126,6 +182,32 @@ static int64_t step_dur(const tprof_result *f, int64_t number)
     for (size_t i = 0, n = tprof_rows_count(st); i < n; i++)
         if (tprof_rows_cell(st, i, S_STEP)->v.i == number) return tprof_rows_cell(st, i, S_DUR)->v.i;
     return -1;
+}
+
+/* msprof-analyze's slow-rank check over the (step, rank) splits of every
+ * rank's facts: a point's rank is the cluster table's, else its trace's. */
+static int split_spread(tprof_ranks_result *r, const tprof_result *const *facts, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += tprof_rows_count(tprof_result_table_c(facts[i], 1));
+    tprof_split_point *p = malloc((total ? total : 1) * sizeof *p);
+    if (!p) return TPROF_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tprof_rows *sp = tprof_result_table_c(facts[i], 1);
+        for (size_t j = 0, m = tprof_rows_count(sp); j < m; j++) {
+            int64_t rank = tprof_rows_cell(sp, j, P_RANK)->v.i;
+            p[k++] = (tprof_split_point){ .step = tprof_rows_cell(sp, j, P_STEP)->v.i,
+                                          .rank = rank >= 0 ? rank : r->ranks[i].rank,
+                                          .ns = { tprof_rows_cell(sp, j, P_COMPUTING)->v.i,
+                                                  tprof_rows_cell(sp, j, P_COMM)->v.i,
+                                                  tprof_rows_cell(sp, j, P_FREE)->v.i },
+                                          .recorded = (int)tprof_rows_cell(sp, j, P_RECORDED)->v.i };
+        }
+    }
+    int rc = tprof_split_spread_of(p, k, r);
+    free(p);
+    return rc;
 }
 
 int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_result **out)
@@ -207,10 +289,12 @@ int tprof_ranks_reduce(const tprof_result *const *facts, size_t n, tprof_ranks_r
         r->skew_mean_ns = r->common_steps ? total / (int64_t)r->common_steps : 0;
     }
     free(tmp);
+    if (split_spread(r, facts, n)) goto oom_r;
     *out = r;
     return 0;
 oom:
     free(tmp);
+oom_r:
     tprof_ranks_free(r);
     return TPROF_ENOMEM;
 }
@@ -230,7 +314,9 @@ int tprof_ranks(const tprof_trace *const *traces, size_t n, tprof_ranks_result *
 /* ---- the result tables of `ranks` ---- */
 
 enum { T_MEDIAN, T_OTHERS_EXPOSED, T_STRAGGLER, T_EXCESS, T_COMMON, T_SKEW_MAX, T_SKEW_MEAN, T_SKEW_STEP,
-       T_COLL_MATCHED, T_COLL_STRAGGLER, T_COLL_COST, T_COLL_SHARE, T_COLL_CAUSE, T_NCOLS };
+       T_COLL_MATCHED, T_COLL_STRAGGLER, T_COLL_COST, T_COLL_SHARE, T_COLL_CAUSE, T_SPLIT_POINTS, T_SPLIT_RECORDED,
+       T_SPLIT_MEAN, T_SLOW_RANK, T_SLOW_STEP, T_NCOLS };
+enum { D_DIM, D_MIN, D_MAX, D_MEAN, D_SPREAD, D_FLAGGED, D_MAX_RANK, D_MAX_STEP, D_MIN_RANK, D_MIN_STEP, D_NCOLS };
 enum { R_STRAGGLER = F_NCOLS, R_KNOWN, R_NCOLS };
 
 static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
@@ -262,6 +348,34 @@ static const tprof_col_desc ranks_top_cols[T_NCOLS] = {
     [T_COLL_CAUSE] = TPROF_COL("collectives_straggler_cause", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
                                "what made it late: host, data or compute (`collectives`' straggler_cause); null "
                                "when not known"),
+    [T_SPLIT_POINTS] = TPROF_COL("split_points", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                                 "(step, rank) pairs with a device split (computing, communication, free)"),
+    [T_SPLIT_RECORDED] = TPROF_COL("split_recorded", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                                   "of those, the Ascend profiler's own (step_trace_time.csv or msprof-analyze's "
+                                   "cluster table); the others are made from device events"),
+    [T_SPLIT_MEAN] = TPROF_COL("split_mean_total_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
+                               "their mean computing + communication not overlapped + free"),
+    [T_SLOW_RANK] = TPROF_COL("slow_rank", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
+                              "msprof-analyze's slow rank: the most computing of any (step, rank) when the "
+                              "computing spread is flagged; null when none"),
+    [T_SLOW_STEP] = TPROF_COL("slow_rank_step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its step (-1: none)"),
+};
+/* msprof-analyze's slow-rank check, a row per dimension */
+static const tprof_col_desc spread_cols[D_NCOLS] = {
+    [D_DIM] = TPROF_COL("dimension", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
+                        "computing, communication (not overlapped) or free", .flags = TPROF_COLF_KEY),
+    [D_MIN] = TPROF_COL("min_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "the least of any (step, rank)"),
+    [D_MAX] = TPROF_COL("max_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "the most"),
+    [D_MEAN] = TPROF_COL("mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "the mean"),
+    [D_SPREAD] = TPROF_COL("spread", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                           "(max - min) / split_mean_total_ns", .flags = TPROF_COLF_METRIC),
+    [D_FLAGGED] = TPROF_COL("flagged", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL, "spread over 5%"),
+    [D_MAX_RANK] = TPROF_COL("max_rank", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL,
+                             "the first (step, rank) holding the most, in (step, rank) order; null when (max - min) "
+                             "/ mean_ns is under 5%"),
+    [D_MAX_STEP] = TPROF_COL("max_step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its step"),
+    [D_MIN_RANK] = TPROF_COL("min_rank", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL, "the same for the least"),
+    [D_MIN_STEP] = TPROF_COL("min_step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its step"),
 };
 /* a rank's row: its facts, and whether it is the straggler */
 static const tprof_col_desc ranks_row_cols[R_NCOLS] = {
@@ -277,9 +391,13 @@ static const tprof_col_desc ranks_row_cols[R_NCOLS] = {
 static const tprof_table_desc ranks_top = { .name = "", .cols = ranks_top_cols, .ncols = T_NCOLS };
 static const tprof_table_desc ranks_rows = { .name = "ranks", .doc = "one row per rank, in the order given",
                                              .cols = ranks_row_cols, .ncols = R_NCOLS };
-static const tprof_table_desc *const ranks_tables[] = { &ranks_rows };
+static const tprof_table_desc spread_rows = { .name = "split_spread",
+                                              .doc = "msprof-analyze's slow-rank check over the (step, rank) device "
+                                                     "splits, a row per dimension (none without splits)",
+                                              .cols = spread_cols, .ncols = D_NCOLS };
+static const tprof_table_desc *const ranks_tables[] = { &ranks_rows, &spread_rows };
 const tprof_result_desc tprof_ranks_desc = { .name = "ranks", .version = 1, .top = &ranks_top,
-                                             .tables = ranks_tables, .ntables = 1, .csv_table = 1, .whole_run = 1,
+                                             .tables = ranks_tables, .ntables = 2, .csv_table = 1, .whole_run = 1,
                                              .json_tables_first = 1 };
 
 int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out)
@@ -305,6 +423,31 @@ int tprof_ranks_tables(const tprof_ranks_result *r, tprof_result **out)
             tprof_result_free(res);
             return TPROF_ENOMEM;
         }
+    }
+    tprof_rows_set_i(top, 0, T_SPLIT_POINTS, (int64_t)r->split_points);
+    tprof_rows_set_i(top, 0, T_SPLIT_RECORDED, (int64_t)r->split_recorded);
+    tprof_rows_set_i(top, 0, T_SPLIT_MEAN, r->split_mean_total_ns);
+    if (r->slow_rank >= 0) {
+        tprof_rows_set_i(top, 0, T_SLOW_RANK, r->slow_rank);
+        tprof_rows_set_i(top, 0, T_SLOW_STEP, r->slow_rank_step);
+    }
+    static const char *const dims[TPROF_SPLIT_DIMS] = { "computing", "communication", "free" };
+    tprof_rows *sp = tprof_result_table(res, 1);
+    for (int d = 0; r->split_points && d < TPROF_SPLIT_DIMS; d++) {
+        const tprof_split_spread *x = &r->split[d];
+        long i = tprof_rows_add(sp);
+        if (i < 0 || tprof_rows_set_s(sp, (size_t)i, D_DIM, dims[d])) {
+            tprof_result_free(res);
+            return TPROF_ENOMEM;
+        }
+        tprof_rows_set_i(sp, (size_t)i, D_MIN, x->min_ns);
+        tprof_rows_set_i(sp, (size_t)i, D_MAX, x->max_ns);
+        tprof_rows_set_i(sp, (size_t)i, D_MEAN, x->mean_ns);
+        tprof_rows_set_d(sp, (size_t)i, D_SPREAD, x->spread);
+        tprof_rows_set_i(sp, (size_t)i, D_FLAGGED, x->flagged);
+        if (!x->ranked) continue;
+        const int64_t v[] = { x->max_rank, x->max_step, x->min_rank, x->min_step };
+        for (int c = 0; c < 4; c++) tprof_rows_set_i(sp, (size_t)i, (size_t)(D_MAX_RANK + c), v[c]);
     }
     for (size_t k = 0; k < r->nranks; k++) {
         const tprof_rank_row *x = &r->ranks[k];

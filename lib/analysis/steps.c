@@ -84,6 +84,55 @@ void tprof_steps_free(tprof_steps_result *r)
     free(r);
 }
 
+/* The Ascend profiler's split of a step (a step_trace_time.csv row) into ROW. */
+static void take_split(tprof_step_row *row, const tprof_step_split *s)
+{
+    int64_t *const to[TPROF_SPLIT_COLS] = {
+        [TPROF_SPLIT_COMPUTING] = &row->computing_ns, [TPROF_SPLIT_COMM_NOT_OVERLAPPED] = &row->comm_not_overlapped_ns,
+        [TPROF_SPLIT_OVERLAPPED] = &row->overlapped_ns, [TPROF_SPLIT_COMMUNICATION] = &row->communication_ns,
+        [TPROF_SPLIT_FREE] = &row->free_ns, [TPROF_SPLIT_STAGE] = &row->stage_ns, [TPROF_SPLIT_BUBBLE] = &row->bubble_ns,
+        [TPROF_SPLIT_COMM_NO_RECV] = &row->comm_not_overlapped_no_recv_ns, [TPROF_SPLIT_PREPARING] = &row->preparing_ns,
+    };
+    for (int c = 0; c < TPROF_SPLIT_COLS; c++)
+        if (s->ns[c] != INT64_MIN) *to[c] = s->ns[c];
+    row->recorded = 1;
+}
+
+/* The trace's own step_trace_time.csv rows: the steps of a step table
+ * alone, else the split of the ProfilerSteps of the same number. */
+static int take_splits(const tprof_trace *t, tprof_steps_result *r)
+{
+    const tprof_step_split *s = tprof_trace_step_splits(t);
+    size_t ns = tprof_trace_nstep_splits(t), own = 0;
+    for (size_t i = 0; i < ns; i++) {
+        if (s[i].rank >= 0) r->cluster_rows++;
+        else own++;
+    }
+    if (!r->nsteps && own) {
+        tprof_step_row *rows = calloc(own, sizeof *rows);
+        if (!rows) return TPROF_ENOMEM;
+        free(r->steps);
+        r->steps = rows;
+        for (size_t i = 0; i < ns; i++) {
+            int64_t dur = tprof_split_step_ns(&s[i]);
+            if (s[i].rank >= 0 || dur < 0) continue;
+            tprof_step_row *row = &r->steps[r->nsteps++];
+            *row = (tprof_step_row){ .number = s[i].step, .dur = dur, .no_span = 1 };
+            take_split(row, &s[i]);
+            r->recorded++;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < ns; i++)
+        for (size_t k = 0; s[i].rank < 0 && k < r->nsteps; k++)
+            if (r->steps[k].number == s[i].step) {
+                r->recorded += !r->steps[k].recorded;
+                take_split(&r->steps[k], &s[i]);
+                break;
+            }
+    return 0;
+}
+
 int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
 {
     *out = NULL;
@@ -97,13 +146,17 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     for (size_t i = 0; i < n; i++)
         r->steps[i] = (tprof_step_row){ .number = m->steps[i].number, .ts = m->steps[i].ts, .dur = m->steps[i].dur };
     *out = r;
-    if (n == 0) return 0;
+    if (n == 0) { /* a step table alone: its rows are the steps */
+        if (take_splits(t, r)) goto oom_out;
+        n = r->nsteps;
+        if (n == 0) return 0;
+    }
 
     /* step time statistics */
     int64_t *d = malloc(n * sizeof *d), sum = 0;
     if (!d) goto oom_out;
     for (size_t i = 0; i < n; i++) {
-        d[i] = m->steps[i].dur;
+        d[i] = r->steps[i].dur;
         sum = tprof_sat_add(sum, d[i]);
     }
     qsort(d, n, sizeof *d, cmp_i64);
@@ -113,6 +166,7 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     r->mean_ns = sum / (int64_t)n;
     r->spread = r->mean_ns > 0 ? (double)(r->max_ns - r->min_ns) / (double)r->mean_ns : 0.0;
     free(d);
+    if (r->steps[0].no_span) return 0;
 
     /* phases: marker spans clipped to the step they start in */
     const tprof_event *evs = tprof_trace_events(t);
@@ -209,7 +263,7 @@ int tprof_steps(const tprof_trace *t, tprof_steps_result **out)
     free(iv);
     free(seg);
     free(sfirst);
-    if (tprof_step_device_split(t, r->steps, n)) goto oom_out;
+    if (tprof_step_device_split(t, r->steps, n) || take_splits(t, r)) goto oom_out;
     for (size_t s = 0; s < n; s++)
         for (int p = 0; p < TPROF_PHASE_COUNT; p++) {
             r->phase_cpu_ns[p] = tprof_sat_add(r->phase_cpu_ns[p], r->steps[s].phase_cpu_ns[p]);
@@ -227,7 +281,7 @@ oom:
  * JSON keeps its historical shape: the summary, then "steps", each with its
  * "phases" keyed by phase name. CSV is the steps table (its step number
  * headed "step"). */
-enum { S_COUNT, S_MEAN, S_P50, S_MIN, S_MAX, S_SPREAD, S_PHASES_FOUND, S_NCOLS };
+enum { S_COUNT, S_MEAN, S_P50, S_MIN, S_MAX, S_SPREAD, S_PHASES_FOUND, S_RECORDED, S_CLUSTER_ROWS, S_NCOLS };
 static const tprof_col_desc steps_top_cols[S_NCOLS] = {
     [S_COUNT] = TPROF_COL("steps_count", TPROF_COL_COUNT, TPROF_COMBINE_MAX, "steps", "ProfilerSteps in the trace"),
     [S_MEAN] = TPROF_COL("mean_ns", TPROF_COL_DURATION, TPROF_COMBINE_DIST, "step mean", "mean step time (CPU span)", .flags = TPROF_COLF_METRIC),
@@ -237,6 +291,11 @@ static const tprof_col_desc steps_top_cols[S_NCOLS] = {
     [S_SPREAD] = TPROF_COL("spread", TPROF_COL_REAL, TPROF_COMBINE_MAX, "spread", "(max - min) / mean"),
     [S_PHASES_FOUND] = TPROF_COL("phases_found", TPROF_COL_BOOL, TPROF_COMBINE_MAX, NULL,
                                  "phase markers (record_function names, DataLoader, Optimizer, autograd) were found"),
+    [S_RECORDED] = TPROF_COL("split_recorded", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,
+                             "steps whose device split is the Ascend profiler's own (step_trace_time.csv)"),
+    [S_CLUSTER_ROWS] = TPROF_COL("cluster_rows", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL,
+                                 "rows of many ranks in msprof-analyze's cluster_step_trace_time.csv, not shown "
+                                 "here (`ranks` compares them)"),
 };
 enum { P_PHASE, P_CPU, P_GPU, P_NCOLS };
 static const tprof_col_desc phase_cols[P_NCOLS] = {
@@ -304,6 +363,8 @@ int tprof_steps_tables(const tprof_steps_result *r, tprof_result **out)
     tprof_rows_set_i(top, 0, S_MAX, r->max_ns);
     tprof_rows_set_d(top, 0, S_SPREAD, r->spread);
     tprof_rows_set_i(top, 0, S_PHASES_FOUND, r->phases_found != 0);
+    tprof_rows_set_i(top, 0, S_RECORDED, (int64_t)r->recorded);
+    tprof_rows_set_i(top, 0, S_CLUSTER_ROWS, (int64_t)r->cluster_rows);
     tprof_rows *rows = tprof_result_table(res, 0);
     int rc = 0;
     for (size_t i = 0; !rc && i < r->nsteps; i++) {
@@ -315,12 +376,14 @@ int tprof_steps_tables(const tprof_steps_result *r, tprof_result **out)
             break;
         }
         tprof_rows_set_i(rows, (size_t)k, R_NUMBER, s->number);
-        tprof_rows_set_i(rows, (size_t)k, R_TS, s->ts);
         tprof_rows_set_i(rows, (size_t)k, R_DUR, s->dur);
-        tprof_rows_set_i(rows, (size_t)k, R_EVENTS, (int64_t)s->gpu_events);
-        tprof_rows_set_i(rows, (size_t)k, R_TOTAL, s->gpu_total_ns);
-        tprof_rows_set_i(rows, (size_t)k, R_BUSY, s->gpu_busy_ns);
-        tprof_rows_set_i(rows, (size_t)k, R_END, s->gpu_end_ns);
+        if (!s->no_span) { /* a step table alone says nothing of these */
+            tprof_rows_set_i(rows, (size_t)k, R_TS, s->ts);
+            tprof_rows_set_i(rows, (size_t)k, R_EVENTS, (int64_t)s->gpu_events);
+            tprof_rows_set_i(rows, (size_t)k, R_TOTAL, s->gpu_total_ns);
+            tprof_rows_set_i(rows, (size_t)k, R_BUSY, s->gpu_busy_ns);
+            tprof_rows_set_i(rows, (size_t)k, R_END, s->gpu_end_ns);
+        }
         tprof_rows_set_i(rows, (size_t)k, R_COMPUTING, s->computing_ns);
         tprof_rows_set_i(rows, (size_t)k, R_COMM_EXPOSED, s->comm_not_overlapped_ns);
         tprof_rows_set_i(rows, (size_t)k, R_OVERLAPPED, s->overlapped_ns);

@@ -255,3 +255,26 @@ int tprof_csv_row(tprof_csv *c, char ***fields, size_t *n)
         return ended;
     }
 }
+
+const char *tprof_csv_value(char *const *f, size_t nf, long col, size_t *len)
+{
+    if (col < 0 || (size_t)col >= nf) return NULL;
+    const char *s = f[col];
+    size_t n = strlen(s);
+    while (n && (*s == ' ' || *s == '\t')) s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    *len = n;
+    return n && !(n == 3 && !memcmp(s, "N/A", 3)) ? s : NULL;
+}
+
+void tprof_csv_header_columns(char *const *f, size_t nf, const char *const *names, size_t n, long *col)
+{
+    for (size_t c = 0; c < n; c++) {
+        col[c] = -1;
+        for (size_t i = 0; i < nf && col[c] < 0; i++) {
+            size_t len;
+            const char *h = tprof_csv_value(f, nf, (long)i, &len);
+            if (h && strlen(names[c]) == len && !memcmp(h, names[c], len)) col[c] = (long)i;
+        }
+    }
+}

@@ -39,4 +39,12 @@ uint64_t tprof_csv_row_offset(const tprof_csv *c);
 uint64_t tprof_csv_row_line(const tprof_csv *c);
 const char *tprof_csv_errmsg(const tprof_csv *c);
 
+/* F[COL] of a row of NF fields without the spaces and tabs around it (the
+ * Ascend tables write timestamps as "1736413971558972.912\t"), its length
+ * in *LEN; NULL when the row has no such column or it is empty or N/A. */
+const char *tprof_csv_value(char *const *f, size_t nf, long col, size_t *len);
+/* The column of each of NAMES[0..N) in a header row F[0..NF) (cells
+ * trimmed as above), -1 where absent. */
+void tprof_csv_header_columns(char *const *f, size_t nf, const char *const *names, size_t n, long *col);
+
 #endif

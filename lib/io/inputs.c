@@ -205,13 +205,15 @@ static char *child_path(const char *dir, const char *name)
     return path;
 }
 
-/* An Ascend communication summary the reader takes from beside the trace
- * or table in its directory, or the matrix from beside communication.json
- * (lib/trace/ascend_comm.c: tprof_ascend_sidecars), or operator_memory.csv
+/* An Ascend communication summary or step table the reader takes from
+ * beside the trace or table in its directory, or the matrix and the step
+ * table from beside communication.json (BESIDE_COMM: read as an input;
+ * lib/trace/ascend_comm.c: tprof_ascend_sidecars), or operator_memory.csv
  * from beside memory_record.csv: not an input of its own. */
 static int is_sidecar(const char *name, int beside_trace, int beside_comm, int beside_memory)
 {
     if (!strcmp(name, "operator_memory.csv")) return beside_memory; /* read with memory_record.csv (lib/mem/ascend.c) */
+    if (!strcmp(name, "step_trace_time.csv")) return beside_trace || beside_comm; /* with whichever is read */
     int comm = !strcmp(name, "communication.json"), matrix = !strcmp(name, "communication_matrix.json");
     return (beside_trace && (comm || matrix || !strcmp(name, "analysis.db"))) || (beside_comm && matrix);
 }
@@ -283,10 +285,12 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
                 else if (kind == TPROF_INPUT_ASCEND_DB && !strcmp(names[i], "analysis.db") &&
                          !(w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON)))
                     d->skipped[TPROF_INPUT_ASCEND_JSON]++; /* communication analysis: the commands that read it */
-                else if (((kind == TPROF_INPUT_ASCEND_JSON && (w->accepts & TPROF_INPUT_BIT(kind))) ||
-                          kind == TPROF_INPUT_ASCEND_DB ||
-                          (kind == TPROF_INPUT_ASCEND_MEMORY && (w->accepts & TPROF_INPUT_BIT(kind)))) &&
-                         is_sidecar(names[i], has_trace || has_table || has_db, has_comm, has_memory))
+                else if ((((kind == TPROF_INPUT_ASCEND_JSON || kind == TPROF_INPUT_ASCEND_MEMORY ||
+                            kind == TPROF_INPUT_ASCEND_STEPS) &&
+                           (w->accepts & TPROF_INPUT_BIT(kind))) ||
+                          kind == TPROF_INPUT_ASCEND_DB) &&
+                         is_sidecar(names[i], has_trace || has_table || has_db,
+                                    has_comm && (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON)), has_memory))
                     d->sidecars++;
                 else if (((kind == TPROF_INPUT_ASCEND_KERNELS && (has_trace || has_db)) ||
                           (kind == TPROF_INPUT_ASCEND_DB && has_trace)) &&
@@ -379,6 +383,7 @@ static const char *const kind_names[TPROF_INPUT_KINDS][3] = {
     [TPROF_INPUT_ASCEND_DB] = { "Ascend profiler database", "Ascend profiler databases",
                                 "trainprof kernels, summary or another trace command" },
     [TPROF_INPUT_ASCEND_MEMORY] = { "Ascend memory table", "Ascend memory tables", "trainprof mem" },
+    [TPROF_INPUT_ASCEND_STEPS] = { "Ascend step table", "Ascend step tables", "trainprof steps, ranks or advice" },
 };
 
 typedef struct {
@@ -412,8 +417,9 @@ static size_t add_skipped(const tprof_input_dir *d, text *t)
                                                   { "link to a file already listed", "links to files already listed" },
                                                   { "Ascend table or database beside its trace",
                                                     "Ascend tables or databases beside their traces" },
-                                                  { "communication summary read with the trace beside it",
-                                                    "communication summaries read with the traces beside them" } };
+                                                  { "Ascend summary or step table read with the file beside it",
+                                                    "Ascend summaries and step tables read with the files beside "
+                                                    "them" } };
     const size_t extra[] = { d->unreadable, d->special, d->temporary, d->repeated, d->beside_trace, d->sidecars };
     size_t total = 0;
     for (int k = 0; k < TPROF_INPUT_KINDS; k++) total += d->skipped[k];

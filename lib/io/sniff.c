@@ -111,10 +111,13 @@ static int ascend_csv_header(const uint8_t *p, size_t n)
     if ((header_cell(p, e, component) && header_cell(p, e, allocated)) ||
         (header_cell(p, e, size) && header_cell(p, e, made)))
         return TPROF_INPUT_ASCEND_MEMORY; /* memory_record.csv, operator_memory.csv */
+    static const char *const computing[] = { "Computing", NULL }, *const free_time[] = { "Free", NULL },
+                             *const exposed[] = { "Communication(Not Overlapped)", NULL };
+    if (header_cell(p, e, computing) && header_cell(p, e, free_time) && header_cell(p, e, exposed))
+        return TPROF_INPUT_ASCEND_STEPS; /* step_trace_time.csv, cluster_step_trace_time.csv */
     int kernels = header_cell(p, e, name) && header_cell(p, e, start) && header_cell(p, e, dur);
     static const char *const cols[] = { "Step Id,",          "Op Name,",   "OP Type,",
-                                        "Accelerator Core,", "Task Type,", "Task Duration(us)",
-                                        "Communication(Not Overlapped)" };
+                                        "Accelerator Core,", "Task Type,", "Task Duration(us)" };
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
         if (memmem(p, e, cols[k], strlen(cols[k]))) return kernels ? TPROF_INPUT_ASCEND_KERNELS : TPROF_INPUT_ASCEND_CSV;
     return 0;
@@ -189,13 +192,16 @@ const char *tprof_input_hint(tprof_input_kind seen, unsigned accepts)
         return "this is a PyTorch execution trace (not a profiler trace): give the Kineto trace recorded "
                "beside it (torch.profiler's *.pt.trace.json)";
     case TPROF_INPUT_ASCEND_CSV:
-        return "this is an Ascend profiler CSV (like step_trace_time.csv or op_statistic.csv): not read yet; "
+        return "this is an Ascend profiler CSV (like op_statistic.csv): not read yet; "
                "give the run's kernel_details.csv or trace_view.json";
     case TPROF_INPUT_ASCEND_KERNELS:
         return "this is an Ascend kernel table (kernel_details.csv): use trainprof kernels, summary or another "
                "trace command";
     case TPROF_INPUT_LOG: return "this looks like a training log: use trainprof log";
     case TPROF_INPUT_CONFIG: return "this is a model config: use trainprof flops or mfu (--config)";
+    case TPROF_INPUT_ASCEND_STEPS:
+        return "this is Ascend's step split (step_trace_time.csv or msprof-analyze's cluster_step_trace_time.csv): "
+               "use trainprof steps, ranks or advice";
     case TPROF_INPUT_ASCEND_MEMORY:
         return "this is Ascend's memory view (memory_record.csv or operator_memory.csv): use trainprof mem on "
                "memory_record.csv";

@@ -78,23 +78,11 @@ const tprof_result_desc tprof_mem_ascend_desc = { .name = "mem_ascend", .version
 
 static ssize_t source_read(void *ctx, void *buf, size_t cap) { return tprof_source_read(ctx, buf, cap); }
 
-/* F[COL] without the spaces and tabs around it, or NULL (absent, empty, N/A). */
-static const char *field(char **f, size_t nf, long col, size_t *len)
-{
-    if (col < 0 || (size_t)col >= nf) return NULL;
-    const char *s = f[col];
-    size_t n = strlen(s);
-    while (n && (*s == ' ' || *s == '\t')) s++, n--;
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
-    *len = n;
-    return n && !(n == 3 && !memcmp(s, "N/A", 3)) ? s : NULL;
-}
-
 /* A size in UNIT bytes (2^20 for MB), or -1 when absent or not a number. */
 static int64_t bytes_of(char **f, size_t nf, long col, double unit)
 {
     size_t n;
-    const char *s = field(f, nf, col, &n);
+    const char *s = tprof_csv_value(f, nf, col, &n);
     if (!s) return -1;
     double v = tprof_json_parse_double(s, n);
     return isfinite(v) && v >= 0 && v * unit < 9e18 ? llround(v * unit) : -1;
@@ -105,21 +93,8 @@ static int64_t ns_of(char **f, size_t nf, long col)
 {
     size_t n;
     int64_t v;
-    const char *s = field(f, nf, col, &n);
+    const char *s = tprof_csv_value(f, nf, col, &n);
     return s && !tprof_json_parse_scaled(s, n, 3, &v) ? v : INT64_MIN;
-}
-
-/* The header's column of each of NAMES, -1 when absent. */
-static void columns(char **f, size_t nf, const char *const *names, size_t n, long *col)
-{
-    for (size_t c = 0; c < n; c++) {
-        col[c] = -1;
-        for (size_t i = 0; i < nf && col[c] < 0; i++) {
-            size_t len;
-            const char *h = field(f, nf, (long)i, &len);
-            if (h && strlen(names[c]) == len && !memcmp(h, names[c], len)) col[c] = (long)i;
-        }
-    }
 }
 
 typedef struct {
@@ -165,7 +140,7 @@ static int read_records(table *t, const char *path, comp **comps, size_t *ncomp,
         snprintf(err, errlen, "%s: %s", path, rc ? tprof_csv_errmsg(t->csv) : "an empty file: no header row");
         return rc ? rc : TPROF_EFORMAT;
     }
-    columns(f, nf, names, R_N, col);
+    tprof_csv_header_columns(f, nf, names, R_N, col);
     if (col[R_COMPONENT] < 0 || col[R_TS] < 0 || col[R_ALLOC] < 0) {
         snprintf(err, errlen, "%s: line 1: not a memory_record.csv: it needs Component, Timestamp(us) and Total "
                               "Allocated(MB) columns", path);
@@ -173,7 +148,7 @@ static int read_records(table *t, const char *path, comp **comps, size_t *ncomp,
     }
     while ((rc = tprof_csv_row(t->csv, &f, &nf)) > 0) {
         size_t cl, dl;
-        const char *c = field(f, nf, col[R_COMPONENT], &cl), *d = field(f, nf, col[R_DEVICE], &dl);
+        const char *c = tprof_csv_value(f, nf, col[R_COMPONENT], &cl), *d = tprof_csv_value(f, nf, col[R_DEVICE], &dl);
         int64_t ts = ns_of(f, nf, col[R_TS]), alloc = bytes_of(f, nf, col[R_ALLOC], 1048576.0);
         if (!c || ts == INT64_MIN || alloc < 0) {
             snprintf(err, errlen, "%s: line %llu (byte %llu): %s", path, (unsigned long long)tprof_csv_row_line(t->csv),
@@ -239,12 +214,12 @@ static int live_at(table *t, int64_t at, const char *device, live_op **ops, size
     size_t nf, cap = 0;
     long col[P_N];
     if (tprof_csv_row(t->csv, &f, &nf) <= 0) return 0;
-    columns(f, nf, names, P_N, col);
+    tprof_csv_header_columns(f, nf, names, P_N, col);
     if (col[P_NAME] < 0 || col[P_SIZE] < 0 || col[P_ALLOC] < 0) return 0;
     int rc;
     while ((rc = tprof_csv_row(t->csv, &f, &nf)) > 0) {
         size_t nl, dl;
-        const char *name = field(f, nf, col[P_NAME], &nl), *d = field(f, nf, col[P_DEVICE], &dl);
+        const char *name = tprof_csv_value(f, nf, col[P_NAME], &nl), *d = tprof_csv_value(f, nf, col[P_DEVICE], &dl);
         int64_t size = bytes_of(f, nf, col[P_SIZE], 1024.0), made = ns_of(f, nf, col[P_ALLOC]),
                 freed = ns_of(f, nf, col[P_RELEASE]);
         if (!name || size <= 0 || made == INT64_MIN || made > at || (freed != INT64_MIN && freed <= at)) continue;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_NAME, C_START, C_DUR, C_CORE, C_STREAM, C_STEP, C_DEVICE, C_NCOLS };
+enum { C_NAME, C_START, C_DUR, C_CORE, C_STREAM, C_STEP, C_DEVICE, C_STATE, C_NCOLS };
 #define C_REQUIRED 3 /* name, start and duration */
 
 /* Each column's names across versions: kernel_details.csv's first, then op_summary's. */
@@ -28,26 +28,8 @@ static const char *const column_names[C_NCOLS][3] = {
     [C_STREAM] = { "Stream ID", NULL, NULL },
     [C_STEP] = { "Step Id", NULL, NULL },
     [C_DEVICE] = { "Device_id", "Device ID", NULL },
+    [C_STATE] = { "OP State", NULL, NULL }, /* static or dynamic shape (CANN 8.0 and later) */
 };
-
-/* S without the spaces and tabs around it (timestamps are written as
- * "1736413971558972.912\t" so that spreadsheets keep their digits). */
-static const char *trim(const char *s, size_t *len)
-{
-    size_t n = strlen(s);
-    while (n && (*s == ' ' || *s == '\t')) s++, n--;
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
-    *len = n;
-    return s;
-}
-
-/* A column's value, or NULL when the row has no such column or writes N/A. */
-static const char *value(char **f, size_t nf, const long *col, int c, size_t *len)
-{
-    if (col[c] < 0 || (size_t)col[c] >= nf) return NULL;
-    const char *v = trim(f[col[c]], len);
-    return *len && !(*len == 3 && !memcmp(v, "N/A", 3)) ? v : NULL;
-}
 
 /* The extent of each step's tasks, in the order the steps are met. */
 typedef struct {
@@ -88,8 +70,8 @@ static int read_rows(tprof_trace *t, tprof_csv *csv, int64_t file_size, const tp
         col[c] = -1;
         for (size_t i = 0; i < nf && col[c] < 0; i++) {
             size_t len;
-            const char *h = trim(f[i], &len);
-            for (int k = 0; k < 3 && column_names[c][k]; k++)
+            const char *h = tprof_csv_value(f, nf, (long)i, &len);
+            for (int k = 0; h && k < 3 && column_names[c][k]; k++)
                 if (strlen(column_names[c][k]) == len && !memcmp(h, column_names[c][k], len)) col[c] = (long)i;
         }
         if (col[c] < 0 && c < C_REQUIRED) {
@@ -120,19 +102,23 @@ static int read_rows(tprof_trace *t, tprof_csv *csv, int64_t file_size, const tp
         e.ph = 'X';
         e.task_type = 1; /* a device task */
         size_t len;
-        const char *v = value(f, nf, col, C_NAME, &len);
+        const char *v = tprof_csv_value(f, nf, col[C_NAME], &len);
         if ((rc = tprof_event_set(&r, &e, K_NAME, V_STRING, v ? v : "", v ? len : 0))) break;
-        v = value(f, nf, col, C_CORE, &len);
+        v = tprof_csv_value(f, nf, col[C_CORE], &len);
         if ((rc = tprof_event_set(&r, &e, K_CAT, V_STRING, v ? v : "Ascend task", v ? len : strlen("Ascend task"))))
             break;
         if (v) e.task_cat = e.cat + 1; /* the core is the task's type, as trace_view.json's Task Type */
-        if ((v = value(f, nf, col, C_START, &len))) tprof_event_set(&r, &e, K_TS, V_NUMBER, v, len);
-        if ((v = value(f, nf, col, C_DUR, &len))) tprof_event_set(&r, &e, K_DUR, V_NUMBER, v, len);
-        v = value(f, nf, col, C_DEVICE, &len);
+        if ((v = tprof_csv_value(f, nf, col[C_START], &len))) tprof_event_set(&r, &e, K_TS, V_NUMBER, v, len);
+        if ((v = tprof_csv_value(f, nf, col[C_DUR], &len))) tprof_event_set(&r, &e, K_DUR, V_NUMBER, v, len);
+        v = tprof_csv_value(f, nf, col[C_DEVICE], &len);
         tprof_event_set_arg(&e, A_DEVICE, V_NUMBER, v ? v : "0", v ? len : 1);
-        if ((v = value(f, nf, col, C_STREAM, &len))) tprof_event_set_arg(&e, A_STREAM, V_NUMBER, v, len);
+        if ((v = tprof_csv_value(f, nf, col[C_STREAM], &len))) tprof_event_set_arg(&e, A_STREAM, V_NUMBER, v, len);
+        if ((v = tprof_csv_value(f, nf, col[C_STATE], &len))) {
+            t->meta.op_state_static += len == 6 && !memcmp(v, "static", 6);
+            t->meta.op_state_dynamic += len == 7 && !memcmp(v, "dynamic", 7);
+        }
         int64_t step;
-        v = value(f, nf, col, C_STEP, &len);
+        v = tprof_csv_value(f, nf, col[C_STEP], &len);
         int stepped = v && !tprof_json_parse_int(v, len, &step) && e.has_ts && !e.ts_bad && e.has_dur &&
                       !e.dur_bad && e.dur >= 0;
         if (stepped && (rc = extend_step(&steps, &nsteps, &stepcap, step, e.ts, tprof_end_ns(e.ts, e.dur)))) break;

@@ -405,5 +405,29 @@ void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_op
         }
         free(side);
     }
+    /* the profiler's own step split, for the commands that look at steps */
+    static const char steps_name[] = "step_trace_time.csv";
+    size_t len = strlen(dir) + sizeof steps_name + 1;
+    char *side = opts && (opts->keep & TPROF_KEEP_STEP_SPLITS) && !t->nsplits && strcmp(base, steps_name) != 0
+                     ? malloc(len)
+                     : NULL;
+    struct stat st;
+    if (side) snprintf(side, len, "%s/%s", dir, steps_name);
+    if (side && stat(side, &st) == 0 && S_ISREG(st.st_mode)) {
+        tprof_source *src;
+        char err[300] = "", note[400];
+        int rc = tprof_source_open(&src, side, err, sizeof err);
+        if (!rc) {
+            rc = tprof_ascend_steps_into(t, src, err, sizeof err);
+            tprof_source_close(src);
+        }
+        if (rc && rc != TPROF_ETRUNC) t->nsplits = 0; /* all or nothing */
+        if (rc) {
+            snprintf(note, sizeof note, "%s beside it %s: %s", steps_name,
+                     rc == TPROF_ETRUNC ? "is cut short (what was read is used)" : "was not read", err);
+            tprof_trace_set_note(t, note);
+        }
+    }
+    free(side);
     free(dir);
 }

@@ -340,6 +340,25 @@ static void find_rank(dbreader *d, const char *name)
     if (p > base + 24 && !strcmp(p, ".db")) d->t->meta.rank = v;
 }
 
+/* The tasks by their OP State (static or dynamic shape), where
+ * COMPUTE_TASK_INFO has the column (newer versions): counted, not stored. */
+static void op_states(dbreader *d)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(d->db,
+                           "SELECT s.value, count(*) FROM COMPUTE_TASK_INFO AS c JOIN STRING_IDS AS s "
+                           "ON s.id = c.opState GROUP BY s.value",
+                           -1, &st, NULL) != SQLITE_OK)
+        return; /* an older database: no opState column */
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *v = sqlite3_column_text(st, 0);
+        uint64_t n = (uint64_t)sqlite3_column_int64(st, 1);
+        if (v && !strcmp((const char *)v, "static")) d->t->meta.op_state_static += n;
+        else if (v && !strcmp((const char *)v, "dynamic")) d->t->meta.op_state_dynamic += n;
+    }
+    sqlite3_finalize(st);
+}
+
 static int read_tables(dbreader *d)
 {
     int task = has_table(d->db, "TASK", d->msg, d->msglen), info = has_table(d->db, "COMPUTE_TASK_INFO", d->msg, d->msglen),
@@ -368,6 +387,7 @@ static int read_tables(dbreader *d)
                       "LEFT JOIN STRING_IDS AS n ON n.id = c.name LEFT JOIN STRING_IDS AS t ON t.id = c.taskType "
                       "ORDER BY TASK.startNs",
                       task_row);
+    if (!rc && task && info) op_states(d);
     if (!rc && comm)
         rc = each_row(d, "COMMUNICATION_OP",
                       "SELECT n.value, o.startNs, o.endNs FROM COMMUNICATION_OP AS o "

@@ -483,6 +483,7 @@ static int ascend_kind(const uint8_t *head, size_t n, const tprof_read_opts *opt
 {
     int kind = (int)tprof_input_sniff(head, n);
     if (kind == TPROF_INPUT_ASCEND_KERNELS || kind == TPROF_INPUT_ASCEND_DB) return kind;
+    if (kind == TPROF_INPUT_ASCEND_STEPS && (!opts || (opts->keep & TPROF_KEEP_STEP_SPLITS))) return kind;
     if (kind == TPROF_INPUT_ASCEND_JSON && (!opts || (opts->keep & TPROF_KEEP_CALLS))) return kind;
     return 0;
 }
@@ -556,7 +557,8 @@ static int read_ascend(tprof_trace **out, const input *in, int kind, const tprof
     rc = kind == TPROF_INPUT_ASCEND_KERNELS
              ? tprof_ascend_read_kernels(out, src, tprof_source_name(src), opts ? opts : &default_opts, errbuf,
                                          errlen)
-             : tprof_ascend_read_comm(out, src, tprof_source_name(src), errbuf, errlen);
+         : kind == TPROF_INPUT_ASCEND_STEPS ? tprof_ascend_read_steps(out, src, tprof_source_name(src), errbuf, errlen)
+                                            : tprof_ascend_read_comm(out, src, tprof_source_name(src), errbuf, errlen);
     tprof_source_close(src);
     return rc;
 }

@@ -225,6 +225,12 @@ int tprof_ascend_conclude(tprof_trace **out, tprof_trace *t, int rc, tprof_sourc
  * communication_matrix.json, cluster_communication.json) from SRC as a
  * trace with no events and its HCCL records (lib/trace/ascend_comm.c). */
 int tprof_ascend_read_comm(tprof_trace **out, tprof_source *src, const char *name, char *errbuf, size_t errlen);
+/* Reads Ascend's step split (step_trace_time.csv, msprof-analyze's
+ * cluster_step_trace_time.csv) from SRC as a trace with no events and its
+ * step splits (lib/trace/ascend_steps.c); the same into T (a sidecar),
+ * MSG set on failure. */
+int tprof_ascend_read_steps(tprof_trace **out, tprof_source *src, const char *name, char *errbuf, size_t errlen);
+int tprof_ascend_steps_into(tprof_trace *t, tprof_source *src, char *msg, size_t msglen);
 /* Reads Ascend's profiler database (lib/trace/ascend_db.c) from PATH, or
  * from the LEN bytes at DATA when PATH is NULL (a compressed file, memory);
  * SRC is the input's source, for its sizes and its first bytes. */

@@ -148,7 +148,7 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
 int cmd_advice(int argc, char **argv)
 {
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_KEEP_CALLS, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON),
+        .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_KEEP_CALLS | TPROF_KEEP_STEP_SPLITS, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON) | TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_STEPS),
         .result = &tprof_advice_desc, .analyse = analyse,
         .nparts = 3,
         .reduce = reduce, .print = print,

@@ -40,6 +40,7 @@ static int print(void *ctx, const tprof_result *r, const char *label, const char
            : !strcmp(form, "table")    ? "Ascend kernel table (CSV)"
            : !strcmp(form, "summary")  ? "Ascend communication summary (JSON)"
            : !strcmp(form, "database") ? "Ascend profiler database (SQLite)"
+           : !strcmp(form, "steps")    ? "Ascend step table (CSV)"
                                        : "bare event array",
            !strcmp(comp, "none") ? "uncompressed" : comp, truncated ? " (TRUNCATED)" : "");
     printf("  size         %s read", tprof_fmt_bytes(a, sizeof a, tprof_rows_int(m, 0, "bytes_read")));

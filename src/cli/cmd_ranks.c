@@ -54,6 +54,8 @@ static int add_row(tprof_table *t, const tprof_rows *rows, size_t i, int64_t *st
     return tprof_table_row(t, cells);
 }
 
+static int print_spread(const tprof_result *res);
+
 /* Past CLI_RANKS_LISTED ranks: each column's distribution across them. */
 static int print_dist(const tprof_rows *rows, size_t n)
 {
@@ -227,6 +229,55 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
                tprof_rows_int(top, 0, "skew_max_step"), tprof_fmt_duration(b, sizeof b, tprof_rows_int(top, 0, "skew_mean_ns")));
     else
         printf("step-time skew: no step number common to all ranks\n");
+    return print_spread(res);
+}
+
+/* "rank R step S", or "-" when not named. */
+static const char *where(char *buf, size_t len, const tprof_rows *t, size_t i, const char *rank, const char *step)
+{
+    if (tprof_rows_at(t, i, rank)->null) return "-";
+    int64_t s = tprof_rows_int(t, i, step);
+    if (s >= 0) snprintf(buf, len, "rank %" PRId64 " step %" PRId64, tprof_rows_int(t, i, rank), s);
+    else snprintf(buf, len, "rank %" PRId64, tprof_rows_int(t, i, rank));
+    return buf;
+}
+
+/* msprof-analyze's slow-rank check over the (step, rank) device splits. */
+static int print_spread(const tprof_result *res)
+{
+    const tprof_rows *top = tprof_result_top_c(res), *sp = tprof_result_table_c(res, 1);
+    size_t n = tprof_rows_count(sp);
+    if (!n) return 0;
+    int64_t points = tprof_rows_int(top, 0, "split_points"), recorded = tprof_rows_int(top, 0, "split_recorded");
+    char a[32], b[32], c[48], d[48], e[32];
+    printf("\ndevice split of %" PRId64 " (step, rank) pairs (%s; msprof-analyze's slow-rank check: a spread over "
+           "%.0f%% of the mean step %s is flagged):\n",
+           points,
+           recorded == points ? "the Ascend profiler's step_trace_time.csv"
+           : recorded         ? "partly the Ascend profiler's, partly made from device events"
+                              : "made from device events per ProfilerStep",
+           TPROF_SLOW_RANK_MIN * 100, tprof_fmt_duration(e, sizeof e, tprof_rows_int(top, 0, "split_mean_total_ns")));
+    const char *hdr[] = { "dimension", "least", "most", "spread", "most at", "least at" };
+    tprof_table *t = tprof_table_new(6, hdr, "lrrrll");
+    if (!t) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        char spread[32];
+        snprintf(spread, sizeof spread, "%.1f%%%s", tprof_rows_real(sp, i, "spread") * 100,
+                 tprof_rows_int(sp, i, "flagged") ? " !" : "");
+        const char *cells[] = { tprof_rows_str(sp, i, "dimension"),
+                                tprof_fmt_duration(a, sizeof a, tprof_rows_int(sp, i, "min_ns")),
+                                tprof_fmt_duration(b, sizeof b, tprof_rows_int(sp, i, "max_ns")), spread,
+                                where(c, sizeof c, sp, i, "max_rank", "max_step"),
+                                where(d, sizeof d, sp, i, "min_rank", "min_step") };
+        tprof_table_row(t, cells);
+    }
+    tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    if (!tprof_rows_at(top, 0, "slow_rank")->null)
+        printf("slow rank: %s, the most computing of any step and rank\n",
+               where(c, sizeof c, top, 0, "slow_rank", "slow_rank_step"));
+    else
+        printf("slow rank: none (no flagged spread in computing)\n");
     return 0;
 }
 
@@ -259,8 +310,8 @@ static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_r
 int cmd_ranks(int argc, char **argv)
 {
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_RANKS_KEEP, .result = &tprof_ranks_desc, .analyse = analyse, .reduce = reduce,
-        .print = print, .nparts = 2,
+        .help = help, .keep = TPROF_RANKS_KEEP | TPROF_KEEP_STEP_SPLITS, .result = &tprof_ranks_desc, .analyse = analyse, .reduce = reduce,
+        .print = print, .nparts = 2, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_STEPS),
     };
     return cli_run(argc, argv, &spec, NULL);
 }

@@ -36,14 +36,25 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     char a[32], b[32], c[32], d[32];
     printf("== %s: %s ==\n", label, path);
     size_t n = tprof_rows_count(rows);
+    if (!n && TOP("cluster_rows")) {
+        printf("msprof-analyze's cluster table: %" PRId64 " rows of many ranks; trainprof ranks compares them\n",
+               TOP("cluster_rows"));
+        return 0;
+    }
     if (!n) {
         printf("no ProfilerStep#N spans: the trace was not recorded with a step schedule\n");
         return 0;
     }
+    int table_only = tprof_rows_at(rows, 0, "ts_ns")->null; /* a step_trace_time.csv alone */
     printf("%zu steps: mean %s, p50 %s, min %s, max %s, spread %.1f%% ((max - min) / mean)\n\n", n,
            tprof_fmt_duration(a, sizeof a, TOP("mean_ns")), tprof_fmt_duration(b, sizeof b, TOP("p50_ns")),
            tprof_fmt_duration(c, sizeof c, TOP("min_ns")), tprof_fmt_duration(d, sizeof d, TOP("max_ns")),
            tprof_rows_cell(top, 0, (size_t)tprof_table_col(td, "spread"))->v.d * 100);
+    if (table_only) {
+        printf("the Ascend profiler's step_trace_time.csv alone: each step's window (stage + bubble + preparing), "
+               "no timeline\n");
+        goto split;
+    }
     const char *hdr[] = { "step", "start", "CPU time", "GPU events", "GPU busy", "GPU time (sum)", "GPU ends after CPU" };
     tprof_table *t = tprof_table_new(7, hdr, "lrrrrrr");
     if (!t) return TPROF_ENOMEM;
@@ -64,21 +75,28 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
+split:;
     /* the device's time in each step's window, as Ascend's step_trace_time.csv splits it */
     static const char *const dev_cols[] = { "computing_ns",  "comm_not_overlapped_ns", "overlapped_ns",
                                             "free_ns",       "bubble_ns",              "preparing_ns" };
-    const char *dhdr[] = { "step", "computing", "comm not overlapped", "overlapped", "free", "bubble", "preparing" };
-    printf("\ndevice time in each step's window (Ascend's step_trace_time.csv columns: docs/METRICS.md):\n");
-    if (!(t = tprof_table_new(7, dhdr, "lrrrrrr"))) return TPROF_ENOMEM;
+    static const char *const dhdr[] = { "step", "computing", "comm not overlapped", "overlapped", "free", "bubble", "preparing" };
+    int64_t recorded = TOP("split_recorded");
+    printf("\ndevice time in each step's window (Ascend's step_trace_time.csv columns: docs/METRICS.md)%s:\n",
+           !recorded                 ? ""
+           : recorded == (int64_t)n ? ", the Ascend profiler's own"
+                                     : ", the Ascend profiler's own where its step_trace_time.csv has the step");
+    tprof_table *dt = tprof_table_new(7, dhdr, "lrrrrrr");
+    if (!dt) return TPROF_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         char step[32], v[6][32];
         const char *cells[7] = { step };
         snprintf(step, sizeof step, "#%" PRId64, ROW(i, "number"));
         for (int k = 0; k < 6; k++) cells[k + 1] = tprof_fmt_duration(v[k], sizeof v[k], ROW(i, dev_cols[k]));
-        tprof_table_row(t, cells);
+        tprof_table_row(dt, cells);
     }
-    tprof_table_print(t, stdout);
-    tprof_table_free(t);
+    tprof_table_print(dt, stdout);
+    tprof_table_free(dt);
+    if (table_only) return 0;
     if (!TOP("phases_found")) {
         printf("\nphases: no phase markers (record_function names, DataLoader, Optimizer, autograd) in the steps\n");
         return 0;
@@ -120,8 +138,8 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
 int cmd_steps(int argc, char **argv)
 {
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_STEPS_KEEP, .result = &tprof_steps_desc, .analyse = analyse,
-        .print = print,
+        .help = help, .keep = TPROF_STEPS_KEEP | TPROF_KEEP_STEP_SPLITS, .result = &tprof_steps_desc, .analyse = analyse,
+        .print = print, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_STEPS),
     };
     return cli_run(argc, argv, &spec, NULL);
 }

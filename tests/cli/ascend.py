@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 
-from common import TRAINPROF, check, device_split, finish, run, scratch, testdata, us_to_ns
+from common import SRC, TRAINPROF, check, device_split, finish, run, scratch, testdata, us_to_ns
 
 tmp = scratch("tprof-ascend-")
 
@@ -188,6 +188,16 @@ check("1 Ascend table or database beside its trace" in err, f"the directory line
 rc, doc, err = kernels_json(os.path.join(tmp, "made", "big"))
 check(rc == 0 and doc and len(doc["traces"]) == 1, f"a directory with a table alone reads the table ({rc})")
 
+# dynamic shape: all tasks dynamic is a finding, one static task is not (msprof-analyze's rule)
+for states, fires in ((["dynamic", "dynamic", "dynamic"], True), (["dynamic", "static", "dynamic"], False)):
+    rows = "".join(f'1,4294967295,{10 + i},2,Op{i},Op,{st},AI_CORE,{1736413971559000 + 100 * i},5,0,8\r\n'
+                   for i, st in enumerate(states))
+    p = write(f"dyn_{fires}/kernel_details.csv",
+              HEAD.replace("Type,Accelerator", "Type,OP State,Accelerator") + rows)
+    rc, out, err = run([TRAINPROF, "advice", "--format", "json", p])
+    found = [f for f in json.loads(out) if f["rule"] == "dynamic-shape"] if rc == 0 else None
+    check(found is not None and bool(found) == fires, f"dynamic-shape with OP States {states}: {found}")
+
 # ---- real: msprof-analyze's files ---------------------------------------------------------------
 data = testdata()
 if data is None:
@@ -199,6 +209,15 @@ else:
         path = os.path.join(base, rel)
         with open(path, encoding="utf-8", newline="") as f:
             check_table(path, f.read(), f"real {rel}")
+    # dynamic shape: msprof-analyze's advisor finds every op of the first file dynamic, the second records no state
+    oracle = open(os.path.join(SRC, "tests/data/ascend_comm/expected/advisor_dynamic_shape_real.txt")).read()
+    for rel, fires in (("ut/advisor/compute_advice/data/kernel_details.csv", True),
+                       ("ut/advisor/advisor_backend/compute_advice/kernel_details.csv", False)):
+        rc, out, err = run([TRAINPROF, "advice", "--format", "json", os.path.join(base, rel)])
+        found = [f for f in json.loads(out) if f["rule"] == "dynamic-shape"] if rc == 0 else None
+        check(found is not None and bool(found) == fires and
+              (not fires or ("all 29 tasks" in found[0]["evidence"] and "Found all operators are dynamic shape" in oracle)),
+              f"dynamic-shape on the real {rel}: {'fires as msprof-analyze' if fires else 'no OP State, none'} ({found})")
     path = os.path.join(base, "ut/advisor/advisor_backend/compute_advice/kernel_details.csv")
     rc, out, err = run([TRAINPROF, "comm", "--format", "json", path])
     types = {t["type"] for t in json.loads(out)[0]["types"]} if rc == 0 else set()
@@ -241,7 +260,7 @@ else:
           f"ai-cpu on the timeline's AI CPU tasks ({found})")
     path = os.path.join(base, "resource/advisor/cluster_analysis_output/cluster_step_trace_time.csv")
     rc, out, err = run([TRAINPROF, "kernels", path])
-    check(rc == 3 and "Ascend profiler CSV" in err and "not read yet" in err,
+    check(rc == 3 and "step split" in err and "use trainprof steps, ranks or advice" in err,
           f"an Ascend table of another kind: exit 3 and a hint ({rc}: {err.strip()[:300]})")
 
 finish("Ascend kernel tables read as traces")

@@ -340,7 +340,7 @@ def check_bad_inputs(tmp):
         nops = sum(1 for st in comm.values() for kind in st.values() for op in kind if not op.startswith("Total"))
         check(res and res[0]["label"] == "rank 2" and len(res[0].get("hccl_ops", [])) == nops == 6,
               "the summary beside the trace read with it (rank 2 from profiler_info_2.json, its 6 ops)")
-        check("communication summaries read with the traces beside them" in err, f"the note says so: {err}")
+        check("summaries and step tables read with the files beside them" in err, f"the note says so: {err}")
         # a broken summary beside the trace: the trace is still analysed, with a note
         open(os.path.join(rank_dir, "ASCEND_PROFILER_OUTPUT", "communication.json"), "w").write("{\"step1\": 3}")
         rc, out, err = run("comm", "--format", "json", rank_dir)

@@ -124,6 +124,29 @@ else:
 rc, out, err = run([TRAINPROF, "info", db], timeout=60)
 check(rc == 0 and "Ascend profiler database (SQLite)" in out, f"info names the form: {out}")
 
+# OP State (newer databases: COMPUTE_TASK_INFO.opState, a STRING_IDS id): all dynamic is
+# msprof-analyze's dynamic-shape finding, one static op is not; without the column, none
+def dynamic_shape_findings(path):
+    rc, out, err = run([TRAINPROF, "advice", "--format", "json", path], timeout=60)
+    return [f for f in json.loads(out) if f["rule"] == "dynamic-shape"] if rc == 0 else None
+
+
+check(dynamic_shape_findings(db) == [], "no opState column: no dynamic-shape finding")
+dyn = os.path.join(tmp, "dyn", "ascend_pytorch_profiler_0.db")
+os.makedirs(os.path.dirname(dyn))
+make_db(dyn)
+c = sqlite3.connect(dyn)
+c.executescript("ALTER TABLE COMPUTE_TASK_INFO ADD COLUMN opState INTEGER;"
+                "INSERT INTO STRING_IDS VALUES (100, 'dynamic'), (101, 'static');"
+                "UPDATE COMPUTE_TASK_INFO SET opState = 100;")
+c.commit()
+found = dynamic_shape_findings(dyn)
+check(found and "all 24 tasks" in found[0]["evidence"], f"every task dynamic: the finding ({found})")
+c.execute("UPDATE COMPUTE_TASK_INFO SET opState = 101 WHERE rowid = 1")
+c.commit()
+c.close()
+check(dynamic_shape_findings(dyn) == [], "one static task: no finding")
+
 # compressed: read whole into memory and opened there (sqlite3_deserialize)
 gz = os.path.join(tmp, "rank0.db.gz")
 with open(db, "rb") as f, gzip.open(gz, "wb") as g:
@@ -220,7 +243,7 @@ if rc == 0:
               sum(k["total_ns"] for k in ops) == round(float(r["SumNs"])),
               f"rank {r['Rank']}: HCCL ops {[(k['key'], k['count'], k['total_ns']) for k in ops]} vs {r}")
 rc, out, err = run([TRAINPROF, "comm", "--format", "json", cluster], timeout=60)
-check(rc == 0 and "communication summaries read with the traces beside them" in err,
+check(rc == 0 and "summaries and step tables read with the files beside them" in err,
       f"comm on the made cluster: analysis.db read beside its database: {rc} {err}")
 if rc == 0:
     res = {int(t["label"].split()[1]): t for t in json.loads(out)}

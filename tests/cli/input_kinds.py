@@ -39,8 +39,10 @@ def expect_no_hint(args):
 SNAP = "this is a CUDA memory snapshot (pickle): use trainprof mem"
 TRACE = "this is a Chrome/PyTorch profiler trace:"
 ET = "this is a PyTorch execution trace (not a profiler trace)"
-CSV = ("this is an Ascend profiler CSV (like step_trace_time.csv or op_statistic.csv): not read yet; give the run's "
+CSV = ("this is an Ascend profiler CSV (like op_statistic.csv): not read yet; give the run's "
        "kernel_details.csv or trace_view.json")
+STEPS = ("this is Ascend's step split (step_trace_time.csv or msprof-analyze's cluster_step_trace_time.csv): use "
+         "trainprof steps, ranks or advice")
 KCSV = "this is an Ascend kernel table (kernel_details.csv): use trainprof kernels, summary or another trace command"
 LOG = "this looks like a training log: use trainprof log"
 CONFIG = "this is a model config: use trainprof flops or mfu"
@@ -56,6 +58,8 @@ et = write("et.json.gz", gzip.compress(b'{\n  "schema": "1.0.1", "pid": 5, "time
                                        b'  "nodes": [{"name": "[pytorch|profiler|execution_trace|thread]", "id": 2}]}'))
 steps_csv = write("step_trace_time.csv", "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,"
                                          "Stage,Bubble\n1,80309.6,683731.2,5524.5,689255.8,990605.1,1754645.75,0.0\n")
+op_csv = write("op_statistic.csv", "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),"
+                                   "Max Time(us),Ratio(%)\n0,MatMul,AI_CORE,12,120.5,9.1,10.04,11.2,42.5\n")
 csv = write("kernel_details.csv", "Step Id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),"
                                   "Duration(us)\n1,4294967295,12,2,MatMul,MatMul,AI_CORE,\"1695054582608213.0\",9.5\n")
 log = write("train.log", "step 1/100 | train loss 2.5012 | lr 1.00e-04\nstep 2/100 | train loss 2.4807 | lr 1.00e-04\n")
@@ -68,7 +72,10 @@ expect(["kernels", snap_path], SNAP, "snapshot.pickle: byte 0:", "unexpected byt
 expect(["kernels", snap_gz], SNAP, "byte 0")  # recognised after decompression
 expect(["kernels", "-"], SNAP, "byte 0", stdin=snap)  # and on stdin, from the bytes already read
 expect(["summary", et], ET, "not a trace", "traceEvents")
-expect(["steps", steps_csv], CSV, "step_trace_time.csv: byte 0: unexpected 'S'")
+expect(["steps", op_csv], CSV, "op_statistic.csv: byte 0: unexpected 'D'")
+expect(["kernels", steps_csv], STEPS, "step_trace_time.csv: byte 0: unexpected 'S'")
+rc, out, err = run([TRAINPROF, "steps", steps_csv], timeout=60)  # tests/cli/ascend_steps.py
+check(rc == 0 and "hint:" not in err, f"steps reads step_trace_time.csv: {rc} {err.strip()!r}")
 rc, out, err = run([TRAINPROF, "steps", csv], timeout=60)  # a kernel table is a trace (tests/cli/ascend.py)
 check(rc == 0 and "hint:" not in err, f"steps reads kernel_details.csv: {rc} {err.strip()!r}")
 expect(["temporal", log], LOG, "byte 0")
@@ -110,7 +117,7 @@ if data:
     for root, _, files in os.walk(os.path.join(t, "msprof-analyze")):
         for f in files:
             if f == "cluster_step_trace_time.csv":
-                expect(["kernels", os.path.join(root, f)], CSV, "byte 0")
+                expect(["kernels", os.path.join(root, f)], STEPS, "byte 0")
     s = os.path.join(data, "snapshots", "synthetic", "protocol2.pickle")
     if os.path.exists(s):
         expect(["kernels", s], SNAP, "byte 0")

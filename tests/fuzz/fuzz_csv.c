@@ -1,7 +1,8 @@
 /* libFuzzer target: the CSV reader (lib/io/csv.c) fed a few bytes per read,
  * so that quotes, CRLFs and the byte order mark fall across reads, and the
- * Ascend kernel table reader over the same bytes (lib/trace/ascend.c,
- * through tprof_trace_read_mem, whose JSON reader hands a table on to it),
+ * Ascend kernel table and step table readers over the same bytes
+ * (lib/trace/ascend.c, ascend_steps.c, through tprof_trace_read_mem, whose
+ * JSON reader hands a table on to them),
  * and Ascend's memory view (lib/mem/ascend.c: the bytes as memory_record.csv,
  * and as the operator_memory.csv beside it, through an in-memory file).
  * The rows read through small reads must equal those read at once. */
@@ -86,6 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tprof_kernels(t, &ko, &r) == 0) tprof_kernels_free(r);
         tprof_steps_result *sr;
         if (tprof_steps(t, &sr) == 0) tprof_steps_free(sr);
+        tprof_ranks_result *rr; /* a step table's splits through the slow-rank check */
+        if (tprof_ranks((const tprof_trace *const *)&t, 1, &rr) == 0) tprof_ranks_free(rr);
         tprof_trace_free(t);
     }
     (void)rc;

@@ -266,7 +266,8 @@ static void test_steps_tables(void **state)
     assert_int_equal(tprof_steps_tables(&r, &res), 0);
     char *j = render(json_of, res);
     assert_non_null(strstr(j, "\"steps_count\":2,\"mean_ns\":600,"));
-    assert_non_null(strstr(j, "\"spread\":0.33333333333333331,\"phases_found\":true,\"steps\":[{\"number\":3,"));
+    assert_non_null(strstr(j, "\"spread\":0.33333333333333331,\"phases_found\":true,\"split_recorded\":0,\"cluster_rows\":0,"
+                            "\"steps\":[{\"number\":3,"));
     assert_non_null(strstr(j, "\"phases\":{\"data\":{\"cpu_ns\":0,\"gpu_ns\":0},\"forward\":{\"cpu_ns\":200,"));
     char *buf = NULL;
     size_t len = 0;
