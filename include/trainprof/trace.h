@@ -183,6 +183,8 @@ typedef struct {
 /* One link of communication_matrix.json. */
 typedef struct {
     uint32_t step, op, group; /* string ids, as in tprof_hccl_op */
+    uint32_t group_ranks;     /* string id: a cluster file's group, "(0, 1)", whose src and dst are global
+                                 ranks; 0 in a rank's own file, whose are ranks within the group */
     int p2p;
     int64_t src, dst;         /* "src-dst" ranks */
     uint32_t transport;       /* string id: "Transport Type" as written (HCCS, RDMA, SIO, LOCAL, ...) */

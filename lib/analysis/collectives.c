@@ -75,9 +75,10 @@ static const tprof_table_desc inst_rows = { .name = "instances", .doc = "the ran
                                             .cols = inst_cols, .ncols = C_NCOLS };
 static const tprof_table_desc inst_steps = { .name = "steps", .doc = "the rank's ProfilerStep numbers",
                                              .cols = step_cols, .ncols = P_NCOLS };
-static const tprof_table_desc *const inst_tables[] = { &inst_rows, &inst_steps, &tprof_hccl_totals_desc };
+static const tprof_table_desc *const inst_tables[] = { &inst_rows, &inst_steps, &tprof_hccl_totals_desc,
+                                                        &tprof_hccl_matrix_desc };
 const tprof_result_desc tprof_coll_instances_desc = {
-    .name = "collective_instances", .version = 3, .top = &inst_top, .tables = inst_tables, .ntables = 3,
+    .name = "collective_instances", .version = 4, .top = &inst_top, .tables = inst_tables, .ntables = 4,
     .internal = 1,
     .doc = "What `collectives` keeps of each rank's trace: its collective instances and steps; the trace is "
            "freed and the matching across ranks runs on these.",
@@ -286,6 +287,7 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
     }
     if (!rc) rc = add_stretches(rows, t);
     if (!rc) rc = tprof_hccl_total_rows(t, tprof_result_table(res, 2)); /* Ascend's summaries, where read */
+    if (!rc) rc = tprof_hccl_matrix_rows(t, tprof_result_table(res, 3));
     if (rc) {
         tprof_result_free(res);
         return rc;
@@ -297,7 +299,7 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
 /* ---- across ranks ---- */
 
 enum { T_RANKS, T_MATCHED, T_UNMATCHED, T_MATCHING, T_COMMON, T_STRAGGLER, T_COST, T_LAST_SHARE, T_RESIDUAL, T_SKEW,
-       T_A2A_IMBALANCE, T_CAUSE, T_NCOLS };
+       T_A2A_IMBALANCE, T_CAUSE, T_LINKS_UNMAPPED, T_NCOLS };
 enum { G_TYPE, G_GROUP, G_DTYPE, G_BYTES, G_RANKS, G_COUNT, G_TRANSFER, G_TRANSFER_P50, G_TRANSFER_P90, G_ALGBW,
        G_BUSBW, G_WAIT, G_SKEW_P50, G_SKEW_P90, G_NCOLS };
 enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_OFFSET, R_DRIFT, R_RESIDUAL, R_LATE, R_A2A_SENT,
@@ -338,6 +340,9 @@ static const tprof_col_desc top_cols[T_NCOLS] = {
                           "in against the others' (late_*_per_step_ns of its row): host (its host called them later), data "
                           "(the same, mostly its data loading), compute (its GPU started them later after the "
                           "call: the work queued ahead); null when neither part is longer"),
+    [T_LINKS_UNMAPPED] = TPROF_COL("hccl_links_unmapped", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                                   "Ascend matrix entries left out of hccl_cluster_links: an endpoint that no rank's "
+                                   "self link maps to a global rank (msprof-analyze drops them too)"),
 };
 static const tprof_col_desc group_cols[G_NCOLS] = {
     [G_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective", .flags = TPROF_COLF_KEY),
@@ -416,7 +421,8 @@ static const tprof_table_desc rank_table = { .name = "ranks", .title = "waits pe
                                              .ncols = R_NCOLS };
 static const tprof_table_desc *const coll_tables[] = { &tprof_coll_groups_table,   &rank_table,
                                                         &tprof_hccl_totals_desc,    &tprof_hccl_groups_desc,
-                                                        &tprof_hccl_bandwidth_desc, &tprof_hccl_slow_links_desc };
+                                                        &tprof_hccl_bandwidth_desc, &tprof_hccl_slow_links_desc,
+                                                        &tprof_hccl_cluster_links_desc };
 /* The ranks' table as summary holds it (rows copied with tprof_rows_append,
  * which needs the same columns), under a name of its own beside summary's
  * "ranks"; the groups' table is summary's as it is. */
@@ -425,7 +431,7 @@ const tprof_table_desc tprof_coll_waits_table = { .name = "collective_waits", .t
                                                          "collectives matched across ranks)",
                                                   .cols = rank_cols, .ncols = R_NCOLS, .json_omit_empty = 1 };
 const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 3, .top = &top_table,
-                                                   .tables = coll_tables, .ntables = 6, .csv_table = 1,
+                                                   .tables = coll_tables, .ntables = 7, .csv_table = 1,
                                                    .whole_run = 1, .json_tables_first = 1 };
 
 int tprof_collective_ends_together(const char *type)
@@ -935,6 +941,10 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         for (size_t k = 0; k < n; k++) tt[k] = tprof_result_table_c(ranks[k], 2);
         rc = tprof_hccl_cluster(tt, rank_of, n, tprof_result_table(res, 2), tprof_result_table(res, 3),
                                 tprof_result_table(res, 4), tprof_result_table(res, 5));
+        size_t unmapped = 0;
+        for (size_t k = 0; !rc && k < n; k++) tt[k] = tprof_result_table_c(ranks[k], 3);
+        if (!rc) rc = tprof_hccl_cluster_links(tt, rank_of, n, tprof_result_table(res, 6), &unmapped);
+        tprof_rows_set_i(tprof_result_top(res), 0, T_LINKS_UNMAPPED, (int64_t)unmapped);
         free(tt);
         if (rc) goto out;
     }

@@ -13,8 +13,8 @@
 #include "trainprof/error.h"
 
 /* Times in ms and sizes in MB (10^6 bytes) as ns and bytes. */
-static int64_t ns_of_ms(double ms) { return isfinite(ms) && fabs(ms) < 9e12 ? llround(ms * 1e6) : 0; }
-static int64_t bytes_of_mb(double mb) { return isfinite(mb) && fabs(mb) < 9e12 ? llround(mb * 1e6) : 0; }
+int64_t tprof_hccl_ns_of_ms(double ms) { return isfinite(ms) && fabs(ms) < 9e12 ? llround(ms * 1e6) : 0; }
+int64_t tprof_hccl_bytes_of_mb(double mb) { return isfinite(mb) && fabs(mb) < 9e12 ? llround(mb * 1e6) : 0; }
 
 /* ---- the tables ---------------------------------------------------------------- */
 
@@ -164,15 +164,15 @@ static void add_times(tprof_rows *t, size_t k, size_t first, size_t link, const 
 {
     const double ms[] = { op->elapse_ms, op->transit_ms, op->wait_ms, op->sync_ms, op->idle_ms };
     for (size_t c = 0; c < 5; c++)
-        tprof_rows_set_i(t, k, first + c, tprof_sat_add(tprof_rows_cell(t, k, first + c)->v.i, ns_of_ms(ms[c])));
+        tprof_rows_set_i(t, k, first + c, tprof_sat_add(tprof_rows_cell(t, k, first + c)->v.i, tprof_hccl_ns_of_ms(ms[c])));
     const size_t wt = first + 7, st = first + 8; /* after the two ratios */
-    tprof_rows_set_i(t, k, wt, tprof_sat_add(tprof_rows_cell(t, k, wt)->v.i, tprof_sat_add(ns_of_ms(op->wait_ms), ns_of_ms(op->transit_ms))));
-    tprof_rows_set_i(t, k, st, tprof_sat_add(tprof_rows_cell(t, k, st)->v.i, tprof_sat_add(ns_of_ms(op->sync_ms), ns_of_ms(op->transit_ms))));
+    tprof_rows_set_i(t, k, wt, tprof_sat_add(tprof_rows_cell(t, k, wt)->v.i, tprof_sat_add(tprof_hccl_ns_of_ms(op->wait_ms), tprof_hccl_ns_of_ms(op->transit_ms))));
+    tprof_rows_set_i(t, k, st, tprof_sat_add(tprof_rows_cell(t, k, st)->v.i, tprof_sat_add(tprof_hccl_ns_of_ms(op->sync_ms), tprof_hccl_ns_of_ms(op->transit_ms))));
     const tprof_hccl_bandwidth *b[2] = { &op->bw[TPROF_HCCL_RDMA], &op->bw[TPROF_HCCL_SDMA] };
     for (size_t i = 0; i < 2; i++) {
         size_t cb = link + 3 * i, cn = cb + 1;
-        tprof_rows_set_i(t, k, cb, tprof_sat_add(tprof_rows_cell(t, k, cb)->v.i, bytes_of_mb(b[i]->size_mb)));
-        tprof_rows_set_i(t, k, cn, tprof_sat_add(tprof_rows_cell(t, k, cn)->v.i, ns_of_ms(b[i]->time_ms)));
+        tprof_rows_set_i(t, k, cb, tprof_sat_add(tprof_rows_cell(t, k, cb)->v.i, tprof_hccl_bytes_of_mb(b[i]->size_mb)));
+        tprof_rows_set_i(t, k, cn, tprof_sat_add(tprof_rows_cell(t, k, cn)->v.i, tprof_hccl_ns_of_ms(b[i]->time_ms)));
     }
 }
 
@@ -290,9 +290,9 @@ static int transport_rows(const tprof_trace *t, tprof_rows *rows)
         double large = 0;
         for (size_t i = 0; i < n; i++) {
             const tprof_hccl_bandwidth *b = &ops[i].bw[x];
-            if (bytes_of_mb(b->size_mb) <= 0 && b->packets == 0) continue;
-            bytes = tprof_sat_add(bytes, bytes_of_mb(b->size_mb));
-            ns = tprof_sat_add(ns, ns_of_ms(b->time_ms));
+            if (tprof_hccl_bytes_of_mb(b->size_mb) <= 0 && b->packets == 0) continue;
+            bytes = tprof_sat_add(bytes, tprof_hccl_bytes_of_mb(b->size_mb));
+            ns = tprof_sat_add(ns, tprof_hccl_ns_of_ms(b->time_ms));
             packets = tprof_sat_add(packets, b->packets > INT64_MAX ? INT64_MAX : (int64_t)b->packets);
             nops++;
             if (isfinite(b->large_packet_ratio))
@@ -316,7 +316,7 @@ static int transport_rows(const tprof_trace *t, tprof_rows *rows)
  * ("allreduce-top1", "-middle", "-bottom2": the slowest, median, fastest
  * op), not traffic of its own: the "-total" entry sums them all (as
  * msprof-analyze's check_add_op reads it). Older matrices name each op. */
-static int statistic_entry(const char *op)
+int tprof_hccl_statistic_entry(const char *op)
 {
     const char *at = strrchr(op, '@'), *end = at ? at : op + strlen(op), *dash = NULL;
     for (const char *p = op; p < end; p++)
@@ -338,7 +338,7 @@ static int link_rows(const tprof_trace *t, tprof_rows *rows)
     int rc = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         const tprof_hccl_link *l = &links[i];
-        if (statistic_entry(tprof_trace_str(t, l->op))) continue;
+        if (tprof_hccl_statistic_entry(tprof_trace_str(t, l->op))) continue;
         key_slot *s = keys_find(&keys, l->src, l->dst, l->transport);
         if (s->row < 0) {
             long k = zero_row(rows, L_OPS, L_NS);
@@ -352,8 +352,8 @@ static int link_rows(const tprof_trace *t, tprof_rows *rows)
         }
         size_t r = (size_t)s->row;
         tprof_rows_set_i(rows, r, L_OPS, tprof_rows_cell(rows, r, L_OPS)->v.i + 1);
-        tprof_rows_set_i(rows, r, L_BYTES, tprof_sat_add(tprof_rows_cell(rows, r, L_BYTES)->v.i, bytes_of_mb(l->size_mb)));
-        tprof_rows_set_i(rows, r, L_NS, tprof_sat_add(tprof_rows_cell(rows, r, L_NS)->v.i, ns_of_ms(l->time_ms)));
+        tprof_rows_set_i(rows, r, L_BYTES, tprof_sat_add(tprof_rows_cell(rows, r, L_BYTES)->v.i, tprof_hccl_bytes_of_mb(l->size_mb)));
+        tprof_rows_set_i(rows, r, L_NS, tprof_sat_add(tprof_rows_cell(rows, r, L_NS)->v.i, tprof_hccl_ns_of_ms(l->time_ms)));
     }
     free(keys.slot);
     return rc;

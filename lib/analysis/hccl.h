@@ -27,4 +27,23 @@ extern const tprof_table_desc tprof_hccl_groups_desc, tprof_hccl_bandwidth_desc,
 int tprof_hccl_cluster(const tprof_rows *const *totals, const int64_t *rank_of, size_t n, tprof_rows *tot,
                        tprof_rows *groups, tprof_rows *bw, tprof_rows *slow);
 
+/* A matrix's links across ranks (hccl_matrix.c): each rank's entries as
+ * written (collectives keeps them of a rank), then PARTS[0..N) in rank order
+ * (rank RANK_OF[k]) onto global ranks, summed per group, step, op and link,
+ * with each group's Total Op Info, into OUT; *UNMAPPED counts the entries
+ * dropped for an endpoint no rank's self link names. 0 or TPROF_ENOMEM. */
+extern const tprof_table_desc tprof_hccl_matrix_desc, tprof_hccl_cluster_links_desc;
+int tprof_hccl_matrix_rows(const tprof_trace *t, tprof_rows *rows);
+int tprof_hccl_cluster_links(const tprof_rows *const *parts, const int64_t *rank_of, size_t n, tprof_rows *out,
+                             size_t *unmapped);
+
+/* Shared by the three: MB (10^6 bytes) and ms as written into bytes and ns;
+ * "(0, 1, 3)" from sorted ranks (a Python tuple, msprof-analyze's group
+ * key); whether a matrix entry is a top/middle/bottom statistic (left out of
+ * sums, as msprof-analyze's check_add_op does). */
+int64_t tprof_hccl_bytes_of_mb(double mb);
+int64_t tprof_hccl_ns_of_ms(double ms);
+int tprof_hccl_ranks_text(const int64_t *r, size_t n, char **out);
+int tprof_hccl_statistic_entry(const char *op);
+
 #endif

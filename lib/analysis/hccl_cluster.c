@@ -104,7 +104,7 @@ const tprof_table_desc tprof_hccl_slow_links_desc = {
 };
 
 /* "(0, 1, 3)" from sorted ranks. */
-static int ranks_text(const int64_t *r, size_t n, char **out)
+int tprof_hccl_ranks_text(const int64_t *r, size_t n, char **out)
 {
     size_t cap = 3 + n * 22, at = 0;
     char *s = malloc(cap);
@@ -213,7 +213,7 @@ static int group_rows(const tprof_rows *tot, tprof_rows *groups, tprof_rows *tot
             if (rs[k].sync < rs[least].sync) least = k; /* ties: the lowest rank */
             if (rs[k].sync > rs[most].sync) most = k;
         }
-        rc = ranks_text(sorted, nr, &acc[g].ranks_text);
+        rc = tprof_hccl_ranks_text(sorted, nr, &acc[g].ranks_text);
         free(sorted);
         const group_acc *a = &acc[g];
         long row = rc ? -1 : tprof_rows_add(groups);

@@ -219,8 +219,8 @@ static int op_value(creader *c, const op_where *w)
                                  sizeof *t->hccl_links))
                 return TPROF_ENOMEM;
             tprof_hccl_link *l = &t->hccl_links[t->nhccl_links];
-            *l = (tprof_hccl_link){ .step = w->step, .op = w->op, .group = w->group, .p2p = w->p2p, .src = src,
-                                    .dst = dst };
+            *l = (tprof_hccl_link){ .step = w->step, .op = w->op, .group = w->group, .group_ranks = w->group_ranks,
+                                    .p2p = w->p2p, .src = src, .dst = dst };
             if (!(rc = link_info(c, l))) t->nhccl_links++;
         } else
             rc = tprof_json_skip_value(c->j);

@@ -142,6 +142,51 @@ static void print_cause(const tprof_rows *top, const tprof_rows *ranks)
     }
 }
 
+static const tprof_rows *sort_rows;
+static int by_bandwidth(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double x = tprof_rows_real(sort_rows, i, "bandwidth_gbps"), y = tprof_rows_real(sort_rows, j, "bandwidth_gbps");
+    return x != y ? (x > y) - (x < y) : (i > j) - (i < j); /* ties in table order */
+}
+
+/* The slowest links between two ranks in the groups' Total Op Info
+ * (hccl_cluster_links: msprof-analyze's cluster matrix). */
+static int print_slowest_links(const tprof_rows *links)
+{
+    enum { SHOWN = 8 };
+    size_t n = tprof_rows_count(links), m = 0;
+    size_t *pick = malloc((n ? n : 1) * sizeof *pick);
+    if (!pick) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(tprof_rows_str(links, i, "op"), "Total Op Info", 13) &&
+            tprof_rows_int(links, i, "src") != tprof_rows_int(links, i, "dst") &&
+            !tprof_rows_at(links, i, "bandwidth_gbps")->null)
+            pick[m++] = i;
+    sort_rows = links;
+    qsort(pick, m, sizeof *pick, by_bandwidth);
+    if (m) printf("\nthe slowest links between ranks, per group and step (msprof-analyze's cluster matrix, Total Op "
+                  "Info; every link and op: --format json, hccl_cluster_links):\n");
+    const char *hdr[] = { "group", "step", "src", "dst", "transport", "bytes", "time", "GB/s" };
+    tprof_table *t = m ? tprof_table_new(8, hdr, "llrrlrrr") : NULL;
+    for (size_t k = 0; t && k < m && k < SHOWN; k++) {
+        size_t i = pick[k];
+        char src[24], dst[24], bytes[32], time[32], bw[32];
+        snprintf(src, sizeof src, "%" PRId64, tprof_rows_int(links, i, "src"));
+        snprintf(dst, sizeof dst, "%" PRId64, tprof_rows_int(links, i, "dst"));
+        snprintf(bw, sizeof bw, "%.2f", tprof_rows_real(links, i, "bandwidth_gbps"));
+        const char *cells[] = { tprof_rows_str(links, i, "ranks"), tprof_rows_str(links, i, "step"), src, dst,
+                                tprof_rows_str(links, i, "transport"),
+                                tprof_fmt_bytes(bytes, sizeof bytes, tprof_rows_int(links, i, "bytes")),
+                                tprof_fmt_duration(time, sizeof time, tprof_rows_int(links, i, "time_ns")), bw };
+        tprof_table_row(t, cells);
+    }
+    if (t) tprof_table_print(t, stdout);
+    tprof_table_free(t);
+    free(pick);
+    return m && !t ? TPROF_ENOMEM : 0;
+}
+
 /* Ascend's communication summaries across ranks: the groups, the slow
  * links, the bandwidth per step and rank. */
 static int print_hccl(const tprof_result *res)
@@ -172,7 +217,7 @@ static int print_hccl(const tprof_result *res)
         if (nbw > BW_SHOWN) printf("(the first %d of %zu; --format json has them all)\n", BW_SHOWN, nbw);
     }
     printf("\neach rank's totals per step and group (msprof-analyze's Total Op Info): --format json, hccl_totals\n");
-    return 0;
+    return print_slowest_links(tprof_result_table_c(res, 6));
 }
 
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
@@ -181,7 +226,10 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     const tprof_rows *top = tprof_result_top_c(res);
     int64_t matched = tprof_rows_int(top, 0, "matched"), common = tprof_rows_int(top, 0, "common_steps");
     int64_t ntraces = tprof_rows_int(top, 0, "traces");
-    if (tprof_rows_count(tprof_result_table_c(res, 2))) { /* Ascend summaries, with or without kernels */
+    if (!tprof_rows_count(tprof_result_table_c(res, 2)) && tprof_rows_count(tprof_result_table_c(res, 6))) {
+        int rc = print_slowest_links(tprof_result_table_c(res, 6)); /* a matrix alone */
+        if (rc || !matched) return rc;
+    } else if (tprof_rows_count(tprof_result_table_c(res, 2))) { /* Ascend summaries, with or without kernels */
         int rc = print_hccl(res);
         if (rc || !matched) return rc;
         printf("\n");

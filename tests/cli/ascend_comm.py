@@ -279,6 +279,32 @@ def check_cluster_matrix():
     check(got == want and len(got) > 4, f"the cluster matrix's links: {got} vs {want}")
 
 
+def check_cluster_links():
+    """collectives over the rank directories maps each rank's links (ranks within the group) onto global ranks
+    and sums them as msprof-analyze's cluster_communication_matrix.json does: every link of every group, step
+    and op (the statistics entries and Total Op Info too) equal; the file read back gives itself."""
+    m = json.load(open(os.path.join(DATA, "expected", "cluster_communication_matrix.json")))
+    want = {(g, st, op, k): (l["Transport Type"], round(l["Transit Size(MB)"] * 1e6), round(l["Transit Time(ms)"] * 1e6),
+                             l["Bandwidth(GB/s)"])
+            for g, steps in m.items() for st, ops in steps.items() for op, links in ops.items()
+            for k, l in links.items()}
+    for what, path in (("the rank directories", CLUSTER),
+                       ("msprof's cluster matrix read back", os.path.join(DATA, "expected",
+                                                                          "cluster_communication_matrix.json"))):
+        rc, out, err = run("collectives", "--format", "json", path)
+        doc = json.loads(out) if rc == 0 else {}
+        got = {(r["ranks"], r["step"], r["op"], f"{r['src']}-{r['dst']}"):
+               (r["transport"], r["bytes"], r["time_ns"], round(r["bandwidth_gbps"], 4))
+               for r in doc.get("hccl_cluster_links", [])}
+        diff = [k for k in set(got) | set(want) if got.get(k) != want.get(k)]
+        check(rc == 0 and not diff and len(want) == 310 and doc["hccl_links_unmapped"] == 0,
+              f"collectives' cluster links on {what} equal msprof-analyze's cluster matrix ({len(got)} vs {len(want)} "
+              f"links; first differing {diff[:2]} {[(got.get(k), want.get(k)) for k in diff[:2]]})")
+    rc, out, err = run("collectives", CLUSTER)
+    check(rc == 0 and "the slowest links between ranks" in out and "(0, 1, 2, 3)  step1    3    0  RDMA" in out,
+          f"the text names rank 3's slow RDMA links first ({out[-600:]})")
+
+
 def check_real_cluster_file():
     if not REAL or not os.path.exists(REAL):
         print("SKIP (visible): ../shared/data absent: the real cluster_communication.json not read")
@@ -359,6 +385,7 @@ if len(by_rank) == 4:
 check_cluster_view()
 check_advice()
 check_cluster_matrix()
+check_cluster_links()
 check_real_cluster_file()
 check_bad_inputs(scratch("tprof-ascend-comm-"))
 finish("Ascend communication summaries")
