@@ -227,6 +227,55 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
     return rc ? TPROF_ENOMEM : 0;
 }
 
+static const tprof_hccl_op *sort_ops;
+static int by_op_rank(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    int64_t a = sort_ops[i].rank, b = sort_ops[j].rank;
+    return a != b ? (a > b) - (a < b) : (i > j) - (i < j);
+}
+
+/* msprof-analyze's packet rule over T's HCCL ops: a finding per rank
+ * (a cluster file's ops name theirs; a rank's own file is RANK). */
+static int small_packets(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t *cap)
+{
+    const tprof_hccl_op *ops = tprof_trace_hccl_ops(t);
+    size_t n = tprof_trace_nhccl_ops(t);
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    sort_ops = ops;
+    qsort(order, n, sizeof *order, by_op_rank);
+    int rc = 0;
+    for (size_t lo = 0, hi; !rc && lo < n; lo = hi) {
+        for (hi = lo; hi < n && ops[order[hi]].rank == ops[order[lo]].rank; hi++) {}
+        int64_t who = ops[order[lo]].rank >= 0 ? ops[order[lo]].rank : rank;
+        for (int x = 0; !rc && x < 2; x++) {
+            const int transport = x ? TPROF_HCCL_RDMA : TPROF_HCCL_SDMA;
+            const double small_mb = (x ? SMALL_RDMA_BYTES : SMALL_SDMA_BYTES) / 1e6;
+            uint64_t moved = 0, small = 0;
+            double small_ms = 0;
+            for (size_t k = lo; k < hi; k++) {
+                const tprof_hccl_bandwidth *b = &ops[order[k]].bw[transport];
+                if (!(b->size_mb > 0)) continue;
+                moved++;
+                if (b->size_mb < small_mb) small++, small_ms += isfinite(b->time_ms) ? b->time_ms : 0;
+            }
+            if (moved && (double)small / (double)moved > SMALL_PACKETS_MIN)
+                rc = add(a, cap, "small-packets", who, (double)small / (double)moved, SMALL_PACKETS_MIN,
+                         "send fewer, larger messages: a larger batch or more gradient accumulation where the data "
+                         "parallel group carries them, ZeRO-2/1 instead of ZeRO-3 if memory allows, fused "
+                         "optimizer ops (each small transfer costs the host a dispatch)",
+                         "%llu of %llu %s transfers (%.0f%%) move less than %g MB, taking %.3f ms (the HCCL "
+                         "summaries: communication.json or analysis.db; msprof-analyze's packet rule)",
+                         (unsigned long long)small, (unsigned long long)moved, tprof_hccl_transport_name(transport),
+                         100.0 * (double)small / (double)moved, small_mb, small_ms);
+        }
+    }
+    free(order);
+    return rc;
+}
+
 /* The critical path's rules (PATH: tprof_critical_path over a sample of steps). */
 static int path_rules(const tprof_result *path, int64_t rank, tprof_advice *a, size_t *cap)
 {
@@ -390,29 +439,8 @@ static int rank_rules(const tprof_trace *t, const tprof_result *path, int64_t ra
                   "all %llu tasks whose OP State is recorded are dynamic-shape, none static (the kernel table's or "
                   "database's OP State; msprof-analyze's dynamic shape check)",
                   (unsigned long long)m->op_state_dynamic);
-    /* Ascend: small transfers (msprof-analyze's packet rule, per HCCL op) */
-    for (int x = 0; x < 2; x++) {
-        const tprof_hccl_op *ops = tprof_trace_hccl_ops(t);
-        const int transport = x ? TPROF_HCCL_RDMA : TPROF_HCCL_SDMA;
-        const double small_mb = (x ? SMALL_RDMA_BYTES : SMALL_SDMA_BYTES) / 1e6;
-        uint64_t moved = 0, small = 0;
-        double small_ms = 0;
-        for (size_t i = 0; i < tprof_trace_nhccl_ops(t); i++) {
-            const tprof_hccl_bandwidth *b = &ops[i].bw[transport];
-            if (!(b->size_mb > 0)) continue;
-            moved++;
-            if (b->size_mb < small_mb) small++, small_ms += isfinite(b->time_ms) ? b->time_ms : 0;
-        }
-        if (moved && (double)small / (double)moved > SMALL_PACKETS_MIN)
-            rc |= add(a, cap, "small-packets", rank, (double)small / (double)moved, SMALL_PACKETS_MIN,
-                      "send fewer, larger messages: a larger batch or more gradient accumulation where the data "
-                      "parallel group carries them, ZeRO-2/1 instead of ZeRO-3 if memory allows, fused optimizer "
-                      "ops (each small transfer costs the host a dispatch)",
-                      "%llu of %llu %s transfers (%.0f%%) move less than %g MB, taking %.3f ms (the HCCL summaries: "
-                      "communication.json or analysis.db; msprof-analyze's packet rule)",
-                      (unsigned long long)small, (unsigned long long)moved, tprof_hccl_transport_name(transport),
-                      100.0 * (double)small / (double)moved, small_mb, small_ms);
-    }
+    /* Ascend: small transfers (msprof-analyze's packet rule, per HCCL op), per rank of a cluster file */
+    rc |= small_packets(t, rank, a, cap);
     /* data loading: the data phase of the steps */
     int64_t steps_ns = 0;
     for (int p = 0; p < TPROF_PHASE_COUNT; p++) steps_ns = tprof_sat_add(steps_ns, st->phase_cpu_ns[p]);
@@ -597,8 +625,9 @@ enum { A_RULE, A_RANK, A_VALUE, A_THRESHOLD, A_EVIDENCE, A_REMEDY, A_KNOWN, A_NC
 
 const tprof_col_desc tprof_finding_cols[TPROF_FINDING_NCOLS] = {
     [A_RULE] = TPROF_COL("rule", TPROF_COL_ENUM, TPROF_COMBINE_FIRST, NULL,
-                         "attention, exposed-comm, cpu-bound, free-time, ai-cpu, small-packets, slow-link, data-loading, "
-                         "fp32-gemm, host-sync, uneven-ranks, late-rank, slow-network, and the op rules "
+                         "attention, exposed-comm, cpu-bound, free-time, ai-cpu, dynamic-shape, small-packets, slow-link, "
+                         "slow-rank, uneven-communication, uneven-free, data-loading, fp32-gemm, host-sync, "
+                         "uneven-ranks, late-rank, slow-network, and the op rules "
                          "(docs/METRICS.md)"),
     [A_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
                          "the rank it is about; null: the whole run (in a rank's findings: that rank)"),
@@ -680,10 +709,12 @@ static int append_findings(tprof_rows *dst, const tprof_rows *src, int64_t rank,
     for (size_t k = 0; k < tprof_rows_count(src); k++) {
         long i = tprof_rows_add(dst);
         if (i < 0) return TPROF_ENOMEM;
+        /* a finding about one rank of a cluster file names it; the others are the trace's */
+        int own = !tprof_rows_cell(src, k, A_RANK)->null;
         for (size_t c = 0; c < A_NCOLS; c++) {
             const tprof_cell *v = tprof_rows_cell(src, k, c);
-            if (c == A_RANK && rank >= 0) tprof_rows_set_i(dst, (size_t)i, c, rank);
-            else if (c == A_KNOWN && rank >= 0) tprof_rows_set_i(dst, (size_t)i, c, known);
+            if (c == A_RANK && rank >= 0 && !own) tprof_rows_set_i(dst, (size_t)i, c, rank);
+            else if (c == A_KNOWN && rank >= 0) tprof_rows_set_i(dst, (size_t)i, c, own || known);
             else if (v->null) continue;
             else if (c == A_RANK || c == A_KNOWN) tprof_rows_set_i(dst, (size_t)i, c, v->v.i);
             else if (c == A_VALUE || c == A_THRESHOLD) tprof_rows_set_d(dst, (size_t)i, c, v->v.d);
