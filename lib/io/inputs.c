@@ -296,6 +296,9 @@ static int walk_dir(walk *w, tprof_input_dir *d, const char *dir)
                           (kind == TPROF_INPUT_ASCEND_DB && has_trace)) &&
                          (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_TRACE)))
                     d->beside_trace++; /* the same tasks as the timeline (or the database) beside it */
+                else if (kind == TPROF_INPUT_ASCEND_DB && has_memory &&
+                         (w->accepts & TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_MEMORY)))
+                    d->beside_trace++; /* the same memory view as memory_record.csv beside it */
                 else if (w->accepts & TPROF_INPUT_BIT(kind)) {
                     d->kept[kind]++;
                     d->nkept++;

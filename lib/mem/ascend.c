@@ -5,13 +5,16 @@
  * was made and freed). Per component and device the peak allocated,
  * reserved and active bytes and when; at the peak of allocated memory, the
  * ops whose allocations were live. Units as torch_npu writes them: MB are
- * 2^20 bytes, KB 2^10, times us (docs/METRICS.md, "Ascend memory"). */
+ * 2^20 bytes, KB 2^10, times us (docs/METRICS.md, "Ascend memory"). The
+ * database form (ascend_pytorch_profiler_N.db: MEMORY_RECORD and OP_MEMORY,
+ * bytes and ns, names in STRING_IDS) gives the same. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../io/csv.h"
+#include "../io/sqlite_ro.h"
 #include "mem_internal.h"
 #include "trainprof/error.h"
 #include "trainprof/json.h"
@@ -58,11 +61,12 @@ static const tprof_col_desc top_cols[T_NCOLS] = {
     [T_PEAK] = TPROF_COL("peak_bytes", TPROF_COL_BYTES, TPROF_COMBINE_MAX, NULL, "its peak allocated bytes"),
     [T_PEAK_TS] = TPROF_COL("peak_ts_ns", TPROF_COL_TIMESTAMP, TPROF_COMBINE_FIRST, NULL, "when (ns)"),
     [T_LIVE] = TPROF_COL("live_bytes", TPROF_COL_BYTES, TPROF_COMBINE_SUM, NULL,
-                         "operator_memory.csv's allocations live then (allocated at or before, released after or "
-                         "never), summed; null without the file"),
+                         "the allocations live then (allocated at or before, released after or never), summed; "
+                         "null without operator_memory.csv or OP_MEMORY"),
     [T_LIVE_N] = TPROF_COL("live_allocations", TPROF_COL_COUNT, TPROF_COMBINE_SUM, NULL, "how many"),
     [T_OPS_FILE] = TPROF_COL("operator_memory", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
-                             "the operator_memory.csv read beside it, null when none"),
+                             "where the allocations were read: the operator_memory.csv beside it, or the "
+                             "database's table (PATH:OP_MEMORY); null when none"),
 };
 static const tprof_table_desc comp_table = { .name = "components", .title = "memory per component",
                                              .doc = "per component and device, in the order first seen",
@@ -74,7 +78,8 @@ static const tprof_table_desc top_table = { .name = "", .cols = top_cols, .ncols
 static const tprof_table_desc *const tables[] = { &comp_table, &ops_table, &tprof_mem_values_table };
 const tprof_result_desc tprof_mem_ascend_desc = { .name = "mem_ascend", .version = 1, .top = &top_table,
                                                   .tables = tables, .ntables = 3, .csv_table = 3, .no_label = 1,
-                                                  .doc = "Ascend's memory_record.csv and operator_memory.csv" };
+                                                  .doc = "Ascend's memory_record.csv and operator_memory.csv, or the "
+                                                         "profiler database's MEMORY_RECORD and OP_MEMORY" };
 
 static ssize_t source_read(void *ctx, void *buf, size_t cap) { return tprof_source_read(ctx, buf, cap); }
 
@@ -125,6 +130,40 @@ static void close_table(table *t)
     tprof_source_close(t->src);
 }
 
+/* One record of component C (CL bytes) on device D (DL bytes; D may be
+ * NULL) at TS: its component's peaks and last value (sizes -1: absent). */
+static int add_record(comp **comps, size_t *ncomp, size_t *cap, const char *c, size_t cl, const char *d, size_t dl,
+                      int64_t ts, int64_t alloc, int64_t reserved, int64_t active)
+{
+    if (!d) d = "", dl = 0;
+    /* names are kept to 31 bytes: longer ones are told apart by those */
+    if (cl > sizeof((comp *)0)->component - 1) cl = sizeof((comp *)0)->component - 1;
+    if (dl > sizeof((comp *)0)->device - 1) dl = sizeof((comp *)0)->device - 1;
+    size_t k = 0;
+    while (k < *ncomp && !((*comps)[k].component[cl] == 0 && !strncmp((*comps)[k].component, c, cl) &&
+                           (*comps)[k].device[dl] == 0 && !strncmp((*comps)[k].device, d, dl)))
+        k++;
+    if (k == *ncomp) {
+        if (*ncomp == *cap) {
+            comp *g = realloc(*comps, (*cap = *cap ? *cap * 2 : 8) * sizeof *g);
+            if (!g) return TPROF_ENOMEM;
+            *comps = g;
+        }
+        comp *n = &(*comps)[(*ncomp)++];
+        memset(n, 0, sizeof *n);
+        snprintf(n->component, sizeof n->component, "%.*s", (int)cl, c);
+        snprintf(n->device, sizeof n->device, "%.*s", (int)dl, d);
+        n->alloc = n->reserved = n->active = -1;
+    }
+    comp *p = &(*comps)[k];
+    p->samples++;
+    if (alloc > p->alloc) p->alloc = alloc, p->alloc_ts = ts;
+    if (reserved > p->reserved) p->reserved = reserved, p->reserved_ts = ts;
+    if (active > p->active) p->active = active;
+    p->final = alloc;
+    return 0;
+}
+
 /* The records into COMPS. 0, TPROF_ETRUNC (cut in its last row: the rows
  * before it kept), or an error with ERR set. */
 static int read_records(table *t, const char *path, comp **comps, size_t *ncomp, char *err, size_t errlen)
@@ -158,33 +197,8 @@ static int read_records(table *t, const char *path, comp **comps, size_t *ncomp,
             rc = rc == TPROF_CSV_LAST ? TPROF_ETRUNC : TPROF_EFORMAT;
             break;
         }
-        if (!d) d = "", dl = 0;
-        /* names are kept to 31 bytes: longer ones are told apart by those */
-        if (cl > sizeof((comp *)0)->component - 1) cl = sizeof((comp *)0)->component - 1;
-        if (dl > sizeof((comp *)0)->device - 1) dl = sizeof((comp *)0)->device - 1;
-        size_t k = 0;
-        while (k < *ncomp && !((*comps)[k].component[cl] == 0 && !strncmp((*comps)[k].component, c, cl) &&
-                               (*comps)[k].device[dl] == 0 && !strncmp((*comps)[k].device, d, dl)))
-            k++;
-        if (k == *ncomp) {
-            if (*ncomp == cap) {
-                comp *g = realloc(*comps, (cap = cap ? cap * 2 : 8) * sizeof *g);
-                if (!g) return TPROF_ENOMEM;
-                *comps = g;
-            }
-            comp *n = &(*comps)[(*ncomp)++];
-            memset(n, 0, sizeof *n);
-            snprintf(n->component, sizeof n->component, "%.*s", (int)cl, c);
-            snprintf(n->device, sizeof n->device, "%.*s", (int)dl, d);
-            n->alloc = n->reserved = n->active = -1;
-        }
-        comp *p = &(*comps)[k];
         int64_t reserved = bytes_of(f, nf, col[R_RESERVED], 1048576.0), active = bytes_of(f, nf, col[R_ACTIVE], 1048576.0);
-        p->samples++;
-        if (alloc > p->alloc) p->alloc = alloc, p->alloc_ts = ts;
-        if (reserved > p->reserved) p->reserved = reserved, p->reserved_ts = ts;
-        if (active > p->active) p->active = active;
-        p->final = alloc;
+        if (add_record(comps, ncomp, &cap, c, cl, d, d ? dl : 0, ts, alloc, reserved, active)) return TPROF_ENOMEM;
     }
     if (rc < 0 && rc != TPROF_ETRUNC && rc != TPROF_EFORMAT)
         snprintf(err, errlen, "%s: %s", path, tprof_csv_errmsg(t->csv));
@@ -201,6 +215,29 @@ static int cmp_live(const void *a, const void *b)
     const live_op *x = a, *y = b;
     if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
     return strcmp(x->name, y->name);
+}
+
+/* One allocation of op NAME (NL bytes) of SIZE bytes live at the peak. */
+static int add_live(live_op **ops, size_t *nops, size_t *cap, const char *name, size_t nl, int64_t size,
+                    int64_t *bytes, int64_t *count)
+{
+    size_t k = 0;
+    while (k < *nops && !(strlen((*ops)[k].name) == nl && !memcmp((*ops)[k].name, name, nl))) k++;
+    if (k == *nops) {
+        if (*nops == *cap) {
+            live_op *g = realloc(*ops, (*cap = *cap ? *cap * 2 : 16) * sizeof *g);
+            if (!g) return TPROF_ENOMEM;
+            *ops = g;
+        }
+        if (!((*ops)[k].name = strndup(name, nl))) return TPROF_ENOMEM;
+        (*ops)[k].count = (*ops)[k].bytes = 0;
+        (*nops)++;
+    }
+    (*ops)[k].count++;
+    (*ops)[k].bytes = tprof_sat_add((*ops)[k].bytes, size);
+    *bytes = tprof_sat_add(*bytes, size);
+    (*count)++;
+    return 0;
 }
 
 /* The allocations of operator_memory.csv live at AT on DEVICE, by op. */
@@ -225,22 +262,7 @@ static int live_at(table *t, int64_t at, const char *device, live_op **ops, size
         if (!name || size <= 0 || made == INT64_MIN || made > at || (freed != INT64_MIN && freed <= at)) continue;
         if (d && dl > sizeof((comp *)0)->device - 1) dl = sizeof((comp *)0)->device - 1; /* as the records keep it */
         if (d && device[0] && !(strlen(device) == dl && !memcmp(device, d, dl))) continue;
-        size_t k = 0;
-        while (k < *nops && !(strlen((*ops)[k].name) == nl && !memcmp((*ops)[k].name, name, nl))) k++;
-        if (k == *nops) {
-            if (*nops == cap) {
-                live_op *g = realloc(*ops, (cap = cap ? cap * 2 : 16) * sizeof *g);
-                if (!g) return TPROF_ENOMEM;
-                *ops = g;
-            }
-            if (!((*ops)[k].name = strndup(name, nl))) return TPROF_ENOMEM;
-            (*ops)[k].count = (*ops)[k].bytes = 0;
-            (*nops)++;
-        }
-        (*ops)[k].count++;
-        (*ops)[k].bytes = tprof_sat_add((*ops)[k].bytes, size);
-        *bytes = tprof_sat_add(*bytes, size);
-        (*count)++;
+        if (add_live(ops, nops, &cap, name, nl, size, bytes, count)) return TPROF_ENOMEM;
     }
     return 0; /* a cut or malformed operator table gives what it held before */
 }
@@ -305,58 +327,180 @@ static int fill(tprof_result *res, const comp *c, size_t n, const comp *peak, li
     return rc;
 }
 
-int tprof_mem_ascend(const char *path, tprof_result **out, char *err, size_t errlen)
+/* The peak the ops are taken at: PTA's (the caching allocator), else PTA+GE's, else the first. */
+static const comp *peak_of(const comp *comps, size_t n)
 {
-    *out = NULL;
-    err[0] = 0;
-    table t;
-    int rc = open_table(&t, path, err, errlen);
-    if (rc) return rc;
-    comp *comps = NULL;
-    size_t ncomp = 0;
-    rc = read_records(&t, path, &comps, &ncomp, err, errlen);
-    close_table(&t);
-    if (rc && rc != TPROF_ETRUNC) {
-        free(comps);
-        return rc;
-    }
-    /* the peak the ops are taken at: PTA's (the caching allocator), else PTA+GE's, else the first */
     const comp *peak = NULL;
     static const char *const prefer[] = { "PTA", "PTA+GE" };
     for (size_t p = 0; !peak && p < 2; p++)
-        for (size_t i = 0; i < ncomp; i++)
+        for (size_t i = 0; i < n; i++)
             if (!strcmp(comps[i].component, prefer[p]) && (!peak || comps[i].alloc > peak->alloc)) peak = &comps[i];
-    if (!peak && ncomp) peak = &comps[0];
-    /* operator_memory.csv beside it */
-    const char *slash = strrchr(path, '/');
-    size_t dl = slash ? (size_t)(slash - path + 1) : 0;
-    char *ops_path = malloc(dl + sizeof "operator_memory.csv");
-    live_op *ops = NULL;
-    size_t nops = 0;
-    int64_t live = 0, live_n = 0;
-    int have_ops = 0;
-    if (ops_path) {
-        memcpy(ops_path, path, dl);
-        memcpy(ops_path + dl, "operator_memory.csv", sizeof "operator_memory.csv");
-        char e2[64];
-        if (peak && open_table(&t, ops_path, e2, sizeof e2) == 0) {
-            have_ops = 1;
-            int lr = live_at(&t, peak->alloc_ts, peak->device, &ops, &nops, &live, &live_n);
-            close_table(&t);
-            if (lr) rc = lr;
-            if (nops) qsort(ops, nops, sizeof *ops, cmp_live);
-        }
-    }
+    return peak ? peak : n ? &comps[0] : NULL;
+}
+
+/* What a reader found, then the result made of it. */
+typedef struct {
+    comp *comps;
+    size_t ncomp;
+    live_op *ops;
+    size_t nops;
+    int64_t live, live_n;
+    char *ops_source; /* where the ops were read, NULL: nowhere */
+} found;
+
+static int conclude(found *f, int rc, tprof_result **out)
+{
+    const comp *peak = peak_of(f->comps, f->ncomp);
+    if (f->nops) qsort(f->ops, f->nops, sizeof *f->ops, cmp_live);
     tprof_result *res = rc == TPROF_ENOMEM ? NULL : tprof_result_new(&tprof_mem_ascend_desc);
-    int frc = res ? fill(res, comps, ncomp, peak, ops, nops, have_ops ? ops_path : NULL, live, live_n) : TPROF_ENOMEM;
-    for (size_t i = 0; i < nops; i++) free(ops[i].name);
-    free(ops);
-    free(ops_path);
-    free(comps);
+    int frc = res ? fill(res, f->comps, f->ncomp, peak, f->ops, f->nops, f->ops_source, f->live, f->live_n)
+                  : TPROF_ENOMEM;
+    for (size_t i = 0; i < f->nops; i++) free(f->ops[i].name);
+    free(f->ops);
+    free(f->ops_source);
+    free(f->comps);
     if (frc) {
         tprof_result_free(res);
         return frc;
     }
     *out = res;
     return rc; /* 0, or TPROF_ETRUNC with the result of what was read */
+}
+
+/* A text column, or "" (NULL, another type). */
+static const char *text_of(sqlite3_stmt *st, int c, size_t *len)
+{
+    const unsigned char *v = sqlite3_column_type(st, c) == SQLITE_TEXT ? sqlite3_column_text(st, c) : NULL;
+    *len = v ? (size_t)sqlite3_column_bytes(st, c) : 0;
+    return v ? (const char *)v : "";
+}
+
+static int64_t int_of(sqlite3_stmt *st, int c, int64_t absent)
+{
+    return sqlite3_column_type(st, c) == SQLITE_NULL ? absent : sqlite3_column_int64(st, c);
+}
+
+/* The database form: MEMORY_RECORD's records, then OP_MEMORY's allocations live at the peak. */
+static int read_db(const char *path, found *f, char *err, size_t errlen)
+{
+    sqlite3 *db;
+    char msg[256];
+    int rc = tprof_sqlite_open_ro(&db, path, NULL, 0, msg, sizeof msg);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", path, msg);
+        return rc;
+    }
+    int rec = tprof_sqlite_has_table(db, "MEMORY_RECORD", msg, sizeof msg),
+        ids = tprof_sqlite_has_table(db, "STRING_IDS", msg, sizeof msg),
+        opm = tprof_sqlite_has_table(db, "OP_MEMORY", msg, sizeof msg);
+    if (rec < 0 || ids < 0 || opm < 0) {
+        snprintf(err, errlen, "%s: %s", path, msg);
+        sqlite3_close(db);
+        return TPROF_EFORMAT;
+    }
+    if (!rec || !ids) {
+        snprintf(err, errlen, "%s: no MEMORY_RECORD%s table: the profile holds no memory view (record it with "
+                 "profile_memory=True)", path, rec ? " with STRING_IDS" : "");
+        sqlite3_close(db);
+        return TPROF_EFORMAT;
+    }
+    sqlite3_stmt *st;
+    size_t cap = 0;
+    rc = sqlite3_prepare_v2(db,
+                            "SELECT s.value, r.timestamp, r.totalAllocated, r.totalReserved, r.totalActive, r.deviceId "
+                            "FROM MEMORY_RECORD AS r LEFT JOIN STRING_IDS AS s ON s.id = r.component "
+                            "ORDER BY r.rowid", -1, &st, NULL) == SQLITE_OK ? 0 : TPROF_EFORMAT;
+    int step = SQLITE_DONE;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t cl;
+        const char *c = text_of(st, 0, &cl);
+        char dev[32] = "";
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+            snprintf(dev, sizeof dev, "NPU:%lld", (long long)sqlite3_column_int64(st, 5)); /* the CSV's Device Type */
+        int64_t ts = int_of(st, 1, INT64_MIN), alloc = int_of(st, 2, -1);
+        if (!cl || ts == INT64_MIN || alloc < 0) continue; /* as the CSV's, a record needs these */
+        rc = add_record(&f->comps, &f->ncomp, &cap, c, cl, dev, strlen(dev), ts, alloc, int_of(st, 3, -1),
+                        int_of(st, 4, -1));
+    }
+    if (!rc && step != SQLITE_DONE) rc = step == SQLITE_NOMEM ? TPROF_ENOMEM : TPROF_EFORMAT;
+    if (rc && rc != TPROF_ENOMEM) snprintf(err, errlen, "%s: table MEMORY_RECORD: %s", path, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    const comp *peak = rc ? NULL : peak_of(f->comps, f->ncomp);
+    if (peak && opm == 1 &&
+        sqlite3_prepare_v2(db,
+                           "SELECT s.value, o.size, o.deviceId FROM OP_MEMORY AS o "
+                           "LEFT JOIN STRING_IDS AS s ON s.id = o.name WHERE o.allocationTime <= ?1 "
+                           "AND (o.releaseTime IS NULL OR o.releaseTime > ?1) ORDER BY o.rowid",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, peak->alloc_ts);
+        size_t ocap = 0;
+        while (!rc && sqlite3_step(st) == SQLITE_ROW) { /* a cut table gives what it held */
+            size_t nl;
+            const char *name = text_of(st, 0, &nl);
+            int64_t size = int_of(st, 1, -1);
+            char dev[32] = "";
+            if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+                snprintf(dev, sizeof dev, "NPU:%lld", (long long)sqlite3_column_int64(st, 2));
+            if (!nl || size <= 0 || (dev[0] && peak->device[0] && strcmp(dev, peak->device) != 0)) continue;
+            rc = add_live(&f->ops, &f->nops, &ocap, name, nl, size, &f->live, &f->live_n);
+        }
+        sqlite3_finalize(st);
+        if (!rc && !(f->ops_source = malloc(strlen(path) + sizeof ":OP_MEMORY"))) rc = TPROF_ENOMEM;
+        if (!rc) sprintf(f->ops_source, "%s:OP_MEMORY", path);
+    }
+    sqlite3_close(db);
+    return rc;
+}
+
+/* Whether PATH is an SQLite file (by its header). */
+static int is_sqlite(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    char head[16] = "";
+    size_t n = fp ? fread(head, 1, sizeof head, fp) : 0;
+    if (fp) fclose(fp);
+    return n == 16 && !memcmp(head, "SQLite format 3", 16);
+}
+
+int tprof_mem_ascend(const char *path, tprof_result **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    err[0] = 0;
+    found f = { 0 };
+    if (is_sqlite(path)) {
+        int rc = read_db(path, &f, err, errlen);
+        if (rc == TPROF_EFORMAT && !f.ncomp) {
+            free(f.comps);
+            return rc;
+        }
+        return conclude(&f, rc, out);
+    }
+    table t;
+    int rc = open_table(&t, path, err, errlen);
+    if (rc) return rc;
+    rc = read_records(&t, path, &f.comps, &f.ncomp, err, errlen);
+    close_table(&t);
+    if (rc && rc != TPROF_ETRUNC) {
+        free(f.comps);
+        return rc;
+    }
+    const comp *peak = peak_of(f.comps, f.ncomp);
+    /* operator_memory.csv beside it */
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path + 1) : 0;
+    char *ops_path = malloc(dl + sizeof "operator_memory.csv");
+    if (ops_path) {
+        memcpy(ops_path, path, dl);
+        memcpy(ops_path + dl, "operator_memory.csv", sizeof "operator_memory.csv");
+        char e2[64];
+        if (peak && open_table(&t, ops_path, e2, sizeof e2) == 0) {
+            int lr = live_at(&t, peak->alloc_ts, peak->device, &f.ops, &f.nops, &f.live, &f.live_n);
+            close_table(&t);
+            if (lr) rc = lr;
+            f.ops_source = ops_path;
+            ops_path = NULL;
+        }
+    }
+    free(ops_path);
+    return conclude(&f, rc, out);
 }

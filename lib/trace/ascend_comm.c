@@ -390,7 +390,7 @@ void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_op
             tprof_source *src;
             char err[300] = "", note[400];
             size_t ops0 = t->nhccl_ops, links0 = t->nhccl_links;
-            int rc = i == 2 ? tprof_ascend_read_analysis(t, side, err, sizeof err)
+            int rc = i == 2 ? tprof_ascend_read_analysis(t, side, TPROF_KEEP_CALLS, err, sizeof err)
                             : tprof_source_open(&src, side, err, sizeof err);
             if (!rc && i < 2) {
                 rc = parse_into(t, src, err, sizeof err);
@@ -425,6 +425,23 @@ void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_op
         if (rc) {
             snprintf(note, sizeof note, "%s beside it %s: %s", steps_name,
                      rc == TPROF_ETRUNC ? "is cut short (what was read is used)" : "was not read", err);
+            tprof_trace_set_note(t, note);
+        }
+    }
+    free(side);
+    /* the database form's split: analysis.db's StepTraceTime */
+    static const char analysis_name[] = "analysis.db";
+    len = strlen(dir) + sizeof analysis_name + 1;
+    side = opts && (opts->keep & TPROF_KEEP_STEP_SPLITS) && !t->nsplits && strcmp(base, analysis_name) != 0
+               ? malloc(len)
+               : NULL;
+    if (side) snprintf(side, len, "%s/%s", dir, analysis_name);
+    if (side && stat(side, &st) == 0 && S_ISREG(st.st_mode)) {
+        char err[300] = "", note[400];
+        int rc = tprof_ascend_read_analysis(t, side, TPROF_KEEP_STEP_SPLITS, err, sizeof err);
+        if (rc) {
+            t->nsplits = 0;
+            snprintf(note, sizeof note, "%s beside it was not read: %s", analysis_name, err);
             tprof_trace_set_note(t, note);
         }
     }

@@ -10,6 +10,7 @@
  * Table and column names are those of msprof-analyze's
  * queries (docs/METRICS.md, "Ascend profiler database"). */
 #include "reader_internal.h"
+#include "../io/sqlite_ro.h"
 #include "../util/i64map.h"
 
 #include "trainprof/error.h"
@@ -19,71 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Opens PATH, or the LEN bytes at DATA (kept by the caller until closed),
- * read-only with the defensive settings. 0, or an error with MSG set. */
-static int open_db(sqlite3 **out, const char *path, const void *data, size_t len, char *msg, size_t msglen)
-{
-    sqlite3 *db = NULL;
-    /* a relative path as ./PATH: SQLite built with URI names would read "file:..." as a URI */
-    char *local = NULL;
-    if (path && path[0] != '/') {
-        size_t n = strlen(path) + 3;
-        if (!(local = malloc(n))) return TPROF_ENOMEM;
-        snprintf(local, n, "./%s", path);
-        path = local;
-    }
-    int rc = path ? sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL)
-                  : sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL);
-    free(local);
-    if (rc == SQLITE_OK) {
-        /* no schema-defined code runs, and the file cannot be changed */
-        sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-        sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
-        sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, (int *)NULL);
-        sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, (int *)NULL);
-        sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
-        sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
-        sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20); /* a string or blob read here */
-        sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-    }
-    if (rc == SQLITE_OK && !path)
-        rc = sqlite3_deserialize(db, "main", (unsigned char *)data, (sqlite3_int64)len, (sqlite3_int64)len,
-                                 SQLITE_DESERIALIZE_READONLY);
-    if (rc == SQLITE_OK) /* pages checked as they are read: a corrupt file fails, never misleads */
-        sqlite3_exec(db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        snprintf(msg, msglen, "not readable as an SQLite database: %s", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-        sqlite3_close(db);
-        return rc == SQLITE_NOMEM ? TPROF_ENOMEM : TPROF_EFORMAT;
-    }
-    *out = db;
-    return 0;
-}
-
-/* Whether the database has table NAME. -1: it could not be asked (a
- * corrupt file; MSG set). */
-static int has_table(sqlite3 *db, const char *name, char *msg, size_t msglen)
-{
-    sqlite3_stmt *st;
-    /* a plain table: a virtual one (fts, rtree, dbstat: USING MODULE) would run that module's code over the
-     * file's data, so it counts as absent */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1 "
-                           "AND sql NOT LIKE 'CREATE VIRTUAL%'",
-                           -1, &st, NULL) != SQLITE_OK) {
-        snprintf(msg, msglen, "its schema cannot be read: %s", sqlite3_errmsg(db));
-        return -1;
-    }
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        snprintf(msg, msglen, "its schema cannot be read: %s", sqlite3_errmsg(db));
-        found = -1;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
 
 typedef struct {
     tprof_trace *t;
@@ -284,9 +220,9 @@ static int matrix_row(dbreader *dr, sqlite3_stmt *st)
 static int analysis_tables(dbreader *d)
 {
     areader a = { .d = *d };
-    int time = has_table(d->db, "CommAnalyzerTime", d->msg, d->msglen),
-        bw = has_table(d->db, "CommAnalyzerBandwidth", d->msg, d->msglen),
-        matrix = has_table(d->db, "CommAnalyzerMatrix", d->msg, d->msglen);
+    int time = tprof_sqlite_has_table(d->db, "CommAnalyzerTime", d->msg, d->msglen),
+        bw = tprof_sqlite_has_table(d->db, "CommAnalyzerBandwidth", d->msg, d->msglen),
+        matrix = tprof_sqlite_has_table(d->db, "CommAnalyzerMatrix", d->msg, d->msglen);
     if (time < 0 || bw < 0 || matrix < 0) return TPROF_EFORMAT;
     if (tprof_i64map_init(&a.ops, 64)) return TPROF_ENOMEM;
     int rc = 0;
@@ -309,13 +245,44 @@ static int analysis_tables(dbreader *d)
     return rc;
 }
 
-int tprof_ascend_read_analysis(tprof_trace *t, const char *path, char *msg, size_t msglen)
+/* StepTraceTime (analysis.db in the database form: step_trace_time.csv's
+ * columns, in us) into the trace's step splits. */
+static int step_trace_row(dbreader *d, sqlite3_stmt *st)
+{
+    tprof_trace *t = d->t;
+    size_t n;
+    const char *step = text_col(st, 0, &n);
+    tprof_step_split s = { .step = -1, .rank = -1 };
+    if (sqlite3_column_type(st, 0) == SQLITE_INTEGER) s.step = sqlite3_column_int64(st, 0);
+    else if (n && tprof_json_parse_int(step, n, &s.step)) s.step = -1; /* not a number: no step */
+    for (int c = 0; c < TPROF_SPLIT_COLS; c++) {
+        double us = num_col(st, c + 1);
+        s.ns[c] = isfinite(us) && fabs(us) < 9e15 ? llround(us * 1e3) : INT64_MIN;
+    }
+    if (tprof_grow((void **)&t->splits, &t->splitcap, t->nsplits + 1, sizeof *t->splits)) return TPROF_ENOMEM;
+    t->splits[t->nsplits++] = s;
+    return 0;
+}
+
+static int step_trace_table(dbreader *d)
+{
+    int has = tprof_sqlite_has_table(d->db, "StepTraceTime", d->msg, d->msglen);
+    if (has <= 0 || d->t->nsplits) return has < 0 ? TPROF_EFORMAT : 0;
+    return each_row(d, "StepTraceTime",
+                    "SELECT step, computing, communication_not_overlapped, overlapped, communication, free, stage, "
+                    "bubble, communication_not_overlapped_and_exclude_receive, preparing FROM StepTraceTime "
+                    "ORDER BY rowid",
+                    step_trace_row);
+}
+
+int tprof_ascend_read_analysis(tprof_trace *t, const char *path, uint32_t keep, char *msg, size_t msglen)
 {
     dbreader d = { .t = t, .msg = msg, .msglen = msglen };
     msg[0] = 0;
-    int rc = open_db(&d.db, path, NULL, 0, msg, msglen);
+    int rc = tprof_sqlite_open_ro(&d.db, path, NULL, 0, msg, msglen);
     if (rc) return rc;
-    rc = analysis_tables(&d);
+    if (keep & TPROF_KEEP_CALLS) rc = analysis_tables(&d);
+    if (!rc && (keep & TPROF_KEEP_STEP_SPLITS)) rc = step_trace_table(&d);
     sqlite3_close(d.db);
     return rc;
 }
@@ -325,7 +292,7 @@ static void find_rank(dbreader *d, const char *name)
 {
     char msg[8];
     sqlite3_stmt *st;
-    if (has_table(d->db, "RANK_DEVICE_MAP", msg, sizeof msg) == 1 &&
+    if (tprof_sqlite_has_table(d->db, "RANK_DEVICE_MAP", msg, sizeof msg) == 1 &&
         sqlite3_prepare_v2(d->db, "SELECT rankId FROM RANK_DEVICE_MAP LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
             sqlite3_column_int64(st, 0) >= 0)
@@ -361,16 +328,22 @@ static void op_states(dbreader *d)
 
 static int read_tables(dbreader *d)
 {
-    int task = has_table(d->db, "TASK", d->msg, d->msglen), info = has_table(d->db, "COMPUTE_TASK_INFO", d->msg, d->msglen),
-        ids = has_table(d->db, "STRING_IDS", d->msg, d->msglen), comm = has_table(d->db, "COMMUNICATION_OP", d->msg, d->msglen),
-        steps = has_table(d->db, "STEP_TIME", d->msg, d->msglen);
+    int task = tprof_sqlite_has_table(d->db, "TASK", d->msg, d->msglen), info = tprof_sqlite_has_table(d->db, "COMPUTE_TASK_INFO", d->msg, d->msglen),
+        ids = tprof_sqlite_has_table(d->db, "STRING_IDS", d->msg, d->msglen), comm = tprof_sqlite_has_table(d->db, "COMMUNICATION_OP", d->msg, d->msglen),
+        steps = tprof_sqlite_has_table(d->db, "STEP_TIME", d->msg, d->msglen);
     if (task < 0 || info < 0 || ids < 0 || comm < 0 || steps < 0) return TPROF_EFORMAT;
-    int analysis = has_table(d->db, "CommAnalyzerTime", d->msg, d->msglen);
-    if (analysis < 0) return TPROF_EFORMAT;
-    /* torch_npu's analysis.db alone: its communication summaries, for the
-     * commands that read them (a trace with no events, as communication.json) */
-    if (analysis == 1 && d->r.opts && (d->r.opts->keep & TPROF_KEEP_CALLS) && !(task && info) && !comm)
-        return analysis_tables(d);
+    int analysis = tprof_sqlite_has_table(d->db, "CommAnalyzerTime", d->msg, d->msglen),
+        split = tprof_sqlite_has_table(d->db, "StepTraceTime", d->msg, d->msglen);
+    if (analysis < 0 || split < 0) return TPROF_EFORMAT;
+    uint32_t keep = d->r.opts ? d->r.opts->keep : 0;
+    /* torch_npu's analysis.db alone: its communication summaries and step
+     * split, for the commands that read them (a trace with no events, as
+     * communication.json and step_trace_time.csv are) */
+    if (!(task && info) && !comm && ((analysis == 1 && (keep & TPROF_KEEP_CALLS)) ||
+                                     (split == 1 && (keep & TPROF_KEEP_STEP_SPLITS)))) {
+        int rc = analysis == 1 && (keep & TPROF_KEEP_CALLS) ? analysis_tables(d) : 0;
+        return rc ? rc : keep & TPROF_KEEP_STEP_SPLITS ? step_trace_table(d) : 0;
+    }
     if (!ids || !((task && info) || comm)) {
         snprintf(d->msg, d->msglen, "%s",
                  analysis == 1 ? "Ascend's communication analysis (analysis.db): trainprof comm, collectives or "
@@ -396,6 +369,7 @@ static int read_tables(dbreader *d)
     if (!rc && steps) rc = each_row(d, "STEP_TIME", "SELECT id, startNs, endNs FROM STEP_TIME ORDER BY id", step_row);
     /* the communication analysis, where a database holds it too */
     if (!rc && analysis == 1 && d->r.opts && (d->r.opts->keep & TPROF_KEEP_CALLS)) rc = analysis_tables(d);
+    if (!rc && d->r.opts && (d->r.opts->keep & TPROF_KEEP_STEP_SPLITS)) rc = step_trace_table(d);
     return rc;
 }
 
@@ -430,7 +404,7 @@ int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, 
         while (hn < sizeof head && (got = tprof_source_read(src, head + hn, sizeof head - hn)) > 0) hn += (size_t)got;
     uint64_t want = header_bytes(head, hn);
     uint64_t have = data ? len : (uint64_t)(tprof_source_file_size(src) > 0 ? tprof_source_file_size(src) : 0);
-    int rc = open_db(&d.db, path, data, len, msg, sizeof msg);
+    int rc = tprof_sqlite_open_ro(&d.db, path, data, len, msg, sizeof msg);
     if (!rc) {
         rc = read_tables(&d);
         find_rank(&d, path ? path : name);

@@ -236,14 +236,17 @@ int tprof_ascend_steps_into(tprof_trace *t, tprof_source *src, char *msg, size_t
  * SRC is the input's source, for its sizes and its first bytes. */
 int tprof_ascend_read_db(tprof_trace **out, const char *path, const void *data, size_t len, tprof_source *src,
                          const char *name, const tprof_read_opts *opts, char *errbuf, size_t errlen);
-/* Adds the HCCL ops and links of torch_npu's analysis.db at PATH (the
- * CommAnalyzer tables) to T. 0, or an error with MSG set. */
-int tprof_ascend_read_analysis(tprof_trace *t, const char *path, char *msg, size_t msglen);
+/* Adds what KEEP asks of torch_npu's analysis.db at PATH to T: with
+ * TPROF_KEEP_CALLS the HCCL ops and links (the CommAnalyzer tables), with
+ * TPROF_KEEP_STEP_SPLITS the step splits (StepTraceTime) unless T has
+ * some. 0, or an error with MSG set. */
+int tprof_ascend_read_analysis(tprof_trace *t, const char *path, uint32_t keep, char *msg, size_t msglen);
 /* What an Ascend profiler directory says about the trace read from PATH:
  * its rank (profiler_info_N.json beside ASCEND_PROFILER_OUTPUT) when the
- * trace has none, and with TPROF_KEEP_CALLS the communication.json,
- * communication_matrix.json or analysis.db beside it (a problem with them
- * is a note). */
+ * trace has none, with TPROF_KEEP_CALLS the communication.json,
+ * communication_matrix.json or analysis.db beside it, with
+ * TPROF_KEEP_STEP_SPLITS its step_trace_time.csv, else analysis.db's
+ * StepTraceTime (a problem with them is a note). */
 void tprof_ascend_sidecars(tprof_trace *t, const char *path, const tprof_read_opts *opts);
 /* Fast path: 0 when parsed (tokenizer moved past the '}'), 1 when the
  * generic path must parse it (from the same position), or an error. */

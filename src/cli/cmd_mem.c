@@ -214,7 +214,7 @@ static int is_json(const char *path)
     return 0;
 }
 
-/* Ascend's memory tables, by their header row. */
+/* Ascend's memory tables (by their header row) or profiler database. */
 static int is_ascend_memory(const char *path)
 {
     if (!strcmp(path, "-")) return 0;
@@ -225,7 +225,8 @@ static int is_ascend_memory(const char *path)
     ssize_t r;
     while (n < sizeof b && (r = tprof_source_read(src, b + n, sizeof b - n)) > 0) n += (size_t)r;
     tprof_source_close(src);
-    return tprof_input_sniff(b, n) == TPROF_INPUT_ASCEND_MEMORY;
+    tprof_input_kind k = tprof_input_sniff(b, n);
+    return k == TPROF_INPUT_ASCEND_MEMORY || k == TPROF_INPUT_ASCEND_DB; /* the database's MEMORY_RECORD */
 }
 
 static int parse_count(const char *opt, const char *v, int lo, int *out)
@@ -354,7 +355,7 @@ int cmd_mem(int argc, char **argv)
     /* a directory: the snapshots and traces below it (not Ascend kernel tables: no memory in them) */
     tprof_inputs in;
     const unsigned accepts = TPROF_INPUT_BIT(TPROF_INPUT_SNAPSHOT) | TPROF_INPUT_BIT(TPROF_INPUT_TRACE) |
-                             TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_MEMORY);
+                             TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_MEMORY) | TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_DB);
     if (cli_expand_inputs(files, nfiles, accepts, &in)) return EXIT_INPUT;
     files = in.paths;
     nfiles = (int)in.npaths;

@@ -535,18 +535,21 @@ int mem_cli_ascend(const char *path, cli_format fmt, tprof_jw *jw)
     else {
         const tprof_rows *top = tprof_result_top_c(r), *ops = tprof_result_table_c(r, 1);
         char a[32], b[32];
-        printf("== %s ==\nAscend memory (memory_record.csv)\n\n", path);
+        const tprof_cell *src = tprof_rows_at(top, 0, "operator_memory");
+        int db = !src->null && strstr(src->v.s, ":OP_MEMORY") != NULL;
+        printf("== %s ==\nAscend memory (%s)\n\n", path, db ? "the profiler database's MEMORY_RECORD" : "memory_record.csv");
         if (tprof_rows_print_table(tprof_result_table_c(r, 0), 0, stdout)) rc = TPROF_ENOMEM;
         const tprof_cell *peak = tprof_rows_at(top, 0, "peak_bytes");
         if (!peak->null && !tprof_rows_at(top, 0, "live_bytes")->null) {
-            printf("\nat %s's peak allocated, %s on %s: %" PRId64 " allocations of operator_memory.csv live, %s\n",
+            printf("\nat %s's peak allocated, %s on %s: %" PRId64 " allocations of %s live, %s\n",
                    tprof_rows_str(top, 0, "peak_component"), tprof_fmt_bytes(a, sizeof a, peak->v.i),
                    tprof_rows_str(top, 0, "peak_device"), tprof_rows_int(top, 0, "live_allocations"),
-                   tprof_fmt_bytes(b, sizeof b, tprof_rows_int(top, 0, "live_bytes")));
+                   db ? "OP_MEMORY" : "operator_memory.csv", tprof_fmt_bytes(b, sizeof b, tprof_rows_int(top, 0, "live_bytes")));
             if (tprof_rows_count(ops) && tprof_rows_print_table(ops, 10, stdout)) rc = TPROF_ENOMEM;
             if (tprof_rows_count(ops) > 10) printf("(the 10 largest of %zu ops; --format json has them all)\n", tprof_rows_count(ops));
         } else if (!peak->null)
-            printf("\nno operator_memory.csv beside it: the ops holding memory at the peak are not known\n");
+            printf("\nno operator_memory.csv beside it (nor a database's OP_MEMORY): the ops holding memory at the "
+                   "peak are not known\n");
     }
     tprof_result_free(r);
     return rc == TPROF_ETRUNC ? EXIT_TRUNC : rc ? EXIT_INPUT : EXIT_OK;

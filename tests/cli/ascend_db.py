@@ -275,4 +275,29 @@ if rc == 0:
     rc, out, err = run([TRAINPROF, "kernels", alone], timeout=60)
     check(rc == 3 and "trainprof comm, collectives or advice read it" in err, f"kernels on analysis.db: {rc} {err}")
 
+# the database form's step split: each rank's analysis.db StepTraceTime, as msprof-analyze's ClusterStepTraceTime
+rc, out, err = run([TRAINPROF, "steps", "--format", "json", cluster], timeout=60)
+got = {}
+if rc == 0:
+    for t in json.loads(out):
+        for st in t["steps"]:
+            got[(int(t["label"].split()[1]), st["number"])] = st
+cols = ["computing", "communication_not_overlapped", "overlapped", "communication", "free", "stage", "bubble",
+        "communication_not_overlapped_and_exclude_receive", "preparing"]
+ours = ["computing_ns", "comm_not_overlapped_ns", "overlapped_ns", "communication_ns", "free_ns", "stage_ns",
+        "bubble_ns", "comm_not_overlapped_exclude_receive_ns", "preparing_ns"]
+rows = [r for r in expected("cluster_analysis.ClusterStepTraceTime.csv") if r["type"] == "rank"]
+for r in rows:
+    g = got.get((int(r["index"]), int(r["step"])), {})
+    check(all(g.get(o) == round(float(r[c]) * 1000) for c, o in zip(cols, ours)) and g.get("gpu_events"),
+          f"rank {r['index']} step {r['step']}: the split is analysis.db's, as msprof's ClusterStepTraceTime "
+          f"({[g.get(o) for o in ours]} vs {[r[c] for c in cols]})")
+check(rc == 0 and len(rows) == 4 and all(json.loads(out)[i]["split_recorded"] == 2 for i in range(2)),
+      f"steps on the database cluster: {rc} {err}")
+rc, out, err = run([TRAINPROF, "ranks", "--format", "json", cluster], timeout=60)
+doc = json.loads(out) if rc == 0 else {}
+check(rc == 0 and doc["split_recorded"] == 4 and doc["slow_rank"] == 1,
+      f"ranks: msprof's slow-rank check on the databases' split names rank 1, the slower MatMul ({rc} {err} "
+      f"{doc.get('split_spread')})")
+
 finish("Ascend profiler databases read as traces")

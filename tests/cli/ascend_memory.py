@@ -6,12 +6,14 @@ All data here is MADE (no torch_npu memory tables are public): the two
 tables with torch_npu's headers (its _memory_view_parser.py: HEADERS_RECORD
 and HEADERS_OPERATOR; MB = 2^20 bytes, KB = 2^10, timestamps in us with the
 tab torch_npu appends), for components PTA, GE, PTA+GE and APP, then cut,
-given alone, or in a directory."""
+given alone, or in a directory; and the same rows in torch_npu's database
+layout (MEMORY_RECORD, OP_MEMORY) give the same result."""
 import csv
 import decimal
 import io
 import json
 import os
+import sqlite3
 
 from common import TRAINPROF, check, finish, run, scratch
 
@@ -119,6 +121,58 @@ open(cut, "w").write(text[: text.rindex("PTA+GE") + 12])
 rc, out, err = run([TRAINPROF, "mem", "--format", "json", cut])
 check(rc == 4 and "cut inside its last row" in err and json.loads(out)[0]["components"],
       f"a cut table: exit 4, what was read: {rc} {err}")
+
+# the database form (MADE from the same rows, in torch_npu's db layout: MEMORY_RECORD and OP_MEMORY, bytes
+# and ns, names in STRING_IDS): the same components, peak and ops as the CSV tables
+def us_ns(text):
+    return int(decimal.Decimal(text.strip()) * 1000)
+
+
+dbdir = os.path.join(tmp, "rank0_db_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+os.makedirs(dbdir)
+db = os.path.join(dbdir, "ascend_pytorch_profiler_0.db")
+c = sqlite3.connect(db)
+c.executescript("""CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+CREATE TABLE MEMORY_RECORD (component INTEGER, timestamp INTEGER, totalAllocated INTEGER, totalReserved INTEGER,
+  totalActive INTEGER, streamPtr INTEGER, deviceId INTEGER);
+CREATE TABLE OP_MEMORY (name INTEGER, size INTEGER, allocationTime INTEGER, releaseTime INTEGER,
+  activeReleaseTime INTEGER, duration INTEGER, activeDuration INTEGER, allocationTotalAllocated INTEGER,
+  allocationTotalReserved INTEGER, allocationTotalActive INTEGER, releaseTotalAllocated INTEGER,
+  releaseTotalReserved INTEGER, releaseTotalActive INTEGER, streamPtr INTEGER, deviceId INTEGER);""")
+ids = {}
+def sid(v):
+    if v not in ids:
+        ids[v] = len(ids) + 1
+        c.execute("INSERT INTO STRING_IDS VALUES (?, ?)", (ids[v], v))
+    return ids[v]
+for r in csv.DictReader(io.StringIO(open(os.path.join(d, "memory_record.csv")).read())):
+    mb = lambda k: round(float(r[k]) * 2 ** 20) if r[k].strip() else None
+    c.execute("INSERT INTO MEMORY_RECORD VALUES (?,?,?,?,?,?,?)",
+              (sid(r["Component"]), us_ns(r["Timestamp(us)"]), mb("Total Allocated(MB)"), mb("Total Reserved(MB)"),
+               mb("Total Active(MB)"), 281473, int(r["Device Type"].split(":")[1])))
+for name, kb, s, e in allocs:
+    c.execute("INSERT INTO OP_MEMORY (name, size, allocationTime, releaseTime, deviceId) VALUES (?,?,?,?,?)",
+              (sid(name), round(kb * 1024), (T0 + s) * 1000, (T0 + e) * 1000 if e is not None else None, 0))
+c.commit()
+c.close()
+rc, out, err = run([TRAINPROF, "mem", "--format", "json", os.path.dirname(dbdir)])
+check(rc == 0, f"mem on a database-only rank directory: exit {rc}: {err}")
+if rc == 0:
+    got = json.loads(out)[0]
+    rc2, out2, _ = run([TRAINPROF, "mem", "--format", "json", os.path.join(d, "memory_record.csv")])
+    want = json.loads(out2)[0]
+    for k in ("components", "peak_ops", "peak_component", "peak_device", "peak_bytes", "peak_ts_ns", "live_bytes",
+              "live_allocations"):
+        check(got.get(k) == want.get(k), f"the database's {k} equals the CSV tables' ({got.get(k)} vs {want.get(k)})")
+    check(got["operator_memory"].endswith("ascend_pytorch_profiler_0.db:OP_MEMORY"), got["operator_memory"])
+plain = os.path.join(tmp, "plain.db")
+c = sqlite3.connect(plain)
+c.execute("CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT)")
+c.commit()
+c.close()
+rc, out, err = run([TRAINPROF, "mem", plain])
+check(rc == 3 and "no MEMORY_RECORD table" in err and "profile_memory=True" in err,
+      f"a database without the memory view says so: {rc} {err}")
 
 # the operator table given to mem alone, and the record table to kernels: each says who reads it
 rc, out, err = run([TRAINPROF, "kernels", os.path.join(d, "memory_record.csv")])
