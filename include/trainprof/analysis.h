@@ -71,6 +71,13 @@ int tprof_kernels_tables(const tprof_kernels_result *r, tprof_result **out);
  * rows sorted by total time again. */
 int tprof_kernels_tables_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
                                  tprof_result **out);
+/* Ascend: the task columns of a kernel table per kernel (kernels'
+ * ascend_tasks table: op type, block dim, waits, AI Core pipeline ratios),
+ * for the tasks in OPTS' window, into ROWS (of tprof_ascend_tasks_desc,
+ * empty unless T was read with TPROF_KEEP_TASK_INFO and OPTS groups by
+ * name). 0 or TPROF_ENOMEM. */
+extern const tprof_table_desc tprof_ascend_tasks_desc;
+int tprof_ascend_task_rows(const tprof_trace *t, const tprof_kernels_opts *opts, tprof_rows *rows);
 
 /* ---- ops: the operator view ---- */
 

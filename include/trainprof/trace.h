@@ -56,6 +56,7 @@ typedef enum {
 #define TPROF_KEEP_SYNC (1u << 22) /* with TPROF_KEEP(TPROF_KIND_GPU): cuda_sync waits, with tprof_sync_wait */
 #define TPROF_KEEP_STEP_SPLITS (1u << 21) /* Ascend's step_trace_time.csv, alone or beside its trace, with
                                              tprof_step_split (else a step table is not read as a trace) */
+#define TPROF_KEEP_TASK_INFO (1u << 20) /* an Ascend kernel table's other task columns, with tprof_task_info */
 #define TPROF_KEEP_ALL (0xFFFFFFFFu & ~(TPROF_SKIP_PLAIN_FRAMES | TPROF_COMPACT_SPANS)) /* everything, as events */
 
 /* Class of a GPU event, from its name (docs/METRICS.md has the rules). */
@@ -190,6 +191,24 @@ typedef struct {
     uint32_t transport;       /* string id: "Transport Type" as written (HCCS, RDMA, SIO, LOCAL, ...) */
     double size_mb, time_ms;
 } tprof_hccl_link;
+
+/* An Ascend kernel table's columns beyond a task's name, times and core
+ * (kept with TPROF_KEEP_TASK_INFO), per stored device event: what
+ * kernels' ascend_tasks table sums per kernel. */
+typedef enum {
+    TPROF_TASK_AIC_MAC = 0, /* "aic_mac_ratio": the cube (matrix) unit busy */
+    TPROF_TASK_AIC_MTE2,    /* "aic_mte2_ratio": the AI Core's loads from global memory */
+    TPROF_TASK_AIV_VEC,     /* "aiv_vec_ratio": the vector unit busy */
+    TPROF_TASK_AIV_MTE2,    /* "aiv_mte2_ratio": the vector core's loads */
+    TPROF_TASK_RATIOS
+} tprof_task_ratio;
+typedef struct {
+    size_t event;      /* its index in tprof_trace_events() */
+    uint32_t type;     /* string id: "Type" (the op type, MatMulV2); 0 when absent */
+    int32_t block_dim; /* "Block Dim"; -1 when absent */
+    int64_t wait_ns;   /* "Wait Time(us)"; -1 when absent */
+    double ratio[TPROF_TASK_RATIOS]; /* NaN when absent or N/A */
+} tprof_task_info;
 
 /* Ascend's step_trace_time.csv (kept with TPROF_KEEP_MARKERS): the device
  * time of each step as the Ascend profiler splits it, read from the file
@@ -426,6 +445,8 @@ size_t tprof_trace_nhccl_ops(const tprof_trace *t);
 const tprof_hccl_op *tprof_trace_hccl_ops(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nhccl_links(const tprof_trace *t);
 const tprof_hccl_link *tprof_trace_hccl_links(const tprof_trace *t); /* in file order */
+size_t tprof_trace_ntask_infos(const tprof_trace *t);
+const tprof_task_info *tprof_trace_task_infos(const tprof_trace *t); /* in event order */
 size_t tprof_trace_nstep_splits(const tprof_trace *t);
 const tprof_step_split *tprof_trace_step_splits(const tprof_trace *t); /* in file order */
 /* Bytes of memory held by the trace (records, strings, tables). */

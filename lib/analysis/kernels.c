@@ -323,12 +323,15 @@ static const tprof_table_desc kernels_rows[TPROF_BY_COUNT] = { KERNEL_ROWS(TPROF
                                                                KERNEL_ROWS(TPROF_BY_STREAM),
                                                                KERNEL_ROWS(TPROF_BY_CATEGORY) };
 static const tprof_table_desc kernels_top = { .name = "", .cols = kernels_top_cols, .ncols = K_NCOLS };
-static const tprof_table_desc *const kernels_tables[TPROF_BY_COUNT][2] = {
-    { &kernels_classes, &kernels_rows[0] }, { &kernels_classes, &kernels_rows[1] }, { &kernels_classes, &kernels_rows[2] },
-    { &kernels_classes, &kernels_rows[3] }
+/* the Ascend task columns per kernel (ascend_tasks.c): filled by kernels --by name where a kernel table has them */
+static const tprof_table_desc *const kernels_tables[TPROF_BY_COUNT][3] = {
+    { &kernels_classes, &kernels_rows[0], &tprof_ascend_tasks_desc },
+    { &kernels_classes, &kernels_rows[1], &tprof_ascend_tasks_desc },
+    { &kernels_classes, &kernels_rows[2], &tprof_ascend_tasks_desc },
+    { &kernels_classes, &kernels_rows[3], &tprof_ascend_tasks_desc }
 };
 #define KERNELS_DESC(NAME, BY) { .name = NAME, .version = 1, .top = &kernels_top, .tables = kernels_tables[BY], \
-                                 .ntables = 2, .csv_table = 2 }
+                                 .ntables = 3, .csv_table = 2 }
 const tprof_result_desc tprof_kernels_desc[TPROF_BY_COUNT] = { KERNELS_DESC("kernels", TPROF_BY_NAME),
                                                                KERNELS_DESC("kernels_by_class", TPROF_BY_CLASS),
                                                                KERNELS_DESC("kernels_by_stream", TPROF_BY_STREAM),

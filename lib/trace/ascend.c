@@ -12,11 +12,13 @@
 
 #include "trainprof/error.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_NAME, C_START, C_DUR, C_CORE, C_STREAM, C_STEP, C_DEVICE, C_STATE, C_NCOLS };
+enum { C_NAME, C_START, C_DUR, C_CORE, C_STREAM, C_STEP, C_DEVICE, C_STATE, C_TYPE, C_BLOCK, C_WAIT, C_AIC_MAC,
+       C_AIC_MTE2, C_AIV_VEC, C_AIV_MTE2, C_NCOLS };
 #define C_REQUIRED 3 /* name, start and duration */
 
 /* Each column's names across versions: kernel_details.csv's first, then op_summary's. */
@@ -29,7 +31,37 @@ static const char *const column_names[C_NCOLS][3] = {
     [C_STEP] = { "Step Id", NULL, NULL },
     [C_DEVICE] = { "Device_id", "Device ID", NULL },
     [C_STATE] = { "OP State", NULL, NULL }, /* static or dynamic shape (CANN 8.0 and later) */
+    [C_TYPE] = { "Type", "OP Type", NULL },
+    [C_BLOCK] = { "Block Dim", "Block Num", NULL },
+    [C_WAIT] = { "Wait Time(us)", "Task Wait Time(us)", NULL },
+    [C_AIC_MAC] = { "aic_mac_ratio", NULL, NULL }, /* the AI Core metrics (aic_metrics=PipeUtilization) */
+    [C_AIC_MTE2] = { "aic_mte2_ratio", NULL, NULL },
+    [C_AIV_VEC] = { "aiv_vec_ratio", NULL, NULL },
+    [C_AIV_MTE2] = { "aiv_mte2_ratio", NULL, NULL },
 };
+
+/* The task's other columns, for the event just stored (TPROF_KEEP_TASK_INFO). */
+static int add_task_info(tprof_trace *t, char **f, size_t nf, const long *col)
+{
+    if (tprof_grow((void **)&t->tasks, &t->taskcap, t->ntasks + 1, sizeof *t->tasks)) return TPROF_ENOMEM;
+    tprof_task_info *x = &t->tasks[t->ntasks];
+    *x = (tprof_task_info){ .event = t->nev - 1, .block_dim = -1, .wait_ns = -1 };
+    size_t len;
+    int64_t v;
+    const char *s = tprof_csv_value(f, nf, col[C_TYPE], &len);
+    if (s && (x->type = tprof_strtab_intern(&t->strs, s, len)) == UINT32_MAX) return TPROF_ENOMEM;
+    if ((s = tprof_csv_value(f, nf, col[C_BLOCK], &len)) && !tprof_json_parse_int(s, len, &v) && v >= 0 && v < INT32_MAX)
+        x->block_dim = (int32_t)v;
+    if ((s = tprof_csv_value(f, nf, col[C_WAIT], &len)) && !tprof_json_parse_scaled(s, len, 3, &v) && v >= 0)
+        x->wait_ns = v;
+    for (int k = 0; k < TPROF_TASK_RATIOS; k++) {
+        s = tprof_csv_value(f, nf, col[C_AIC_MAC + k], &len);
+        double d = s ? tprof_json_parse_double(s, len) : NAN;
+        x->ratio[k] = isfinite(d) && d >= 0 && d <= 1e6 ? d : NAN;
+    }
+    t->ntasks++;
+    return 0;
+}
 
 /* The extent of each step's tasks, in the order the steps are met. */
 typedef struct {
@@ -78,7 +110,8 @@ static int read_rows(tprof_trace *t, tprof_csv *csv, int64_t file_size, const tp
             snprintf(msg, msglen, "line 1: not an Ascend kernel table: no '%s' column", column_names[c][0]);
             return TPROF_EFORMAT;
         }
-        if (col[c] >= 0 && (size_t)col[c] + 1 > need) need = (size_t)col[c] + 1;
+        /* the task's other columns are read where a row has them */
+        if (c < C_TYPE && col[c] >= 0 && (size_t)col[c] + 1 > need) need = (size_t)col[c] + 1;
     }
     size_t header_fields = nf;
     reader r = { .t = t, .opts = opts };
@@ -122,7 +155,9 @@ static int read_rows(tprof_trace *t, tprof_csv *csv, int64_t file_size, const tp
         int stepped = v && !tprof_json_parse_int(v, len, &step) && e.has_ts && !e.ts_bad && e.has_dur &&
                       !e.dur_bad && e.dur >= 0;
         if (stepped && (rc = extend_step(&steps, &nsteps, &stepcap, step, e.ts, tprof_end_ns(e.ts, e.dur)))) break;
+        size_t stored = t->nev;
         if ((rc = tprof_store_event(&r, &e, tprof_csv_row_offset(csv)))) break;
+        if (t->nev > stored && opts && (opts->keep & TPROF_KEEP_TASK_INFO) && (rc = add_task_info(t, f, nf, col))) break;
     }
     if (rc < 0 && !msg[0]) snprintf(msg, msglen, "%s", tprof_csv_errmsg(csv));
     int src = 0; /* the steps of what was read, also when the file was cut */

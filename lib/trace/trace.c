@@ -25,6 +25,7 @@ void tprof_trace_free(tprof_trace *t)
     free(t->hccl_ops);
     free(t->hccl_links);
     free(t->splits);
+    free(t->tasks);
     free(t->cat_counts);
     free(t->cats);
     free(t->kind_of_cat);
@@ -54,6 +55,8 @@ const tprof_hccl_op *tprof_trace_hccl_ops(const tprof_trace *t) { return t->hccl
 size_t tprof_trace_nhccl_links(const tprof_trace *t) { return t->nhccl_links; }
 const tprof_hccl_link *tprof_trace_hccl_links(const tprof_trace *t) { return t->hccl_links; }
 size_t tprof_trace_nstep_splits(const tprof_trace *t) { return t->nsplits; }
+size_t tprof_trace_ntask_infos(const tprof_trace *t) { return t->ntasks; }
+const tprof_task_info *tprof_trace_task_infos(const tprof_trace *t) { return t->tasks; }
 const tprof_step_split *tprof_trace_step_splits(const tprof_trace *t) { return t->splits; }
 size_t tprof_trace_nsyncs(const tprof_trace *t) { return t->nsyncs; }
 const tprof_sync_wait *tprof_trace_syncs(const tprof_trace *t) { return t->syncs; }
@@ -63,7 +66,7 @@ size_t tprof_trace_memory(const tprof_trace *t)
     return sizeof *t + t->strs.bytes + t->evcap * sizeof *t->ev + t->devcap * sizeof *t->devices +
            t->stepcap * sizeof *t->steps + t->trackcap * sizeof *t->tracks + t->threadcap * sizeof *t->threads + t->callcap * sizeof *t->calls + t->memcap * sizeof *t->mems + t->synccap * sizeof *t->syncs +
            t->opargcap * sizeof *t->opargs + t->spancap * sizeof *t->spans + t->hccl_opcap * sizeof *t->hccl_ops +
-           t->hccl_linkcap * sizeof *t->hccl_links + t->splitcap * sizeof *t->splits +
+           t->hccl_linkcap * sizeof *t->hccl_links + t->splitcap * sizeof *t->splits + t->taskcap * sizeof *t->tasks +
            t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap +
            t->class_of_cat_cap;
 }

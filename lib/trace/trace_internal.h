@@ -41,6 +41,8 @@ struct tprof_trace {
     size_t nhccl_ops, hccl_opcap;
     tprof_hccl_link *hccl_links;
     size_t nhccl_links, hccl_linkcap;
+    tprof_task_info *tasks; /* an Ascend kernel table's other columns (lib/trace/ascend.c) */
+    size_t ntasks, taskcap;
     tprof_step_split *splits; /* Ascend's step_trace_time.csv (lib/trace/ascend_steps.c) */
     size_t nsplits, splitcap;
     tprof_cpu_track *threads;

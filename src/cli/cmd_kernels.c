@@ -60,6 +60,12 @@ static int print(void *vctx, const tprof_result *r, const char *label, const cha
     int rc = tprof_rows_print_table(rows, (size_t)ctx->top, stdout);
     size_t n = tprof_rows_count(rows);
     if (!rc && ctx->top && (size_t)ctx->top < n) printf("... %zu more (--top 0 shows all)\n", n - (size_t)ctx->top);
+    const tprof_rows *tasks = tprof_result_table_c(r, 2);
+    if (!rc && (n = tprof_rows_count(tasks))) { /* an Ascend kernel table's other columns */
+        printf("\n%s:\n", tprof_rows_desc(tasks)->title);
+        rc = tprof_rows_print_table(tasks, (size_t)ctx->top, stdout);
+        if (!rc && ctx->top && (size_t)ctx->top < n) printf("... %zu more (--top 0 shows all)\n", n - (size_t)ctx->top);
+    }
     return rc;
 }
 
@@ -99,6 +105,7 @@ static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
     if (rc) return rc;
     rc = tprof_kernels_tables(r, out);
     tprof_kernels_free(r);
+    if (!rc) rc = tprof_ascend_task_rows(t, &ctx->ko, tprof_result_table(*out, 2));
     return rc;
 }
 
@@ -123,7 +130,7 @@ int cmd_kernels(int argc, char **argv)
     };
     kernels_ctx ctx = { .ko = { .by = TPROF_BY_NAME, .step_first = -1, .step_last = -1 }, .top = 20 };
     static const cli_spec spec = {
-        .help = help, .keep = TPROF_KERNELS_KEEP, .opts = opts, .option = option,
+        .help = help, .keep = TPROF_KERNELS_KEEP | TPROF_KEEP_TASK_INFO, .opts = opts, .option = option,
         .result = &tprof_kernels_desc[TPROF_BY_NAME], .result_for = result_for, .analyse = analyse, .print = print,
         .combine = combine, .limit = limit, .usage_error_for = window_error,
     };

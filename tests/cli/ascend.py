@@ -209,6 +209,41 @@ else:
         path = os.path.join(base, rel)
         with open(path, encoding="utf-8", newline="") as f:
             check_table(path, f.read(), f"real {rel}")
+    # the task columns per kernel (kernels' ascend_tasks): op type, largest Block Dim, Wait Time summed, the
+    # AI Core pipeline ratios averaged over the tasks that record them, against Python's csv reading
+    ratios = ["aic_mac_ratio", "aic_mte2_ratio", "aiv_vec_ratio", "aiv_mte2_ratio"]
+    for rel in ("ut/advisor/compute_advice/data/kernel_details.csv",
+                "ut/advisor/advisor_backend/compute_advice/kernel_details.csv"):
+        path = os.path.join(base, rel)
+        rc, doc, err = kernels_json(path, "--top", "0")
+        got = {r["kernel"]: r for r in doc["traces"][0].get("ascend_tasks", [])} if doc else {}
+        want = {}
+        for r in csv.DictReader(open(path, encoding="utf-8", newline="")):
+            w = want.setdefault(r["Name"], {"type": r["Type"], "count": 0, "block_dim": None, "wait_ns": 0,
+                                            "sums": [0.0] * 4, "ns": [0] * 4})
+            w["count"] += 1
+            b, wt = r.get("Block Dim", "").strip(), r.get("Wait Time(us)", "").strip()
+            if b not in ("", "N/A"):
+                w["block_dim"] = max(w["block_dim"] or 0, int(b))
+            if wt not in ("", "N/A"):
+                w["wait_ns"] += us_to_ns(wt)
+            for i, k in enumerate(ratios):
+                v = (r.get(k) or "").strip()
+                if v not in ("", "N/A"):
+                    w["sums"][i] += float(v)
+                    w["ns"][i] += 1
+        bad = []
+        for name, w in want.items():
+            g = got.get(name, {})
+            means = [w["sums"][i] / w["ns"][i] if w["ns"][i] else None for i in range(4)]
+            if (g.get("type"), g.get("count"), g.get("block_dim"), g.get("wait_ns")) != \
+                    (w["type"], w["count"], w["block_dim"], w["wait_ns"]) or \
+                    any((m is None) != (g.get(k) is None) or (m is not None and abs(m - g[k]) > 1e-12)
+                        for m, k in zip(means, ratios)):
+                bad.append(name)
+        check(rc == 0 and len(got) == len(want) >= 7 and not bad,
+              f"{rel}: the task columns per kernel equal Python's reading ({len(got)} vs {len(want)}; differ: {bad[:3]})")
+
     # dynamic shape: msprof-analyze's advisor finds every op of the first file dynamic, the second records no state
     oracle = open(os.path.join(SRC, "tests/data/ascend_comm/expected/advisor_dynamic_shape_real.txt")).read()
     for rel, fires in (("ut/advisor/compute_advice/data/kernel_details.csv", True),
