@@ -199,3 +199,11 @@ int tprof_ascend_conclude(tprof_trace **out, tprof_trace *t, int rc, tprof_sourc
     if (rc && rc != TPROF_ETRUNC && !(src_msg && src_msg[0])) snprintf(t->trunc_msg, sizeof t->trunc_msg, "%s", full);
     return tprof_trace_conclude(out, t, rc, src_msg ? src_msg : "", full, errbuf, errlen);
 }
+
+void tprof_ascend_say_covered(tprof_trace *t, int rc, const char *what)
+{
+    char *cut = rc == TPROF_ETRUNC ? strstr(t->trunc_msg, "; results cover") : NULL;
+    if (cut)
+        snprintf(cut, sizeof t->trunc_msg - (size_t)(cut - t->trunc_msg), "; results cover the %s read before the cut",
+                 what);
+}

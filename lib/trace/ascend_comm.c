@@ -332,11 +332,9 @@ int tprof_ascend_read_comm(tprof_trace **out, tprof_source *src, const char *nam
     int rc = parse_into(t, src, msg, sizeof msg);
     size_t nops = t->nhccl_ops, nlinks = t->nhccl_links;
     rc = tprof_ascend_conclude(out, t, rc, src, TPROF_FORM_ASCEND_COMM, name, msg, errbuf, errlen);
-    if (rc == TPROF_ETRUNC) { /* say what the results cover: ops, not events */
-        char *cut = strstr(t->trunc_msg, "; results cover");
-        if (cut) snprintf(cut, sizeof t->trunc_msg - (size_t)(cut - t->trunc_msg),
-                          "; results cover the %zu ops and %zu links read before the cut", nops, nlinks);
-    }
+    char what[80];
+    snprintf(what, sizeof what, "%zu ops and %zu links", nops, nlinks);
+    if (*out) tprof_ascend_say_covered(*out, rc, what);
     return rc;
 }
 

@@ -129,10 +129,8 @@ int tprof_ascend_read_steps(tprof_trace **out, tprof_source *src, const char *na
     int rc = tprof_ascend_steps_into(t, src, msg, sizeof msg);
     size_t rows = t->nsplits;
     rc = tprof_ascend_conclude(out, t, rc, src, TPROF_FORM_ASCEND_STEPS, name, msg, errbuf, errlen);
-    if (rc == TPROF_ETRUNC) { /* say what the results cover: step rows, not events */
-        char *cut = strstr(t->trunc_msg, "; results cover");
-        if (cut) snprintf(cut, sizeof t->trunc_msg - (size_t)(cut - t->trunc_msg),
-                          "; results cover the %zu step rows read before the cut", rows);
-    }
+    char what[64];
+    snprintf(what, sizeof what, "%zu step rows", rows);
+    if (*out) tprof_ascend_say_covered(*out, rc, what);
     return rc;
 }

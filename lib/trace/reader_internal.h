@@ -221,6 +221,9 @@ int tprof_ascend_read_kernels(tprof_trace **out, tprof_source *src, const char *
  * notes; MSG what went wrong, after NAME) as tprof_trace_conclude does. */
 int tprof_ascend_conclude(tprof_trace **out, tprof_trace *t, int rc, tprof_source *src, tprof_form form,
                           const char *name, const char *msg, char *errbuf, size_t errlen);
+/* A summary's cut message says what its results cover (WHAT: "12 ops and 3
+ * links"), not events (RC: the read's; only TPROF_ETRUNC changes it). */
+void tprof_ascend_say_covered(tprof_trace *t, int rc, const char *what);
 /* Reads an Ascend communication summary (communication.json,
  * communication_matrix.json, cluster_communication.json) from SRC as a
  * trace with no events and its HCCL records (lib/trace/ascend_comm.c). */

@@ -85,6 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tprof_kernels_result *r;
         tprof_kernels_opts ko = { .by = TPROF_BY_NAME, .step_first = -1, .step_last = -1 };
         if (tprof_kernels(t, &ko, &r) == 0) tprof_kernels_free(r);
+        tprof_result *tasks = tprof_result_new(&tprof_kernels_desc[TPROF_BY_NAME]); /* the task columns per kernel */
+        if (tasks) (void)tprof_ascend_task_rows(t, &ko, tprof_result_table(tasks, 2));
+        tprof_result_free(tasks);
         tprof_steps_result *sr;
         if (tprof_steps(t, &sr) == 0) tprof_steps_free(sr);
         tprof_ranks_result *rr; /* a step table's splits through the slow-rank check */
