@@ -85,13 +85,28 @@ static int each_row(dbreader *d, const char *table, const char *sql, int (*row)(
 
 static int task_row(dbreader *d, sqlite3_stmt *st)
 {
-    size_t nlen, clen;
+    size_t nlen, clen, tlen;
     const char *name = text_col(st, 0, &nlen), *cat = text_col(st, 1, &clen);
     int typed = clen > 0;
     if (!typed) cat = "Ascend task", clen = strlen(cat);
-    return store(d, name, nlen, cat, clen, typed, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                 sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
-                 sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5));
+    tprof_trace *t = d->t;
+    size_t stored = t->nev;
+    int rc = store(d, name, nlen, cat, clen, typed, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                   sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
+                   sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5));
+    if (rc || t->nev == stored || sqlite3_column_count(st) < 8) return rc; /* the task columns asked for */
+    /* the op type and block dim (COMPUTE_TASK_INFO); the database keeps no wait, its PMU ratios elsewhere */
+    if (tprof_grow((void **)&t->tasks, &t->taskcap, t->ntasks + 1, sizeof *t->tasks)) return TPROF_ENOMEM;
+    tprof_task_info *x = &t->tasks[t->ntasks];
+    *x = (tprof_task_info){ .event = t->nev - 1, .block_dim = -1, .wait_ns = -1 };
+    for (int k = 0; k < TPROF_TASK_RATIOS; k++) x->ratio[k] = NAN;
+    const char *type = text_col(st, 6, &tlen);
+    if (tlen && (x->type = tprof_strtab_intern(&t->strs, type, tlen)) == UINT32_MAX) return TPROF_ENOMEM;
+    if (sqlite3_column_type(st, 7) == SQLITE_INTEGER && sqlite3_column_int64(st, 7) >= 0 &&
+        sqlite3_column_int64(st, 7) < INT32_MAX)
+        x->block_dim = (int32_t)sqlite3_column_int64(st, 7);
+    t->ntasks++;
+    return 0;
 }
 
 /* A communication op: on the device, of category HCCL (its name says the
@@ -353,13 +368,22 @@ static int read_tables(dbreader *d)
         return TPROF_ENOTTRACE;
     }
     int rc = 0;
-    if (task && info)
-        rc = each_row(d, "TASK",
-                      "SELECT n.value, t.value, TASK.startNs, TASK.endNs, TASK.deviceId, TASK.streamId "
-                      "FROM COMPUTE_TASK_INFO AS c JOIN TASK ON TASK.globalTaskId = c.globalTaskId "
-                      "LEFT JOIN STRING_IDS AS n ON n.id = c.name LEFT JOIN STRING_IDS AS t ON t.id = c.taskType "
-                      "ORDER BY TASK.startNs",
-                      task_row);
+    if (task && info) {
+        /* with the op type and block dim where kept and the table has them (an older one may not) */
+        static const char base[] = "SELECT n.value, t.value, TASK.startNs, TASK.endNs, TASK.deviceId, TASK.streamId "
+                                   "FROM COMPUTE_TASK_INFO AS c JOIN TASK ON TASK.globalTaskId = c.globalTaskId "
+                                   "LEFT JOIN STRING_IDS AS n ON n.id = c.name LEFT JOIN STRING_IDS AS t ON t.id = "
+                                   "c.taskType ORDER BY TASK.startNs",
+                          more[] = "SELECT n.value, t.value, TASK.startNs, TASK.endNs, TASK.deviceId, TASK.streamId, "
+                                   "o.value, c.blockDim FROM COMPUTE_TASK_INFO AS c JOIN TASK ON TASK.globalTaskId = "
+                                   "c.globalTaskId LEFT JOIN STRING_IDS AS n ON n.id = c.name LEFT JOIN STRING_IDS AS "
+                                   "t ON t.id = c.taskType LEFT JOIN STRING_IDS AS o ON o.id = c.opType ORDER BY "
+                                   "TASK.startNs";
+        sqlite3_stmt *probe = NULL;
+        int extended = (keep & TPROF_KEEP_TASK_INFO) && sqlite3_prepare_v2(d->db, more, -1, &probe, NULL) == SQLITE_OK;
+        sqlite3_finalize(probe);
+        rc = each_row(d, "TASK", extended ? more : base, task_row);
+    }
     if (!rc && task && info) op_states(d);
     if (!rc && comm)
         rc = each_row(d, "COMMUNICATION_OP",

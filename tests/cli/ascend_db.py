@@ -109,6 +109,12 @@ if doc:
     comm = [k for k in doc["rows"] if k["class"] == "communication"]
     check(len(comm) == 2 and all(k["key"].startswith("hcom_allReduce") for k in comm),
           f"the HCCL ops are communication: {comm}")
+if doc:  # the task columns per kernel: COMPUTE_TASK_INFO's op type and block dim (no wait, no PMU ratios)
+    tasks = {t["kernel"]: t for t in doc.get("ascend_tasks", [])}
+    check(set(tasks) == {"MatMulV2", "Add", "NonZero"} and
+          all(t["type"] == k and t["block_dim"] == 20 and t["count"] == per[k][0] and t.get("aic_mac_ratio") is None
+              for k, t in tasks.items()),
+          f"the database's op type and block dim per kernel: {tasks}")
 doc = kernels(db, "--by", "category")
 if doc:
     got = collections.Counter()
