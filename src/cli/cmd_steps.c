@@ -26,35 +26,14 @@ static void help(FILE *f)
 /* Column I of row R of T. */
 static int64_t num(const tprof_rows *t, size_t r, int c) { return tprof_rows_cell(t, r, (size_t)c)->v.i; }
 
-static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
-{
-    (void)ctx;
-    const tprof_table_desc *td = tprof_steps_desc.top, *rd = tprof_steps_desc.tables[0];
-    const tprof_rows *top = tprof_result_top_c(res), *rows = tprof_result_table_c(res, 0);
-#define TOP(name) num(top, 0, tprof_table_col(td, name))
+/* Column NAME of row R of the steps table (ROWS, RD in scope). */
 #define ROW(r, name) num(rows, r, tprof_table_col(rd, name))
-    char a[32], b[32], c[32], d[32];
-    printf("== %s: %s ==\n", label, path);
-    size_t n = tprof_rows_count(rows);
-    if (!n && TOP("cluster_rows")) {
-        printf("msprof-analyze's cluster table: %" PRId64 " rows of many ranks; trainprof ranks compares them\n",
-               TOP("cluster_rows"));
-        return 0;
-    }
-    if (!n) {
-        printf("no ProfilerStep#N spans: the trace was not recorded with a step schedule\n");
-        return 0;
-    }
-    int table_only = tprof_rows_at(rows, 0, "ts_ns")->null; /* a step_trace_time.csv alone */
-    printf("%zu steps: mean %s, p50 %s, min %s, max %s, spread %.1f%% ((max - min) / mean)\n\n", n,
-           tprof_fmt_duration(a, sizeof a, TOP("mean_ns")), tprof_fmt_duration(b, sizeof b, TOP("p50_ns")),
-           tprof_fmt_duration(c, sizeof c, TOP("min_ns")), tprof_fmt_duration(d, sizeof d, TOP("max_ns")),
-           tprof_rows_cell(top, 0, (size_t)tprof_table_col(td, "spread"))->v.d * 100);
-    if (table_only) {
-        printf("the Ascend profiler's step_trace_time.csv alone: each step's window (stage + bubble + preparing), "
-               "no timeline\n");
-        goto split;
-    }
+
+/* Each step's CPU span and the GPU work launched in it. */
+static int print_timeline(const tprof_rows *rows, size_t n)
+{
+    const tprof_table_desc *rd = tprof_steps_desc.tables[0];
+    char a[32];
     const char *hdr[] = { "step", "start", "CPU time", "GPU events", "GPU busy", "GPU time (sum)", "GPU ends after CPU" };
     tprof_table *t = tprof_table_new(7, hdr, "lrrrrrr");
     if (!t) return TPROF_ENOMEM;
@@ -75,7 +54,37 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
     }
     tprof_table_print(t, stdout);
     tprof_table_free(t);
-split:;
+    return 0;
+}
+
+static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
+{
+    (void)ctx;
+    const tprof_table_desc *td = tprof_steps_desc.top, *rd = tprof_steps_desc.tables[0];
+    const tprof_rows *top = tprof_result_top_c(res), *rows = tprof_result_table_c(res, 0);
+#define TOP(name) num(top, 0, tprof_table_col(td, name))
+    char a[32], b[32], c[32], d[32];
+    printf("== %s: %s ==\n", label, path);
+    size_t n = tprof_rows_count(rows);
+    if (!n && TOP("cluster_rows")) {
+        printf("msprof-analyze's cluster table: %" PRId64 " rows of many ranks; trainprof ranks compares them\n",
+               TOP("cluster_rows"));
+        return 0;
+    }
+    if (!n) {
+        printf("no ProfilerStep#N spans: the trace was not recorded with a step schedule\n");
+        return 0;
+    }
+    int table_only = tprof_rows_at(rows, 0, "ts_ns")->null; /* a step_trace_time.csv alone */
+    printf("%zu steps: mean %s, p50 %s, min %s, max %s, spread %.1f%% ((max - min) / mean)\n\n", n,
+           tprof_fmt_duration(a, sizeof a, TOP("mean_ns")), tprof_fmt_duration(b, sizeof b, TOP("p50_ns")),
+           tprof_fmt_duration(c, sizeof c, TOP("min_ns")), tprof_fmt_duration(d, sizeof d, TOP("max_ns")),
+           tprof_rows_cell(top, 0, (size_t)tprof_table_col(td, "spread"))->v.d * 100);
+    if (table_only)
+        printf("the Ascend profiler's step_trace_time.csv alone: each step's window (stage + bubble + preparing), "
+               "no timeline\n");
+    else if (print_timeline(rows, n))
+        return TPROF_ENOMEM;
     /* the device's time in each step's window, as Ascend's step_trace_time.csv splits it */
     static const char *const dev_cols[] = { "computing_ns",  "comm_not_overlapped_ns", "overlapped_ns",
                                             "free_ns",       "bubble_ns",              "preparing_ns" };
