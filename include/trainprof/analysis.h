@@ -423,6 +423,7 @@ typedef struct {
      * it, else made from the trace's device events per ProfilerStep */
     size_t split_points;         /* (step, rank) pairs with all three times */
     size_t split_recorded;       /* of those, the Ascend profiler's */
+    size_t split_ranks;          /* the distinct ranks among them */
     int64_t split_mean_total_ns; /* the mean of computing + communication + free */
     tprof_split_spread split[TPROF_SPLIT_DIMS];
     int64_t slow_rank;           /* split[computing]'s max_rank when flagged and ranked, else -1 */

@@ -192,8 +192,8 @@ typedef struct {
     double size_mb, time_ms;
 } tprof_hccl_link;
 
-/* An Ascend kernel table's columns beyond a task's name, times and core
- * (kept with TPROF_KEEP_TASK_INFO), per stored device event: what
+/* An Ascend kernel table's (or database's) columns beyond a task's name,
+ * times and core (kept with TPROF_KEEP_TASK_INFO), per stored device event: what
  * kernels' ascend_tasks table sums per kernel. */
 typedef enum {
     TPROF_TASK_AIC_MAC = 0, /* "aic_mac_ratio": the cube (matrix) unit busy */
@@ -210,7 +210,7 @@ typedef struct {
     double ratio[TPROF_TASK_RATIOS]; /* NaN when absent or N/A */
 } tprof_task_info;
 
-/* Ascend's step_trace_time.csv (kept with TPROF_KEEP_MARKERS): the device
+/* Ascend's step_trace_time.csv (kept with TPROF_KEEP_STEP_SPLITS): the device
  * time of each step as the Ascend profiler splits it, read from the file
  * itself or from beside a trace in the same profiler directory, and the
  * "rank" rows of msprof-analyze's cluster_step_trace_time.csv. Times are

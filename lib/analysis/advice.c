@@ -227,12 +227,16 @@ static int op_rules(const tprof_trace *t, int64_t rank, tprof_advice *a, size_t 
     return rc ? TPROF_ENOMEM : 0;
 }
 
-static const tprof_hccl_op *sort_ops;
+/* An HCCL op's place, sorted by its rank (the order given within one). */
+typedef struct {
+    int64_t rank;
+    size_t i;
+} op_at;
+
 static int by_op_rank(const void *x, const void *y)
 {
-    size_t i = *(const size_t *)x, j = *(const size_t *)y;
-    int64_t a = sort_ops[i].rank, b = sort_ops[j].rank;
-    return a != b ? (a > b) - (a < b) : (i > j) - (i < j);
+    const op_at *a = x, *b = y;
+    return a->rank != b->rank ? (a->rank > b->rank) - (a->rank < b->rank) : (a->i > b->i) - (a->i < b->i);
 }
 
 /* msprof-analyze's packet rule over T's HCCL ops: a finding per rank
@@ -241,22 +245,21 @@ static int small_packets(const tprof_trace *t, int64_t rank, tprof_advice *a, si
 {
     const tprof_hccl_op *ops = tprof_trace_hccl_ops(t);
     size_t n = tprof_trace_nhccl_ops(t);
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    op_at *order = malloc((n ? n : 1) * sizeof *order);
     if (!order) return TPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++) order[i] = i;
-    sort_ops = ops;
-    qsort(order, n, sizeof *order, by_op_rank);
+    for (size_t i = 0; i < n; i++) order[i] = (op_at){ ops[i].rank, i };
+    qsort(order, n, sizeof *order, by_op_rank); /* no shared state: ranks are advised on several threads */
     int rc = 0;
     for (size_t lo = 0, hi; !rc && lo < n; lo = hi) {
-        for (hi = lo; hi < n && ops[order[hi]].rank == ops[order[lo]].rank; hi++) {}
-        int64_t who = ops[order[lo]].rank >= 0 ? ops[order[lo]].rank : rank;
+        for (hi = lo; hi < n && order[hi].rank == order[lo].rank; hi++) {}
+        int64_t who = order[lo].rank >= 0 ? order[lo].rank : rank;
         for (int x = 0; !rc && x < 2; x++) {
             const int transport = x ? TPROF_HCCL_RDMA : TPROF_HCCL_SDMA;
             const double small_mb = (x ? SMALL_RDMA_BYTES : SMALL_SDMA_BYTES) / 1e6;
             uint64_t moved = 0, small = 0;
             double small_ms = 0;
             for (size_t k = lo; k < hi; k++) {
-                const tprof_hccl_bandwidth *b = &ops[order[k]].bw[transport];
+                const tprof_hccl_bandwidth *b = &ops[order[k].i].bw[transport];
                 if (!(b->size_mb > 0)) continue;
                 moved++;
                 if (b->size_mb < small_mb) small++, small_ms += isfinite(b->time_ms) ? b->time_ms : 0;
@@ -496,7 +499,7 @@ static int split_rules(const tprof_ranks_result *r, tprof_advice *a, size_t *cap
         "and launch on that rank)",
     };
     char d1[32], d2[32], d3[32], d4[32];
-    if (!r->split_recorded) return 0;
+    if (!r->split_recorded || r->split_ranks < 2) return 0; /* across ranks, not one rank's steps */
     for (int d = 0; d < TPROF_SPLIT_DIMS; d++) {
         const tprof_split_spread *x = &r->split[d];
         if (!x->flagged) continue;

@@ -68,9 +68,9 @@ int tprof_ascend_task_rows(const tprof_trace *t, const tprof_kernels_opts *opts,
     const int64_t *launched = NULL;
     int64_t first, last;
     if (opts && (opts->step_first >= 0 || opts->step_last >= 0)) {
-        if (tprof_steps_select(tprof_trace_meta_get(t), opts->step_first, opts->step_last, &sel, &nsel, &first,
-                               &last))
-            return 0; /* kernels says the window matched nothing */
+        int src = tprof_steps_select(tprof_trace_meta_get(t), opts->step_first, opts->step_last, &sel, &nsel, &first,
+                                     &last);
+        if (src) return src == TPROF_ENOMEM ? src : 0; /* kernels says the window matched nothing */
         if (!(launched = tprof_launch_times(t))) {
             free(sel);
             return TPROF_ENOMEM;

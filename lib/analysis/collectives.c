@@ -430,7 +430,7 @@ const tprof_table_desc tprof_coll_waits_table = { .name = "collective_waits", .t
                                                   .doc = "`collectives`' waits per rank, in rank order (null without "
                                                          "collectives matched across ranks)",
                                                   .cols = rank_cols, .ncols = R_NCOLS, .json_omit_empty = 1 };
-const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 3, .top = &top_table,
+const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 4, .top = &top_table,
                                                    .tables = coll_tables, .ntables = 7, .csv_table = 1,
                                                    .whole_run = 1, .json_tables_first = 1 };
 

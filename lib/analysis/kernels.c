@@ -330,7 +330,7 @@ static const tprof_table_desc *const kernels_tables[TPROF_BY_COUNT][3] = {
     { &kernels_classes, &kernels_rows[2], &tprof_ascend_tasks_desc },
     { &kernels_classes, &kernels_rows[3], &tprof_ascend_tasks_desc }
 };
-#define KERNELS_DESC(NAME, BY) { .name = NAME, .version = 1, .top = &kernels_top, .tables = kernels_tables[BY], \
+#define KERNELS_DESC(NAME, BY) { .name = NAME, .version = 2, .top = &kernels_top, .tables = kernels_tables[BY], \
                                  .ntables = 3, .csv_table = 2 }
 const tprof_result_desc tprof_kernels_desc[TPROF_BY_COUNT] = { KERNELS_DESC("kernels", TPROF_BY_NAME),
                                                                KERNELS_DESC("kernels_by_class", TPROF_BY_CLASS),

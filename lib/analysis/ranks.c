@@ -72,7 +72,7 @@ static const tprof_table_desc step_splits = { .name = "step_splits",
                                               .cols = split_cols, .ncols = P_NCOLS };
 static const tprof_table_desc *const facts_tables[] = { &step_times, &step_splits };
 const tprof_result_desc tprof_rank_facts_desc = {
-    .name = "rank_facts", .version = 1, .top = &facts_top, .tables = facts_tables, .ntables = 2, .internal = 1,
+    .name = "rank_facts", .version = 2, .top = &facts_top, .tables = facts_tables, .ntables = 2, .internal = 1,
     .doc = "What `ranks`, `advice` and `summary` keep of each rank's trace once it is read: the trace is freed "
            "and the cross-rank analysis runs on these.",
 };
@@ -396,7 +396,7 @@ static const tprof_table_desc spread_rows = { .name = "split_spread",
                                                      "splits, a row per dimension (none without splits)",
                                               .cols = spread_cols, .ncols = D_NCOLS };
 static const tprof_table_desc *const ranks_tables[] = { &ranks_rows, &spread_rows };
-const tprof_result_desc tprof_ranks_desc = { .name = "ranks", .version = 1, .top = &ranks_top,
+const tprof_result_desc tprof_ranks_desc = { .name = "ranks", .version = 2, .top = &ranks_top,
                                              .tables = ranks_tables, .ntables = 2, .csv_table = 1, .whole_run = 1,
                                              .json_tables_first = 1 };
 

@@ -70,6 +70,15 @@ int tprof_split_points(const tprof_trace *t, tprof_split_point **out, size_t *n)
     return 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A mean of ns values as ns, clamped (a file's times may add up past int64). */
+static int64_t ns_of(double v) { return v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v; }
+
 static int cmp_point(const void *a, const void *b)
 {
     const tprof_split_point *x = a, *y = b;
@@ -81,7 +90,7 @@ static int cmp_point(const void *a, const void *b)
 int tprof_split_spread_of(tprof_split_point *p, size_t n, tprof_ranks_result *r)
 {
     r->slow_rank = r->slow_rank_step = -1;
-    r->split_points = r->split_recorded = 0;
+    r->split_points = r->split_recorded = r->split_ranks = 0;
     r->split_mean_total_ns = 0;
     memset(r->split, 0, sizeof r->split);
     /* (step, rank) order, the later of two points of one pair kept (msprof keys a dict by "step_rank") */
@@ -95,13 +104,19 @@ int tprof_split_spread_of(tprof_split_point *p, size_t n, tprof_ranks_result *r)
     n = k;
     if (!n) return 0;
     double total = 0;
+    int64_t *seen = malloc(n * sizeof *seen); /* the distinct ranks */
+    if (!seen) return TPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) seen[i] = p[i].rank;
+    qsort(seen, n, sizeof *seen, cmp_i64);
+    for (size_t i = 0; i < n; i++) r->split_ranks += !i || seen[i] != seen[i - 1];
+    free(seen);
     for (size_t i = 0; i < n; i++) {
         r->split_recorded += (size_t)p[i].recorded;
         for (int d = 0; d < TPROF_SPLIT_DIMS; d++) total += (double)p[i].ns[d];
     }
     r->split_points = n;
     double mean_total = total / (double)n;
-    r->split_mean_total_ns = (int64_t)mean_total;
+    r->split_mean_total_ns = ns_of(mean_total);
     for (int d = 0; d < TPROF_SPLIT_DIMS; d++) {
         tprof_split_spread *s = &r->split[d];
         size_t hi = 0, lo = 0;
@@ -114,7 +129,7 @@ int tprof_split_spread_of(tprof_split_point *p, size_t n, tprof_ranks_result *r)
         double gap = (double)p[hi].ns[d] - (double)p[lo].ns[d], mean = sum / (double)n;
         s->min_ns = p[lo].ns[d];
         s->max_ns = p[hi].ns[d];
-        s->mean_ns = (int64_t)mean;
+        s->mean_ns = ns_of(mean);
         s->spread = mean_total != 0 ? gap / mean_total : 0;
         s->flagged = s->spread > TPROF_SLOW_RANK_MIN;
         s->ranked = !((mean != 0 ? gap / mean : 0) < TPROF_SLOW_RANK_MIN);

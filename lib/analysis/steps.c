@@ -347,7 +347,7 @@ static const tprof_table_desc steps_rows_desc = { .name = "steps", .doc = "one r
                                                   .nchildren = 1 };
 static const tprof_table_desc steps_top = { .name = "", .cols = steps_top_cols, .ncols = S_NCOLS };
 static const tprof_table_desc *const steps_tables[] = { &steps_rows_desc };
-const tprof_result_desc tprof_steps_desc = { .name = "steps", .version = 1, .top = &steps_top,
+const tprof_result_desc tprof_steps_desc = { .name = "steps", .version = 2, .top = &steps_top,
                                              .tables = steps_tables, .ntables = 1, .csv_table = 1 };
 
 int tprof_steps_tables(const tprof_steps_result *r, tprof_result **out)

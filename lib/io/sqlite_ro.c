@@ -34,6 +34,7 @@ int tprof_sqlite_open_ro(sqlite3 **out, const char *path, const void *data, size
         sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
         sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20); /* a string or blob read here */
         sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+        sqlite3_drop_modules(db, NULL); /* no virtual table's module runs over the file's data, whatever its schema text */
     }
     if (rc == SQLITE_OK && !path)
         rc = sqlite3_deserialize(db, "main", (unsigned char *)data, (sqlite3_int64)len, (sqlite3_int64)len,

@@ -469,7 +469,10 @@ int tprof_mem_ascend(const char *path, tprof_result **out, char *err, size_t err
     found f = { 0 };
     if (is_sqlite(path)) {
         int rc = read_db(path, &f, err, errlen);
-        if (rc == TPROF_EFORMAT && !f.ncomp) {
+        if (rc) { /* a database that fails partway is an error, its rows not half-reported */
+            for (size_t i = 0; i < f.nops; i++) free(f.ops[i].name);
+            free(f.ops);
+            free(f.ops_source);
             free(f.comps);
             return rc;
         }

@@ -283,11 +283,17 @@ static int step_trace_table(dbreader *d)
 {
     int has = tprof_sqlite_has_table(d->db, "StepTraceTime", d->msg, d->msglen);
     if (has <= 0 || d->t->nsplits) return has < 0 ? TPROF_EFORMAT : 0;
-    return each_row(d, "StepTraceTime",
-                    "SELECT step, computing, communication_not_overlapped, overlapped, communication, free, stage, "
-                    "bubble, communication_not_overlapped_and_exclude_receive, preparing FROM StepTraceTime "
-                    "ORDER BY rowid",
-                    step_trace_row);
+    /* older versions write no preparing column */
+    static const char with[] = "SELECT step, computing, communication_not_overlapped, overlapped, communication, free, "
+                               "stage, bubble, communication_not_overlapped_and_exclude_receive, preparing FROM "
+                               "StepTraceTime ORDER BY rowid",
+                      without[] = "SELECT step, computing, communication_not_overlapped, overlapped, communication, "
+                                  "free, stage, bubble, communication_not_overlapped_and_exclude_receive, NULL FROM "
+                                  "StepTraceTime ORDER BY rowid";
+    sqlite3_stmt *probe = NULL;
+    int full = sqlite3_prepare_v2(d->db, with, -1, &probe, NULL) == SQLITE_OK;
+    sqlite3_finalize(probe);
+    return each_row(d, "StepTraceTime", full ? with : without, step_trace_row);
 }
 
 int tprof_ascend_read_analysis(tprof_trace *t, const char *path, uint32_t keep, char *msg, size_t msglen)

@@ -142,12 +142,16 @@ static void print_cause(const tprof_rows *top, const tprof_rows *ranks)
     }
 }
 
-static const tprof_rows *sort_rows;
+/* A link's bandwidth and row, sorted slowest first (ties in table order). */
+typedef struct {
+    double gbps;
+    size_t i;
+} link_at;
+
 static int by_bandwidth(const void *a, const void *b)
 {
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    double x = tprof_rows_real(sort_rows, i, "bandwidth_gbps"), y = tprof_rows_real(sort_rows, j, "bandwidth_gbps");
-    return x != y ? (x > y) - (x < y) : (i > j) - (i < j); /* ties in table order */
+    const link_at *x = a, *y = b;
+    return x->gbps != y->gbps ? (x->gbps > y->gbps) - (x->gbps < y->gbps) : (x->i > y->i) - (x->i < y->i);
 }
 
 /* The slowest links between two ranks in the groups' Total Op Info
@@ -156,21 +160,20 @@ static int print_slowest_links(const tprof_rows *links)
 {
     enum { SHOWN = 8 };
     size_t n = tprof_rows_count(links), m = 0;
-    size_t *pick = malloc((n ? n : 1) * sizeof *pick);
+    link_at *pick = malloc((n ? n : 1) * sizeof *pick);
     if (!pick) return TPROF_ENOMEM;
     for (size_t i = 0; i < n; i++)
         if (!strncmp(tprof_rows_str(links, i, "op"), "Total Op Info", 13) &&
             tprof_rows_int(links, i, "src") != tprof_rows_int(links, i, "dst") &&
             !tprof_rows_at(links, i, "bandwidth_gbps")->null)
-            pick[m++] = i;
-    sort_rows = links;
+            pick[m++] = (link_at){ tprof_rows_real(links, i, "bandwidth_gbps"), i };
     qsort(pick, m, sizeof *pick, by_bandwidth);
     if (m) printf("\nthe slowest links between ranks, per group and step (msprof-analyze's cluster matrix, Total Op "
                   "Info; every link and op: --format json, hccl_cluster_links):\n");
     const char *hdr[] = { "group", "step", "src", "dst", "transport", "bytes", "time", "GB/s" };
     tprof_table *t = m ? tprof_table_new(8, hdr, "llrrlrrr") : NULL;
     for (size_t k = 0; t && k < m && k < SHOWN; k++) {
-        size_t i = pick[k];
+        size_t i = pick[k].i;
         char src[24], dst[24], bytes[32], time[32], bw[32];
         snprintf(src, sizeof src, "%" PRId64, tprof_rows_int(links, i, "src"));
         snprintf(dst, sizeof dst, "%" PRId64, tprof_rows_int(links, i, "dst"));

@@ -306,4 +306,39 @@ check(rc == 0 and doc["split_recorded"] == 4 and doc["slow_rank"] == 1,
       f"ranks: msprof's slow-rank check on the databases' split names rank 1, the slower MatMul ({rc} {err} "
       f"{doc.get('split_spread')})")
 
+# an older analysis.db: StepTraceTime without its preparing column is read, preparing 0
+old_an = os.path.join(tmp, "old_analysis", "analysis.db")
+os.makedirs(os.path.dirname(old_an))
+c = sqlite3.connect(old_an)
+c.executescript("""CREATE TABLE StepTraceTime (deviceId INTEGER, step TEXT, computing NUMERIC,
+  communication_not_overlapped NUMERIC, overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC,
+  bubble NUMERIC, communication_not_overlapped_and_exclude_receive NUMERIC);
+INSERT INTO StepTraceTime VALUES (0, '3', 100.5, 20, 5, 25, 10, 130.5, 0, 20);""")
+c.commit()
+c.close()
+rc, out, err = run([TRAINPROF, "steps", "--format", "json", old_an], timeout=60)
+st = json.loads(out)[0]["steps"] if rc == 0 else []
+check(len(st) == 1 and st[0]["number"] == 3 and st[0]["computing_ns"] == 100500 and st[0]["preparing_ns"] == 0,
+      f"an analysis.db without preparing: its StepTraceTime read ({rc} {err} {st})")
+
+# a schema row that hides a virtual table from a text match ("CREATE  VIRTUAL"): no module runs over the file
+vt = os.path.join(tmp, "virtual.db")
+c = sqlite3.connect(vt)
+try:
+    c.execute("CREATE VIRTUAL TABLE TASK USING fts5(x)")
+    c.executescript("CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);"
+                    "CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER);"
+                    "INSERT INTO TASK VALUES ('a');")
+    c.commit()
+    c.execute("PRAGMA writable_schema=ON")
+    c.execute("UPDATE sqlite_master SET sql='CREATE  VIRTUAL TABLE TASK USING fts5(x)' WHERE name='TASK'")
+    c.commit()
+    fts = True
+except sqlite3.OperationalError:
+    fts = False  # this Python's SQLite has no fts5: nothing to hide
+c.close()
+if fts:
+    rc, out, err = run([TRAINPROF, "kernels", vt], timeout=60)
+    check(rc == 3 and "no such module" in err, f"a disguised virtual table: the module is not there to run ({rc} {err})")
+
 finish("Ascend profiler databases read as traces")

@@ -159,6 +159,26 @@ s = doc.get("steps", [{}])[0]
 check(rc == 0 and s.get("number") == -1 and s.get("dur_ns") == 16500 and s.get("ts_ns") is None and
       s.get("preparing_ns") == 0, f"an old step table without a step schedule ({rc} {err} {s})")
 
+# one rank's own steps are not ranks: no slow-rank finding from a single step table (a warm-up step is slower)
+one = os.path.join(tmp, "one_rank.csv")
+with open(one, "w", newline="") as f:
+    csv.writer(f).writerows([header, ["0", "1", "120000", "1000", "0", "1000", "5000", "126000", "0", "1000", "0"],
+                             ["0", "2", "100000", "1000", "0", "1000", "5000", "106000", "0", "1000", "0"]])
+rc, out, err = run([TRAINPROF, "advice", "--format", "json", one])
+found = [f["rule"] for f in json.loads(out)] if rc == 0 else None
+check(found is not None and not {"slow-rank", "uneven-communication", "uneven-free"} & set(found),
+      f"a single rank's step table: no cross-rank finding ({rc} {found})")
+# times that add up past int64: no overflow (UBSan watches the sanitizer runs)
+huge = os.path.join(tmp, "huge")
+for r in (0, 1):
+    os.makedirs(os.path.join(huge, f"r{r}_ascend_pt", "ASCEND_PROFILER_OUTPUT"))
+    open(os.path.join(huge, f"r{r}_ascend_pt", f"profiler_info_{r}.json"), "w").write("{}")
+    with open(os.path.join(huge, f"r{r}_ascend_pt", "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w") as f:
+        csv.writer(f).writerows([header, ["0", "1", "9000000000000000", "9000000000000000", "0", "0",
+                                          str(9000000000000000 - r), "0", "0", "0", "0"]])
+rc, out, err = run([TRAINPROF, "ranks", "--format", "json", huge])
+check(rc == 0 and json.loads(out)["split_points"] == 2, f"huge step times: ranks runs ({rc} {err[-300:]})")
+
 # ---- bad and cut step tables ----
 def bad(name, text, code, *words):
     p = os.path.join(tmp, name)
