@@ -8,7 +8,7 @@
 # source, by its `cluster -m communication_time` (cluster_communication.json,
 # the same Total Op Info); PAIRS alternating rounds, /usr/bin/time.
 #
-#   MSPROF_SRC=/tmp/msprof-src bench/ascend_comm_bench.sh [BUILD]   (BENCH_RANKS, BENCH_STEPS, BENCH_OPS, BENCH_PAIRS)
+#   MSPROF_SRC=path/to/msprof-analyze bench/ascend_comm_bench.sh [BUILD]   (BENCH_RANKS, BENCH_STEPS, BENCH_OPS, BENCH_PAIRS)
 set -euo pipefail
 build=${1:-build}
 ranks=${BENCH_RANKS:-16}

@@ -9,7 +9,7 @@
 # MSPROF_SRC names msprof-analyze's source, its `cluster -m compute_op_sum`
 # (pandas over the same SQL); PAIRS alternating rounds, /usr/bin/time.
 #
-#   MSPROF_SRC=/tmp/msprof-src bench/ascend_db_bench.sh [BUILD]   (BENCH_RANKS, BENCH_TASKS, BENCH_MEM, BENCH_PAIRS)
+#   MSPROF_SRC=path/to/msprof-analyze bench/ascend_db_bench.sh [BUILD]   (BENCH_RANKS, BENCH_TASKS, BENCH_MEM, BENCH_PAIRS)
 set -euo pipefail
 build=${1:-build}
 ranks=${BENCH_RANKS:-2}
