@@ -456,10 +456,10 @@ static int read_db(const char *path, found *f, char *err, size_t errlen)
 static int is_sqlite(const char *path)
 {
     FILE *fp = fopen(path, "rb");
-    char head[16] = "";
+    unsigned char head[16];
     size_t n = fp ? fread(head, 1, sizeof head, fp) : 0;
     if (fp) fclose(fp);
-    return n == 16 && !memcmp(head, "SQLite format 3", 16);
+    return tprof_input_sniff(head, n) == TPROF_INPUT_ASCEND_DB; /* the one place that knows the header */
 }
 
 int tprof_mem_ascend(const char *path, tprof_result **out, char *err, size_t errlen)
