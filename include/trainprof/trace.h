@@ -126,6 +126,10 @@ typedef struct {
     int64_t in_nelems, out_nelems, group_size; /* -1 when absent */
     uint32_t group;   /* "Process Group Name" (string id), the empty string when absent */
     int64_t seq;      /* "Seq": the call's number in its process group, -1 when absent */
+    /* the lists as written ("[2, 3, 1]", cut after 30 entries with ", ..."), string ids; the empty string
+       when absent: "In split size" and "Out split size" (an all-to-all's rows per rank of the group, along
+       dimension 0; "[]": equal), "Process Group Ranks" (the group's global ranks) */
+    uint32_t in_splits, out_splits, group_ranks;
 } tprof_collective_call;
 
 /* A [memory] instant event of the profiler's memory view (kept with

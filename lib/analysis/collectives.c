@@ -4,6 +4,7 @@
  * the others up (docs/METRICS.md, "trainprof collectives"). */
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
+#include "alltoall.h"
 #include "collectives_tables.h"
 #include "comm_calls.h"
 #include "hccl.h"
@@ -19,7 +20,8 @@
 
 enum { I_RANK, I_FILE, I_NCOLS };
 enum { C_GROUP, C_SEQ, C_TYPE, C_NAME, C_DTYPE, C_BYTES, C_GROUP_SIZE, C_START, C_DUR, C_KERNELS, C_STEP, C_IN_BYTES,
-       C_OUT_BYTES, C_CALL, C_BEFORE, C_BEFORE_HOST, C_BEFORE_COMPUTE, C_BEFORE_DATA, C_NCOLS };
+       C_OUT_BYTES, C_CALL, C_BEFORE, C_BEFORE_HOST, C_BEFORE_COMPUTE, C_BEFORE_DATA, C_IN_SPLITS, C_GROUP_RANKS,
+       C_NCOLS };
 enum { P_STEP, P_NCOLS };
 
 static const tprof_col_desc inst_top_cols[I_NCOLS] = {
@@ -66,6 +68,11 @@ static const tprof_col_desc inst_cols[C_NCOLS] = {
                                    "the GPU's compute kernels in the stretch (their union)"),
     [C_BEFORE_DATA] = TPROF_COL("before_data_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL,
                                 "the host's data-loading spans in the stretch (phase markers of the data phase)"),
+    [C_IN_SPLITS] = TPROF_COL("in_splits", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                              "\"In split size\" as written (an all-to-all's rows per rank of the group), \"\" when "
+                              "not recorded"),
+    [C_GROUP_RANKS] = TPROF_COL("group_ranks", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL,
+                                "\"Process Group Ranks\" as written, \"\" when not recorded"),
 };
 static const tprof_col_desc step_cols[P_NCOLS] = {
     [P_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "a ProfilerStep number"),
@@ -78,7 +85,7 @@ static const tprof_table_desc inst_steps = { .name = "steps", .doc = "the rank's
 static const tprof_table_desc *const inst_tables[] = { &inst_rows, &inst_steps, &tprof_hccl_totals_desc,
                                                         &tprof_hccl_matrix_desc };
 const tprof_result_desc tprof_coll_instances_desc = {
-    .name = "collective_instances", .version = 4, .top = &inst_top, .tables = inst_tables, .ntables = 4,
+    .name = "collective_instances", .version = 5, .top = &inst_top, .tables = inst_tables, .ntables = 4,
     .internal = 1,
     .doc = "What `collectives` keeps of each rank's trace: its collective instances and steps; the trace is "
            "freed and the matching across ranks runs on these.",
@@ -114,7 +121,9 @@ static int add_instance(tprof_rows *rows, const tprof_trace *t, const tprof_coll
     const char *name = c ? tprof_trace_str(t, c->name) : "", *dtype = c ? tprof_trace_str(t, c->dtype) : "";
     if (tprof_rows_set_s(rows, r, C_GROUP, c ? tprof_trace_str(t, c->group) : "") ||
         tprof_rows_set_s(rows, r, C_TYPE, type) || tprof_rows_set_s(rows, r, C_NAME, name) ||
-        tprof_rows_set_s(rows, r, C_DTYPE, dtype))
+        tprof_rows_set_s(rows, r, C_DTYPE, dtype) ||
+        tprof_rows_set_s(rows, r, C_IN_SPLITS, c ? tprof_trace_str(t, c->in_splits) : "") ||
+        tprof_rows_set_s(rows, r, C_GROUP_RANKS, c ? tprof_trace_str(t, c->group_ranks) : ""))
         return TPROF_ENOMEM;
     if (c && c->seq >= 0) tprof_rows_set_i(rows, r, C_SEQ, c->seq);
     int64_t n = c ? (c->in_nelems > c->out_nelems ? c->in_nelems : c->out_nelems) : -1, bytes;
@@ -299,7 +308,7 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
 /* ---- across ranks ---- */
 
 enum { T_RANKS, T_MATCHED, T_UNMATCHED, T_MATCHING, T_COMMON, T_STRAGGLER, T_COST, T_LAST_SHARE, T_RESIDUAL, T_SKEW,
-       T_A2A_IMBALANCE, T_CAUSE, T_LINKS_UNMAPPED, T_NCOLS };
+       T_A2A_IMBALANCE, T_CAUSE, T_LINKS_UNMAPPED, T_A2A_PAIR_IMBALANCE, T_A2A_UNREAD, T_NCOLS };
 enum { G_TYPE, G_GROUP, G_DTYPE, G_BYTES, G_RANKS, G_COUNT, G_TRANSFER, G_TRANSFER_P50, G_TRANSFER_P90, G_ALGBW,
        G_BUSBW, G_WAIT, G_SKEW_P50, G_SKEW_P90, G_NCOLS };
 enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_OFFSET, R_DRIFT, R_RESIDUAL, R_LATE, R_A2A_SENT,
@@ -343,6 +352,13 @@ static const tprof_col_desc top_cols[T_NCOLS] = {
     [T_LINKS_UNMAPPED] = TPROF_COL("hccl_links_unmapped", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
                                    "Ascend matrix entries left out of hccl_cluster_links: an endpoint that no rank's "
                                    "self link maps to a global rank (msprof-analyze drops them too)"),
+    [T_A2A_PAIR_IMBALANCE] = TPROF_COL("alltoall_pair_imbalance", TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL,
+                                       "the busiest pair of alltoall_pairs over the mean pair (1: even); null "
+                                       "without split sizes"),
+    [T_A2A_UNREAD] = TPROF_COL("alltoall_splits_unread", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
+                               "ranks' sides of matched all-to-alls whose split sizes were recorded but left out "
+                               "of alltoall_pairs: the list cut after 30 entries (PyTorch's limit), or rows that "
+                               "do not divide the elements sent"),
 };
 static const tprof_col_desc group_cols[G_NCOLS] = {
     [G_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective", .flags = TPROF_COLF_KEY),
@@ -422,7 +438,7 @@ static const tprof_table_desc rank_table = { .name = "ranks", .title = "waits pe
 static const tprof_table_desc *const coll_tables[] = { &tprof_coll_groups_table,   &rank_table,
                                                         &tprof_hccl_totals_desc,    &tprof_hccl_groups_desc,
                                                         &tprof_hccl_bandwidth_desc, &tprof_hccl_slow_links_desc,
-                                                        &tprof_hccl_cluster_links_desc };
+                                                        &tprof_hccl_cluster_links_desc, &tprof_a2a_pairs_desc };
 /* The ranks' table as summary holds it (rows copied with tprof_rows_append,
  * which needs the same columns), under a name of its own beside summary's
  * "ranks"; the groups' table is summary's as it is. */
@@ -430,8 +446,8 @@ const tprof_table_desc tprof_coll_waits_table = { .name = "collective_waits", .t
                                                   .doc = "`collectives`' waits per rank, in rank order (null without "
                                                          "collectives matched across ranks)",
                                                   .cols = rank_cols, .ncols = R_NCOLS, .json_omit_empty = 1 };
-const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 4, .top = &top_table,
-                                                   .tables = coll_tables, .ntables = 7, .csv_table = 1,
+const tprof_result_desc tprof_collectives_desc = { .name = "collectives", .version = 5, .top = &top_table,
+                                                   .tables = coll_tables, .ntables = 8, .csv_table = 1,
                                                    .whole_run = 1, .json_tables_first = 1 };
 
 int tprof_collective_ends_together(const char *type)
@@ -633,6 +649,8 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     int64_t *other = malloc((n ? n : 1) * sizeof *other);
     inst *all = NULL;
     inst_key *keys = NULL;
+    tprof_a2a *a2a = tprof_a2a_new();
+    uint64_t a2a_unread = 0;
     uint8_t *gpu_key = NULL; /* per key: some rank's instance has kernels */
     group_row *groups = NULL;
     int64_t *common = NULL, *dur = NULL;
@@ -644,7 +662,8 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     size_t nmi = 0, micap = 0, npairs = 0, paircap = 0;
     size_t nall = 0, nkeys = 0, keycap = 0, ngroups = 0, groupcap = 0, ncommon = 0;
     tprof_result *res = NULL;
-    if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on || !sent || !received || !why || !other)
+    if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on || !sent || !received || !why || !other ||
+        !a2a)
         goto out;
     for (size_t k = 0; k < n; k++) sent[k] = received[k] = -1; /* -1: no size recorded */
     /* rank order: the rank each trace says, else its place */
@@ -764,6 +783,12 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
                 int64_t in = rows_int_or(rows, all[j].row, C_IN_BYTES, -1), ob = rows_int_or(rows, all[j].row, C_OUT_BYTES, -1);
                 if (in >= 0) sent[all[j].rank] = tprof_sat_add(sent[all[j].rank] < 0 ? 0 : sent[all[j].rank], in);
                 if (ob >= 0) received[all[j].rank] = tprof_sat_add(received[all[j].rank] < 0 ? 0 : received[all[j].rank], ob);
+                tprof_a2a_outcome got;
+                if (tprof_a2a_add(a2a, keys[all[a].key].group, rank_of[all[j].rank], in, gs,
+                                  rows_str(rows, all[j].row, C_IN_SPLITS), rows_str(rows, all[j].row, C_GROUP_RANKS),
+                                  &got))
+                    goto out;
+                a2a_unread += got == TPROF_A2A_CUT || got == TPROF_A2A_UNEVEN;
             }
         }
         int64_t waited = 0;
@@ -874,6 +899,10 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
         if (sized && sum_s > 0) imb = most / (sum_s / (double)sized);
         if (sized && sum_r > 0 && most_r / (sum_r / (double)sized) > imb) imb = most_r / (sum_r / (double)sized);
         if (imb > 0) tprof_rows_set_d(top, 0, T_A2A_IMBALANCE, imb);
+        double pair_imb;
+        if (tprof_a2a_rows(a2a, tprof_result_table(res, 7), &pair_imb)) goto out;
+        if (pair_imb > 0) tprof_rows_set_d(top, 0, T_A2A_PAIR_IMBALANCE, pair_imb);
+        tprof_rows_set_i(top, 0, T_A2A_UNREAD, (int64_t)a2a_unread);
     }
     size_t straggler = n;
     for (size_t k = 0; k < n; k++)
@@ -952,6 +981,7 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     res = NULL;
     rc = 0;
 out:
+    tprof_a2a_free(a2a);
     free(gpu_key);
     tprof_result_free(res);
     for (size_t g = 0; g < ngroups; g++) free(groups[g].transfers), free(groups[g].skews);

@@ -66,6 +66,9 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
         c.name = map[c.name];
         c.dtype = map[c.dtype];
         c.group = map[c.group];
+        c.in_splits = map[c.in_splits];
+        c.out_splits = map[c.out_splits];
+        c.group_ranks = map[c.group_ranks];
         dst->calls[dst->ncalls++] = c;
     }
     /* [memory] samples likewise */

@@ -38,6 +38,7 @@ arg_key tprof_arg_key(const char *k, size_t n)
     switch (n) {
     case 3: return keyis(k, n, "Seq") ? A_COLL_SEQ : A_OTHER;
     case 18: return keyis(k, n, "Process Group Name") ? A_PG_NAME : A_OTHER;
+    case 19: return keyis(k, n, "Process Group Ranks") ? A_PG_RANKS : A_OTHER;
     case 5:
         return keyis(k, n, "bytes") ? A_BYTES : keyis(k, n, "dtype") ? A_DTYPE : keyis(k, n, "Bytes") ? A_MEM_BYTES : A_OTHER;
     case 10:
@@ -47,9 +48,11 @@ arg_key tprof_arg_key(const char *k, size_t n)
     case 13:
         if (keyis(k, n, "Input Strides")) return A_INPUT_STRIDES;
         if (keyis(k, n, "Fwd thread id")) return A_FWD_TID;
+        if (keyis(k, n, "In split size")) return A_IN_SPLIT;
         return keyis(k, n, "In msg nelems") ? A_IN_NELEMS : A_OTHER;
     case 14:
         if (keyis(k, n, "wait_on_stream")) return A_WAIT_STREAM;
+        if (keyis(k, n, "Out split size")) return A_OUT_SPLIT;
         return keyis(k, n, "Out msg nelems") ? A_OUT_NELEMS : keyis(k, n, "Total Reserved") ? A_MEM_RESERVED : A_OTHER;
     case 15:
         if (keyis(k, n, "Sequence number")) return A_SEQ;
@@ -345,6 +348,15 @@ void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char 
     if (dst && parse_int(type, text, len, &v) == 0) *dst = v;
 }
 
+int tprof_event_set_list(reader *r, raw_event *e, arg_key k, value_type type, const char *text, size_t len)
+{
+    if (type != V_STRING || !(r->opts->keep & TPROF_KEEP_CALLS)) return 0;
+    uint32_t id = tprof_reader_intern(r, text, len);
+    if (id == UINT32_MAX) return TPROF_ENOMEM;
+    e->lists[k - A_IN_SPLIT] = id + 1;
+    return 0;
+}
+
 static value_type token_value_type(const tprof_json_token *t)
 {
     return t->type == TPROF_JSON_NUMBER ? V_NUMBER : t->type == TPROF_JSON_STRING ? V_STRING : V_LITERAL;
@@ -384,6 +396,10 @@ static int parse_args_slow(reader *r, raw_event *e)
         }
         if (is_container(&tok)) {
             if ((rc = tprof_json_skip_container(r->j))) return rc;
+            continue;
+        }
+        if (tprof_is_call_list(k)) {
+            if ((rc = tprof_event_set_list(r, e, k, token_value_type(&tok), tok.text, tok.len))) return rc;
             continue;
         }
         tprof_event_set_arg(e, k, token_value_type(&tok), tok.text, tok.len);
@@ -683,7 +699,10 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
         t->calls[t->ncalls++] = (tprof_collective_call){ .event = t->nev, .name = cn, .dtype = dt,
                                                          .in_nelems = e->in_nelems, .out_nelems = e->out_nelems,
                                                          .group_size = e->group_size, .group = pg,
-                                                         .seq = e->coll_seq };
+                                                         .seq = e->coll_seq,
+                                                         .in_splits = e->lists[0] ? e->lists[0] - 1 : 0,
+                                                         .out_splits = e->lists[1] ? e->lists[1] - 1 : 0,
+                                                         .group_ranks = e->lists[2] ? e->lists[2] - 1 : 0 };
     }
     /* the inputs are copied with TPROF_KEEP_OP_ARGS only: with TPROF_KEEP_AUTOGRAD the mask is 0 */
     if ((r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) && kind == TPROF_KIND_CPU &&

@@ -284,7 +284,11 @@ PER_VALUE int arg_value(reader *r, raw_event *e, arg_key k, const uint8_t **pp, 
             if (id == UINT32_MAX) return -1;
             e->task_cat = id + 1;
         }
-    } else if (!skipped)
+    } else if (skipped) {
+        return JS_OK;
+    } else if (tprof_is_call_list(k)) {
+        if (tprof_event_set_list(r, e, k, type, text, len)) return -1;
+    } else
         tprof_event_set_arg(e, k, type, text, len);
     return JS_OK;
 }

@@ -82,6 +82,7 @@ typedef struct {
     uint8_t coll_len, dtype_len, pg_len;
     uint8_t oparg_mask; /* which of oparg_id are set (1 << (key - A_INPUT_DIMS)) */
     uint32_t task_cat;  /* an Ascend task's "Task Type" string id + 1 (0: none) */
+    uint32_t lists[3];  /* "In split size", "Out split size", "Process Group Ranks": string id + 1 (0: none) */
     /* from here on: not cleared */
     char coll[32], dtype[16], pg[48];
     uint32_t oparg_id[TPROF_OP_ARGS]; /* string ids of the compact texts, by tprof_op_arg */
@@ -108,6 +109,8 @@ typedef enum {
     A_COLL, A_DTYPE, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE,
     A_MEM_DEVICE, A_MEM_BYTES, A_MEM_ALLOC, A_MEM_RESERVED, A_SEQ, A_FWD_TID,
     A_PG_NAME, A_COLL_SEQ, /* a collective call's process group and its number in the group */
+    /* a collective call's lists, kept as the text written (with TPROF_KEEP_CALLS): in the order of raw_event.lists */
+    A_IN_SPLIT, A_OUT_SPLIT, A_PG_RANKS,
     A_WAIT_STREAM, A_WAIT_RECORD, /* a cuda_sync event's wait_on_stream, wait_on_cuda_event_record_corr_id */
     /* a cpu_op's inputs, kept as compact JSON text with TPROF_KEEP_OP_ARGS: in
        the order of tprof_op_arg */
@@ -136,6 +139,10 @@ void tprof_reader_release(reader *r);
 /* Stores a scalar value of KEY into E; returns 0 or TPROF_ENOMEM. */
 int tprof_event_set(reader *r, raw_event *e, event_key key, value_type type, const char *text, size_t len);
 void tprof_event_set_arg(raw_event *e, arg_key key, value_type type, const char *text, size_t len);
+static inline int tprof_is_call_list(arg_key k) { return k >= A_IN_SPLIT && k <= A_PG_RANKS; }
+/* Keeps a collective call's list K (a string, as PyTorch writes them:
+ * "[2, 3, 1]"), interned, when the reader keeps calls; 0 or TPROF_ENOMEM. */
+int tprof_event_set_list(reader *r, raw_event *e, arg_key k, value_type type, const char *text, size_t len);
 /* Where a numeric arg goes, or NULL for the keys that take no number
  * (inline: the fast path sets constant args through it per event). */
 static inline int64_t *tprof_arg_slot(raw_event *e, arg_key key)

@@ -223,6 +223,26 @@ static int print_hccl(const tprof_result *res)
     return print_slowest_links(tprof_result_table_c(res, 6));
 }
 
+/* The busiest all-to-all pairs (alltoall_pairs: from the split sizes). */
+static int print_pairs(const tprof_rows *top, const tprof_rows *pairs)
+{
+    enum { SHOWN = 8 };
+    size_t n = tprof_rows_count(pairs);
+    int64_t unread = tprof_rows_int(top, 0, "alltoall_splits_unread");
+    if (n) {
+        printf("\nall-to-all traffic between ranks, from the split sizes: the busiest pair moves %.2fx the mean pair",
+               tprof_rows_real(top, 0, "alltoall_pair_imbalance"));
+        if (n > SHOWN) printf(" (the first %d of %zu pairs; --format json has them all)", SHOWN, n);
+        printf("\n");
+        if (tprof_rows_print_table(pairs, SHOWN, stdout)) return TPROF_ENOMEM;
+    }
+    if (unread)
+        printf("%" PRId64 " ranks' sides of all-to-alls recorded split sizes that could not be read per rank (the "
+               "list cut after 30 entries, or rows that do not divide the elements sent)\n",
+               unread);
+    return 0;
+}
+
 static int print(void *ctx, const tprof_result *res, const char *label, const char *path)
 {
     (void)ctx, (void)label, (void)path;
@@ -271,6 +291,7 @@ static int print(void *ctx, const tprof_result *res, const char *label, const ch
         printf("\nall-to-all: the rank sending or receiving the most moves %.2fx the ranks' mean (each rank's bytes: "
                "--format json)\n",
                imb->v.d);
+    if ((rc = print_pairs(top, tprof_result_table_c(res, 7)))) return rc;
     if (!tprof_rows_at(top, 0, "straggler")->null) {
         printf("\nstraggler: rank %" PRId64 ", last to arrive in %.0f%% of the collectives the others waited in, "
                "costing them %s of waiting\n",

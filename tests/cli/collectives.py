@@ -462,6 +462,93 @@ if got:
 else:
     check(False, f"all-to-all: {rc} {err}")
 
+# all-to-all-v traffic per pair from the split sizes (MoE expert parallel): ranks 4..7 of group "ep"
+# (Process Group Ranks maps the split lists' places to them); step 0 splits evenly ("[]"), steps 1 and 2
+# by rows per destination; in step 2 rank 7's list is cut (PyTorch stops at 30 entries) and rank 4's rows
+# do not divide its elements: both left out and counted
+ROW = 1024  # elements per row (the hidden size)
+
+
+def a2a_splits(r, s, n=4):
+    """(In split size text, In msg nelems) of rank R's all-to-all in step S."""
+    if s == 0:
+        return "[]", 4 * ROW * n
+    rows = [(r + 1) * (d + 2) + s for d in range(n)]
+    nelems = sum(rows) * ROW
+    if s == 2 and r == 3:
+        return "[" + ", ".join(str(x) for x in rows[:2]) + ", ...]", nelems
+    if s == 2 and r == 0:
+        nelems += 1
+    return "[" + ", ".join(str(x) for x in rows) + "]", nelems
+
+
+def alltoallv(d, n=4, steps=3):
+    paths = []
+    for r in range(n):
+        ev, t = [], 1000
+        for s in range(steps):
+            splits, nelems = a2a_splits(r, s, n)
+            ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "pid": 1, "tid": 1, "ts": t,
+                       "dur": 900})
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": t + 10,
+                       "dur": 20, "args": {"Collective name": "all_to_allv", "dtype": "BFloat16",
+                                          "In msg nelems": nelems, "Out msg nelems": nelems, "Group size": n,
+                                          "Process Group Name": "ep", "Seq": s, "In split size": splits,
+                                          "Out split size": "[]",
+                                          "Process Group Ranks": "[" + ", ".join(str(4 + k) for k in range(n)) + "]"}})
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": t + 15, "dur": 4, "args": {"correlation": s + 1}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv", "pid": 0, "tid": 7,
+                       "ts": t + 40, "dur": 300, "args": {"device": 0, "stream": 7, "correlation": s + 1}})
+            t += 1000
+        p = os.path.join(d, f"rank{4 + r}.json")
+        with open(p, "w") as f:
+            json.dump({"distributedInfo": {"rank": 4 + r, "world_size": 8}, "traceEvents": ev}, f)
+        paths.append(p)
+    return paths
+
+
+def a2a_expected(n=4, steps=3):
+    """{(from, to): (bytes, instances)} and the sides left out, from the definition."""
+    pairs, unread = {}, 0
+    for r in range(n):
+        for s in range(steps):
+            text, nelems = a2a_splits(r, s, n)
+            if "..." in text:
+                unread += 1
+                continue
+            rows = json.loads(text) or [1] * n
+            if nelems % sum(rows):
+                unread += 1
+                continue
+            for dst, k in enumerate(rows):
+                b, c = pairs.get((4 + r, 4 + dst), (0, 0))
+                pairs[(4 + r, 4 + dst)] = (b + k * (nelems // sum(rows)) * 2, c + 1)
+    return pairs, unread
+
+
+os.makedirs(os.path.join(d, "a2av"), exist_ok=True)
+a2av = alltoallv(os.path.join(d, "a2av"))
+rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + a2av)
+got = json.loads(out) if rc == 0 else {}
+want, unread = a2a_expected()
+pairs = {(p["from_rank"], p["to_rank"]): (p["bytes"], p["instances"]) for p in got.get("alltoall_pairs", [])}
+check(pairs == want, f"all-to-all pairs from the split sizes: {pairs} != {want}")
+order = [(p["from_rank"], p["to_rank"]) for p in got.get("alltoall_pairs", [])]
+check(order == sorted(want, key=lambda k: (-want[k][0], k)), f"pairs most bytes first: {order}")
+check(all(p["to_index"] == p["to_rank"] - 4 and p["group"] == "ep" for p in got.get("alltoall_pairs", [])),
+      "to_index is the place in the group, to_rank its global rank")
+mean = sum(b for b, _ in want.values()) / len(want)
+check(abs(got.get("alltoall_pair_imbalance", 0) - max(b for b, _ in want.values()) / mean) < 1e-9,
+      f"pair imbalance: {got.get('alltoall_pair_imbalance')}")
+check(got.get("alltoall_splits_unread") == unread == 2, f"cut and uneven sides counted: {got.get('alltoall_splits_unread')}")
+rc, out, err = run([TRAINPROF, "collectives"] + a2av)
+check(rc == 0 and "all-to-all traffic between ranks, from the split sizes" in out and
+      "2 ranks' sides of all-to-alls recorded split sizes that could not be read" in out, f"text: {out}{err}")
+rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + alltoall(os.path.join(d, "a2a")))
+check(rc == 0 and "alltoall_pairs" not in json.loads(out) and json.loads(out)["alltoall_pair_imbalance"] is None,
+      "no pairs without split sizes")
+
 # advice's late-rank rule: the others' wait for the straggler, per rank and step, 5% of the step or more
 rc, out, err = run([TRAINPROF, "advice", "--format", "json"] + synthetic(os.path.join(d), seq=True))
 late = [f for f in json.loads(out) if f["rule"] == "late-rank"] if rc == 0 else []

@@ -65,6 +65,15 @@ COMMS = (
     '{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":9,"ts":200,"dur":10,'
     '"args":{"device":0,"stream":9,"correlation":11}}]}'
 )
+ALLTOALLV = (  # an all-to-all-v with its split sizes and group ranks (collectives' alltoall_pairs)
+    '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":100,"dur":50,'
+    '"args":{"Collective name":"all_to_allv","dtype":"BFloat16","In msg nelems":7168,"Out msg nelems":4096,'
+    '"Group size":4,"Process Group Name":"ep","Seq":3,"In split size":"[3, 0, 2, 2]","Out split size":"[1, 1, ..., 1, ...]",'
+    '"Process Group Ranks":"[4, 5, 6, 7]"}},'
+    '{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":120,"dur":2,"args":{"correlation":11}},'
+    '{"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv","pid":0,"tid":9,"ts":200,"dur":10,'
+    '"args":{"device":0,"stream":9,"correlation":11}}],"distributedInfo":{"rank":5}}'
+)
 ASCEND = '[{"ph":"X","name":"k","pid":800,"tid":3,"ts":"1704161511420306.491","dur":1.35,"args":{"Task Type":"AI_CORE","Stream Id":3}}]'
 
 
@@ -87,6 +96,7 @@ def kineto_layout(n, rank):
 LAYOUT = kineto_layout(17, 1)
 put("trace", "kineto", KINETO)
 put("trace", "comms", COMMS)
+put("trace", "alltoallv", ALLTOALLV)
 put("trace", "ascend_string_ts", ASCEND)
 put("trace", "kineto.gz", gzip.compress(KINETO.encode(), mtime=0))
 put("trace", "kineto.zst", subprocess.run(["zstd", "-q", "-c"], input=KINETO.encode(), stdout=subprocess.PIPE,
