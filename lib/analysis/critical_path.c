@@ -31,12 +31,14 @@
  * rules and where trainprof differs. */
 #include "critical_path.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "trainprof/error.h"
 #include "../util/grow.h"
 #include "../util/i64map.h"
+#include "../util/idmap.h"
 
 /* HTA's threshold for a kernel-kernel delay: past it the gap is taken for
  * a dependency it cannot see. */
@@ -58,6 +60,15 @@ enum {
     N_CONTEXT_SYNC = 128,
 };
 enum { C_NODE = 1, C_OP_FWD = 2, C_SYNC = 4, C_RUNTIME = 8, C_CPU_OP = 16 };
+enum { ROLE_NONE = 0, ROLE_LAUNCH, ROLE_LAUNCHED };
+
+/* A window's marks: record -> its start and end node, the record holding
+ * it on its thread (CP_TOP at the top), each stored + 1 so that 0 (calloc's
+ * pages, never touched outside the windows analysed) is TPROF_CP_NONE;
+ * reset after each window. One per thread that builds windows. */
+typedef struct {
+    uint32_t *start_node, *end_node, *parent;
+} cp_marks;
 
 struct tprof_cp_ctx {
     const tprof_trace *t;
@@ -74,6 +85,8 @@ struct tprof_cp_ctx {
     uint8_t *phase_word; /* 1: the name holds "forward", 2: "autograd" (HTA's thread merge) */
     int32_t *xcorr;       /* HTA's index_correlation: the other side's record, XC_NONE or XC_UNMATCHED */
     int32_t *queue;       /* launch queue length after the event (a launch call or its GPU event), Q_NONE */
+    uint8_t *role;        /* ROLE_*: a launch call with a GPU side (HTA: its launch mask and a correlation),
+                             GPU work on a stream that one launched */
     tprof_i64map prev_launch; /* cudaEventRecord -> the last launch before it onto the recorded stream */
     tprof_i64map next_launch; /* cudaStreamWaitEvent -> the first launch after it from its thread onto the waiting stream */
     tprof_i64map record_of; /* a recorded event's correlation -> its cudaEventRecord (with a known stream) */
@@ -83,11 +96,8 @@ struct tprof_cp_ctx {
     size_t nhost;
     uint32_t *swe;        /* every Stream Wait Event (HTA takes them whatever their time) */
     size_t nswe;
-    /* a window's: record -> its start and end node, the record holding it on
-       its thread (CP_TOP at the top), each stored + 1 so that 0 (calloc's pages,
-       never touched outside the windows analysed) is TPROF_CP_NONE; reset after
-       each window */
-    uint32_t *start_node, *end_node, *parent;
+    cp_marks marks; /* tprof_cp_window_path's; tprof_cp_paths' second thread has its own */
+    size_t alone;   /* below this many records, one thread builds everything */
 };
 #define CP_TOP (UINT32_MAX - 1)
 #define CP_SPAN 0x80000000u
@@ -107,13 +117,29 @@ static inline tprof_event rec(const tprof_cp_ctx *c, size_t r)
                           .flags = (uint8_t)(sp->flags | (th->flags & (TPROF_EV_PID_STR | TPROF_EV_TID_STR))) };
 }
 
+/* Record R's event, NULL when it is a compact span (which has no
+ * correlation and no stream: never a launch nor GPU work). */
+static inline const tprof_event *event_at(const tprof_cp_ctx *c, size_t r)
+{
+    if (!c->src) return &c->events[r];
+    return c->src[r] & CP_SPAN ? NULL : &c->events[c->src[r]];
+}
+
+/* Event K's record. */
+static inline size_t record_of_event(const tprof_cp_ctx *c, size_t k) { return c->rec_of_event ? c->rec_of_event[k] : k; }
+
 void tprof_cp_record(const tprof_cp_ctx *c, uint32_t r, tprof_event *out) { *out = rec(c, r); }
 size_t tprof_cp_records(const tprof_cp_ctx *c) { return c->n; }
 
+static int gpu_side_event(const tprof_cp_ctx *c, const tprof_event *e)
+{
+    return (e->stream >= 0 && e->correlation >= 0) || (c->nflag[e->name] & (N_EVENT_SYNC | N_CONTEXT_SYNC));
+}
+
 static int gpu_side(const tprof_cp_ctx *c, size_t i)
 {
-    const tprof_event e_r = rec(c, i), *e = &e_r;
-    return (e->stream >= 0 && e->correlation >= 0) || (c->nflag[e->name] & (N_EVENT_SYNC | N_CONTEXT_SYNC));
+    const tprof_event e_r = rec(c, i);
+    return gpu_side_event(c, &e_r);
 }
 
 static int64_t end_of(const tprof_event *e) { return tprof_end_ns(e->ts, e->dur); }
@@ -173,33 +199,51 @@ static int flag_strings(tprof_cp_ctx *c)
  * correlation name each other (the last one in the file when several do). */
 static int link_correlations(tprof_cp_ctx *c)
 {
-    tprof_i64map host, gpu;
-    if (tprof_i64map_init(&host, 1024)) return TPROF_ENOMEM;
-    if (tprof_i64map_init(&gpu, 1024)) {
-        tprof_i64map_free(&host);
+    /* only events carry correlations, in file order as the records are */
+    size_t nev = tprof_trace_nevents(c->t), count[2] = { 0, 0 };
+    int64_t lo[2] = { INT64_MAX, INT64_MAX }, hi[2] = { INT64_MIN, INT64_MIN };
+    for (size_t k = 0; k < nev; k++) {
+        const tprof_event *e = &c->events[k];
+        if (e->correlation < 0) continue;
+        int g = gpu_side_event(c, e);
+        count[g]++;
+        if (e->correlation < lo[g]) lo[g] = e->correlation;
+        if (e->correlation > hi[g]) hi[g] = e->correlation;
+    }
+    tprof_idmap side[2]; /* host, GPU: correlation -> the last record of that side */
+    if (tprof_idmap_init(&side[0], lo[0], hi[0], count[0])) return TPROF_ENOMEM;
+    if (tprof_idmap_init(&side[1], lo[1], hi[1], count[1])) {
+        tprof_idmap_free(&side[0]);
         return TPROF_ENOMEM;
     }
     int rc = 0;
-    for (size_t i = 0; i < c->n && !rc; i++)
-        if (rec(c, i).correlation >= 0 && tprof_i64map_put(gpu_side(c, i) ? &gpu : &host, rec(c, i).correlation, (int64_t)i))
+    for (size_t k = 0; k < nev && !rc; k++) {
+        const tprof_event *e = &c->events[k];
+        if (e->correlation >= 0 && tprof_idmap_put(&side[gpu_side_event(c, e)], e->correlation, (uint32_t)record_of_event(c, k)))
             rc = TPROF_ENOMEM;
-    for (size_t i = 0; i < c->n && !rc; i++) {
-        int64_t other;
-        c->xcorr[i] = XC_NONE;
-        if (rec(c, i).correlation < 0) continue;
-        c->xcorr[i] = tprof_i64map_get(gpu_side(c, i) ? &host : &gpu, rec(c, i).correlation, &other) ? (int32_t)other
-                                                                                                    : XC_UNMATCHED;
     }
-    tprof_i64map_free(&host);
-    tprof_i64map_free(&gpu);
+    memset(c->xcorr, 0xff, c->n * sizeof *c->xcorr); /* XC_NONE */
+    memset(c->role, ROLE_NONE, c->n);
+    for (size_t k = 0; k < nev && !rc; k++) {
+        const tprof_event *e = &c->events[k];
+        if (e->correlation < 0) continue;
+        int g = gpu_side_event(c, e);
+        uint32_t other = tprof_idmap_get(&side[!g], e->correlation);
+        size_t i = record_of_event(c, k);
+        c->xcorr[i] = other == TPROF_IDMAP_NONE ? XC_UNMATCHED : (int32_t)other;
+        if (other == TPROF_IDMAP_NONE) continue;
+        /* a launch call has a GPU side; GPU work on a stream was launched by
+           a call when its host side is a launch call (whose GPU side exists: it) */
+        if (!g && (c->nflag[e->name] & N_LAUNCH)) c->role[i] = ROLE_LAUNCH;
+        if (g && e->stream != -1 && (c->nflag[rec(c, other).name] & N_LAUNCH)) c->role[i] = ROLE_LAUNCHED;
+    }
+    tprof_idmap_free(&side[0]);
+    tprof_idmap_free(&side[1]);
     return rc;
 }
 
 /* A launch call with a GPU event (HTA: its mask and index_correlation > 0). */
-static int is_launch(const tprof_cp_ctx *c, size_t i)
-{
-    return (c->nflag[rec(c, i).name] & N_LAUNCH) && c->xcorr[i] >= 0 && !gpu_side(c, i);
-}
+static int is_launch(const tprof_cp_ctx *c, size_t i) { return c->role[i] == ROLE_LAUNCH; }
 
 /* An event at a time, ordered by time, then by TIE (HTA concatenates
  * launch calls before the rest, and its sort by time keeps that order for
@@ -210,12 +254,6 @@ typedef struct {
     uint32_t tie;
 } timed;
 
-/* GPU-side work (a stream) whose correlation a launch call carries. */
-static int launched_by_call(const tprof_cp_ctx *c, size_t i)
-{
-    return rec(c, i).stream != -1 && rec(c, i).correlation >= 0 && !is_launch(c, i) && c->xcorr[i] >= 0 &&
-           is_launch(c, (size_t)c->xcorr[i]);
-}
 
 static int cmp_timed(const void *a, const void *b)
 {
@@ -262,7 +300,10 @@ static void natural_sort(void *base, size_t n, size_t size, int (*cmp)(const voi
             memcpy(dst + k * size, src + i * size, (mid - i) * size);
             k += mid - i;
             memcpy(dst + k * size, src + j * size, (hi - j) * size);
-            start[w++] = lo;
+            /* merged runs already in order with the one before are one run
+               (a trace's steps each come as a few runs of their own: one
+               pass sorts them and the next finds one run) */
+            if (!w || cmp(dst + (lo - 1) * size, dst + lo * size) > 0) start[w++] = lo;
         }
         start[w] = n;
         nr = w;
@@ -304,15 +345,15 @@ static int launch_queue(tprof_cp_ctx *c)
 {
     /* GPU work a launch call started: its correlation's host side is one
        (the other events of a correlation are on the GPU) */
-    size_t m = 0, cap = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        c->queue[i] = Q_NONE;
-        cap += is_launch(c, i) || launched_by_call(c, i);
-    }
+    size_t m = 0, cap = 0, nev = tprof_trace_nevents(c->t); /* both are events, never compact spans */
+    for (size_t i = 0; i < c->n; i++) c->queue[i] = Q_NONE;
+    for (size_t k = 0; k < nev; k++) cap += c->role[record_of_event(c, k)] != ROLE_NONE;
     timed *q = malloc((cap ? cap : 1) * sizeof *q);
     int rc = q ? 0 : TPROF_ENOMEM;
-    for (size_t i = 0; i < c->n && !rc; i++)
-        if (is_launch(c, i) || launched_by_call(c, i)) q[m++] = (timed){ rec(c, i).ts, (uint32_t)i, !is_launch(c, i) };
+    for (size_t k = 0; k < nev && !rc; k++) {
+        size_t i = record_of_event(c, k);
+        if (c->role[i] != ROLE_NONE) q[m++] = (timed){ c->events[k].ts, (uint32_t)i, c->role[i] != ROLE_LAUNCH };
+    }
     small_map len = { 0 };
     if (!rc) sort_timed(q, m);
     for (size_t k = 0; k < m && !rc; k++) {
@@ -358,17 +399,19 @@ static int link_event_waits(tprof_cp_ctx *c)
              tprof_i64map_put(&gpu_of, w[k].record_correlation, rec(c, r).pid)))
             rc = TPROF_ENOMEM;
     }
-    size_t m = 0, cap = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        cap += is_launch(c, i) || (c->nflag[rec(c, i).name] & (N_RECORD | N_SWE_CALL));
-    }
+    size_t m = 0, cap = 0, nev = tprof_trace_nevents(c->t); /* runtime calls: events, never compact spans */
+    for (size_t k = 0; k < nev; k++)
+        cap += is_launch(c, record_of_event(c, k)) || (c->nflag[c->events[k].name] & (N_RECORD | N_SWE_CALL));
     timed *order = malloc((cap ? cap : 1) * sizeof *order);
     if (!order) rc = TPROF_ENOMEM;
-    for (size_t i = 0; i < c->n && !rc; i++) {
-        uint8_t f = c->nflag[rec(c, i).name];
-        if (is_launch(c, i) || ((f & N_RECORD) && tprof_i64map_get(&stream_of, rec(c, i).correlation, &had)) ||
+    for (size_t k = 0; k < nev && !rc; k++) {
+        const tprof_event *e = &c->events[k];
+        size_t i = record_of_event(c, k);
+        uint8_t f = c->nflag[e->name];
+        int launch = is_launch(c, i);
+        if (launch || ((f & N_RECORD) && tprof_i64map_get(&stream_of, e->correlation, &had)) ||
             ((f & N_SWE_CALL) && c->xcorr[i] >= 0 && rec(c, (size_t)c->xcorr[i]).stream != -1))
-            order[m++] = (timed){ rec(c, i).ts, (uint32_t)i, !is_launch(c, i) };
+            order[m++] = (timed){ e->ts, (uint32_t)i, !launch };
     }
     if (!rc) sort_timed(order, m);
     small_map last = { 0 }, next = { 0 };
@@ -445,23 +488,75 @@ void tprof_cp_ctx_free(tprof_cp_ctx *c)
     free(c->phase_word);
     free(c->xcorr);
     free(c->queue);
+    free(c->role);
     if (c->prev_launch.keys) tprof_i64map_free(&c->prev_launch);
     if (c->next_launch.keys) tprof_i64map_free(&c->next_launch);
     free(c->host_by_ts);
     free(c->swe);
-    free(c->start_node);
-    free(c->end_node);
-    free(c->parent);
+    free(c->marks.start_node);
+    free(c->marks.end_node);
+    free(c->marks.parent);
     if (c->record_of.keys) tprof_i64map_free(&c->record_of);
     if (c->wait_of.keys) tprof_i64map_free(&c->wait_of);
     free(c);
 }
 
-tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
+static int marks_new(cp_marks *m, size_t n)
+{
+    m->start_node = calloc(n, sizeof *m->start_node);
+    m->end_node = calloc(n, sizeof *m->end_node);
+    m->parent = calloc(n, sizeof *m->parent);
+    return m->start_node && m->end_node && m->parent ? 0 : TPROF_ENOMEM;
+}
+
+/* The host events with a duration, in start order (what windows select
+ * from), and every Stream Wait Event: built on a second thread while the
+ * first links correlations and launch queues, which touch neither. */
+typedef struct {
+    tprof_cp_ctx *c;
+    int rc;
+} host_job;
+
+static void *order_host(void *arg)
+{
+    host_job *j = arg;
+    tprof_cp_ctx *c = j->c;
+    /* room for every record: pages past the ones written are never touched */
+    size_t n1 = c->n ? c->n : 1;
+    timed *host = malloc(n1 * sizeof *host);
+    c->swe = malloc(n1 * sizeof *c->swe);
+    c->host_by_ts = malloc(n1 * sizeof *c->host_by_ts);
+    if (!host || !c->swe || !c->host_by_ts) {
+        free(host);
+        j->rc = TPROF_ENOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        const tprof_event *e = event_at(c, i);
+        if (!e) { /* a compact span: a CPU X event */
+            const tprof_host_span *sp = &c->spans[c->src[i] & ~CP_SPAN];
+            if (sp->dur > 0) host[c->nhost++] = (timed){ sp->ts, (uint32_t)i, 0 };
+            continue;
+        }
+        if (e->stream == -1 && e->dur > 0 && e->ph == 'X' && e->kind != TPROF_KIND_GPU_ANNOTATION)
+            host[c->nhost++] = (timed){ e->ts, (uint32_t)i, 0 };
+        if (e->stream != -1 && e->kind == TPROF_KIND_GPU && (c->nflag[e->name] & N_SWE)) c->swe[c->nswe++] = (uint32_t)i;
+    }
+    sort_timed(host, c->nhost);
+    for (size_t k = 0; k < c->nhost; k++) c->host_by_ts[k] = host[k].ev;
+    free(host);
+    j->rc = 0;
+    return NULL;
+}
+
+tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t) { return tprof_cp_ctx_new_split(t, TPROF_CP_ALONE); }
+
+tprof_cp_ctx *tprof_cp_ctx_new_split(const tprof_trace *t, size_t alone)
 {
     tprof_cp_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->t = t;
+    c->alone = alone;
     if (merge_records(c)) {
         tprof_cp_ctx_free(c);
         return NULL;
@@ -469,39 +564,25 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t)
     size_t n1 = c->n ? c->n : 1;
     c->xcorr = malloc(n1 * sizeof *c->xcorr);
     c->queue = malloc(n1 * sizeof *c->queue);
-    size_t nh = 0, ns = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        nh += rec(c, i).stream == -1;
-        ns += rec(c, i).stream != -1;
-    }
-    timed *host = malloc((nh ? nh : 1) * sizeof *host);
-    c->swe = malloc((ns ? ns : 1) * sizeof *c->swe);
-    c->start_node = calloc(n1, sizeof *c->start_node);
-    c->end_node = calloc(n1, sizeof *c->end_node);
-    c->parent = calloc(n1, sizeof *c->parent);
-    if (!c->start_node || !c->end_node || !c->parent || !c->xcorr || !c->queue || !host || !c->swe ||
-        tprof_i64map_init(&c->prev_launch, 64) || tprof_i64map_init(&c->next_launch, 64) ||
-        tprof_i64map_init(&c->record_of, 64) || tprof_i64map_init(&c->wait_of, 64) || flag_strings(c) ||
-        link_correlations(c) || launch_queue(c) || link_event_waits(c)) {
-        free(host);
+    c->role = malloc(n1);
+    if (marks_new(&c->marks, n1) || !c->xcorr || !c->queue || !c->role || tprof_i64map_init(&c->prev_launch, 64) ||
+        tprof_i64map_init(&c->next_launch, 64) || tprof_i64map_init(&c->record_of, 64) ||
+        tprof_i64map_init(&c->wait_of, 64) || flag_strings(c)) {
         tprof_cp_ctx_free(c);
         return NULL;
     }
-    for (size_t i = 0; i < c->n; i++) {
-        const tprof_event e_r = rec(c, i), *e = &e_r;
-        if (e->stream == -1 && e->dur > 0 && e->ph == 'X' && e->kind != TPROF_KIND_GPU_ANNOTATION)
-            host[c->nhost++] = (timed){ e->ts, (uint32_t)i, 0 };
-        if (e->stream != -1 && e->kind == TPROF_KIND_GPU && (c->nflag[e->name] & N_SWE)) c->swe[c->nswe++] = (uint32_t)i;
-    }
-    sort_timed(host, c->nhost);
-    c->host_by_ts = malloc((c->nhost ? c->nhost : 1) * sizeof *c->host_by_ts);
-    if (!c->host_by_ts) {
-        free(host);
+    host_job hj = { .c = c, .rc = TPROF_ENOMEM };
+    pthread_t helper;
+    int helped = c->n >= c->alone && pthread_create(&helper, NULL, order_host, &hj) == 0;
+    int rc = link_correlations(c);
+    if (!rc) rc = launch_queue(c);
+    if (!rc) rc = link_event_waits(c);
+    if (helped) pthread_join(helper, NULL);
+    else order_host(&hj);
+    if (rc || hj.rc) {
         tprof_cp_ctx_free(c);
         return NULL;
     }
-    for (size_t k = 0; k < c->nhost; k++) c->host_by_ts[k] = host[k].ev;
-    free(host);
     return c;
 }
 
@@ -521,7 +602,8 @@ typedef struct {
 } cp_gedge;
 
 typedef struct {
-    tprof_cp_ctx *c;
+    const tprof_cp_ctx *c;
+    cp_marks *m; /* the building thread's */
     uint32_t *sel;
     size_t nsel;
     cp_node *nodes;
@@ -536,12 +618,12 @@ typedef struct {
     size_t next_cap;
 } graph;
 
-static uint32_t start_of(const graph *g, uint32_t ev) { return g->c->start_node[ev] - 1; }
-static uint32_t end_node(const graph *g, uint32_t ev) { return g->c->end_node[ev] - 1; }
+static uint32_t start_of(const graph *g, uint32_t ev) { return g->m->start_node[ev] - 1; }
+static uint32_t end_node(const graph *g, uint32_t ev) { return g->m->end_node[ev] - 1; }
 /* The event holding host event EV on its thread, or -1 (the top, or not nested). */
 static int64_t parent_of(const graph *g, uint32_t ev)
 {
-    uint32_t p = g->c->parent[ev] - 1;
+    uint32_t p = g->m->parent[ev] - 1;
     return p == TPROF_CP_NONE || p == CP_TOP ? -1 : (int64_t)p;
 }
 
@@ -610,7 +692,7 @@ static int cmp_node(const void *a, const void *b)
  * duration, the GPU events they launched, and every Stream Wait Event. */
 static int select_events(graph *g, int64_t start, int64_t end)
 {
-    tprof_cp_ctx *c = g->c;
+    const tprof_cp_ctx *c = g->c;
     size_t lo = 0, hi = c->nhost;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -658,7 +740,7 @@ static int select_events(graph *g, int64_t start, int64_t end)
 
 static int make_nodes(graph *g)
 {
-    tprof_cp_ctx *c = g->c;
+    const tprof_cp_ctx *c = g->c;
     g->nodes = malloc((2 * g->nsel + 1) * sizeof *g->nodes);
     if (!g->nodes) return TPROF_ENOMEM;
     /* the starts in record order, then the ends: a few long runs for the merge */
@@ -676,7 +758,7 @@ static int make_nodes(graph *g)
     if (!(g->out_first = malloc((g->nn + 1) * sizeof *g->out_first))) return TPROF_ENOMEM;
     for (size_t k = 0; k < g->nn; k++) g->out_first[k] = TPROF_CP_NONE;
     for (size_t k = 0; k < g->nn; k++)
-        (g->nodes[k].start ? c->start_node : c->end_node)[g->nodes[k].ev] = (uint32_t)k + 1;
+        (g->nodes[k].start ? g->m->start_node : g->m->end_node)[g->nodes[k].ev] = (uint32_t)k + 1;
     return 0;
 }
 
@@ -819,7 +901,7 @@ static int stack_edges(graph *g)
     for (size_t k = 0; k < np && !rc; k++) {
         if (k && (pt[k].pid != pt[k - 1].pid || pt[k].tid != pt[k - 1].tid)) nstack = 0;
         if (pt[k].start) {
-            g->c->parent[pt[k].ev] = (nstack ? stack[nstack - 1] : CP_TOP) + 1;
+            g->m->parent[pt[k].ev] = (nstack ? stack[nstack - 1] : CP_TOP) + 1;
             stack[nstack++] = pt[k].ev;
         } else if (nstack)
             nstack--;
@@ -881,7 +963,7 @@ static int sync_to_call(graph *g, uint32_t from, int64_t call)
  * end: it may hold a copy that runs inside it). */
 static int kernel_edges(graph *g)
 {
-    tprof_cp_ctx *c = g->c;
+    const tprof_cp_ctx *c = g->c;
     keyed *rows = malloc((g->nsel + 1) * sizeof *rows);
     size_t nr = 0;
     small_map last = { 0 };     /* stream -> the end point of its last kernel */
@@ -1003,7 +1085,7 @@ static uint32_t edge_op(const graph *g, const cp_gedge *x)
 static void graph_free(graph *g)
 {
     for (size_t k = 0; k < g->nsel; k++) /* the window's marks off again, for the next */
-        g->c->start_node[g->sel[k]] = g->c->end_node[g->sel[k]] = g->c->parent[g->sel[k]] = 0; /* TPROF_CP_NONE */
+        g->m->start_node[g->sel[k]] = g->m->end_node[g->sel[k]] = g->m->parent[g->sel[k]] = 0; /* TPROF_CP_NONE */
     free(g->sel);
     free(g->nodes);
     free(g->edges);
@@ -1137,10 +1219,10 @@ static int sync_on_one_stream(const graph *g)
     return 0;
 }
 
-int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_window *w)
+static int window_path(const tprof_cp_ctx *c, cp_marks *m, int64_t start, int64_t end, tprof_cp_window *w)
 {
     memset(w, 0, sizeof *w);
-    graph g = { .c = c };
+    graph g = { .c = c, .m = m };
     int rc = select_events(&g, start, end);
     if (!rc) rc = make_nodes(&g);
     if (!rc) rc = lock_edges(&g);
@@ -1159,6 +1241,66 @@ int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_w
     graph_free(&g);
     if (rc) tprof_cp_window_free(w);
     return rc;
+}
+
+int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_window *w)
+{
+    return window_path(c, &c->marks, start, end, w);
+}
+
+/* Windows are independent: two threads take them in turn, each with its
+ * marks (a window's records are mostly its own, but every window holds
+ * the Stream Wait Events and a host event on a boundary can fall in two). */
+typedef struct {
+    const tprof_cp_ctx *c;
+    const tprof_cp_span *spans;
+    size_t n;
+    tprof_cp_window *out;
+    size_t next;  /* the next window to take (atomic) */
+    int rc;       /* the first failure (atomic) */
+} paths_job;
+
+typedef struct {
+    paths_job *job;
+    cp_marks *m;
+} paths_worker;
+
+static void *paths_run(void *arg)
+{
+    paths_worker *w = arg;
+    paths_job *j = w->job;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (i >= j->n || __atomic_load_n(&j->rc, __ATOMIC_RELAXED)) break;
+        int rc = window_path(j->c, w->m, j->spans[i].start, j->spans[i].end, &j->out[i]);
+        if (rc) {
+            int none = 0;
+            __atomic_compare_exchange_n(&j->rc, &none, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    return NULL;
+}
+
+int tprof_cp_paths(tprof_cp_ctx *c, const tprof_cp_span *spans, size_t n, tprof_cp_window *out)
+{
+    memset(out, 0, n * sizeof *out);
+    paths_job j = { .c = c, .spans = spans, .n = n };
+    j.out = out;
+    paths_worker here = { &j, &c->marks }, other = { &j, NULL };
+    cp_marks second = { 0 };
+    pthread_t helper;
+    int helped = 0;
+    if (n > 1 && c->n >= c->alone && !marks_new(&second, c->n ? c->n : 1)) {
+        other.m = &second;
+        helped = pthread_create(&helper, NULL, paths_run, &other) == 0;
+    }
+    paths_run(&here);
+    if (helped) pthread_join(helper, NULL);
+    free(second.start_node), free(second.end_node), free(second.parent);
+    if (j.rc)
+        for (size_t i = 0; i < n; i++) tprof_cp_window_free(&out[i]);
+    return j.rc;
 }
 
 void tprof_cp_window_free(tprof_cp_window *w)

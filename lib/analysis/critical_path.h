@@ -67,6 +67,11 @@ typedef struct tprof_cp_ctx tprof_cp_ctx;
  * launch queue per stream, cudaEventRecord -> the launch before it. NULL
  * when out of memory. */
 tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t);
+/* The same, building on a second thread (the host order beside the
+ * correlations; tprof_cp_paths' windows) from ALONE records on: below
+ * TPROF_CP_ALONE a second thread costs more than it saves (tests: 0). */
+#define TPROF_CP_ALONE 200000
+tprof_cp_ctx *tprof_cp_ctx_new_split(const tprof_trace *t, size_t alone);
 void tprof_cp_ctx_free(tprof_cp_ctx *c);
 /* Record R of the context (an edge's from, to, event or op) as an event:
  * the trace's events and its compact spans (TPROF_COMPACT_SPANS), one index
@@ -78,15 +83,20 @@ size_t tprof_cp_records(const tprof_cp_ctx *c);
  * OUT is freed with tprof_cp_window_free. */
 int tprof_cp_window_path(tprof_cp_ctx *c, int64_t start, int64_t end, tprof_cp_window *out);
 void tprof_cp_window_free(tprof_cp_window *w);
+/* The same for the N windows SPANS into OUT[0..N), on two threads for a
+ * large trace (OUT in SPANS' order whatever thread built each): 0 or
+ * TPROF_ENOMEM (then nothing is left to free). */
+typedef struct tprof_cp_span tprof_cp_span;
+int tprof_cp_paths(tprof_cp_ctx *c, const tprof_cp_span *spans, size_t n, tprof_cp_window *out);
 const char *tprof_cp_bound_name(tprof_cp_bound b);
 /* A runtime call that launches GPU work (HTA's launch calls: cudaLaunchKernel, cudaMemcpyAsync, ...). */
 int tprof_cp_is_launch_call(const char *name);
 
 /* A window of the analysis: ProfilerStep NUMBER (or the annotation's first
  * instance, or 0 for the whole trace) over [START, END] ns. */
-typedef struct {
+struct tprof_cp_span {
     int64_t number, start, end;
-} tprof_cp_span;
+};
 /* The windows OPTS choose, in order (WINDOW: "steps", "annotation" or
  * "trace"); *OUT is freed by the caller. TPROF_EUSAGE when none matches. */
 int tprof_cp_windows(const tprof_trace *t, const tprof_cp_ctx *c, const tprof_cp_opts *opts, tprof_cp_span **out,

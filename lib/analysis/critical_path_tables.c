@@ -350,15 +350,18 @@ int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_r
     cp_build b = { .t = t, .c = c, .res = tprof_result_new(&tprof_critical_path_desc), .edges = opts->path };
     rc = b.res && !tprof_i64map_init(&b.row_of, 256) && !tprof_i64map_init(&b.row_of_ids, 256) ? 0 : TPROF_ENOMEM;
     int64_t span = 0, path = 0, refused = 0;
-    for (size_t i = 0; i < nspans && !rc; i++) {
-        tprof_cp_window w;
-        if ((rc = tprof_cp_window_path(c, spans[i].start, spans[i].end, &w))) break;
-        rc = add_window(&b, spans[i].number, spans[i].start, spans[i].end, &w);
+    tprof_cp_window *ws = rc ? NULL : calloc(nspans ? nspans : 1, sizeof *ws);
+    if (!rc) rc = ws ? tprof_cp_paths(c, spans, nspans, ws) : TPROF_ENOMEM;
+    for (size_t i = 0; i < nspans && !rc; i++) { /* in order, whichever thread built each */
+        const tprof_cp_window *w = &ws[i];
+        rc = add_window(&b, spans[i].number, spans[i].start, spans[i].end, w);
         span = tprof_sat_add(span, tprof_span_ns(spans[i].start, spans[i].end));
-        path = tprof_sat_add(path, w.length_ns);
-        refused += !w.valid;
-        tprof_cp_window_free(&w);
+        path = tprof_sat_add(path, w->length_ns);
+        refused += !w->valid;
     }
+    if (ws)
+        for (size_t i = 0; i < nspans; i++) tprof_cp_window_free(&ws[i]);
+    free(ws);
     if (!rc) {
         tprof_rows *top = tprof_result_top(b.res);
         rc = tprof_rows_set_s(top, 0, T_WINDOW, window);

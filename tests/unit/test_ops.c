@@ -13,6 +13,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "trainprof/trace.h"
+#include "../../lib/analysis/critical_path.h"
 #include "../../lib/analysis/op_tree.h"
 
 #define US 1000LL
@@ -401,6 +402,45 @@ static void test_tree_split(void **state)
     tprof_trace_free(t);
 }
 
+/* The critical paths built on two threads (the host order beside the
+ * correlations, the two steps' windows one each) are those built on one;
+ * each step's path is there (the trace's kernels make it non-empty). */
+static void test_critical_path_split(void **state)
+{
+    (void)state;
+    tprof_trace *t = NULL;
+    char err[256];
+    tprof_read_opts o = { .keep = TPROF_CRITICAL_PATH_KEEP };
+    assert_int_equal(tprof_trace_read_mem(&t, TRACE, sizeof TRACE - 1, "cp.json", &o, err, sizeof err), 0);
+    tprof_cp_ctx *one = tprof_cp_ctx_new_split(t, SIZE_MAX), *two = tprof_cp_ctx_new_split(t, 0);
+    assert_non_null(one);
+    assert_non_null(two);
+    const tprof_cp_span steps[2] = { { 1, 0, 250 * US }, { 2, 250 * US, 600 * US } };
+    tprof_cp_window serial[2], parallel[2];
+    for (int k = 0; k < 2; k++) assert_int_equal(tprof_cp_window_path(one, steps[k].start, steps[k].end, &serial[k]), 0);
+    assert_int_equal(tprof_cp_paths(two, steps, 2, parallel), 0);
+    for (int k = 0; k < 2; k++) {
+        assert_true(serial[k].valid && serial[k].npath > 0 && serial[k].length_ns > 0);
+        assert_int_equal(serial[k].length_ns, parallel[k].length_ns);
+        assert_int_equal(serial[k].nodes, parallel[k].nodes);
+        assert_int_equal(serial[k].edges, parallel[k].edges);
+        assert_int_equal(serial[k].npath, parallel[k].npath);
+        for (size_t e = 0; e < serial[k].npath; e++) {
+            const tprof_cp_edge *a = &serial[k].path[e], *b = &parallel[k].path[e];
+            assert_int_equal(a->from, b->from);
+            assert_int_equal(a->to, b->to);
+            assert_int_equal(a->type, b->type);
+            assert_int_equal(a->weight, b->weight);
+            assert_int_equal(a->event, b->event);
+        }
+        tprof_cp_window_free(&serial[k]);
+        tprof_cp_window_free(&parallel[k]);
+    }
+    tprof_cp_ctx_free(one);
+    tprof_cp_ctx_free(two);
+    tprof_trace_free(t);
+}
+
 /* Module paths of any depth: 70 nested nn.Module frames (M0 outermost)
  * around one launch give a path of 70 classes, --depth 66 its outermost 66
  * (paths were cut at 64 frames once). */
@@ -453,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_compact_spans),
         cmocka_unit_test(test_event_order),
         cmocka_unit_test(test_tree_split),
+        cmocka_unit_test(test_critical_path_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
