@@ -53,6 +53,48 @@ static int here(const mpi_job *j, const char *path, int64_t *size)
     return (int)(h % (uint64_t)j->size) == j->rank;
 }
 
+/* Every process parses the same arguments, so a usage error (or --help)
+ * would be said once per process: a process other than the root holds its
+ * stdout and stderr in a file until its command's inputs are listed (the
+ * arguments were good), then lets them through; a command that ends before
+ * that said what the root says, which is dropped. */
+static int held[2] = { -1, -1 }, saved[2] = { -1, -1 }; /* by fd - 1: stdout, stderr */
+
+static void hold_output(void)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        FILE *t = tmpfile();
+        if (!t) return;
+        fflush(fd == 1 ? stdout : stderr);
+        held[fd - 1] = dup(fileno(t));
+        saved[fd - 1] = dup(fd);
+        fclose(t);
+        if (held[fd - 1] < 0 || saved[fd - 1] < 0 || dup2(held[fd - 1], fd) < 0) {
+            if (saved[fd - 1] >= 0) close(saved[fd - 1]);
+            if (held[fd - 1] >= 0) close(held[fd - 1]);
+            held[fd - 1] = saved[fd - 1] = -1;
+        }
+    }
+}
+
+/* What was held goes out when SHOW, else is dropped; output flows again. */
+static void release_output(int show)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        if (saved[fd - 1] < 0) continue;
+        fflush(fd == 1 ? stdout : stderr);
+        dup2(saved[fd - 1], fd);
+        char buf[4096];
+        ssize_t got;
+        if (show && lseek(held[fd - 1], 0, SEEK_SET) == 0)
+            while ((got = read(held[fd - 1], buf, sizeof buf)) > 0)
+                if (write(fd, buf, (size_t)got) != got) break;
+        close(saved[fd - 1]);
+        close(held[fd - 1]);
+        held[fd - 1] = saved[fd - 1] = -1;
+    }
+}
+
 /* Out of memory between collective calls: the others would wait for this
  * process forever, so the job ends. */
 static void *or_abort(void *p)
@@ -102,6 +144,7 @@ static void add_path(tprof_inputs *in, size_t *cap, const char *p)
 static int local_inputs(void *vctx, char *const *args, int n, tprof_inputs *out)
 {
     mpi_job *j = vctx;
+    release_output(1); /* the arguments were good */
     memset(out, 0, sizeof *out);
     char *mine = NULL, err[1024];
     size_t mine_len = 0;
@@ -150,6 +193,7 @@ static int local_inputs(void *vctx, char *const *args, int n, tprof_inputs *out)
 static int place(void *vctx, char *const *paths, const int64_t *sizes, size_t n, uint8_t *mine)
 {
     mpi_job *j = vctx;
+    release_output(1); /* the arguments were good */
     size_t *order = or_abort(malloc((n ? n : 1) * sizeof *order));
     int64_t *load = or_abort(calloc((size_t)j->size, sizeof *load)), *sz = or_abort(malloc((n ? n : 1) * sizeof *sz));
     /* --local-files: who holds each file (its size there) */
@@ -318,6 +362,7 @@ int main(int argc, char **argv)
     int distributed = argc >= 2 && cli_command_distributes(argv[1]);
     int rc = EXIT_OK;
     if (distributed) {
+        if (j.rank != 0) hold_output();
         cli_set_engine(&e);
         cli_notes_off = j.rank != 0; /* the inputs' notes once; a file's warnings and errors where it is read */
         rc = cli_main(argc, argv);
@@ -325,6 +370,7 @@ int main(int argc, char **argv)
         rc = cli_main(argc, argv); /* the root alone: its output is trainprof's */
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD); /* a usage error before any exchange, too */
+    release_output(0); /* still held: the command ended before its inputs (usage, --help), as on the root */
     MPI_Finalize();
     return rc;
 }

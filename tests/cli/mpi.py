@@ -2,7 +2,8 @@
 prints byte for byte what `trainprof COMMAND` prints, over 200 generated
 ranks (made here by trainprof-gentrace, not real data) and the real
 multi-rank sets of ../shared/data (the 8 DLRM ranks, HTA's critical-path
-ranks); a corrupt rank in the middle gives the same messages and exit code;
+ranks); a usage error or --help is said once; a corrupt rank in the middle
+gives the same messages and exit code;
 a process killed mid-run makes mpirun exit non-zero within seconds."""
 import os
 import shutil
@@ -99,6 +100,12 @@ missing = os.path.join(tmp, "nowhere", "rank7.json")
 b = spread(["kernels", "--local-files", os.path.join(gen, "rank0.json"), missing], local)
 check(b[0] == 3 and f"{missing}: no trace there on any process's disk" in b[2],
       f"--local-files: a rank file on no disk is an error naming it ({b[0]}): {b[2][-300:]}")
+
+# a usage error and --help: said once, as trainprof says them (each process parses the same arguments)
+for args in (["kernels", "--bogus", gen], ["kernels"], ["kernels", "--help"]):
+    a, b = one(args), spread(args)
+    check(a[0] == b[0] and a[1] == b[1] and ours(a[2]) == ours(b[2]),
+          f"{args}: exit {a[0]} / {b[0]}, said once:\n{ours(a[2])}\n{ours(b[2])}\n{a[1][-200:]}\n{b[1][-200:]}")
 
 # a corrupt rank in the middle: the same messages, the same exit code
 bad = os.path.join(tmp, "bad")
