@@ -235,7 +235,7 @@ static int link_correlations(tprof_cp_ctx *c)
         /* a launch call has a GPU side; GPU work on a stream was launched by
            a call when its host side is a launch call (whose GPU side exists: it) */
         if (!g && (c->nflag[e->name] & N_LAUNCH)) c->role[i] = ROLE_LAUNCH;
-        if (g && e->stream != -1 && (c->nflag[rec(c, other).name] & N_LAUNCH)) c->role[i] = ROLE_LAUNCHED;
+        if (g && e->stream != -1 && (c->nflag[event_at(c, other)->name] & N_LAUNCH)) c->role[i] = ROLE_LAUNCHED;
     }
     tprof_idmap_free(&side[0]);
     tprof_idmap_free(&side[1]);
@@ -263,59 +263,82 @@ static int cmp_timed(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-/* Sorts N elements of SIZE bytes by CMP: a natural merge sort, since the
- * records come in file order and profilers write nearly in time order (one
- * run on the generator's traces, a few on real ones): an ordered array
- * costs one pass. Every key here is unique (a record breaks ties), so the
- * order is qsort's. Without memory for the merge it falls back to qsort. */
-static void natural_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-    char *a = base;
-    size_t runs = 1;
-    for (size_t i = 1; i < n; i++) runs += cmp(a + (i - 1) * size, a + i * size) > 0;
-    if (runs == 1) return;
-    char *tmp = malloc(n * size);
-    size_t *start = malloc((runs + 1) * sizeof *start);
-    if (!tmp || !start) {
-        free(tmp);
-        free(start);
-        qsort(base, n, size, cmp);
-        return;
+/* NAME(A, N): sorts the N elements of type T at A by CMP, a natural merge
+ * sort (a template: the copies and comparisons inline), since the records
+ * come in file order and profilers write nearly in time order: an ordered
+ * array costs one pass. First the runs are merged one after the other into
+ * the sorted prefix before them, each with only the tail of the prefix it
+ * overlaps (found by binary search): profilers write a step's host events
+ * as a few runs (its ops, then its runtime calls) that overlap only that
+ * step, so this too costs about one pass. Runs that overlap widely (the
+ * tails moved past 4 passes' worth) go on to bottom-up merges in pairs,
+ * merged runs already in order with the one before counting as one. Every
+ * key here is unique (a record breaks ties), so the order is qsort's.
+ * Without memory for the merge it falls back to qsort. */
+#define DEFINE_NATURAL_SORT(NAME, T, CMP)                                                                        \
+    static void NAME(T *a, size_t n)                                                                        \
+    {                                                                                                       \
+        size_t runs = 1;                                                                                    \
+        for (size_t i = 1; i < n; i++) runs += CMP(&a[i - 1], &a[i]) > 0;                                   \
+        if (runs == 1) return;                                                                              \
+        T *tmp = malloc(n * sizeof *tmp);                                                                   \
+        size_t *start = malloc((runs + 1) * sizeof *start);                                                 \
+        if (!tmp || !start) {                                                                               \
+            free(tmp);                                                                                      \
+            free(start);                                                                                    \
+            qsort(a, n, sizeof *a, CMP);                                                                    \
+            return;                                                                                         \
+        }                                                                                                   \
+        size_t nr = 0, moved = 0, r;                                                                        \
+        start[nr++] = 0;                                                                                    \
+        for (size_t i = 1; i < n; i++)                                                                      \
+            if (CMP(&a[i - 1], &a[i]) > 0) start[nr++] = i;                                                 \
+        start[nr] = n;                                                                                      \
+        for (r = 1; r < nr; r++) { /* into the prefix */                                                    \
+            size_t lo = start[r], hi = start[r + 1], l = 0, h = lo;                                         \
+            while (l < h) {                                                                                 \
+                size_t m = l + (h - l) / 2;                                                                 \
+                if (CMP(&a[m], &a[lo]) > 0) h = m;                                                          \
+                else l = m + 1;                                                                             \
+            }                                                                                               \
+            if (l == lo) continue;                                                                          \
+            if ((moved += lo - l) > 4 * n) break;                                                           \
+            size_t nt = lo - l, i = 0, j = lo, k = l; /* k <= j: the run is read before it is overwritten */ \
+            memcpy(tmp, &a[l], nt * sizeof *a);                                                             \
+            while (i < nt && j < hi) a[k++] = CMP(&tmp[i], &a[j]) <= 0 ? tmp[i++] : a[j++];                 \
+            memcpy(&a[k], &tmp[i], (nt - i) * sizeof *a); /* what is left of the run is in place */         \
+        }                                                                                                   \
+        if (r < nr) { /* wide overlaps: the runs again, merged in pairs */                                  \
+            nr = 0;                                                                                         \
+            start[nr++] = 0;                                                                                \
+            for (size_t i = 1; i < n; i++)                                                                  \
+                if (CMP(&a[i - 1], &a[i]) > 0) start[nr++] = i;                                             \
+            start[nr] = n;                                                                                  \
+        } else                                                                                              \
+            nr = 1;                                                                                         \
+        T *src = a, *dst = tmp;                                                                             \
+        while (nr > 1) {                                                                                    \
+            size_t w = 0;                                                                                   \
+            for (size_t q = 0; q < nr; q += 2) {                                                            \
+                size_t lo = start[q], mid = start[q + 1], hi = q + 2 <= nr ? start[q + 2] : mid;            \
+                size_t i = lo, j = mid, k = lo;                                                             \
+                while (i < mid && j < hi) dst[k++] = CMP(&src[i], &src[j]) <= 0 ? src[i++] : src[j++];      \
+                memcpy(&dst[k], &src[i], (mid - i) * sizeof *a);                                            \
+                k += mid - i;                                                                               \
+                memcpy(&dst[k], &src[j], (hi - j) * sizeof *a);                                             \
+                if (!w || CMP(&dst[lo - 1], &dst[lo]) > 0) start[w++] = lo;                                 \
+            }                                                                                               \
+            start[w] = n;                                                                                   \
+            nr = w;                                                                                         \
+            T *t = src;                                                                                     \
+            src = dst;                                                                                      \
+            dst = t;                                                                                        \
+        }                                                                                                   \
+        if (src != a) memcpy(a, src, n * sizeof *a);                                                        \
+        free(start);                                                                                        \
+        free(tmp);                                                                                          \
     }
-    size_t nr = 0;
-    start[nr++] = 0;
-    for (size_t i = 1; i < n; i++)
-        if (cmp(a + (i - 1) * size, a + i * size) > 0) start[nr++] = i;
-    start[nr] = n;
-    char *src = a, *dst = tmp;
-    while (nr > 1) { /* merge runs pairwise, bottom up */
-        size_t w = 0;
-        for (size_t r = 0; r < nr; r += 2) {
-            size_t lo = start[r], mid = start[r + 1], hi = r + 2 <= nr ? start[r + 2] : mid;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) {
-                int left = cmp(src + i * size, src + j * size) <= 0;
-                memcpy(dst + k++ * size, src + (left ? i++ : j++) * size, size);
-            }
-            memcpy(dst + k * size, src + i * size, (mid - i) * size);
-            k += mid - i;
-            memcpy(dst + k * size, src + j * size, (hi - j) * size);
-            /* merged runs already in order with the one before are one run
-               (a trace's steps each come as a few runs of their own: one
-               pass sorts them and the next finds one run) */
-            if (!w || cmp(dst + (lo - 1) * size, dst + lo * size) > 0) start[w++] = lo;
-        }
-        start[w] = n;
-        nr = w;
-        char *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a) memcpy(a, src, n * size);
-    free(start);
-    free(tmp);
-}
-#define sort_timed(a, n) natural_sort((a), (n), sizeof(timed), cmp_timed)
+DEFINE_NATURAL_SORT(sort_timed, timed, cmp_timed)
 
 /* A few keys (streams, threads) with a value each, searched in order. */
 typedef struct {
@@ -343,24 +366,34 @@ static small_entry *small_get(small_map *m, int64_t k1, int64_t k2, int64_t k3, 
  * started; the length after each. */
 static int launch_queue(tprof_cp_ctx *c)
 {
-    /* GPU work a launch call started: its correlation's host side is one
-       (the other events of a correlation are on the GPU) */
-    size_t m = 0, cap = 0, nev = tprof_trace_nevents(c->t); /* both are events, never compact spans */
-    for (size_t i = 0; i < c->n; i++) c->queue[i] = Q_NONE;
-    for (size_t k = 0; k < nev; k++) cap += c->role[record_of_event(c, k)] != ROLE_NONE;
-    timed *q = malloc((cap ? cap : 1) * sizeof *q);
-    int rc = q ? 0 : TPROF_ENOMEM;
+    /* the launches and the GPU work they started are each nearly in time
+       order already (one is written after the other, so together they are
+       not): each sorted, then merged */
+    size_t nl = 0, ng = 0, nev = tprof_trace_nevents(c->t); /* both are events, never compact spans */
+    for (size_t i = 0; i < c->n; i++) {
+        c->queue[i] = Q_NONE;
+        nl += c->role[i] == ROLE_LAUNCH;
+        ng += c->role[i] == ROLE_LAUNCHED;
+    }
+    timed *q = malloc((nl + ng ? nl + ng : 1) * sizeof *q), *l = malloc((nl ? nl : 1) * sizeof *l),
+          *g = malloc((ng ? ng : 1) * sizeof *g);
+    int rc = q && l && g ? 0 : TPROF_ENOMEM;
+    size_t a = 0, b = 0, m = 0;
     for (size_t k = 0; k < nev && !rc; k++) {
         size_t i = record_of_event(c, k);
-        if (c->role[i] != ROLE_NONE) q[m++] = (timed){ c->events[k].ts, (uint32_t)i, c->role[i] != ROLE_LAUNCH };
+        if (c->role[i] == ROLE_LAUNCH) l[a++] = (timed){ c->events[k].ts, (uint32_t)i, 0 };
+        else if (c->role[i] == ROLE_LAUNCHED) g[b++] = (timed){ c->events[k].ts, (uint32_t)i, 1 };
+    }
+    if (!rc) {
+        sort_timed(l, nl);
+        sort_timed(g, ng);
+        for (a = b = 0; a < nl || b < ng;) q[m++] = b == ng || (a < nl && cmp_timed(&l[a], &g[b]) < 0) ? l[a++] : g[b++];
     }
     small_map len = { 0 };
-    if (!rc) sort_timed(q, m);
     for (size_t k = 0; k < m && !rc; k++) {
         uint32_t i = q[k].ev;
-        int launch = is_launch(c, i);
-        int64_t stream = launch ? rec(c, (size_t)c->xcorr[i]).stream : rec(c, i).stream;
-        small_entry *s = small_get(&len, stream, 0, 0, 1, 0);
+        int launch = !q[k].tie;
+        small_entry *s = small_get(&len, event_at(c, launch ? (size_t)c->xcorr[i] : i)->stream, 0, 0, 1, 0);
         if (!s) {
             rc = TPROF_ENOMEM;
             break;
@@ -370,6 +403,8 @@ static int launch_queue(tprof_cp_ctx *c)
     }
     free(len.e);
     free(q);
+    free(l);
+    free(g);
     return rc;
 }
 
@@ -686,6 +721,7 @@ static int cmp_node(const void *a, const void *b)
     if (x->ev != y->ev) return x->ev < y->ev ? -1 : 1;
     return (int)y->start - (int)x->start;
 }
+DEFINE_NATURAL_SORT(sort_nodes, cp_node, cmp_node)
 
 
 /* The window's events: host events (stream -1) that start in it and have a
@@ -751,7 +787,7 @@ static int make_nodes(graph *g)
             if (!(c->cflag[e->cat] & C_NODE) && !(e->stream != -1 && c->xcorr[i] != XC_NONE)) continue;
             g->nodes[g->nn++] = ends ? (cp_node){ end_of(e), i, 0 } : (cp_node){ e->ts, i, 1 };
         }
-    natural_sort(g->nodes, g->nn, sizeof *g->nodes, cmp_node);
+    sort_nodes(g->nodes, g->nn);
     g->touched = malloc((g->nn + 1) * sizeof *g->touched);
     g->in_graph = calloc(g->nn + 1, 1);
     if (!g->touched || !g->in_graph) return TPROF_ENOMEM;
@@ -819,6 +855,7 @@ static int cmp_point(const void *a, const void *b)
     if (x->ev != y->ev) return x->start ? (x->ev < y->ev ? -1 : 1) : (x->ev > y->ev ? -1 : 1);
     return 0;
 }
+DEFINE_NATURAL_SORT(sort_points, point, cmp_point)
 
 /* HTA's thread merge: the one thread with cpu_op / user_annotation events
  * named *forward*, and the one with *autograd*; -1 when not one each. */
@@ -894,7 +931,7 @@ static int stack_edges(graph *g)
             pt[np++] = ends ? (point){ e->pid, tid, end_of(e), e->dur, g->sel[k], 0 }
                             : (point){ e->pid, tid, e->ts, e->dur, g->sel[k], 1 };
         }
-    if (!rc) natural_sort(pt, np, sizeof *pt, cmp_point);
+    if (!rc) sort_points(pt, np);
     /* nesting: an event's parent is the one on top of the stack at its start;
        an end pops the top, whichever it is (as HTA's call stack does) */
     size_t nstack = 0;
