@@ -33,6 +33,23 @@ typedef enum {
 const char *tprof_align_name(tprof_align a);
 int tprof_align_parse(const char *s, tprof_align *out);
 
+/* A merge spread over processes (trainprof-mpi): every process makes the
+ * plan (the first read of every input), rewrites the inputs MINE marks,
+ * and all but the root send their rewritten events, in the output's order,
+ * with what their reads found, through SEND; the root merges them with its
+ * own, each peer's read through RECV, and writes the output: the one
+ * process's bytes. A peer's failure reaches the root, which reports it. */
+typedef struct {
+    void *ctx;
+    const uint8_t *mine; /* per input: this process rewrites it */
+    int root;            /* this process writes the output */
+    int peers;           /* the root: how many processes send (numbered 1..peers) */
+    /* a peer: the next LEN bytes of its stream to the root (LEN 0: the end); 0 or -1 */
+    int (*send)(void *ctx, const void *data, size_t len);
+    /* the root: up to CAP bytes of PEER's stream into BUF; 0 at its end, -1 on error */
+    long (*recv)(void *ctx, int peer, void *buf, size_t cap);
+} tprof_merge_spread;
+
 typedef struct {
     const char *const *inputs;
     size_t ninputs;
@@ -56,6 +73,7 @@ typedef struct {
     void *rewrite_progress_ctx;
     int generic_only;        /* re-serialize every event token by token (tests compare both paths) */
     int threads;             /* inputs rewritten at once: 0 = one per core */
+    const tprof_merge_spread *spread; /* NULL: this process merges alone */
 } tprof_merge_opts;
 
 typedef enum {

@@ -156,23 +156,29 @@ int tprof_a2a_add(tprof_a2a *a, const char *group, int64_t from, int64_t in_byte
         rc = TPROF_ENOMEM;
         goto out;
     }
-    if (n < 0) goto out; /* not a list: as if not recorded */
-    if (nm < 0) nm = 0;
+    if (n < 0) goto uneven; /* recorded, but not a list */
+    if (nm < 0) nm = 0; /* not a list: no global ranks (a cut one still maps its first places) */
     if (cut) {
         *outcome = TPROF_A2A_CUT;
         goto out;
     }
     int64_t parts = n, total = 0;
-    if (!n) parts = group_size; /* "[]": equal parts */
+    if (!n) parts = group_size > 0 ? group_size : members_cut ? -1 : nm; /* "[]": equal parts */
+    if (n && group_size > 0 && n != group_size) goto uneven; /* a row count per rank of the group */
     for (long d = 0; d < n; d++)
         if (__builtin_add_overflow(total, rows[d], &total)) goto uneven;
     if (!n) total = parts;
-    if (parts <= 0 || parts >= KEY_RANK_MAX || total <= 0 || in_bytes % total) goto uneven;
-    long g = group_index(a, group);
-    if (g < 0 || g >= KEY_GROUP_MAX) {
-        rc = g < 0 ? TPROF_ENOMEM : 0;
+    if (n && total == 0 && in_bytes == 0) { /* nothing to send (an expert parallel rank that routed no token) */
+        *outcome = TPROF_A2A_ADDED;
         goto out;
     }
+    if (parts <= 0 || parts >= KEY_RANK_MAX || total <= 0 || in_bytes % total) goto uneven;
+    long g = group_index(a, group);
+    if (g < 0) {
+        rc = TPROF_ENOMEM;
+        goto out;
+    }
+    if (g >= KEY_GROUP_MAX) goto uneven; /* past half a million groups: counted, not kept */
     int64_t row_bytes = in_bytes / total;
     for (int64_t d = 0; d < parts && !rc; d++) {
         int64_t r = n ? rows[d] : 1, bytes;

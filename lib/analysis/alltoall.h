@@ -18,7 +18,8 @@ typedef enum {
     TPROF_A2A_ADDED = 0,  /* its bytes per destination added */
     TPROF_A2A_NO_SPLITS,  /* no "In split size" recorded, or no size: nothing to add */
     TPROF_A2A_CUT,        /* the split list was cut after 30 entries: its bytes per destination are unknown */
-    TPROF_A2A_UNEVEN,     /* the sizes disagree (rows do not divide its elements): left out */
+    TPROF_A2A_UNEVEN,     /* the sizes disagree (rows do not divide its elements, a list not one row per
+                             rank of the group, or not a list): left out */
 } tprof_a2a_outcome;
 
 tprof_a2a *tprof_a2a_new(void);

@@ -103,7 +103,9 @@ static void *rewrite_worker(void *arg)
     for (;;) {
         pthread_mutex_lock(&p->lock);
         size_t i = p->next;
-        while (i < p->n && !p->ins[p->order[i]].out->included) i++;
+        while (i < p->n && (!p->ins[p->order[i]].out->included ||
+                            (p->o->spread && !p->o->spread->mine[p->order[i]]))) /* another process's */
+            i++;
         p->next = i + 1;
         int stop = p->rc != 0 || i >= p->n;
         pthread_mutex_unlock(&p->lock);
@@ -124,11 +126,142 @@ static void *rewrite_worker(void *arg)
 static size_t rewrite_threads(const tprof_merge_opts *o, const merge_input *ins, size_t n)
 {
     size_t included = 0;
-    for (size_t i = 0; i < n; i++) included += ins[i].out->included != 0;
+    for (size_t i = 0; i < n; i++) included += ins[i].out->included && (!o->spread || o->spread->mine[i]);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t t = o->threads > 0 ? (size_t)o->threads : cores > 0 ? (size_t)cores : 1;
     if (t > included) t = included;
     return t ? t : 1;
+}
+
+/* ---- a merge spread over processes: a peer's stream to the root ----
+ * Its rewritten events in the output's order (merge_stream_put), the end
+ * (merge_stream_end), then what its reads found: its outcome and error, and
+ * per input it rewrote the counts the report holds and the input's own
+ * metadata for the trailer. */
+
+typedef struct {
+    const tprof_merge_spread *s;
+    int peer;
+} peer_io;
+
+static ssize_t peer_read(void *c, char *buf, size_t size)
+{
+    const peer_io *p = c;
+    long got = p->s->recv(p->s->ctx, p->peer, buf, size);
+    return got < 0 ? -1 : (ssize_t)got;
+}
+
+static ssize_t peer_write(void *c, const char *buf, size_t size)
+{
+    const peer_io *p = c;
+    return p->s->send(p->s->ctx, buf, size) ? -1 : (ssize_t)size;
+}
+
+static int peer_close(void *c)
+{
+    peer_io *p = c;
+    int rc = p->peer ? 0 : p->s->send(p->s->ctx, NULL, 0); /* a peer's end */
+    free(p);
+    return rc;
+}
+
+/* PEER's stream (the root reads it), or this peer's (PEER 0: written). */
+static FILE *peer_open(const tprof_merge_spread *s, int peer)
+{
+    peer_io *p = malloc(sizeof *p);
+    if (!p) return NULL;
+    *p = (peer_io){ s, peer };
+    cookie_io_functions_t io = { .read = peer ? peer_read : NULL, .write = peer ? NULL : peer_write, .close = peer_close };
+    FILE *f = fopencookie(p, peer ? "r" : "w", io);
+    if (!f) free(p);
+    else setvbuf(f, NULL, _IOFBF, 1 << 20);
+    return f;
+}
+
+static int emit_to_stream(void *ctx, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len)
+{
+    return merge_stream_put(ctx, key, pos, seq, data, len);
+}
+
+static int put_u64(FILE *f, uint64_t v) { return fwrite(&v, sizeof v, 1, f) == 1 ? 0 : TPROF_EIO; }
+static int get_u64(FILE *f, uint64_t *v) { return fread(v, sizeof *v, 1, f) == 1 ? 0 : TPROF_EIO; }
+
+/* A peer: its inputs' events and what it found, to the root. RC and ERR:
+ * its rewrite's failure (then no events), TRUNC: an input was cut. */
+static int send_stream(const tprof_merge_opts *o, merge_runs *const *runs, size_t nr, const merge_input *ins,
+                       const mbuf *metas, int rc, const char *err, int trunc)
+{
+    FILE *f = peer_open(o->spread, 0);
+    if (!f) return o->spread->send(o->spread->ctx, NULL, 0), TPROF_ENOMEM; /* the root sees a stream cut short */
+    int wrc = rc ? 0 : merge_runs_finish_with(runs, nr, NULL, 0, NULL, emit_to_stream, f);
+    char why[1024];
+    snprintf(why, sizeof why, "%s", rc ? err : wrc && runs[0] && merge_runs_errmsg(runs[0])[0] ? merge_runs_errmsg(runs[0]) : "");
+    if (!rc) rc = wrc;
+    int w = merge_stream_end(f);
+    size_t mine = 0; /* after a failure no input's findings are sent: some may never have been read */
+    for (size_t i = 0; !rc && i < o->ninputs; i++) mine += o->spread->mine[i] && ins[i].out->included;
+    if (!w) w = put_u64(f, (uint64_t)(int64_t)rc) || put_u64(f, (uint64_t)trunc) || put_u64(f, strlen(why)) ||
+                fwrite(why, 1, strlen(why), f) != strlen(why) || put_u64(f, mine);
+    for (size_t i = 0; !w && !rc && i < o->ninputs; i++) {
+        const tprof_merge_rank *r = ins[i].out;
+        if (!o->spread->mine[i] || !r->included) continue;
+        w = put_u64(f, i) || put_u64(f, r->events_in) || put_u64(f, r->events_out) || put_u64(f, r->dropped) ||
+            put_u64(f, r->ids_kept) || put_u64(f, (uint64_t)r->truncated) || put_u64(f, metas[i].len) ||
+            fwrite(metas[i].p ? metas[i].p : "", 1, metas[i].len, f) != metas[i].len;
+    }
+    if (fclose(f) && !w) w = TPROF_EIO;
+    return rc ? rc : w ? TPROF_EIO : 0;
+}
+
+/* The root: PEER's findings (after its events) into INS and METAS; *RC and
+ * ERRBUF its failure, *TRUNC when an input was cut. 0 or TPROF_EIO (the
+ * stream ended early). */
+static int read_findings(FILE *f, int peer, merge_input *ins, size_t n, mbuf *metas, int *rc, int *trunc,
+                         char *errbuf, size_t errlen)
+{
+    uint64_t prc, ptrunc, len, count;
+    if (get_u64(f, &prc) || get_u64(f, &ptrunc) || get_u64(f, &len) || len > 1 << 20) return TPROF_EIO;
+    char *why = malloc(len + 1);
+    if (!why || fread(why, 1, len, f) != len) {
+        free(why);
+        return why ? TPROF_EIO : TPROF_ENOMEM;
+    }
+    why[len] = 0;
+    if (prc && !*rc) {
+        *rc = (int)(int64_t)prc;
+        snprintf(errbuf, errlen, "%s", why[0] ? why : "");
+        if (!why[0]) snprintf(errbuf, errlen, "process %d: merge: %s", peer, tprof_strerror(*rc));
+    }
+    free(why);
+    if (ptrunc) *trunc = 1;
+    if (get_u64(f, &count)) return TPROF_EIO;
+    for (uint64_t k = 0; k < count; k++) {
+        uint64_t i, in, out, dropped, kept, cut;
+        if (get_u64(f, &i) || i >= n || get_u64(f, &in) || get_u64(f, &out) || get_u64(f, &dropped) ||
+            get_u64(f, &kept) || get_u64(f, &cut) || get_u64(f, &len))
+            return TPROF_EIO;
+        tprof_merge_rank *r = ins[i].out;
+        r->events_in = in, r->events_out = out, r->dropped = dropped, r->ids_kept = kept, r->truncated = (int)cut;
+        metas[i].len = 0;
+        if (len && mbuf_grow(&metas[i], len + 1)) return TPROF_ENOMEM;
+        if (len && fread(metas[i].p, 1, len, f) != len) return TPROF_EIO;
+        metas[i].len = len;
+        if (len) metas[i].p[len] = 0;
+    }
+    return 0;
+}
+
+/* Reads what is left of every stream (a peer blocks until the root takes
+ * its bytes) and closes them. */
+static void drain(FILE **streams, size_t ns)
+{
+    char buf[1 << 16];
+    for (size_t k = 0; k < ns; k++) {
+        if (!streams[k]) continue;
+        while (fread(buf, 1, sizeof buf, streams[k]) == sizeof buf) {}
+        fclose(streams[k]);
+        streams[k] = NULL;
+    }
 }
 
 int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *errbuf, size_t errlen)
@@ -153,7 +286,9 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
     size_t nthreads = 0;
     tprof_sink *sink = NULL;
     mbuf tail = { 0 };
-    int rc = 0, trunc = 0;
+    int rc = 0, trunc = 0, sent = 0, peer_rc = 0;
+    FILE **streams = NULL; /* the root's: the peers' */
+    size_t nstreams = 0;
     if (!rep || !ins || !order || !metas || !outdir || !(rep->ranks = calloc(n, sizeof *rep->ranks))) {
         rc = TPROF_ENOMEM;
         goto done;
@@ -191,13 +326,26 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
         pthread_mutex_destroy(&p.lock);
         rc = p.rc;
         trunc = p.trunc;
-        if (rc) {
-            snprintf(errbuf, errlen, "%s", p.err);
+        if (rc) snprintf(errbuf, errlen, "%s", p.err);
+    }
+    if (o->spread && !o->spread->root) { /* a peer: its events to the root, which writes */
+        rc = send_stream(o, runs, nthreads, ins, metas, rc, errbuf, trunc);
+        sent = 1;
+        goto done;
+    }
+    if (rc) goto done;
+    if (o->spread && o->spread->peers > 0) { /* the root: the peers' streams beside its own runs */
+        if (!(streams = calloc((size_t)o->spread->peers, sizeof *streams))) {
+            rc = TPROF_ENOMEM;
             goto done;
         }
+        for (int k = 0; k < o->spread->peers; k++)
+            if (!(streams[k] = peer_open(o->spread, k + 1))) {
+                rc = TPROF_ENOMEM;
+                goto done;
+            }
+        nstreams = (size_t)o->spread->peers;
     }
-    for (size_t i = 0; i < n; i++)
-        if (ins[i].out->included) rep->events_out += ins[i].out->events_out;
     if ((rc = tprof_sink_open(&sink, o->output, tprof_compression_for_path(o->output), o->level, errbuf, errlen)))
         goto done;
     /* the output is compressed on the rewrite threads' cores while this one
@@ -208,11 +356,19 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
     static const char head[] = "{\"traceEvents\":[\n";
     emitter em = { sink, 0 };
     if ((rc = tprof_sink_write(sink, head, sizeof head - 1))) goto sink_failed;
-    if ((rc = merge_runs_finish(runs, nthreads, emit, &em))) {
+    if ((rc = merge_runs_finish_with(runs, nthreads, streams, nstreams, emit, NULL, &em))) {
         /* a run that could not be read back says so; else the output failed and the sink says why */
         if (merge_runs_errmsg(runs[0])[0]) snprintf(errbuf, errlen, "%s", merge_runs_errmsg(runs[0]));
         goto sink_failed;
     }
+    for (size_t k = 0; k < nstreams; k++) /* each peer's findings follow its events */
+        if ((rc = read_findings(streams[k], (int)k + 1, ins, n, metas, &peer_rc, &trunc, errbuf, errlen))) {
+            snprintf(errbuf, errlen, "process %zu's findings ended early", k + 1);
+            goto sink_failed;
+        }
+    if ((rc = peer_rc)) goto sink_failed;
+    for (size_t i = 0; i < n; i++)
+        if (ins[i].out->included) rep->events_out += ins[i].out->events_out;
     if ((rc = trailer(&tail, rep, ins, order, n, metas))) goto sink_failed;
     if ((rc = tprof_sink_write(sink, tail.p, tail.len))) goto sink_failed;
     rep->bytes_out = tprof_sink_bytes_in(sink);
@@ -228,6 +384,15 @@ sink_failed:
     tprof_sink_abort(sink);
     sink = NULL;
 done:
+    if (o->spread && !o->spread->root && !sent) /* failed before its events: the root must not wait for them */
+        (void)send_stream(o, runs, 0, ins, metas, rc ? rc : TPROF_EIO, errbuf, trunc);
+    if (o->spread && o->spread->root && o->spread->peers > 0) { /* what the peers still send, read and dropped */
+        if (!streams) streams = calloc((size_t)o->spread->peers, sizeof *streams);
+        for (int k = 0; streams && k < o->spread->peers; k++)
+            if (!streams[k]) streams[k] = peer_open(o->spread, k + 1);
+        drain(streams, streams ? (size_t)o->spread->peers : 0);
+        free(streams);
+    }
     if (rc == 0 && trunc) rc = TPROF_ETRUNC;
     if ((rc == 0 || rc == TPROF_ETRUNC) && rep) {
         *report = rep;

@@ -70,6 +70,15 @@ int merge_runs_add(merge_runs *r, int64_t key, uint32_t pos, uint64_t seq, const
 typedef int (*merge_emit_fn)(void *ctx, const char *data, size_t len);
 /* Merges every run of the NR run sets (each filled by one thread) in key order. */
 int merge_runs_finish(merge_runs *const *rs, size_t nr, merge_emit_fn emit, void *ctx);
+/* The same with the NS streams of other processes (merge_stream_put's
+ * records, then merge_stream_end), each read up to its end; EMIT_KEYED,
+ * when set, is given every record's keys instead of EMIT its bytes. */
+typedef int (*merge_emit_keyed_fn)(void *ctx, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len);
+int merge_runs_finish_with(merge_runs *const *rs, size_t nr, FILE *const *streams, size_t ns, merge_emit_fn emit,
+                           merge_emit_keyed_fn emit_keyed, void *ctx);
+/* One record of a process's stream to F; its end. 0 or TPROF_EIO. */
+int merge_stream_put(FILE *f, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len);
+int merge_stream_end(FILE *f);
 uint64_t merge_runs_spilled(const merge_runs *r);
 const char *merge_runs_errmsg(const merge_runs *r);
 void merge_runs_free(merge_runs *r);

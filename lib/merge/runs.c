@@ -34,6 +34,10 @@ typedef struct {
     uint64_t seq;
 } disk_rec;
 
+/* A process's stream (tprof_merge_spread) is records as a spilled run
+ * writes them, ended by a header with this pos. */
+#define STREAM_END_POS UINT32_MAX
+
 struct merge_runs {
     size_t budget;
     const char *tmp_dir;
@@ -168,6 +172,18 @@ static int spill(merge_runs *r)
     return 0;
 }
 
+int merge_stream_put(FILE *f, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len)
+{
+    disk_rec h = { key, pos, (uint32_t)len, seq };
+    return fwrite(&h, sizeof h, 1, f) == 1 && fwrite(data, 1, len, f) == len ? 0 : TPROF_EIO;
+}
+
+int merge_stream_end(FILE *f)
+{
+    disk_rec h = { 0, STREAM_END_POS, 0, 0 };
+    return fwrite(&h, sizeof h, 1, f) == 1 ? 0 : TPROF_EIO;
+}
+
 int merge_runs_add(merge_runs *r, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len)
 {
     if (len > UINT32_MAX) return TPROF_ELIMIT;
@@ -197,10 +213,12 @@ int merge_runs_add(merge_runs *r, int64_t key, uint32_t pos, uint64_t seq, const
     return 0;
 }
 
-/* A cursor over one run: a spilled file, or the sorted records in memory. */
+/* A cursor over one run: a spilled file, another process's stream, or the
+ * sorted records in memory. */
 typedef struct {
     merge_runs *r; /* whose memory records (when f is NULL) */
     FILE *f;
+    int stream;    /* F is another process's stream: it ends with STREAM_END_POS */
     size_t next;   /* memory run: index of the next record */
     disk_rec h;
     char *buf;
@@ -219,7 +237,8 @@ static int advance(cursor *c)
         c->data = r->arena + e->off;
         return 1;
     }
-    if (run_fread(&c->h, sizeof c->h, 1, c->f) != 1) return feof(c->f) ? 0 : TPROF_EIO;
+    if (run_fread(&c->h, sizeof c->h, 1, c->f) != 1) return feof(c->f) && !c->stream ? 0 : TPROF_EIO;
+    if (c->stream && c->h.pos == STREAM_END_POS) return 0;
     if (c->h.len > c->cap) {
         size_t n = c->cap ? c->cap : 4096;
         while (n < c->h.len) n *= 2;
@@ -254,30 +273,45 @@ static void sift_down(cursor **heap, size_t n, size_t i)
 
 int merge_runs_finish(merge_runs *const *rs, size_t nr, merge_emit_fn emit, void *ctx)
 {
-    size_t nc = 0, n = 0;
+    return merge_runs_finish_with(rs, nr, NULL, 0, emit, NULL, ctx);
+}
+
+int merge_runs_finish_with(merge_runs *const *rs, size_t nr, FILE *const *streams, size_t ns, merge_emit_fn emit,
+                           merge_emit_keyed_fn emit_keyed, void *ctx)
+{
+    size_t nc = ns, n = 0;
     for (size_t k = 0; k < nr; k++) {
         merge_runs *r = rs[k];
         if (r->nrec) sort_recs(r);
         nc += r->nfiles + 1;
     }
-    cursor *cs = calloc(nc, sizeof *cs);
-    cursor **heap = calloc(nc, sizeof *heap);
+    cursor *cs = calloc(nc ? nc : 1, sizeof *cs);
+    cursor **heap = calloc(nc ? nc : 1, sizeof *heap);
     int rc = cs && heap ? 0 : TPROF_ENOMEM;
-    for (size_t k = 0, c = 0; !rc && k < nr; k++)
-        for (size_t i = 0; !rc && i <= rs[k]->nfiles; i++, c++) {
-            cs[c].r = rs[k];
-            cs[c].f = i < rs[k]->nfiles ? rs[k]->files[i] : NULL;
-            int a = advance(&cs[c]);
+    size_t at = 0;
+    for (size_t k = 0; !rc && k < nr; k++)
+        for (size_t i = 0; !rc && i <= rs[k]->nfiles; i++, at++) {
+            cs[at].r = rs[k];
+            cs[at].f = i < rs[k]->nfiles ? rs[k]->files[i] : NULL;
+            int a = advance(&cs[at]);
             if (a < 0) rc = a;
-            else if (a) heap[n++] = &cs[c];
+            else if (a) heap[n++] = &cs[at];
         }
+    for (size_t k = 0; !rc && k < ns; k++, at++) {
+        cs[at] = (cursor){ .r = nr ? rs[0] : NULL, .f = streams[k], .stream = 1 };
+        int a = advance(&cs[at]);
+        if (a < 0) rc = a;
+        else if (a) heap[n++] = &cs[at];
+    }
     cursor *failed = NULL; /* a run that could not be read back (not the output: EMIT words its own errors) */
     for (size_t i = 0; i < nc && rc; i++)
         if (cs[i].f && (ferror(cs[i].f) || feof(cs[i].f))) failed = &cs[i];
     for (size_t i = n / 2; !rc && i-- > 0;) sift_down(heap, n, i);
     while (!rc && n) {
         cursor *c = heap[0];
-        if ((rc = emit(ctx, c->data, c->h.len))) break;
+        if ((rc = emit_keyed ? emit_keyed(ctx, c->h.key, c->h.pos, c->h.seq, c->data, c->h.len)
+                             : emit(ctx, c->data, c->h.len)))
+            break;
         int a = advance(c);
         if (a < 0) {
             rc = a;
@@ -287,9 +321,13 @@ int merge_runs_finish(merge_runs *const *rs, size_t nr, merge_emit_fn emit, void
         }
         sift_down(heap, n, 0);
     }
-    if (failed && rc == TPROF_EIO && nr && !rs[0]->err[0])
-        snprintf(rs[0]->err, sizeof rs[0]->err, "%s: cannot read back a sorted run: %s", rs[0]->tmp_dir,
-                 failed->f && ferror(failed->f) ? strerror(errno) : "it ended early");
+    if (failed && rc == TPROF_EIO && nr && !rs[0]->err[0]) {
+        if (failed->stream)
+            snprintf(rs[0]->err, sizeof rs[0]->err, "another process's rewritten events ended early");
+        else
+            snprintf(rs[0]->err, sizeof rs[0]->err, "%s: cannot read back a sorted run: %s", rs[0]->tmp_dir,
+                     failed->f && ferror(failed->f) ? strerror(errno) : "it ended early");
+    }
     for (size_t i = 0; cs && i < nc; i++) free(cs[i].buf);
     free(cs);
     free(heap);

@@ -287,9 +287,16 @@ typedef struct {
      * 0, or an exit code after saying why. */
     int (*inputs)(void *ctx, char *const *args, int n, tprof_inputs *out);
     int root; /* this process prints the results */
+    /* merge (tprof_merge_spread): a process's stream to the root (LEN 0: its
+     * end), the root's read of PEER's (0 at its end); PEERS: the processes
+     * besides the root */
+    int (*send)(void *ctx, const void *data, size_t len);
+    long (*recv)(void *ctx, int peer, void *buf, size_t cap);
+    int peers;
 } cli_engine;
 /* E for the commands run after (NULL: this process alone). */
 void cli_set_engine(const cli_engine *e);
+const cli_engine *cli_get_engine(void);
 
 /* Class rules from --class-rule CLASS:GLOB and --class-file FILE. */
 int cli_add_class_rule(tprof_classifier **c, const char *spec);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "trainprof/error.h"
@@ -308,6 +309,28 @@ int cmd_merge(int argc, char **argv)
     o.ndrop_cats = ndrop;
     o.classifier = co.cls;
     o.threads = co.threads;
+    /* under trainprof-mpi: this process rewrites its share of the inputs, balanced by bytes as the other
+       commands' are; the root writes the output and says what every process found */
+    const cli_engine *eng = cli_get_engine();
+    tprof_merge_spread spread = { 0 };
+    if (eng) {
+        int64_t *sizes = malloc((nin ? nin : 1) * sizeof *sizes);
+        uint8_t *mine = calloc(nin ? nin : 1, 1);
+        for (size_t i = 0; sizes && i < nin; i++) {
+            struct stat st;
+            sizes[i] = strcmp(inputs[i], "-") && stat(inputs[i], &st) == 0 ? (int64_t)st.st_size : -1;
+        }
+        int placed = sizes && mine ? eng->place(eng->ctx, inputs, sizes, nin, mine) : EXIT_INPUT;
+        free(sizes);
+        if (placed) {
+            free(mine);
+            status = placed;
+            goto out;
+        }
+        spread = (tprof_merge_spread){ .ctx = eng->ctx, .mine = mine, .root = eng->root, .peers = eng->peers,
+                                       .send = eng->send, .recv = eng->recv };
+        o.spread = &spread;
+    }
     tprof_merge_report *rep;
     char err[1024] = "";
     /* two reads of every input: each pass its own line */
@@ -323,6 +346,12 @@ int cmd_merge(int argc, char **argv)
     int rc = tprof_merge(&o, &rep, err, sizeof err);
     cli_progress_end(&rewrite);
     cli_progress_end(&plan);
+    free((void *)spread.mine);
+    if (eng && !eng->root) { /* the root says it all */
+        if (!rc || rc == TPROF_ETRUNC) tprof_merge_report_free(rep);
+        status = rc && rc != TPROF_ETRUNC ? EXIT_INPUT : EXIT_OK;
+        goto out;
+    }
     if (rc && rc != TPROF_ETRUNC) {
         cli_error("%s", err[0] ? err : tprof_strerror(rc));
         status = rc == TPROF_EUSAGE ? EXIT_USAGE : rc == TPROF_EWRITE ? EXIT_OUTPUT : EXIT_INPUT;

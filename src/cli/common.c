@@ -791,6 +791,7 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
 static const cli_engine *engine; /* NULL: this process analyses every input */
 
 void cli_set_engine(const cli_engine *e) { engine = e; }
+const cli_engine *cli_get_engine(void) { return engine; }
 
 /* Where the outcomes are read back (at the root). */
 typedef struct {

@@ -3,10 +3,14 @@
  * reads and analyses its share of the inputs, balanced by bytes; the root
  * (process 0) receives every input's outcome as the bytes cli_run passes
  * every result through (src/cli/outcome.c), reads them back and prints
- * exactly what trainprof prints. Commands that do not read their traces
- * through cli_run (merge, diff, report, mem, log, flops, mfu) run on the
- * root alone. docs/ARCHITECTURE.md says what each process reads and sends. */
+ * exactly what trainprof prints. merge spreads its rewrite the same way
+ * (tprof_merge_spread: each process streams its rewritten events, in order,
+ * to the root, which merges them and writes the file). Commands that do not
+ * read their traces through cli_run (diff, report, mem, log, flops, mfu)
+ * run on the root alone. docs/ARCHITECTURE.md says what each process reads
+ * and sends. */
 #include <mpi.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +20,18 @@
 
 #include "cli.h"
 
+/* merge: what the root has received of one peer's stream */
+typedef struct {
+    char *buf;
+    size_t len, at, cap;
+    int ended;
+} peer_stream;
+
 typedef struct {
     int rank, size;
     int local; /* --local-files: each process reads the files on its own disk */
+    int merging; /* merge: a process other than the root says nothing (the root says what all found) */
+    peer_stream *peers; /* the root's, by process (merge) */
     /* TPROF_MPI_STATS: the root's share of the work, said on stderr */
     int stats;
     double t_gather, t_gathered; /* MPI_Wtime at the gather's start and end */
@@ -88,7 +101,11 @@ static void release_output(int show)
         ssize_t got;
         if (show && lseek(held[fd - 1], 0, SEEK_SET) == 0)
             while ((got = read(held[fd - 1], buf, sizeof buf)) > 0)
-                if (write(fd, buf, (size_t)got) != got) break;
+                for (ssize_t at = 0, w; at < got; at += w) /* a pipe takes what it has room for */
+                    if ((w = write(fd, buf + at, (size_t)(got - at))) < 0) {
+                        if (errno != EINTR) break;
+                        w = 0;
+                    }
         close(saved[fd - 1]);
         close(held[fd - 1]);
         held[fd - 1] = saved[fd - 1] = -1;
@@ -193,7 +210,7 @@ static int local_inputs(void *vctx, char *const *args, int n, tprof_inputs *out)
 static int place(void *vctx, char *const *paths, const int64_t *sizes, size_t n, uint8_t *mine)
 {
     mpi_job *j = vctx;
-    release_output(1); /* the arguments were good */
+    if (!j->merging) release_output(1); /* the arguments were good */
     size_t *order = or_abort(malloc((n ? n : 1) * sizeof *order));
     int64_t *load = or_abort(calloc((size_t)j->size, sizeof *load)), *sz = or_abort(malloc((n ? n : 1) * sizeof *sz));
     /* --local-files: who holds each file (its size there) */
@@ -328,6 +345,54 @@ static int gather(void *vctx, char *const *buf, const size_t *len, size_t n,
     return rc;
 }
 
+/* merge: a peer's stream to the root in messages of at most PIECE bytes
+ * (stdio hands over 1 MiB at a time), an empty one ending it. */
+#define TAG_MERGE 2
+
+static int merge_send(void *vctx, const void *data, size_t len)
+{
+    (void)vctx;
+    size_t at = 0;
+    do {
+        int piece = (int)(len - at < PIECE ? len - at : PIECE);
+        if (MPI_Send((const char *)data + at, piece, MPI_CHAR, 0, TAG_MERGE, MPI_COMM_WORLD) != MPI_SUCCESS) return -1;
+        at += (size_t)piece;
+    } while (at < len);
+    return 0;
+}
+
+/* The root: up to CAP bytes of PEER's stream, receiving its next message
+ * when what came is used up; 0 after its empty one. */
+static long merge_recv(void *vctx, int peer, void *buf, size_t cap)
+{
+    mpi_job *j = vctx;
+    if (!j->peers && !(j->peers = calloc((size_t)j->size, sizeof *j->peers))) return -1;
+    peer_stream *p = &j->peers[peer];
+    while (p->at == p->len) {
+        if (p->ended) return 0;
+        MPI_Status st;
+        int count;
+        if (MPI_Probe(peer, TAG_MERGE, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
+            MPI_Get_count(&st, MPI_CHAR, &count) != MPI_SUCCESS || count < 0)
+            return -1;
+        if ((size_t)count > p->cap) {
+            char *b = realloc(p->buf, (size_t)count);
+            if (!b) return -1;
+            p->buf = b;
+            p->cap = (size_t)count;
+        }
+        if (MPI_Recv(p->buf, count, MPI_CHAR, peer, TAG_MERGE, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return -1;
+        p->len = (size_t)count;
+        p->at = 0;
+        p->ended = count == 0;
+    }
+    size_t n = p->len - p->at < cap ? p->len - p->at : cap;
+    memcpy(buf, p->buf + p->at, n);
+    p->at += n;
+    return (long)n;
+}
+
 static int agree(void *vctx, int rc)
 {
     mpi_job *j = vctx;
@@ -358,10 +423,12 @@ int main(int argc, char **argv)
     argc = argc > 2 ? k : argc;
     argv[argc] = NULL;
     cli_engine e = { .ctx = &j, .place = place, .gather = gather, .agree = agree, .root = j.rank == 0,
-                     .inputs = j.local ? local_inputs : NULL };
+                     .inputs = j.local ? local_inputs : NULL, .send = merge_send, .recv = merge_recv,
+                     .peers = j.size - 1 };
     int distributed = argc >= 2 && cli_command_distributes(argv[1]);
+    j.merging = argc >= 2 && !strcmp(argv[1], "merge") && !j.local; /* --local-files: merge on the root */
     int rc = EXIT_OK;
-    if (distributed) {
+    if (distributed || j.merging) {
         if (j.rank != 0) hold_output();
         cli_set_engine(&e);
         cli_notes_off = j.rank != 0; /* the inputs' notes once; a file's warnings and errors where it is read */
@@ -370,7 +437,11 @@ int main(int argc, char **argv)
         rc = cli_main(argc, argv); /* the root alone: its output is trainprof's */
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD); /* a usage error before any exchange, too */
-    release_output(0); /* still held: the command ended before its inputs (usage, --help), as on the root */
+    release_output(0); /* still held: the command ended before its inputs (usage, --help), as on the root;
+                          merge: the root said what every process found */
+    if (j.peers)
+        for (int p = 0; p < j.size; p++) free(j.peers[p].buf);
+    free(j.peers);
     MPI_Finalize();
     return rc;
 }

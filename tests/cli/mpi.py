@@ -2,9 +2,11 @@
 prints byte for byte what `trainprof COMMAND` prints, over 200 generated
 ranks (made here by trainprof-gentrace, not real data) and the real
 multi-rank sets of ../shared/data (the 8 DLRM ranks, HTA's critical-path
-ranks); a usage error or --help is said once; a corrupt rank in the middle
-gives the same messages and exit code;
+ranks), merge's output too (identical after decompression); a usage error
+or --help is said once; a corrupt rank in the middle gives the same
+messages and exit code (merge too);
 a process killed mid-run makes mpirun exit non-zero within seconds."""
+import gzip
 import os
 import shutil
 import signal
@@ -67,7 +69,18 @@ for cmd in ("summary", "kernels", "ranks", "collectives"):
     same("200 generated ranks", [cmd, "--format", "json", gen])
 same("200 generated ranks", ["summary", gen])
 same("200 generated ranks", ["kernels", "--format", "csv", gen])
-same("200 generated ranks", ["merge", "-o", "-", gen])  # the root alone merges: the same bytes
+# merge: each process rewrites its share, the root merges the streams and writes the file
+same("200 generated ranks", ["merge", "-o", "-", gen])
+same("200 generated ranks", ["merge", "--ranks", "3-150", "-o", "-", gen])
+for out in ("alone.json.gz", "spread.json.gz"):
+    if os.path.exists(os.path.join(tmp, out)):
+        os.remove(os.path.join(tmp, out))
+a = one(["merge", "-o", os.path.join(tmp, "alone.json.gz"), gen])
+b = spread(["merge", "-o", os.path.join(tmp, "spread.json.gz"), gen])
+with gzip.open(os.path.join(tmp, "alone.json.gz")) as fa, gzip.open(os.path.join(tmp, "spread.json.gz")) as fb:
+    za, zb = fa.read(), fb.read()
+check(a[0] == b[0] == 0 and za == zb and len(za) > 10 ** 6,
+      f"merge to .gz: the same trace after decompression ({len(za)} vs {len(zb)} bytes, exit {a[0]} {b[0]}): {b[2][-400:]}")
 # a rank on stdin among files: mpirun gives stdin to the first process, which reads it
 with open(os.path.join(gen, "rank1.json"), "rb") as f:
     stdin_args = ["kernels", "--format", "json", os.path.join(gen, "rank0.json"), "-", os.path.join(gen, "rank2.json")]
@@ -104,7 +117,8 @@ check(b[0] == 3 and f"{missing}: no trace there on any process's disk" in b[2],
 # a usage error and --help: said once, as trainprof says them (each process parses the same arguments)
 for args in (["kernels", "--bogus", gen], ["kernels"], ["kernels", "--help"]):
     a, b = one(args), spread(args)
-    check(a[0] == b[0] and a[1] == b[1] and ours(a[2]) == ours(b[2]),
+    usage = [x.count("usage: trainprof") for x in (a[2], b[2])]  # the help on stderr, which ours() leaves out
+    check(a[0] == b[0] and a[1] == b[1] and ours(a[2]) == ours(b[2]) and usage[0] == usage[1],
           f"{args}: exit {a[0]} / {b[0]}, said once:\n{ours(a[2])}\n{ours(b[2])}\n{a[1][-200:]}\n{b[1][-200:]}")
 
 # a corrupt rank in the middle: the same messages, the same exit code
@@ -122,6 +136,12 @@ check(a[0] == b[0] == 3, f"a corrupt rank: exit {a[0]} alone, {b[0]} under MPI")
 check(ours(a[2]) == ours(b[2]) and any("rank2.json" in ln for ln in ours(a[2])),
       f"a corrupt rank: the same messages:\n{ours(a[2])}\n{ours(b[2])}")
 check(a[1] == b[1], "a corrupt rank: the same output of the others")
+
+# merge with a corrupt rank: the same error and exit code, no output left behind
+out = os.path.join(tmp, "bad-merge.json")
+a, b = one(["merge", "-o", out, bad]), spread(["merge", "-o", out, bad])
+check(a[0] == b[0] != 0 and ours(a[2]) == ours(b[2]) and not os.path.exists(out),
+      f"merge of a corrupt rank: exit {a[0]} alone, {b[0]} under MPI:\n{ours(a[2])}\n{ours(b[2])}")
 
 # a process killed mid-run: mpirun ends the job, non-zero, within seconds
 pidfile = os.path.join(tmp, "pid")
