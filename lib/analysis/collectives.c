@@ -357,8 +357,9 @@ static const tprof_col_desc top_cols[T_NCOLS] = {
                                        "without split sizes"),
     [T_A2A_UNREAD] = TPROF_COL("alltoall_splits_unread", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL,
                                "ranks' sides of matched all-to-alls whose split sizes were recorded but left out "
-                               "of alltoall_pairs: the list cut after 30 entries (PyTorch's limit), or rows that "
-                               "do not divide the elements sent"),
+                               "of alltoall_pairs: the list cut after 30 entries (PyTorch's limit), rows that "
+                               "do not divide the elements sent, or a list that is not one row count per rank of "
+                               "the group"),
 };
 static const tprof_col_desc group_cols[G_NCOLS] = {
     [G_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective", .flags = TPROF_COLF_KEY),

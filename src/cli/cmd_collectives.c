@@ -238,7 +238,8 @@ static int print_pairs(const tprof_rows *top, const tprof_rows *pairs)
     }
     if (unread)
         printf("%" PRId64 " ranks' sides of all-to-alls recorded split sizes that could not be read per rank (the "
-               "list cut after 30 entries, or rows that do not divide the elements sent)\n",
+               "list cut after 30 entries, rows that do not divide the elements sent, or not a row count per rank "
+               "of the group)\n",
                unread);
     return 0;
 }

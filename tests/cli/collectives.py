@@ -482,12 +482,12 @@ def a2a_splits(r, s, n=4):
     return "[" + ", ".join(str(x) for x in rows) + "]", nelems
 
 
-def alltoallv(d, n=4, steps=3):
+def alltoallv(d, n=4, steps=3, splits_of=a2a_splits):
     paths = []
     for r in range(n):
         ev, t = [], 1000
         for s in range(steps):
-            splits, nelems = a2a_splits(r, s, n)
+            splits, nelems = splits_of(r, s, n)
             ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "pid": 1, "tid": 1, "ts": t,
                        "dur": 900})
             ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": t + 10,
@@ -545,6 +545,18 @@ check(got.get("alltoall_splits_unread") == unread == 2, f"cut and uneven sides c
 rc, out, err = run([TRAINPROF, "collectives"] + a2av)
 check(rc == 0 and "all-to-all traffic between ranks, from the split sizes" in out and
       "2 ranks' sides of all-to-alls recorded split sizes that could not be read" in out, f"text: {out}{err}")
+# edge cases, one step: rank 4 routes no token ("[0, 0, 0, 0]", nothing sent: adds nothing), rank 5's list
+# is not one row count per rank of the group (left out, counted), rank 6 splits evenly ("[]"), rank 7 by rows
+EDGE = {0: ("[0, 0, 0, 0]", 0), 1: ("[1, 2, 3]", 6 * ROW), 2: ("[]", 8 * ROW), 3: ("[1, 1, 1, 1]", 4 * ROW)}
+os.makedirs(os.path.join(d, "a2a_edge"), exist_ok=True)
+rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] +
+                   alltoallv(os.path.join(d, "a2a_edge"), steps=1, splits_of=lambda r, s, n: EDGE[r]))
+got = json.loads(out) if rc == 0 else {}
+pairs = {(p["from_rank"], p["to_rank"]): p["bytes"] for p in got.get("alltoall_pairs", [])}
+want = {(6, 4 + k): 2 * ROW * 2 for k in range(4)}
+want.update({(7, 4 + k): ROW * 2 for k in range(4)})
+check(pairs == want and got.get("alltoall_splits_unread") == 1,
+      f"all-to-all edge cases: {pairs} (want {want}), unread {got.get('alltoall_splits_unread')}: {err}")
 rc, out, err = run([TRAINPROF, "collectives", "--format", "json"] + alltoall(os.path.join(d, "a2a")))
 check(rc == 0 and "alltoall_pairs" not in json.loads(out) and json.loads(out)["alltoall_pair_imbalance"] is None,
       "no pairs without split sizes")

@@ -403,8 +403,10 @@ static void test_tree_split(void **state)
 }
 
 /* The critical paths built on two threads (the host order beside the
- * correlations, the two steps' windows one each) are those built on one;
- * each step's path is there (the trace's kernels make it non-empty). */
+ * correlations, the windows taken in turn) are those built on one: the two
+ * steps and 30 windows of 20 us across the trace (many, so that both
+ * threads take some; under TSan, unit_ops checks they share nothing), edge
+ * by edge with their bounds. */
 static void test_critical_path_split(void **state)
 {
     (void)state;
@@ -415,23 +417,30 @@ static void test_critical_path_split(void **state)
     tprof_cp_ctx *one = tprof_cp_ctx_new_split(t, SIZE_MAX), *two = tprof_cp_ctx_new_split(t, 0);
     assert_non_null(one);
     assert_non_null(two);
-    const tprof_cp_span steps[2] = { { 1, 0, 250 * US }, { 2, 250 * US, 600 * US } };
-    tprof_cp_window serial[2], parallel[2];
-    for (int k = 0; k < 2; k++) assert_int_equal(tprof_cp_window_path(one, steps[k].start, steps[k].end, &serial[k]), 0);
-    assert_int_equal(tprof_cp_paths(two, steps, 2, parallel), 0);
-    for (int k = 0; k < 2; k++) {
-        assert_true(serial[k].valid && serial[k].npath > 0 && serial[k].length_ns > 0);
+    enum { NW = 32 };
+    tprof_cp_span w[NW] = { { 1, 0, 250 * US }, { 2, 250 * US, 600 * US } };
+    for (int k = 2; k < NW; k++) w[k] = (tprof_cp_span){ k, (k - 2) * 20 * US, (k - 1) * 20 * US };
+    tprof_cp_window serial[NW], parallel[NW];
+    for (int k = 0; k < NW; k++) assert_int_equal(tprof_cp_window_path(one, w[k].start, w[k].end, &serial[k]), 0);
+    assert_int_equal(tprof_cp_paths(two, w, NW, parallel), 0);
+    for (int k = 0; k < 2; k++) assert_true(serial[k].valid && serial[k].npath > 0 && serial[k].length_ns > 0);
+    for (int k = 0; k < NW; k++) {
+        assert_int_equal(serial[k].valid, parallel[k].valid);
         assert_int_equal(serial[k].length_ns, parallel[k].length_ns);
         assert_int_equal(serial[k].nodes, parallel[k].nodes);
         assert_int_equal(serial[k].edges, parallel[k].edges);
+        assert_int_equal(serial[k].sync_edges, parallel[k].sync_edges);
+        assert_memory_equal(serial[k].bound_ns, parallel[k].bound_ns, sizeof serial[k].bound_ns);
         assert_int_equal(serial[k].npath, parallel[k].npath);
         for (size_t e = 0; e < serial[k].npath; e++) {
             const tprof_cp_edge *a = &serial[k].path[e], *b = &parallel[k].path[e];
             assert_int_equal(a->from, b->from);
             assert_int_equal(a->to, b->to);
             assert_int_equal(a->type, b->type);
+            assert_int_equal(a->bound, b->bound);
             assert_int_equal(a->weight, b->weight);
             assert_int_equal(a->event, b->event);
+            assert_int_equal(a->op, b->op);
         }
         tprof_cp_window_free(&serial[k]);
         tprof_cp_window_free(&parallel[k]);
