@@ -12,6 +12,10 @@
 #    ranks of BENCH_MPI_SIZE (default 64M), `trainprof kernels --threads 2`
 #    against `mpirun -np 2 trainprof-mpi kernels --threads 1`, alternating
 #    rounds (BENCH_PAIRS, default 3), median wall times and peak RSS.
+# 3. merge spread: the first BENCH_MPI_MERGE (default 16) of those ranks
+#    merged into one file, `trainprof merge --threads 2` against `mpirun -np
+#    2 trainprof-mpi merge --threads 1` (every process plans from every
+#    input; the rewrite is split), the outputs compared byte for byte.
 # The markdown report goes to stdout; inputs stay in bench/out/mpi.
 set -u -o pipefail
 BUILD_ARG=${1:-build}
@@ -97,3 +101,27 @@ echo "| trainprof kernels --threads 2 | $m1 | ${one[*]} |"
 echo "| mpirun -np 2 trainprof-mpi kernels --threads 1 | $m2 | ${spread[*]} |"
 echo
 awk -v a="$m1" -v b="$m2" 'BEGIN {printf "trainprof-mpi / trainprof: %.2fx (peak RSS of trainprof %s MiB)\n", b / a, "'"$rss1"'"}'
+
+# ---- 3. merge spread ----
+MERGE=${BENCH_MPI_MERGE:-16}
+sel=()
+for ((r = 0; r < MERGE && r < BIG; r++)); do sel+=("$big/rank$r.json"); done
+echo
+echo "### merge: $MERGE ranks of $SIZE into one file, $PAIRS alternating rounds"
+echo
+one=() spread=()
+for ((p = 0; p < PAIRS; p++)); do
+    rm -f "$OUT/merged-one.json" "$OUT/merged-spread.json"
+    timed "$TP" merge --threads 2 -o "$OUT/merged-one.json" "${sel[@]}"; one+=("$SECS"); rss1=$RSS
+    timed "${MPIRUN[@]}" -np 2 "$TPM" merge --threads 1 -o "$OUT/merged-spread.json" "${sel[@]}"; spread+=("$SECS")
+done
+m1=$(printf '%s\n' "${one[@]}" | median)
+m2=$(printf '%s\n' "${spread[@]}" | median)
+same=$(cmp -s "$OUT/merged-one.json" "$OUT/merged-spread.json" && echo "identical" || echo "DIFFERENT")
+echo "| run | median s | rounds |"
+echo "|---|---|---|"
+echo "| trainprof merge --threads 2 | $m1 | ${one[*]} |"
+echo "| mpirun -np 2 trainprof-mpi merge --threads 1 | $m2 | ${spread[*]} |"
+echo
+awk -v a="$m1" -v b="$m2" 'BEGIN {printf "trainprof-mpi / trainprof: %.2fx (peak RSS of trainprof %s MiB); the outputs: '"$same"' (%s)\n", b / a, "'"$rss1"'", "'"$(du -h "$OUT/merged-one.json" | cut -f1)"'"}'
+rm -f "$OUT/merged-one.json" "$OUT/merged-spread.json"

@@ -48,6 +48,9 @@ typedef struct {
     int (*send)(void *ctx, const void *data, size_t len);
     /* the root: up to CAP bytes of PEER's stream into BUF; 0 at its end, -1 on error */
     long (*recv)(void *ctx, int peer, void *buf, size_t cap);
+    /* every process: the LEN bytes at DATA of each, concatenated in process order into *ALL
+       (malloc'ed), *ALL_LEN long (the plan's first reads, each of its own inputs); 0 or -1 */
+    int (*share)(void *ctx, const void *data, size_t len, char **all, size_t *all_len);
 } tprof_merge_spread;
 
 typedef struct {

@@ -288,15 +288,21 @@ static int align(const tprof_merge_opts *o, merge_input *ins, const size_t *orde
     return 0;
 }
 
+/* An input's report row before its first read. */
+static void init_row(merge_input *in, tprof_merge_rank *out, const char *path)
+{
+    in->out = out;
+    out->path = path;
+    out->rank = -1;
+    out->window_lo = INT64_MIN;
+    out->window_hi = INT64_MAX;
+}
+
 /* The first read of one input: what the plan needs from it. */
 static int plan_input(const tprof_merge_opts *o, const tprof_read_opts *ro, merge_input *in, size_t i,
                       tprof_merge_rank *out, char *errbuf, size_t errlen)
 {
-    in->out = out;
-    in->out->path = o->inputs[i];
-    in->out->rank = -1;
-    in->out->window_lo = INT64_MIN;
-    in->out->window_hi = INT64_MAX;
+    init_row(in, out, o->inputs[i]);
     tprof_trace *t;
     int rc = tprof_trace_read(&t, o->inputs[i], ro, errbuf, errlen);
     if (rc && rc != TPROF_ETRUNC) return rc;
@@ -338,9 +344,154 @@ typedef struct {
 static void *plan_worker(void *arg)
 {
     plan_pool *p = arg;
-    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->o->ninputs;)
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->o->ninputs;) {
+        if (p->o->spread && !p->o->spread->mine[i]) { /* another process reads it; its findings come */
+            init_row(&p->ins[i], &p->rep->ranks[i], p->o->inputs[i]);
+            continue;
+        }
         p->rcs[i] = plan_input(p->o, p->ro, &p->ins[i], i, &p->rep->ranks[i], p->errs[i], sizeof p->errs[i]);
+    }
     return NULL;
+}
+
+/* ---- a spread plan: each process reads its own inputs, then every process
+ * has every input's findings (what plan_input found, or its failure) ---- */
+
+static int put(mbuf *b, const void *v, size_t n) { return mbuf_put(b, v, n); }
+static int put_i64(mbuf *b, int64_t v) { return put(b, &v, sizeof v); }
+static int put_str(mbuf *b, const char *s) /* NULL: -1 */
+{
+    int64_t n = s ? (int64_t)strlen(s) : -1;
+    return put_i64(b, n) || (n > 0 && put(b, s, (size_t)n));
+}
+
+static int write_findings(mbuf *b, size_t i, const merge_input *in, int rc, const char *err)
+{
+    const tprof_merge_rank *r = in->out;
+    int w = put_i64(b, (int64_t)i) || put_i64(b, rc) || put_str(b, err);
+    if (w || rc) return w ? TPROF_ENOMEM : 0;
+    w = put_i64(b, r->rank) || put_i64(b, r->rank_source) || put_i64(b, r->truncated) || put_i64(b, in->has_rank_meta) ||
+        put_str(b, in->read_note) || put_i64(b, in->world_size) || put_i64(b, in->has_base) || put_i64(b, in->base_ns) ||
+        put_i64(b, (int64_t)in->ngpu_pids) || put(b, in->gpu_pids, in->ngpu_pids * sizeof *in->gpu_pids) ||
+        put_i64(b, (int64_t)in->ngpu_tracks) || put(b, in->gpu_tracks, 2 * in->ngpu_tracks * sizeof *in->gpu_tracks) ||
+        put_i64(b, (int64_t)in->nsteps) || put(b, in->steps, in->nsteps * sizeof *in->steps) ||
+        put(b, in->step_gpu_end, in->nsteps * sizeof *in->step_gpu_end) || put_i64(b, (int64_t)in->ncoll) ||
+        put(b, in->coll_ends, in->ncoll * sizeof *in->coll_ends);
+    for (size_t k = 0; !w && k < in->ncoll; k++) w = put_str(b, in->coll_names[k]);
+    return w ? TPROF_ENOMEM : 0;
+}
+
+typedef struct {
+    const char *p, *end;
+    int bad;
+} reader;
+
+static const void *take(reader *r, size_t n)
+{
+    if (r->bad || (size_t)(r->end - r->p) < n) {
+        r->bad = 1;
+        return NULL;
+    }
+    const char *at = r->p;
+    r->p += n;
+    return at;
+}
+static int64_t take_i64(reader *r)
+{
+    const void *v = take(r, sizeof(int64_t));
+    int64_t x = 0;
+    if (v) memcpy(&x, v, sizeof x);
+    return x;
+}
+/* *OUT: a copy of N elements of SIZE bytes (at least one allocated) */
+static int take_copy(reader *r, void **out, size_t n, size_t size)
+{
+    if (n > (size_t)(r->end - r->p) / (size ? size : 1)) return r->bad = 1, -1;
+    const void *v = take(r, n * size);
+    if (!v || !(*out = malloc(n * size + size))) return -1;
+    memcpy(*out, v, n * size);
+    return 0;
+}
+static char *take_str(reader *r)
+{
+    int64_t n = take_i64(r);
+    if (n < 0 || r->bad) return NULL;
+    const char *v = take(r, (size_t)n);
+    char *s = v ? malloc((size_t)n + 1) : NULL;
+    if (s) memcpy(s, v, (size_t)n), s[n] = 0;
+    return s;
+}
+
+static int read_findings(reader *r, merge_input *ins, size_t n, int *rcs, char (*errs)[1024])
+{
+    while (r->p < r->end && !r->bad) {
+        int64_t i = take_i64(r), rc = take_i64(r);
+        char *err = take_str(r);
+        if (r->bad || i < 0 || (size_t)i >= n) {
+            free(err);
+            return TPROF_EIO;
+        }
+        rcs[i] = (int)rc;
+        snprintf(errs[i], sizeof errs[i], "%s", err ? err : "");
+        free(err);
+        if (rc) continue;
+        merge_input *in = &ins[i];
+        tprof_merge_rank *o = in->out;
+        o->rank = take_i64(r);
+        o->rank_source = (tprof_rank_source)take_i64(r);
+        o->truncated = (int)take_i64(r);
+        in->has_rank_meta = (int)take_i64(r);
+        in->read_note = take_str(r);
+        in->world_size = take_i64(r);
+        in->has_base = (int)take_i64(r);
+        in->base_ns = take_i64(r);
+        in->ngpu_pids = (size_t)take_i64(r);
+        if (take_copy(r, (void **)&in->gpu_pids, in->ngpu_pids, sizeof *in->gpu_pids)) return TPROF_EIO;
+        in->ngpu_tracks = (size_t)take_i64(r);
+        if (take_copy(r, (void **)&in->gpu_tracks, 2 * in->ngpu_tracks, sizeof *in->gpu_tracks)) return TPROF_EIO;
+        in->nsteps = (size_t)take_i64(r);
+        if (take_copy(r, (void **)&in->steps, in->nsteps, sizeof *in->steps) ||
+            take_copy(r, (void **)&in->step_gpu_end, in->nsteps, sizeof *in->step_gpu_end))
+            return TPROF_EIO;
+        size_t nc = (size_t)take_i64(r);
+        if (take_copy(r, (void **)&in->coll_ends, nc, sizeof *in->coll_ends) ||
+            !(in->coll_names = calloc(nc + 1, sizeof *in->coll_names)))
+            return TPROF_EIO;
+        for (size_t k = 0; k < nc; k++, in->ncoll++)
+            if (!(in->coll_names[k] = take_str(r))) return TPROF_EIO;
+    }
+    return r->bad ? TPROF_EIO : 0;
+}
+
+/* Every process's findings of its own inputs to every process. */
+static int share_findings(const tprof_merge_opts *o, merge_input *ins, int *rcs, char (*errs)[1024])
+{
+    mbuf b = { 0 };
+    int rc = 0;
+    for (size_t i = 0; !rc && i < o->ninputs; i++)
+        if (o->spread->mine[i]) rc = write_findings(&b, i, &ins[i], rcs[i], errs[i]);
+    char *all = NULL;
+    size_t len = 0;
+    /* every process shares, even after a failure here: the others wait for it */
+    int shared = o->spread->share(o->spread->ctx, rc ? "" : (b.p ? b.p : ""), rc ? 0 : b.len, &all, &len);
+    free(b.p);
+    if (shared) return TPROF_EIO;
+    if (!rc) {
+        reader r = { all, all + len, 0 };
+        /* every input as the shared bytes say, this process's own too: each
+           process then plans from the same findings */
+        for (size_t i = 0; i < o->ninputs; i++) {
+            merge_input_free(&ins[i]);
+            tprof_merge_rank *out = ins[i].out;
+            memset(&ins[i], 0, sizeof ins[i]);
+            ins[i].out = out;
+            rcs[i] = TPROF_EIO;
+            snprintf(errs[i], sizeof errs[i], "%s: no process sent what its first read found", o->inputs[i]);
+        }
+        rc = read_findings(&r, ins, o->ninputs, rcs, errs);
+    }
+    free(all);
+    return rc;
 }
 
 int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof_merge_report *rep,
@@ -373,8 +524,14 @@ int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof
     plan_worker(&p); /* this thread reads too */
     for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
     free(tid);
-    /* the first failing input in argument order, whatever the threads did */
-    int rc = 0;
+    int rc = o->spread ? share_findings(o, ins, p.rcs, p.errs) : 0;
+    if (rc) {
+        snprintf(errbuf, errlen, "merge: the processes' first reads could not be shared: %s", tprof_strerror(rc));
+        free(p.rcs);
+        free(p.errs);
+        return rc;
+    }
+    /* the first failing input in argument order, whatever the threads (or processes) did */
     for (size_t i = 0; i < n && !rc; i++)
         if (p.rcs[i]) {
             rc = p.rcs[i];

@@ -292,6 +292,8 @@ typedef struct {
      * besides the root */
     int (*send)(void *ctx, const void *data, size_t len);
     long (*recv)(void *ctx, int peer, void *buf, size_t cap);
+    /* every process's bytes to every process, in process order (merge's plan) */
+    int (*share)(void *ctx, const void *data, size_t len, char **all, size_t *all_len);
     int peers;
 } cli_engine;
 /* E for the commands run after (NULL: this process alone). */

@@ -328,7 +328,7 @@ int cmd_merge(int argc, char **argv)
             goto out;
         }
         spread = (tprof_merge_spread){ .ctx = eng->ctx, .mine = mine, .root = eng->root, .peers = eng->peers,
-                                       .send = eng->send, .recv = eng->recv };
+                                       .send = eng->send, .recv = eng->recv, .share = eng->share };
         o.spread = &spread;
     }
     tprof_merge_report *rep;

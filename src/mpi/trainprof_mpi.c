@@ -393,6 +393,18 @@ static long merge_recv(void *vctx, int peer, void *buf, size_t cap)
     return (long)n;
 }
 
+/* merge's plan: every process's findings of its inputs to every process. */
+static int merge_share(void *vctx, const void *data, size_t len, char **all, size_t *all_len)
+{
+    const mpi_job *j = vctx;
+    int *lens = NULL, *at = NULL;
+    int failed = len > INT32_MAX || all_bytes(j, data, len > INT32_MAX ? 0 : (int)len, all, &lens, &at);
+    *all_len = 0;
+    for (int p = 0; !failed && p < j->size; p++) *all_len += (size_t)lens[p];
+    free(lens), free(at);
+    return failed ? -1 : 0;
+}
+
 static int agree(void *vctx, int rc)
 {
     mpi_job *j = vctx;
@@ -423,7 +435,7 @@ int main(int argc, char **argv)
     argc = argc > 2 ? k : argc;
     argv[argc] = NULL;
     cli_engine e = { .ctx = &j, .place = place, .gather = gather, .agree = agree, .root = j.rank == 0,
-                     .inputs = j.local ? local_inputs : NULL, .send = merge_send, .recv = merge_recv,
+                     .inputs = j.local ? local_inputs : NULL, .send = merge_send, .recv = merge_recv, .share = merge_share,
                      .peers = j.size - 1 };
     int distributed = argc >= 2 && cli_command_distributes(argv[1]);
     j.merging = argc >= 2 && !strcmp(argv[1], "merge") && !j.local; /* --local-files: merge on the root */

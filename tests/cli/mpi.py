@@ -72,6 +72,7 @@ same("200 generated ranks", ["kernels", "--format", "csv", gen])
 # merge: each process rewrites its share, the root merges the streams and writes the file
 same("200 generated ranks", ["merge", "-o", "-", gen])
 same("200 generated ranks", ["merge", "--ranks", "3-150", "-o", "-", gen])
+same("200 generated ranks", ["merge", "--steps", "0..3", "--format", "json", "-o", os.path.join(tmp, "steps.json"), gen])
 for out in ("alone.json.gz", "spread.json.gz"):
     if os.path.exists(os.path.join(tmp, out)):
         os.remove(os.path.join(tmp, out))
