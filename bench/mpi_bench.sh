@@ -14,8 +14,8 @@
 #    rounds (BENCH_PAIRS, default 3), median wall times and peak RSS.
 # 3. merge spread: the first BENCH_MPI_MERGE (default 16) of those ranks
 #    merged into one file, `trainprof merge --threads 2` against `mpirun -np
-#    2 trainprof-mpi merge --threads 1` (every process plans from every
-#    input; the rewrite is split), the outputs compared byte for byte.
+#    2 trainprof-mpi merge --threads 1` (both reads split), the outputs
+#    compared byte for byte.
 # The markdown report goes to stdout; inputs stay in bench/out/mpi.
 set -u -o pipefail
 BUILD_ARG=${1:-build}

@@ -33,8 +33,9 @@ typedef enum {
 const char *tprof_align_name(tprof_align a);
 int tprof_align_parse(const char *s, tprof_align *out);
 
-/* A merge spread over processes (trainprof-mpi): every process makes the
- * plan (the first read of every input), rewrites the inputs MINE marks,
+/* A merge spread over processes (trainprof-mpi): each process makes the
+ * first read of the inputs MINE marks, every process plans from every
+ * input's findings (SHARE), each rewrites its inputs,
  * and all but the root send their rewritten events, in the output's order,
  * with what their reads found, through SEND; the root merges them with its
  * own, each peer's read through RECV, and writes the output: the one
