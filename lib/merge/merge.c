@@ -216,7 +216,7 @@ static int send_stream(const tprof_merge_opts *o, merge_runs *const *runs, size_
 /* The root: PEER's findings (after its events) into INS and METAS; *RC and
  * ERRBUF its failure, *TRUNC when an input was cut. 0 or TPROF_EIO (the
  * stream ended early). */
-static int read_findings(FILE *f, int peer, merge_input *ins, size_t n, mbuf *metas, int *rc, int *trunc,
+static int read_peer_findings(FILE *f, int peer, merge_input *ins, size_t n, mbuf *metas, int *rc, int *trunc,
                          char *errbuf, size_t errlen)
 {
     uint64_t prc, ptrunc, len, count;
@@ -362,7 +362,7 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
         goto sink_failed;
     }
     for (size_t k = 0; k < nstreams; k++) /* each peer's findings follow its events */
-        if ((rc = read_findings(streams[k], (int)k + 1, ins, n, metas, &peer_rc, &trunc, errbuf, errlen))) {
+        if ((rc = read_peer_findings(streams[k], (int)k + 1, ins, n, metas, &peer_rc, &trunc, errbuf, errlen))) {
             snprintf(errbuf, errlen, "process %zu's findings ended early", k + 1);
             goto sink_failed;
         }
