@@ -175,7 +175,7 @@ static int spill(merge_runs *r)
 int merge_stream_put(FILE *f, int64_t key, uint32_t pos, uint64_t seq, const char *data, size_t len)
 {
     disk_rec h = { key, pos, (uint32_t)len, seq };
-    return fwrite(&h, sizeof h, 1, f) == 1 && fwrite(data, 1, len, f) == len ? 0 : TPROF_EIO;
+    return run_fwrite(&h, sizeof h, 1, f) == 1 && run_fwrite(data, 1, len, f) == len ? 0 : TPROF_EIO;
 }
 
 int merge_stream_end(FILE *f)

@@ -32,6 +32,11 @@ typedef struct {
     int local; /* --local-files: each process reads the files on its own disk */
     int merging; /* merge: a process other than the root says nothing (the root says what all found) */
     peer_stream *peers; /* the root's, by process (merge) */
+    /* a peer's stream in flight (merge): two buffers, sent in turn */
+    char *send_buf[2];
+    size_t send_cap[2];
+    MPI_Request in_flight[2];
+    unsigned sending;
     /* TPROF_MPI_STATS: the root's share of the work, said on stderr */
     int stats;
     double t_gather, t_gathered; /* MPI_Wtime at the gather's start and end */
@@ -351,13 +356,28 @@ static int gather(void *vctx, char *const *buf, const size_t *len, size_t n,
 
 static int merge_send(void *vctx, const void *data, size_t len)
 {
-    (void)vctx;
+    mpi_job *j = vctx;
     size_t at = 0;
-    do {
-        int piece = (int)(len - at < PIECE ? len - at : PIECE);
-        if (MPI_Send((const char *)data + at, piece, MPI_CHAR, 0, TAG_MERGE, MPI_COMM_WORLD) != MPI_SUCCESS) return -1;
-        at += (size_t)piece;
+    do { /* a copy in flight while the next piece is made: the root's merge and this one's overlap */
+        size_t piece = len - at < PIECE ? len - at : PIECE;
+        int k = j->sending++ & 1;
+        if (j->in_flight[k] != MPI_REQUEST_NULL && MPI_Wait(&j->in_flight[k], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return -1;
+        if (piece > j->send_cap[k]) {
+            char *b = realloc(j->send_buf[k], piece);
+            if (!b) return -1;
+            j->send_buf[k] = b;
+            j->send_cap[k] = piece;
+        }
+        if (piece) memcpy(j->send_buf[k], (const char *)data + at, piece);
+        if (MPI_Isend(j->send_buf[k], (int)piece, MPI_CHAR, 0, TAG_MERGE, MPI_COMM_WORLD, &j->in_flight[k]) != MPI_SUCCESS)
+            return -1;
+        at += piece;
     } while (at < len);
+    if (!len) /* the end: nothing left in flight */
+        for (int k = 0; k < 2; k++)
+            if (j->in_flight[k] != MPI_REQUEST_NULL && MPI_Wait(&j->in_flight[k], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                return -1;
     return 0;
 }
 
@@ -424,7 +444,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "trainprof-mpi: MPI_Init failed\n");
         return EXIT_INPUT;
     }
-    mpi_job j = { .stats = getenv("TPROF_MPI_STATS") != NULL };
+    mpi_job j = { .stats = getenv("TPROF_MPI_STATS") != NULL, .in_flight = { MPI_REQUEST_NULL, MPI_REQUEST_NULL } };
     MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &j.size);
     /* --local-files (ours, not the command's): taken out of the arguments */
@@ -454,6 +474,7 @@ int main(int argc, char **argv)
     if (j.peers)
         for (int p = 0; p < j.size; p++) free(j.peers[p].buf);
     free(j.peers);
+    free(j.send_buf[0]), free(j.send_buf[1]);
     MPI_Finalize();
     return rc;
 }
