@@ -200,7 +200,10 @@ static int send_stream(const tprof_merge_opts *o, merge_runs *const *runs, size_
     int w = merge_stream_end(f);
     size_t mine = 0; /* after a failure no input's findings are sent: some may never have been read */
     for (size_t i = 0; !rc && i < o->ninputs; i++) mine += o->spread->mine[i] && ins[i].out->included;
-    if (!w) w = put_u64(f, (uint64_t)(int64_t)rc) || put_u64(f, (uint64_t)trunc) || put_u64(f, strlen(why)) ||
+    uint64_t spilled = 0;
+    for (size_t t = 0; t < nr; t++) spilled += merge_runs_spilled(runs[t]);
+    if (!w) w = put_u64(f, (uint64_t)(int64_t)rc) || put_u64(f, (uint64_t)trunc) || put_u64(f, spilled) ||
+                put_u64(f, strlen(why)) ||
                 fwrite(why, 1, strlen(why), f) != strlen(why) || put_u64(f, mine);
     for (size_t i = 0; !w && !rc && i < o->ninputs; i++) {
         const tprof_merge_rank *r = ins[i].out;
@@ -217,10 +220,12 @@ static int send_stream(const tprof_merge_opts *o, merge_runs *const *runs, size_
  * ERRBUF its failure, *TRUNC when an input was cut. 0 or TPROF_EIO (the
  * stream ended early). */
 static int read_peer_findings(FILE *f, int peer, merge_input *ins, size_t n, mbuf *metas, int *rc, int *trunc,
-                         char *errbuf, size_t errlen)
+                              uint64_t *spilled, char *errbuf, size_t errlen)
 {
-    uint64_t prc, ptrunc, len, count;
-    if (get_u64(f, &prc) || get_u64(f, &ptrunc) || get_u64(f, &len) || len > 1 << 20) return TPROF_EIO;
+    uint64_t prc, ptrunc, pspilled, len, count;
+    if (get_u64(f, &prc) || get_u64(f, &ptrunc) || get_u64(f, &pspilled) || get_u64(f, &len) || len > 1 << 20)
+        return TPROF_EIO;
+    *spilled += pspilled;
     char *why = malloc(len + 1);
     if (!why || fread(why, 1, len, f) != len) {
         free(why);
@@ -362,7 +367,8 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
         goto sink_failed;
     }
     for (size_t k = 0; k < nstreams; k++) /* each peer's findings follow its events */
-        if ((rc = read_peer_findings(streams[k], (int)k + 1, ins, n, metas, &peer_rc, &trunc, errbuf, errlen))) {
+        if ((rc = read_peer_findings(streams[k], (int)k + 1, ins, n, metas, &peer_rc, &trunc, &rep->runs_spilled,
+                                     errbuf, errlen))) {
             snprintf(errbuf, errlen, "process %zu's findings ended early", k + 1);
             goto sink_failed;
         }

@@ -422,15 +422,17 @@ static char *take_str(reader *r)
     return s;
 }
 
-static int read_findings(reader *r, merge_input *ins, size_t n, int *rcs, char (*errs)[1024])
+/* The findings of every input in R's bytes, each input once (SEEN). */
+static int read_each(reader *r, merge_input *ins, size_t n, int *rcs, char (*errs)[1024], uint8_t *seen)
 {
     while (r->p < r->end && !r->bad) {
         int64_t i = take_i64(r), rc = take_i64(r);
         char *err = take_str(r);
-        if (r->bad || i < 0 || (size_t)i >= n) {
+        if (r->bad || i < 0 || (size_t)i >= n || seen[i]) {
             free(err);
             return TPROF_EIO;
         }
+        seen[i] = 1;
         rcs[i] = (int)rc;
         snprintf(errs[i], sizeof errs[i], "%s", err ? err : "");
         free(err);
@@ -461,6 +463,15 @@ static int read_findings(reader *r, merge_input *ins, size_t n, int *rcs, char (
             if (!(in->coll_names[k] = take_str(r))) return TPROF_EIO;
     }
     return r->bad ? TPROF_EIO : 0;
+}
+
+static int read_findings(reader *r, merge_input *ins, size_t n, int *rcs, char (*errs)[1024])
+{
+    uint8_t *seen = calloc(n ? n : 1, 1); /* an input placed on two processes (their files differ) */
+    if (!seen) return TPROF_ENOMEM;
+    int rc = read_each(r, ins, n, rcs, errs, seen);
+    free(seen);
+    return rc;
 }
 
 /* Every process's findings of its own inputs to every process. */

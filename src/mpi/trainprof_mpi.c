@@ -42,6 +42,7 @@ typedef struct {
     double t_gather, t_gathered; /* MPI_Wtime at the gather's start and end */
     double t_read_back;          /* of which reading the outcomes back */
     uint64_t received, outcomes;
+    uint64_t merge_received; /* merge: the bytes of the peers' streams the root took */
 } mpi_job;
 
 /* MPI counts are ints: bytes move in pieces of at most this. */
@@ -363,10 +364,8 @@ static int merge_send(void *vctx, const void *data, size_t len)
         int k = j->sending++ & 1;
         if (j->in_flight[k] != MPI_REQUEST_NULL && MPI_Wait(&j->in_flight[k], MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return -1;
-        if (piece > j->send_cap[k]) {
-            char *b = realloc(j->send_buf[k], piece);
-            if (!b) return -1;
-            j->send_buf[k] = b;
+        if (piece > j->send_cap[k]) { /* out of memory: the root would wait for the end */
+            j->send_buf[k] = or_abort(realloc(j->send_buf[k], piece));
             j->send_cap[k] = piece;
         }
         if (piece) memcpy(j->send_buf[k], (const char *)data + at, piece);
@@ -386,8 +385,7 @@ static int merge_send(void *vctx, const void *data, size_t len)
 static long merge_recv(void *vctx, int peer, void *buf, size_t cap)
 {
     mpi_job *j = vctx;
-    if (!j->peers && !(j->peers = calloc((size_t)j->size, sizeof *j->peers))) return -1;
-    peer_stream *p = &j->peers[peer];
+    peer_stream *p = &(j->peers ? j->peers : (j->peers = or_abort(calloc((size_t)j->size, sizeof *j->peers))))[peer];
     while (p->at == p->len) {
         if (p->ended) return 0;
         MPI_Status st;
@@ -395,12 +393,11 @@ static long merge_recv(void *vctx, int peer, void *buf, size_t cap)
         if (MPI_Probe(peer, TAG_MERGE, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
             MPI_Get_count(&st, MPI_CHAR, &count) != MPI_SUCCESS || count < 0)
             return -1;
-        if ((size_t)count > p->cap) {
-            char *b = realloc(p->buf, (size_t)count);
-            if (!b) return -1;
-            p->buf = b;
+        if ((size_t)count > p->cap) { /* out of memory: the peer would wait for its bytes to be taken */
+            p->buf = or_abort(realloc(p->buf, (size_t)count));
             p->cap = (size_t)count;
         }
+        j->merge_received += (uint64_t)count;
         if (MPI_Recv(p->buf, count, MPI_CHAR, peer, TAG_MERGE, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return -1;
         p->len = (size_t)count;
@@ -418,7 +415,8 @@ static int merge_share(void *vctx, const void *data, size_t len, char **all, siz
 {
     const mpi_job *j = vctx;
     int *lens = NULL, *at = NULL;
-    int failed = len > INT32_MAX || all_bytes(j, data, len > INT32_MAX ? 0 : (int)len, all, &lens, &at);
+    /* every process takes part, whatever its length: the others wait for it */
+    int failed = all_bytes(j, data, len > INT32_MAX ? 0 : (int)len, all, &lens, &at) || len > INT32_MAX;
     *all_len = 0;
     for (int p = 0; !failed && p < j->size; p++) *all_len += (size_t)lens[p];
     free(lens), free(at);
@@ -469,6 +467,9 @@ int main(int argc, char **argv)
         rc = cli_main(argc, argv); /* the root alone: its output is trainprof's */
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD); /* a usage error before any exchange, too */
+    if (j.stats && j.rank == 0 && j.merging)
+        fprintf(stderr, "trainprof-mpi: root: merged %llu bytes of rewritten events from %d other processes\n",
+                (unsigned long long)j.merge_received, j.size - 1);
     release_output(0); /* still held: the command ended before its inputs (usage, --help), as on the root;
                           merge: the root said what every process found */
     if (j.peers)

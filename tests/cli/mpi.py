@@ -8,6 +8,7 @@ messages and exit code (merge too);
 a process killed mid-run makes mpirun exit non-zero within seconds."""
 import gzip
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -137,6 +138,34 @@ check(a[0] == b[0] == 3, f"a corrupt rank: exit {a[0]} alone, {b[0]} under MPI")
 check(ours(a[2]) == ours(b[2]) and any("rank2.json" in ln for ln in ours(a[2])),
       f"a corrupt rank: the same messages:\n{ours(a[2])}\n{ours(b[2])}")
 check(a[1] == b[1], "a corrupt rank: the same output of the others")
+
+# merge: spilled runs on every process (a 1 MiB budget), the file identical; the peers' events did reach the root
+for out in ("alone-spill.json", "spread-spill.json"):
+    if os.path.exists(os.path.join(tmp, out)):
+        os.remove(os.path.join(tmp, out))
+a = one(["merge", "--mem-budget", "1M", "-o", os.path.join(tmp, "alone-spill.json"), gen])
+b = spread(["merge", "--mem-budget", "1M", "-o", os.path.join(tmp, "spread-spill.json"), gen],
+           {"TPROF_MPI_STATS": "1"})
+with open(os.path.join(tmp, "alone-spill.json"), "rb") as fa, open(os.path.join(tmp, "spread-spill.json"), "rb") as fb:
+    check(a[0] == b[0] == 0 and fa.read() == fb.read(), f"merge with spilled runs: the same file ({b[0]}): {b[2][-400:]}")
+got = [int(x) for x in re.findall(r"merged (\d+) bytes of rewritten events from 2 other", b[2])]
+check(got and got[0] > 10 ** 6, f"merge spread: the other processes' events reached the root: {got}")
+# the root cannot write its output after the others streamed: the same error, nobody left waiting
+a, b = one(["merge", "-o", os.path.join(tmp, "no-such-dir", "x.json"), gen]), \
+    spread(["merge", "-o", os.path.join(tmp, "no-such-dir", "x.json"), gen])
+check(a[0] == b[0] != 0 and ours(a[2]) == ours(b[2]), f"merge to a missing directory: {a[0]} {b[0]}\n{ours(a[2])}\n{ours(b[2])}")
+# a cut rank among them: what was read is merged, the same warning and exit code
+cut = os.path.join(tmp, "cut")
+os.makedirs(cut, exist_ok=True)
+for r in range(6):
+    shutil.copy(os.path.join(gen, f"rank{r}.json"), os.path.join(cut, f"rank{r}.json"))
+with open(os.path.join(gen, "rank4.json"), "rb") as f:
+    body = f.read()
+with open(os.path.join(cut, "rank4.json"), "wb") as f:
+    f.write(body[:len(body) * 2 // 3])
+a, b = one(["merge", "-o", "-", cut]), spread(["merge", "-o", "-", cut])
+check(a[0] == b[0] == 4 and a[1] == b[1] and ours(a[2]) == ours(b[2]),
+      f"merge of a cut rank: exit {a[0]} {b[0]}\n{ours(a[2])}\n{ours(b[2])}")
 
 # merge with a corrupt rank: the same error and exit code, no output left behind
 out = os.path.join(tmp, "bad-merge.json")
