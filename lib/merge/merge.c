@@ -192,7 +192,10 @@ static int send_stream(const tprof_merge_opts *o, merge_runs *const *runs, size_
                        const mbuf *metas, int rc, const char *err, int trunc)
 {
     FILE *f = peer_open(o->spread, 0);
-    if (!f) return o->spread->send(o->spread->ctx, NULL, 0), TPROF_ENOMEM; /* the root sees a stream cut short */
+    if (!f) {
+        o->spread->send(o->spread->ctx, NULL, 0); /* the root sees a stream cut short */
+        return TPROF_ENOMEM;
+    }
     int wrc = rc ? 0 : merge_runs_finish_with(runs, nr, NULL, 0, NULL, emit_to_stream, f);
     char why[1024];
     snprintf(why, sizeof why, "%s", rc ? err : wrc && runs[0] && merge_runs_errmsg(runs[0])[0] ? merge_runs_errmsg(runs[0]) : "");

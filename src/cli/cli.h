@@ -299,6 +299,9 @@ typedef struct {
 /* E for the commands run after (NULL: this process alone). */
 void cli_set_engine(const cli_engine *e);
 const cli_engine *cli_get_engine(void);
+/* Which of the N inputs this process reads: MINE[i] = 1 (every one without
+ * an engine; the engine balances by the files' sizes). 0 or an exit code. */
+int cli_place_inputs(char *const *paths, size_t n, uint8_t *mine);
 
 /* Class rules from --class-rule CLASS:GLOB and --class-file FILE. */
 int cli_add_class_rule(tprof_classifier **c, const char *spec);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "trainprof/error.h"
@@ -314,14 +313,8 @@ int cmd_merge(int argc, char **argv)
     const cli_engine *eng = cli_get_engine();
     tprof_merge_spread spread = { 0 };
     if (eng) {
-        int64_t *sizes = malloc((nin ? nin : 1) * sizeof *sizes);
         uint8_t *mine = calloc(nin ? nin : 1, 1);
-        for (size_t i = 0; sizes && i < nin; i++) {
-            struct stat st;
-            sizes[i] = strcmp(inputs[i], "-") && stat(inputs[i], &st) == 0 ? (int64_t)st.st_size : -1;
-        }
-        int placed = sizes && mine ? eng->place(eng->ctx, inputs, sizes, nin, mine) : EXIT_INPUT;
-        free(sizes);
+        int placed = mine ? cli_place_inputs(inputs, nin, mine) : EXIT_INPUT;
         if (placed) {
             free(mine);
             status = placed;

@@ -793,6 +793,26 @@ static const cli_engine *engine; /* NULL: this process analyses every input */
 void cli_set_engine(const cli_engine *e) { engine = e; }
 const cli_engine *cli_get_engine(void) { return engine; }
 
+int cli_place_inputs(char *const *paths, size_t n, uint8_t *mine)
+{
+    if (!engine) {
+        memset(mine, 1, n);
+        return 0;
+    }
+    int64_t *sizes = malloc((n ? n : 1) * sizeof *sizes);
+    if (!sizes) {
+        cli_error("out of memory");
+        return EXIT_INPUT;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct stat st; /* the sizes the engine balances by */
+        sizes[i] = strcmp(paths[i], "-") && stat(paths[i], &st) == 0 ? (int64_t)st.st_size : -1;
+    }
+    int rc = engine->place(engine->ctx, paths, sizes, n, mine);
+    free(sizes);
+    return rc;
+}
+
 /* Where the outcomes are read back (at the root). */
 typedef struct {
     const char *const *paths;
@@ -823,21 +843,15 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
                         size_t *len, take_job *take)
 {
     size_t np = cli_parts(spec);
-    int64_t *sizes = malloc((size_t)n * sizeof *sizes);
     uint8_t *mine = malloc((size_t)n);
     char **my_paths = malloc((size_t)n * sizeof *my_paths);
     int *idx = malloc((size_t)n * sizeof *idx);
-    if (!sizes || !mine || !my_paths || !idx) {
-        free(sizes), free(mine), free(my_paths), free(idx);
+    if (!mine || !my_paths || !idx) {
+        free(mine), free(my_paths), free(idx);
         cli_error("out of memory");
         return EXIT_INPUT;
     }
-    for (int i = 0; i < n; i++) {
-        struct stat st; /* the sizes the engine balances by (alone, nothing to balance) */
-        sizes[i] = engine && strcmp(paths[i], "-") && stat(paths[i], &st) == 0 ? (int64_t)st.st_size : -1;
-        mine[i] = 1;
-    }
-    int rc = engine ? engine->place(engine->ctx, paths, sizes, (size_t)n, mine) : 0;
+    int rc = cli_place_inputs(paths, (size_t)n, mine);
     int m = 0;
     for (int i = 0; !rc && i < n; i++)
         if (mine[i]) idx[m] = i, my_paths[m++] = paths[i];
@@ -877,7 +891,7 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
     for (int k = 0; job.bytes && k < m; k++) free(job.bytes[k]);
     free(job.res), free(job.rc), free(job.rank), free(job.held), free(job.claimed), free(job.bytes), free(job.nbytes);
     free(rr);
-    free(sizes), free(mine), free(my_paths), free(idx);
+    free(mine), free(my_paths), free(idx);
     return rc;
 }
 

@@ -385,7 +385,7 @@ static int merge_send(void *vctx, const void *data, size_t len)
 static long merge_recv(void *vctx, int peer, void *buf, size_t cap)
 {
     mpi_job *j = vctx;
-    peer_stream *p = &(j->peers ? j->peers : (j->peers = or_abort(calloc((size_t)j->size, sizeof *j->peers))))[peer];
+    peer_stream *p = &j->peers[peer];
     while (p->at == p->len) {
         if (p->ended) return 0;
         MPI_Status st;
@@ -457,6 +457,7 @@ int main(int argc, char **argv)
                      .peers = j.size - 1 };
     int distributed = argc >= 2 && cli_command_distributes(argv[1]);
     j.merging = argc >= 2 && !strcmp(argv[1], "merge") && !j.local; /* --local-files: merge on the root */
+    if (j.merging && j.rank == 0) j.peers = or_abort(calloc((size_t)j.size, sizeof *j.peers));
     int rc = EXIT_OK;
     if (distributed || j.merging) {
         if (j.rank != 0) hold_output();
