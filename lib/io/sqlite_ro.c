@@ -52,6 +52,16 @@ int tprof_sqlite_open_ro(sqlite3 **out, const char *path, const void *data, size
 
 /* Whether the database has table NAME. -1: it could not be asked (a
  * corrupt file; MSG set). */
+/* Why the schema cannot be read: SQLite words a corrupt file differently
+ * depending on which statement met it first, so corruption is said one way. */
+static void schema_error(sqlite3 *db, char *msg, size_t msglen)
+{
+    if ((sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT)
+        snprintf(msg, msglen, "its schema cannot be read: the database file is malformed");
+    else
+        snprintf(msg, msglen, "its schema cannot be read: %s", sqlite3_errmsg(db));
+}
+
 int tprof_sqlite_has_table(sqlite3 *db, const char *name, char *msg, size_t msglen)
 {
     sqlite3_stmt *st;
@@ -61,13 +71,13 @@ int tprof_sqlite_has_table(sqlite3 *db, const char *name, char *msg, size_t msgl
                            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1 "
                            "AND sql NOT LIKE 'CREATE VIRTUAL%'",
                            -1, &st, NULL) != SQLITE_OK) {
-        snprintf(msg, msglen, "its schema cannot be read: %s", sqlite3_errmsg(db));
+        schema_error(db, msg, msglen);
         return -1;
     }
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        snprintf(msg, msglen, "its schema cannot be read: %s", sqlite3_errmsg(db));
+        schema_error(db, msg, msglen);
         found = -1;
     }
     sqlite3_finalize(st);
