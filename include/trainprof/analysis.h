@@ -502,6 +502,48 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out);
  * (docs/METRICS.md). */
 extern const tprof_result_desc tprof_collectives_desc;
 int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tprof_result **out);
+/* The same matching spread by process group over OWNERS (trainprof-mpi's
+ * processes; tprof_collectives_reduce runs it as one owner), each step's
+ * output a result that moves between owners as bytes (tprof_result_write):
+ *  1. tprof_coll_plan_new: every owner, from every rank's instances in
+ *     the reduce's order (their rows not needed: tprof_coll_header), the
+ *     rank order and the steps every rank has;
+ *  2. tprof_coll_route: input I's instances of those steps, to TO[owner of
+ *     their group] (tprof_coll_routed_desc, made when NULL);
+ *  3. tprof_coll_match: an owner matches what was routed to it (ROUTED
+ *     kept until finish), giving clock pairs to PAIRS[owner of their rank];
+ *  4. tprof_coll_fit: an owner's ranks' clocks from their pairs, for every
+ *     owner;
+ *  5. tprof_coll_finish: with every owner's clocks, its partial;
+ *  6. tprof_coll_join: every partial (and clock) onto CARRIER, a rank's
+ *     instances (the first rank's), which tprof_collectives_reduce then
+ *     reads instead of matching (tprof_coll_matched).
+ * Every sum is of integers and every list sorted before it is read: the
+ * outcome does not depend on how the groups were spread. */
+typedef struct tprof_coll_plan tprof_coll_plan;
+typedef struct tprof_coll_owner tprof_coll_owner;
+extern const tprof_result_desc tprof_coll_routed_desc, tprof_coll_pairs_desc, tprof_coll_fits_desc,
+    tprof_coll_partial_desc;
+int tprof_coll_header(const tprof_result *inst, tprof_result **out);
+tprof_coll_plan *tprof_coll_plan_new(const tprof_result *const *per_rank, size_t n, unsigned owners);
+void tprof_coll_plan_free(tprof_coll_plan *p);
+size_t tprof_coll_plan_place(const tprof_coll_plan *p, size_t i); /* input I's place in rank order */
+size_t tprof_coll_plan_common(const tprof_coll_plan *p);          /* the steps every rank has */
+int64_t tprof_coll_plan_rank(const tprof_coll_plan *p, size_t k);  /* the rank at place K */
+unsigned tprof_coll_owner_of_group(const tprof_coll_plan *p, const char *group);
+unsigned tprof_coll_owner_of_rank(const tprof_coll_plan *p, size_t k);
+int tprof_coll_route(const tprof_coll_plan *p, size_t i, const tprof_result *inst, tprof_result **to);
+tprof_coll_owner *tprof_coll_owner_new(const tprof_coll_plan *p);
+void tprof_coll_owner_free(tprof_coll_owner *o);
+int tprof_coll_match(tprof_coll_owner *o, const tprof_result *const *routed, size_t n, tprof_result **pairs);
+int tprof_coll_fit(const tprof_coll_plan *p, unsigned me, const tprof_result *const *pairs, size_t n,
+                   tprof_result **fits);
+int tprof_coll_finish(tprof_coll_owner *o, const tprof_result *const *fits, size_t nfits, tprof_result **partial);
+int tprof_coll_join(const tprof_coll_plan *p, const tprof_result *const *fits, size_t nfits,
+                    const tprof_result *const *partials, size_t n, tprof_result *carrier);
+int tprof_coll_matched(const tprof_result *inst);
+/* Steps 1-6 as the one owner, onto CARRIER. */
+int tprof_coll_match_here(const tprof_result *const *per_rank, size_t n, tprof_result *carrier);
 /* Whether a collective type (as the result names it) ends together on every
  * rank of its group, so that a rank's wait is its duration minus the
  * shortest: allreduce, allgather, reduce_scatter, broadcast, barrier. */

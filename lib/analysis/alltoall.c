@@ -127,7 +127,8 @@ static long group_index(tprof_a2a *a, const char *group)
 #define KEY_RANK_MAX ((int64_t)1 << 22)
 #define KEY_GROUP_MAX ((long)1 << 19)
 
-static int add_pair(tprof_a2a *a, long g, int64_t from, int64_t to_index, int64_t to_rank, int64_t bytes)
+static int add_pair(tprof_a2a *a, long g, int64_t from, int64_t to_index, int64_t to_rank, int64_t bytes,
+                    uint64_t instances)
 {
     int64_t key = (int64_t)g << 44 | from << 22 | to_index, at;
     if (!tprof_i64map_get(&a->at, key, &at)) {
@@ -139,7 +140,7 @@ static int add_pair(tprof_a2a *a, long g, int64_t from, int64_t to_index, int64_
     }
     pair *p = &a->pairs[at];
     if (__builtin_add_overflow(p->bytes, bytes, &p->bytes)) p->bytes = INT64_MAX;
-    p->instances++;
+    p->instances += instances;
     if (p->to_rank < 0) p->to_rank = to_rank; /* a later instance may have recorded the group's ranks */
     return 0;
 }
@@ -183,7 +184,7 @@ int tprof_a2a_add(tprof_a2a *a, const char *group, int64_t from, int64_t in_byte
     for (int64_t d = 0; d < parts && !rc; d++) {
         int64_t r = n ? rows[d] : 1, bytes;
         if (__builtin_mul_overflow(r, row_bytes, &bytes)) bytes = INT64_MAX;
-        rc = add_pair(a, g, from, d, d < nm ? members[d] : -1, bytes);
+        rc = add_pair(a, g, from, d, d < nm ? members[d] : -1, bytes, 1);
     }
     if (!rc) *outcome = TPROF_A2A_ADDED;
     goto out;
@@ -195,13 +196,33 @@ out:
     return rc;
 }
 
-static int cmp_pair(const void *x, const void *y)
+/* Most bytes first; then by group name, sender, place (a total order, so
+ * the rows do not depend on the order the pairs were added in). */
+static int cmp_pair(const void *x, const void *y, void *vgroups)
 {
     const pair *a = x, *b = y;
+    char *const *groups = vgroups;
     if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
-    if (a->group != b->group) return a->group < b->group ? -1 : 1;
+    int c = a->group == b->group ? 0 : strcmp(groups[a->group], groups[b->group]);
+    if (c) return c;
     if (a->from != b->from) return a->from < b->from ? -1 : 1;
     return a->to_index < b->to_index ? -1 : a->to_index > b->to_index;
+}
+
+int tprof_a2a_add_rows(tprof_a2a *a, const tprof_rows *rows)
+{
+    for (size_t i = 0; i < tprof_rows_count(rows); i++) {
+        const tprof_cell *to = tprof_rows_cell(rows, i, P_TO);
+        int64_t from = tprof_rows_cell(rows, i, P_FROM)->v.i, place = tprof_rows_cell(rows, i, P_TO_INDEX)->v.i;
+        if (from < 0 || from >= KEY_RANK_MAX || place < 0 || place >= KEY_RANK_MAX) return TPROF_EFORMAT;
+        long g = group_index(a, tprof_rows_cell(rows, i, P_GROUP)->v.s);
+        if (g < 0) return TPROF_ENOMEM;
+        if (g >= KEY_GROUP_MAX) return TPROF_EFORMAT;
+        int rc = add_pair(a, g, from, place, to->null ? -1 : to->v.i, tprof_rows_cell(rows, i, P_BYTES)->v.i,
+                          (uint64_t)tprof_rows_cell(rows, i, P_INSTANCES)->v.i);
+        if (rc) return rc;
+    }
+    return 0;
 }
 
 int tprof_a2a_rows(const tprof_a2a *a, tprof_rows *out, double *max_over_mean)
@@ -211,7 +232,7 @@ int tprof_a2a_rows(const tprof_a2a *a, tprof_rows *out, double *max_over_mean)
     pair *sorted = malloc(a->npairs * sizeof *sorted);
     if (!sorted) return TPROF_ENOMEM;
     memcpy(sorted, a->pairs, a->npairs * sizeof *sorted);
-    qsort(sorted, a->npairs, sizeof *sorted, cmp_pair);
+    qsort_r(sorted, a->npairs, sizeof *sorted, cmp_pair, a->groups);
     double total = 0;
     for (size_t i = 0; i < a->npairs; i++) total += (double)sorted[i].bytes;
     int rc = 0;

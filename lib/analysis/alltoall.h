@@ -33,6 +33,9 @@ void tprof_a2a_free(tprof_a2a *a);
 int tprof_a2a_add(tprof_a2a *a, const char *group, int64_t from, int64_t in_bytes, int64_t group_size,
                   const char *in_splits, const char *group_ranks, tprof_a2a_outcome *outcome);
 
+/* Adds pairs as tprof_a2a_rows wrote them (another owner's groups: each
+ * pair is in one owner's rows only). */
+int tprof_a2a_add_rows(tprof_a2a *a, const tprof_rows *rows);
 /* The pairs into OUT (tprof_a2a_pairs_desc), most bytes first; *MAX_OVER_MEAN
  * the busiest pair's bytes over the mean pair's (0 without pairs). */
 int tprof_a2a_rows(const tprof_a2a *a, tprof_rows *out, double *max_over_mean);

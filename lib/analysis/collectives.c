@@ -5,7 +5,7 @@
 #include "trainprof/analysis.h"
 #include "trainprof/error.h"
 #include "alltoall.h"
-#include "collectives_tables.h"
+#include "coll_layout.h"
 #include "comm_calls.h"
 #include "hccl.h"
 #include "intervals.h"
@@ -17,12 +17,6 @@
 #include <string.h>
 
 /* ---- one rank's instances ---- */
-
-enum { I_RANK, I_FILE, I_NCOLS };
-enum { C_GROUP, C_SEQ, C_TYPE, C_NAME, C_DTYPE, C_BYTES, C_GROUP_SIZE, C_START, C_DUR, C_KERNELS, C_STEP, C_IN_BYTES,
-       C_OUT_BYTES, C_CALL, C_BEFORE, C_BEFORE_HOST, C_BEFORE_COMPUTE, C_BEFORE_DATA, C_IN_SPLITS, C_GROUP_RANKS,
-       C_NCOLS };
-enum { P_STEP, P_NCOLS };
 
 static const tprof_col_desc inst_top_cols[I_NCOLS] = {
     [I_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_PER_RANK, NULL,
@@ -78,17 +72,23 @@ static const tprof_col_desc step_cols[P_NCOLS] = {
     [P_STEP] = TPROF_COL("step", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "a ProfilerStep number"),
 };
 static const tprof_table_desc inst_top = { .name = "", .cols = inst_top_cols, .ncols = I_NCOLS };
-static const tprof_table_desc inst_rows = { .name = "instances", .doc = "the rank's collectives, in start order",
-                                            .cols = inst_cols, .ncols = C_NCOLS };
+const tprof_table_desc tprof_coll_inst_rows = { .name = "instances", .doc = "the rank's collectives, in start order",
+                                               .cols = inst_cols, .ncols = C_NCOLS };
 static const tprof_table_desc inst_steps = { .name = "steps", .doc = "the rank's ProfilerStep numbers",
                                              .cols = step_cols, .ncols = P_NCOLS };
-static const tprof_table_desc *const inst_tables[] = { &inst_rows, &inst_steps, &tprof_hccl_totals_desc,
-                                                        &tprof_hccl_matrix_desc };
+static const tprof_table_desc *const inst_tables[IT_NTABLES] = {
+    [IT_INSTANCES] = &tprof_coll_inst_rows,      [IT_STEPS] = &inst_steps,
+    [IT_HCCL_TOTALS] = &tprof_hccl_totals_desc,  [IT_HCCL_MATRIX] = &tprof_hccl_matrix_desc,
+    [IT_MATCH] = &tprof_coll_match_table,        [IT_MATCH_GROUPS] = &tprof_coll_groups_table,
+    [IT_MATCH_RANKS] = &tprof_coll_sums_table,   [IT_MATCH_A2A] = &tprof_a2a_pairs_desc,
+};
 const tprof_result_desc tprof_coll_instances_desc = {
-    .name = "collective_instances", .version = 5, .top = &inst_top, .tables = inst_tables, .ntables = 4,
+    .name = "collective_instances", .version = 6, .top = &inst_top, .tables = inst_tables, .ntables = IT_NTABLES,
     .internal = 1,
     .doc = "What `collectives` keeps of each rank's trace: its collective instances and steps; the trace is "
-           "freed and the matching across ranks runs on these.",
+           "freed and the matching across ranks runs on these. The matching's outcome (match, collectives, "
+           "rank_sums, alltoall_pairs: tprof_coll_join) is on the first rank's only, where trainprof-mpi matched "
+           "the instances spread by group; empty elsewhere.",
 };
 
 /* The collective type of a recorded name or a kernel type, lowercase:
@@ -309,15 +309,9 @@ int tprof_coll_instances(const tprof_trace *t, tprof_result **out)
 
 enum { T_RANKS, T_MATCHED, T_UNMATCHED, T_MATCHING, T_COMMON, T_STRAGGLER, T_COST, T_LAST_SHARE, T_RESIDUAL, T_SKEW,
        T_A2A_IMBALANCE, T_CAUSE, T_LINKS_UNMAPPED, T_A2A_PAIR_IMBALANCE, T_A2A_UNREAD, T_NCOLS };
-enum { G_TYPE, G_GROUP, G_DTYPE, G_BYTES, G_RANKS, G_COUNT, G_TRANSFER, G_TRANSFER_P50, G_TRANSFER_P90, G_ALGBW,
-       G_BUSBW, G_WAIT, G_SKEW_P50, G_SKEW_P90, G_NCOLS };
 enum { R_RANK, R_INSTANCES, R_WAIT, R_WAIT_STEP, R_LAST, R_COST, R_OFFSET, R_DRIFT, R_RESIDUAL, R_LATE, R_A2A_SENT,
        R_A2A_RECEIVED, R_STRAGGLER, R_LATE_BEFORE, R_LATE_HOST, R_LATE_COMPUTE, R_LATE_DATA, R_NCOLS };
 
-/* Past this fit residual a rank's clock is not trusted for arrival skew. */
-#define SKEW_MAX_RESIDUAL_NS 50000
-/* A drift is fitted when the shared collectives span this long. */
-#define DRIFT_MIN_SPAN_NS 1000000000LL
 
 static const tprof_col_desc top_cols[T_NCOLS] = {
     [T_RANKS] = TPROF_COL("traces", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "traces given, one per rank"),
@@ -457,181 +451,152 @@ int tprof_collective_ends_together(const char *type)
            !strcmp(type, "broadcast") || !strcmp(type, "barrier");
 }
 
-/* One instance on one rank, in the matching. */
-typedef struct {
-    uint32_t rank;   /* index in rank order */
-    uint32_t row;    /* in its rank's instances */
-    uint32_t key;    /* its (group, type) */
-    int64_t order;   /* its number among the rank's instances of that key, or its Seq */
-} inst;
 
-typedef struct {
-    const char *group, *type;
-    int by_seq;      /* every instance of the group on every rank has a Seq */
-} inst_key;
-
-static int cmp_inst(const void *a, const void *b)
-{
-    const inst *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    if (x->order != y->order) return x->order < y->order ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* A row of the per-collective table while it is summed. */
-typedef struct {
-    const char *type, *group, *dtype;
-    int64_t bytes; /* -1: none recorded */
-    uint64_t count, ranks;
-    int64_t transfer, wait;
-    int64_t *transfers, *skews;
-    size_t ntransfers, cap, nskews, skewcap;
-} group_row;
-
-/* A matched instance: ALL[a .. a + m), its row in the table G. */
-typedef struct {
-    size_t a, m, g;
-    int together;
-} matched_inst;
-
-/* A shared collective's end on a rank and on the first rank (ns, their clocks). */
-typedef struct {
-    uint32_t rank;
-    int64_t ref_end, end;
-} clock_pair;
-
-static int cmp_pair(const void *a, const void *b)
-{
-    const clock_pair *x = a, *y = b;
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    return x->ref_end < y->ref_end ? -1 : x->ref_end > y->ref_end;
-}
-
-/* A rank's clock against the first rank's: end - ref_end = offset + drift * (ref_end - x0). */
-typedef struct {
-    int fitted;
-    double x0, offset, drift, residual;
-} clock_fit;
-
-/* Least squares over P[0..N) (offset alone, the median, below 3 points). */
-static clock_fit fit_clock(const clock_pair *p, size_t n)
-{
-    clock_fit f = { .fitted = n > 0 };
-    if (!n) return f;
-    double sx = 0, sy = 0;
-    for (size_t i = 0; i < n; i++) sx += (double)(p[i].ref_end - p[0].ref_end), sy += (double)(p[i].end - p[i].ref_end);
-    double mx = sx / (double)n, my = sy / (double)n, sxx = 0, sxy = 0;
-    for (size_t i = 0; i < n; i++) {
-        double x = (double)(p[i].ref_end - p[0].ref_end) - mx, y = (double)(p[i].end - p[i].ref_end) - my;
-        sxx += x * x;
-        sxy += x * y;
-    }
-    f.x0 = (double)p[0].ref_end + mx;
-    f.offset = my;
-    /* a drift only over a second or more: fitted over milliseconds it is the noise of the ends */
-    f.drift = n >= 3 && sxx > 0 && p[n - 1].ref_end - p[0].ref_end >= DRIFT_MIN_SPAN_NS ? sxy / sxx : 0;
-    double ss = 0;
-    for (size_t i = 0; i < n; i++) {
-        double x = (double)(p[i].ref_end - p[0].ref_end) - mx, y = (double)(p[i].end - p[i].ref_end);
-        double e = y - (f.offset + f.drift * x);
-        ss += e * e;
-    }
-    f.residual = sqrt(ss / (double)n);
-    return f;
-}
-
-/* T on rank K's clock, on the first rank's. */
-static double aligned(const clock_fit *f, int64_t t)
-{
-    return (double)t - (f->offset + f->drift * ((double)t - f->offset - f->x0));
-}
-
-/* By transfer time, longest first; then by name, group, dtype, size. */
-static int cmp_group(const void *a, const void *b)
-{
-    const group_row *x = a, *y = b;
-    if (x->transfer != y->transfer) return x->transfer > y->transfer ? -1 : 1;
-    int c = strcmp(x->type, y->type);
-    if (!c) c = strcmp(x->group, y->group);
-    if (!c) c = strcmp(x->dtype, y->dtype);
-    return c ? c : x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
-}
-
-/* The nearest-rank p50 and p90 of V[0..N) (as every across-ranks figure: tprof_dist_of). */
-static int percentiles(const int64_t *v, size_t n, int64_t *p50, int64_t *p90)
-{
-    double *d = malloc((n ? n : 1) * sizeof *d);
-    if (!d) return TPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++) d[i] = (double)v[i];
-    tprof_col_dist dist;
-    int rc = tprof_dist_of(d, NULL, n, &dist);
-    free(d);
-    *p50 = llround(dist.p50);
-    *p90 = llround(dist.p90);
-    return rc;
-}
-
-static int64_t rows_int_or(const tprof_rows *rows, size_t i, size_t col, int64_t none)
+static int64_t cell_or(const tprof_rows *rows, size_t i, size_t col, int64_t none)
 {
     const tprof_cell *c = tprof_rows_cell(rows, i, col);
     return c->null ? none : c->v.i;
 }
 
-static const char *rows_str(const tprof_rows *rows, size_t i, size_t col)
+/* The straggler's cause from its summed excesses (the S_WHY_* of its
+ * sums): its host called the collectives later than the others' did (data
+ * when its data loading is most of that, else host), or its GPU started
+ * them later after the call (compute: the work queued ahead of them); NULL
+ * when neither part is longer. */
+static const char *late_cause(const tprof_rows *sums, size_t k)
 {
-    const tprof_cell *c = tprof_rows_cell(rows, i, col);
-    return c->null ? "" : c->v.s;
-}
-
-/* What a late rank's stretches hold more than the others': the stretch,
- * its compute, idle and data-loading parts (C_BEFORE ...), and the count of
- * instances summed, per rank. */
-enum { LATE_NPARTS = 4, LATE_STRIDE = LATE_NPARTS + 1 };
-
-/* Instance ALL[a .. a + m), rank ALL[LASTK] the last to arrive: adds to
- * SUM (its rank's LATE_STRIDE slots) its stretch parts minus the others'
- * medians (the lower middle), when it and another rank have them. OTHER:
- * room for M values. */
-static int late_stretch(const tprof_result *const *ranks, const inst *all, size_t a, size_t m, size_t lastk,
-                        double *sum, int64_t *other)
-{
-    const tprof_rows *lrows = tprof_result_table_c(ranks[all[lastk].rank], 0);
-    double excess[LATE_NPARTS];
-    for (size_t p = 0; p < LATE_NPARTS; p++) {
-        const tprof_cell *mine = tprof_rows_cell(lrows, all[lastk].row, C_BEFORE + p);
-        size_t k = 0;
-        for (size_t j = a; j < a + m; j++) {
-            if (j == lastk) continue;
-            const tprof_cell *c = tprof_rows_cell(tprof_result_table_c(ranks[all[j].rank], 0), all[j].row, C_BEFORE + p);
-            if (!c->null) other[k++] = c->v.i;
-        }
-        if (mine->null || !k) return 0; /* a group's first instance, or no calls: nothing to compare */
-        qsort(other, k, sizeof *other, cmp_i64);
-        excess[p] = (double)mine->v.i - (double)other[(k - 1) / 2];
-    }
-    for (size_t p = 0; p < LATE_NPARTS; p++) sum[p] += excess[p];
-    sum[LATE_NPARTS] += 1;
-    return 0;
-}
-
-/* The straggler's cause from its mean excesses (LATE_STRIDE slots): its
- * host called the collectives later than the others' did (data when its
- * data loading is most of that, else host), or its GPU started them later
- * after the call (compute: the work queued ahead of them); NULL when
- * neither part is longer. */
-static const char *late_cause(const double *w)
-{
-    if (!w[LATE_NPARTS]) return NULL;
-    double host = w[1] / w[LATE_NPARTS], queue = (w[0] - w[1]) / w[LATE_NPARTS], data = w[3] / w[LATE_NPARTS];
+    double n = (double)cell_or(sums, k, S_WHY_N, 0);
+    if (!n) return NULL;
+    double before = (double)cell_or(sums, k, S_WHY_BEFORE, 0), host = (double)cell_or(sums, k, S_WHY_HOST, 0);
+    double data = (double)cell_or(sums, k, S_WHY_DATA, 0) / n, queue = (before - host) / n;
+    host /= n;
     if (host <= 0 && queue <= 0) return NULL;
     if (queue > host) return "compute";
     return data >= host / 2 ? "data" : "host";
+}
+
+/* The result from the matching's outcome on CARRIER (tprof_coll_join), the
+ * ranks' own tables (RANKS[0..N), in rank order) and the plan. */
+static int collectives_result(const tprof_result *const *ranks, size_t n, const tprof_coll_plan *p,
+                              const tprof_result *carrier, tprof_result **out)
+{
+    const tprof_rows *mt = tprof_result_table_c(carrier, IT_MATCH), *sums = tprof_result_table_c(carrier, IT_MATCH_RANKS);
+    if (!tprof_rows_count(mt) || tprof_rows_count(sums) != n) return TPROF_EFORMAT;
+    for (size_t k = 0; k < n; k++)
+        if (cell_or(sums, k, S_K, -1) != (int64_t)k) return TPROF_EFORMAT;
+    size_t ncommon = tprof_coll_plan_common(p);
+    int64_t steps = (int64_t)(ncommon ? ncommon : 1);
+    tprof_result *res = tprof_result_new(&tprof_collectives_desc);
+    if (!res) return TPROF_ENOMEM;
+    int rc = TPROF_ENOMEM;
+    tprof_rows *top = tprof_result_top(res), *gt = tprof_result_table(res, 0), *rt = tprof_result_table(res, 1);
+    int64_t matched = cell_or(mt, 0, M_MATCHED, 0);
+    int seq_used = matched && cell_or(mt, 0, M_SEQ_USED, 0), order_used = matched && cell_or(mt, 0, M_ORDER_USED, 0);
+    tprof_rows_set_i(top, 0, T_RANKS, (int64_t)n);
+    tprof_rows_set_i(top, 0, T_MATCHED, matched);
+    tprof_rows_set_i(top, 0, T_UNMATCHED, cell_or(mt, 0, M_UNMATCHED, 0));
+    tprof_rows_set_i(top, 0, T_COMMON, (int64_t)ncommon);
+    if (tprof_rows_set_s(top, 0, T_MATCHING, seq_used && order_used ? "both" : seq_used ? "sequence"
+                                                                  : order_used ? "order" : "none"))
+        goto out;
+    /* the clocks: skew was computed where every rank's fitted within the limit */
+    double worst = 0;
+    int all_fit = n > 1;
+    for (size_t k = 0; k < n; k++) {
+        int fitted = (int)cell_or(sums, k, S_FITTED, 0);
+        all_fit &= fitted;
+        if (fitted && tprof_rows_cell(sums, k, S_RESIDUAL)->v.d > worst) worst = tprof_rows_cell(sums, k, S_RESIDUAL)->v.d;
+    }
+    int skew_ok = all_fit && worst <= TPROF_COLL_SKEW_MAX_RESIDUAL_NS;
+    if (all_fit || cell_or(mt, 0, M_PAIRS, 0)) tprof_rows_set_i(top, 0, T_RESIDUAL, llround(worst));
+    tprof_rows_set_i(top, 0, T_SKEW, skew_ok);
+    { /* all-to-all balance: the busiest rank's bytes over the mean, sent or received */
+        double most = 0, sum_s = 0, sum_r = 0, most_r = 0;
+        size_t sized = 0;
+        for (size_t k = 0; k < n; k++) {
+            int64_t s = cell_or(sums, k, S_SENT, -1), r = cell_or(sums, k, S_RECEIVED, -1);
+            if (s < 0 && r < 0) continue;
+            double x = s > 0 ? (double)s : 0, y = r > 0 ? (double)r : 0;
+            sum_s += x, sum_r += y, sized++;
+            if (x > most) most = x;
+            if (y > most_r) most_r = y;
+        }
+        double imb = 0;
+        if (sized && sum_s > 0) imb = most / (sum_s / (double)sized);
+        if (sized && sum_r > 0 && most_r / (sum_r / (double)sized) > imb) imb = most_r / (sum_r / (double)sized);
+        if (imb > 0) tprof_rows_set_d(top, 0, T_A2A_IMBALANCE, imb);
+        tprof_a2a *a2a = tprof_a2a_new();
+        double pair_imb = 0;
+        int e = !a2a || tprof_a2a_add_rows(a2a, tprof_result_table_c(carrier, IT_MATCH_A2A)) ||
+                tprof_a2a_rows(a2a, tprof_result_table(res, 7), &pair_imb);
+        tprof_a2a_free(a2a);
+        if (e) goto out;
+        if (pair_imb > 0) tprof_rows_set_d(top, 0, T_A2A_PAIR_IMBALANCE, pair_imb);
+        tprof_rows_set_i(top, 0, T_A2A_UNREAD, cell_or(mt, 0, M_A2A_UNREAD, 0));
+    }
+    size_t straggler = n;
+    for (size_t k = 0; k < n; k++) {
+        int64_t cost = cell_or(sums, k, S_COST, 0);
+        if (cost > 0 && (straggler == n || cost > cell_or(sums, straggler, S_COST, 0))) straggler = k;
+    }
+    if (straggler < n) {
+        int64_t with_waits = cell_or(mt, 0, M_WITH_WAITS, 0);
+        tprof_rows_set_i(top, 0, T_STRAGGLER, tprof_coll_plan_rank(p, straggler));
+        tprof_rows_set_i(top, 0, T_COST, cell_or(sums, straggler, S_COST, 0));
+        tprof_rows_set_d(top, 0, T_LAST_SHARE,
+                         with_waits ? (double)cell_or(sums, straggler, S_LAST, 0) / (double)with_waits : 0.0);
+        const char *cause = late_cause(sums, straggler);
+        if (cause && tprof_rows_set_s(top, 0, T_CAUSE, cause)) goto out;
+    }
+    if (tprof_rows_append(gt, tprof_result_table_c(carrier, IT_MATCH_GROUPS))) goto out;
+    for (size_t k = 0; k < n; k++) {
+        long i = tprof_rows_add(rt);
+        if (i < 0) goto out;
+        int64_t wait = cell_or(sums, k, S_WAIT, 0), late_n = cell_or(sums, k, S_LATE_N, 0);
+        tprof_rows_set_i(rt, (size_t)i, R_RANK, tprof_coll_plan_rank(p, k));
+        tprof_rows_set_i(rt, (size_t)i, R_INSTANCES, cell_or(sums, k, S_MATCHED_ON, 0));
+        tprof_rows_set_i(rt, (size_t)i, R_WAIT, wait);
+        tprof_rows_set_i(rt, (size_t)i, R_WAIT_STEP, wait / steps);
+        tprof_rows_set_i(rt, (size_t)i, R_LAST, cell_or(sums, k, S_LAST, 0));
+        tprof_rows_set_i(rt, (size_t)i, R_COST, cell_or(sums, k, S_COST, 0));
+        if (cell_or(sums, k, S_FITTED, 0)) {
+            tprof_rows_set_i(rt, (size_t)i, R_OFFSET, llround(tprof_rows_cell(sums, k, S_OFFSET)->v.d));
+            tprof_rows_set_d(rt, (size_t)i, R_DRIFT, tprof_rows_cell(sums, k, S_DRIFT)->v.d * 1e6);
+            tprof_rows_set_i(rt, (size_t)i, R_RESIDUAL, llround(tprof_rows_cell(sums, k, S_RESIDUAL)->v.d));
+        }
+        if (skew_ok && late_n)
+            tprof_rows_set_i(rt, (size_t)i, R_LATE, llround((double)cell_or(sums, k, S_LATE, 0) / (double)late_n));
+        if (cell_or(sums, k, S_SENT, -1) >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_SENT, cell_or(sums, k, S_SENT, 0));
+        if (cell_or(sums, k, S_RECEIVED, -1) >= 0)
+            tprof_rows_set_i(rt, (size_t)i, R_A2A_RECEIVED, cell_or(sums, k, S_RECEIVED, 0));
+        tprof_rows_set_i(rt, (size_t)i, R_STRAGGLER, k == straggler);
+        for (size_t q = 0; cell_or(sums, k, S_WHY_N, 0) && q < 4; q++)
+            tprof_rows_set_i(rt, (size_t)i, R_LATE_BEFORE + q,
+                             llround((double)cell_or(sums, k, S_WHY_BEFORE + q, 0) / (double)steps));
+    }
+    { /* Ascend's communication summaries across the ranks */
+        const tprof_rows **tt = malloc((n ? n : 1) * sizeof *tt);
+        int64_t *rank_of = malloc((n ? n : 1) * sizeof *rank_of);
+        rc = tt && rank_of ? 0 : TPROF_ENOMEM;
+        for (size_t k = 0; !rc && k < n; k++)
+            tt[k] = tprof_result_table_c(ranks[k], IT_HCCL_TOTALS), rank_of[k] = tprof_coll_plan_rank(p, k);
+        if (!rc)
+            rc = tprof_hccl_cluster(tt, rank_of, n, tprof_result_table(res, 2), tprof_result_table(res, 3),
+                                    tprof_result_table(res, 4), tprof_result_table(res, 5));
+        size_t unmapped = 0;
+        for (size_t k = 0; !rc && k < n; k++) tt[k] = tprof_result_table_c(ranks[k], IT_HCCL_MATRIX);
+        if (!rc) rc = tprof_hccl_cluster_links(tt, rank_of, n, tprof_result_table(res, 6), &unmapped);
+        tprof_rows_set_i(top, 0, T_LINKS_UNMAPPED, (int64_t)unmapped);
+        free(tt);
+        free(rank_of);
+        if (rc) goto out;
+    }
+    *out = res;
+    res = NULL;
+    rc = 0;
+out:
+    tprof_result_free(res);
+    return rc;
 }
 
 int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tprof_result **out)
@@ -639,374 +604,23 @@ int tprof_collectives_reduce(const tprof_result *const *per_rank, size_t n, tpro
     *out = NULL;
     for (size_t i = 0; i < n; i++)
         if (tprof_result_desc_of(per_rank[i]) != &tprof_coll_instances_desc) return TPROF_EUSAGE;
-    int rc = TPROF_ENOMEM;
-    int64_t *rank_of = malloc((n ? n : 1) * sizeof *rank_of);
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    tprof_coll_plan *p = tprof_coll_plan_new(per_rank, n, 1);
     const tprof_result **ranks = malloc((n ? n : 1) * sizeof *ranks);
-    int64_t *wait = calloc(n ? n : 1, sizeof *wait), *cost = calloc(n ? n : 1, sizeof *cost);
-    uint64_t *last = calloc(n ? n : 1, sizeof *last), *matched_on = calloc(n ? n : 1, sizeof *matched_on);
-    int64_t *sent = malloc((n ? n : 1) * sizeof *sent), *received = malloc((n ? n : 1) * sizeof *received);
-    double *why = calloc((n ? n : 1) * LATE_STRIDE, sizeof *why); /* per rank: late_stretch's sums */
-    int64_t *other = malloc((n ? n : 1) * sizeof *other);
-    inst *all = NULL;
-    inst_key *keys = NULL;
-    tprof_a2a *a2a = tprof_a2a_new();
-    uint64_t a2a_unread = 0;
-    uint8_t *gpu_key = NULL; /* per key: some rank's instance has kernels */
-    group_row *groups = NULL;
-    int64_t *common = NULL, *dur = NULL;
-    matched_inst *mi = NULL;
-    clock_pair *pairs = NULL;
-    clock_fit *fits = NULL;
-    double *late = NULL, *starts = NULL; /* STARTS: an instance's aligned starts */
-    uint64_t *late_n = NULL;
-    size_t nmi = 0, micap = 0, npairs = 0, paircap = 0;
-    size_t nall = 0, nkeys = 0, keycap = 0, ngroups = 0, groupcap = 0, ncommon = 0;
-    tprof_result *res = NULL;
-    if (!rank_of || !order || !ranks || !wait || !cost || !last || !matched_on || !sent || !received || !why || !other ||
-        !a2a)
-        goto out;
-    for (size_t k = 0; k < n; k++) sent[k] = received[k] = -1; /* -1: no size recorded */
-    /* rank order: the rank each trace says, else its place */
-    for (size_t i = 0; i < n; i++) {
-        const tprof_cell *c = tprof_rows_cell(tprof_result_top_c(per_rank[i]), 0, I_RANK);
-        rank_of[i] = c->null ? -1 : c->v.i;
+    tprof_result *here = NULL;
+    int rc = p && ranks ? 0 : TPROF_ENOMEM;
+    const tprof_result *carrier = NULL;
+    for (size_t i = 0; !rc && i < n; i++) {
+        ranks[tprof_coll_plan_place(p, i)] = per_rank[i];
+        if (tprof_coll_matched(per_rank[i])) carrier = per_rank[i]; /* matched already, spread by group */
     }
-    if (tprof_rank_order(rank_of, n, order)) goto out;
-    for (size_t k = 0; k < n; k++) ranks[k] = per_rank[order[k]];
-    for (size_t k = 0; k < n; k++) { /* in rank order now */
-        const tprof_cell *c = tprof_rows_cell(tprof_result_top_c(ranks[k]), 0, I_RANK);
-        rank_of[k] = c->null ? (int64_t)k : c->v.i;
+    if (!rc && !carrier) { /* matched here, as the one owner of every group */
+        here = tprof_result_new(&tprof_coll_instances_desc);
+        rc = here ? tprof_coll_match_here(per_rank, n, here) : TPROF_ENOMEM;
+        carrier = here;
     }
-    /* the steps every rank has (none: a rank without steps) */
-    int all_steps = n > 0;
-    for (size_t k = 0; k < n; k++) all_steps &= tprof_rows_count(tprof_result_table_c(ranks[k], 1)) > 0;
-    if (all_steps) {
-        const tprof_rows *s0 = tprof_result_table_c(ranks[0], 1);
-        if (!(common = malloc(tprof_rows_count(s0) * sizeof *common))) goto out;
-        for (size_t i = 0; i < tprof_rows_count(s0); i++) {
-            int64_t s = tprof_rows_cell(s0, i, P_STEP)->v.i;
-            int everywhere = 1;
-            for (size_t k = 1; k < n && everywhere; k++) {
-                const tprof_rows *sk = tprof_result_table_c(ranks[k], 1);
-                int found = 0;
-                for (size_t j = 0; j < tprof_rows_count(sk) && !found; j++) found = tprof_rows_cell(sk, j, P_STEP)->v.i == s;
-                everywhere = found;
-            }
-            if (everywhere) common[ncommon++] = s;
-        }
-        if (ncommon) qsort(common, ncommon, sizeof *common, cmp_i64);
-    }
-    /* the instances kept: in the common steps; of a key with GPU work anywhere, those with kernels */
-    size_t total = 0;
-    for (size_t k = 0; k < n; k++) total += tprof_rows_count(tprof_result_table_c(ranks[k], 0));
-    if (!(all = malloc((total ? total : 1) * sizeof *all))) goto out;
-    for (size_t k = 0; k < n; k++) {
-        const tprof_rows *rows = tprof_result_table_c(ranks[k], 0);
-        for (size_t i = 0; i < tprof_rows_count(rows); i++) {
-            if (all_steps) {
-                int64_t s = rows_int_or(rows, i, C_STEP, INT64_MIN);
-                if (!bsearch(&s, common, ncommon, sizeof *common, cmp_i64)) continue;
-            }
-            const char *group = rows_str(rows, i, C_GROUP), *type = rows_str(rows, i, C_TYPE);
-            size_t key = 0;
-            while (key < nkeys && (strcmp(keys[key].group, group) || strcmp(keys[key].type, type))) key++;
-            if (key == nkeys) {
-                if (tprof_grow((void **)&keys, &keycap, nkeys + 1, sizeof *keys)) goto out;
-                uint8_t *gk = realloc(gpu_key, keycap);
-                if (!gk) goto out;
-                gpu_key = gk;
-                keys[nkeys] = (inst_key){ .group = group, .type = type, .by_seq = 1 };
-                gpu_key[nkeys++] = 0;
-            }
-            if (rows_int_or(rows, i, C_KERNELS, 0) > 0) gpu_key[key] = 1;
-            all[nall++] = (inst){ .rank = (uint32_t)k, .row = (uint32_t)i, .key = (uint32_t)key,
-                                  .order = rows_int_or(rows, i, C_SEQ, -1) };
-        }
-    }
-    {
-        size_t kept = 0;
-        for (size_t a = 0; a < nall; a++) {
-            const tprof_rows *rows = tprof_result_table_c(ranks[all[a].rank], 0);
-            if (gpu_key[all[a].key] && rows_int_or(rows, all[a].row, C_KERNELS, 0) == 0) continue;
-            all[kept++] = all[a];
-        }
-        nall = kept;
-    }
-    /* matching by Seq where a whole group has it, else by order within the group and type */
-    for (size_t a = 0; a < nall; a++)
-        if (all[a].order < 0)
-            for (size_t j = 0; j < nkeys; j++)
-                if (!strcmp(keys[j].group, keys[all[a].key].group)) keys[j].by_seq = 0;
-    int seq_used = 0, order_used = 0;
-    {
-        uint64_t *seen = calloc(nkeys * (n ? n : 1), sizeof *seen); /* instances so far per key and rank */
-        if (!seen) goto out;
-        for (size_t a = 0; a < nall; a++) {
-            if (keys[all[a].key].by_seq) {
-                seq_used = 1;
-                continue;
-            }
-            order_used = 1;
-            all[a].order = (int64_t)seen[(size_t)all[a].key * n + all[a].rank]++;
-        }
-        free(seen);
-    }
-    qsort(all, nall, sizeof *all, cmp_inst);
-    if (!(dur = malloc((n ? n : 1) * sizeof *dur))) goto out;
-    uint64_t matched = 0, unmatched = 0, with_waits = 0;
-    for (size_t a = 0, b; a < nall; a = b) {
-        for (b = a + 1; b < nall && all[b].key == all[a].key && all[b].order == all[a].order; b++) {}
-        /* one rank twice (a repeated Seq): the first one counts */
-        size_t m = 0;
-        for (size_t j = a; j < b; j++)
-            if (j == a || all[j].rank != all[j - 1].rank) all[a + m++] = all[j];
-        unmatched += b - a - m;
-        if (m < 2) {
-            unmatched += m;
-            continue;
-        }
-        matched++;
-        const char *type = keys[all[a].key].type;
-        int64_t shortest = INT64_MAX, bytes = -1, size = -1;
-        size_t lastk = a;
-        const char *dtype = "";
-        for (size_t j = a; j < a + m; j++) {
-            const tprof_rows *rows = tprof_result_table_c(ranks[all[j].rank], 0);
-            dur[j - a] = rows_int_or(rows, all[j].row, C_DUR, 0);
-            if (dur[j - a] < shortest) shortest = dur[j - a], lastk = j;
-            int64_t by = rows_int_or(rows, all[j].row, C_BYTES, -1), gs = rows_int_or(rows, all[j].row, C_GROUP_SIZE, -1);
-            if (by > bytes) bytes = by;
-            if (gs > size) size = gs;
-            if (!*dtype) dtype = rows_str(rows, all[j].row, C_DTYPE);
-            matched_on[all[j].rank]++;
-            if (!strcmp(type, "alltoall")) {
-                int64_t in = rows_int_or(rows, all[j].row, C_IN_BYTES, -1), ob = rows_int_or(rows, all[j].row, C_OUT_BYTES, -1);
-                if (in >= 0) sent[all[j].rank] = tprof_sat_add(sent[all[j].rank] < 0 ? 0 : sent[all[j].rank], in);
-                if (ob >= 0) received[all[j].rank] = tprof_sat_add(received[all[j].rank] < 0 ? 0 : received[all[j].rank], ob);
-                tprof_a2a_outcome got;
-                if (tprof_a2a_add(a2a, keys[all[a].key].group, rank_of[all[j].rank], in, gs,
-                                  rows_str(rows, all[j].row, C_IN_SPLITS), rows_str(rows, all[j].row, C_GROUP_RANKS),
-                                  &got))
-                    goto out;
-                a2a_unread += got == TPROF_A2A_CUT || got == TPROF_A2A_UNEVEN;
-            }
-        }
-        int64_t waited = 0;
-        if (tprof_collective_ends_together(type)) {
-            for (size_t j = a; j < a + m; j++) {
-                int64_t w = dur[j - a] - shortest;
-                wait[all[j].rank] = tprof_sat_add(wait[all[j].rank], w);
-                waited = tprof_sat_add(waited, w);
-            }
-            if (waited > 0) {
-                last[all[lastk].rank]++;
-                cost[all[lastk].rank] = tprof_sat_add(cost[all[lastk].rank], waited);
-                with_waits++;
-                if (late_stretch(ranks, all, a, m, lastk, &why[(size_t)all[lastk].rank * LATE_STRIDE], other)) goto out;
-            }
-        }
-        /* its row: collective, group, dtype, size */
-        size_t g = 0;
-        while (g < ngroups && (strcmp(groups[g].type, type) || strcmp(groups[g].group, keys[all[a].key].group) ||
-                               strcmp(groups[g].dtype, dtype) || groups[g].bytes != bytes))
-            g++;
-        if (g == ngroups) {
-            if (tprof_grow((void **)&groups, &groupcap, ngroups + 1, sizeof *groups)) goto out;
-            groups[ngroups++] = (group_row){ .type = type, .group = keys[all[a].key].group, .dtype = dtype, .bytes = bytes };
-        }
-        group_row *gr = &groups[g];
-        if (tprof_grow_items((void **)&gr->transfers, &gr->cap, gr->ntransfers + 1, sizeof *gr->transfers)) goto out;
-        gr->transfers[gr->ntransfers++] = shortest;
-        gr->count++;
-        if (m > gr->ranks) gr->ranks = m;
-        if (size > 0 && (uint64_t)size > gr->ranks) gr->ranks = (uint64_t)size; /* the recorded group size */
-        gr->transfer = tprof_sat_add(gr->transfer, shortest);
-        gr->wait = tprof_sat_add(gr->wait, waited);
-        if (tprof_grow_items((void **)&mi, &micap, nmi + 1, sizeof *mi)) goto out;
-        mi[nmi++] = (matched_inst){ .a = a, .m = m, .g = g, .together = tprof_collective_ends_together(type) };
-        /* the clocks: instances that end together and that the first rank is in */
-        if (tprof_collective_ends_together(type) && all[a].rank == 0) {
-            const tprof_rows *r0 = tprof_result_table_c(ranks[0], 0);
-            int64_t ref_end = tprof_end_ns(rows_int_or(r0, all[a].row, C_START, 0), rows_int_or(r0, all[a].row, C_DUR, 0));
-            for (size_t j = a + 1; j < a + m; j++) {
-                const tprof_rows *rows = tprof_result_table_c(ranks[all[j].rank], 0);
-                int64_t end = tprof_end_ns(rows_int_or(rows, all[j].row, C_START, 0), rows_int_or(rows, all[j].row, C_DUR, 0));
-                if (tprof_grow_items((void **)&pairs, &paircap, npairs + 1, sizeof *pairs)) goto out;
-                pairs[npairs++] = (clock_pair){ .rank = all[j].rank, .ref_end = ref_end, .end = end };
-            }
-        }
-    }
-    /* each rank's clock fitted on the first rank's; the arrival skew where every clock fits */
-    fits = calloc(n ? n : 1, sizeof *fits);
-    late = calloc(n ? n : 1, sizeof *late);
-    late_n = calloc(n ? n : 1, sizeof *late_n);
-    starts = malloc((n ? n : 1) * sizeof *starts);
-    if (!fits || !late || !late_n || !starts) goto out;
-    if (n) fits[0] = (clock_fit){ .fitted = 1 };
-    if (npairs) qsort(pairs, npairs, sizeof *pairs, cmp_pair);
-    for (size_t p = 0, q; p < npairs; p = q) {
-        for (q = p + 1; q < npairs && pairs[q].rank == pairs[p].rank; q++) {}
-        fits[pairs[p].rank] = fit_clock(pairs + p, q - p);
-    }
-    double worst = 0;
-    int all_fit = n > 1;
-    for (size_t k = 0; k < n; k++) {
-        all_fit &= fits[k].fitted;
-        if (fits[k].fitted && fits[k].residual > worst) worst = fits[k].residual;
-    }
-    int skew_ok = all_fit && worst <= SKEW_MAX_RESIDUAL_NS;
-    for (size_t i = 0; skew_ok && i < nmi; i++) {
-        double lo = INFINITY, hi = -INFINITY;
-        double *at = starts;
-        for (size_t j = mi[i].a; j < mi[i].a + mi[i].m; j++) {
-            const tprof_rows *rows = tprof_result_table_c(ranks[all[j].rank], 0);
-            at[j - mi[i].a] = aligned(&fits[all[j].rank], rows_int_or(rows, all[j].row, C_START, 0));
-            if (at[j - mi[i].a] < lo) lo = at[j - mi[i].a];
-            if (at[j - mi[i].a] > hi) hi = at[j - mi[i].a];
-        }
-        for (size_t j = mi[i].a; j < mi[i].a + mi[i].m; j++) {
-            late[all[j].rank] += at[j - mi[i].a] - lo;
-            late_n[all[j].rank]++;
-        }
-        group_row *gr = &groups[mi[i].g];
-        if (tprof_grow_items((void **)&gr->skews, &gr->skewcap, gr->nskews + 1, sizeof *gr->skews)) goto out;
-        gr->skews[gr->nskews++] = llround(hi - lo);
-    }
-    /* the result */
-    if (!(res = tprof_result_new(&tprof_collectives_desc))) goto out;
-    tprof_rows *top = tprof_result_top(res), *gt = tprof_result_table(res, 0), *rt = tprof_result_table(res, 1);
-    tprof_rows_set_i(top, 0, T_RANKS, (int64_t)n);
-    tprof_rows_set_i(top, 0, T_MATCHED, (int64_t)matched);
-    tprof_rows_set_i(top, 0, T_UNMATCHED, (int64_t)unmatched);
-    tprof_rows_set_i(top, 0, T_COMMON, (int64_t)ncommon);
-    if (!matched) seq_used = order_used = 0;
-    if (tprof_rows_set_s(top, 0, T_MATCHING, seq_used && order_used ? "both" : seq_used ? "sequence"
-                                                                  : order_used ? "order" : "none"))
-        goto out;
-    if (all_fit || npairs) tprof_rows_set_i(top, 0, T_RESIDUAL, llround(worst));
-    tprof_rows_set_i(top, 0, T_SKEW, skew_ok);
-    { /* all-to-all balance: the busiest rank's bytes over the mean, sent or received */
-        double most = 0, sum_s = 0, sum_r = 0, most_r = 0;
-        size_t sized = 0;
-        for (size_t k = 0; k < n; k++)
-            if (sent[k] >= 0 || received[k] >= 0) {
-                double x = sent[k] > 0 ? (double)sent[k] : 0, y = received[k] > 0 ? (double)received[k] : 0;
-                sum_s += x, sum_r += y, sized++;
-                if (x > most) most = x;
-                if (y > most_r) most_r = y;
-            }
-        double imb = 0;
-        if (sized && sum_s > 0) imb = most / (sum_s / (double)sized);
-        if (sized && sum_r > 0 && most_r / (sum_r / (double)sized) > imb) imb = most_r / (sum_r / (double)sized);
-        if (imb > 0) tprof_rows_set_d(top, 0, T_A2A_IMBALANCE, imb);
-        double pair_imb;
-        if (tprof_a2a_rows(a2a, tprof_result_table(res, 7), &pair_imb)) goto out;
-        if (pair_imb > 0) tprof_rows_set_d(top, 0, T_A2A_PAIR_IMBALANCE, pair_imb);
-        tprof_rows_set_i(top, 0, T_A2A_UNREAD, (int64_t)a2a_unread);
-    }
-    size_t straggler = n;
-    for (size_t k = 0; k < n; k++)
-        if (cost[k] > 0 && (straggler == n || cost[k] > cost[straggler])) straggler = k;
-    if (straggler < n) {
-        tprof_rows_set_i(top, 0, T_STRAGGLER, rank_of[straggler]);
-        tprof_rows_set_i(top, 0, T_COST, cost[straggler]);
-        tprof_rows_set_d(top, 0, T_LAST_SHARE, with_waits ? (double)last[straggler] / (double)with_waits : 0.0);
-        const char *cause = late_cause(&why[straggler * LATE_STRIDE]);
-        if (cause && tprof_rows_set_s(top, 0, T_CAUSE, cause)) goto out;
-    }
-    if (ngroups) qsort(groups, ngroups, sizeof *groups, cmp_group);
-    for (size_t g = 0; g < ngroups; g++) {
-        group_row *gr = &groups[g];
-        long i = tprof_rows_add(gt);
-        if (i < 0 || tprof_rows_set_s(gt, (size_t)i, G_TYPE, gr->type) || tprof_rows_set_s(gt, (size_t)i, G_GROUP, gr->group) ||
-            tprof_rows_set_s(gt, (size_t)i, G_DTYPE, gr->dtype))
-            goto out;
-        int64_t p50, p90;
-        if (percentiles(gr->transfers, gr->ntransfers, &p50, &p90)) goto out;
-        if (gr->bytes >= 0) tprof_rows_set_i(gt, (size_t)i, G_BYTES, gr->bytes);
-        tprof_rows_set_i(gt, (size_t)i, G_RANKS, (int64_t)gr->ranks);
-        tprof_rows_set_i(gt, (size_t)i, G_COUNT, (int64_t)gr->count);
-        tprof_rows_set_i(gt, (size_t)i, G_TRANSFER, gr->transfer);
-        tprof_rows_set_i(gt, (size_t)i, G_TRANSFER_P50, p50);
-        tprof_rows_set_i(gt, (size_t)i, G_TRANSFER_P90, p90);
-        if (gr->bytes >= 0 && p50 > 0) {
-            double algbw = (double)gr->bytes / (double)p50; /* bytes per ns = GB/s */
-            tprof_rows_set_d(gt, (size_t)i, G_ALGBW, algbw);
-            tprof_rows_set_d(gt, (size_t)i, G_BUSBW, algbw * tprof_bus_factor(gr->type, (int64_t)gr->ranks));
-        }
-        tprof_rows_set_i(gt, (size_t)i, G_WAIT, gr->wait);
-        if (gr->nskews) {
-            if (percentiles(gr->skews, gr->nskews, &p50, &p90)) goto out;
-            tprof_rows_set_i(gt, (size_t)i, G_SKEW_P50, p50);
-            tprof_rows_set_i(gt, (size_t)i, G_SKEW_P90, p90);
-        }
-    }
-    for (size_t k = 0; k < n; k++) {
-        long i = tprof_rows_add(rt);
-        if (i < 0) goto out;
-        tprof_rows_set_i(rt, (size_t)i, R_RANK, rank_of[k]);
-        tprof_rows_set_i(rt, (size_t)i, R_INSTANCES, (int64_t)matched_on[k]);
-        tprof_rows_set_i(rt, (size_t)i, R_WAIT, wait[k]);
-        tprof_rows_set_i(rt, (size_t)i, R_WAIT_STEP, wait[k] / (int64_t)(ncommon ? ncommon : 1));
-        tprof_rows_set_i(rt, (size_t)i, R_LAST, (int64_t)last[k]);
-        tprof_rows_set_i(rt, (size_t)i, R_COST, cost[k]);
-        if (fits[k].fitted) {
-            tprof_rows_set_i(rt, (size_t)i, R_OFFSET, llround(fits[k].offset));
-            tprof_rows_set_d(rt, (size_t)i, R_DRIFT, fits[k].drift * 1e6);
-            tprof_rows_set_i(rt, (size_t)i, R_RESIDUAL, llround(fits[k].residual));
-        }
-        if (skew_ok && late_n[k]) tprof_rows_set_i(rt, (size_t)i, R_LATE, llround(late[k] / (double)late_n[k]));
-        if (sent[k] >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_SENT, sent[k]);
-        if (received[k] >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_RECEIVED, received[k]);
-        tprof_rows_set_i(rt, (size_t)i, R_STRAGGLER, k == straggler);
-        const double *w = &why[k * LATE_STRIDE];
-        for (size_t p = 0; w[LATE_NPARTS] && p < LATE_NPARTS; p++)
-            tprof_rows_set_i(rt, (size_t)i, R_LATE_BEFORE + p, llround(w[p] / (double)(ncommon ? ncommon : 1)));
-    }
-    { /* Ascend's communication summaries across the ranks */
-        const tprof_rows **tt = malloc((n ? n : 1) * sizeof *tt);
-        rc = TPROF_ENOMEM;
-        if (!tt) goto out;
-        for (size_t k = 0; k < n; k++) tt[k] = tprof_result_table_c(ranks[k], 2);
-        rc = tprof_hccl_cluster(tt, rank_of, n, tprof_result_table(res, 2), tprof_result_table(res, 3),
-                                tprof_result_table(res, 4), tprof_result_table(res, 5));
-        size_t unmapped = 0;
-        for (size_t k = 0; !rc && k < n; k++) tt[k] = tprof_result_table_c(ranks[k], 3);
-        if (!rc) rc = tprof_hccl_cluster_links(tt, rank_of, n, tprof_result_table(res, 6), &unmapped);
-        tprof_rows_set_i(tprof_result_top(res), 0, T_LINKS_UNMAPPED, (int64_t)unmapped);
-        free(tt);
-        if (rc) goto out;
-    }
-    *out = res;
-    res = NULL;
-    rc = 0;
-out:
-    tprof_a2a_free(a2a);
-    free(gpu_key);
-    tprof_result_free(res);
-    for (size_t g = 0; g < ngroups; g++) free(groups[g].transfers), free(groups[g].skews);
-    free(mi);
-    free(pairs);
-    free(fits);
-    free(late);
-    free(late_n);
-    free(starts);
-    free(groups);
-    free(keys);
-    free(all);
-    free(common);
-    free(dur);
-    free(rank_of);
-    free(order);
+    if (!rc) rc = collectives_result(ranks, n, p, carrier, out);
+    tprof_result_free(here);
     free(ranks);
-    free(wait);
-    free(cost);
-    free(last);
-    free(matched_on);
-    free(sent);
-    free(received);
-    free(why);
-    free(other);
+    tprof_coll_plan_free(p);
     return rc;
 }
