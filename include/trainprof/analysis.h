@@ -524,7 +524,10 @@ typedef struct tprof_coll_plan tprof_coll_plan;
 typedef struct tprof_coll_owner tprof_coll_owner;
 extern const tprof_result_desc tprof_coll_routed_desc, tprof_coll_pairs_desc, tprof_coll_fits_desc,
     tprof_coll_partial_desc;
-int tprof_coll_header(const tprof_result *inst, tprof_result **out);
+/* A rank's instances without their rows: its rank and steps (the plan's
+ * input), and with WHOLE the rest too (what the root needs once the
+ * instances were matched elsewhere). */
+int tprof_coll_header(const tprof_result *inst, int whole, tprof_result **out);
 tprof_coll_plan *tprof_coll_plan_new(const tprof_result *const *per_rank, size_t n, unsigned owners);
 void tprof_coll_plan_free(tprof_coll_plan *p);
 size_t tprof_coll_plan_place(const tprof_coll_plan *p, size_t i); /* input I's place in rank order */

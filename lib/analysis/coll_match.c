@@ -955,13 +955,17 @@ int tprof_coll_matched(const tprof_result *r)
     return tprof_rows_count(tprof_result_table_c(r, IT_MATCH)) > 0;
 }
 
-int tprof_coll_header(const tprof_result *r, tprof_result **out)
+int tprof_coll_header(const tprof_result *r, int whole, tprof_result **out)
 {
     *out = tprof_result_new(&tprof_coll_instances_desc);
     if (!*out) return TPROF_ENOMEM;
-    const tprof_cell *rank = tprof_rows_cell(tprof_result_top_c(r), 0, I_RANK);
+    const tprof_rows *top = tprof_result_top_c(r);
+    const tprof_cell *rank = tprof_rows_cell(top, 0, I_RANK), *file = tprof_rows_cell(top, 0, I_FILE);
     if (!rank->null) tprof_rows_set_i(tprof_result_top(*out), 0, I_RANK, rank->v.i);
     int rc = tprof_rows_append(tprof_result_table(*out, IT_STEPS), tprof_result_table_c(r, IT_STEPS));
+    if (whole && !rc && !file->null) rc = tprof_rows_set_s(tprof_result_top(*out), 0, I_FILE, file->v.s);
+    for (size_t t = IT_HCCL_TOTALS; whole && !rc && t < IT_NTABLES; t++)
+        if (t != IT_INSTANCES) rc = tprof_rows_append(tprof_result_table(*out, t), tprof_result_table_c(r, t));
     if (rc) {
         tprof_result_free(*out);
         *out = NULL;

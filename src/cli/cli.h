@@ -212,6 +212,11 @@ typedef struct {
     void (*classifier)(void *ctx, const tprof_classifier *cls);
     /* What to keep when the options decide it (NULL: KEEP). */
     uint32_t (*keep_for)(void *ctx);
+    /* The part (+ 1; 0: none) that holds each trace's collective instances
+     * (tprof_coll_instances), which REDUCE matches across the ranks: under
+     * trainprof-mpi they are matched by group where they were read
+     * (coll_spread.c), never gathered at the root. */
+    size_t coll_part;
 } cli_spec;
 
 /* One result for the run as JSON (its object, or its CSV table's rows when
@@ -295,7 +300,26 @@ typedef struct {
     /* every process's bytes to every process, in process order (merge's plan) */
     int (*share)(void *ctx, const void *data, size_t len, char **all, size_t *all_len);
     int peers;
+    /* every process's TO[p] (TO_LEN[p] bytes) to process p; what each
+     * process q sent this one into FROM[q] (malloc'ed), FROM_LEN[q]. Every
+     * process calls it. 0, or -1 (this process's share not exchanged). */
+    int (*exchange)(void *ctx, char *const *to, const size_t *to_len, char **from, size_t *from_len);
+    int procs, me; /* the processes, and this one's number (the root's is 0) */
 } cli_engine;
+
+/* The collectives' matching spread by group over E's processes
+ * (coll_spread.c): the instances of part PART of this process's outcomes
+ * BUF[i] (LEN[i], NULL for the others' inputs) matched by the owners of
+ * their groups, and the outcomes rewritten without their rows. Every
+ * process calls it; the root keeps *OUT for cli_coll_spread_join. 0, or
+ * an exit code (the root's: some process failed). */
+typedef struct cli_coll_matching cli_coll_matching;
+int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, size_t *len, size_t n,
+                    cli_coll_matching **out);
+/* The input whose instances carry the outcome, and the join onto them. */
+size_t cli_coll_spread_first(const cli_coll_matching *s);
+int cli_coll_spread_join(const cli_coll_matching *s, tprof_result *carrier);
+void cli_coll_spread_free(cli_coll_matching *s);
 /* E for the commands run after (NULL: this process alone). */
 void cli_set_engine(const cli_engine *e);
 const cli_engine *cli_get_engine(void);

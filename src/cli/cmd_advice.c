@@ -150,7 +150,7 @@ int cmd_advice(int argc, char **argv)
     static const cli_spec spec = {
         .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_KEEP_CALLS | TPROF_KEEP_STEP_SPLITS, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON) | TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_STEPS),
         .result = &tprof_advice_desc, .analyse = analyse,
-        .nparts = 3,
+        .nparts = 3, .coll_part = 3,
         .reduce = reduce, .print = print,
     };
     return cli_run(argc, argv, &spec, NULL);

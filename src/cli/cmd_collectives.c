@@ -321,7 +321,7 @@ int cmd_collectives(int argc, char **argv)
     static const cli_spec spec = {
         .help = help, .keep = TPROF_COLLECTIVES_KEEP, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_JSON),
         .result = &tprof_collectives_desc, .analyse = analyse,
-        .reduce = reduce, .print = print,
+        .reduce = reduce, .print = print, .coll_part = 1,
     };
     return cli_run(argc, argv, &spec, NULL);
 }

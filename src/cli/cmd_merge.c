@@ -293,6 +293,10 @@ int cmd_merge(int argc, char **argv)
         help(stderr);
         goto out;
     }
+    if (!strcmp(o.output, "-")) { /* stdout holds the report: "-" would silently become a file of that name */
+        cli_error("merge writes its trace to a file, not to stdout (which has its report): -o OUT.json.gz");
+        goto out;
+    }
     /* traces only: merge rewrites JSON events, an Ascend table has none */
     if (cli_expand_inputs(argv + optind, argc - optind, TPROF_INPUT_BIT(TPROF_INPUT_TRACE), &in)) {
         status = EXIT_INPUT;

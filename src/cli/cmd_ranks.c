@@ -311,7 +311,7 @@ int cmd_ranks(int argc, char **argv)
 {
     static const cli_spec spec = {
         .help = help, .keep = TPROF_RANKS_KEEP | TPROF_KEEP_STEP_SPLITS, .result = &tprof_ranks_desc, .analyse = analyse, .reduce = reduce,
-        .print = print, .nparts = 2, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_STEPS),
+        .print = print, .nparts = 2, .coll_part = 2, .accepts = TPROF_INPUT_BIT(TPROF_INPUT_ASCEND_STEPS),
     };
     return cli_run(argc, argv, &spec, NULL);
 }

@@ -679,7 +679,7 @@ int cmd_summary(int argc, char **argv)
         .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED | TPROF_OPS_KEEP | TPROF_KEEP_SYNC,
         .opts = opts,
         .option = option,
-        .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .reduce = reduce, .print = print,
+        .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .coll_part = PART_COLL + 1, .reduce = reduce, .print = print,
         .limit = limit,
     };
     summary_ctx ctx = { .top = 10 };

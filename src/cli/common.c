@@ -909,6 +909,7 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
     char **shown_path = calloc((size_t)n, sizeof *shown_path);
+    cli_coll_matching *spread = NULL;
     int rc = EXIT_INPUT;
     if (!buf || !len || !oc || !res || !got || !shown || !rank || !shown_rank || !labels || !lab || !shown_path) {
         cli_error("out of memory");
@@ -916,6 +917,13 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     }
     take_job take = { (const char *const *)paths, np, oc, res, got };
     rc = analyse_mine(spec, ctx, paths, n, ro, buf, len, &take);
+    if (engine && engine->exchange && spec->coll_part) { /* every process, even after an error here */
+        int s = cli_coll_spread(engine, np, spec->coll_part - 1, buf, len, (size_t)n, &spread);
+        if (!rc && s && engine->root) {
+            cli_error("the collectives could not be matched across the processes");
+            rc = s;
+        }
+    }
     if (engine) { /* even after an error here: the root waits for every process */
         int g = engine->gather(engine->ctx, buf, len, (size_t)n, take_outcome, &take);
         if (!rc) rc = g;
@@ -929,6 +937,14 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         }
         rank[i] = oc[i].rank;
         rc = cli_worse_exit(rc, oc[i].read_exit);
+    }
+    if (spread) { /* the matching's outcome onto the first rank's instances, which the reduce reads */
+        tprof_result *carrier = res[cli_coll_spread_first(spread) * np + spec->coll_part - 1];
+        if (carrier && cli_coll_spread_join(spread, carrier)) {
+            cli_error("the collectives could not be matched across the processes");
+            rc = EXIT_INPUT;
+            goto done;
+        }
     }
     { /* the ranks several files claim, said once every input is known */
         int64_t *claimed = malloc((size_t)n * sizeof *claimed);
@@ -970,6 +986,7 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     int e = print_results(spec, ctx, fmt, shown, shown_rank, lab, shown_path, ns);
     if (e > rc) rc = e;
 done:
+    cli_coll_spread_free(spread);
     for (int i = 0; oc && res && i < n; i++) cli_outcome_free(&oc[i], &res[(size_t)i * np], np);
     for (int i = 0; buf && i < n; i++) free(buf[i]);
     free(buf);

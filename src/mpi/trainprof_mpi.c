@@ -423,6 +423,46 @@ static int merge_share(void *vctx, const void *data, size_t len, char **all, siz
     return failed ? -1 : 0;
 }
 
+/* Every process's TO[p] to process p (an all-to-all of bytes); what each
+ * process sent this one into FROM. -1 past 2 GiB in or out (MPI counts are
+ * ints): the lengths still move, so no process is left waiting. */
+static int exchange(void *vctx, char *const *to, const size_t *to_len, char **from, size_t *from_len)
+{
+    const mpi_job *j = vctx;
+    size_t np = (size_t)j->size;
+    uint64_t *out = or_abort(malloc(np * sizeof *out)), *in = or_abort(malloc(np * sizeof *in));
+    int *oc = or_abort(malloc(np * sizeof *oc)), *od = or_abort(malloc(np * sizeof *od));
+    int *ic = or_abort(malloc(np * sizeof *ic)), *id = or_abort(malloc(np * sizeof *id));
+    uint64_t total_out = 0, total_in = 0;
+    for (size_t p = 0; p < np; p++) out[p] = to_len[p], total_out += to_len[p];
+    MPI_Alltoall(out, 1, MPI_UINT64_T, in, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    for (size_t p = 0; p < np; p++) total_in += in[p];
+    int too_big = total_out > INT32_MAX || total_in > INT32_MAX, any;
+    MPI_Allreduce(&too_big, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int rc = any ? -1 : 0;
+    char *sbuf = NULL, *rbuf = NULL;
+    if (!rc) {
+        sbuf = or_abort(malloc(total_out ? total_out : 1));
+        rbuf = or_abort(malloc(total_in ? total_in : 1));
+        int a = 0, b = 0;
+        for (size_t p = 0; p < np; p++) {
+            if (to_len[p]) memcpy(sbuf + a, to[p], to_len[p]);
+            oc[p] = (int)to_len[p], od[p] = a, a += oc[p];
+            ic[p] = (int)in[p], id[p] = b, b += ic[p];
+        }
+        if (MPI_Alltoallv(sbuf, oc, od, MPI_CHAR, rbuf, ic, id, MPI_CHAR, MPI_COMM_WORLD) != MPI_SUCCESS) rc = -1;
+    }
+    for (size_t p = 0; p < np; p++) {
+        from[p] = NULL, from_len[p] = 0;
+        if (rc || !in[p]) continue;
+        from[p] = or_abort(malloc(in[p]));
+        memcpy(from[p], rbuf + id[p], in[p]);
+        from_len[p] = in[p];
+    }
+    free(out), free(in), free(oc), free(od), free(ic), free(id), free(sbuf), free(rbuf);
+    return rc;
+}
+
 static int agree(void *vctx, int rc)
 {
     mpi_job *j = vctx;
@@ -454,7 +494,7 @@ int main(int argc, char **argv)
     argv[argc] = NULL;
     cli_engine e = { .ctx = &j, .place = place, .gather = gather, .agree = agree, .root = j.rank == 0,
                      .inputs = j.local ? local_inputs : NULL, .send = merge_send, .recv = merge_recv, .share = merge_share,
-                     .peers = j.size - 1 };
+                     .peers = j.size - 1, .exchange = exchange, .procs = j.size, .me = j.rank };
     int distributed = argc >= 2 && cli_command_distributes(argv[1]);
     j.merging = argc >= 2 && !strcmp(argv[1], "merge") && !j.local; /* --local-files: merge on the root */
     if (j.merging && j.rank == 0) j.peers = or_abort(calloc((size_t)j.size, sizeof *j.peers));

@@ -7,6 +7,7 @@ or --help is said once; a corrupt rank in the middle gives the same
 messages and exit code (merge too);
 a process killed mid-run makes mpirun exit non-zero within seconds."""
 import gzip
+import json
 import os
 import re
 import shutil
@@ -71,8 +72,30 @@ for cmd in ("summary", "kernels", "ranks", "collectives"):
 same("200 generated ranks", ["summary", gen])
 same("200 generated ranks", ["kernels", "--format", "csv", gen])
 # merge: each process rewrites its share, the root merges the streams and writes the file
-same("200 generated ranks", ["merge", "-o", "-", gen])
-same("200 generated ranks", ["merge", "--ranks", "3-150", "-o", "-", gen])
+
+
+def merged(args):
+    """merge alone and under MPI into the same file name (the report names it): their results and files."""
+    out, got = os.path.join(tmp, "merged.json"), []
+    for run in (one, spread):
+        if os.path.exists(out):
+            os.remove(out)
+        r = run(["merge"] + args + ["-o", out])
+        got.append((r, open(out, "rb").read() if os.path.exists(out) else b""))
+    return got
+
+
+def same_merge(label, args):
+    (a, fa), (b, fb) = merged(args)
+    check(a[0] == b[0] == 0 and a[1] == b[1] and ours(a[2]) == ours(b[2]),
+          f"{label} merge {args}: exit {a[0]} {b[0]}, the same report: {b[2][-600:]}")
+    check(fa == fb and len(fa) > 10 ** 5, f"{label} merge {args}: the same file ({len(fa)} vs {len(fb)} bytes)")
+
+
+same_merge("200 generated ranks", [gen])
+same_merge("200 generated ranks", ["--ranks", "3-150", gen])
+rc, _, err = one(["merge", "-o", "-", gen])
+check(rc == 2 and "not to stdout" in err, f"merge -o -: a usage error, not a file named '-' ({rc}): {err[-200:]}")
 same("200 generated ranks", ["merge", "--steps", "0..3", "--format", "json", "-o", os.path.join(tmp, "steps.json"), gen])
 for out in ("alone.json.gz", "spread.json.gz"):
     if os.path.exists(os.path.join(tmp, out)):
@@ -91,6 +114,61 @@ with open(os.path.join(gen, "rank1.json"), "rb") as f:
     b = subprocess.run(MPIRUN + [MPI_TP] + stdin_args, stdin=f, capture_output=True, env=env, timeout=600)
 check(a.returncode == b.returncode == 0 and a.stdout == b.stdout and a.stdout,
       f"a rank on stdin: exit {a.returncode} alone, {b.returncode} under MPI, the same output: {a.stdout == b.stdout}")
+
+
+# collectives matched by group where they were read (each group's instances go to the process that owns
+# it, by a hash of its name; only the owners' partials reach the root): nine generated ranks, given out of
+# rank order, with groups matched by Seq ("dp") and by order ("tp0", "tp1", "pp"), an all-to-all-v with
+# split sizes ("ep"), clocks offset and drifting, rank 4 late, one rank without the last step
+def fnv_owner(group, procs=3):
+    h = 1469598103934665603
+    for c in group.encode():
+        h = ((h ^ c) * 1099511628211) % (1 << 64)
+    return h % procs
+
+
+groups_dir = os.path.join(tmp, "groups")
+os.makedirs(groups_dir)
+group_names = ["dp", "tp0", "tp1", "pp", "ep"]
+check(len({fnv_owner(g) for g in group_names}) == 3, "the groups are spread over all three processes")
+for r in range(9):
+    ev, t0, off = [], 0, r * 37.0 + r * r * 0.5
+    for s in range(3 if r == 6 else 4):
+        base = s * 100000.0 + off
+        ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "pid": 1, "tid": 1,
+                   "ts": base, "dur": 90000})
+        calls = [("dp", s * 4 + j, "allreduce", 1000 + j * 5000) for j in range(4)]
+        calls += [(f"tp{r // 5}", None, "allgather", 22000 + j * 3000) for j in range(2)]
+        calls += [("pp", None, "sendrecv", 40000), ("ep", s, "all_to_allv", 50000)]
+        for k, (g, seq, name, at) in enumerate(calls):
+            late = 300.0 if r == 4 else 0.0
+            ts = base + at + late + (r * 7919 + s * 31 + k * 17) % 200
+            dur = 400.0 + (r * 131 + k * 71 + s * 13) % 900 + (0 if r == 4 else 300.0 - late)
+            args = {"Collective name": name, "dtype": "BFloat16", "In msg nelems": 1 << 18,
+                    "Out msg nelems": 1 << 18, "Group size": 9 if g in ("dp", "ep") else 5 if g == "tp0" else 4,
+                    "Process Group Name": g}
+            if seq is not None:
+                args["Seq"] = seq
+            if g == "ep":
+                rows = [1 + (r * 3 + d * 5 + s) % 7 for d in range(9)]
+                args["In msg nelems"] = sum(rows) * 256
+                args["In split size"] = "[" + ", ".join(map(str, rows)) + "]"
+                args["Process Group Ranks"] = "[" + ", ".join(map(str, range(9))) + "]"
+            cid = s * 100 + k + 1
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1,
+                       "ts": ts - 20, "dur": 10, "args": args})
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": ts - 19, "dur": 5, "args": {"correlation": cid}})
+            ev.append({"ph": "X", "cat": "kernel", "name": f"ncclDevKernel_{name}_RING_LL(ncclDevKernelArgs)",
+                       "pid": 0, "tid": 7, "ts": ts, "dur": dur, "args": {"correlation": cid, "stream": 7}})
+    with open(os.path.join(groups_dir, f"rank{(r * 4) % 9}.json"), "w") as f:
+        json.dump({"distributedInfo": {"rank": (r * 4) % 9, "world_size": 9}, "traceEvents": ev}, f)
+for cmd in ("collectives", "ranks", "summary", "advice"):
+    same("nine ranks in five groups", [cmd, "--format", "json", groups_dir])
+a = json.loads(one(["collectives", "--format", "json", groups_dir])[1])
+check(a["matching"] == "both" and len({g["group"] for g in a["collectives"]}) == 5 and a.get("alltoall_pairs"),
+      f"nine ranks in five groups: every group matched, by Seq and by order: {a['matching']}, "
+      f"{sorted({g['group'] for g in a['collectives']})}")
 
 # real multi-rank sets
 d = testdata()
@@ -163,9 +241,9 @@ with open(os.path.join(gen, "rank4.json"), "rb") as f:
     body = f.read()
 with open(os.path.join(cut, "rank4.json"), "wb") as f:
     f.write(body[:len(body) * 2 // 3])
-a, b = one(["merge", "-o", "-", cut]), spread(["merge", "-o", "-", cut])
-check(a[0] == b[0] == 4 and a[1] == b[1] and ours(a[2]) == ours(b[2]),
-      f"merge of a cut rank: exit {a[0]} {b[0]}\n{ours(a[2])}\n{ours(b[2])}")
+(a, fa), (b, fb) = merged([cut])
+check(a[0] == b[0] == 4 and a[1] == b[1] and ours(a[2]) == ours(b[2]) and fa == fb and fa,
+      f"merge of a cut rank: exit {a[0]} {b[0]}, the same file ({len(fa)} vs {len(fb)} bytes)\n{ours(a[2])}\n{ours(b[2])}")
 
 # merge with a corrupt rank: the same error and exit code, no output left behind
 out = os.path.join(tmp, "bad-merge.json")

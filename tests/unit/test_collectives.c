@@ -196,7 +196,7 @@ static void make_ranks(tprof_result **r)
 static tprof_result *spread(tprof_result **r, size_t n, unsigned owners)
 {
     tprof_result *head[NR];
-    for (size_t i = 0; i < n; i++) assert_int_equal(tprof_coll_header(r[i], &head[i]), 0);
+    for (size_t i = 0; i < n; i++) assert_int_equal(tprof_coll_header(r[i], 0, &head[i]), 0);
     tprof_coll_plan *p = tprof_coll_plan_new((const tprof_result *const *)head, n, owners);
     assert_non_null(p);
     tprof_result *routed[8][NR] = { { 0 } }, *pairs[8][8] = { { 0 } }, *fits[8] = { 0 }, *partial[8] = { 0 };
@@ -236,15 +236,19 @@ static tprof_result *spread(tprof_result **r, size_t n, unsigned owners)
     }
     size_t first = 0;
     while (tprof_coll_plan_place(p, first) != 0) first++;
-    tprof_result *carrier = through_bytes(r[first]), *copy[NR];
+    tprof_result *carrier, *copy[NR];
+    assert_int_equal(tprof_coll_header(r[first], 1, &carrier), 0); /* as the root gets it: without its rows */
     assert_int_equal(tprof_coll_join(p, (const tprof_result *const *)fits, owners,
                                      (const tprof_result *const *)partial, owners, carrier),
                      0);
     assert_true(tprof_coll_matched(carrier));
-    for (size_t i = 0; i < n; i++) copy[i] = i == first ? through_bytes(carrier) : r[i];
+    /* the others' instances as the root gets them: without their rows */
+    for (size_t i = 0; i < n; i++)
+        if (i != first) assert_int_equal(tprof_coll_header(r[i], 1, &copy[i]), 0);
+    copy[first] = through_bytes(carrier);
     tprof_result *out;
     assert_int_equal(tprof_collectives_reduce((const tprof_result *const *)copy, n, &out), 0);
-    tprof_result_free(copy[first]);
+    for (size_t i = 0; i < n; i++) tprof_result_free(copy[i]);
     tprof_result_free(carrier);
     for (unsigned w = 0; w < owners; w++) {
         for (size_t i = 0; i < n; i++) tprof_result_free(routed[w][i]);
