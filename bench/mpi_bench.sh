@@ -7,7 +7,9 @@
 #    copies of one generated one-step rank, each given its own rank): what
 #    `mpirun -np 2 trainprof-mpi` sends the root per rank and how long the
 #    root takes to read it back, reduce and print (TPROF_MPI_STATS), for
-#    kernels and summary, beside one rank's read.
+#    kernels, summary and collectives (whose instances the processes match
+#    by group among themselves: the bytes each received in those exchanges),
+#    beside one rank's read.
 # 2. The split's parallel efficiency: BENCH_MPI_BIG (default 64) generated
 #    ranks of BENCH_MPI_SIZE (default 64M), `trainprof kernels --threads 2`
 #    against `mpirun -np 2 trainprof-mpi kernels --threads 1`, alternating
@@ -16,7 +18,8 @@
 #    merged into one file, `trainprof merge --threads 2` against `mpirun -np
 #    2 trainprof-mpi merge --threads 1` (both reads split), the outputs
 #    compared byte for byte.
-# The markdown report goes to stdout; inputs stay in bench/out/mpi.
+# BENCH_MPI_BIG=0 runs the first part alone. The markdown report goes to
+# stdout; inputs stay in bench/out/mpi.
 set -u -o pipefail
 BUILD_ARG=${1:-build}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -61,24 +64,28 @@ echo "## trainprof-mpi"
 echo
 echo "### The root's share: $TINY tiny ranks ($(du -sh "$tiny" | cut -f1)), mpirun -np 2"
 echo
-echo "| command | trainprof | trainprof-mpi -np 2 | root: bytes received per rank | root: read back per rank | root: reduce and print |"
-echo "|---|---|---|---|---|---|"
-for cmd in kernels summary; do
+echo "| command | trainprof | trainprof-mpi -np 2 | root: bytes received per rank | root: read back per rank | root: reduce and print | root: matching exchanges per rank |"
+echo "|---|---|---|---|---|---|---|"
+for cmd in kernels summary collectives; do
     timed "$TP" "$cmd" --format json "$tiny"
     one="$SECS s / $RSS MiB"
     TPROF_MPI_STATS=1 timed "${MPIRUN[@]}" -np 2 "$TPM" "$cmd" --format json "$tiny"
     spread="$SECS s / $RSS MiB"
-    stats=$(grep "root:" "$OUT/err.txt")
+    stats=$(grep "root: .* outcomes" "$OUT/err.txt")
     bytes=$(sed -E 's/.* ([0-9]+) bytes from.*/\1/' <<<"$stats")
     outcomes=$(sed -E 's/.*root: ([0-9]+) outcomes.*/\1/' <<<"$stats")
     readback=$(sed -E 's/.*reading theirs back ([0-9.]+) s.*/\1/' <<<"$stats")
     reduce=$(sed -E 's/.*printed in ([0-9.]+) s.*/\1/' <<<"$stats")
-    echo "| $cmd | $one | $spread | $(awk -v b="$bytes" -v n="$((TINY / 2))" 'BEGIN {printf "%.1f KiB", b / n / 1024}') | $(awk -v t="$readback" -v n="$((TINY / 2))" 'BEGIN {printf "%.0f us", t / n * 1e6}') | $reduce s |"
+    xbytes=$(grep -oE "[0-9]+ bytes received in exchanges" "$OUT/err.txt" | cut -d' ' -f1)
+    exchanged=$([[ -n "$xbytes" ]] && awk -v b="$xbytes" -v n="$TINY" 'BEGIN {printf "%.2f KiB", b / n / 1024}' || echo "-")
+    echo "| $cmd | $one | $spread | $(awk -v b="$bytes" -v n="$((TINY / 2))" 'BEGIN {printf "%.1f KiB", b / n / 1024}') | $(awk -v t="$readback" -v n="$((TINY / 2))" 'BEGIN {printf "%.0f us", t / n * 1e6}') | $reduce s | $exchanged |"
 done
 timed "$TP" summary --format json "$tiny/rank0.json"
 echo
 echo "One rank's summary alone (its read and analysis): $SECS s, $RSS MiB. (RSS of mpirun is its own.)"
 echo
+
+(( BIG > 0 )) || exit 0
 
 # ---- 2. the split's parallel efficiency ----
 big="$OUT/big-$BIG-$SIZE"

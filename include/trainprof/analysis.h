@@ -567,6 +567,8 @@ typedef struct {
     int path;  /* the result's path table holds every edge of the paths */
     size_t max_windows; /* 0: every step; else at most this many, evenly spaced (the first, a warm-up, left
                            out from 3 steps on): summary's and advice's sample */
+    int threads; /* 1: the calling thread alone; else a second one for a large trace (the host order
+                    beside the correlations, then half the windows) */
 } tprof_cp_opts;
 /* The critical path of each window (each ProfilerStep by default): its
  * length against the window's, what bounds it, the events on it

@@ -329,7 +329,7 @@ int tprof_cp_open(const tprof_trace *t, const tprof_cp_opts **opts, tprof_cp_ctx
     *spans = NULL;
     *n = 0;
     *window = "steps";
-    if (!(*c = tprof_cp_ctx_new(t))) return TPROF_ENOMEM;
+    if (!(*c = tprof_cp_ctx_new_split(t, (*opts)->threads == 1 ? SIZE_MAX : TPROF_CP_ALONE))) return TPROF_ENOMEM;
     int rc = tprof_cp_windows(t, *c, *opts, spans, n, window);
     if (rc) {
         tprof_cp_ctx_free(*c);

@@ -298,6 +298,7 @@ int tprof_merge(const tprof_merge_opts *o, tprof_merge_report **report, char *er
     FILE **streams = NULL; /* the root's: the peers' */
     size_t nstreams = 0;
     if (!rep || !ins || !order || !metas || !outdir || !(rep->ranks = calloc(n, sizeof *rep->ranks))) {
+        merge_plan_skip(o);
         rc = TPROF_ENOMEM;
         goto done;
     }

@@ -57,6 +57,10 @@ typedef struct {
 
 /* First read of every input; fills ranks, order, offsets and windows.
  * ORDER receives the input indices in rank order. */
+/* A process of a spread merge that fails before merge_plan's all-gather
+ * still takes part in it (with nothing), so that the others do not wait
+ * for it: they then find its inputs unread and fail alike. */
+void merge_plan_skip(const tprof_merge_opts *o);
 int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof_merge_report *rep,
                char *errbuf, size_t errlen);
 void merge_input_free(merge_input *in);

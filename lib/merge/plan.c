@@ -505,6 +505,13 @@ static int share_findings(const tprof_merge_opts *o, merge_input *ins, int *rcs,
     return rc;
 }
 
+void merge_plan_skip(const tprof_merge_opts *o)
+{
+    char *all = NULL;
+    size_t len = 0;
+    if (o->spread && !o->spread->share(o->spread->ctx, "", 0, &all, &len)) free(all);
+}
+
 int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof_merge_report *rep,
                char *errbuf, size_t errlen)
 {
@@ -526,6 +533,7 @@ int merge_plan(const tprof_merge_opts *o, merge_input *ins, size_t *order, tprof
         free(p.rcs);
         free(p.errs);
         free(tid);
+        merge_plan_skip(o);
         return TPROF_ENOMEM;
     }
     atomic_init(&p.next, 0);

@@ -42,6 +42,8 @@ extern int cli_notes_off; /* notes not printed (trainprof-mpi's processes but th
  * (cli_all_ranks). JSON and CSV always hold every rank. */
 enum { CLI_RANKS_LISTED = 8, CLI_RANKS_WORST = 3 };
 extern int cli_all_ranks;
+/* --threads as cli_run read it (0: not given), for analyses that start threads of their own */
+extern int cli_threads;
 /* 1 when N traces are shown in the across-ranks view. */
 static inline int cli_across(size_t n) { return n > CLI_RANKS_LISTED && !cli_all_ranks; }
 /* "--all-ranks prints each rank, --format json has every one": what the

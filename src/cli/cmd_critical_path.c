@@ -152,7 +152,9 @@ static int print(void *vctx, const tprof_result *res, const char *label, const c
 static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
 {
     cp_cli *ctx = vctx;
-    int rc = tprof_critical_path(t, &ctx->o, out);
+    tprof_cp_opts o = ctx->o;
+    o.threads = cli_threads; /* --threads 1: this thread alone */
+    int rc = tprof_critical_path(t, &o, out);
     if (rc || !ctx->overlay_out) return rc;
     const char *input = tprof_trace_meta_get(t)->path;
     struct stat st;
@@ -163,7 +165,7 @@ static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
         return 0;
     }
     overlay ov = { 0 };
-    rc = tprof_critical_path_overlay_events(t, &ctx->o, &ov.events, &ov.len);
+    rc = tprof_critical_path_overlay_events(t, &o, &ov.events, &ov.len);
     ov.input = rc ? NULL : strdup(input);
     pthread_mutex_lock(&ctx->lock);
     overlay *grown = ov.input ? realloc(ctx->overlays, (ctx->noverlays + 1) * sizeof *grown) : NULL;

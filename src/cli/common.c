@@ -16,6 +16,7 @@
 
 int cli_color;
 int cli_all_ranks;
+int cli_threads;
 
 int cli_set_color(const char *mode)
 {
@@ -1055,6 +1056,7 @@ int cli_run(int argc, char **argv, const cli_spec *spec, void *ctx)
         memcpy(paths, in.paths, in.npaths * sizeof *paths);
         tprof_read_opts ro = { .keep = spec->keep_for ? spec->keep_for(ctx) : spec->keep, .classifier = co.cls,
                                .threads = co.threads };
+        cli_threads = co.threads;
         if (spec->classifier) spec->classifier(ctx, co.cls);
         rc = run_results(spec, ctx, paths, (int)in.npaths, &ro, co.fmt);
     }

@@ -43,6 +43,8 @@ typedef struct {
     double t_read_back;          /* of which reading the outcomes back */
     uint64_t received, outcomes;
     uint64_t merge_received; /* merge: the bytes of the peers' streams the root took */
+    uint64_t exchanged;      /* collectives matched by group: the bytes this process received */
+    double t_exchange;       /* and the seconds in its exchanges */
 } mpi_job;
 
 /* MPI counts are ints: bytes move in pieces of at most this. */
@@ -428,7 +430,8 @@ static int merge_share(void *vctx, const void *data, size_t len, char **all, siz
  * ints): the lengths still move, so no process is left waiting. */
 static int exchange(void *vctx, char *const *to, const size_t *to_len, char **from, size_t *from_len)
 {
-    const mpi_job *j = vctx;
+    mpi_job *j = vctx;
+    double t0 = MPI_Wtime();
     size_t np = (size_t)j->size;
     uint64_t *out = or_abort(malloc(np * sizeof *out)), *in = or_abort(malloc(np * sizeof *in));
     int *oc = or_abort(malloc(np * sizeof *oc)), *od = or_abort(malloc(np * sizeof *od));
@@ -458,8 +461,10 @@ static int exchange(void *vctx, char *const *to, const size_t *to_len, char **fr
         from[p] = or_abort(malloc(in[p]));
         memcpy(from[p], rbuf + id[p], in[p]);
         from_len[p] = in[p];
+        j->exchanged += in[p];
     }
     free(out), free(in), free(oc), free(od), free(ic), free(id), free(sbuf), free(rbuf);
+    j->t_exchange += MPI_Wtime() - t0;
     return rc;
 }
 
@@ -472,6 +477,9 @@ static int agree(void *vctx, int rc)
                 "its own (of which reading theirs back %.3f s); reduced and printed in %.3f s\n",
                 (unsigned long long)j->outcomes, (unsigned long long)j->received, j->size - 1,
                 j->t_gathered - j->t_gather, j->t_read_back, MPI_Wtime() - j->t_gathered);
+    if (j->stats && j->rank == 0 && j->t_exchange > 0)
+        fprintf(stderr, "trainprof-mpi: root: collectives matched by group: %llu bytes received in exchanges, %.3f s\n",
+                (unsigned long long)j->exchanged, j->t_exchange);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return rc;
 }

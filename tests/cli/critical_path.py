@@ -278,7 +278,22 @@ def overlays(data):
         overlay_checks(alexnet, "HTA alexnet (real)")
 
 
+def one_thread():
+    """A trace past the size where a second thread builds the host order and half the windows
+    (TPROF_CP_ALONE, 200,000 events): --threads 1 keeps to one thread and gives the same paths."""
+    d = scratch("critical_path_threads")
+    t = os.path.join(d, "big.json")
+    rc, _, err = run([GENTRACE, "--size", "80M", "-o", t])
+    check(rc == 0, f"gentrace: {err[-200:]}")
+    rc, two, err = run([TRAINPROF, "critical-path", "--format", "json", t])
+    check(rc == 0, f"critical-path on 80 MB: {err[-300:]}")
+    rc, one, err = run([TRAINPROF, "critical-path", "--threads", "1", "--format", "json", t])
+    check(rc == 0 and one == two and json.loads(one)["traces"][0]["windows"] >= 3,
+          f"critical-path --threads 1: the two threads' paths ({rc}, {len(one)} vs {len(two)} bytes)")
+
+
 generated()
+one_thread()
 data = testdata()
 overlays(data)
 if data:
