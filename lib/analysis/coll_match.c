@@ -224,14 +224,20 @@ static tprof_result *owned(const tprof_result_desc *d, unsigned owner)
     return r;
 }
 
+/* Whether row R of a rank's instances is matched: in a step every rank has
+ * (every instance when some rank has no steps). */
+static int routed_here(const tprof_coll_plan *p, const tprof_rows *rows, size_t r)
+{
+    if (!p->all_steps) return 1;
+    const tprof_cell *s = tprof_rows_cell(rows, r, C_STEP);
+    return !s->null && bsearch(&s->v.i, p->common, p->ncommon, sizeof *p->common, cmp_i64);
+}
+
 int tprof_coll_route(const tprof_coll_plan *p, size_t i, const tprof_result *mine, tprof_result **to)
 {
     const tprof_rows *rows = tprof_result_table_c(mine, IT_INSTANCES);
     for (size_t r = 0; r < tprof_rows_count(rows); r++) {
-        if (p->all_steps) {
-            const tprof_cell *s = tprof_rows_cell(rows, r, C_STEP);
-            if (s->null || !bsearch(&s->v.i, p->common, p->ncommon, sizeof *p->common, cmp_i64)) continue;
-        }
+        if (!routed_here(p, rows, r)) continue;
         const tprof_cell *g = tprof_rows_cell(rows, r, C_GROUP);
         unsigned o = tprof_coll_owner_of_group(p, g->null ? "" : g->v.s);
         if (!to[o] && !(to[o] = owned(&tprof_coll_routed_desc, o))) return TPROF_ENOMEM;
@@ -293,6 +299,7 @@ struct tprof_coll_owner {
     const tprof_coll_plan *p;
     const tprof_result **src; /* the routed results (theirs: kept until finish) */
     size_t nsrc;
+    int direct; /* SRC are the ranks' own instances, in the plan's input order (one owner: no copy routed) */
     inst *all;
     size_t nall;
     inst_key *keys;
@@ -347,7 +354,7 @@ tprof_coll_owner *tprof_coll_owner_new(const tprof_coll_plan *p)
 
 static const tprof_rows *src_rows(const tprof_coll_owner *o, const inst *x)
 {
-    return tprof_result_table_c(o->src[x->src], 0);
+    return tprof_result_table_c(o->src[x->src], o->direct ? IT_INSTANCES : 0);
 }
 
 static int64_t cell_int_or(const tprof_rows *rows, size_t i, size_t col, int64_t none)
@@ -413,10 +420,18 @@ static void late_stretch(const tprof_coll_owner *o, size_t a, size_t m, size_t l
 /* The instances of SRC[0..N), listed, keyed and numbered. */
 static int list_instances(tprof_coll_owner *o)
 {
+    const tprof_coll_plan *p = o->p;
     size_t total = 0;
-    for (size_t s = 0; s < o->nsrc; s++) total += tprof_rows_count(tprof_result_table_c(o->src[s], 0));
+    for (size_t s = 0; s < o->nsrc; s++) total += tprof_rows_count(tprof_result_table_c(o->src[s], o->direct ? IT_INSTANCES : 0));
     if (!(o->all = malloc((total ? total : 1) * sizeof *o->all))) return TPROF_ENOMEM;
-    for (size_t s = 0; s < o->nsrc; s++) {
+    for (size_t s = 0; o->direct && s < o->nsrc; s++) { /* the instances of the common steps, as routing keeps them */
+        const tprof_rows *rows = tprof_result_table_c(o->src[s], IT_INSTANCES);
+        for (size_t r = 0; r < tprof_rows_count(rows); r++)
+            if (routed_here(p, rows, r))
+                o->all[o->nall++] = (inst){ .k = (uint32_t)p->place[s], .src = (uint32_t)s, .row = (uint32_t)r,
+                                            .rrow = (int64_t)r };
+    }
+    for (size_t s = 0; !o->direct && s < o->nsrc; s++) {
         const tprof_rows *at = tprof_result_table_c(o->src[s], 1);
         for (size_t r = 0; r < tprof_rows_count(at); r++) {
             int64_t k = cell_int_or(at, r, K_K, -1);
@@ -479,10 +494,18 @@ static int add_pair(const tprof_coll_plan *p, tprof_result **pairs, size_t k, in
     return 0;
 }
 
+static int match_from(tprof_coll_owner *o, const tprof_result *const *routed, size_t nrouted, tprof_result **pairs);
+
 int tprof_coll_match(tprof_coll_owner *o, const tprof_result *const *routed, size_t nrouted, tprof_result **pairs)
 {
     for (size_t s = 0; s < nrouted; s++)
         if (tprof_result_desc_of(routed[s]) != &tprof_coll_routed_desc) return TPROF_EUSAGE;
+    return match_from(o, routed, nrouted, pairs);
+}
+
+/* Matches ROUTED (the ranks' own instances when o->direct). */
+static int match_from(tprof_coll_owner *o, const tprof_result *const *routed, size_t nrouted, tprof_result **pairs)
+{
     free(o->src);
     if (!(o->src = malloc((nrouted ? nrouted : 1) * sizeof *o->src))) return TPROF_ENOMEM;
     memcpy(o->src, routed, nrouted * sizeof *o->src);
@@ -977,15 +1000,13 @@ int tprof_coll_match_here(const tprof_result *const *per_rank, size_t n, tprof_r
 {
     tprof_coll_plan *p = tprof_coll_plan_new(per_rank, n, 1);
     tprof_coll_owner *o = p ? tprof_coll_owner_new(p) : NULL;
-    tprof_result *routed = NULL, *pairs = NULL, *fits = NULL, *partial = NULL;
+    tprof_result *pairs = NULL, *fits = NULL, *partial = NULL;
     int rc = o ? 0 : TPROF_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) rc = tprof_coll_route(p, i, per_rank[i], &routed);
-    if (!rc && !routed && !(routed = owned(&tprof_coll_routed_desc, 0))) rc = TPROF_ENOMEM;
-    if (!rc) rc = tprof_coll_match(o, (const tprof_result *const *)&routed, 1, &pairs);
+    if (o) o->direct = 1; /* the ranks' own rows, read where they are: routing would copy every one */
+    if (!rc) rc = match_from(o, per_rank, n, &pairs);
     if (!rc) rc = tprof_coll_fit(p, 0, (const tprof_result *const *)&pairs, pairs ? 1 : 0, &fits);
     if (!rc) rc = tprof_coll_finish(o, (const tprof_result *const *)&fits, 1, &partial);
     if (!rc) rc = tprof_coll_join(p, (const tprof_result *const *)&fits, 1, (const tprof_result *const *)&partial, 1, carrier);
-    tprof_result_free(routed);
     tprof_result_free(pairs);
     tprof_result_free(fits);
     tprof_result_free(partial);

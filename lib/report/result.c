@@ -65,6 +65,25 @@ const tprof_rows *tprof_result_table_c(const tprof_result *r, size_t i)
     return i < r->d->ntables ? r->tables[i] : NULL;
 }
 
+/* Room for N rows in all, exactly (rows read back know their count: grown
+ * by doubling they held up to twice their cells, and a cross-rank command
+ * holds every rank's results). */
+static int rows_reserve(tprof_rows *t, size_t n)
+{
+    size_t nc = t->d->ncols, nk = t->d->nchildren;
+    if (n <= t->cap) return 0;
+    tprof_cell *c = realloc(t->cells, n * (nc ? nc : 1) * sizeof *c);
+    if (!c) return -1;
+    t->cells = c;
+    if (nk) {
+        tprof_rows **k = realloc(t->kids, n * nk * sizeof *k);
+        if (!k) return -1;
+        t->kids = k;
+    }
+    t->cap = n;
+    return 0;
+}
+
 long tprof_rows_add(tprof_rows *t)
 {
     size_t nc = t->d->ncols, nk = t->d->nchildren;
@@ -456,6 +475,8 @@ static int read_rows_n(form_reader *fr, tprof_rows *t, unsigned long long n, int
     if (depth > 16) return form_fail(fr, "tables nested deeper than 16");
     int top = t == t->owner->top;
     if (top && n != 1) return form_fail(fr, "the top table has one row");
+    /* a count past a million rows is not trusted for the room: a malformed one would ask for it all at once */
+    if (!top && n <= (1u << 20) && rows_reserve(t, t->n + (size_t)n)) return TPROF_ENOMEM;
     for (unsigned long long r = 0; r < n; r++) {
         if ((rc = next_line(fr))) return rc;
         long row = top ? 0 : tprof_rows_add(t);
