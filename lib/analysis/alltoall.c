@@ -215,7 +215,8 @@ int tprof_a2a_add_rows(tprof_a2a *a, const tprof_rows *rows)
         const tprof_cell *to = tprof_rows_cell(rows, i, P_TO);
         int64_t from = tprof_rows_cell(rows, i, P_FROM)->v.i, place = tprof_rows_cell(rows, i, P_TO_INDEX)->v.i;
         if (from < 0 || from >= KEY_RANK_MAX || place < 0 || place >= KEY_RANK_MAX) return TPROF_EFORMAT;
-        long g = group_index(a, tprof_rows_cell(rows, i, P_GROUP)->v.s);
+        const tprof_cell *group = tprof_rows_cell(rows, i, P_GROUP);
+        long g = group_index(a, group->null ? "" : group->v.s);
         if (g < 0) return TPROF_ENOMEM;
         if (g >= KEY_GROUP_MAX) return TPROF_EFORMAT;
         int rc = add_pair(a, g, from, place, to->null ? -1 : to->v.i, tprof_rows_cell(rows, i, P_BYTES)->v.i,

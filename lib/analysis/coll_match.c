@@ -391,7 +391,8 @@ static int cmp_inst(const void *a, const void *b)
     const inst *x = a, *y = b;
     if (x->key != y->key) return x->key < y->key ? -1 : 1;
     if (x->order != y->order) return x->order < y->order ? -1 : 1;
-    return x->k < y->k ? -1 : x->k > y->k;
+    if (x->k != y->k) return x->k < y->k ? -1 : 1;
+    return x->rrow < y->rrow ? -1 : x->rrow > y->rrow; /* a repeated Seq: the rank's first counts */
 }
 
 /* Instance ALL[a .. a + m), ALL[LASTK] the last to arrive: adds to SUM
@@ -433,6 +434,7 @@ static int list_instances(tprof_coll_owner *o)
     }
     for (size_t s = 0; !o->direct && s < o->nsrc; s++) {
         const tprof_rows *at = tprof_result_table_c(o->src[s], 1);
+        if (tprof_rows_count(at) != tprof_rows_count(tprof_result_table_c(o->src[s], 0))) return TPROF_EFORMAT;
         for (size_t r = 0; r < tprof_rows_count(at); r++) {
             int64_t k = cell_int_or(at, r, K_K, -1);
             if (k < 0 || (size_t)k >= o->p->n) return TPROF_EFORMAT;
@@ -862,17 +864,16 @@ int tprof_coll_finish(tprof_coll_owner *o, const tprof_result *const *fits, size
 /* ---- the partials joined ---- */
 
 /* By transfer time, longest first; then by name, group, dtype, size (none first). */
-static const tprof_rows *sort_rows;
-static int cmp_group_row(const void *a, const void *b)
+static int cmp_group_row(const void *a, const void *b, void *rows)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int64_t tx = tprof_rows_cell(sort_rows, x, G_TRANSFER)->v.i, ty = tprof_rows_cell(sort_rows, y, G_TRANSFER)->v.i;
+    int64_t tx = cell_int_or(rows, x, G_TRANSFER, 0), ty = cell_int_or(rows, y, G_TRANSFER, 0);
     if (tx != ty) return tx > ty ? -1 : 1;
     for (size_t c = G_TYPE; c <= G_DTYPE; c++) {
-        int d = strcmp(tprof_rows_cell(sort_rows, x, c)->v.s, tprof_rows_cell(sort_rows, y, c)->v.s);
+        int d = strcmp(cell_str(rows, x, c), cell_str(rows, y, c));
         if (d) return d;
     }
-    int64_t bx = cell_int_or(sort_rows, x, G_BYTES, -1), by = cell_int_or(sort_rows, y, G_BYTES, -1);
+    int64_t bx = cell_int_or(rows, x, G_BYTES, -1), by = cell_int_or(rows, y, G_BYTES, -1);
     return bx < by ? -1 : bx > by;
 }
 
@@ -924,13 +925,12 @@ int tprof_coll_join(const tprof_coll_plan *p, const tprof_result *const *fits, s
     if (!rc)
         set_counts(mt, 0, c[M_MATCHED], c[M_UNMATCHED], c[M_WITH_WAITS], (int)c[M_SEQ_USED], (int)c[M_ORDER_USED],
                    c[M_A2A_UNREAD], c[M_PAIRS]);
-    const tprof_rows *gs = tprof_result_table_c(groups, 0);
+    const tprof_rows *gs = groups ? tprof_result_table_c(groups, 0) : NULL;
     size_t ng = tprof_rows_count(gs);
     if (!rc && !(order = malloc((ng ? ng : 1) * sizeof *order))) rc = TPROF_ENOMEM;
     if (!rc) {
         for (size_t i = 0; i < ng; i++) order[i] = i;
-        sort_rows = gs;
-        qsort(order, ng, sizeof *order, cmp_group_row);
+        qsort_r(order, ng, sizeof *order, cmp_group_row, (void *)gs);
         tprof_rows *gt = tprof_result_table(carrier, IT_MATCH_GROUPS);
         for (size_t i = 0; !rc && i < ng; i++) {
             long r = tprof_rows_add(gt);

@@ -127,8 +127,8 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
                     cli_coll_matching **out)
 {
     *out = NULL;
-    cli_coll_matching *s = calloc(1, sizeof *s);
-    int procs = e->procs, me = e->me, failed = !s;
+    cli_coll_matching kept = { 0 }, *s = &kept; /* made for the root at the end */
+    int procs = e->procs, me = e->me, failed = 0;
     tprof_result **mine = calloc(n ? n : 1, sizeof *mine);
     cli_outcome *oc = calloc(n ? n : 1, sizeof *oc);
     tprof_result ***parts_of = calloc(n ? n : 1, sizeof *parts_of);
@@ -178,6 +178,8 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
             if (i >= n) break;
             rank[i] = r;
             shown[i] = (uint8_t)sh;
+            tprof_result_free(heads[i]); /* an input said twice: the last */
+            heads[i] = NULL;
             if (sh && tprof_result_read(&heads[i], &tprof_coll_instances_desc, g, err, sizeof err)) failed = 1;
         }
         if (g) fclose(g);
@@ -258,8 +260,14 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
     for (size_t i = 0; heads && i < n; i++) tprof_result_free(heads[i]);
     free(heads), free(shown_heads), free(rank), free(shown), free(order), free(at);
     free(mine), free(oc), free(parts_of), free(to);
-    if (s) s->failed = any_failed;
-    *out = s;
+    kept.failed = any_failed;
+    if (e->root && (*out = malloc(sizeof **out))) **out = kept;
+    else {
+        free_all(kept.fits, kept.nfits);
+        free_all(kept.partials, kept.npartials);
+        tprof_coll_plan_free(kept.plan);
+        if (e->root) any_failed = 1; /* out of memory: the root cannot join */
+    }
     return any_failed ? EXIT_INPUT : 0;
 }
 
