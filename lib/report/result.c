@@ -87,18 +87,7 @@ static int rows_reserve(tprof_rows *t, size_t n)
 long tprof_rows_add(tprof_rows *t)
 {
     size_t nc = t->d->ncols, nk = t->d->nchildren;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        tprof_cell *c = realloc(t->cells, cap * (nc ? nc : 1) * sizeof *c);
-        if (!c) return -1;
-        t->cells = c;
-        if (nk) {
-            tprof_rows **k = realloc(t->kids, cap * nk * sizeof *k);
-            if (!k) return -1;
-            t->kids = k;
-        }
-        t->cap = cap;
-    }
+    if (t->n == t->cap && rows_reserve(t, t->cap ? t->cap * 2 : 8)) return -1;
     for (size_t c = 0; c < nc; c++) t->cells[t->n * nc + c] = (tprof_cell){ .null = 1 };
     for (size_t c = 0; c < nk; c++) t->kids[t->n * nk + c] = NULL;
     return (long)t->n++;
