@@ -134,6 +134,9 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
     tprof_result ***parts_of = calloc(n ? n : 1, sizeof *parts_of);
     tprof_result **to = calloc((size_t)procs, sizeof *to);
     if (!mine || !oc || !parts_of || !to) failed = 1;
+    /* the test that a process failing here leaves none waiting: TPROF_MPI_TEST_COLL_FAIL=P fails process P */
+    const char *fail = getenv("TPROF_MPI_TEST_COLL_FAIL");
+    if (fail && atoi(fail) == me) failed = 1;
     /* 1. every input's rank and steps, and whether it is shown, to every process */
     char *head = NULL;
     size_t head_len = 0;

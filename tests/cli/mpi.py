@@ -165,6 +165,14 @@ for r in range(9):
         json.dump({"distributedInfo": {"rank": (r * 4) % 9, "world_size": 9}, "traceEvents": ev}, f)
 for cmd in ("collectives", "ranks", "summary", "advice"):
     same("nine ranks in five groups", [cmd, "--format", "json", groups_dir])
+# a process that fails in the matching (TPROF_MPI_TEST_COLL_FAIL: out of memory, say) leaves none waiting:
+# the root says so once and the job fails
+for failing in ("1", "0"):
+    t0 = time.time()
+    rc, out, err = spread(["collectives", "--format", "json", groups_dir], {"TPROF_MPI_TEST_COLL_FAIL": failing})
+    check(rc == 3 and not out and ours(err).count(
+        "trainprof: error: the collectives could not be matched across the processes") == 1 and time.time() - t0 < 60,
+        f"process {failing} failing in the matching: exit {rc}, said once: {ours(err)}")
 a = json.loads(one(["collectives", "--format", "json", groups_dir])[1])
 check(a["matching"] == "both" and len({g["group"] for g in a["collectives"]}) == 5 and a.get("alltoall_pairs"),
       f"nine ranks in five groups: every group matched, by Seq and by order: {a['matching']}, "
