@@ -239,8 +239,8 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
     free_all(routed, nrouted);
     free_all(pairs, npairs);
     /* this process's inputs go to the root without their instances' rows */
-    for (size_t i = 0; i < n; i++) {
-        if (mine[i] && shown[i] && !any_failed) {
+    for (size_t i = 0; parts_of && i < n; i++) {
+        if (mine && shown && mine[i] && shown[i] && !any_failed) {
             tprof_result *bare = NULL;
             char *b = NULL, *ob = NULL;
             size_t bl = 0, obl = 0;
@@ -257,8 +257,8 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
                 free(b), free(ob);
             }
         }
-        if (parts_of && parts_of[i]) cli_outcome_free(&oc[i], parts_of[i], np);
-        free(parts_of ? parts_of[i] : NULL);
+        if (parts_of[i]) cli_outcome_free(&oc[i], parts_of[i], np);
+        free(parts_of[i]);
     }
     for (size_t i = 0; heads && i < n; i++) tprof_result_free(heads[i]);
     free(heads), free(shown_heads), free(rank), free(shown), free(order), free(at);
