@@ -544,8 +544,10 @@ int tprof_coll_fit(const tprof_coll_plan *p, unsigned me, const tprof_result *co
 int tprof_coll_finish(tprof_coll_owner *o, const tprof_result *const *fits, size_t nfits, tprof_result **partial);
 int tprof_coll_join(const tprof_coll_plan *p, const tprof_result *const *fits, size_t nfits,
                     const tprof_result *const *partials, size_t n, tprof_result *carrier);
+/* Whether INST carries a join's outcome. */
 int tprof_coll_matched(const tprof_result *inst);
-/* Steps 1-6 as the one owner, onto CARRIER. */
+/* The steps as the one owner of every group, onto CARRIER (the ranks' own
+ * rows read where they are: nothing routed). */
 int tprof_coll_match_here(const tprof_result *const *per_rank, size_t n, tprof_result *carrier);
 /* Whether a collective type (as the result names it) ends together on every
  * rank of its group, so that a rank's wait is its duration minus the
