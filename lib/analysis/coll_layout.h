@@ -33,4 +33,17 @@ extern const tprof_table_desc tprof_coll_sums_table;
 /* Past this fit residual a rank's clock is not trusted for arrival skew. */
 #define TPROF_COLL_SKEW_MAX_RESIDUAL_NS 50000
 
+/* A cell's integer, NONE when null; its string, "" when null. */
+static inline int64_t coll_int_or(const tprof_rows *rows, size_t i, size_t col, int64_t none)
+{
+    const tprof_cell *c = tprof_rows_cell(rows, i, col);
+    return c->null ? none : c->v.i;
+}
+
+static inline const char *coll_str(const tprof_rows *rows, size_t i, size_t col)
+{
+    const tprof_cell *c = tprof_rows_cell(rows, i, col);
+    return c->null ? "" : c->v.s;
+}
+
 #endif

@@ -357,26 +357,14 @@ static const tprof_rows *src_rows(const tprof_coll_owner *o, const inst *x)
     return tprof_result_table_c(o->src[x->src], o->direct ? IT_INSTANCES : 0);
 }
 
-static int64_t cell_int_or(const tprof_rows *rows, size_t i, size_t col, int64_t none)
-{
-    const tprof_cell *c = tprof_rows_cell(rows, i, col);
-    return c->null ? none : c->v.i;
-}
-
-static const char *cell_str(const tprof_rows *rows, size_t i, size_t col)
-{
-    const tprof_cell *c = tprof_rows_cell(rows, i, col);
-    return c->null ? "" : c->v.s;
-}
-
 static int64_t inst_int(const tprof_coll_owner *o, const inst *x, size_t col, int64_t none)
 {
-    return cell_int_or(src_rows(o, x), x->row, col, none);
+    return coll_int_or(src_rows(o, x), x->row, col, none);
 }
 
 static const char *inst_str(const tprof_coll_owner *o, const inst *x, size_t col)
 {
-    return cell_str(src_rows(o, x), x->row, col);
+    return coll_str(src_rows(o, x), x->row, col);
 }
 
 static int cmp_by_place(const void *a, const void *b)
@@ -436,10 +424,10 @@ static int list_instances(tprof_coll_owner *o)
         const tprof_rows *at = tprof_result_table_c(o->src[s], 1);
         if (tprof_rows_count(at) != tprof_rows_count(tprof_result_table_c(o->src[s], 0))) return TPROF_EFORMAT;
         for (size_t r = 0; r < tprof_rows_count(at); r++) {
-            int64_t k = cell_int_or(at, r, K_K, -1);
+            int64_t k = coll_int_or(at, r, K_K, -1);
             if (k < 0 || (size_t)k >= o->p->n) return TPROF_EFORMAT;
             o->all[o->nall++] = (inst){ .k = (uint32_t)k, .src = (uint32_t)s, .row = (uint32_t)r,
-                                        .rrow = cell_int_or(at, r, K_ROW, 0) };
+                                        .rrow = coll_int_or(at, r, K_ROW, 0) };
         }
     }
     /* each rank's instances in its own order, for numbering them */
@@ -675,8 +663,8 @@ int tprof_coll_fit(const tprof_coll_plan *p, unsigned me, const tprof_result *co
     for (size_t s = 0; !rc && s < n; s++) {
         const tprof_rows *t = tprof_result_table_c(pairs[s], 0);
         for (size_t i = 0; i < tprof_rows_count(t); i++)
-            all[np++] = (clock_pair){ cell_int_or(t, i, CP_K, -1), cell_int_or(t, i, CP_REF_END, 0),
-                                      cell_int_or(t, i, CP_END, 0) };
+            all[np++] = (clock_pair){ coll_int_or(t, i, CP_K, -1), coll_int_or(t, i, CP_REF_END, 0),
+                                      coll_int_or(t, i, CP_END, 0) };
     }
     if (!rc && np) qsort(all, np, sizeof *all, cmp_pair);
     tprof_rows *t = rc ? NULL : tprof_result_table(r, 0);
@@ -716,7 +704,7 @@ static int clocks_of(const tprof_coll_plan *p, const tprof_result *const *fits, 
         if (tprof_result_desc_of(fits[s]) != &tprof_coll_fits_desc) return TPROF_EUSAGE;
         const tprof_rows *t = tprof_result_table_c(fits[s], 0);
         for (size_t i = 0; i < tprof_rows_count(t); i++) {
-            int64_t k = cell_int_or(t, i, F_K, -1);
+            int64_t k = coll_int_or(t, i, F_K, -1);
             if (k < 0 || (size_t)k >= p->n) return TPROF_EFORMAT;
             f[k] = (clock_fit){ 1, tprof_rows_cell(t, i, F_X0)->v.d, tprof_rows_cell(t, i, F_OFFSET)->v.d,
                                 tprof_rows_cell(t, i, F_DRIFT)->v.d, tprof_rows_cell(t, i, F_RESIDUAL)->v.d };
@@ -867,13 +855,13 @@ int tprof_coll_finish(tprof_coll_owner *o, const tprof_result *const *fits, size
 static int cmp_group_row(const void *a, const void *b, void *rows)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int64_t tx = cell_int_or(rows, x, G_TRANSFER, 0), ty = cell_int_or(rows, y, G_TRANSFER, 0);
+    int64_t tx = coll_int_or(rows, x, G_TRANSFER, 0), ty = coll_int_or(rows, y, G_TRANSFER, 0);
     if (tx != ty) return tx > ty ? -1 : 1;
     for (size_t c = G_TYPE; c <= G_DTYPE; c++) {
-        int d = strcmp(cell_str(rows, x, c), cell_str(rows, y, c));
+        int d = strcmp(coll_str(rows, x, c), coll_str(rows, y, c));
         if (d) return d;
     }
-    int64_t bx = cell_int_or(rows, x, G_BYTES, -1), by = cell_int_or(rows, y, G_BYTES, -1);
+    int64_t bx = coll_int_or(rows, x, G_BYTES, -1), by = coll_int_or(rows, y, G_BYTES, -1);
     return bx < by ? -1 : bx > by;
 }
 
@@ -898,11 +886,11 @@ int tprof_coll_join(const tprof_coll_plan *p, const tprof_result *const *fits, s
         }
         const tprof_rows *top = tprof_result_top_c(partials[s]), *st = tprof_result_table_c(partials[s], 1);
         for (size_t m = 0; m < M_NCOLS; m++) {
-            int64_t v = cell_int_or(top, 0, m, 0);
+            int64_t v = coll_int_or(top, 0, m, 0);
             c[m] = m == M_SEQ_USED || m == M_ORDER_USED ? (c[m] || v) : c[m] + (uint64_t)v;
         }
         for (size_t i = 0; i < tprof_rows_count(st); i++) {
-            int64_t k = cell_int_or(st, i, S_K, -1);
+            int64_t k = coll_int_or(st, i, S_K, -1);
             if (k < 0 || (size_t)k >= p->n) {
                 rc = TPROF_EFORMAT;
                 break;

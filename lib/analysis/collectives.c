@@ -452,12 +452,6 @@ int tprof_collective_ends_together(const char *type)
 }
 
 
-static int64_t cell_or(const tprof_rows *rows, size_t i, size_t col, int64_t none)
-{
-    const tprof_cell *c = tprof_rows_cell(rows, i, col);
-    return c->null ? none : c->v.i;
-}
-
 /* The straggler's cause from its summed excesses (the S_WHY_* of its
  * sums): its host called the collectives later than the others' did (data
  * when its data loading is most of that, else host), or its GPU started
@@ -465,10 +459,10 @@ static int64_t cell_or(const tprof_rows *rows, size_t i, size_t col, int64_t non
  * when neither part is longer. */
 static const char *late_cause(const tprof_rows *sums, size_t k)
 {
-    double n = (double)cell_or(sums, k, S_WHY_N, 0);
+    double n = (double)coll_int_or(sums, k, S_WHY_N, 0);
     if (!n) return NULL;
-    double before = (double)cell_or(sums, k, S_WHY_BEFORE, 0), host = (double)cell_or(sums, k, S_WHY_HOST, 0);
-    double data = (double)cell_or(sums, k, S_WHY_DATA, 0) / n, queue = (before - host) / n;
+    double before = (double)coll_int_or(sums, k, S_WHY_BEFORE, 0), host = (double)coll_int_or(sums, k, S_WHY_HOST, 0);
+    double data = (double)coll_int_or(sums, k, S_WHY_DATA, 0) / n, queue = (before - host) / n;
     host /= n;
     if (host <= 0 && queue <= 0) return NULL;
     if (queue > host) return "compute";
@@ -483,18 +477,18 @@ static int collectives_result(const tprof_result *const *ranks, size_t n, const 
     const tprof_rows *mt = tprof_result_table_c(carrier, IT_MATCH), *sums = tprof_result_table_c(carrier, IT_MATCH_RANKS);
     if (!tprof_rows_count(mt) || tprof_rows_count(sums) != n) return TPROF_EFORMAT;
     for (size_t k = 0; k < n; k++)
-        if (cell_or(sums, k, S_K, -1) != (int64_t)k) return TPROF_EFORMAT;
+        if (coll_int_or(sums, k, S_K, -1) != (int64_t)k) return TPROF_EFORMAT;
     size_t ncommon = tprof_coll_plan_common(p);
     int64_t steps = (int64_t)(ncommon ? ncommon : 1);
     tprof_result *res = tprof_result_new(&tprof_collectives_desc);
     if (!res) return TPROF_ENOMEM;
     int rc = TPROF_ENOMEM;
     tprof_rows *top = tprof_result_top(res), *gt = tprof_result_table(res, 0), *rt = tprof_result_table(res, 1);
-    int64_t matched = cell_or(mt, 0, M_MATCHED, 0);
-    int seq_used = matched && cell_or(mt, 0, M_SEQ_USED, 0), order_used = matched && cell_or(mt, 0, M_ORDER_USED, 0);
+    int64_t matched = coll_int_or(mt, 0, M_MATCHED, 0);
+    int seq_used = matched && coll_int_or(mt, 0, M_SEQ_USED, 0), order_used = matched && coll_int_or(mt, 0, M_ORDER_USED, 0);
     tprof_rows_set_i(top, 0, T_RANKS, (int64_t)n);
     tprof_rows_set_i(top, 0, T_MATCHED, matched);
-    tprof_rows_set_i(top, 0, T_UNMATCHED, cell_or(mt, 0, M_UNMATCHED, 0));
+    tprof_rows_set_i(top, 0, T_UNMATCHED, coll_int_or(mt, 0, M_UNMATCHED, 0));
     tprof_rows_set_i(top, 0, T_COMMON, (int64_t)ncommon);
     if (tprof_rows_set_s(top, 0, T_MATCHING, seq_used && order_used ? "both" : seq_used ? "sequence"
                                                                   : order_used ? "order" : "none"))
@@ -503,18 +497,18 @@ static int collectives_result(const tprof_result *const *ranks, size_t n, const 
     double worst = 0;
     int all_fit = n > 1;
     for (size_t k = 0; k < n; k++) {
-        int fitted = (int)cell_or(sums, k, S_FITTED, 0);
+        int fitted = (int)coll_int_or(sums, k, S_FITTED, 0);
         all_fit &= fitted;
         if (fitted && tprof_rows_cell(sums, k, S_RESIDUAL)->v.d > worst) worst = tprof_rows_cell(sums, k, S_RESIDUAL)->v.d;
     }
     int skew_ok = all_fit && worst <= TPROF_COLL_SKEW_MAX_RESIDUAL_NS;
-    if (all_fit || cell_or(mt, 0, M_PAIRS, 0)) tprof_rows_set_i(top, 0, T_RESIDUAL, llround(worst));
+    if (all_fit || coll_int_or(mt, 0, M_PAIRS, 0)) tprof_rows_set_i(top, 0, T_RESIDUAL, llround(worst));
     tprof_rows_set_i(top, 0, T_SKEW, skew_ok);
     { /* all-to-all balance: the busiest rank's bytes over the mean, sent or received */
         double most = 0, sum_s = 0, sum_r = 0, most_r = 0;
         size_t sized = 0;
         for (size_t k = 0; k < n; k++) {
-            int64_t s = cell_or(sums, k, S_SENT, -1), r = cell_or(sums, k, S_RECEIVED, -1);
+            int64_t s = coll_int_or(sums, k, S_SENT, -1), r = coll_int_or(sums, k, S_RECEIVED, -1);
             if (s < 0 && r < 0) continue;
             double x = s > 0 ? (double)s : 0, y = r > 0 ? (double)r : 0;
             sum_s += x, sum_r += y, sized++;
@@ -532,19 +526,19 @@ static int collectives_result(const tprof_result *const *ranks, size_t n, const 
         tprof_a2a_free(a2a);
         if (e) goto out;
         if (pair_imb > 0) tprof_rows_set_d(top, 0, T_A2A_PAIR_IMBALANCE, pair_imb);
-        tprof_rows_set_i(top, 0, T_A2A_UNREAD, cell_or(mt, 0, M_A2A_UNREAD, 0));
+        tprof_rows_set_i(top, 0, T_A2A_UNREAD, coll_int_or(mt, 0, M_A2A_UNREAD, 0));
     }
     size_t straggler = n;
     for (size_t k = 0; k < n; k++) {
-        int64_t cost = cell_or(sums, k, S_COST, 0);
-        if (cost > 0 && (straggler == n || cost > cell_or(sums, straggler, S_COST, 0))) straggler = k;
+        int64_t cost = coll_int_or(sums, k, S_COST, 0);
+        if (cost > 0 && (straggler == n || cost > coll_int_or(sums, straggler, S_COST, 0))) straggler = k;
     }
     if (straggler < n) {
-        int64_t with_waits = cell_or(mt, 0, M_WITH_WAITS, 0);
+        int64_t with_waits = coll_int_or(mt, 0, M_WITH_WAITS, 0);
         tprof_rows_set_i(top, 0, T_STRAGGLER, tprof_coll_plan_rank(p, straggler));
-        tprof_rows_set_i(top, 0, T_COST, cell_or(sums, straggler, S_COST, 0));
+        tprof_rows_set_i(top, 0, T_COST, coll_int_or(sums, straggler, S_COST, 0));
         tprof_rows_set_d(top, 0, T_LAST_SHARE,
-                         with_waits ? (double)cell_or(sums, straggler, S_LAST, 0) / (double)with_waits : 0.0);
+                         with_waits ? (double)coll_int_or(sums, straggler, S_LAST, 0) / (double)with_waits : 0.0);
         const char *cause = late_cause(sums, straggler);
         if (cause && tprof_rows_set_s(top, 0, T_CAUSE, cause)) goto out;
     }
@@ -552,27 +546,27 @@ static int collectives_result(const tprof_result *const *ranks, size_t n, const 
     for (size_t k = 0; k < n; k++) {
         long i = tprof_rows_add(rt);
         if (i < 0) goto out;
-        int64_t wait = cell_or(sums, k, S_WAIT, 0), late_n = cell_or(sums, k, S_LATE_N, 0);
+        int64_t wait = coll_int_or(sums, k, S_WAIT, 0), late_n = coll_int_or(sums, k, S_LATE_N, 0);
         tprof_rows_set_i(rt, (size_t)i, R_RANK, tprof_coll_plan_rank(p, k));
-        tprof_rows_set_i(rt, (size_t)i, R_INSTANCES, cell_or(sums, k, S_MATCHED_ON, 0));
+        tprof_rows_set_i(rt, (size_t)i, R_INSTANCES, coll_int_or(sums, k, S_MATCHED_ON, 0));
         tprof_rows_set_i(rt, (size_t)i, R_WAIT, wait);
         tprof_rows_set_i(rt, (size_t)i, R_WAIT_STEP, wait / steps);
-        tprof_rows_set_i(rt, (size_t)i, R_LAST, cell_or(sums, k, S_LAST, 0));
-        tprof_rows_set_i(rt, (size_t)i, R_COST, cell_or(sums, k, S_COST, 0));
-        if (cell_or(sums, k, S_FITTED, 0)) {
+        tprof_rows_set_i(rt, (size_t)i, R_LAST, coll_int_or(sums, k, S_LAST, 0));
+        tprof_rows_set_i(rt, (size_t)i, R_COST, coll_int_or(sums, k, S_COST, 0));
+        if (coll_int_or(sums, k, S_FITTED, 0)) {
             tprof_rows_set_i(rt, (size_t)i, R_OFFSET, llround(tprof_rows_cell(sums, k, S_OFFSET)->v.d));
             tprof_rows_set_d(rt, (size_t)i, R_DRIFT, tprof_rows_cell(sums, k, S_DRIFT)->v.d * 1e6);
             tprof_rows_set_i(rt, (size_t)i, R_RESIDUAL, llround(tprof_rows_cell(sums, k, S_RESIDUAL)->v.d));
         }
         if (skew_ok && late_n)
-            tprof_rows_set_i(rt, (size_t)i, R_LATE, llround((double)cell_or(sums, k, S_LATE, 0) / (double)late_n));
-        if (cell_or(sums, k, S_SENT, -1) >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_SENT, cell_or(sums, k, S_SENT, 0));
-        if (cell_or(sums, k, S_RECEIVED, -1) >= 0)
-            tprof_rows_set_i(rt, (size_t)i, R_A2A_RECEIVED, cell_or(sums, k, S_RECEIVED, 0));
+            tprof_rows_set_i(rt, (size_t)i, R_LATE, llround((double)coll_int_or(sums, k, S_LATE, 0) / (double)late_n));
+        if (coll_int_or(sums, k, S_SENT, -1) >= 0) tprof_rows_set_i(rt, (size_t)i, R_A2A_SENT, coll_int_or(sums, k, S_SENT, 0));
+        if (coll_int_or(sums, k, S_RECEIVED, -1) >= 0)
+            tprof_rows_set_i(rt, (size_t)i, R_A2A_RECEIVED, coll_int_or(sums, k, S_RECEIVED, 0));
         tprof_rows_set_i(rt, (size_t)i, R_STRAGGLER, k == straggler);
-        for (size_t q = 0; cell_or(sums, k, S_WHY_N, 0) && q < 4; q++)
+        for (size_t q = 0; coll_int_or(sums, k, S_WHY_N, 0) && q < 4; q++)
             tprof_rows_set_i(rt, (size_t)i, R_LATE_BEFORE + q,
-                             llround((double)cell_or(sums, k, S_WHY_BEFORE + q, 0) / (double)steps));
+                             llround((double)coll_int_or(sums, k, S_WHY_BEFORE + q, 0) / (double)steps));
     }
     { /* Ascend's communication summaries across the ranks */
         const tprof_rows **tt = malloc((n ? n : 1) * sizeof *tt);

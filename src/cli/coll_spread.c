@@ -34,35 +34,34 @@ static int pack(int failed, tprof_result *const *rs, size_t n, char **buf, size_
     return rc;
 }
 
-/* The results of every process's message FROM[0..P) appended to *OUT;
- * *FAILED set when one says its process failed. */
-static int unpack(char *const *from, const size_t *len, int procs, const tprof_result_desc *d, tprof_result ***out,
-                  size_t *n, int *failed)
+/* The results of the messages in B[0..LEN) (one process's, or every
+ * process's one after another) appended to *OUT; *FAILED set when one says
+ * its process failed, or when they are not EXPECT messages. */
+static int unpack(const char *b, size_t len, int expect, const tprof_result_desc *d, tprof_result ***out, size_t *n,
+                  int *failed)
 {
-    for (int p = 0; p < procs; p++) {
-        if (!from[p] || !len[p]) { /* a process that could not send */
-            *failed = 1;
-            continue;
-        }
-        FILE *f = fmemopen(from[p], len[p], "r");
-        if (!f) return TPROF_ENOMEM;
-        int flag = 0;
-        size_t count = 0;
-        int rc = fscanf(f, "tprof-coll %d %zu", &flag, &count) == 2 && fgetc(f) == '\n' ? 0 : TPROF_EFORMAT;
+    FILE *f = len ? fmemopen((void *)b, len, "r") : NULL;
+    int messages = 0, rc = 0, flag;
+    size_t count;
+    while (f && !rc && fscanf(f, "tprof-coll %d %zu", &flag, &count) == 2 && fgetc(f) == '\n') {
+        messages++;
         if (flag) *failed = 1;
-        if (!rc && count > len[p]) rc = TPROF_EFORMAT;
-        tprof_result **grown = rc ? NULL : realloc(*out, (*n + count + 1) * sizeof **out);
-        if (!rc && !grown) rc = TPROF_ENOMEM;
-        if (grown) *out = grown;
+        if (count > len) {
+            rc = TPROF_EFORMAT;
+            break;
+        }
+        tprof_result **grown = realloc(*out, (*n + count + 1) * sizeof **out);
+        if (!grown) rc = TPROF_ENOMEM;
+        else *out = grown;
         char err[256];
         for (size_t i = 0; !rc && i < count; i++) {
             rc = tprof_result_read(&(*out)[*n], d, f, err, sizeof err);
             if (!rc) (*n)++;
         }
-        fclose(f);
-        if (rc) return rc;
     }
-    return 0;
+    if (f) fclose(f);
+    if (messages != expect) *failed = 1; /* a process that could not send */
+    return rc;
 }
 
 static void free_all(tprof_result **rs, size_t n)
@@ -89,7 +88,7 @@ static int round_trip(const cli_engine *e, int failed, tprof_result **to, const 
     if (e->exchange(e->ctx, out, out_len, in, in_len)) rc = rc ? rc : TPROF_EIO;
     *got = NULL;
     *ngot = 0;
-    if (!rc) rc = unpack(in, in_len, procs, d, got, ngot, any_failed);
+    for (int p = 0; !rc && p < procs; p++) rc = unpack(in[p], in_len[p], 1, d, got, ngot, any_failed);
     for (int p = 0; p < procs; p++) free(out ? out[p] : NULL), free(in ? in[p] : NULL);
     free(out), free(in), free(out_len), free(in_len);
     return rc;
@@ -158,12 +157,10 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
         tprof_result_free(h);
     }
     if (f && fclose(f)) failed = 1;
-    char **all = calloc((size_t)procs, sizeof *all), **sent = calloc((size_t)procs, sizeof *sent);
-    size_t *all_len = calloc((size_t)procs, sizeof *all_len), *sent_len = calloc((size_t)procs, sizeof *sent_len);
-    if (!all || !sent || !all_len || !sent_len) failed = 1; /* out of memory: mpirun's abort ends it (or_abort) */
-    for (int p = 0; sent && sent_len && p < procs; p++) sent[p] = head, sent_len[p] = head ? head_len : 0;
-    if (e->exchange(e->ctx, sent, sent_len, all, all_len)) failed = 1;
-    free(head), free(sent), free(sent_len);
+    char *all = NULL; /* every process's headers, one after another */
+    size_t all_len = 0;
+    if (e->share(e->ctx, head ? head : "", head ? head_len : 0, &all, &all_len)) failed = 1;
+    free(head);
     /* every process reads every input's header, in rank order as cli_run orders its results */
     int64_t *rank = malloc((n ? n : 1) * sizeof *rank);
     uint8_t *shown = calloc(n ? n : 1, 1);
@@ -171,24 +168,21 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
     size_t *order = malloc((n ? n : 1) * sizeof *order), *at = malloc((n ? n : 1) * sizeof *at);
     if (!rank || !shown || !heads || !order || !at) failed = 1;
     for (size_t i = 0; rank && i < n; i++) rank[i] = -1;
-    for (int p = 0; !failed && p < procs; p++) {
-        FILE *g = all_len[p] ? fmemopen(all[p], all_len[p], "r") : NULL;
-        size_t i;
-        int sh;
-        int64_t r;
-        char err[256];
-        while (g && fscanf(g, "input %zu %d %" SCNd64, &i, &sh, &r) == 3 && fgetc(g) == '\n') {
-            if (i >= n) break;
-            rank[i] = r;
-            shown[i] = (uint8_t)sh;
-            tprof_result_free(heads[i]); /* an input said twice: the last */
-            heads[i] = NULL;
-            if (sh && tprof_result_read(&heads[i], &tprof_coll_instances_desc, g, err, sizeof err)) failed = 1;
-        }
-        if (g) fclose(g);
+    FILE *g = !failed && all_len ? fmemopen(all, all_len, "r") : NULL;
+    size_t in;
+    int sh;
+    int64_t r;
+    char err[256];
+    while (g && fscanf(g, "input %zu %d %" SCNd64, &in, &sh, &r) == 3 && fgetc(g) == '\n') {
+        if (in >= n) break;
+        rank[in] = r;
+        shown[in] = (uint8_t)sh;
+        tprof_result_free(heads[in]); /* an input said twice: the last */
+        heads[in] = NULL;
+        if (sh && tprof_result_read(&heads[in], &tprof_coll_instances_desc, g, err, sizeof err)) failed = 1;
     }
-    for (int p = 0; all && p < procs; p++) free(all[p]);
-    free(all), free(all_len);
+    if (g) fclose(g);
+    free(all);
     size_t ns = 0;
     if (!failed && tprof_rank_order(rank, n, order)) failed = 1;
     const tprof_result **shown_heads = calloc(n ? n : 1, sizeof *shown_heads);
@@ -215,16 +209,14 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
     tprof_result *fit = NULL;
     if (!any_failed && tprof_coll_fit(s->plan, (unsigned)me, (const tprof_result *const *)pairs, npairs, &fit))
         any_failed = 1;
-    { /* the same bytes to every process */
-        char *b = NULL, **outs = calloc((size_t)procs, sizeof *outs), **ins = calloc((size_t)procs, sizeof *ins);
-        size_t bl = 0, *out_len = calloc((size_t)procs, sizeof *out_len), *in_len = calloc((size_t)procs, sizeof *in_len);
-        if (pack(any_failed, &fit, 1, &b, &bl) || !outs || !ins || !out_len || !in_len) any_failed = 1;
-        for (int p = 0; outs && out_len && p < procs; p++) outs[p] = b, out_len[p] = b ? bl : 0;
-        if (e->exchange(e->ctx, outs, out_len, ins, in_len)) any_failed = 1;
-        if (ins && in_len && unpack(ins, in_len, procs, &tprof_coll_fits_desc, &s->fits, &s->nfits, &any_failed))
+    { /* every process's clocks to every process */
+        char *b = NULL, *all_fits = NULL;
+        size_t bl = 0, all_fits_len = 0;
+        if (pack(any_failed, &fit, 1, &b, &bl)) any_failed = 1;
+        if (e->share(e->ctx, b ? b : "", b ? bl : 0, &all_fits, &all_fits_len) ||
+            unpack(all_fits, all_fits_len, procs, &tprof_coll_fits_desc, &s->fits, &s->nfits, &any_failed))
             any_failed = 1;
-        for (int p = 0; ins && p < procs; p++) free(ins[p]);
-        free(b), free(outs), free(ins), free(out_len), free(in_len);
+        free(b), free(all_fits);
     }
     tprof_result_free(fit);
     /* 6. the partial to the root */
