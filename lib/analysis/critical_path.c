@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "trainprof/error.h"
+#include "../util/big.h"
 #include "../util/grow.h"
 #include "../util/i64map.h"
 #include "../util/idmap.h"
@@ -62,12 +63,15 @@ enum {
 enum { C_NODE = 1, C_OP_FWD = 2, C_SYNC = 4, C_RUNTIME = 8, C_CPU_OP = 16 };
 enum { ROLE_NONE = 0, ROLE_LAUNCH, ROLE_LAUNCHED };
 
-/* A window's marks: record -> its start and end node, the record holding
- * it on its thread (CP_TOP at the top), each stored + 1 so that 0 (calloc's
- * pages, never touched outside the windows analysed) is TPROF_CP_NONE;
- * reset after each window. One per thread that builds windows. */
+/* A window's marks: each of its records (at its slot, slot_of) -> its start
+ * and end node, the record holding it on its thread (CP_TOP at the top),
+ * each stored + 1 so that 0 is TPROF_CP_NONE; reset after each window. One
+ * per thread that builds windows, as long as the longest window's slots
+ * (a window's records lie close together in the file: arrays over every
+ * record were 12 bytes a record a thread, first touched at 1.1 ms a MiB). */
 typedef struct {
     uint32_t *start_node, *end_node, *parent;
+    size_t cap;
 } cp_marks;
 
 struct tprof_cp_ctx {
@@ -98,6 +102,7 @@ struct tprof_cp_ctx {
     size_t nswe;
     cp_marks marks; /* tprof_cp_window_path's; tprof_cp_paths' second thread has its own */
     size_t alone;   /* below this many records, one thread builds everything */
+    int record_slots; /* tests: every record's marks at its own index */
 };
 #define CP_TOP (UINT32_MAX - 1)
 #define CP_SPAN 0x80000000u
@@ -281,7 +286,7 @@ static int cmp_timed(const void *a, const void *b)
         size_t runs = 1;                                                                                    \
         for (size_t i = 1; i < n; i++) runs += CMP(&a[i - 1], &a[i]) > 0;                                   \
         if (runs == 1) return;                                                                              \
-        T *tmp = malloc(n * sizeof *tmp);                                                                   \
+        T *tmp = tprof_big_alloc(n, sizeof *tmp);                                                           \
         size_t *start = malloc((runs + 1) * sizeof *start);                                                 \
         if (!tmp || !start) {                                                                               \
             free(tmp);                                                                                      \
@@ -375,8 +380,8 @@ static int launch_queue(tprof_cp_ctx *c)
         nl += c->role[i] == ROLE_LAUNCH;
         ng += c->role[i] == ROLE_LAUNCHED;
     }
-    timed *q = malloc((nl + ng ? nl + ng : 1) * sizeof *q), *l = malloc((nl ? nl : 1) * sizeof *l),
-          *g = malloc((ng ? ng : 1) * sizeof *g);
+    timed *q = tprof_big_alloc(nl + ng, sizeof *q), *l = tprof_big_alloc(nl, sizeof *l),
+          *g = tprof_big_alloc(ng, sizeof *g);
     int rc = q && l && g ? 0 : TPROF_ENOMEM;
     size_t a = 0, b = 0, m = 0;
     for (size_t k = 0; k < nev && !rc; k++) {
@@ -437,7 +442,7 @@ static int link_event_waits(tprof_cp_ctx *c)
     size_t m = 0, cap = 0, nev = tprof_trace_nevents(c->t); /* runtime calls: events, never compact spans */
     for (size_t k = 0; k < nev; k++)
         cap += is_launch(c, record_of_event(c, k)) || (c->nflag[c->events[k].name] & (N_RECORD | N_SWE_CALL));
-    timed *order = malloc((cap ? cap : 1) * sizeof *order);
+    timed *order = tprof_big_alloc(cap, sizeof *order);
     if (!order) rc = TPROF_ENOMEM;
     for (size_t k = 0; k < nev && !rc; k++) {
         const tprof_event *e = &c->events[k];
@@ -499,8 +504,8 @@ static int merge_records(tprof_cp_ctx *c)
     if (!nsp) return 0;
     c->spans = tprof_trace_spans(t);
     c->tracks = tprof_trace_meta_get(t)->cpu_tracks;
-    c->src = malloc(c->n * sizeof *c->src);
-    c->rec_of_event = malloc((nev ? nev : 1) * sizeof *c->rec_of_event);
+    c->src = tprof_big_alloc(c->n, sizeof *c->src);
+    c->rec_of_event = tprof_big_alloc(nev, sizeof *c->rec_of_event);
     if (!c->src || !c->rec_of_event) return TPROF_ENOMEM;
     size_t r = 0, s = 0;
     for (size_t e = 0; e <= nev; e++) {
@@ -510,6 +515,29 @@ static int merge_records(tprof_cp_ctx *c)
         c->src[r++] = (uint32_t)e;
     }
     return 0;
+}
+
+/* Room in M for N slots, the new ones zero. */
+static int marks_reserve(cp_marks *m, size_t n)
+{
+    if (n <= m->cap) return 0;
+    size_t cap = n > 2 * m->cap ? n : 2 * m->cap;
+    uint32_t **a[3] = { &m->start_node, &m->end_node, &m->parent };
+    for (int i = 0; i < 3; i++) {
+        uint32_t *p = realloc(*a[i], cap * sizeof *p);
+        if (!p) return TPROF_ENOMEM;
+        memset(p + m->cap, 0, (cap - m->cap) * sizeof *p);
+        *a[i] = p;
+    }
+    m->cap = cap;
+    return 0;
+}
+
+static void marks_free(cp_marks *m)
+{
+    free(m->start_node);
+    free(m->end_node);
+    free(m->parent);
 }
 
 void tprof_cp_ctx_free(tprof_cp_ctx *c)
@@ -528,20 +556,10 @@ void tprof_cp_ctx_free(tprof_cp_ctx *c)
     if (c->next_launch.keys) tprof_i64map_free(&c->next_launch);
     free(c->host_by_ts);
     free(c->swe);
-    free(c->marks.start_node);
-    free(c->marks.end_node);
-    free(c->marks.parent);
+    marks_free(&c->marks);
     if (c->record_of.keys) tprof_i64map_free(&c->record_of);
     if (c->wait_of.keys) tprof_i64map_free(&c->wait_of);
     free(c);
-}
-
-static int marks_new(cp_marks *m, size_t n)
-{
-    m->start_node = calloc(n, sizeof *m->start_node);
-    m->end_node = calloc(n, sizeof *m->end_node);
-    m->parent = calloc(n, sizeof *m->parent);
-    return m->start_node && m->end_node && m->parent ? 0 : TPROF_ENOMEM;
 }
 
 /* The host events with a duration, in start order (what windows select
@@ -558,9 +576,9 @@ static void *order_host(void *arg)
     tprof_cp_ctx *c = j->c;
     /* room for every record: pages past the ones written are never touched */
     size_t n1 = c->n ? c->n : 1;
-    timed *host = malloc(n1 * sizeof *host);
-    c->swe = malloc(n1 * sizeof *c->swe);
-    c->host_by_ts = malloc(n1 * sizeof *c->host_by_ts);
+    timed *host = tprof_big_alloc(n1, sizeof *host);
+    c->swe = tprof_big_alloc(n1, sizeof *c->swe);
+    c->host_by_ts = tprof_big_alloc(n1, sizeof *c->host_by_ts);
     if (!host || !c->swe || !c->host_by_ts) {
         free(host);
         j->rc = TPROF_ENOMEM;
@@ -584,6 +602,8 @@ static void *order_host(void *arg)
     return NULL;
 }
 
+void tprof_cp_ctx_record_slots(tprof_cp_ctx *c) { c->record_slots = 1; }
+
 tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t) { return tprof_cp_ctx_new_split(t, TPROF_CP_ALONE); }
 
 tprof_cp_ctx *tprof_cp_ctx_new_split(const tprof_trace *t, size_t alone)
@@ -597,10 +617,10 @@ tprof_cp_ctx *tprof_cp_ctx_new_split(const tprof_trace *t, size_t alone)
         return NULL;
     }
     size_t n1 = c->n ? c->n : 1;
-    c->xcorr = malloc(n1 * sizeof *c->xcorr);
-    c->queue = malloc(n1 * sizeof *c->queue);
-    c->role = malloc(n1);
-    if (marks_new(&c->marks, n1) || !c->xcorr || !c->queue || !c->role || tprof_i64map_init(&c->prev_launch, 64) ||
+    c->xcorr = tprof_big_alloc(n1, sizeof *c->xcorr);
+    c->queue = tprof_big_alloc(n1, sizeof *c->queue);
+    c->role = tprof_big_alloc(n1, 1);
+    if (!c->xcorr || !c->queue || !c->role || tprof_i64map_init(&c->prev_launch, 64) ||
         tprof_i64map_init(&c->next_launch, 64) || tprof_i64map_init(&c->record_of, 64) ||
         tprof_i64map_init(&c->wait_of, 64) || flag_strings(c)) {
         tprof_cp_ctx_free(c);
@@ -639,8 +659,13 @@ typedef struct {
 typedef struct {
     const tprof_cp_ctx *c;
     cp_marks *m; /* the building thread's */
-    uint32_t *sel;
+    uint32_t *sel; /* the window's records, in record order */
     size_t nsel;
+    /* slots in the marks: the records in [lo, lo + span), the range of the
+       window's own, at their offset from lo */
+    uint32_t lo;
+    size_t span;
+    int marked; /* the marks have room for the slots */
     cp_node *nodes;
     size_t nn;
     cp_gedge *edges;
@@ -653,12 +678,24 @@ typedef struct {
     size_t next_cap;
 } graph;
 
-static uint32_t start_of(const graph *g, uint32_t ev) { return g->m->start_node[ev] - 1; }
-static uint32_t end_node(const graph *g, uint32_t ev) { return g->m->end_node[ev] - 1; }
+/* Record EV's slot in the window's marks, SIZE_MAX when it has none (a
+ * Stream Wait Event of another time: nothing reads its marks, kernel_edges
+ * takes it by its correlation). */
+static inline size_t slot_of(const graph *g, uint32_t ev)
+{
+    return (size_t)(uint32_t)(ev - g->lo) < g->span ? ev - g->lo : SIZE_MAX;
+}
+static uint32_t mark(const graph *g, const uint32_t *marks, uint32_t ev)
+{
+    size_t s = slot_of(g, ev);
+    return s == SIZE_MAX ? TPROF_CP_NONE : marks[s] - 1;
+}
+static uint32_t start_of(const graph *g, uint32_t ev) { return mark(g, g->m->start_node, ev); }
+static uint32_t end_node(const graph *g, uint32_t ev) { return mark(g, g->m->end_node, ev); }
 /* The event holding host event EV on its thread, or -1 (the top, or not nested). */
 static int64_t parent_of(const graph *g, uint32_t ev)
 {
-    uint32_t p = g->m->parent[ev] - 1;
+    uint32_t p = mark(g, g->m->parent, ev);
     return p == TPROF_CP_NONE || p == CP_TOP ? -1 : (int64_t)p;
 }
 
@@ -738,6 +775,7 @@ static int select_events(graph *g, int64_t start, int64_t end)
     size_t cap = 16;
     g->sel = malloc(cap * sizeof *g->sel);
     if (!g->sel) return TPROF_ENOMEM;
+    uint32_t body_lo = UINT32_MAX, body_hi = 0; /* of the records in the window's time */
     for (size_t k = lo; k < c->nhost + c->nswe; k++) {
         uint32_t h;
         if (k < c->nhost) {
@@ -750,8 +788,15 @@ static int select_events(graph *g, int64_t start, int64_t end)
             h = c->swe[k - c->nhost];
         if (tprof_grow_items((void **)&g->sel, &cap, g->nsel + 2, sizeof *g->sel)) return TPROF_ENOMEM;
         g->sel[g->nsel++] = h;
+        if (k >= c->nhost) continue;
+        if (h < body_lo) body_lo = h;
+        if (h > body_hi) body_hi = h;
         int64_t x = c->xcorr[h];
-        if (k < c->nhost && x >= 0 && rec(g->c, x).stream != -1 && gpu_side(c, (size_t)x)) g->sel[g->nsel++] = (uint32_t)x;
+        if (x >= 0 && rec(g->c, x).stream != -1 && gpu_side(c, (size_t)x)) {
+            g->sel[g->nsel++] = (uint32_t)x;
+            if ((uint32_t)x < body_lo) body_lo = (uint32_t)x;
+            if ((uint32_t)x > body_hi) body_hi = (uint32_t)x;
+        }
     }
     /* in record order, once each: a bitmap over the ids' range (a window's
        records lie close together in the file), cheaper than sorting them */
@@ -771,6 +816,17 @@ static int select_events(graph *g, int64_t start, int64_t end)
             g->sel[m++] = lo_id + (uint32_t)(w << 6) + (uint32_t)__builtin_ctzll(x);
     free(bits);
     g->nsel = m;
+    /* the marks' slots: the range of the records in the window's time (the
+       Stream Wait Events of every time are taken too) */
+    if (c->record_slots) {
+        g->lo = 0;
+        g->span = c->n;
+    } else if (body_lo <= body_hi) {
+        g->lo = body_lo;
+        g->span = (size_t)(body_hi - body_lo) + 1;
+    }
+    if (marks_reserve(g->m, g->span)) return TPROF_ENOMEM;
+    g->marked = 1;
     return 0;
 }
 
@@ -793,8 +849,10 @@ static int make_nodes(graph *g)
     if (!g->touched || !g->in_graph) return TPROF_ENOMEM;
     if (!(g->out_first = malloc((g->nn + 1) * sizeof *g->out_first))) return TPROF_ENOMEM;
     for (size_t k = 0; k < g->nn; k++) g->out_first[k] = TPROF_CP_NONE;
-    for (size_t k = 0; k < g->nn; k++)
-        (g->nodes[k].start ? g->m->start_node : g->m->end_node)[g->nodes[k].ev] = (uint32_t)k + 1;
+    for (size_t k = 0; k < g->nn; k++) {
+        size_t s = slot_of(g, g->nodes[k].ev);
+        if (s != SIZE_MAX) (g->nodes[k].start ? g->m->start_node : g->m->end_node)[s] = (uint32_t)k + 1;
+    }
     return 0;
 }
 
@@ -857,6 +915,34 @@ static int cmp_point(const void *a, const void *b)
 }
 DEFINE_NATURAL_SORT(sort_points, point, cmp_point)
 
+/* The points in order from the sorted starts PT[0..NS) alone, into
+ * OUT[0..2 NS): each thread's open events on a stack (STACK: room for NS),
+ * the ends that come before a start popped before it. Where a thread's
+ * events nest (as ops do) the stack pops each end in its sorted place, so
+ * the ends need no sort (in file order they are far from it: a parent is
+ * written before its children, which end first). 0 when they did not nest
+ * (OUT, checked pair by pair, is then out of order): the caller sorts. */
+static int sweep_points(const point *pt, size_t ns, point *out, uint32_t *stack)
+{
+    size_t m = 0, top = 0;
+    for (size_t k = 0; k <= ns; k++) {
+        int new_thread = k == ns || (k && (pt[k].pid != pt[k - 1].pid || pt[k].tid != pt[k - 1].tid));
+        while (top) {
+            const point *o = &pt[stack[top - 1]];
+            int64_t end = tprof_end_ns(o->t, o->dur);
+            if (!new_thread && end > pt[k].t) break; /* at one time, ends come before starts */
+            out[m++] = (point){ o->pid, o->tid, end, o->dur, o->ev, 0 };
+            top--;
+        }
+        if (k == ns) break;
+        out[m++] = pt[k];
+        stack[top++] = (uint32_t)k;
+    }
+    for (size_t k = 1; k < m; k++)
+        if (cmp_point(&out[k - 1], &out[k]) > 0) return 0;
+    return 1;
+}
+
 /* HTA's thread merge: the one thread with cpu_op / user_annotation events
  * named *forward*, and the one with *autograd*; -1 when not one each. */
 static int64_t thread_with(const graph *g, uint8_t word)
@@ -918,12 +1004,14 @@ static int stack_edges(graph *g)
 {
     int64_t fwd = thread_with(g, 1), bwd = thread_with(g, 2);
     int merge = fwd >= 0 && bwd >= 0 && fwd != bwd;
-    point *pt = malloc((2 * g->nsel + 1) * sizeof *pt);
+    point *pt = malloc((2 * g->nsel + 1) * sizeof *pt), *swept = malloc((2 * g->nsel + 1) * sizeof *swept);
     uint32_t *stack = malloc((g->nsel + 1) * sizeof *stack), *open = malloc((g->nsel + 1) * sizeof *open);
     size_t np = 0;
-    int rc = pt && stack && open ? 0 : TPROF_ENOMEM;
-    /* the starts in record order, then the ends: runs per thread for the merge */
-    for (int ends = 0; ends < 2 && !rc; ends++)
+    int rc = pt && swept && stack && open ? 0 : TPROF_ENOMEM;
+    /* the starts in record order (a run per thread for the merge), sorted;
+       the ends among them by the stack, or else sorted with them */
+    int sorted = 0;
+    for (int ends = 0; ends < 2 && !rc && !sorted; ends++) {
         for (size_t k = 0; k < g->nsel; k++) {
             const tprof_event e_r = rec(g->c, g->sel[k]), *e = &e_r;
             if (e->stream != -1) continue;
@@ -931,14 +1019,21 @@ static int stack_edges(graph *g)
             pt[np++] = ends ? (point){ e->pid, tid, end_of(e), e->dur, g->sel[k], 0 }
                             : (point){ e->pid, tid, e->ts, e->dur, g->sel[k], 1 };
         }
-    if (!rc) sort_points(pt, np);
+        sort_points(pt, np);
+        if (!ends && (sorted = sweep_points(pt, np, swept, stack))) {
+            point *t = pt;
+            pt = swept;
+            swept = t;
+            np *= 2;
+        }
+    }
     /* nesting: an event's parent is the one on top of the stack at its start;
        an end pops the top, whichever it is (as HTA's call stack does) */
     size_t nstack = 0;
     for (size_t k = 0; k < np && !rc; k++) {
         if (k && (pt[k].pid != pt[k - 1].pid || pt[k].tid != pt[k - 1].tid)) nstack = 0;
         if (pt[k].start) {
-            g->m->parent[pt[k].ev] = (nstack ? stack[nstack - 1] : CP_TOP) + 1;
+            g->m->parent[slot_of(g, pt[k].ev)] = (nstack ? stack[nstack - 1] : CP_TOP) + 1; /* a host event: in range */
             stack[nstack++] = pt[k].ev;
         } else if (nstack)
             nstack--;
@@ -960,6 +1055,7 @@ static int stack_edges(graph *g)
         open[nopen++] = pt[k].ev;
     }
     free(pt);
+    free(swept);
     free(stack);
     free(open);
     return rc;
@@ -1121,8 +1217,10 @@ static uint32_t edge_op(const graph *g, const cp_gedge *x)
 
 static void graph_free(graph *g)
 {
-    for (size_t k = 0; k < g->nsel; k++) /* the window's marks off again, for the next */
-        g->m->start_node[g->sel[k]] = g->m->end_node[g->sel[k]] = g->m->parent[g->sel[k]] = 0; /* TPROF_CP_NONE */
+    for (size_t k = 0; k < g->nsel && g->marked; k++) { /* the window's marks off again, for the next */
+        size_t s = slot_of(g, g->sel[k]);
+        if (s != SIZE_MAX) g->m->start_node[s] = g->m->end_node[s] = g->m->parent[s] = 0; /* TPROF_CP_NONE */
+    }
     free(g->sel);
     free(g->nodes);
     free(g->edges);
@@ -1324,17 +1422,13 @@ int tprof_cp_paths(tprof_cp_ctx *c, const tprof_cp_span *spans, size_t n, tprof_
     memset(out, 0, n * sizeof *out);
     paths_job j = { .c = c, .spans = spans, .n = n };
     j.out = out;
-    paths_worker here = { &j, &c->marks }, other = { &j, NULL };
     cp_marks second = { 0 };
+    paths_worker here = { &j, &c->marks }, other = { &j, &second };
     pthread_t helper;
-    int helped = 0;
-    if (n > 1 && c->n >= c->alone && !marks_new(&second, c->n ? c->n : 1)) {
-        other.m = &second;
-        helped = pthread_create(&helper, NULL, paths_run, &other) == 0;
-    }
+    int helped = n > 1 && c->n >= c->alone && pthread_create(&helper, NULL, paths_run, &other) == 0;
     paths_run(&here);
     if (helped) pthread_join(helper, NULL);
-    free(second.start_node), free(second.end_node), free(second.parent);
+    marks_free(&second);
     if (j.rc)
         for (size_t i = 0; i < n; i++) tprof_cp_window_free(&out[i]);
     return j.rc;

@@ -73,6 +73,10 @@ tprof_cp_ctx *tprof_cp_ctx_new(const tprof_trace *t);
 #define TPROF_CP_ALONE 200000
 tprof_cp_ctx *tprof_cp_ctx_new_split(const tprof_trace *t, size_t alone);
 void tprof_cp_ctx_free(tprof_cp_ctx *c);
+/* Tests: each window's marks kept at every record's own index (as many
+ * slots as records), not packed to the window's records, the paths the
+ * same. */
+void tprof_cp_ctx_record_slots(tprof_cp_ctx *c);
 /* Record R of the context (an edge's from, to, event or op) as an event:
  * the trace's events and its compact spans (TPROF_COMPACT_SPANS), one index
  * space in file order. */

@@ -402,6 +402,33 @@ static void test_tree_split(void **state)
     tprof_trace_free(t);
 }
 
+/* The windows A[0..N) and B[0..N) found the same paths, edge by edge with
+ * their bounds; both freed. */
+static void assert_same_windows(tprof_cp_window *a, tprof_cp_window *b, int n)
+{
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(a[k].valid, b[k].valid);
+        assert_int_equal(a[k].length_ns, b[k].length_ns);
+        assert_int_equal(a[k].nodes, b[k].nodes);
+        assert_int_equal(a[k].edges, b[k].edges);
+        assert_int_equal(a[k].sync_edges, b[k].sync_edges);
+        assert_memory_equal(a[k].bound_ns, b[k].bound_ns, sizeof a[k].bound_ns);
+        assert_int_equal(a[k].npath, b[k].npath);
+        for (size_t e = 0; e < a[k].npath; e++) {
+            const tprof_cp_edge *x = &a[k].path[e], *y = &b[k].path[e];
+            assert_int_equal(x->from, y->from);
+            assert_int_equal(x->to, y->to);
+            assert_int_equal(x->type, y->type);
+            assert_int_equal(x->bound, y->bound);
+            assert_int_equal(x->weight, y->weight);
+            assert_int_equal(x->event, y->event);
+            assert_int_equal(x->op, y->op);
+        }
+        tprof_cp_window_free(&a[k]);
+        tprof_cp_window_free(&b[k]);
+    }
+}
+
 /* The critical paths built on two threads (the host order beside the
  * correlations, the windows taken in turn) are those built on one: the two
  * steps and 30 windows of 20 us across the trace (many, so that both
@@ -424,29 +451,63 @@ static void test_critical_path_split(void **state)
     for (int k = 0; k < NW; k++) assert_int_equal(tprof_cp_window_path(one, w[k].start, w[k].end, &serial[k]), 0);
     assert_int_equal(tprof_cp_paths(two, w, NW, parallel), 0);
     for (int k = 0; k < 2; k++) assert_true(serial[k].valid && serial[k].npath > 0 && serial[k].length_ns > 0);
-    for (int k = 0; k < NW; k++) {
-        assert_int_equal(serial[k].valid, parallel[k].valid);
-        assert_int_equal(serial[k].length_ns, parallel[k].length_ns);
-        assert_int_equal(serial[k].nodes, parallel[k].nodes);
-        assert_int_equal(serial[k].edges, parallel[k].edges);
-        assert_int_equal(serial[k].sync_edges, parallel[k].sync_edges);
-        assert_memory_equal(serial[k].bound_ns, parallel[k].bound_ns, sizeof serial[k].bound_ns);
-        assert_int_equal(serial[k].npath, parallel[k].npath);
-        for (size_t e = 0; e < serial[k].npath; e++) {
-            const tprof_cp_edge *a = &serial[k].path[e], *b = &parallel[k].path[e];
-            assert_int_equal(a->from, b->from);
-            assert_int_equal(a->to, b->to);
-            assert_int_equal(a->type, b->type);
-            assert_int_equal(a->bound, b->bound);
-            assert_int_equal(a->weight, b->weight);
-            assert_int_equal(a->event, b->event);
-            assert_int_equal(a->op, b->op);
-        }
-        tprof_cp_window_free(&serial[k]);
-        tprof_cp_window_free(&parallel[k]);
-    }
+    assert_same_windows(serial, parallel, NW);
     tprof_cp_ctx_free(one);
     tprof_cp_ctx_free(two);
+    tprof_trace_free(t);
+}
+
+/* Each window's marks are packed to the range its records span in the
+ * file; the Stream Wait Events every window takes (HTA takes them whatever
+ * their time) may lie outside it. Two steps, each a kernel on stream 7, a
+ * cudaEventRecord of it, a cudaStreamWaitEvent that makes stream 8 wait and
+ * a kernel on stream 8, the GPU events written after both steps' CPU
+ * events (as Kineto writes them): the windows (the steps, and 20 us slices)
+ * find the paths they find with a slot for every record, each step with
+ * its sync edge. */
+#define SYNC_WAIT(CORR, REC, TS)                                                                             \
+    "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Stream Wait Event\",\"pid\":0,\"tid\":8,\"ts\":" #TS \
+    ",\"dur\":0,\"args\":{\"cuda_sync_kind\":\"Stream Wait Event\",\"wait_on_stream\":7,"                       \
+    "\"wait_on_cuda_event_record_corr_id\":" #REC ",\"stream\":8,\"correlation\":" #CORR ",\"device\":0}},\n"
+#define GPU8(NAME, CORR, TS, DUR)                                                                           \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" NAME "\",\"pid\":0,\"tid\":8,\"ts\":" #TS ",\"dur\":" #DUR \
+    ",\"args\":{\"device\":0,\"stream\":8,\"correlation\":" #CORR "}},\n"
+#define SYNC_STEP(N, T0, OP, L1, R, W, L2, C1, C2, C3, C4)                                      \
+    EV("user_annotation", "ProfilerStep#" #N, 1, T0, 100, "")                                                \
+    EV("cpu_op", "aten::step", 1, OP, 60, "")                                                                \
+    EV("cuda_runtime", "cudaLaunchKernel", 1, L1, 5, "\"correlation\":" #C1)                                 \
+    EV("cuda_runtime", "cudaEventRecord", 1, R, 2, "\"correlation\":" #C2)                                   \
+    EV("cuda_runtime", "cudaStreamWaitEvent", 1, W, 2, "\"correlation\":" #C3)                               \
+    EV("cuda_runtime", "cudaLaunchKernel", 1, L2, 5, "\"correlation\":" #C4)                                 \
+
+static void test_critical_path_slots(void **state)
+{
+    (void)state;
+    static const char doc[] = "{\"traceEvents\":[\n"
+        SYNC_STEP(1, 0, 10, 12, 20, 25, 30, 11, 12, 13, 14)
+        SYNC_STEP(2, 100, 110, 112, 120, 125, 130, 21, 22, 23, 24)
+        GPU("A1", 11, 40, 20) GPU8("B1", 14, 61, 20) SYNC_WAIT(13, 12, 60)
+        GPU("A2", 21, 140, 20) GPU8("B2", 24, 161, 20) SYNC_WAIT(23, 22, 160)
+        "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":300,\"s\":\"t\"}\n"
+        "]}\n";
+    tprof_trace *t = NULL;
+    char err[256];
+    tprof_read_opts o = { .keep = TPROF_CRITICAL_PATH_KEEP };
+    assert_int_equal(tprof_trace_read_mem(&t, doc, sizeof doc - 1, "slots.json", &o, err, sizeof err), 0);
+    tprof_cp_ctx *packed = tprof_cp_ctx_new_split(t, 0), *every = tprof_cp_ctx_new_split(t, 0);
+    assert_non_null(packed);
+    assert_non_null(every);
+    tprof_cp_ctx_record_slots(every);
+    enum { NW = 12 };
+    tprof_cp_span w[NW] = { { 1, 0, 100 * US }, { 2, 100 * US, 200 * US } };
+    for (int k = 2; k < NW; k++) w[k] = (tprof_cp_span){ k, (k - 2) * 20 * US, (k - 1) * 20 * US };
+    tprof_cp_window a[NW], b[NW];
+    assert_int_equal(tprof_cp_paths(packed, w, NW, a), 0);
+    assert_int_equal(tprof_cp_paths(every, w, NW, b), 0);
+    for (int k = 0; k < 2; k++) assert_true(a[k].valid && a[k].npath > 0 && a[k].sync_edges == 1);
+    assert_same_windows(a, b, NW);
+    tprof_cp_ctx_free(packed);
+    tprof_cp_ctx_free(every);
     tprof_trace_free(t);
 }
 
@@ -503,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_event_order),
         cmocka_unit_test(test_tree_split),
         cmocka_unit_test(test_critical_path_split),
+        cmocka_unit_test(test_critical_path_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
