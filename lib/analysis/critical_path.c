@@ -87,6 +87,8 @@ struct tprof_cp_ctx {
     size_t n;
     uint8_t *nflag, *cflag, *stream_sync;
     uint8_t *phase_word; /* 1: the name holds "forward", 2: "autograd" (HTA's thread merge) */
+    /* per event (compact spans have none: XC_NONE, Q_NONE, ROLE_NONE; a
+       record's through xcorr_of, queue_of, role_of) */
     int32_t *xcorr;       /* HTA's index_correlation: the other side's record, XC_NONE or XC_UNMATCHED */
     int32_t *queue;       /* launch queue length after the event (a launch call or its GPU event), Q_NONE */
     uint8_t *role;        /* ROLE_*: a launch call with a GPU side (HTA: its launch mask and a correlation),
@@ -132,6 +134,27 @@ static inline const tprof_event *event_at(const tprof_cp_ctx *c, size_t r)
 
 /* Event K's record. */
 static inline size_t record_of_event(const tprof_cp_ctx *c, size_t k) { return c->rec_of_event ? c->rec_of_event[k] : k; }
+/* Record R's event, SIZE_MAX for a compact span. */
+static inline size_t event_of(const tprof_cp_ctx *c, size_t r)
+{
+    if (!c->src) return r;
+    return c->src[r] & CP_SPAN ? SIZE_MAX : c->src[r];
+}
+static inline int64_t xcorr_of(const tprof_cp_ctx *c, size_t r)
+{
+    size_t k = event_of(c, r);
+    return k == SIZE_MAX ? XC_NONE : c->xcorr[k];
+}
+static inline int32_t queue_of(const tprof_cp_ctx *c, size_t r)
+{
+    size_t k = event_of(c, r);
+    return k == SIZE_MAX ? Q_NONE : c->queue[k];
+}
+static inline uint8_t role_of(const tprof_cp_ctx *c, size_t r)
+{
+    size_t k = event_of(c, r);
+    return k == SIZE_MAX ? ROLE_NONE : c->role[k];
+}
 
 void tprof_cp_record(const tprof_cp_ctx *c, uint32_t r, tprof_event *out) { *out = rec(c, r); }
 size_t tprof_cp_records(const tprof_cp_ctx *c) { return c->n; }
@@ -227,20 +250,19 @@ static int link_correlations(tprof_cp_ctx *c)
         if (e->correlation >= 0 && tprof_idmap_put(&side[gpu_side_event(c, e)], e->correlation, (uint32_t)record_of_event(c, k)))
             rc = TPROF_ENOMEM;
     }
-    memset(c->xcorr, 0xff, c->n * sizeof *c->xcorr); /* XC_NONE */
-    memset(c->role, ROLE_NONE, c->n);
+    memset(c->xcorr, 0xff, nev * sizeof *c->xcorr); /* XC_NONE */
+    memset(c->role, ROLE_NONE, nev);
     for (size_t k = 0; k < nev && !rc; k++) {
         const tprof_event *e = &c->events[k];
         if (e->correlation < 0) continue;
         int g = gpu_side_event(c, e);
         uint32_t other = tprof_idmap_get(&side[!g], e->correlation);
-        size_t i = record_of_event(c, k);
-        c->xcorr[i] = other == TPROF_IDMAP_NONE ? XC_UNMATCHED : (int32_t)other;
+        c->xcorr[k] = other == TPROF_IDMAP_NONE ? XC_UNMATCHED : (int32_t)other;
         if (other == TPROF_IDMAP_NONE) continue;
         /* a launch call has a GPU side; GPU work on a stream was launched by
            a call when its host side is a launch call (whose GPU side exists: it) */
-        if (!g && (c->nflag[e->name] & N_LAUNCH)) c->role[i] = ROLE_LAUNCH;
-        if (g && e->stream != -1 && (c->nflag[event_at(c, other)->name] & N_LAUNCH)) c->role[i] = ROLE_LAUNCHED;
+        if (!g && (c->nflag[e->name] & N_LAUNCH)) c->role[k] = ROLE_LAUNCH;
+        if (g && e->stream != -1 && (c->nflag[event_at(c, other)->name] & N_LAUNCH)) c->role[k] = ROLE_LAUNCHED;
     }
     tprof_idmap_free(&side[0]);
     tprof_idmap_free(&side[1]);
@@ -248,7 +270,7 @@ static int link_correlations(tprof_cp_ctx *c)
 }
 
 /* A launch call with a GPU event (HTA: its mask and index_correlation > 0). */
-static int is_launch(const tprof_cp_ctx *c, size_t i) { return c->role[i] == ROLE_LAUNCH; }
+static int is_launch(const tprof_cp_ctx *c, size_t i) { return role_of(c, i) == ROLE_LAUNCH; }
 
 /* An event at a time, ordered by time, then by TIE (HTA concatenates
  * launch calls before the rest, and its sort by time keeps that order for
@@ -373,41 +395,39 @@ static int launch_queue(tprof_cp_ctx *c)
 {
     /* the launches and the GPU work they started are each nearly in time
        order already (one is written after the other, so together they are
-       not): each sorted, then merged */
-    size_t nl = 0, ng = 0, nev = tprof_trace_nevents(c->t); /* both are events, never compact spans */
-    for (size_t i = 0; i < c->n; i++) {
-        c->queue[i] = Q_NONE;
-        nl += c->role[i] == ROLE_LAUNCH;
-        ng += c->role[i] == ROLE_LAUNCHED;
+       not): each sorted, then taken in merged order. Both are events, never
+       compact spans: kept by event index, whose order is the file's. */
+    size_t nl = 0, ng = 0, nev = tprof_trace_nevents(c->t);
+    for (size_t k = 0; k < nev; k++) {
+        c->queue[k] = Q_NONE;
+        nl += c->role[k] == ROLE_LAUNCH;
+        ng += c->role[k] == ROLE_LAUNCHED;
     }
-    timed *q = tprof_big_alloc(nl + ng, sizeof *q), *l = tprof_big_alloc(nl, sizeof *l),
-          *g = tprof_big_alloc(ng, sizeof *g);
-    int rc = q && l && g ? 0 : TPROF_ENOMEM;
-    size_t a = 0, b = 0, m = 0;
+    timed *l = tprof_big_alloc(nl, sizeof *l), *g = tprof_big_alloc(ng, sizeof *g);
+    int rc = l && g ? 0 : TPROF_ENOMEM;
+    size_t a = 0, b = 0;
     for (size_t k = 0; k < nev && !rc; k++) {
-        size_t i = record_of_event(c, k);
-        if (c->role[i] == ROLE_LAUNCH) l[a++] = (timed){ c->events[k].ts, (uint32_t)i, 0 };
-        else if (c->role[i] == ROLE_LAUNCHED) g[b++] = (timed){ c->events[k].ts, (uint32_t)i, 1 };
+        if (c->role[k] == ROLE_LAUNCH) l[a++] = (timed){ c->events[k].ts, (uint32_t)k, 0 };
+        else if (c->role[k] == ROLE_LAUNCHED) g[b++] = (timed){ c->events[k].ts, (uint32_t)k, 1 };
     }
     if (!rc) {
         sort_timed(l, nl);
         sort_timed(g, ng);
-        for (a = b = 0; a < nl || b < ng;) q[m++] = b == ng || (a < nl && cmp_timed(&l[a], &g[b]) < 0) ? l[a++] : g[b++];
     }
     small_map len = { 0 };
-    for (size_t k = 0; k < m && !rc; k++) {
-        uint32_t i = q[k].ev;
-        int launch = !q[k].tie;
-        small_entry *s = small_get(&len, event_at(c, launch ? (size_t)c->xcorr[i] : i)->stream, 0, 0, 1, 0);
+    for (a = b = 0; !rc && (a < nl || b < ng);) {
+        const timed *q = b == ng || (a < nl && cmp_timed(&l[a], &g[b]) < 0) ? &l[a++] : &g[b++];
+        int launch = !q->tie;
+        small_entry *s = small_get(&len, (launch ? event_at(c, (size_t)c->xcorr[q->ev]) : &c->events[q->ev])->stream,
+                                   0, 0, 1, 0);
         if (!s) {
             rc = TPROF_ENOMEM;
             break;
         }
         s->v += launch ? 1 : -1;
-        c->queue[i] = (int32_t)(s->v > INT32_MAX ? INT32_MAX : s->v < -INT32_MAX ? -INT32_MAX : s->v);
+        c->queue[q->ev] = (int32_t)(s->v > INT32_MAX ? INT32_MAX : s->v < -INT32_MAX ? -INT32_MAX : s->v);
     }
     free(len.e);
-    free(q);
     free(l);
     free(g);
     return rc;
@@ -450,7 +470,7 @@ static int link_event_waits(tprof_cp_ctx *c)
         uint8_t f = c->nflag[e->name];
         int launch = is_launch(c, i);
         if (launch || ((f & N_RECORD) && tprof_i64map_get(&stream_of, e->correlation, &had)) ||
-            ((f & N_SWE_CALL) && c->xcorr[i] >= 0 && rec(c, (size_t)c->xcorr[i]).stream != -1))
+            ((f & N_SWE_CALL) && xcorr_of(c, i) >= 0 && rec(c, (size_t)xcorr_of(c, i)).stream != -1))
             order[m++] = (timed){ e->ts, (uint32_t)i, !launch };
     }
     if (!rc) sort_timed(order, m);
@@ -459,7 +479,7 @@ static int link_event_waits(tprof_cp_ctx *c)
         uint32_t i = order[k].ev;
         const tprof_event e_r = rec(c, i), *e = &e_r;
         if (is_launch(c, i)) {
-            const tprof_event g_r = rec(c, (size_t)c->xcorr[i]), *g = &g_r;
+            const tprof_event g_r = rec(c, (size_t)xcorr_of(c, i)), *g = &g_r;
             small_entry *s = small_get(&last, g->pid, g->stream, 0, 1, -1);
             if (!s) rc = TPROF_ENOMEM;
             else s->v = i;
@@ -476,11 +496,11 @@ static int link_event_waits(tprof_cp_ctx *c)
         uint32_t i = order[k].ev;
         const tprof_event e_r = rec(c, i), *e = &e_r;
         if (is_launch(c, i)) {
-            small_entry *s = small_get(&next, e->pid, e->tid, rec(c, (size_t)c->xcorr[i]).stream, 1, -1);
+            small_entry *s = small_get(&next, e->pid, e->tid, rec(c, (size_t)xcorr_of(c, i)).stream, 1, -1);
             if (!s) rc = TPROF_ENOMEM;
             else s->v = i;
         } else if (c->nflag[e->name] & N_SWE_CALL) {
-            small_entry *s = small_get(&next, e->pid, e->tid, rec(c, (size_t)c->xcorr[i]).stream, 0, -1);
+            small_entry *s = small_get(&next, e->pid, e->tid, rec(c, (size_t)xcorr_of(c, i)).stream, 0, -1);
             if (s && s->v >= 0 && tprof_i64map_put(&c->next_launch, (int64_t)i, s->v)) rc = TPROF_ENOMEM;
         }
     }
@@ -616,10 +636,10 @@ tprof_cp_ctx *tprof_cp_ctx_new_split(const tprof_trace *t, size_t alone)
         tprof_cp_ctx_free(c);
         return NULL;
     }
-    size_t n1 = c->n ? c->n : 1;
-    c->xcorr = tprof_big_alloc(n1, sizeof *c->xcorr);
-    c->queue = tprof_big_alloc(n1, sizeof *c->queue);
-    c->role = tprof_big_alloc(n1, 1);
+    size_t nev = tprof_trace_nevents(t);
+    c->xcorr = tprof_big_alloc(nev, sizeof *c->xcorr);
+    c->queue = tprof_big_alloc(nev, sizeof *c->queue);
+    c->role = tprof_big_alloc(nev, 1);
     if (!c->xcorr || !c->queue || !c->role || tprof_i64map_init(&c->prev_launch, 64) ||
         tprof_i64map_init(&c->next_launch, 64) || tprof_i64map_init(&c->record_of, 64) ||
         tprof_i64map_init(&c->wait_of, 64) || flag_strings(c)) {
@@ -791,7 +811,7 @@ static int select_events(graph *g, int64_t start, int64_t end)
         if (k >= c->nhost) continue;
         if (h < body_lo) body_lo = h;
         if (h > body_hi) body_hi = h;
-        int64_t x = c->xcorr[h];
+        int64_t x = xcorr_of(c, h);
         if (x >= 0 && rec(g->c, x).stream != -1 && gpu_side(c, (size_t)x)) {
             g->sel[g->nsel++] = (uint32_t)x;
             if ((uint32_t)x < body_lo) body_lo = (uint32_t)x;
@@ -840,7 +860,7 @@ static int make_nodes(graph *g)
         for (size_t k = 0; k < g->nsel; k++) {
             uint32_t i = g->sel[k];
             const tprof_event e_r = rec(g->c, i), *e = &e_r;
-            if (!(c->cflag[e->cat] & C_NODE) && !(e->stream != -1 && c->xcorr[i] != XC_NONE)) continue;
+            if (!(c->cflag[e->cat] & C_NODE) && !(e->stream != -1 && xcorr_of(c, i) != XC_NONE)) continue;
             g->nodes[g->nn++] = ends ? (cp_node){ end_of(e), i, 0 } : (cp_node){ e->ts, i, 1 };
         }
     sort_nodes(g->nodes, g->nn);
@@ -1082,7 +1102,7 @@ static int64_t recorded_kernel(const graph *g, uint32_t sync)
         return -1;
     int64_t found;
     uint32_t launch = tprof_i64map_get(&c->prev_launch, (int64_t)rec, &found) ? (uint32_t)found : TPROF_CP_NONE;
-    return launch == TPROF_CP_NONE ? -1 : c->xcorr[launch];
+    return launch == TPROF_CP_NONE ? -1 : xcorr_of(c, launch);
 }
 
 /* A GPU -> CPU sync edge from point FROM to the end of host event CALL. */
@@ -1105,7 +1125,7 @@ static int kernel_edges(graph *g)
     for (size_t k = 0; k < g->nsel && !rc; k++) {
         uint32_t i = g->sel[k];
         const tprof_event e_r = rec(g->c, i), *e = &e_r;
-        if ((e->stream == -1 && !(c->nflag[e->name] & (N_EVENT_SYNC | N_CONTEXT_SYNC))) || c->xcorr[i] == XC_NONE) continue;
+        if ((e->stream == -1 && !(c->nflag[e->name] & (N_EVENT_SYNC | N_CONTEXT_SYNC))) || xcorr_of(c, i) == XC_NONE) continue;
         rows[nr++] = (keyed){ (c->cflag[e->cat] & C_SYNC) ? end_of(e) : e->ts, i };
     }
     if (!rc) qsort(rows, nr, sizeof *rows, cmp_keyed);
@@ -1118,22 +1138,22 @@ static int kernel_edges(graph *g)
                 int64_t src = recorded_kernel(g, i);
                 if (src < 0) continue;
                 if (f & N_SWE) { /* the next kernel launched onto this stream waits for SRC */
-                    int64_t call = c->xcorr[i];
+                    int64_t call = xcorr_of(c, i);
                     int64_t found;
                     uint32_t next = call >= 0 && tprof_i64map_get(&c->next_launch, call, &found) ? (uint32_t)found
                                                                                                 : TPROF_CP_NONE;
-                    if (next != TPROF_CP_NONE && c->xcorr[next] >= 0 &&
-                        tprof_i64map_put(&pending, c->xcorr[next], src))
+                    if (next != TPROF_CP_NONE && xcorr_of(c, next) >= 0 &&
+                        tprof_i64map_put(&pending, xcorr_of(c, next), src))
                         rc = TPROF_ENOMEM;
                 } else {
                     uint32_t ke = end_node(g, (uint32_t)src);
-                    if (ke != TPROF_CP_NONE) rc = sync_to_call(g, ke, c->xcorr[i]);
+                    if (ke != TPROF_CP_NONE) rc = sync_to_call(g, ke, xcorr_of(c, i));
                 }
             } else if (c->stream_sync[e->name]) {
                 small_entry *s = small_get(&last, e->stream, 0, 0, 0, -1);
-                if (s) rc = sync_to_call(g, (uint32_t)s->v, c->xcorr[i]);
+                if (s) rc = sync_to_call(g, (uint32_t)s->v, xcorr_of(c, i));
             } else if (f & N_CONTEXT_SYNC)
-                for (size_t j = 0; j < last.n && !rc; j++) rc = sync_to_call(g, (uint32_t)last.e[j].v, c->xcorr[i]);
+                for (size_t j = 0; j < last.n && !rc; j++) rc = sync_to_call(g, (uint32_t)last.e[j].v, xcorr_of(c, i));
             continue;
         }
         uint32_t s = start_of(g, i), en = end_node(g, i);
@@ -1148,13 +1168,13 @@ static int kernel_edges(graph *g)
             if (waited != TPROF_CP_NONE && (rc = add_checked(g, waited, s, TPROF_CPE_SYNC, 0, NULL))) break;
             if (tprof_i64map_put(&pending, i, -1)) rc = TPROF_ENOMEM;
         }
-        int64_t call = c->xcorr[i];
+        int64_t call = xcorr_of(c, i);
         small_entry *ls = small_get(&last, e->stream, 0, 0, 1, -1);
         if (!ls) rc = TPROF_ENOMEM;
         if (rc) break;
         uint32_t prev = ls->v >= 0 ? (uint32_t)ls->v : TPROF_CP_NONE;
         int64_t call_ts = call >= 0 ? rec(g->c, call).ts : INT64_MIN;
-        if (call >= 0 && c->queue[call] == 1 && c->queue[i] == 0 &&
+        if (call >= 0 && queue_of(c, call) == 1 && queue_of(c, i) == 0 &&
             (prev == TPROF_CP_NONE || g->nodes[prev].ts < call_ts) &&
             (waited == TPROF_CP_NONE || g->nodes[waited].ts < call_ts)) {
             uint32_t cs = start_of(g, (uint32_t)call);
@@ -1211,7 +1231,7 @@ static uint32_t edge_op(const graph *g, const cp_gedge *x)
     int64_t h;
     if (x->type == TPROF_CPE_LAUNCH_DELAY) h = g->nodes[x->u].ev;
     else if (x->attr == TPROF_CP_NONE) return TPROF_CP_NONE;
-    else h = rec(g->c, x->attr).stream == -1 ? (int64_t)x->attr : g->c->xcorr[x->attr];
+    else h = rec(g->c, x->attr).stream == -1 ? (int64_t)x->attr : xcorr_of(g->c, x->attr);
     return h >= 0 ? op_of(g, h) : TPROF_CP_NONE;
 }
 
