@@ -537,16 +537,19 @@ static int merge_records(tprof_cp_ctx *c)
     return 0;
 }
 
-/* Room in M for N slots, the new ones zero. */
+/* Room in M for N slots, all zero. Between windows every slot is zero
+ * (graph_free resets them), so larger arrays need no copy, and calloc
+ * leaves a large one's pages untouched until a window writes them (a
+ * window's range can span most of the file where GPU events come last). */
 static int marks_reserve(cp_marks *m, size_t n)
 {
     if (n <= m->cap) return 0;
     size_t cap = n > 2 * m->cap ? n : 2 * m->cap;
     uint32_t **a[3] = { &m->start_node, &m->end_node, &m->parent };
     for (int i = 0; i < 3; i++) {
-        uint32_t *p = realloc(*a[i], cap * sizeof *p);
-        if (!p) return TPROF_ENOMEM;
-        memset(p + m->cap, 0, (cap - m->cap) * sizeof *p);
+        uint32_t *p = calloc(cap, sizeof *p);
+        if (!p) return TPROF_ENOMEM; /* the arrays replaced so far are larger, all zero: M stays usable */
+        free(*a[i]);
         *a[i] = p;
     }
     m->cap = cap;
@@ -686,6 +689,7 @@ typedef struct {
     uint32_t lo;
     size_t span;
     int marked; /* the marks have room for the slots */
+    size_t slotless; /* records of the window without a slot */
     cp_node *nodes;
     size_t nn;
     cp_gedge *edges;
@@ -808,9 +812,12 @@ static int select_events(graph *g, int64_t start, int64_t end)
             h = c->swe[k - c->nhost];
         if (tprof_grow_items((void **)&g->sel, &cap, g->nsel + 2, sizeof *g->sel)) return TPROF_ENOMEM;
         g->sel[g->nsel++] = h;
-        if (k >= c->nhost) continue;
+        /* a Stream Wait Event (cuda_sync) of another time needs no slot:
+           kernel_edges takes it by its correlation, never by its marks */
+        if (k >= c->nhost && (c->cflag[rec(g->c, h).cat] & C_SYNC)) continue;
         if (h < body_lo) body_lo = h;
         if (h > body_hi) body_hi = h;
+        if (k >= c->nhost) continue;
         int64_t x = xcorr_of(c, h);
         if (x >= 0 && rec(g->c, x).stream != -1 && gpu_side(c, (size_t)x)) {
             g->sel[g->nsel++] = (uint32_t)x;
@@ -847,6 +854,7 @@ static int select_events(graph *g, int64_t start, int64_t end)
     }
     if (marks_reserve(g->m, g->span)) return TPROF_ENOMEM;
     g->marked = 1;
+    for (size_t i = 0; i < g->nsel; i++) g->slotless += slot_of(g, g->sel[i]) == SIZE_MAX;
     return 0;
 }
 
@@ -1053,7 +1061,8 @@ static int stack_edges(graph *g)
     for (size_t k = 0; k < np && !rc; k++) {
         if (k && (pt[k].pid != pt[k - 1].pid || pt[k].tid != pt[k - 1].tid)) nstack = 0;
         if (pt[k].start) {
-            g->m->parent[slot_of(g, pt[k].ev)] = (nstack ? stack[nstack - 1] : CP_TOP) + 1; /* a host event: in range */
+            size_t s = slot_of(g, pt[k].ev); /* a host event: in range */
+            if (s != SIZE_MAX) g->m->parent[s] = (nstack ? stack[nstack - 1] : CP_TOP) + 1;
             stack[nstack++] = pt[k].ev;
         } else if (nstack)
             nstack--;
@@ -1386,6 +1395,7 @@ static int window_path(const tprof_cp_ctx *c, cp_marks *m, int64_t start, int64_
     if (!rc) {
         w->nodes = g.ntouched;
         w->edges = g.ne;
+        w->slotless = g.slotless;
         w->valid = 1;
         if (sync_on_one_stream(&g)) {
             w->valid = 0;

@@ -59,6 +59,8 @@ typedef struct {
     tprof_cp_edge *path; /* in order */
     int64_t bound_ns[TPROF_CPB_COUNT];
     size_t sync_edges;  /* sync edges on the path: where the CPU waited for the GPU (or a stream for another) */
+    size_t slotless;    /* tests: the window's records without a slot in its marks (Stream Wait Events of
+                           other times, outside the range its own records span in the file) */
 } tprof_cp_window;
 
 typedef struct tprof_cp_ctx tprof_cp_ctx;

@@ -502,9 +502,13 @@ static void test_critical_path_slots(void **state)
     tprof_cp_span w[NW] = { { 1, 0, 100 * US }, { 2, 100 * US, 200 * US } };
     for (int k = 2; k < NW; k++) w[k] = (tprof_cp_span){ k, (k - 2) * 20 * US, (k - 1) * 20 * US };
     tprof_cp_window a[NW], b[NW];
-    assert_int_equal(tprof_cp_paths(packed, w, NW, a), 0);
+    /* packed: one window after another on this thread (its marks grown and
+       reused); a slot per record: the windows on two threads */
+    for (int k = 0; k < NW; k++) assert_int_equal(tprof_cp_window_path(packed, w[k].start, w[k].end, &a[k]), 0);
     assert_int_equal(tprof_cp_paths(every, w, NW, b), 0);
     for (int k = 0; k < 2; k++) assert_true(a[k].valid && a[k].npath > 0 && a[k].sync_edges == 1);
+    assert_int_equal(a[0].slotless, 1); /* step 2's Stream Wait Event, after step 1's records */
+    for (int k = 0; k < NW; k++) assert_int_equal(b[k].slotless, 0);
     assert_same_windows(a, b, NW);
     tprof_cp_ctx_free(packed);
     tprof_cp_ctx_free(every);
