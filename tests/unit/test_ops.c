@@ -402,6 +402,16 @@ static void test_tree_split(void **state)
     tprof_trace_free(t);
 }
 
+/* DOC read as critical-path reads it. */
+static tprof_trace *read_cp_trace(const char *doc, size_t len)
+{
+    tprof_trace *t = NULL;
+    char err[256];
+    tprof_read_opts o = { .keep = TPROF_CRITICAL_PATH_KEEP };
+    assert_int_equal(tprof_trace_read_mem(&t, doc, len, "cp.json", &o, err, sizeof err), 0);
+    return t;
+}
+
 /* The windows A[0..N) and B[0..N) found the same paths, edge by edge with
  * their bounds; both freed. */
 static void assert_same_windows(tprof_cp_window *a, tprof_cp_window *b, int n)
@@ -437,10 +447,7 @@ static void assert_same_windows(tprof_cp_window *a, tprof_cp_window *b, int n)
 static void test_critical_path_split(void **state)
 {
     (void)state;
-    tprof_trace *t = NULL;
-    char err[256];
-    tprof_read_opts o = { .keep = TPROF_CRITICAL_PATH_KEEP };
-    assert_int_equal(tprof_trace_read_mem(&t, TRACE, sizeof TRACE - 1, "cp.json", &o, err, sizeof err), 0);
+    tprof_trace *t = read_cp_trace(TRACE, sizeof TRACE - 1);
     tprof_cp_ctx *one = tprof_cp_ctx_new_split(t, SIZE_MAX), *two = tprof_cp_ctx_new_split(t, 0);
     assert_non_null(one);
     assert_non_null(two);
@@ -490,10 +497,7 @@ static void test_critical_path_slots(void **state)
         GPU("A2", 21, 140, 20) GPU8("B2", 24, 161, 20) SYNC_WAIT(23, 22, 160)
         "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":300,\"s\":\"t\"}\n"
         "]}\n";
-    tprof_trace *t = NULL;
-    char err[256];
-    tprof_read_opts o = { .keep = TPROF_CRITICAL_PATH_KEEP };
-    assert_int_equal(tprof_trace_read_mem(&t, doc, sizeof doc - 1, "slots.json", &o, err, sizeof err), 0);
+    tprof_trace *t = read_cp_trace(doc, sizeof doc - 1);
     tprof_cp_ctx *packed = tprof_cp_ctx_new_split(t, 0), *every = tprof_cp_ctx_new_split(t, 0);
     assert_non_null(packed);
     assert_non_null(every);
