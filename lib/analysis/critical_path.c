@@ -461,16 +461,16 @@ static int link_event_waits(tprof_cp_ctx *c)
     }
     size_t m = 0, cap = 0, nev = tprof_trace_nevents(c->t); /* runtime calls: events, never compact spans */
     for (size_t k = 0; k < nev; k++)
-        cap += is_launch(c, record_of_event(c, k)) || (c->nflag[c->events[k].name] & (N_RECORD | N_SWE_CALL));
+        cap += c->role[k] == ROLE_LAUNCH || (c->nflag[c->events[k].name] & (N_RECORD | N_SWE_CALL));
     timed *order = tprof_big_alloc(cap, sizeof *order);
     if (!order) rc = TPROF_ENOMEM;
     for (size_t k = 0; k < nev && !rc; k++) {
         const tprof_event *e = &c->events[k];
         size_t i = record_of_event(c, k);
         uint8_t f = c->nflag[e->name];
-        int launch = is_launch(c, i);
+        int launch = c->role[k] == ROLE_LAUNCH;
         if (launch || ((f & N_RECORD) && tprof_i64map_get(&stream_of, e->correlation, &had)) ||
-            ((f & N_SWE_CALL) && xcorr_of(c, i) >= 0 && rec(c, (size_t)xcorr_of(c, i)).stream != -1))
+            ((f & N_SWE_CALL) && c->xcorr[k] >= 0 && rec(c, (size_t)c->xcorr[k]).stream != -1))
             order[m++] = (timed){ e->ts, (uint32_t)i, !launch };
     }
     if (!rc) sort_timed(order, m);
@@ -688,8 +688,6 @@ typedef struct {
        window's own, at their offset from lo */
     uint32_t lo;
     size_t span;
-    int marked; /* the marks have room for the slots */
-    size_t slotless; /* records of the window without a slot */
     cp_node *nodes;
     size_t nn;
     cp_gedge *edges;
@@ -845,16 +843,11 @@ static int select_events(graph *g, int64_t start, int64_t end)
     g->nsel = m;
     /* the marks' slots: the range of the records in the window's time (the
        Stream Wait Events of every time are taken too) */
-    if (c->record_slots) {
-        g->lo = 0;
-        g->span = c->n;
-    } else if (body_lo <= body_hi) {
-        g->lo = body_lo;
-        g->span = (size_t)(body_hi - body_lo) + 1;
-    }
-    if (marks_reserve(g->m, g->span)) return TPROF_ENOMEM;
-    g->marked = 1;
-    for (size_t i = 0; i < g->nsel; i++) g->slotless += slot_of(g, g->sel[i]) == SIZE_MAX;
+    uint32_t lo_slot = c->record_slots ? 0 : body_lo;
+    size_t span = c->record_slots ? c->n : body_lo <= body_hi ? (size_t)(body_hi - body_lo) + 1 : 0;
+    if (marks_reserve(g->m, span)) return TPROF_ENOMEM; /* no slots yet: graph_free resets none */
+    g->lo = lo_slot;
+    g->span = span;
     return 0;
 }
 
@@ -1244,11 +1237,15 @@ static uint32_t edge_op(const graph *g, const cp_gedge *x)
     return h >= 0 ? op_of(g, h) : TPROF_CP_NONE;
 }
 
-static void graph_free(graph *g)
+/* Frees G, its marks off again for the next window; returns how many of
+ * its records had no slot. */
+static size_t graph_free(graph *g)
 {
-    for (size_t k = 0; k < g->nsel && g->marked; k++) { /* the window's marks off again, for the next */
+    size_t slotless = 0;
+    for (size_t k = 0; k < g->nsel; k++) {
         size_t s = slot_of(g, g->sel[k]);
-        if (s != SIZE_MAX) g->m->start_node[s] = g->m->end_node[s] = g->m->parent[s] = 0; /* TPROF_CP_NONE */
+        if (s == SIZE_MAX) slotless++;
+        else g->m->start_node[s] = g->m->end_node[s] = g->m->parent[s] = 0; /* TPROF_CP_NONE */
     }
     free(g->sel);
     free(g->nodes);
@@ -1257,6 +1254,7 @@ static void graph_free(graph *g)
     free(g->in_graph);
     free(g->out_first);
     free(g->next_out);
+    return slotless;
 }
 
 /* The longest path as networkx's dag_longest_path finds it: nodes in
@@ -1395,7 +1393,6 @@ static int window_path(const tprof_cp_ctx *c, cp_marks *m, int64_t start, int64_
     if (!rc) {
         w->nodes = g.ntouched;
         w->edges = g.ne;
-        w->slotless = g.slotless;
         w->valid = 1;
         if (sync_on_one_stream(&g)) {
             w->valid = 0;
@@ -1403,8 +1400,9 @@ static int window_path(const tprof_cp_ctx *c, cp_marks *m, int64_t start, int64_
         } else
             rc = longest_path(&g, w);
     }
-    graph_free(&g);
+    size_t slotless = graph_free(&g);
     if (rc) tprof_cp_window_free(w);
+    else w->slotless = slotless;
     return rc;
 }
 
