@@ -296,6 +296,21 @@ size_t tprof_ranks_worst(const tprof_result *const *results, const int64_t *rank
  * rank order). Ratios are derived afterwards. NULL when out of memory. */
 tprof_result *tprof_ranks_combine(const tprof_result *const *results, const int64_t *ranks, size_t n);
 
+/* The same, one result at a time: results of one description added in
+ * rank order make what tprof_ranks_combine makes of them, while the fold
+ * holds per row key and column only what the rules need (sums, extremes,
+ * first values, a distribution's values), never the results. */
+typedef struct tprof_fold tprof_fold;
+tprof_fold *tprof_fold_new(const tprof_result_desc *d); /* NULL: out of memory */
+/* 0, TPROF_ENOMEM, TPROF_EUSAGE (another description) or TPROF_ELIMIT
+ * (tables nested too deep); after an error the fold takes no more. */
+int tprof_fold_add(tprof_fold *f, const tprof_result *r);
+size_t tprof_fold_count(const tprof_fold *f); /* results added */
+/* The combined result (ratios derived) into *OUT, F freed either way: 0,
+ * the first error of the adds, or TPROF_EUSAGE when none was added. */
+int tprof_fold_end(tprof_fold *f, tprof_result **out);
+void tprof_fold_free(tprof_fold *f);
+
 #ifdef __cplusplus
 }
 #endif

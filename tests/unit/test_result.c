@@ -242,6 +242,34 @@ static void test_across_ranks(void **state)
     tprof_rows_set_null(tprof_result_top(r[0]), 0, 4);
     assert_true(tprof_result_equal(one, r[0]));
     tprof_result_free(one);
+
+    /* folded one result at a time, in rank order, each freed once added:
+     * the same combination (no cell may point into a freed result) */
+    tprof_fold *f = tprof_fold_new(&desc);
+    assert_non_null(f);
+    static const int in_rank_order[] = { 1, 3, 4, 2, 0 }; /* the inputs of ranks 0..4 */
+    for (int k = 0; k < 5; k++) {
+        int i = in_rank_order[k];
+        tprof_result *copy = make(steps[i] * 1000000, i == 1 ? "rank 0" : NULL, (double)(i + 1));
+        assert_int_equal(tprof_fold_add(f, copy), 0);
+        tprof_result_free(copy);
+    }
+    assert_int_equal(tprof_fold_count(f), 5);
+    tprof_result *folded = NULL;
+    assert_int_equal(tprof_fold_end(f, &folded), 0);
+    assert_true(tprof_result_equal(folded, all));
+    tprof_result_free(folded);
+    /* a result of another description is refused, and so is every add after it */
+    static const tprof_result_desc other = { .name = "other", .version = 1, .top = &top_desc };
+    tprof_result *stranger = tprof_result_new(&other);
+    f = tprof_fold_new(&desc);
+    assert_int_equal(tprof_fold_add(f, stranger), TPROF_EUSAGE);
+    assert_int_equal(tprof_fold_add(f, r[0]), TPROF_EUSAGE);
+    assert_int_equal(tprof_fold_end(f, &folded), TPROF_EUSAGE);
+    assert_null(folded);
+    tprof_result_free(stranger);
+    /* nothing added: nothing to combine */
+    assert_int_equal(tprof_fold_end(tprof_fold_new(&desc), &folded), TPROF_EUSAGE);
     tprof_result_free(all);
     for (int i = 0; i < 5; i++) tprof_result_free(r[i]);
 }
