@@ -71,6 +71,9 @@ int tprof_kernels_tables(const tprof_kernels_result *r, tprof_result **out);
  * rows sorted by total time again. */
 int tprof_kernels_tables_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
                                  tprof_result **out);
+/* The rows of kernel tables folded across ranks (tprof_fold) sorted as the
+ * combine sorts them: what tprof_kernels_tables_combine does after folding. */
+int tprof_kernels_tables_finish(tprof_result *r);
 /* Ascend: the task columns of a kernel table per kernel (kernels'
  * ascend_tasks table: op type, block dim, waits, AI Core pipeline ratios),
  * for the tasks in OPTS' window, into ROWS (of tprof_ascend_tasks_desc,
@@ -121,6 +124,9 @@ extern const tprof_result_desc tprof_ops_desc[TPROF_OPS_GROUPINGS];
 int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **out);
 /* Per-rank op tables combined by the columns' rules, by direct time again. */
 int tprof_ops_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n, tprof_result **out);
+/* What tprof_ops_combine does after folding the ranks (tprof_fold): the
+ * top kernels, the roofline columns, the rows by direct time. */
+int tprof_ops_finish(tprof_result *r);
 
 /* The performance model of one op instance: FLOPs and bytes moved from its
  * name and recorded inputs (the compact JSON texts of Input Dims, Input type
@@ -577,7 +583,7 @@ typedef struct {
  * (docs/METRICS.md). TPROF_EUSAGE when no window matches the options. */
 extern const tprof_result_desc tprof_critical_path_desc;
 int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_result **out);
-/* Sorts the events on the path and derives the shares (after a combine). */
+/* Sorts the events on the path and derives the shares (after a combine or a fold). */
 int tprof_critical_path_finish(tprof_result *r);
 int tprof_critical_path_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
                                 tprof_result **out);
@@ -660,6 +666,15 @@ typedef struct {
  * traces, the ranks (two traces or more) and the advice. */
 extern const tprof_result_desc tprof_summary_desc;
 int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out);
+/* The same with the kernels, ops and nn.Modules of all traces given
+ * (folded across the ranks in rank order, each finished: the parts' own
+ * are not read), as trainprof's summary does so that it never holds every
+ * rank's tables. An ops or modules NULL: not every trace has them. */
+typedef struct {
+    const tprof_result *kernels, *ops, *modules;
+} tprof_summary_combined;
+int tprof_summary_reduce_combined(const tprof_summary_part *parts, size_t n, const tprof_summary_combined *all,
+                                  tprof_result **out);
 
 #ifdef __cplusplus
 }

@@ -203,6 +203,9 @@ const tprof_cell *tprof_rows_at(const tprof_rows *t, size_t row, const char *col
 int64_t tprof_rows_int(const tprof_rows *t, size_t row, const char *col);
 double tprof_rows_real(const tprof_rows *t, size_t row, const char *col);
 const char *tprof_rows_str(const tprof_rows *t, size_t row, const char *col);
+/* A copy of R's top row alone, in a result of R's description (what an
+ * across-ranks view keeps of each rank). 0 or TPROF_ENOMEM. */
+int tprof_result_top_only(const tprof_result *r, tprof_result **out);
 /* Derives every DERIVED column (num / den; null when den is 0 or null). */
 void tprof_result_derive(tprof_result *r);
 /* The same for one table (and its child tables). */

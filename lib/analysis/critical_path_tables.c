@@ -393,30 +393,7 @@ int tprof_critical_path_finish(tprof_result *r)
 
 int tprof_critical_path_top_only(const tprof_result *r, tprof_result **out)
 {
-    *out = tprof_result_new(&tprof_critical_path_desc);
-    if (!*out) return TPROF_ENOMEM;
-    const tprof_rows *from = tprof_result_top_c(r);
-    tprof_rows *to = tprof_result_top(*out);
-    for (size_t c = 0; c < NTOP; c++) {
-        const tprof_cell *v = tprof_rows_cell(from, 0, c);
-        if (v->null) continue;
-        switch (top_cols[c].kind) {
-        case TPROF_COL_STRING:
-        case TPROF_COL_ENUM:
-            if (tprof_rows_set_s(to, 0, c, v->v.s)) {
-                tprof_result_free(*out);
-                *out = NULL;
-                return TPROF_ENOMEM;
-            }
-            break;
-        case TPROF_COL_RATIO:
-        case TPROF_COL_RATE:
-        case TPROF_COL_REAL:
-        case TPROF_COL_MEAN_NS: tprof_rows_set_d(to, 0, c, v->v.d); break;
-        default: tprof_rows_set_i(to, 0, c, v->v.i);
-        }
-    }
-    return 0;
+    return tprof_result_top_only(r, out);
 }
 
 int tprof_critical_path_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,

@@ -397,13 +397,18 @@ int tprof_kernels_tables(const tprof_kernels_result *r, tprof_result **out)
     return 0;
 }
 
+int tprof_kernels_tables_finish(tprof_result *r)
+{
+    static const int cols[] = { R_TOTAL, R_KEY, R_CLASS }, desc[] = { 1, 0, 0 };
+    return tprof_rows_sort(tprof_result_table(r, 1), cols, desc, 3);
+}
+
 int tprof_kernels_tables_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
                                  tprof_result **out)
 {
     *out = n ? tprof_ranks_combine(parts, ranks, n) : NULL;
     if (!*out) return n ? TPROF_ENOMEM : TPROF_EUSAGE;
-    static const int cols[] = { R_TOTAL, R_KEY, R_CLASS }, desc[] = { 1, 0, 0 };
-    int rc = tprof_rows_sort(tprof_result_table(*out, 1), cols, desc, 3);
+    int rc = tprof_kernels_tables_finish(*out);
     if (rc) {
         tprof_result_free(*out);
         *out = NULL;

@@ -1036,13 +1036,19 @@ out:
     return 0;
 }
 
+int tprof_ops_finish(tprof_result *r)
+{
+    int rc = finish_kernels(r);
+    if (!rc) rc = finish_roofline(r);
+    if (!rc) rc = sort_rows(r);
+    return rc;
+}
+
 int tprof_ops_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n, tprof_result **out)
 {
     *out = n ? tprof_ranks_combine(parts, ranks, n) : NULL;
     if (!*out) return n ? TPROF_ENOMEM : TPROF_EUSAGE;
-    int rc = finish_kernels(*out);
-    if (!rc) rc = finish_roofline(*out);
-    if (!rc) rc = sort_rows(*out);
+    int rc = tprof_ops_finish(*out);
     if (rc) {
         tprof_result_free(*out);
         *out = NULL;

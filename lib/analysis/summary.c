@@ -459,24 +459,21 @@ static int collectives_facts(const tprof_result *c, tprof_rows *rr)
     return cause->null ? 0 : tprof_rows_set_s(rr, 0, RK_COLL_CAUSE, cause->v.s);
 }
 
-int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out)
+int tprof_summary_reduce_combined(const tprof_summary_part *parts, size_t n, const tprof_summary_combined *all,
+                                  tprof_result **out)
 {
     *out = NULL;
     const tprof_result **facts = malloc((n ? n : 1) * sizeof *facts), **findings = malloc((n ? n : 1) * sizeof *findings);
-    const tprof_result **kernels = malloc((n ? n : 1) * sizeof *kernels);
-    const tprof_result **ops = malloc((n ? n : 1) * sizeof *ops), **modules = malloc((n ? n : 1) * sizeof *modules);
     const tprof_result **colls = malloc((n ? n : 1) * sizeof *colls);
     int64_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
     tprof_ranks_result *rk = NULL;
-    tprof_result *advice = NULL, *allk = NULL, *allops = NULL, *allmods = NULL, *coll = NULL, *res = tprof_result_new(&tprof_summary_desc);
-    int rc = facts && findings && kernels && ops && modules && colls && ranks && res ? 0 : TPROF_ENOMEM;
-    size_t nops = 0, nmods = 0, ncolls = 0;
+    tprof_result *advice = NULL, *coll = NULL, *res = tprof_result_new(&tprof_summary_desc);
+    const tprof_result *allk = all->kernels, *allops = all->ops, *allmods = all->modules;
+    int rc = facts && findings && colls && ranks && res ? 0 : TPROF_ENOMEM;
+    size_t ncolls = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         facts[i] = parts[i].facts;
         findings[i] = parts[i].findings;
-        kernels[i] = parts[i].kernels;
-        if (parts[i].ops) ops[nops++] = parts[i].ops;
-        if (parts[i].modules) modules[nmods++] = parts[i].modules;
         if (parts[i].coll) colls[ncolls++] = parts[i].coll;
     }
     if (!rc && n >= 2 && ncolls == n) rc = tprof_collectives_reduce(colls, n, &coll);
@@ -484,10 +481,7 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     if (!rc && coll) tprof_ranks_add_collectives(rk, coll); /* the late-rank rule */
     if (!rc) rc = tprof_advise_reduce(findings, rk, &advice);
     for (size_t i = 0; !rc && i < n; i++) ranks[i] = rk->ranks[i].rank;
-    if (!rc && n) rc = tprof_kernels_tables_combine(kernels, ranks, n, &allk);
     if (!rc) rc = path_facts(parts, n, ranks, tprof_result_table(res, 5));
-    if (!rc && nops == n && n) rc = tprof_ops_combine(ops, ranks, n, &allops);
-    if (!rc && nmods == n && n) rc = tprof_ops_combine(modules, ranks, n, &allmods);
     /* the traces' rows, labelled as every command labels them */
     tprof_rows *traces = rc ? NULL : tprof_result_table(res, 0);
     for (size_t i = 0; !rc && i < n; i++) {
@@ -554,23 +548,45 @@ int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result
     /* the collectives matched across the ranks, and each rank's waits */
     if (!rc && coll) rc = tprof_rows_append(tprof_result_table(res, SUM_COLL_GROUPS), tprof_result_table_c(coll, 0));
     if (!rc && coll) rc = tprof_rows_append(tprof_result_table(res, SUM_COLL_WAITS), tprof_result_table_c(coll, 1));
-    free(ops);
-    free(modules);
     free(colls);
     tprof_result_free(coll);
-    tprof_result_free(allops);
-    tprof_result_free(allmods);
     free(facts);
     free(findings);
-    free(kernels);
     free(ranks);
     tprof_ranks_free(rk);
     tprof_result_free(advice);
-    tprof_result_free(allk);
     if (rc) {
         tprof_result_free(res);
         return rc;
     }
     *out = res;
     return 0;
+}
+
+int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out)
+{
+    *out = NULL;
+    const tprof_result **kernels = malloc((n ? n : 1) * sizeof *kernels);
+    const tprof_result **ops = malloc((n ? n : 1) * sizeof *ops), **modules = malloc((n ? n : 1) * sizeof *modules);
+    tprof_result *allk = NULL, *allops = NULL, *allmods = NULL;
+    int rc = kernels && ops && modules ? 0 : TPROF_ENOMEM;
+    size_t nops = 0, nmods = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        kernels[i] = parts[i].kernels;
+        if (parts[i].ops) ops[nops++] = parts[i].ops;
+        if (parts[i].modules) modules[nmods++] = parts[i].modules;
+    }
+    /* the parts come in rank order: combined in it */
+    if (!rc && n) rc = tprof_kernels_tables_combine(kernels, NULL, n, &allk);
+    if (!rc && nops == n && n) rc = tprof_ops_combine(ops, NULL, n, &allops);
+    if (!rc && nmods == n && n) rc = tprof_ops_combine(modules, NULL, n, &allmods);
+    const tprof_summary_combined all = { allk, allops, allmods };
+    if (!rc) rc = tprof_summary_reduce_combined(parts, n, &all, out);
+    free(kernels);
+    free(ops);
+    free(modules);
+    tprof_result_free(allk);
+    tprof_result_free(allops);
+    tprof_result_free(allmods);
+    return rc;
 }

@@ -610,6 +610,24 @@ static int copy_row(tprof_rows *dst, const tprof_rows *src, size_t r, int depth)
     return 0;
 }
 
+int tprof_result_top_only(const tprof_result *r, tprof_result **out)
+{
+    *out = tprof_result_new(r->d);
+    if (!*out) return TPROF_ENOMEM;
+    const tprof_table_desc *d = r->d->top;
+    for (size_t c = 0; c < d->ncols; c++) {
+        const tprof_cell *v = tprof_rows_cell(r->top, 0, c);
+        if (v->null) continue;
+        if (!result_kind_is_str(d->cols[c].kind)) (*out)->top->cells[c] = *v;
+        else if (tprof_rows_set_s((*out)->top, 0, c, v->v.s)) {
+            tprof_result_free(*out);
+            *out = NULL;
+            return TPROF_ENOMEM;
+        }
+    }
+    return 0;
+}
+
 int tprof_rows_append(tprof_rows *dst, const tprof_rows *src)
 {
     if (!src) return 0;

@@ -191,14 +191,23 @@ typedef struct {
     int (*print)(void *ctx, const tprof_result *r, const char *label, const char *path);
     /* With several traces, their combination, printed after them (label
      * "all N traces", path NULL); JSON is then {"traces": [...], "combined":
-     * {...}}, and CSV ends with its rows after all,"". RANKS[i] is the rank
-     * of RESULTS[i] (-1 unknown). */
-    int (*combine)(void *ctx, const tprof_result *const *results, const int64_t *ranks, size_t n,
-                   tprof_result **out);
+     * {...}}, and CSV ends with its rows after all,"". The traces' results
+     * are folded in rank order as they are printed (tprof_fold: one trace's
+     * results held at a time), then finished by FINISH_PART (part 0). */
+    int combines;
     /* Or one result for the whole run from every trace's (a cross-rank
      * analysis: ANALYSE gives each trace's facts): printed alone, JSON its
-     * object, CSV its rows, the text by PRINT with label and path NULL. */
-    int (*reduce)(void *ctx, const tprof_result *const *results, size_t n, tprof_result **out);
+     * object, CSV its rows, the text by PRINT with label and path NULL.
+     * RESULTS[i * nparts + p] is trace i's part p, in rank order, except
+     * for the FOLDED_PARTS: those are folded across the traces as they are
+     * read back (their RESULTS entries NULL) and given as FOLDED[p],
+     * finished by FINISH_PART, so that the tables that grow with each
+     * trace's work (kernels, ops) are never held for every rank. */
+    int (*reduce)(void *ctx, const tprof_result *const *results, size_t n, tprof_result *const *folded,
+                  tprof_result **out);
+    uint32_t folded_parts; /* bit p: part p is folded */
+    /* A folded part's finish (sorting, derived columns): 0 or a TPROF_E* code. */
+    int (*finish_part)(void *ctx, size_t part, tprof_result *folded);
     /* Results ANALYSE makes of each trace (0: one), into OUT[0..NPARTS);
      * REDUCE then gets N * NPARTS of them, trace by trace. */
     size_t nparts;
@@ -264,11 +273,25 @@ typedef struct {
 int cli_parts_write(tprof_result *const *parts, size_t np, char **buf, size_t *len);
 int cli_parts_read(const char *buf, size_t len, tprof_result **parts, size_t np, char *err, size_t errlen);
 /* The outcome O with its results' bytes PARTS (cli_parts_write), and back
- * (an input that was not read has none). */
+ * (an input that was not read has none); cli_outcome_head reads the
+ * outcome alone, its parts' bytes from *PARTS_AT (LEN: none). */
 int cli_outcome_write(const cli_outcome *o, const char *parts, size_t parts_len, char **buf, size_t *len);
 int cli_outcome_read(const char *buf, size_t len, cli_outcome *o, tprof_result **parts, size_t np, char *err,
                      size_t errlen);
+int cli_outcome_head(const char *buf, size_t len, cli_outcome *o, size_t *parts_at, char *err, size_t errlen);
 void cli_outcome_free(cli_outcome *o, tprof_result **parts, size_t np);
+
+/* The inputs' results as bytes until they are printed (store.c): in memory
+ * up to a bound, then in an unlinked temporary file, so that printing many
+ * ranks holds one rank's results at a time. */
+typedef struct cli_store cli_store;
+cli_store *cli_store_new(size_t n); /* for inputs 0..N); NULL: out of memory */
+/* Input I's bytes B (malloc'ed, the store's from now on); any thread. 0. */
+int cli_store_put(cli_store *s, size_t i, char *b, size_t l);
+/* A copy of input I's bytes (malloc'ed; an input never put: none, 0
+ * bytes): 0, TPROF_ENOMEM or TPROF_EIO. */
+int cli_store_get(cli_store *s, size_t i, char **b, size_t *l);
+void cli_store_free(cli_store *s);
 /* The worse of two exit codes: a usage error, then unreadable input, then
  * a truncated one, then success. */
 int cli_worse_exit(int a, int b);

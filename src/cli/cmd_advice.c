@@ -118,8 +118,10 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     return rc ? rc : tprof_coll_instances(t, &out[2]);
 }
 
-static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_result **out)
+static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_result *const *folded,
+                  tprof_result **out)
 {
+    (void)folded; /* no part folded */
     (void)ctx;
     const tprof_result **facts = calloc(n ? n : 1, sizeof *facts), **findings = calloc(n ? n : 1, sizeof *findings);
     const tprof_result **colls = calloc(n ? n : 1, sizeof *colls);

@@ -310,8 +310,10 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     return tprof_coll_instances(t, out);
 }
 
-static int reduce(void *ctx, const tprof_result *const *per_rank, size_t n, tprof_result **out)
+static int reduce(void *ctx, const tprof_result *const *per_rank, size_t n, tprof_result *const *folded,
+                  tprof_result **out)
 {
+    (void)folded; /* no part folded */
     (void)ctx;
     return tprof_collectives_reduce(per_rank, n, out);
 }

@@ -244,10 +244,11 @@ static int write_overlays(cp_cli *ctx)
     return rc;
 }
 
-static int combine(void *ctx, const tprof_result *const *rs, const int64_t *ranks, size_t n, tprof_result **out)
+/* the traces' results folded into one (cli_run), then sorted as one trace's */
+static int finish_part(void *ctx, size_t part, tprof_result *folded)
 {
-    (void)ctx;
-    return tprof_critical_path_combine(rs, ranks, n, out);
+    (void)ctx, (void)part;
+    return tprof_critical_path_finish(folded);
 }
 
 static size_t limit(void *ctx) { return (size_t)((cp_cli *)ctx)->top; }
@@ -275,7 +276,7 @@ int cmd_critical_path(int argc, char **argv)
     cp_cli ctx = { .o = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1 }, .top = 15 };
     static const cli_spec spec = {
         .help = help, .keep = TPROF_CRITICAL_PATH_KEEP, .opts = opts, .option = option,
-        .result = &tprof_critical_path_desc, .analyse = analyse, .print = print, .combine = combine,
+        .result = &tprof_critical_path_desc, .analyse = analyse, .print = print, .combines = 1, .finish_part = finish_part,
         .limit = limit, .usage_error_for = window_error,
     };
     pthread_mutex_init(&ctx.lock, NULL);

@@ -109,10 +109,11 @@ static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
     return rc;
 }
 
-static int combine(void *ctx, const tprof_result *const *rs, const int64_t *ranks, size_t n, tprof_result **out)
+/* the traces' results folded into one (cli_run), then sorted as one trace's */
+static int finish_part(void *ctx, size_t part, tprof_result *folded)
 {
-    (void)ctx;
-    return tprof_kernels_tables_combine(rs, ranks, n, out);
+    (void)ctx, (void)part;
+    return tprof_kernels_tables_finish(folded);
 }
 
 /* the description follows --by */
@@ -132,7 +133,7 @@ int cmd_kernels(int argc, char **argv)
     static const cli_spec spec = {
         .help = help, .keep = TPROF_KERNELS_KEEP | TPROF_KEEP_TASK_INFO, .opts = opts, .option = option,
         .result = &tprof_kernels_desc[TPROF_BY_NAME], .result_for = result_for, .analyse = analyse, .print = print,
-        .combine = combine, .limit = limit, .usage_error_for = window_error,
+        .combines = 1, .finish_part = finish_part, .limit = limit, .usage_error_for = window_error,
     };
     return cli_run(argc, argv, &spec, &ctx);
 }

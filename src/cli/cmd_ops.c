@@ -158,10 +158,11 @@ static int analyse(void *vctx, const tprof_trace *t, tprof_result **out)
     return tprof_ops(t, &o, out);
 }
 
-static int combine(void *ctx, const tprof_result *const *rs, const int64_t *ranks, size_t n, tprof_result **out)
+/* the traces' results folded into one (cli_run), then sorted as one trace's */
+static int finish_part(void *ctx, size_t part, tprof_result *folded)
 {
-    (void)ctx;
-    return tprof_ops_combine(rs, ranks, n, out);
+    (void)ctx, (void)part;
+    return tprof_ops_finish(folded);
 }
 
 static const tprof_result_desc *result_for(void *ctx) { return &tprof_ops_desc[((ops_cli *)ctx)->oo.by]; }
@@ -190,7 +191,7 @@ int cmd_ops(int argc, char **argv)
     static const cli_spec spec = {
         .help = help, .keep = TPROF_OPS_KEEP, .opts = opts, .option = option,
         .result = &tprof_ops_desc[TPROF_OPS_BY_NAME], .result_for = result_for, .analyse = analyse, .print = print,
-        .combine = combine, .limit = limit, .usage_error_for = window_error, .classifier = classifier,
+        .combines = 1, .finish_part = finish_part, .limit = limit, .usage_error_for = window_error, .classifier = classifier,
         .keep_for = keep_for,
     };
     return cli_run(argc, argv, &spec, &ctx);

@@ -651,23 +651,30 @@ static int analyse(void *ctx, const tprof_trace *t, tprof_result **out)
     return rc ? rc : job.rc;
 }
 
-static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_result **out)
+static int reduce(void *ctx, const tprof_result *const *parts, size_t n, tprof_result *const *folded,
+                  tprof_result **out)
 {
     (void)ctx;
     tprof_summary_part *p = malloc((n ? n : 1) * sizeof *p);
     if (!p) return TPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) /* kernels, ops and modules come folded */
         p[i] = (tprof_summary_part){ .trace = parts[NPARTS * i + PART_TRACE],
-                                     .kernels = parts[NPARTS * i + PART_KERNELS],
                                      .facts = parts[NPARTS * i + PART_FACTS],
                                      .findings = parts[NPARTS * i + PART_FINDINGS],
-                                     .ops = parts[NPARTS * i + PART_OPS],
-                                     .modules = parts[NPARTS * i + PART_MODULES],
                                      .coll = parts[NPARTS * i + PART_COLL],
                                      .path = parts[NPARTS * i + PART_PATH] };
-    int rc = tprof_summary_reduce(p, n, out);
+    const tprof_summary_combined all = { folded[PART_KERNELS], folded[PART_OPS], folded[PART_MODULES] };
+    int rc = tprof_summary_reduce_combined(p, n, &all, out);
     free(p);
     return rc;
+}
+
+/* The kernels, ops and modules of all traces: folded as each trace's are
+ * read back (cli_run), then sorted as tprof_summary_reduce's combines do. */
+static int finish_part(void *ctx, size_t part, tprof_result *folded)
+{
+    (void)ctx;
+    return part == PART_KERNELS ? tprof_kernels_tables_finish(folded) : tprof_ops_finish(folded);
 }
 
 int cmd_summary(int argc, char **argv)
@@ -679,7 +686,8 @@ int cmd_summary(int argc, char **argv)
         .help = help, .keep = TPROF_ADVICE_KEEP | TPROF_COMM_KEEP | TPROF_KEEP_STREAMED | TPROF_OPS_KEEP | TPROF_KEEP_SYNC,
         .opts = opts,
         .option = option,
-        .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .coll_part = PART_COLL + 1, .reduce = reduce, .print = print,
+        .result = &tprof_summary_desc, .analyse = analyse, .nparts = NPARTS, .coll_part = PART_COLL + 1, .reduce = reduce,
+        .folded_parts = 1u << PART_KERNELS | 1u << PART_OPS | 1u << PART_MODULES, .finish_part = finish_part, .print = print,
         .limit = limit,
     };
     summary_ctx ctx = { .top = 10 };

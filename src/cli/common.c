@@ -580,20 +580,24 @@ void cli_common_free(cli_common *co)
 /* The results each trace is analysed into. */
 static size_t cli_parts(const cli_spec *spec) { return spec->nparts ? spec->nparts : 1; }
 
-/* The result path of cli_run: analyse on the reading thread, free, print. */
+static const cli_engine *engine; /* NULL: this process analyses every input */
+
+/* The result path of cli_run: analyse on the reading thread, free, keep
+ * the results as bytes. */
 typedef struct {
     const cli_spec *spec;
     void *ctx;
-    tprof_result **res;
+    tprof_result **res; /* scratch: each trace's parts until written */
     int *rc;
     int64_t *rank;
     char **held; /* after a usage error (a step window matching none): the steps the trace holds */
     int64_t *claimed; /* the rank its distributedInfo claims, -1 */
-    /* the results as bytes (cli_parts_write), kept for the engine; without
-       one they are read back at once, on the reading thread (whose freed
-       memory the copy reuses) */
+    /* the results as bytes (cli_parts_write): kept for the engine, else
+       into the store (by the input's index in the whole list, INDEX[k]) */
     char **bytes;
     size_t *nbytes;
+    cli_store *store;
+    const int *index;
 } analyse_job;
 
 static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
@@ -612,15 +616,15 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     }
     tprof_trace_free(r->trace);
     r->trace = NULL;
+    for (size_t p = 0; !j->rc[i] && p < np; p++)
+        if (!parts[p]) j->rc[i] = TPROF_ENOMEM; /* every part is made, or the analysis failed */
     /* the results through their bytes, as every run passes them */
-    char *b, err[256];
+    char *b;
     size_t l;
     int e = cli_parts_write(parts, np, &b, &l);
     for (size_t p = 0; p < np; p++) tprof_result_free(parts[p]), parts[p] = NULL;
-    if (!e && !j->bytes) {
-        e = cli_parts_read(b, l, parts, np, err, sizeof err);
-        free(b);
-    } else if (!e) {
+    if (!e && !j->bytes) e = cli_store_put(j->store, (size_t)j->index[i], b, l);
+    else if (!e) {
         j->bytes[i] = b;
         j->nbytes[i] = l;
     }
@@ -650,28 +654,117 @@ int cli_print_whole(const tprof_result *r, cli_format fmt, size_t limit)
     return 0;
 }
 
-/* The one result of a cross-rank command, from every trace's facts. */
-static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, const tprof_result *const *res, size_t n,
-                           size_t limit)
+/* The traces shown, in rank order: each one's results read back from the
+ * store when it is printed or folded. */
+typedef struct {
+    const cli_spec *spec;
+    size_t np;
+    cli_store *store;
+    size_t n;
+    const size_t *input; /* shown trace k -> its input */
+    char **paths;        /* by shown trace */
+    const char *const *lab;
+    const int64_t *rank;
+    /* the collectives' matching (trainprof-mpi): joined onto the parts of input CARRIER */
+    const cli_coll_matching *spread;
+    size_t carrier;
+} shown_set;
+
+/* Shown trace K's parts, read back into PARTS[0..np); 0, or an exit code
+ * after saying why. */
+static int shown_load(const shown_set *s, size_t k, tprof_result **parts)
+{
+    size_t i = s->input[k];
+    char *b = NULL, err[256] = "";
+    size_t l = 0;
+    int e = cli_store_get(s->store, i, &b, &l);
+    if (e) snprintf(err, sizeof err, "%s", tprof_strerror(e));
+    else e = cli_parts_read(b, l, parts, s->np, err, sizeof err);
+    free(b);
+    if (e) {
+        cli_error("%s: its results could not be read back: %s", s->paths[k], err);
+        return EXIT_INPUT;
+    }
+    tprof_result *coll = s->spread && i == s->carrier ? parts[s->spec->coll_part - 1] : NULL;
+    if (coll && cli_coll_spread_join(s->spread, coll)) {
+        for (size_t p = 0; p < s->np; p++) tprof_result_free(parts[p]), parts[p] = NULL;
+        cli_error("the collectives could not be matched across the processes");
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+/* R into *FOLD (made on the first), in rank order; 0 or a TPROF_E* code. */
+static int fold_in(tprof_fold **fold, const tprof_result *r)
+{
+    if (!*fold && !(*fold = tprof_fold_new(tprof_result_desc_of(r)))) return TPROF_ENOMEM;
+    return tprof_fold_add(*fold, r);
+}
+
+/* The fold's combination, finished as part PART; NULL with *RC set on failure. */
+static tprof_result *fold_end(const cli_spec *spec, void *ctx, size_t part, tprof_fold *fold, int *rc)
+{
+    tprof_result *r = NULL;
+    *rc = fold ? tprof_fold_end(fold, &r) : TPROF_EUSAGE;
+    if (!*rc && spec->finish_part) *rc = spec->finish_part(ctx, part, r);
+    if (*rc) {
+        tprof_result_free(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* The one result of a cross-rank command, from every trace's facts (the
+ * folded parts folded as they are read back). */
+static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, const shown_set *s, size_t limit)
 {
     const tprof_result_desc *d = spec->result;
-    size_t t = (size_t)d->csv_table;
+    size_t t = (size_t)d->csv_table, n = s->n, np = s->np;
     if (!n) { /* nothing was read: CSV still says its columns */
         if (fmt == FMT_CSV && d->csv_tables) tprof_result_csv_tables(d, NULL, limit, stdout);
         else if (fmt == FMT_CSV) tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, NULL, stdout);
         return EXIT_OK;
     }
-    tprof_result *r;
-    int e = spec->reduce(ctx, res, n, &r);
-    if (e) {
-        cli_error("%s", tprof_strerror(e));
-        return EXIT_INPUT;
+    tprof_result **held = calloc(n * np, sizeof *held), **folded = calloc(np, sizeof *folded);
+    tprof_fold **folds = calloc(np, sizeof *folds);
+    int rc = held && folded && folds ? EXIT_OK : EXIT_INPUT, e = 0;
+    if (rc) cli_error("out of memory");
+    for (size_t k = 0; !rc && !e && k < n; k++) {
+        tprof_result **parts = &held[k * np];
+        rc = shown_load(s, k, parts);
+        for (size_t p = 0; !rc && p < np; p++) {
+            if (!(spec->folded_parts >> p & 1)) continue;
+            e = fold_in(&folds[p], parts[p]);
+            tprof_result_free(parts[p]);
+            parts[p] = NULL;
+        }
     }
-    if (fmt == FMT_TABLE && spec->print) e = spec->print(ctx, r, NULL, NULL);
-    else e = cli_print_whole(r, fmt, limit);
+    for (size_t p = 0; !rc && !e && p < np; p++)
+        if (spec->folded_parts >> p & 1) {
+            folded[p] = fold_end(spec, ctx, p, folds[p], &e);
+            folds[p] = NULL;
+        }
+    tprof_result *r = NULL;
+    if (!rc && !e) e = spec->reduce(ctx, (const tprof_result *const *)held, n, folded, &r);
+    if (!rc && e) {
+        cli_error("%s", tprof_strerror(e));
+        rc = EXIT_INPUT;
+    }
+    if (!rc) {
+        if (fmt == FMT_TABLE && spec->print) e = spec->print(ctx, r, NULL, NULL);
+        else e = cli_print_whole(r, fmt, limit);
+        if (e) {
+            cli_error("%s", tprof_strerror(e));
+            rc = EXIT_INPUT;
+        }
+    }
     tprof_result_free(r);
-    if (e) cli_error("%s", tprof_strerror(e));
-    return e ? EXIT_INPUT : EXIT_OK;
+    for (size_t i = 0; held && i < n * np; i++) tprof_result_free(held[i]);
+    for (size_t p = 0; folds && folded && p < np; p++) tprof_fold_free(folds[p]), tprof_result_free(folded[p]);
+    free(held);
+    free(folded);
+    free(folds);
+    return rc;
 }
 
 /* The key metric of results of D (NULL: none). */
@@ -682,29 +775,33 @@ static const tprof_col_desc *metric_of(const tprof_result_desc *d)
     return NULL;
 }
 
-/* The text of many traces: the distribution across them, the worst few by
- * the key metric (each as PRINT shows a trace, or their rows), then ALL. */
-static int print_across(const cli_spec *spec, void *ctx, const tprof_result *const *res, const char *const *lab,
-                        char **paths, size_t n, const tprof_result *all, const char *all_label)
+/* The text of many traces: the distribution across them (TOPS: each
+ * one's top row), the worst few by the key metric (each as PRINT shows a
+ * trace, read back again, or their rows), then ALL. */
+static int print_across(const cli_spec *spec, void *ctx, const shown_set *s, const tprof_result *const *tops,
+                        const tprof_result *all, const char *all_label)
 {
-    size_t worst[CLI_RANKS_WORST];
-    size_t k = tprof_ranks_worst(res, NULL, n, CLI_RANKS_WORST, worst);
-    const tprof_col_desc *metric = metric_of(tprof_result_desc_of(res[0]));
+    size_t n = s->n, worst[CLI_RANKS_WORST];
+    size_t k = tprof_ranks_worst(tops, NULL, n, CLI_RANKS_WORST, worst);
+    const tprof_col_desc *metric = metric_of(tprof_result_desc_of(tops[0]));
     printf("%zu traces: their distribution across ranks", n);
     if (k)
         printf(" and the %zu with the %s %s", k, (metric->flags & TPROF_COLF_LOW_WORST) ? "lowest" : "highest",
                metric->title ? metric->title : metric->name);
     printf(" (%s)\n\n", CLI_ACROSS_HINT);
-    int e = tprof_results_print_dist(res, lab, n, stdout);
+    int e = tprof_results_print_dist(tops, s->lab, n, stdout);
     if (!e && k) {
         printf("\n");
         if (spec->print)
             for (size_t i = 0; !e && i < k; i++) {
+                tprof_result *r = NULL;
+                if (shown_load(s, worst[i], &r)) return EXIT_INPUT;
                 if (i) printf("\n");
-                e = spec->print(ctx, res[worst[i]], lab[worst[i]], paths[worst[i]]);
+                e = spec->print(ctx, r, s->lab[worst[i]], s->paths[worst[i]]);
+                tprof_result_free(r);
             }
         else
-            e = tprof_results_print_some(res, lab, worst, k, "trace", stdout);
+            e = tprof_results_print_some(tops, s->lab, worst, k, "trace", stdout);
     }
     if (!e && all && spec->print) {
         printf("\n");
@@ -714,42 +811,76 @@ static int print_across(const cli_spec *spec, void *ctx, const tprof_result *con
     return e ? EXIT_INPUT : EXIT_OK;
 }
 
-/* Prints the results in rank order (and, with spec->combine and several
- * traces, their combination after them). Returns an exit code. */
-static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const tprof_result *const *res,
-                         const int64_t *ranks, const char *const *lab, char **paths, size_t n)
+/* Prints the results in rank order, each read back as it is printed (and,
+ * for a command that combines, folded: their combination after them).
+ * Returns an exit code. */
+static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const shown_set *s)
 {
     int rc = EXIT_OK;
-    size_t limit = spec->limit ? spec->limit(ctx) : 0;
-    if (spec->reduce) return print_whole_run(spec, ctx, fmt, res, n, limit);
-    tprof_result *all = NULL;
+    size_t n = s->n, limit = spec->limit ? spec->limit(ctx) : 0;
+    if (spec->reduce) return print_whole_run(spec, ctx, fmt, s, limit);
+    const tprof_result_desc *d = spec->result_for ? spec->result_for(ctx) : spec->result;
     char all_label[64];
     snprintf(all_label, sizeof all_label, "all %zu traces", n);
-    if (spec->combine && n > 1) {
-        int e = spec->combine(ctx, res, ranks, n, &all);
-        if (e) {
-            cli_error("combining the traces: %s", tprof_strerror(e));
-            rc = EXIT_INPUT;
-        }
+    int each = fmt != FMT_TABLE || (spec->print && !cli_across(n)); /* printed as read back */
+    tprof_result **tops = each ? NULL : calloc(n ? n : 1, sizeof *tops); /* the text's top rows */
+    if (!each && !tops) {
+        cli_error("out of memory");
+        return EXIT_INPUT;
     }
-    const tprof_result_desc *d = spec->result_for ? spec->result_for(ctx) : spec->result;
+    tprof_jw w;
+    size_t t = (size_t)d->csv_table;
     if (fmt == FMT_JSON) {
-        tprof_jw w;
         tprof_jw_init(&w, stdout);
-        if (spec->combine) { /* {"traces": [...], "combined": {...}} */
+        if (spec->combines) { /* {"traces": [...], "combined": {...}} */
             tprof_jw_obj(&w);
             tprof_jw_key(&w, "traces");
         }
         tprof_jw_arr(&w);
-        for (size_t i = 0; i < n; i++) {
-            if (d->no_label) { /* the trace named by its file alone */
-                cli_json_file_result(&w, paths[i], res[i], limit);
-                continue;
-            }
-            cli_json_begin(&w, lab[i], paths[i]);
-            tprof_result_json_members(res[i], limit, &w);
+    } else if (fmt == FMT_CSV)
+        tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, d->no_label ? "file" : "trace,file", stdout);
+    tprof_fold *fold = NULL;
+    int fold_rc = 0;
+    size_t shown = 0; /* the traces read back */
+    for (size_t k = 0; k < n; k++, shown++) {
+        tprof_result *r = NULL;
+        if ((rc = shown_load(s, k, &r))) break;
+        if (spec->combines && n > 1 && !fold_rc) fold_rc = fold_in(&fold, r);
+        if (fmt == FMT_JSON && d->no_label) { /* the trace named by its file alone */
+            cli_json_file_result(&w, s->paths[k], r, limit);
+        } else if (fmt == FMT_JSON) {
+            cli_json_begin(&w, s->lab[k], s->paths[k]);
+            tprof_result_json_members(r, limit, &w);
             tprof_jw_obj_end(&w);
+        } else if (fmt == FMT_CSV) {
+            const char *prefix[] = { s->lab[k], s->paths[k] };
+            tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), prefix + d->no_label,
+                           2 - (size_t)d->no_label, limit, stdout);
+        } else if (each) {
+            if (k) printf("\n");
+            int e = spec->print(ctx, r, s->lab[k], s->paths[k]);
+            if (e) {
+                cli_error("%s: %s", s->paths[k], tprof_strerror(e));
+                rc = EXIT_INPUT;
+            }
+        } else if (tprof_result_top_only(r, &tops[k])) {
+            tprof_result_free(r);
+            cli_error("out of memory");
+            rc = EXIT_INPUT;
+            break;
         }
+        tprof_result_free(r);
+    }
+    rc = rc == EXIT_INPUT || shown < n ? EXIT_INPUT : EXIT_OK;
+    tprof_result *all = NULL;
+    if (fold || fold_rc) {
+        all = shown == n && !fold_rc ? fold_end(spec, ctx, 0, fold, &fold_rc) : (tprof_fold_free(fold), NULL);
+        if (fold_rc) {
+            cli_error("combining the traces: %s", tprof_strerror(fold_rc));
+            rc = EXIT_INPUT;
+        }
+    }
+    if (fmt == FMT_JSON) {
         tprof_jw_arr_end(&w);
         if (all) {
             tprof_jw_key(&w, "combined");
@@ -757,39 +888,33 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
             tprof_result_json_members(all, limit, &w);
             tprof_jw_obj_end(&w);
         }
-        if (spec->combine) tprof_jw_obj_end(&w);
+        if (spec->combines) tprof_jw_obj_end(&w);
     } else if (fmt == FMT_CSV) {
-        size_t t = (size_t)d->csv_table;
-        tprof_rows_csv_header(t ? d->tables[t - 1] : d->top, d->no_label ? "file" : "trace,file", stdout);
-        for (size_t i = 0; i <= n; i++) {
-            const tprof_result *r = i < n ? res[i] : all;
-            if (!r) break;
-            const char *prefix[] = { i < n ? lab[i] : "all", i < n ? paths[i] : "" };
-            tprof_rows_csv(t ? tprof_result_table_c(r, t - 1) : tprof_result_top_c(r), prefix + d->no_label,
+        const char *prefix[] = { "all", "" };
+        if (all)
+            tprof_rows_csv(t ? tprof_result_table_c(all, t - 1) : tprof_result_top_c(all), prefix + d->no_label,
                            2 - (size_t)d->no_label, limit, stdout);
-        }
-    } else if (cli_across(n)) {
-        rc = print_across(spec, ctx, res, lab, paths, n, all, all_label);
-    } else if (spec->print) {
-        for (size_t i = 0; i <= n; i++) {
-            const tprof_result *r = i < n ? res[i] : all;
-            if (!r) break;
-            if (i) printf("\n");
-            int e = spec->print(ctx, r, i < n ? lab[i] : all_label, i < n ? paths[i] : NULL);
+    } else if (each) {
+        if (all) {
+            printf("\n");
+            int e = spec->print(ctx, all, all_label, NULL);
             if (e) {
-                cli_error("%s: %s", i < n ? paths[i] : all_label, tprof_strerror(e));
-                if (rc < EXIT_INPUT) rc = EXIT_INPUT;
+                cli_error("%s: %s", all_label, tprof_strerror(e));
+                rc = EXIT_INPUT;
             }
         }
-    } else if (n && tprof_results_print_top(res, lab, n, "trace", stdout)) {
+    } else if (shown == n && cli_across(n)) {
+        int e = print_across(spec, ctx, s, (const tprof_result *const *)tops, all, all_label);
+        if (e > rc) rc = e;
+    } else if (shown == n && n && tprof_results_print_top((const tprof_result *const *)tops, s->lab, n, "trace", stdout)) {
         cli_error("out of memory");
         rc = EXIT_INPUT;
     }
+    for (size_t k = 0; tops && k < n; k++) tprof_result_free(tops[k]);
+    free(tops);
     tprof_result_free(all);
     return rc;
 }
-
-static const cli_engine *engine; /* NULL: this process analyses every input */
 
 void cli_set_engine(const cli_engine *e) { engine = e; }
 const cli_engine *cli_get_engine(void) { return engine; }
@@ -814,32 +939,42 @@ int cli_place_inputs(char *const *paths, size_t n, uint8_t *mine)
     return rc;
 }
 
-/* Where the outcomes are read back (at the root). */
+/* Where the outcomes are read back (at the root): each input's outcome
+ * into OC, its results' bytes into the store. */
 typedef struct {
     const char *const *paths;
-    size_t np;
     cli_outcome *oc;
-    tprof_result **res;
+    cli_store *store;
     uint8_t *got;
 } take_job;
 
-/* Input I's outcome, read back from its bytes into the job. */
+/* Input I's outcome, from its bytes. */
 static int take_outcome(void *arg, size_t i, const char *b, size_t l)
 {
     take_job *t = arg;
     char err[256];
+    size_t at;
     if (t->got[i]) return 0;
-    if (cli_outcome_read(b, l, &t->oc[i], &t->res[i * t->np], t->np, err, sizeof err)) {
+    if (cli_outcome_head(b, l, &t->oc[i], &at, err, sizeof err)) {
         cli_error("%s: its results could not be read back: %s", t->paths[i], err);
         return EXIT_INPUT;
+    }
+    char *parts = at < l ? malloc(l - at) : NULL;
+    if (at < l && !parts) {
+        cli_error("out of memory");
+        return EXIT_INPUT;
+    }
+    if (parts) {
+        memcpy(parts, b + at, l - at);
+        cli_store_put(t->store, i, parts, l - at);
     }
     t->got[i] = 1;
     return 0;
 }
 
 /* The inputs this process analyses (every one without an engine), read
- * and analysed: their outcomes into TAKE's arrays without an engine, else
- * as bytes into BUF[i], LEN[i] for it. Returns 0 or an exit code. */
+ * and analysed: their outcomes into TAKE without an engine, else as bytes
+ * into BUF[i], LEN[i] for it. Returns 0 or an exit code. */
 static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro, char **buf,
                         size_t *len, take_job *take)
 {
@@ -860,7 +995,8 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
     tprof_read_result *rr = calloc(m1, sizeof *rr);
     analyse_job job = { spec, ctx, calloc(m1 * np, sizeof *job.res), calloc(m1, sizeof *job.rc),
                         calloc(m1, sizeof *job.rank), calloc(m1, sizeof *job.held), calloc(m1, sizeof *job.claimed),
-                        engine ? calloc(m1, sizeof *job.bytes) : NULL, engine ? calloc(m1, sizeof *job.nbytes) : NULL };
+                        engine ? calloc(m1, sizeof *job.bytes) : NULL, engine ? calloc(m1, sizeof *job.nbytes) : NULL,
+                        take->store, idx };
     if (!rc && (!rr || !job.res || !job.rc || !job.rank || !job.held || !job.claimed ||
                 (engine && (!job.bytes || !job.nbytes)))) {
         cli_error("out of memory");
@@ -875,11 +1011,9 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
         for (int k = 0; !rc && k < m; k++) {
             int i = idx[k];
             cli_outcome o = { rr[k].rc, read_exit, job.rc[k], job.rank[k], job.claimed[k], job.held[k] };
-            if (!engine) { /* the results were read back on the reading thread: theirs now */
+            if (!engine) { /* the results are in the store already */
                 take->oc[i] = o;
                 job.held[k] = NULL;
-                for (size_t p = 0; p < np; p++)
-                    take->res[(size_t)i * np + p] = job.res[(size_t)k * np + p], job.res[(size_t)k * np + p] = NULL;
                 take->got[i] = 1;
             } else if (cli_outcome_write(&o, job.bytes[k], job.nbytes[k], &buf[i], &len[i])) {
                 cli_error("out of memory");
@@ -903,20 +1037,21 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     char **buf = calloc((size_t)n, sizeof *buf);
     size_t *len = calloc((size_t)n, sizeof *len);
     cli_outcome *oc = calloc((size_t)n, sizeof *oc);
-    tprof_result **res = calloc((size_t)n * np, sizeof *res);
     uint8_t *got = calloc((size_t)n, 1);
-    const tprof_result **shown = calloc((size_t)n * np, sizeof *shown);
+    cli_store *store = cli_store_new((size_t)n);
+    size_t *shown_input = calloc((size_t)n, sizeof *shown_input);
     int64_t *rank = calloc((size_t)n, sizeof *rank), *shown_rank = calloc((size_t)n, sizeof *shown_rank);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
     char **shown_path = calloc((size_t)n, sizeof *shown_path);
     cli_coll_matching *spread = NULL;
     int rc = EXIT_INPUT;
-    if (!buf || !len || !oc || !res || !got || !shown || !rank || !shown_rank || !labels || !lab || !shown_path) {
+    if (!buf || !len || !oc || !got || !store || !shown_input || !rank || !shown_rank || !labels || !lab ||
+        !shown_path) {
         cli_error("out of memory");
         goto done;
     }
-    take_job take = { (const char *const *)paths, np, oc, res, got };
+    take_job take = { (const char *const *)paths, oc, store, got };
     rc = analyse_mine(spec, ctx, paths, n, ro, buf, len, &take);
     if (engine && engine->exchange && spec->coll_part) { /* every process, even after an error here */
         int s = cli_coll_spread(engine, np, spec->coll_part - 1, buf, len, (size_t)n, &spread);
@@ -929,6 +1064,7 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         int g = engine->gather(engine->ctx, buf, len, (size_t)n, take_outcome, &take);
         if (!rc) rc = g;
     }
+    for (int i = 0; buf && i < n; i++) free(buf[i]), buf[i] = NULL; /* in the store now */
     if (rc || (engine && !engine->root)) goto done;
     for (int i = 0; i < n; i++) {
         if (!got[i]) {
@@ -938,14 +1074,6 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         }
         rank[i] = oc[i].rank;
         rc = cli_worse_exit(rc, oc[i].read_exit);
-    }
-    if (spread) { /* the matching's outcome onto the first rank's instances, which the reduce reads */
-        tprof_result *carrier = res[cli_coll_spread_first(spread) * np + spec->coll_part - 1];
-        if (carrier && cli_coll_spread_join(spread, carrier)) {
-            cli_error("the collectives could not be matched across the processes");
-            rc = EXIT_INPUT;
-            goto done;
-        }
     }
     { /* the ranks several files claim, said once every input is known */
         int64_t *claimed = malloc((size_t)n * sizeof *claimed);
@@ -965,13 +1093,11 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     for (int o = 0; o < n; o++) { /* the results in rank order, one rule for every command */
         int i = (int)order[o];
         if (oc[i].read_rc && oc[i].read_rc != TPROF_ETRUNC) continue;
-        int made = 1;
-        for (size_t p = 0; p < np; p++) made &= res[(size_t)i * np + p] != NULL;
-        if (oc[i].job_rc || !made) {
+        if (oc[i].job_rc) {
             const char *why = spec->usage_error_for ? spec->usage_error_for(ctx) : spec->usage_error;
             if (oc[i].job_rc == TPROF_EUSAGE && why)
                 cli_error("%s: %s%s%s", paths[i], why, oc[i].held ? ": it holds " : "", oc[i].held ? oc[i].held : "");
-            else cli_error("%s: %s", paths[i], tprof_strerror(oc[i].job_rc ? oc[i].job_rc : TPROF_ENOMEM));
+            else cli_error("%s: %s", paths[i], tprof_strerror(oc[i].job_rc));
             if (rc < EXIT_INPUT) rc = oc[i].job_rc == TPROF_EUSAGE ? EXIT_USAGE : EXIT_INPUT;
             continue;
         }
@@ -980,23 +1106,24 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         lab[ns] = labels[ns];
         shown_path[ns] = paths[i];
         shown_rank[ns] = rank[i];
-        for (size_t p = 0; p < np; p++) shown[ns * np + p] = res[(size_t)i * np + p];
-        ns++;
+        shown_input[ns++] = (size_t)i;
     }
     free(order);
-    int e = print_results(spec, ctx, fmt, shown, shown_rank, lab, shown_path, ns);
+    shown_set shown = { spec, np, store, ns, shown_input, shown_path, lab, shown_rank, spread,
+                        spread ? cli_coll_spread_first(spread) : 0 };
+    int e = print_results(spec, ctx, fmt, &shown);
     if (e > rc) rc = e;
 done:
     cli_coll_spread_free(spread);
-    for (int i = 0; oc && res && i < n; i++) cli_outcome_free(&oc[i], &res[(size_t)i * np], np);
+    for (int i = 0; oc && i < n; i++) cli_outcome_free(&oc[i], NULL, 0);
     for (int i = 0; buf && i < n; i++) free(buf[i]);
+    cli_store_free(store);
     free(buf);
     free(len);
     free(oc);
-    free(res);
     free(got);
     free(rank);
-    free(shown);
+    free(shown_input);
     free(shown_rank);
     free(labels);
     free(lab);

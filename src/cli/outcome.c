@@ -102,11 +102,10 @@ int cli_outcome_write(const cli_outcome *o, const char *parts, size_t parts_len,
     return rc;
 }
 
-int cli_outcome_read(const char *buf, size_t len, cli_outcome *o, tprof_result **parts, size_t np, char *err,
-                     size_t errlen)
+int cli_outcome_head(const char *buf, size_t len, cli_outcome *o, size_t *parts_at, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
-    for (size_t p = 0; p < np; p++) parts[p] = NULL;
+    *parts_at = len;
     FILE *f = fmemopen((void *)buf, len, "r");
     if (!f) return TPROF_ENOMEM;
     int form = 0;
@@ -131,9 +130,19 @@ int cli_outcome_read(const char *buf, size_t len, cli_outcome *o, tprof_result *
         snprintf(err, errlen, "no line after its header");
         rc = TPROF_EFORMAT;
     }
-    /* an input that was not read has no parts */
-    if (!rc && ftell(f) < (long)len) rc = parts_from(f, parts, np, err, errlen);
+    if (!rc) *parts_at = (size_t)ftell(f); /* an input that was not read has no parts: LEN */
     fclose(f);
+    if (rc) cli_outcome_free(o, NULL, 0);
+    return rc;
+}
+
+int cli_outcome_read(const char *buf, size_t len, cli_outcome *o, tprof_result **parts, size_t np, char *err,
+                     size_t errlen)
+{
+    for (size_t p = 0; p < np; p++) parts[p] = NULL;
+    size_t at;
+    int rc = cli_outcome_head(buf, len, o, &at, err, errlen);
+    if (!rc && at < len) rc = cli_parts_read(buf + at, len - at, parts, np, err, errlen);
     if (rc) cli_outcome_free(o, parts, np);
     return rc;
 }
