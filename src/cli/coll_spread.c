@@ -155,6 +155,8 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
         fprintf(f, "input %zu %d %" PRId64 "\n", i, shown && h, oc[i].rank);
         if (h && tprof_result_write(h, f)) failed = 1;
         tprof_result_free(h);
+        for (size_t p = 0; p < np; p++) /* the instances alone are kept: every input's parts would not fit */
+            if (p != part) tprof_result_free(parts_of[i][p]), parts_of[i][p] = NULL;
     }
     if (f && fclose(f)) failed = 1;
     char *all = NULL; /* every process's headers, one after another */
@@ -236,18 +238,25 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
             tprof_result *bare = NULL;
             char *b = NULL, *ob = NULL;
             size_t bl = 0, obl = 0;
-            if (tprof_coll_header(mine[i], 1, &bare)) any_failed = 1;
+            /* its parts read again (one input's at a time), the instances replaced by their header */
+            tprof_result **full = calloc(np, sizeof *full);
+            cli_outcome again;
+            if (!full || tprof_coll_header(mine[i], 1, &bare) || !instances_of(buf[i], len[i], np, part, full, &again))
+                any_failed = 1;
             else {
-                tprof_result_free(parts_of[i][part]);
-                parts_of[i][part] = bare;
-                if (cli_parts_write(parts_of[i], np, &b, &bl) || cli_outcome_write(&oc[i], b, bl, &ob, &obl))
+                tprof_result_free(full[part]);
+                full[part] = bare, bare = NULL;
+                if (cli_parts_write(full, np, &b, &bl) || cli_outcome_write(&again, b, bl, &ob, &obl))
                     any_failed = 1;
                 else {
                     free(buf[i]);
                     buf[i] = ob, len[i] = obl, ob = NULL;
                 }
                 free(b), free(ob);
+                cli_outcome_free(&again, full, np);
             }
+            tprof_result_free(bare);
+            free(full);
         }
         if (parts_of[i]) cli_outcome_free(&oc[i], parts_of[i], np);
         free(parts_of[i]);

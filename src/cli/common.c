@@ -1018,6 +1018,9 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
             } else if (cli_outcome_write(&o, job.bytes[k], job.nbytes[k], &buf[i], &len[i])) {
                 cli_error("out of memory");
                 rc = EXIT_INPUT;
+            } else { /* the results once, in the outcome: held until they are sent */
+                free(job.bytes[k]);
+                job.bytes[k] = NULL;
             }
         }
     }

@@ -17,6 +17,22 @@
 
 #define OUTCOME_FORM 1
 
+/* A memory stream's bytes after its close: cut to their length (the
+ * stream's buffer grows ahead of them, and many are held until sent), or
+ * freed after an error RC. */
+static int closed(int rc, char **buf, size_t *len)
+{
+    if (rc) {
+        free(*buf);
+        *buf = NULL;
+        *len = 0;
+        return rc;
+    }
+    char *fit = realloc(*buf, *len + 1); /* with the stream's closing NUL */
+    if (fit) *buf = fit;
+    return 0;
+}
+
 int cli_parts_write(tprof_result *const *parts, size_t np, char **buf, size_t *len)
 {
     *buf = NULL;
@@ -35,12 +51,7 @@ int cli_parts_write(tprof_result *const *parts, size_t np, char **buf, size_t *l
     }
     if (ferror(f) && !rc) rc = TPROF_ENOMEM;
     if (fclose(f) && !rc) rc = TPROF_ENOMEM;
-    if (rc) {
-        free(*buf);
-        *buf = NULL;
-        *len = 0;
-    }
-    return rc;
+    return closed(rc, buf, len);
 }
 
 /* The parts from F. */
@@ -94,12 +105,7 @@ int cli_outcome_write(const cli_outcome *o, const char *parts, size_t parts_len,
     if (parts_len) fwrite(parts, 1, parts_len, f);
     int rc = ferror(f) ? TPROF_ENOMEM : 0;
     if (fclose(f) && !rc) rc = TPROF_ENOMEM;
-    if (rc) {
-        free(*buf);
-        *buf = NULL;
-        *len = 0;
-    }
-    return rc;
+    return closed(rc, buf, len);
 }
 
 int cli_outcome_head(const char *buf, size_t len, cli_outcome *o, size_t *parts_at, char *err, size_t errlen)

@@ -11,10 +11,12 @@
  * and sends. */
 #include <mpi.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,8 +51,6 @@ typedef struct {
 
 /* MPI counts are ints: bytes move in pieces of at most this. */
 #define PIECE (1 << 30)
-/* A process that could not make its outcomes sends this length. */
-#define FAILED UINT64_MAX
 
 static int cmp_by_size(const void *a, const void *b, void *sizes)
 {
@@ -265,48 +265,48 @@ static int place(void *vctx, char *const *paths, const int64_t *sizes, size_t n,
     return 0;
 }
 
-static int send_bytes(const char *b, uint64_t len)
+/* The outcomes go to the root one at a time, each as a head (its input's
+ * index and length; the index END after the last) sent synchronously,
+ * then its bytes in pieces: the root holds one outcome at a time, and a
+ * process cannot send ahead of what the root has taken (no pile of
+ * unexpected messages at the root, however many ranks). */
+#define END UINT64_MAX
+
+static int send_outcome(uint64_t index, const char *b, uint64_t len)
 {
-    if (MPI_Send(&len, 1, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD) != MPI_SUCCESS) return -1;
-    for (uint64_t at = 0; len != FAILED && at < len; at += PIECE) {
+    uint64_t head[2] = { index, len };
+    if (MPI_Ssend(head, 2, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD) != MPI_SUCCESS) return -1;
+    for (uint64_t at = 0; at < len; at += PIECE) {
         int piece = (int)(len - at < PIECE ? len - at : PIECE);
         if (MPI_Send(b + at, piece, MPI_CHAR, 0, 1, MPI_COMM_WORLD) != MPI_SUCCESS) return -1;
     }
     return 0;
 }
 
-static char *recv_bytes(int from, uint64_t *len)
+/* The next outcome from process FROM: 1 with *INDEX and its bytes (*B,
+ * malloc'ed), 0 after its last, -1 when MPI fails. Without memory for it
+ * the job is ended (its sender would wait for the root for ever). */
+static int recv_outcome(int from, uint64_t *index, char **b, uint64_t *len)
 {
-    if (MPI_Recv(len, 1, MPI_UINT64_T, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS || *len == FAILED)
-        return NULL;
-    char *b = malloc(*len ? *len : 1);
-    for (uint64_t at = 0; b && at < *len; at += PIECE) {
+    uint64_t head[2];
+    *b = NULL;
+    if (MPI_Recv(head, 2, MPI_UINT64_T, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
+    if (head[0] == END) return 0;
+    *index = head[0], *len = head[1];
+    char *buf = malloc(*len ? *len : 1);
+    if (!buf) {
+        cli_error("out of memory for the %" PRIu64 " bytes of an outcome from process %d", *len, from);
+        MPI_Abort(MPI_COMM_WORLD, EXIT_INPUT);
+    }
+    for (uint64_t at = 0; at < *len; at += PIECE) {
         int piece = (int)(*len - at < PIECE ? *len - at : PIECE);
-        if (MPI_Recv(b + at, piece, MPI_CHAR, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            free(b);
-            return NULL;
+        if (MPI_Recv(buf + at, piece, MPI_CHAR, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            free(buf);
+            return -1;
         }
     }
-    return b;
-}
-
-/* A process's outcomes as one message: per input its index, its length
- * and its bytes. */
-static char *pack(char *const *buf, const size_t *len, size_t n, uint64_t *out_len)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        if (buf[i]) total += 16 + len[i];
-    char *m = malloc(total ? total : 1), *p = m;
-    for (size_t i = 0; m && i < n; i++) {
-        if (!buf[i]) continue;
-        uint64_t head[2] = { i, len[i] };
-        memcpy(p, head, 16);
-        memcpy(p + 16, buf[i], len[i]);
-        p += 16 + len[i];
-    }
-    *out_len = total;
-    return m;
+    *b = buf;
+    return 1;
 }
 
 static int gather(void *vctx, char *const *buf, const size_t *len, size_t n,
@@ -314,10 +314,10 @@ static int gather(void *vctx, char *const *buf, const size_t *len, size_t n,
 {
     mpi_job *j = vctx;
     if (j->rank != 0) {
-        uint64_t total;
-        char *m = pack(buf, len, n, &total);
-        int rc = send_bytes(m, m ? total : FAILED);
-        free(m);
+        int rc = 0;
+        for (size_t i = 0; !rc && i < n; i++)
+            if (buf[i]) rc = send_outcome(i, buf[i], len[i]);
+        if (!rc) rc = send_outcome(END, NULL, 0);
         return rc ? EXIT_INPUT : 0;
     }
     int rc = 0;
@@ -325,29 +325,26 @@ static int gather(void *vctx, char *const *buf, const size_t *len, size_t n,
     for (size_t i = 0; i < n; i++)
         if (buf[i] && !rc) rc = take(arg, i, buf[i], len[i]), j->outcomes++;
     for (int from = 1; from < j->size; from++) { /* every process's, even after an error: none is left waiting */
-        uint64_t total;
-        char *m = recv_bytes(from, &total);
-        if (!m) {
-            cli_error("process %d of %d sent no results (out of memory, or it failed)", from, j->size);
-            if (!rc) rc = EXIT_INPUT;
-            continue;
-        }
-        for (uint64_t at = 0; !rc && at + 16 <= total;) {
-            uint64_t head[2];
-            memcpy(head, m + at, 16);
-            if (head[0] >= n || head[1] > total - at - 16) {
+        uint64_t index, l;
+        char *b;
+        int got;
+        while ((got = recv_outcome(from, &index, &b, &l)) == 1) {
+            if (index >= n) {
                 cli_error("process %d sent a malformed message", from);
-                rc = EXIT_INPUT;
-                break;
+                if (!rc) rc = EXIT_INPUT;
+            } else if (!rc) {
+                double t0 = MPI_Wtime();
+                rc = take(arg, (size_t)index, b, (size_t)l);
+                j->t_read_back += MPI_Wtime() - t0;
             }
-            double t0 = MPI_Wtime();
-            rc = take(arg, (size_t)head[0], m + at + 16, (size_t)head[1]);
-            j->t_read_back += MPI_Wtime() - t0;
-            at += 16 + head[1];
+            free(b);
+            j->received += 16 + l;
             j->outcomes++;
         }
-        j->received += total;
-        free(m);
+        if (got < 0) {
+            cli_error("process %d of %d sent no results (it failed)", from, j->size);
+            if (!rc) rc = EXIT_INPUT;
+        }
     }
     j->t_gathered = MPI_Wtime();
     return rc;
@@ -477,6 +474,11 @@ static int agree(void *vctx, int rc)
                 "its own (of which reading theirs back %.3f s); reduced and printed in %.3f s\n",
                 (unsigned long long)j->outcomes, (unsigned long long)j->received, j->size - 1,
                 j->t_gathered - j->t_gather, j->t_read_back, MPI_Wtime() - j->t_gathered);
+    if (j->stats) { /* every process's peak: what bounds it is the question at scale */
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(stderr, "trainprof-mpi: process %d: peak RSS %ld KiB\n", j->rank, ru.ru_maxrss);
+    }
     if (j->stats && j->rank == 0 && j->t_exchange > 0)
         fprintf(stderr, "trainprof-mpi: root: collectives matched by group: %llu bytes received in exchanges, %.3f s\n",
                 (unsigned long long)j->exchanged, j->t_exchange);
