@@ -78,4 +78,23 @@ for cmd in ("summary", "kernels", "ranks", "advice", "temporal", "diff"):
     half, full = (min(peak_kib([TRAINPROF, *args_of(cmd, n)]) for _ in range(2)) for n in (48, 96))
     print(f"{cmd}: peak RSS {half} KiB over 48 ranks of 2 MiB, {full} KiB over 96")
     check(full < half + 8192, f"{cmd}: memory grows with the ranks: {half} KiB for 48, {full} KiB for 96")
+# hundreds of small ranks: each rank's results wait in the store (here all
+# through its temporary file) and are read back one at a time, folded where
+# they combine, so the peak does not grow by each rank's tables (kernels
+# 8-12 KiB a rank, summary's kernels, ops and modules parts ~70 KiB before
+# they were folded); what grows is the labels and metadata (under 1 KiB a
+# rank) and, for summary, the cross-rank facts its reduce compares
+tiny = []
+for r in range(400):
+    p = os.path.join(tmp, f"tiny{r}.json")
+    subprocess.run([GENTRACE, "--steps", "1", "--layers", "2", "--modules", "--rank", str(r), "--world", "400",
+                    "--seed", str(r + 1), "-o", p], check=True)
+    tiny.append(p)
+os.environ["TPROF_STORE_MEMORY"] = "0"
+for cmd, per_rank in (("kernels", 3), ("ops", 3), ("summary", 40)):
+    few, lots = (min(peak_kib([TRAINPROF, cmd, "--format", "json", *tiny[:n]]) for _ in range(2)) for n in (50, 400))
+    grew = (lots - few) / 350
+    print(f"{cmd}: peak RSS {few} KiB over 50 small ranks, {lots} KiB over 400: {grew:.1f} KiB a rank")
+    check(grew < per_rank, f"{cmd}: {grew:.1f} KiB more per rank (at most {per_rank}): every rank's results held")
+del os.environ["TPROF_STORE_MEMORY"]
 finish("memory budget")
