@@ -490,6 +490,17 @@ static int run_report(inputs *in, const report_opts *o)
     fputs("},", f);
     captured sum = { 0 };
     int first = 1, bad = traces_part(f, "summary", cmd_summary, in, o, &rc, &first, &sum);
+    /* trainprof-mpi: the summary's traces were spread over the processes
+       (cli_run); the rest is the root's alone (mfu from the summary, the
+       base run's diff, snapshots, logs), and the root writes the page */
+    const cli_engine *eng = cli_get_engine();
+    if (eng && !eng->root) {
+        fclose(f);
+        free(data);
+        free(sum.buf);
+        return rc;
+    }
+    cli_set_engine(NULL);
     if (!bad) bad = mfu_part(f, in, o, &sum, &rc, &first);
     if (!bad) bad = diff_part(f, in, o, &rc, &first);
     free(sum.buf);

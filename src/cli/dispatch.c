@@ -37,7 +37,8 @@ static const cli_command commands[] = {
     { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff, 0 },
     { "mem", "CUDA memory snapshots: peak and who holds it, reserved, fragmentation, OOMs; --timeline, --compare",
       cmd_mem, 0 },
-    { "report", "one self-contained HTML page of a run: traces, memory snapshots, logs, with charts", cmd_report, 0 },
+    /* report: its summary of the traces is spread (the heavy part); the rest runs on the root */
+    { "report", "one self-contained HTML page of a run: traces, memory snapshots, logs, with charts", cmd_report, 1 },
 };
 
 int cli_command_distributes(const char *name)

@@ -505,7 +505,8 @@ int main(int argc, char **argv)
     cli_engine e = { .ctx = &j, .place = place, .gather = gather, .agree = agree, .root = j.rank == 0,
                      .inputs = j.local ? local_inputs : NULL, .send = merge_send, .recv = merge_recv, .share = merge_share,
                      .peers = j.size - 1, .exchange = exchange, .procs = j.size, .me = j.rank };
-    int distributed = argc >= 2 && cli_command_distributes(argv[1]);
+    /* report --local-files: each process's own list of inputs would differ, so the root alone */
+    int distributed = argc >= 2 && cli_command_distributes(argv[1]) && !(j.local && !strcmp(argv[1], "report"));
     j.merging = argc >= 2 && !strcmp(argv[1], "merge") && !j.local; /* --local-files: merge on the root */
     if (j.merging && j.rank == 0) j.peers = or_abort(calloc((size_t)j.size, sizeof *j.peers));
     int rc = EXIT_OK;

@@ -2,7 +2,8 @@
 prints byte for byte what `trainprof COMMAND` prints, over 200 generated
 ranks (made here by trainprof-gentrace, not real data) and the real
 multi-rank sets of ../shared/data (the 8 DLRM ranks, HTA's critical-path
-ranks), merge's output too (identical after decompression); a usage error
+ranks), merge's output too (identical after decompression), report's page;
+a usage error
 or --help is said once; a corrupt rank in the middle gives the same
 messages and exit code (merge too);
 a process killed mid-run makes mpirun exit non-zero within seconds."""
@@ -71,6 +72,21 @@ for cmd in ("summary", "kernels", "ranks", "collectives"):
     same("200 generated ranks", [cmd, "--format", "json", gen])
 same("200 generated ranks", ["summary", gen])
 same("200 generated ranks", ["kernels", "--format", "csv", gen])
+# the commands that fold every rank's table into one as each is read back
+for cmd in ("ops", "critical-path"):
+    same("200 generated ranks", [cmd, "--format", "json", gen])
+# report: its summary of the traces spread, the page written by the root alone, the same bytes
+pages = [os.path.join(tmp, f"report-{k}.html") for k in ("alone", "spread")]
+a, b = one(["report", "-o", pages[0], gen]), spread(["report", "-o", pages[1], gen])
+if a[0] == 2 and "no charting library" in a[2]:
+    print("SKIP (visible): this build has no charting library: report is not compared")
+else:
+    with open(pages[0], "rb") as fa, open(pages[1], "rb") as fb:
+        pa, pb = fa.read(), fb.read()
+    check(a[0] == b[0] == 0 and pa == pb and len(pa) > 10 ** 5,
+          f"report: the same page alone and under MPI ({len(pa)} vs {len(pb)} bytes, exit {a[0]} {b[0]}): {b[2][-400:]}")
+    check(ours(b[2]).count(f"trainprof: wrote {pages[1]}") == 1 or sum("wrote" in ln for ln in ours(b[2])) == 1,
+          f"report under MPI: the page said written once: {ours(b[2])}")
 # merge: each process rewrites its share, the root merges the streams and writes the file
 
 
