@@ -281,20 +281,23 @@ int cli_outcome_read(const char *buf, size_t len, cli_outcome *o, tprof_result *
 int cli_outcome_head(const char *buf, size_t len, cli_outcome *o, size_t *parts_at, char *err, size_t errlen);
 void cli_outcome_free(cli_outcome *o, tprof_result **parts, size_t np);
 
+/* The worse of two exit codes: a usage error, then unreadable input, then
+ * a truncated one, then success. */
+int cli_worse_exit(int a, int b);
+
 /* The inputs' results as bytes until they are printed (store.c): in memory
  * up to a bound, then in an unlinked temporary file, so that printing many
  * ranks holds one rank's results at a time. */
 typedef struct cli_store cli_store;
 cli_store *cli_store_new(size_t n); /* for inputs 0..N); NULL: out of memory */
-/* Input I's bytes B (malloc'ed, the store's from now on); any thread. 0. */
+/* Input I's bytes B (malloc'ed, the store's from now on; replacing any
+ * it had); any thread, one call per input at a time. 0. */
 int cli_store_put(cli_store *s, size_t i, char *b, size_t l);
+int cli_store_has(const cli_store *s, size_t i);
 /* A copy of input I's bytes (malloc'ed; an input never put: none, 0
  * bytes): 0, TPROF_ENOMEM or TPROF_EIO. */
 int cli_store_get(cli_store *s, size_t i, char **b, size_t *l);
 void cli_store_free(cli_store *s);
-/* The worse of two exit codes: a usage error, then unreadable input, then
- * a truncated one, then success. */
-int cli_worse_exit(int a, int b);
 
 /* Where a trace command's inputs are analysed: by default this process
  * analyses every one; trainprof-mpi spreads them over its processes. */
@@ -303,12 +306,12 @@ typedef struct {
     /* Which of the N inputs (SIZES[i] bytes, -1 unknown) this process
      * analyses: MINE[i] = 1. 0, or an exit code after saying why. */
     int (*place)(void *ctx, char *const *paths, const int64_t *sizes, size_t n, uint8_t *mine);
-    /* Every input's outcome to the root: BUF[i], LEN[i] hold this
-     * process's inputs' (malloc'ed), NULL for the others; the root calls
-     * TAKE(ARG, i, bytes, length) on every input's (its own and those it
-     * receives, each once, in any order). 0, or an exit code after saying
-     * why. */
-    int (*gather)(void *ctx, char *const *buf, const size_t *len, size_t n,
+    /* Every input's outcome to the root: OUTBOX holds this process's
+     * inputs' (cli_store_has; read one at a time with cli_store_get); the
+     * root calls TAKE(ARG, i, bytes, length) on every input's (its own and
+     * those it receives, each once, in any order). 0, or an exit code after
+     * saying why. */
+    int (*gather)(void *ctx, cli_store *outbox, size_t n,
                   int (*take)(void *arg, size_t i, const char *b, size_t l), void *arg);
     /* The root's exit code RC, the same on every process. */
     int (*agree)(void *ctx, int rc);
@@ -334,12 +337,12 @@ typedef struct {
 
 /* The collectives' matching spread by group over E's processes
  * (coll_spread.c): the instances of part PART of this process's outcomes
- * BUF[i] (LEN[i], NULL for the others' inputs) matched by the owners of
- * their groups, and the outcomes rewritten without their rows. Every
+ * (those OUTBOX has) matched by the owners of their groups, and the
+ * outcomes rewritten without their rows. Every
  * process calls it; the root keeps *OUT for cli_coll_spread_join. 0, or
  * an exit code (the root's: some process failed). */
 typedef struct cli_coll_matching cli_coll_matching;
-int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, size_t *len, size_t n,
+int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outbox, size_t n,
                     cli_coll_matching **out);
 /* The input whose instances carry the outcome, and the join onto them. */
 size_t cli_coll_spread_first(const cli_coll_matching *s);

@@ -122,7 +122,7 @@ static tprof_result *instances_of(const char *buf, size_t len, size_t np, size_t
     return parts[part];
 }
 
-int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, size_t *len, size_t n,
+int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outbox, size_t n,
                     cli_coll_matching **out)
 {
     *out = NULL;
@@ -142,12 +142,15 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
     FILE *f = failed ? NULL : open_memstream(&head, &head_len);
     if (!f) failed = 1;
     for (size_t i = 0; f && i < n; i++) {
-        if (!buf[i]) continue;
-        if (!(parts_of[i] = calloc(np, sizeof **parts_of))) {
+        if (!cli_store_has(outbox, i)) continue;
+        char *b = NULL;
+        size_t l = 0;
+        if (!(parts_of[i] = calloc(np, sizeof **parts_of)) || cli_store_get(outbox, i, &b, &l)) {
             failed = 1;
             break;
         }
-        mine[i] = instances_of(buf[i], len[i], np, part, parts_of[i], &oc[i]);
+        mine[i] = instances_of(b, l, np, part, parts_of[i], &oc[i]);
+        free(b);
         int shown = (!oc[i].read_rc || oc[i].read_rc == TPROF_ETRUNC) && !oc[i].job_rc;
         for (size_t p = 0; p < np; p++) shown &= parts_of[i][p] != NULL;
         tprof_result *h = NULL;
@@ -241,7 +244,10 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
             /* its parts read again (one input's at a time), the instances replaced by their header */
             tprof_result **full = calloc(np, sizeof *full);
             cli_outcome again;
-            if (!full || tprof_coll_header(mine[i], 1, &bare) || !instances_of(buf[i], len[i], np, part, full, &again))
+            char *was = NULL;
+            size_t was_len = 0;
+            if (!full || tprof_coll_header(mine[i], 1, &bare) || cli_store_get(outbox, i, &was, &was_len) ||
+                !instances_of(was, was_len, np, part, full, &again))
                 any_failed = 1;
             else {
                 tprof_result_free(full[part]);
@@ -249,12 +255,13 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, char **buf, siz
                 if (cli_parts_write(full, np, &b, &bl) || cli_outcome_write(&again, b, bl, &ob, &obl))
                     any_failed = 1;
                 else {
-                    free(buf[i]);
-                    buf[i] = ob, len[i] = obl, ob = NULL;
+                    cli_store_put(outbox, i, ob, obl);
+                    ob = NULL;
                 }
                 free(b), free(ob);
                 cli_outcome_free(&again, full, np);
             }
+            free(was);
             tprof_result_free(bare);
             free(full);
         }

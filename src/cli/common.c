@@ -944,7 +944,8 @@ int cli_place_inputs(char *const *paths, size_t n, uint8_t *mine)
 typedef struct {
     const char *const *paths;
     cli_outcome *oc;
-    cli_store *store;
+    cli_store *store;  /* the results' bytes, read back when printed */
+    cli_store *outbox; /* with an engine: this process's outcomes until they are sent */
     uint8_t *got;
 } take_job;
 
@@ -974,9 +975,9 @@ static int take_outcome(void *arg, size_t i, const char *b, size_t l)
 
 /* The inputs this process analyses (every one without an engine), read
  * and analysed: their outcomes into TAKE without an engine, else as bytes
- * into BUF[i], LEN[i] for it. Returns 0 or an exit code. */
-static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro, char **buf,
-                        size_t *len, take_job *take)
+ * into TAKE's outbox for it. Returns 0 or an exit code. */
+static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro,
+                        take_job *take)
 {
     size_t np = cli_parts(spec);
     uint8_t *mine = malloc((size_t)n);
@@ -1015,10 +1016,14 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
                 take->oc[i] = o;
                 job.held[k] = NULL;
                 take->got[i] = 1;
-            } else if (cli_outcome_write(&o, job.bytes[k], job.nbytes[k], &buf[i], &len[i])) {
-                cli_error("out of memory");
-                rc = EXIT_INPUT;
-            } else { /* the results once, in the outcome: held until they are sent */
+            } else {
+                char *ob;
+                size_t obl;
+                if (cli_outcome_write(&o, job.bytes[k], job.nbytes[k], &ob, &obl)) {
+                    cli_error("out of memory");
+                    rc = EXIT_INPUT;
+                } else /* into the outbox until it is sent (past its bound, the temporary file) */
+                    cli_store_put(take->outbox, (size_t)i, ob, obl);
                 free(job.bytes[k]);
                 job.bytes[k] = NULL;
             }
@@ -1037,11 +1042,9 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
                        cli_format fmt)
 {
     size_t np = cli_parts(spec);
-    char **buf = calloc((size_t)n, sizeof *buf);
-    size_t *len = calloc((size_t)n, sizeof *len);
     cli_outcome *oc = calloc((size_t)n, sizeof *oc);
     uint8_t *got = calloc((size_t)n, 1);
-    cli_store *store = cli_store_new((size_t)n);
+    cli_store *store = cli_store_new((size_t)n), *outbox = engine ? cli_store_new((size_t)n) : NULL;
     size_t *shown_input = calloc((size_t)n, sizeof *shown_input);
     int64_t *rank = calloc((size_t)n, sizeof *rank), *shown_rank = calloc((size_t)n, sizeof *shown_rank);
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
@@ -1049,25 +1052,26 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     char **shown_path = calloc((size_t)n, sizeof *shown_path);
     cli_coll_matching *spread = NULL;
     int rc = EXIT_INPUT;
-    if (!buf || !len || !oc || !got || !store || !shown_input || !rank || !shown_rank || !labels || !lab ||
+    if (!oc || !got || !store || (engine && !outbox) || !shown_input || !rank || !shown_rank || !labels || !lab ||
         !shown_path) {
         cli_error("out of memory");
         goto done;
     }
-    take_job take = { (const char *const *)paths, oc, store, got };
-    rc = analyse_mine(spec, ctx, paths, n, ro, buf, len, &take);
+    take_job take = { (const char *const *)paths, oc, store, outbox, got };
+    rc = analyse_mine(spec, ctx, paths, n, ro, &take);
     if (engine && engine->exchange && spec->coll_part) { /* every process, even after an error here */
-        int s = cli_coll_spread(engine, np, spec->coll_part - 1, buf, len, (size_t)n, &spread);
+        int s = cli_coll_spread(engine, np, spec->coll_part - 1, outbox, (size_t)n, &spread);
         if (!rc && s && engine->root) {
             cli_error("the collectives could not be matched across the processes");
             rc = s;
         }
     }
     if (engine) { /* even after an error here: the root waits for every process */
-        int g = engine->gather(engine->ctx, buf, len, (size_t)n, take_outcome, &take);
+        int g = engine->gather(engine->ctx, outbox, (size_t)n, take_outcome, &take);
         if (!rc) rc = g;
     }
-    for (int i = 0; buf && i < n; i++) free(buf[i]), buf[i] = NULL; /* in the store now */
+    cli_store_free(outbox); /* sent, or in the store now */
+    outbox = NULL;
     if (rc || (engine && !engine->root)) goto done;
     for (int i = 0; i < n; i++) {
         if (!got[i]) {
@@ -1119,10 +1123,8 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
 done:
     cli_coll_spread_free(spread);
     for (int i = 0; oc && i < n; i++) cli_outcome_free(&oc[i], NULL, 0);
-    for (int i = 0; buf && i < n; i++) free(buf[i]);
     cli_store_free(store);
-    free(buf);
-    free(len);
+    cli_store_free(outbox);
     free(oc);
     free(got);
     free(rank);

@@ -80,9 +80,17 @@ static int write_all(int fd, const char *b, size_t l, int64_t off)
     return 0;
 }
 
+int cli_store_has(const cli_store *s, size_t i) { return s->mem[i] || s->off[i] >= 0; }
+
 int cli_store_put(cli_store *s, size_t i, char *b, size_t l)
 {
     pthread_mutex_lock(&s->mu);
+    if (s->mem[i]) { /* put again (rewritten): the old bytes go; a file's old place stays unused */
+        s->in_memory -= s->len[i];
+        free(s->mem[i]);
+        s->mem[i] = NULL;
+    }
+    s->off[i] = -1;
     int to_file = s->in_memory + l > s->memory_bound && open_file(s);
     int64_t off = s->end;
     if (to_file) s->end += (int64_t)l; /* its place taken; written outside the lock */

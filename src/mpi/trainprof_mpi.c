@@ -309,21 +309,40 @@ static int recv_outcome(int from, uint64_t *index, char **b, uint64_t *len)
     return 1;
 }
 
-static int gather(void *vctx, char *const *buf, const size_t *len, size_t n,
+static int gather(void *vctx, cli_store *outbox, size_t n,
                   int (*take)(void *arg, size_t i, const char *b, size_t l), void *arg)
 {
     mpi_job *j = vctx;
     if (j->rank != 0) {
         int rc = 0;
-        for (size_t i = 0; !rc && i < n; i++)
-            if (buf[i]) rc = send_outcome(i, buf[i], len[i]);
+        for (size_t i = 0; !rc && i < n; i++) {
+            if (!cli_store_has(outbox, i)) continue;
+            char *b;
+            size_t l;
+            if (cli_store_get(outbox, i, &b, &l)) { /* the root must not wait for it: the job ends */
+                cli_error("this process's results could not be read back from its temporary file");
+                MPI_Abort(MPI_COMM_WORLD, EXIT_INPUT);
+            }
+            rc = send_outcome(i, b, l);
+            free(b);
+        }
         if (!rc) rc = send_outcome(END, NULL, 0);
         return rc ? EXIT_INPUT : 0;
     }
     int rc = 0;
     j->t_gather = MPI_Wtime();
-    for (size_t i = 0; i < n; i++)
-        if (buf[i] && !rc) rc = take(arg, i, buf[i], len[i]), j->outcomes++;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!cli_store_has(outbox, i)) continue;
+        char *b;
+        size_t l;
+        if (cli_store_get(outbox, i, &b, &l)) {
+            cli_error("the root's own results could not be read back from its temporary file");
+            rc = EXIT_INPUT;
+        } else
+            rc = take(arg, i, b, l);
+        free(b);
+        j->outcomes++;
+    }
     for (int from = 1; from < j->size; from++) { /* every process's, even after an error: none is left waiting */
         uint64_t index, l;
         char *b;
