@@ -663,7 +663,9 @@ typedef struct {
     const tprof_result *path;     /* tprof_critical_path over TPROF_ADVICE_PATH_SAMPLE steps; NULL: none */
 } tprof_summary_part;
 /* The run's summary: the traces' rows, the kernels, ops and nn.Modules of all
- * traces, the ranks (two traces or more) and the advice. */
+ * traces, the ranks (two traces or more) and the advice. PARTS come in the
+ * order the traces are shown (rank order, tprof_rank_order over every
+ * input), and the tables of all traces are combined in that order. */
 extern const tprof_result_desc tprof_summary_desc;
 int tprof_summary_reduce(const tprof_summary_part *parts, size_t n, tprof_result **out);
 /* The same with the kernels, ops and nn.Modules of all traces given

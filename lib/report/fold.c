@@ -79,6 +79,12 @@ static void table_acc_free(table_acc *t)
     free(t);
 }
 
+/* How column C combines: a key column is its first value. */
+static tprof_combine rule_of(const tprof_col_desc *cd)
+{
+    return (cd->flags & TPROF_COLF_KEY) ? TPROF_COMBINE_FIRST : cd->combine;
+}
+
 static table_acc *table_acc_new(const tprof_table_desc *d, int depth)
 {
     table_acc *t = calloc(1, sizeof *t);
@@ -90,15 +96,12 @@ static table_acc *table_acc_new(const tprof_table_desc *d, int depth)
         free(t);
         return NULL;
     }
-    for (size_t c = 0; c < d->ncols; c++)
-        t->wcol[c] = d->cols[c].combine == TPROF_COMBINE_WMEAN ? tprof_table_col(d, d->cols[c].weight) : -1;
+    for (size_t c = 0; c < d->ncols; c++) /* what col_add weighs by: a numeric WMEAN column's weight */
+        t->wcol[c] = rule_of(&d->cols[c]) == TPROF_COMBINE_WMEAN && !result_kind_is_str(d->cols[c].kind) &&
+                             d->cols[c].weight
+                         ? tprof_table_col(d, d->cols[c].weight)
+                         : -1;
     return t;
-}
-
-/* How column C combines: a key column is its first value. */
-static tprof_combine rule_of(const tprof_col_desc *cd)
-{
-    return (cd->flags & TPROF_COLF_KEY) ? TPROF_COMBINE_FIRST : cd->combine;
 }
 
 /* Row R of T into column C's accumulation. */
@@ -433,7 +436,7 @@ tprof_result *tprof_ranks_combine(const tprof_result *const *results, const int6
     size_t *order = malloc(n * sizeof *order);
     tprof_fold *f = order ? tprof_fold_new(results[0]->d) : NULL;
     int rc = f ? 0 : TPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++) order[i] = i;
+    for (size_t i = 0; !rc && i < n; i++) order[i] = i;
     if (!rc && ranks) rc = tprof_rank_order(ranks, n, order); /* the rank order every command uses */
     for (size_t i = 0; !rc && i < n; i++) rc = tprof_fold_add(f, results[order[i]]);
     free(order);

@@ -348,6 +348,11 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outb
 size_t cli_coll_spread_first(const cli_coll_matching *s);
 int cli_coll_spread_join(const cli_coll_matching *s, tprof_result *carrier);
 void cli_coll_spread_free(cli_coll_matching *s);
+/* The worst of every process's RC (cli_worse_exit; this one's alone
+ * without an engine): where a command may fail on some processes before
+ * the exchanges of cli_run, so that all of them go on, or none. Every
+ * process calls it; the root says when another failed where it did not. */
+int cli_agree_worst(int rc);
 /* E for the commands run after (NULL: this process alone). */
 void cli_set_engine(const cli_engine *e);
 const cli_engine *cli_get_engine(void);

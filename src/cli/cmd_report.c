@@ -617,6 +617,9 @@ int cmd_report(int argc, char **argv)
         cli_error("--vs compares traces: give the run's traces before it");
         rc = EXIT_USAGE;
     }
+    /* trainprof-mpi: the inputs were listed and read for their kinds on every
+       process; all go on to the summary's exchanges, or none does */
+    rc = cli_agree_worst(rc);
     if (!rc) {
         char name[256];
         if (!o.title) { /* the first argument's last component: a file's or a directory's name */

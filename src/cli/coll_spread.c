@@ -243,7 +243,7 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outb
             size_t bl = 0, obl = 0;
             /* its parts read again (one input's at a time), the instances replaced by their header */
             tprof_result **full = calloc(np, sizeof *full);
-            cli_outcome again;
+            cli_outcome again = { 0 };
             char *was = NULL;
             size_t was_len = 0;
             if (!full || tprof_coll_header(mine[i], 1, &bare) || cli_store_get(outbox, i, &was, &was_len) ||
@@ -259,8 +259,8 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outb
                     ob = NULL;
                 }
                 free(b), free(ob);
-                cli_outcome_free(&again, full, np);
             }
+            if (full) cli_outcome_free(&again, full, np); /* read, even without its instances */
             free(was);
             tprof_result_free(bare);
             free(full);

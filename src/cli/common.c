@@ -592,10 +592,8 @@ typedef struct {
     int64_t *rank;
     char **held; /* after a usage error (a step window matching none): the steps the trace holds */
     int64_t *claimed; /* the rank its distributedInfo claims, -1 */
-    /* the results as bytes (cli_parts_write): kept for the engine, else
-       into the store (by the input's index in the whole list, INDEX[k]) */
-    char **bytes;
-    size_t *nbytes;
+    /* the results as bytes (cli_parts_write), into the store (with an
+       engine, the outbox) by the input's index in the whole list, INDEX[k] */
     cli_store *store;
     const int *index;
 } analyse_job;
@@ -623,11 +621,7 @@ static void analyse_read(void *vjob, size_t i, tprof_read_result *r)
     size_t l;
     int e = cli_parts_write(parts, np, &b, &l);
     for (size_t p = 0; p < np; p++) tprof_result_free(parts[p]), parts[p] = NULL;
-    if (!e && !j->bytes) e = cli_store_put(j->store, (size_t)j->index[i], b, l);
-    else if (!e) {
-        j->bytes[i] = b;
-        j->nbytes[i] = l;
-    }
+    if (!e) e = cli_store_put(j->store, (size_t)j->index[i], b, l);
     if (e && !j->rc[i]) j->rc[i] = e;
 }
 
@@ -734,7 +728,8 @@ static int print_whole_run(const cli_spec *spec, void *ctx, cli_format fmt, cons
         rc = shown_load(s, k, parts);
         for (size_t p = 0; !rc && p < np; p++) {
             if (!(spec->folded_parts >> p & 1)) continue;
-            e = fold_in(&folds[p], parts[p]);
+            int fe = fold_in(&folds[p], parts[p]); /* the first error stays */
+            if (!e) e = fe;
             tprof_result_free(parts[p]);
             parts[p] = NULL;
         }
@@ -916,6 +911,26 @@ static int print_results(const cli_spec *spec, void *ctx, cli_format fmt, const 
     return rc;
 }
 
+int cli_agree_worst(int rc)
+{
+    if (!engine || !engine->share) return rc;
+    char mine[16], *all = NULL;
+    size_t len = 0;
+    int n = snprintf(mine, sizeof mine, "%d;", rc), worst = rc;
+    if (engine->share(engine->ctx, mine, (size_t)n, &all, &len)) return rc ? rc : EXIT_INPUT;
+    for (char *p = all, *end = all + len; p < end;) { /* "rc;" per process */
+        char *next;
+        long v = strtol(p, &next, 10);
+        if (next == p || next >= end || *next != ';') break;
+        worst = cli_worse_exit(worst, (int)v);
+        p = next + 1;
+    }
+    free(all);
+    if (worst != EXIT_OK && rc == EXIT_OK && engine->root)
+        cli_error("another process failed before the traces were read (exit %d)", worst);
+    return worst;
+}
+
 void cli_set_engine(const cli_engine *e) { engine = e; }
 const cli_engine *cli_get_engine(void) { return engine; }
 
@@ -996,10 +1011,8 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
     tprof_read_result *rr = calloc(m1, sizeof *rr);
     analyse_job job = { spec, ctx, calloc(m1 * np, sizeof *job.res), calloc(m1, sizeof *job.rc),
                         calloc(m1, sizeof *job.rank), calloc(m1, sizeof *job.held), calloc(m1, sizeof *job.claimed),
-                        engine ? calloc(m1, sizeof *job.bytes) : NULL, engine ? calloc(m1, sizeof *job.nbytes) : NULL,
-                        take->store, idx };
-    if (!rc && (!rr || !job.res || !job.rc || !job.rank || !job.held || !job.claimed ||
-                (engine && (!job.bytes || !job.nbytes)))) {
+                        engine ? take->outbox : take->store, idx };
+    if (!rc && (!rr || !job.res || !job.rc || !job.rank || !job.held || !job.claimed)) {
         cli_error("out of memory");
         rc = EXIT_INPUT;
     }
@@ -1016,23 +1029,22 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
                 take->oc[i] = o;
                 job.held[k] = NULL;
                 take->got[i] = 1;
-            } else {
-                char *ob;
-                size_t obl;
-                if (cli_outcome_write(&o, job.bytes[k], job.nbytes[k], &ob, &obl)) {
+            } else { /* its results in the outbox become its outcome there, until it is sent */
+                char *pb = NULL, *ob = NULL;
+                size_t pl = 0, obl;
+                if ((cli_store_has(take->outbox, (size_t)i) && cli_store_get(take->outbox, (size_t)i, &pb, &pl)) ||
+                    cli_outcome_write(&o, pb, pl, &ob, &obl)) {
                     cli_error("out of memory");
                     rc = EXIT_INPUT;
-                } else /* into the outbox until it is sent (past its bound, the temporary file) */
+                } else
                     cli_store_put(take->outbox, (size_t)i, ob, obl);
-                free(job.bytes[k]);
-                job.bytes[k] = NULL;
+                free(pb);
             }
         }
     }
     for (size_t i = 0; job.res && i < m1 * np; i++) tprof_result_free(job.res[i]);
     for (int k = 0; job.held && k < m; k++) free(job.held[k]);
-    for (int k = 0; job.bytes && k < m; k++) free(job.bytes[k]);
-    free(job.res), free(job.rc), free(job.rank), free(job.held), free(job.claimed), free(job.bytes), free(job.nbytes);
+    free(job.res), free(job.rc), free(job.rank), free(job.held), free(job.claimed);
     free(rr);
     free(mine), free(my_paths), free(idx);
     return rc;

@@ -32,6 +32,7 @@ cli_store *cli_store_new(size_t n)
 {
     cli_store *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->fd = -1;
     size_t n1 = n ? n : 1;
     s->mem = calloc(n1, sizeof *s->mem);
     s->len = calloc(n1, sizeof *s->len);
@@ -44,7 +45,6 @@ cli_store *cli_store_new(size_t n)
     pthread_mutex_init(&s->mu, NULL);
     s->locked = 1;
     s->n = n;
-    s->fd = -1;
     const char *bound = getenv("TPROF_STORE_MEMORY");
     s->memory_bound = bound && *bound ? (size_t)strtoull(bound, NULL, 10) : STORE_MEMORY;
     return s;
@@ -103,6 +103,11 @@ int cli_store_put(cli_store *s, size_t i, char *b, size_t l)
         return 0;
     }
     /* in memory: under the bound, or where the file cannot be written (a full disk) */
+    if (to_file) {
+        pthread_mutex_lock(&s->mu);
+        s->in_memory += l;
+        pthread_mutex_unlock(&s->mu);
+    }
     s->mem[i] = b;
     return 0;
 }
