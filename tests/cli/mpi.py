@@ -72,6 +72,15 @@ for cmd in ("summary", "kernels", "ranks", "collectives"):
     same("200 generated ranks", [cmd, "--format", "json", gen])
 same("200 generated ranks", ["summary", gen])
 same("200 generated ranks", ["kernels", "--format", "csv", gen])
+# every rank's results through the store's temporary file (TPROF_STORE_MEMORY=0: nothing kept in memory),
+# alone and under MPI (the root's store and every process's outbox): the same bytes as through memory
+for cmd in ("summary", "kernels"):
+    a = one([cmd, "--format", "json", gen])
+    p = subprocess.run([TRAINPROF, cmd, "--format", "json", gen], capture_output=True, timeout=600,
+                       env=dict(env, TPROF_STORE_MEMORY="0"))
+    b = spread([cmd, "--format", "json", gen], {"TPROF_STORE_MEMORY": "0"})
+    check(a[0] == p.returncode == b[0] == 0 and a[1] == p.stdout == b[1] and a[1],
+          f"{cmd} through the store's file: the same output alone and under MPI ({p.returncode}, {b[0]}): {b[2][-300:]}")
 # the commands that fold every rank's table into one as each is read back
 for cmd in ("ops", "critical-path"):
     same("200 generated ranks", [cmd, "--format", "json", gen])
