@@ -10,6 +10,8 @@
 
 #include "trainprof/error.h"
 #include "trainprof/trace.h"
+#include "../util/grow.h"
+#include "../util/strtab.h"
 
 /* A table more than this deep below the result is refused (TPROF_ELIMIT). */
 #define FOLD_MAX_DEPTH 16
@@ -34,16 +36,19 @@ typedef struct {
     table_acc **kids; /* per child table; NULL until a row of the key has one */
 } group_acc;
 
-/* One table: its row keys in order of first appearance. The top table has
- * one key (its one row per rank). */
+/* One table: its row keys in order of first appearance (key id K, in the
+ * table's own string table, is group K - 1: id 0 is the empty string, no
+ * key). The top table has one group (its one row per rank) and no keys. */
 struct table_acc {
     const tprof_table_desc *d;
     int depth;
     int *wcol; /* per column: the WMEAN weight's column, -1 */
     group_acc *groups;
     size_t ngroups, cap;
-    char **keys; /* open addressing; slot_group[s]: the group of keys[s] */
-    size_t *slot_group, nslots;
+    tprof_strtab keys;
+    int keys_made;
+    char *key; /* the row key being built */
+    size_t key_cap;
 };
 
 struct tprof_fold {
@@ -71,10 +76,9 @@ static void table_acc_free(table_acc *t)
 {
     if (!t) return;
     for (size_t i = 0; i < t->ngroups; i++) group_free(t->d, &t->groups[i]);
-    for (size_t s = 0; t->keys && s < t->nslots; s++) free(t->keys[s]);
+    if (t->keys_made) tprof_strtab_free(&t->keys);
     free(t->groups);
-    free(t->keys);
-    free(t->slot_group);
+    free(t->key);
     free(t->wcol);
     free(t);
 }
@@ -140,13 +144,7 @@ static int col_add(const table_acc *ta, size_t c, col_acc *a, const tprof_rows *
     if (x < a->dmin) a->dmin = x;
     if (x > a->dmax) a->dmax = x;
     if (how == TPROF_COMBINE_DIST) {
-        if (a->m == a->cap) {
-            size_t cap = a->cap ? a->cap * 2 : 8;
-            double *nv = realloc(a->vals, cap * sizeof *nv);
-            if (!nv) return TPROF_ENOMEM;
-            a->vals = nv;
-            a->cap = cap;
-        }
+        if (tprof_grow_items((void **)&a->vals, &a->cap, a->m + 1, sizeof *a->vals)) return TPROF_ENOMEM;
         a->vals[a->m] = x;
     }
     a->m++;
@@ -178,101 +176,59 @@ static int group_add_row(table_acc *ta, group_acc *g, const tprof_rows *t, size_
     return rc;
 }
 
-/* A row's identity: its key cells joined ("\x1f" between), or its index
- * when the table has no key column. */
-static char *row_key(const tprof_rows *t, size_t r)
+/* Row R's identity into TA's key buffer: its key cells joined ("\x1f"
+ * after each), or its index when the table has no key column. Its length,
+ * or SIZE_MAX when out of memory. */
+static size_t row_key(table_acc *ta, const tprof_rows *t, size_t r)
 {
     const tprof_table_desc *d = t->d;
-    size_t cap = 64, len = 0;
-    char *k = malloc(cap);
-    if (!k) return NULL;
+    size_t len = 0;
     int any = 0;
-    for (size_t c = 0; c < d->ncols; c++) {
-        if (!(d->cols[c].flags & TPROF_COLF_KEY)) continue;
-        any = 1;
-        const tprof_cell *v = tprof_rows_cell(t, r, c);
+    for (size_t c = 0; c <= d->ncols; c++) {
         char num[32];
-        const char *s = v->null ? "\x1e" : result_kind_is_str(d->cols[c].kind) ? v->v.s : num;
-        if (!v->null && !result_kind_is_str(d->cols[c].kind))
-            snprintf(num, sizeof num, "%.17g", result_cell_num(&d->cols[c], v));
+        const char *s;
+        if (c == d->ncols) { /* the end: the index when no column is a key */
+            if (any) break;
+            snprintf(num, sizeof num, "#%zu", r);
+            s = num;
+        } else if (!(d->cols[c].flags & TPROF_COLF_KEY))
+            continue;
+        else {
+            any = 1;
+            const tprof_cell *v = tprof_rows_cell(t, r, c);
+            s = v->null ? "\x1e" : result_kind_is_str(d->cols[c].kind) ? v->v.s : num;
+            if (!v->null && !result_kind_is_str(d->cols[c].kind))
+                snprintf(num, sizeof num, "%.17g", result_cell_num(&d->cols[c], v));
+        }
         size_t n = strlen(s);
-        if (len + n + 2 > cap) {
+        if (len + n + 2 > ta->key_cap) {
+            size_t cap = ta->key_cap ? ta->key_cap : 64;
             while (len + n + 2 > cap) cap *= 2;
-            char *nk = realloc(k, cap);
-            if (!nk) {
-                free(k);
-                return NULL;
-            }
-            k = nk;
+            char *nk = realloc(ta->key, cap);
+            if (!nk) return SIZE_MAX;
+            ta->key = nk;
+            ta->key_cap = cap;
         }
-        memcpy(k + len, s, n);
+        memcpy(ta->key + len, s, n);
         len += n;
-        k[len++] = '\x1f';
+        if (c < d->ncols) ta->key[len++] = '\x1f';
     }
-    if (!any) len = (size_t)snprintf(k, cap, "#%zu", r);
-    k[len] = 0;
-    return k;
+    ta->key[len] = 0;
+    return len;
 }
 
-static uint64_t key_hash(const char *k)
+/* The group of the key in TA's buffer (LEN bytes), a new one in first-seen
+ * order; NULL when out of memory. */
+static group_acc *group_of(table_acc *ta, size_t len)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = k; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
-}
-
-/* Room for one more key: the slots kept at most half full. */
-static int keys_room(table_acc *ta)
-{
-    if ((ta->ngroups + 1) * 2 <= ta->nslots) return 0;
-    size_t nslots = ta->nslots ? ta->nslots * 2 : 16;
-    char **keys = calloc(nslots, sizeof *keys);
-    size_t *slot_group = calloc(nslots, sizeof *slot_group);
-    if (!keys || !slot_group) {
-        free(keys);
-        free(slot_group);
-        return TPROF_ENOMEM;
+    if (!ta->keys_made) {
+        if (tprof_strtab_init(&ta->keys)) return NULL;
+        ta->keys_made = 1;
     }
-    for (size_t s = 0; s < ta->nslots; s++) {
-        if (!ta->keys[s]) continue;
-        size_t j = key_hash(ta->keys[s]) & (nslots - 1);
-        while (keys[j]) j = (j + 1) & (nslots - 1);
-        keys[j] = ta->keys[s];
-        slot_group[j] = ta->slot_group[s];
-    }
-    free(ta->keys);
-    free(ta->slot_group);
-    ta->keys = keys;
-    ta->slot_group = slot_group;
-    ta->nslots = nslots;
-    return 0;
-}
-
-/* The group of key K (taken: freed or kept), a new one in first-seen order. */
-static group_acc *group_of(table_acc *ta, char *k)
-{
-    if (keys_room(ta)) {
-        free(k);
-        return NULL;
-    }
-    size_t s = key_hash(k) & (ta->nslots - 1);
-    while (ta->keys[s] && strcmp(ta->keys[s], k)) s = (s + 1) & (ta->nslots - 1);
-    if (ta->keys[s]) {
-        free(k);
-        return &ta->groups[ta->slot_group[s]];
-    }
-    if (ta->ngroups == ta->cap) {
-        size_t cap = ta->cap ? ta->cap * 2 : 8;
-        group_acc *ng = realloc(ta->groups, cap * sizeof *ng);
-        if (!ng) {
-            free(k);
-            return NULL;
-        }
-        ta->groups = ng;
-        ta->cap = cap;
-    }
-    ta->keys[s] = k;
-    ta->slot_group[s] = ta->ngroups;
+    uint32_t id = tprof_strtab_intern(&ta->keys, ta->key, len);
+    if (id == UINT32_MAX || id == 0) return NULL; /* a key is never empty */
+    if (id - 1 < ta->ngroups) return &ta->groups[id - 1];
+    if (tprof_grow_items((void **)&ta->groups, &ta->cap, ta->ngroups + 1, sizeof *ta->groups)) return NULL;
     ta->groups[ta->ngroups] = (group_acc){ 0 };
     return &ta->groups[ta->ngroups++];
 }
@@ -282,8 +238,8 @@ static int table_add_rows(table_acc *ta, const tprof_rows *t)
 {
     int rc = 0;
     for (size_t r = 0; !rc && r < t->n; r++) {
-        char *k = row_key(t, r);
-        group_acc *g = k ? group_of(ta, k) : NULL;
+        size_t len = row_key(ta, t, r);
+        group_acc *g = len != SIZE_MAX ? group_of(ta, len) : NULL;
         rc = g ? group_add_row(ta, g, t, r) : TPROF_ENOMEM;
     }
     return rc;
