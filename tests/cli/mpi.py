@@ -81,6 +81,9 @@ for cmd in ("summary", "kernels"):
     b = spread([cmd, "--format", "json", gen], {"TPROF_STORE_MEMORY": "0"})
     check(a[0] == p.returncode == b[0] == 0 and a[1] == p.stdout == b[1] and a[1],
           f"{cmd} through the store's file: the same output alone and under MPI ({p.returncode}, {b[0]}): {b[2][-300:]}")
+# diff runs on the root alone under trainprof-mpi: the same output, whatever the processes
+ranks_of = [os.path.join(gen, f"rank{r}.json") for r in range(20)]
+same("200 generated ranks", ["diff", "--format", "json", *ranks_of[:10], "--vs", *ranks_of[10:]])
 # the commands that fold every rank's table into one as each is read back
 for cmd in ("ops", "critical-path"):
     same("200 generated ranks", [cmd, "--format", "json", gen])
