@@ -587,9 +587,6 @@ int tprof_critical_path(const tprof_trace *t, const tprof_cp_opts *opts, tprof_r
 int tprof_critical_path_finish(tprof_result *r);
 int tprof_critical_path_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
                                 tprof_result **out);
-/* A copy of R with its top row alone (what summary keeps of each trace: its
- * tables would grow with the ranks). */
-int tprof_critical_path_top_only(const tprof_result *r, tprof_result **out);
 /* The paths of the windows OPTS choose as trace events to add to T's file
  * (critical-path --overlay; critical_path_overlay.c says what they are):
  * JSON objects separated by commas, for tprof_trace_copy_with_events. *OUT

@@ -391,11 +391,6 @@ int tprof_critical_path_finish(tprof_result *r)
     return rc;
 }
 
-int tprof_critical_path_top_only(const tprof_result *r, tprof_result **out)
-{
-    return tprof_result_top_only(r, out);
-}
-
 int tprof_critical_path_combine(const tprof_result *const *parts, const int64_t *ranks, size_t n,
                                 tprof_result **out)
 {

@@ -609,7 +609,7 @@ static void *advise_thread(void *arg)
     if (j->rc != TPROF_ENOMEM) j->rc = 0; /* no window: no path, nothing wrong */
     if (!j->rc) j->rc = tprof_advise_rank_with_path(j->t, j->path, &j->findings);
     tprof_result *top = NULL; /* the summary keeps the path's totals, not its tables */
-    if (!j->rc && j->path && !(j->rc = tprof_critical_path_top_only(j->path, &top))) {
+    if (!j->rc && j->path && !(j->rc = tprof_result_top_only(j->path, &top))) {
         tprof_result_free(j->path);
         j->path = top;
     }
