@@ -122,6 +122,16 @@ void tprof_diff_free(tprof_diff_result *r);
  * the comparison from the parts of each side, in order. */
 typedef struct tprof_diff_part tprof_diff_part;
 int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out);
+/* The part as results, so that it travels as bytes (tprof_result_write)
+ * like every per-rank result: OUT[0] its figures, kernels, ops and file
+ * (tprof_diff_part_desc), OUT[1] its collective instances
+ * (tprof_coll_instances). tprof_diff_part_of is the two calls in turn. */
+#define TPROF_DIFF_PART_RESULTS 2
+extern const tprof_result_desc tprof_diff_part_desc;
+int tprof_diff_part_results(const tprof_trace *t, tprof_result *out[TPROF_DIFF_PART_RESULTS]);
+/* The part from IN (taken: set to NULL on success): 0, TPROF_EFORMAT when
+ * they are not a part's results, TPROF_ENOMEM. */
+int tprof_diff_part_from(tprof_result *in[TPROF_DIFF_PART_RESULTS], tprof_diff_part **out);
 void tprof_diff_part_free(tprof_diff_part *p);
 /* The part's rank (tprof_trace_rank), -1 unknown. */
 int64_t tprof_diff_part_rank(const tprof_diff_part *p);

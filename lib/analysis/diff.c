@@ -170,6 +170,7 @@ void tprof_diff_free(tprof_diff_result *r)
         tprof_strtab_free(&p->strs);
         free(p);
     }
+    for (size_t i = 0; i < r->ncomm; i++) free((char *)r->comm[i].type);
     free(r->comm);
     free(r->kernels);
     free(r->regressions);
@@ -179,74 +180,121 @@ void tprof_diff_free(tprof_diff_result *r)
     free(r);
 }
 
-/* What diff keeps of one trace: its figures per step, its collective types
- * per step, its kernel rows, and what the output says of the file. */
-/* An ops table kept compact (a part lives until both sides are read): per
- * row its key's three texts, one after another NUL-separated in TEXT (op,
- * dims, types; or the module path and two empty ones), direct time and
- * launches. */
-typedef struct {
-    size_t n;
-    char *text;
-    size_t *at;       /* row i's texts start at text + at[i] */
-    int64_t *direct;
-    int64_t *count;
-} part_ops;
+/* What diff keeps of one trace, as a result (tprof_diff_part_desc) so that
+ * it travels as bytes like every per-rank result: its figures per step, its
+ * collective types per step, its kernel rows, its ops by shape and modules
+ * by path (direct time and launches), its critical path per sampled step,
+ * and what the output says of the file. Its collective instances
+ * (tprof_coll_instances) are the second result. */
+enum {
+    PT_METRIC = 0, /* TPROF_DIFF_METRICS columns, in tprof_diff_metric order */
+    PT_STEPS = PT_METRIC + TPROF_DIFF_METRICS,
+    PT_PHASES,
+    PT_HAS_PATH,
+    PT_PATH, /* 2 + TPROF_CPB_COUNT columns: the path, the step, each bound */
+    PT_RANK = PT_PATH + 2 + TPROF_CPB_COUNT,
+    PT_TRUNCATED,
+    PT_FILE,
+    PT_NCOLS
+};
+#define PT_REAL(NAME, DOC) TPROF_COL(NAME, TPROF_COL_REAL, TPROF_COMBINE_FIRST, NULL, DOC)
+static const tprof_col_desc part_top_cols[PT_NCOLS] = {
+    [PT_METRIC + TPROF_DIFF_STEP_TIME] = PT_REAL("step_time", "ns per step: the mean ProfilerStep"),
+    [PT_METRIC + TPROF_DIFF_KERNEL_TIME] = PT_REAL("kernel_time", "ns per step: GPU event durations summed"),
+    [PT_METRIC + TPROF_DIFF_GPU_BUSY] = PT_REAL("gpu_busy", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_GPU_IDLE] = PT_REAL("gpu_idle", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_COMPUTE] = PT_REAL("compute", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_NON_COMPUTE] = PT_REAL("non_compute", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_COMM] = PT_REAL("comm", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_COMM_EXPOSED] = PT_REAL("comm_exposed", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_CPU_DATA] = PT_REAL("cpu_data", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_CPU_FORWARD] = PT_REAL("cpu_forward", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_CPU_BACKWARD] = PT_REAL("cpu_backward", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_CPU_OPTIMIZER] = PT_REAL("cpu_optimizer", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_CPU_OTHER] = PT_REAL("cpu_other", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_GPU_DATA] = PT_REAL("gpu_data", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_GPU_FORWARD] = PT_REAL("gpu_forward", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_GPU_BACKWARD] = PT_REAL("gpu_backward", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_GPU_OPTIMIZER] = PT_REAL("gpu_optimizer", "ns per step"),
+    [PT_METRIC + TPROF_DIFF_GPU_OTHER] = PT_REAL("gpu_other", "ns per step"),
+    [PT_STEPS] = TPROF_COL("steps", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "ProfilerSteps, 0 when none"),
+    [PT_PHASES] = TPROF_COL("phases_found", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL, "phase markers found"),
+    [PT_HAS_PATH] = TPROF_COL("has_path", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL,
+                              "a critical path was found over the sampled steps"),
+    [PT_PATH + 0] = PT_REAL("path_ns", "the critical path per sampled step"),
+    [PT_PATH + 1] = PT_REAL("span_ns", "the sampled step's span"),
+    [PT_PATH + 2] = PT_REAL("cpu_op_ns", "the path's CPU-op time per step"),
+    [PT_PATH + 3] = PT_REAL("runtime_ns", "its runtime-call time per step"),
+    [PT_PATH + 4] = PT_REAL("launch_ns", "its launch delays per step"),
+    [PT_PATH + 5] = PT_REAL("kernel_gap_ns", "its gaps between kernels per step"),
+    [PT_PATH + 6] = PT_REAL("compute_ns", "its compute kernels per step"),
+    [PT_PATH + 7] = PT_REAL("memory_ns", "its memory kernels per step"),
+    [PT_PATH + 8] = PT_REAL("comm_ns", "its communication kernels per step"),
+    [PT_RANK] = TPROF_COL("rank", TPROF_COL_RANK, TPROF_COMBINE_FIRST, NULL, "the trace's rank, -1 unknown"),
+    [PT_TRUNCATED] = TPROF_COL("truncated", TPROF_COL_BOOL, TPROF_COMBINE_FIRST, NULL, "the file ended early"),
+    [PT_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the trace's path"),
+};
+_Static_assert(PT_PATH + 8 + 1 == PT_RANK, "one column per critical-path bound");
+enum { PC_TYPE, PC_TIME, PC_EXPOSED, PC_NCOLS };
+static const tprof_col_desc part_comm_cols[PC_NCOLS] = {
+    [PC_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective type"),
+    [PC_TIME] = PT_REAL("time_ns", "its kernels' time per step"),
+    [PC_EXPOSED] = PT_REAL("exposed_ns", "of that, the time no compute ran, per step"),
+};
+enum { PK_NAME, PK_CLASS, PK_COUNT, PK_TOTAL, PK_NCOLS };
+static const tprof_col_desc part_kernel_cols[PK_NCOLS] = {
+    [PK_NAME] = TPROF_COL("name", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the kernel's name"),
+    [PK_CLASS] = TPROF_COL("class", TPROF_COL_INT, TPROF_COMBINE_FIRST, NULL, "its tprof_class"),
+    [PK_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "its launches"),
+    [PK_TOTAL] = TPROF_COL("total_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "its time"),
+};
+/* ops by shape: the key's three texts; modules: the path, then two empty */
+enum { PO_A, PO_B, PO_C, PO_DIRECT, PO_COUNT, PO_NCOLS };
+static const tprof_col_desc part_op_cols[PO_NCOLS] = {
+    [PO_A] = TPROF_COL("key", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's name, or the module's path"),
+    [PO_B] = TPROF_COL("input_dims", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's Input Dims; \"\""),
+    [PO_C] = TPROF_COL("input_types", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's Input type; \"\""),
+    [PO_DIRECT] = TPROF_COL("direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "direct kernel time"),
+    [PO_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "instances"),
+};
+enum { PT_TB_COMM, PT_TB_KERNELS, PT_TB_OPS, PT_TB_MODULES, PT_TB_COUNT };
+static const tprof_table_desc part_top = { .name = "", .cols = part_top_cols, .ncols = PT_NCOLS };
+static const tprof_table_desc part_comm = { .name = "comm", .doc = "collective types", .cols = part_comm_cols,
+                                            .ncols = PC_NCOLS };
+static const tprof_table_desc part_kernels = { .name = "kernels", .doc = "kernels by name", .cols = part_kernel_cols,
+                                               .ncols = PK_NCOLS };
+static const tprof_table_desc part_ops = { .name = "ops", .doc = "ops by name and input shapes",
+                                           .cols = part_op_cols, .ncols = PO_NCOLS };
+static const tprof_table_desc part_modules = { .name = "modules", .doc = "nn.Modules by path",
+                                               .cols = part_op_cols, .ncols = PO_NCOLS };
+static const tprof_table_desc *const part_tables[PT_TB_COUNT] = {
+    [PT_TB_COMM] = &part_comm, [PT_TB_KERNELS] = &part_kernels, [PT_TB_OPS] = &part_ops,
+    [PT_TB_MODULES] = &part_modules,
+};
+const tprof_result_desc tprof_diff_part_desc = {
+    .name = "diff_part", .version = 1, .top = &part_top, .tables = part_tables, .ntables = PT_TB_COUNT,
+    .internal = 1,
+    .doc = "What diff keeps of one trace (tprof_diff_part_results): its figures per step, collective types, "
+           "kernels, ops and modules, critical path and file; its collective instances travel beside it.",
+};
 
-static void part_ops_free(part_ops *o)
+/* A string cell's text; "" when null. */
+static const char *cell_str(const tprof_rows *t, size_t row, size_t col)
 {
-    free(o->text);
-    free(o->at);
-    free(o->direct);
-    free(o->count);
-}
-
-/* The rows of R (ops by shape, or by module when MODULE) into O. */
-static int part_ops_of(const tprof_result *r, int module, part_ops *o)
-{
-    const tprof_rows *rows = tprof_result_table_c(r, 0);
-    size_t n = tprof_rows_count(rows), len = 0;
-    static const char *const cols[2][3] = { { "op", "input_dims", "input_types" }, { "module", NULL, NULL } };
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) len += (cols[module][k] ? strlen(tprof_rows_str(rows, i, cols[module][k])) : 0) + 1;
-    o->n = n;
-    o->text = malloc(len ? len : 1);
-    o->at = malloc((n ? n : 1) * sizeof *o->at);
-    o->direct = malloc((n ? n : 1) * sizeof *o->direct);
-    o->count = malloc((n ? n : 1) * sizeof *o->count);
-    if (!o->text || !o->at || !o->direct || !o->count) return TPROF_ENOMEM;
-    size_t pos = 0;
-    for (size_t i = 0; i < n; i++) {
-        o->at[i] = pos;
-        for (int k = 0; k < 3; k++) {
-            const char *v = cols[module][k] ? tprof_rows_str(rows, i, cols[module][k]) : "";
-            size_t l = strlen(v) + 1;
-            memcpy(o->text + pos, v, l);
-            pos += l;
-        }
-        o->direct[i] = tprof_rows_int(rows, i, "direct_ns");
-        o->count[i] = tprof_rows_int(rows, i, "count");
-    }
-    return 0;
+    const tprof_cell *c = tprof_rows_cell(t, row, col);
+    return c->null || !c->v.s ? "" : c->v.s;
 }
 
 struct tprof_diff_part {
+    tprof_result *facts; /* tprof_diff_part_desc: what follows points into it */
     double metric[TPROF_DIFF_METRICS]; /* per step */
     size_t steps;                      /* ProfilerSteps, 0 when none */
     int phases_found;
-    struct {
-        const char *type; /* static (tprof_collective_type) */
-        double time, exposed; /* per step */
-    } * comm;
-    size_t ncomm;
-    tprof_kernels_result *kernels;
-    part_ops ops[2]; /* tprof_ops by shape, by module: what the comparison needs */
+    const tprof_rows *comm, *kernels, *ops[2]; /* ops by shape, modules by path */
     tprof_result *coll; /* its collective instances (tprof_coll_instances), matched across the side's ranks */
-    /* its critical path per sampled step (TPROF_ADVICE_PATH_SAMPLE, as summary takes them): the path, the
-       step, then each bound; has_path 0 when it has none */
-    double cp[2 + TPROF_CPB_COUNT];
+    double cp[2 + TPROF_CPB_COUNT]; /* its critical path per sampled step; has_path 0 when it has none */
     int has_path;
-    char *path;
+    const char *path;
     int64_t rank;
     int truncated;
 };
@@ -254,76 +302,102 @@ struct tprof_diff_part {
 void tprof_diff_part_free(tprof_diff_part *p)
 {
     if (!p) return;
-    free(p->comm);
-    tprof_kernels_free(p->kernels);
-    part_ops_free(&p->ops[0]);
-    part_ops_free(&p->ops[1]);
+    tprof_result_free(p->facts);
     tprof_result_free(p->coll);
-    free(p->path);
     free(p);
 }
 
 int64_t tprof_diff_part_rank(const tprof_diff_part *p) { return p->rank; }
 
-static const char *const path_cols[2 + TPROF_CPB_COUNT] = { "path_ns",   "span_ns",       "cpu_op_ns",
-                                                             "runtime_ns", "launch_ns",     "kernel_gap_ns",
-                                                             "compute_ns", "memory_ns",     "comm_ns" };
 static const char *const path_rows[2 + TPROF_CPB_COUNT] = { "path", "step", "cpu_op", "runtime", "launch",
                                                             "kernel_gap", "compute", "memory", "comm" };
 
-/* The trace's critical path over the sampled steps, per step. */
-static int part_path(const tprof_trace *t, tprof_diff_part *p)
+/* The trace's critical path over the sampled steps, per step, into the top row. */
+static int part_path(const tprof_trace *t, tprof_rows *top)
 {
     tprof_cp_opts o = { .step_first = -1, .step_last = -1, .instance_first = -1, .instance_last = -1,
                         .max_windows = TPROF_ADVICE_PATH_SAMPLE };
     tprof_result *r = NULL;
     int rc = tprof_critical_path(t, &o, &r);
     if (rc == TPROF_ENOMEM) return rc;
-    const tprof_rows *top = r ? tprof_result_top_c(r) : NULL;
-    int64_t windows = top ? tprof_rows_int(top, 0, "windows") : 0;
-    if (windows > 0 && tprof_rows_int(top, 0, "path_ns") > 0) {
-        p->has_path = 1;
-        for (size_t k = 0; k < 2 + TPROF_CPB_COUNT; k++)
-            p->cp[k] = (double)tprof_rows_int(top, 0, path_cols[k]) / (double)windows;
-    }
+    const tprof_rows *cp = r ? tprof_result_top_c(r) : NULL;
+    int64_t windows = cp ? tprof_rows_int(cp, 0, "windows") : 0;
+    int has = windows > 0 && tprof_rows_int(cp, 0, "path_ns") > 0;
+    tprof_rows_set_i(top, 0, PT_HAS_PATH, has);
+    for (size_t k = 0; k < 2 + TPROF_CPB_COUNT; k++)
+        tprof_rows_set_d(top, 0, PT_PATH + k,
+                         has ? (double)tprof_rows_int(cp, 0, part_top_cols[PT_PATH + k].name) / (double)windows : 0.0);
     tprof_result_free(r);
     return 0;
 }
 
-int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
+/* The rows of R (ops by shape, or by module when MODULE) into T. */
+static int part_ops_of(const tprof_result *r, int module, tprof_rows *t)
 {
-    *out = NULL;
+    const tprof_rows *rows = tprof_result_table_c(r, 0);
+    static const char *const cols[2][3] = { { "op", "input_dims", "input_types" }, { "module", NULL, NULL } };
+    for (size_t i = 0, n = tprof_rows_count(rows); i < n; i++) {
+        long k = tprof_rows_add(t);
+        if (k < 0) return TPROF_ENOMEM;
+        for (int c = 0; c < 3; c++)
+            if (tprof_rows_set_s(t, (size_t)k, PO_A + (size_t)c,
+                                 cols[module][c] ? tprof_rows_str(rows, i, cols[module][c]) : ""))
+                return TPROF_ENOMEM;
+        tprof_rows_set_i(t, (size_t)k, PO_DIRECT, tprof_rows_int(rows, i, "direct_ns"));
+        tprof_rows_set_i(t, (size_t)k, PO_COUNT, tprof_rows_int(rows, i, "count"));
+    }
+    return 0;
+}
+
+static int part_kernels_of(const tprof_kernels_result *kr, tprof_rows *t)
+{
+    for (size_t j = 0; j < kr->nrows; j++) {
+        const tprof_kernel_row *row = &kr->rows[j];
+        long k = tprof_rows_add(t);
+        if (k < 0 || tprof_rows_set_s(t, (size_t)k, PK_NAME, row->key)) return TPROF_ENOMEM;
+        tprof_rows_set_i(t, (size_t)k, PK_CLASS, (int64_t)row->klass);
+        tprof_rows_set_i(t, (size_t)k, PK_COUNT, (int64_t)row->count);
+        tprof_rows_set_i(t, (size_t)k, PK_TOTAL, row->total_ns);
+    }
+    return 0;
+}
+
+int tprof_diff_part_results(const tprof_trace *t, tprof_result *out[TPROF_DIFF_PART_RESULTS])
+{
+    out[0] = out[1] = NULL;
     const tprof_trace_meta *m = tprof_trace_meta_get(t);
-    tprof_diff_part *p = calloc(1, sizeof *p);
-    if (!p || !(p->path = strdup(m->path ? m->path : ""))) {
-        tprof_diff_part_free(p);
+    tprof_result *facts = tprof_result_new(&tprof_diff_part_desc);
+    tprof_rows *top = facts ? tprof_result_top(facts) : NULL;
+    if (!top || tprof_rows_set_s(top, 0, PT_FILE, m->path ? m->path : "")) { /* the top table has its row */
+        tprof_result_free(facts);
         return TPROF_ENOMEM;
     }
-    p->rank = tprof_trace_rank(t);
-    p->truncated = m->truncated != 0;
+    tprof_rows_set_i(top, 0, PT_RANK, tprof_trace_rank(t));
+    tprof_rows_set_i(top, 0, PT_TRUNCATED, m->truncated != 0);
     tprof_steps_result *st = NULL;
     tprof_comm_result *cm = NULL;
+    tprof_kernels_result *kr = NULL;
     tprof_temporal_result tp;
     /* per-step figures: every step's work, divided by every step */
     tprof_temporal_opts to = { .keep_last_step = 1, .skip_hta = 1 };
     int rc = tprof_steps(t, &st);
     if (!rc) rc = tprof_comm(t, &cm);
     if (!rc) rc = tprof_temporal(t, &to, &tp);
-    if (!rc) rc = tprof_kernels(t, NULL, &p->kernels);
-    if (!rc) rc = tprof_coll_instances(t, &p->coll);
-    if (!rc) rc = part_path(t, p);
+    if (!rc) rc = tprof_kernels(t, NULL, &kr);
+    if (!rc) rc = part_kernels_of(kr, tprof_result_table(facts, PT_TB_KERNELS));
+    tprof_kernels_free(kr);
+    if (!rc) rc = tprof_coll_instances(t, &out[1]);
+    if (!rc) rc = part_path(t, top);
     for (int which = 0; !rc && which < 2; which++) {
         tprof_ops_opts oo = { .by = which ? TPROF_OPS_BY_MODULE : TPROF_OPS_BY_SHAPE, .step_first = -1,
                               .step_last = -1 };
         tprof_result *ops = NULL;
         rc = tprof_ops(t, &oo, &ops);
-        if (!rc) rc = part_ops_of(ops, which, &p->ops[which]);
+        if (!rc) rc = part_ops_of(ops, which, tprof_result_table(facts, which ? PT_TB_MODULES : PT_TB_OPS));
         tprof_result_free(ops);
     }
-    if (!rc && cm->ntypes && !(p->comm = calloc(cm->ntypes, sizeof *p->comm))) rc = TPROF_ENOMEM;
     if (!rc) {
-        double steps = st->nsteps ? (double)st->nsteps : 1.0;
-        double *v = p->metric;
+        double steps = st->nsteps ? (double)st->nsteps : 1.0, v[TPROF_DIFF_METRICS];
         if (st->nsteps)
             v[TPROF_DIFF_STEP_TIME] = (double)st->mean_ns;
         else /* one step: the whole trace */
@@ -343,23 +417,71 @@ int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
             v[TPROF_DIFF_CPU_DATA + ph] = (double)st->phase_cpu_ns[ph] / steps;
             v[TPROF_DIFF_GPU_DATA + ph] = (double)st->phase_gpu_ns[ph] / steps;
         }
-        p->steps = st->nsteps;
-        p->phases_found = st->phases_found != 0;
-        for (size_t y = 0; y < cm->ntypes; y++) {
-            p->comm[y].type = cm->types[y].type;
-            p->comm[y].time = (double)cm->types[y].time_ns / steps;
-            p->comm[y].exposed = (double)cm->types[y].exposed_ns / steps;
+        for (int k = 0; k < TPROF_DIFF_METRICS; k++) tprof_rows_set_d(top, 0, PT_METRIC + (size_t)k, v[k]);
+        tprof_rows_set_i(top, 0, PT_STEPS, (int64_t)st->nsteps);
+        tprof_rows_set_i(top, 0, PT_PHASES, st->phases_found != 0);
+        tprof_rows *comm = tprof_result_table(facts, PT_TB_COMM);
+        for (size_t y = 0; !rc && y < cm->ntypes; y++) {
+            long k = tprof_rows_add(comm);
+            if (k < 0 || tprof_rows_set_s(comm, (size_t)k, PC_TYPE, cm->types[y].type)) {
+                rc = TPROF_ENOMEM;
+                break;
+            }
+            tprof_rows_set_d(comm, (size_t)k, PC_TIME, (double)cm->types[y].time_ns / steps);
+            tprof_rows_set_d(comm, (size_t)k, PC_EXPOSED, (double)cm->types[y].exposed_ns / steps);
         }
-        p->ncomm = cm->ntypes;
     }
     tprof_steps_free(st);
     tprof_comm_free(cm);
     if (rc) {
-        tprof_diff_part_free(p);
+        tprof_result_free(facts);
+        tprof_result_free(out[1]);
+        out[1] = NULL;
         return rc;
     }
+    out[0] = facts;
+    return 0;
+}
+
+int tprof_diff_part_from(tprof_result *in[TPROF_DIFF_PART_RESULTS], tprof_diff_part **out)
+{
+    *out = NULL;
+    if (!in[0] || !in[1] || tprof_result_desc_of(in[0]) != &tprof_diff_part_desc ||
+        tprof_result_desc_of(in[1]) != &tprof_coll_instances_desc ||
+        tprof_rows_count(tprof_result_top_c(in[0])) != 1)
+        return TPROF_EFORMAT;
+    tprof_diff_part *p = calloc(1, sizeof *p);
+    if (!p) return TPROF_ENOMEM;
+    p->facts = in[0];
+    p->coll = in[1];
+    in[0] = in[1] = NULL;
+    const tprof_rows *top = tprof_result_top_c(p->facts);
+    for (size_t k = 0; k < TPROF_DIFF_METRICS; k++) p->metric[k] = tprof_rows_cell(top, 0, PT_METRIC + k)->v.d;
+    int64_t steps = tprof_rows_cell(top, 0, PT_STEPS)->v.i;
+    p->steps = steps > 0 ? (size_t)steps : 0;
+    p->phases_found = tprof_rows_cell(top, 0, PT_PHASES)->v.i != 0;
+    p->has_path = tprof_rows_cell(top, 0, PT_HAS_PATH)->v.i != 0;
+    for (size_t k = 0; k < 2 + TPROF_CPB_COUNT; k++) p->cp[k] = tprof_rows_cell(top, 0, PT_PATH + k)->v.d;
+    p->rank = tprof_rows_cell(top, 0, PT_RANK)->v.i;
+    p->truncated = tprof_rows_cell(top, 0, PT_TRUNCATED)->v.i != 0;
+    p->path = cell_str(top, 0, PT_FILE);
+    p->comm = tprof_result_table_c(p->facts, PT_TB_COMM);
+    p->kernels = tprof_result_table_c(p->facts, PT_TB_KERNELS);
+    p->ops[0] = tprof_result_table_c(p->facts, PT_TB_OPS);
+    p->ops[1] = tprof_result_table_c(p->facts, PT_TB_MODULES);
     *out = p;
     return 0;
+}
+
+int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
+{
+    *out = NULL;
+    tprof_result *r[TPROF_DIFF_PART_RESULTS];
+    int rc = tprof_diff_part_results(t, r);
+    if (!rc) rc = tprof_diff_part_from(r, out);
+    tprof_result_free(r[0]);
+    tprof_result_free(r[1]);
+    return rc;
 }
 
 /* One side's figures from its traces' parts: per-trace figures (already per
@@ -375,18 +497,23 @@ static int side_metrics(const tprof_diff_part *const *parts, size_t n, tprof_dif
         s->steps += p->steps ? p->steps : 1;
         s->traces_no_steps += p->steps == 0;
         s->phases_found |= p->phases_found;
-        for (size_t y = 0; y < p->ncomm; y++) {
+        for (size_t y = 0, ny = tprof_rows_count(p->comm); y < ny; y++) {
+            const char *type = cell_str(p->comm, y, PC_TYPE);
             size_t k = 0;
-            while (k < *ncomm && strcmp((*comm)[k].type, p->comm[y].type)) k++;
+            while (k < *ncomm && strcmp((*comm)[k].type, type)) k++;
             if (k == *ncomm) {
                 tprof_diff_comm *nc = realloc(*comm, (*ncomm + 1) * sizeof *nc);
-                if (!nc) return TPROF_ENOMEM;
-                *comm = nc;
-                nc[k] = (tprof_diff_comm){ .type = p->comm[y].type };
+                char *own = strdup(type); /* the result outlives the parts */
+                if (nc) *comm = nc;
+                if (!nc || !own) {
+                    free(own);
+                    return TPROF_ENOMEM;
+                }
+                nc[k] = (tprof_diff_comm){ .type = own };
                 (*ncomm)++;
             }
-            (*comm)[k].time_ns[which] += p->comm[y].time / (double)n;
-            (*comm)[k].exposed_ns[which] += p->comm[y].exposed / (double)n;
+            (*comm)[k].time_ns[which] += tprof_rows_cell(p->comm, y, PC_TIME)->v.d / (double)n;
+            (*comm)[k].exposed_ns[which] += tprof_rows_cell(p->comm, y, PC_EXPOSED)->v.d / (double)n;
         }
     }
     return 0;
@@ -464,9 +591,13 @@ static int add_row(kbuild *b, const tprof_kernel_row *row, size_t side)
 static int side_kernels(kbuild *b, const tprof_diff_part *const *parts, size_t n, size_t side)
 {
     for (size_t i = 0; i < n; i++) {
-        const tprof_kernels_result *kr = parts[i]->kernels;
-        for (size_t j = 0; j < kr->nrows; j++) {
-            int rc = add_row(b, &kr->rows[j], side);
+        const tprof_rows *kr = parts[i]->kernels;
+        for (size_t j = 0, nj = tprof_rows_count(kr); j < nj; j++) {
+            tprof_kernel_row row = { .key = cell_str(kr, j, PK_NAME),
+                                     .klass = (tprof_class)tprof_rows_cell(kr, j, PK_CLASS)->v.i,
+                                     .count = (uint64_t)tprof_rows_cell(kr, j, PK_COUNT)->v.i,
+                                     .total_ns = tprof_rows_cell(kr, j, PK_TOTAL)->v.i };
+            int rc = add_row(b, &row, side);
             if (rc) return rc;
         }
     }
@@ -957,9 +1088,9 @@ static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *cons
     int rc = 0;
     for (int s = 0; !rc && s < 2; s++)
         for (size_t i = 0; !rc && i < nparts[s]; i++) {
-            const part_ops *po = &parts[s][i]->ops[which];
-            for (size_t j = 0; !rc && j < po->n; j++) {
-                const char *a = po->text + po->at[j], *b = a + strlen(a) + 1, *c = b + strlen(b) + 1;
+            const tprof_rows *po = parts[s][i]->ops[which];
+            for (size_t j = 0, nj = tprof_rows_count(po); !rc && j < nj; j++) {
+                const char *a = cell_str(po, j, PO_A), *b = cell_str(po, j, PO_B), *c = cell_str(po, j, PO_C);
                 size_t la = strlen(a), lb = strlen(b), lc = strlen(c), len = la + lb + lc + 2;
                 if ((rc = tprof_grow_items((void **)&key, &keycap, len + 1, 1))) break;
                 snprintf(key, keycap, "%s\x1f%s\x1f%s", a, b, c);
@@ -976,8 +1107,8 @@ static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *cons
                     k = (int64_t)n++;
                 }
                 if (!rc) {
-                    d[k].ns[s] += (double)po->direct[j];
-                    d[k].count[s] += (double)po->count[j];
+                    d[k].ns[s] += (double)tprof_rows_cell(po, j, PO_DIRECT)->v.i;
+                    d[k].count[s] += (double)tprof_rows_cell(po, j, PO_COUNT)->v.i;
                 }
             }
         }

@@ -12,6 +12,7 @@
 static const tprof_result_desc *const all[] = {
     &tprof_comm_desc,
     &tprof_diff_desc,
+    &tprof_diff_part_desc,
     &tprof_flops_desc,
     &tprof_idle_desc,
     &tprof_info_desc,

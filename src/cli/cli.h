@@ -281,6 +281,19 @@ int cli_outcome_read(const char *buf, size_t len, cli_outcome *o, tprof_result *
 int cli_outcome_head(const char *buf, size_t len, cli_outcome *o, size_t *parts_at, char *err, size_t errlen);
 void cli_outcome_free(cli_outcome *o, tprof_result **parts, size_t np);
 
+/* cli_run's reading, for a command that compares its inputs by itself
+ * (diff): PATHS[0..N) spread over the engine's processes (every one here
+ * without an engine), each trace analysed by SPEC->analyse into
+ * SPEC->nparts results on the thread that read it, and at the root every
+ * input's outcome in OC[i] (free with cli_outcome_free) and its results'
+ * bytes in *STORE (read back with cli_store_get and cli_parts_read), which
+ * the caller frees; NULL on the other processes. The ranks several files
+ * claim are said for inputs [0, SPLIT) and [SPLIT, N) apart. Every process
+ * calls it. 0 or an exit code (the reads' worst at the root). */
+typedef struct cli_store cli_store;
+int cli_analyse_inputs(const cli_spec *spec, void *ctx, char **paths, int n, int split, const tprof_read_opts *ro,
+                       cli_outcome *oc, cli_store **store);
+
 /* The worse of two exit codes: a usage error, then unreadable input, then
  * a truncated one, then success. */
 int cli_worse_exit(int a, int b);
@@ -288,7 +301,6 @@ int cli_worse_exit(int a, int b);
 /* The inputs' results as bytes until they are printed (store.c): in memory
  * up to a bound, then in an unlinked temporary file, so that printing many
  * ranks holds one rank's results at a time. */
-typedef struct cli_store cli_store;
 cli_store *cli_store_new(size_t n); /* for inputs 0..N); NULL: out of memory */
 /* Input I's bytes B (malloc'ed, the store's from now on; replacing any
  * it had); any thread, one call per input at a time. 0. */

@@ -371,19 +371,32 @@ static void print_table(const tprof_result *res, size_t top)
     collective_tables(res, top);
 }
 
-/* Each trace's part, made on the thread that read it; the trace is freed there. */
-typedef struct {
-    tprof_diff_part **parts;
-    int *rc;
-} part_job;
-
-static void make_part(void *ctx, size_t i, tprof_read_result *r)
+/* Each trace's part as results, made on the thread that read it: they
+ * travel as bytes to the root (trainprof-mpi), and come back the same way
+ * without it. */
+static int part_results(void *ctx, const tprof_trace *t, tprof_result **out)
 {
-    part_job *j = ctx;
-    if (!r->trace) return;
-    j->rc[i] = tprof_diff_part_of(r->trace, &j->parts[i]);
-    tprof_trace_free(r->trace);
-    r->trace = NULL;
+    (void)ctx;
+    return tprof_diff_part_results(t, out);
+}
+
+static const cli_spec part_spec = { .analyse = part_results, .nparts = TPROF_DIFF_PART_RESULTS };
+
+/* Input I's part from its outcome's bytes in STORE: 0, or an exit code after saying why. */
+static int part_back(cli_store *store, size_t i, const char *path, tprof_diff_part **out)
+{
+    char *b = NULL, err[256] = "";
+    size_t l = 0;
+    tprof_result *r[TPROF_DIFF_PART_RESULTS] = { NULL, NULL };
+    int e = cli_store_get(store, i, &b, &l);
+    if (!e) e = cli_parts_read(b, l, r, TPROF_DIFF_PART_RESULTS, err, sizeof err);
+    if (!e) e = tprof_diff_part_from(r, out);
+    free(b);
+    tprof_result_free(r[0]);
+    tprof_result_free(r[1]);
+    if (!e) return 0;
+    cli_error("%s: its results could not be read back: %s", path, err[0] ? err : tprof_strerror(e));
+    return EXIT_INPUT;
 }
 
 /* ---- the command ---- */
@@ -484,9 +497,14 @@ int cmd_diff(int argc, char **argv)
 
     /* a directory stands for its traces: the two-argument form is decided on the arguments */
     tprof_inputs in[2] = { { 0 }, { 0 } };
-    for (int s = 0; s < 2 && !rc; s++) rc = cli_expand_inputs(side[s].v, side[s].n, CLI_TRACES, &in[s]);
+    const cli_engine *engine = cli_get_engine(); /* trainprof-mpi: the traces read where it places them */
+    for (int s = 0; s < 2 && !rc; s++) /* --local-files: the union of every process's files */
+        rc = engine && engine->inputs ? engine->inputs(engine->ctx, side[s].v, side[s].n, &in[s])
+                                      : cli_expand_inputs(side[s].v, side[s].n, CLI_TRACES, &in[s]);
+    rc = cli_agree_worst(rc); /* a directory one process cannot list: every process stops */
     if (rc) {
         tprof_inputs_free(&in[0]);
+        tprof_inputs_free(&in[1]);
         cli_common_free(&co);
         paths_free(&side[0]);
         paths_free(&side[1]);
@@ -494,14 +512,14 @@ int cmd_diff(int argc, char **argv)
     }
     int nb = (int)in[0].npaths, nc = (int)in[1].npaths, n = nb + nc;
     char **all = malloc((size_t)n * sizeof *all);
-    tprof_read_result *res = calloc((size_t)n, sizeof *res);
-    part_job job = { calloc((size_t)n, sizeof *job.parts), calloc((size_t)n, sizeof *job.rc) };
+    cli_outcome *oc = calloc((size_t)n, sizeof *oc);
+    tprof_diff_part **parts = calloc((size_t)n, sizeof *parts);
     const tprof_diff_part **pr = calloc((size_t)n, sizeof *pr);
-    if (!all || !res || !job.parts || !job.rc || !pr) {
+    cli_store *store = NULL;
+    if (!all || !oc || !parts || !pr) {
         free(all);
-        free(res);
-        free(job.parts);
-        free(job.rc);
+        free(oc);
+        free(parts);
         free(pr);
         tprof_inputs_free(&in[0]);
         tprof_inputs_free(&in[1]);
@@ -512,21 +530,28 @@ int cmd_diff(int argc, char **argv)
     }
     memcpy(all, in[0].paths, (size_t)nb * sizeof *all);
     memcpy(all + nb, in[1].paths, (size_t)nc * sizeof *all);
-    for (int i = 0; i < n; i++) res[i].rc = TPROF_EIO; /* a slot never read (usage error) shows nothing */
     tprof_read_opts ro = { .keep = TPROF_DIFF_KEEP, .classifier = co.cls, .threads = co.threads };
-    /* each trace is analysed into its part as soon as it is read, and freed */
-    rc = cli_read_traces_split(all, n, nb, &ro, res, make_part, &job); /* a rank on both sides is expected */
+    /* each trace is made into its part where it is read, and freed; a rank on both sides is expected */
+    rc = cli_analyse_inputs(&part_spec, NULL, all, n, nb, &ro, oc, &store);
+    if (engine && !engine->root) goto done; /* the root compares */
     /* what was read of each side, base first */
     size_t tb = 0, tc = 0;
-    for (int i = 0; i < n; i++) {
-        if (job.rc[i]) {
-            cli_error("%s: %s", all[i], tprof_strerror(job.rc[i]));
-            rc = EXIT_INPUT;
+    for (int i = 0; store && rc != EXIT_USAGE && i < n; i++) {
+        if (oc[i].read_rc && oc[i].read_rc != TPROF_ETRUNC) continue; /* said where it was read */
+        if (oc[i].job_rc) {
+            cli_error("%s: %s", all[i], tprof_strerror(oc[i].job_rc));
+            rc = cli_worse_exit(rc, EXIT_INPUT);
+            continue;
         }
-        if (!job.parts[i]) continue;
-        if (i < nb) pr[tb++] = job.parts[i];
-        else pr[nb + tc++] = job.parts[i];
+        int e = part_back(store, (size_t)i, all[i], &parts[i]);
+        if (e) {
+            rc = cli_worse_exit(rc, e);
+            continue;
+        }
+        if (i < nb) pr[tb++] = parts[i];
+        else pr[nb + tc++] = parts[i];
     }
+    cli_store_free(store);
     if (tb < (size_t)nb) memmove(pr + tb, pr + nb, tc * sizeof *pr); /* the candidate's right after the base's */
     /* each side in rank order, as every command shows ranks */
     for (int s = 0; s < 2 && rc != EXIT_USAGE; s++)
@@ -580,16 +605,19 @@ int cmd_diff(int argc, char **argv)
             tprof_diff_free(r);
         }
     }
-    for (int i = 0; i < n; i++) tprof_diff_part_free(job.parts[i]);
-    free(job.parts);
-    free(job.rc);
+done:
+    for (int i = 0; i < n; i++) {
+        tprof_diff_part_free(parts[i]);
+        cli_outcome_free(&oc[i], NULL, 0);
+    }
+    free(parts);
+    free(oc);
     free(pr);
-    free(res);
     free(all);
     tprof_inputs_free(&in[0]);
     tprof_inputs_free(&in[1]);
     cli_common_free(&co);
     paths_free(&side[0]);
     paths_free(&side[1]);
-    return rc;
+    return engine ? engine->agree(engine->ctx, rc) : rc;
 }

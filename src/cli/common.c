@@ -1050,29 +1050,26 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
     return rc;
 }
 
-static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro,
-                       cli_format fmt)
+/* Every input analysed where the engine places it (here, without one) and
+ * its outcome at the root: OC[i] (GOT[i] set), its results' bytes in
+ * STORE, the worst of the reads' exit codes in *READS; with
+ * SPEC->coll_part, the collectives matched by group into *SPREAD first.
+ * The ranks several files claim are said for inputs [0, SPLIT) and
+ * [SPLIT, N) apart. Every process calls it. 0, or an exit code when the
+ * outcomes are not all there (the root's is the one that counts). */
+static int gather_outcomes(const cli_spec *spec, void *ctx, char **paths, int n, int split, const tprof_read_opts *ro,
+                           cli_outcome *oc, uint8_t *got, cli_store *store, cli_coll_matching **spread, int *reads)
 {
-    size_t np = cli_parts(spec);
-    cli_outcome *oc = calloc((size_t)n, sizeof *oc);
-    uint8_t *got = calloc((size_t)n, 1);
-    cli_store *store = cli_store_new((size_t)n), *outbox = engine ? cli_store_new((size_t)n) : NULL;
-    size_t *shown_input = calloc((size_t)n, sizeof *shown_input);
-    int64_t *rank = calloc((size_t)n, sizeof *rank), *shown_rank = calloc((size_t)n, sizeof *shown_rank);
-    char (*labels)[64] = calloc((size_t)n, sizeof *labels);
-    const char **lab = calloc((size_t)n, sizeof *lab);
-    char **shown_path = calloc((size_t)n, sizeof *shown_path);
-    cli_coll_matching *spread = NULL;
-    int rc = EXIT_INPUT;
-    if (!oc || !got || !store || (engine && !outbox) || !shown_input || !rank || !shown_rank || !labels || !lab ||
-        !shown_path) {
+    *reads = EXIT_OK;
+    cli_store *outbox = engine ? cli_store_new((size_t)n) : NULL;
+    if (engine && !outbox) {
         cli_error("out of memory");
-        goto done;
+        return EXIT_INPUT;
     }
     take_job take = { (const char *const *)paths, oc, store, outbox, got };
-    rc = analyse_mine(spec, ctx, paths, n, ro, &take);
+    int rc = analyse_mine(spec, ctx, paths, n, ro, &take);
     if (engine && engine->exchange && spec->coll_part) { /* every process, even after an error here */
-        int s = cli_coll_spread(engine, np, spec->coll_part - 1, outbox, (size_t)n, &spread);
+        int s = cli_coll_spread(engine, cli_parts(spec), spec->coll_part - 1, outbox, (size_t)n, spread);
         if (!rc && s && engine->root) {
             cli_error("the collectives could not be matched across the processes");
             rc = s;
@@ -1083,23 +1080,66 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         if (!rc) rc = g;
     }
     cli_store_free(outbox); /* sent, or in the store now */
-    outbox = NULL;
-    if (rc || (engine && !engine->root)) goto done;
+    if (rc || (engine && !engine->root)) return rc;
     for (int i = 0; i < n; i++) {
         if (!got[i]) {
             cli_error("%s: no results came for it", paths[i]);
-            rc = EXIT_INPUT;
-            goto done;
+            return EXIT_INPUT;
         }
-        rank[i] = oc[i].rank;
-        rc = cli_worse_exit(rc, oc[i].read_exit);
+        *reads = cli_worse_exit(*reads, oc[i].read_exit);
     }
-    { /* the ranks several files claim, said once every input is known */
-        int64_t *claimed = malloc((size_t)n * sizeof *claimed);
-        for (int i = 0; claimed && i < n; i++) claimed[i] = oc[i].claimed;
-        if (claimed) warn_shared_ranks(paths, n, claimed);
-        free(claimed);
+    /* the ranks several files claim, said once every input is known */
+    int64_t *claimed = malloc((size_t)n * sizeof *claimed);
+    for (int i = 0; claimed && i < n; i++) claimed[i] = oc[i].claimed;
+    if (claimed) warn_shared_ranks(paths, split, claimed);
+    if (claimed && split < n) warn_shared_ranks(paths + split, n - split, claimed + split);
+    free(claimed);
+    return rc;
+}
+
+int cli_analyse_inputs(const cli_spec *spec, void *ctx, char **paths, int n, int split, const tprof_read_opts *ro,
+                       cli_outcome *oc, cli_store **store)
+{
+    *store = NULL;
+    uint8_t *got = calloc((size_t)(n ? n : 1), 1);
+    cli_store *st = cli_store_new((size_t)n);
+    if (!got || !st) {
+        free(got);
+        cli_store_free(st);
+        cli_error("out of memory");
+        return EXIT_INPUT;
     }
+    int reads, rc = gather_outcomes(spec, ctx, paths, n, split, ro, oc, got, st, NULL, &reads);
+    free(got);
+    if (!rc) rc = reads;
+    if (engine && !engine->root) cli_store_free(st);
+    else *store = st;
+    return rc;
+}
+
+static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro,
+                       cli_format fmt)
+{
+    size_t np = cli_parts(spec);
+    cli_outcome *oc = calloc((size_t)n, sizeof *oc);
+    uint8_t *got = calloc((size_t)n, 1);
+    cli_store *store = cli_store_new((size_t)n);
+    size_t *shown_input = calloc((size_t)n, sizeof *shown_input);
+    int64_t *rank = calloc((size_t)n, sizeof *rank), *shown_rank = calloc((size_t)n, sizeof *shown_rank);
+    char (*labels)[64] = calloc((size_t)n, sizeof *labels);
+    const char **lab = calloc((size_t)n, sizeof *lab);
+    char **shown_path = calloc((size_t)n, sizeof *shown_path);
+    cli_coll_matching *spread = NULL;
+    int rc = EXIT_INPUT;
+    if (!oc || !got || !store || !shown_input || !rank || !shown_rank || !labels || !lab || !shown_path) {
+        cli_error("out of memory");
+        goto done;
+    }
+    int reads;
+    rc = gather_outcomes(spec, ctx, paths, n, n, ro, oc, got, store, &spread, &reads);
+    if (rc || (engine && !engine->root)) goto done;
+    rc = reads; /* and on: what was read is shown */
+    for (int i = 0; i < n; i++) rank[i] = oc[i].rank;
     /* labels: "rank R" when a trace says its rank, else "trace N", N its place in rank order */
     size_t *order = calloc((size_t)n, sizeof *order);
     if (!order || tprof_rank_order(rank, (size_t)n, order)) {
@@ -1136,7 +1176,6 @@ done:
     cli_coll_spread_free(spread);
     for (int i = 0; oc && i < n; i++) cli_outcome_free(&oc[i], NULL, 0);
     cli_store_free(store);
-    cli_store_free(outbox);
     free(oc);
     free(got);
     free(rank);

@@ -34,7 +34,7 @@ static const cli_command commands[] = {
     { "mfu", "tokens/s, TFLOP/s per GPU and MFU from a step time or the ProfilerSteps of traces", cmd_mfu, 0 },
     { "log", "training logs into per-step series: metric summary, anomalies, CSV/JSON, SVG plot", cmd_log, 0 },
     { "advice", "findings over documented thresholds, with their numbers and the usual remedy", cmd_advice, 1 },
-    { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff, 0 },
+    { "diff", "two runs side by side: step time, phases, GPU time, communication, kernels; --fail-above", cmd_diff, 1 },
     { "mem", "CUDA memory snapshots: peak and who holds it, reserved, fragmentation, OOMs; --timeline, --compare",
       cmd_mem, 0 },
     /* report: its summary of the traces is spread (the heavy part); the rest runs on the root */

@@ -5,10 +5,11 @@
  * every result through (src/cli/outcome.c), reads them back and prints
  * exactly what trainprof prints. merge spreads its rewrite the same way
  * (tprof_merge_spread: each process streams its rewritten events, in order,
- * to the root, which merges them and writes the file). Commands that do not
- * read their traces through cli_run (diff, report, mem, log, flops, mfu)
- * run on the root alone. docs/ARCHITECTURE.md says what each process reads
- * and sends. */
+ * to the root, which merges them and writes the file); diff sends each
+ * trace's part (cli_analyse_inputs) and the root compares the sides; report
+ * spreads its summary of the traces. Commands that read no traces (mem,
+ * log, flops, mfu) run on the root alone. docs/ARCHITECTURE.md says what
+ * each process reads and sends. */
 #include <mpi.h>
 #include <errno.h>
 #include <inttypes.h>

@@ -81,9 +81,23 @@ for cmd in ("summary", "kernels"):
     b = spread([cmd, "--format", "json", gen], {"TPROF_STORE_MEMORY": "0"})
     check(a[0] == p.returncode == b[0] == 0 and a[1] == p.stdout == b[1] and a[1],
           f"{cmd} through the store's file: the same output alone and under MPI ({p.returncode}, {b[0]}): {b[2][-300:]}")
-# diff runs on the root alone under trainprof-mpi: the same output, whatever the processes
-ranks_of = [os.path.join(gen, f"rank{r}.json") for r in range(20)]
-same("200 generated ranks", ["diff", "--format", "json", *ranks_of[:10], "--vs", *ranks_of[10:]])
+# diff: each side's traces read where they are placed, each made into its part there; the root compares.
+# The same output in every format, also with every part through the store's file
+ranks_of = [os.path.join(gen, f"rank{r}.json") for r in range(40)]
+for fmt in ("json", "csv", "table"):
+    same("diff of 20 generated ranks against 20", ["diff", "--format", fmt, *ranks_of[:20], "--vs", *ranks_of[20:]])
+a = one(["diff", "--format", "json", *ranks_of[:20], "--vs", *ranks_of[20:]])
+b = spread(["diff", "--format", "json", *ranks_of[:20], "--vs", *ranks_of[20:]],
+           {"TPROF_STORE_MEMORY": "0", "TPROF_MPI_STATS": "1"})
+check(a[0] == b[0] == 0 and a[1] == b[1], f"diff through the store's file: the same output ({b[0]}): {b[2][-300:]}")
+got = re.findall(r"root: (\d+) outcomes, (\d+) bytes from 2 other processes", b[2])
+check(got and int(got[0][0]) == 40 and int(got[0][1]) > 10 ** 4,
+      f"diff spread: every trace's part came to the root, the others' as bytes: {got}")
+# a rank on both sides, a regression gate: the same verdict and exit code
+args = ["diff", "--fail-above", "0", "--metric", "kernel_time", *ranks_of[:3], "--vs", *ranks_of[1:5]]
+a, b = one(args), spread(args)
+check(a[0] == b[0] and a[1] == b[1] and ours(a[2]) == ours(b[2]),
+      f"diff --fail-above: exit {a[0]} / {b[0]}:\n{ours(a[2])}\n{ours(b[2])}")
 # the commands that fold every rank's table into one as each is read back
 for cmd in ("ops", "critical-path"):
     same("200 generated ranks", [cmd, "--format", "json", gen])
@@ -225,6 +239,9 @@ a = one(["summary", "--format", "json", gen])
 b = spread(["summary", "--local-files", "--format", "json", gen], local)
 check(a[0] == b[0] == 0 and a[1] == b[1], f"--local-files: the same summary ({b[0]}): {b[2][-600:]}")
 check("--local-files: 200 traces on the disks of 3 processes" in b[2], f"--local-files: {b[2][-300:]}")
+args = ["diff", "--format", "json", *ranks_of[:20], "--vs", *ranks_of[20:]]
+a, b = one(args), spread(args[:1] + ["--local-files"] + args[1:], local)
+check(a[0] == b[0] == 0 and a[1] == b[1], f"--local-files: the same diff ({b[0]}): {b[2][-600:]}")
 missing = os.path.join(tmp, "nowhere", "rank7.json")
 b = spread(["kernels", "--local-files", os.path.join(gen, "rank0.json"), missing], local)
 check(b[0] == 3 and f"{missing}: no trace there on any process's disk" in b[2],
@@ -252,6 +269,11 @@ check(a[0] == b[0] == 3, f"a corrupt rank: exit {a[0]} alone, {b[0]} under MPI")
 check(ours(a[2]) == ours(b[2]) and any("rank2.json" in ln for ln in ours(a[2])),
       f"a corrupt rank: the same messages:\n{ours(a[2])}\n{ours(b[2])}")
 check(a[1] == b[1], "a corrupt rank: the same output of the others")
+args = ["diff", "--format", "json", *[os.path.join(bad, f"rank{r}.json") for r in (0, 1, 2)], "--vs",
+        os.path.join(bad, "rank3.json"), os.path.join(bad, "rank4.json")]
+a, b = one(args), spread(args)
+check(a[0] == b[0] == 3 and a[1] == b[1] and a[1] and ours(a[2]) == ours(b[2]),
+      f"diff with a corrupt rank: exit {a[0]} / {b[0]}, the same messages:\n{ours(a[2])}\n{ours(b[2])}")
 
 # merge: spilled runs on every process (a 1 MiB budget), the file identical; the peers' events did reach the root
 for out in ("alone-spill.json", "spread-spill.json"):

@@ -2,7 +2,7 @@
  * launch, comm, idle, kernels by name, class and stream, ops by name,
  * shape, module and category, rank facts,
  * findings, summary rows, info, [memory] events and their timeline, the
- * trace diffed against itself), and
+ * trace diffed against itself and diff's part of it), and
  * for each .pickle given its mem report, comparison and timeline; flops,
  * mfu, log and merge on built-in inputs. Each is written in the text form, read back and compared
  * cell by cell, and their JSON rendered from both compared byte for byte.
@@ -39,7 +39,7 @@ static char *json_of(const tprof_result *r)
 
 enum { KERNELS = 5, FACTS = 8, FINDINGS = 9, SUMMARY_TRACE = 10, INFO = 11, MEM_TRACE = 12,
        MEM_TRACE_TIMELINE = 13, DIFF = 14, OPS = 15 /* every grouping */, COLL = OPS + TPROF_OPS_GROUPINGS,
-       PATH = COLL + 1, NTYPES = PATH + 1 };
+       PATH = COLL + 1, DIFF_PART = PATH + 1, NTYPES = DIFF_PART + 1 };
 
 /* 0 when R survives the text form; prints why not. *BACK is the copy read. */
 static int round_trip(const char *path, const tprof_result *r, tprof_result **back_out)
@@ -273,6 +273,11 @@ int main(int argc, char **argv)
         tprof_diff_result *dr;
         tprof_diff_part *part;
         tprof_diff_opts dop = { .top = 3 };
+        tprof_result *pr[TPROF_DIFF_PART_RESULTS];
+        if (tprof_diff_part_results(t, pr) == 0) { /* what diff sends of a trace (its instances are COLL's) */
+            r[DIFF_PART] = pr[0];
+            tprof_result_free(pr[1]);
+        }
         if (tprof_diff_part_of(t, &part) == 0) { /* the trace against itself */
             const tprof_diff_part *one[] = { part };
             if (tprof_diff_parts(one, 1, one, 1, &dop, &dr) == 0) {
