@@ -9,6 +9,7 @@
 #    root takes to read it back, reduce and print (TPROF_MPI_STATS), for
 #    kernels, summary and collectives (whose instances the processes match
 #    by group among themselves: the bytes each received in those exchanges),
+#    and diff of the first 1000 against the next 1000 (each trace's part),
 #    beside one rank's read.
 # 2. The split's parallel efficiency: BENCH_MPI_BIG (default 64) generated
 #    ranks of BENCH_MPI_SIZE (default 64M), `trainprof kernels --threads 2`
@@ -66,10 +67,19 @@ echo "### The root's share: $TINY tiny ranks ($(du -sh "$tiny" | cut -f1)), mpir
 echo
 echo "| command | trainprof | trainprof-mpi -np 2 | root: bytes received per rank | root: read back per rank | root: reduce and print | root: matching exchanges per rank |"
 echo "|---|---|---|---|---|---|---|"
-for cmd in kernels summary collectives; do
-    timed "$TP" "$cmd" --format json "$tiny"
+# diff: the first DIFF_RANKS of them against the next as many (the root holds every trace's part)
+DIFF_RANKS=$((TINY < 2000 ? TINY / 2 : 1000))
+diff_args=(diff --format json)
+for ((r = 0; r < 2 * DIFF_RANKS; r++)); do
+    ((r == DIFF_RANKS)) && diff_args+=(--vs)
+    diff_args+=("$tiny/rank$r.json")
+done
+for cmd in kernels summary collectives diff; do
+    args=("$cmd" --format json "$tiny")
+    [[ $cmd == diff ]] && args=("${diff_args[@]}")
+    timed "$TP" "${args[@]}"
     one="$SECS s / $RSS MiB"
-    TPROF_MPI_STATS=1 timed "${MPIRUN[@]}" -np 2 "$TPM" "$cmd" --format json "$tiny"
+    TPROF_MPI_STATS=1 timed "${MPIRUN[@]}" -np 2 "$TPM" "${args[@]}"
     spread="$SECS s / $RSS MiB"
     stats=$(grep "root: .* outcomes" "$OUT/err.txt")
     bytes=$(sed -E 's/.* ([0-9]+) bytes from.*/\1/' <<<"$stats")
@@ -78,7 +88,9 @@ for cmd in kernels summary collectives; do
     reduce=$(sed -E 's/.*printed in ([0-9.]+) s.*/\1/' <<<"$stats")
     xbytes=$(grep -oE "[0-9]+ bytes received in exchanges" "$OUT/err.txt" | cut -d' ' -f1)
     exchanged=$([[ -n "$xbytes" ]] && awk -v b="$xbytes" -v n="$TINY" 'BEGIN {printf "%.2f KiB", b / n / 1024}' || echo "-")
-    echo "| $cmd | $one | $spread | $(awk -v b="$bytes" -v n="$((TINY / 2))" 'BEGIN {printf "%.1f KiB", b / n / 1024}') | $(awk -v t="$readback" -v n="$((TINY / 2))" 'BEGIN {printf "%.0f us", t / n * 1e6}') | $reduce s | $exchanged |"
+    ranks=$TINY # half of them sent by the other process
+    [[ $cmd == diff ]] && ranks=$((2 * DIFF_RANKS)) cmd="diff ($DIFF_RANKS vs $DIFF_RANKS)"
+    echo "| $cmd | $one | $spread | $(awk -v b="$bytes" -v n="$((ranks / 2))" 'BEGIN {printf "%.1f KiB", b / n / 1024}') | $(awk -v t="$readback" -v n="$((ranks / 2))" 'BEGIN {printf "%.0f us", t / n * 1e6}') | $reduce s | $exchanged |"
 done
 timed "$TP" summary --format json "$tiny/rank0.json"
 echo

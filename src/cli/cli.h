@@ -287,12 +287,19 @@ void cli_outcome_free(cli_outcome *o, tprof_result **parts, size_t np);
  * SPEC->nparts results on the thread that read it, and at the root every
  * input's outcome in OC[i] (free with cli_outcome_free) and its results'
  * bytes in *STORE (read back with cli_store_get and cli_parts_read), which
- * the caller frees; NULL on the other processes. The ranks several files
- * claim are said for inputs [0, SPLIT) and [SPLIT, N) apart. Every process
- * calls it. 0 or an exit code (the reads' worst at the root). */
+ * the caller frees; NULL on the other processes, and when some outcome is
+ * missing (said; nothing to show). Inputs [0, SPLIT) and
+ * [SPLIT, N) are two groups (a run's ranks each): the ranks several files
+ * claim are said per group, and under trainprof-mpi with SPEC->coll_part
+ * each group's collectives are matched by group of processes into
+ * SPREAD[g] (the root's, for cli_coll_spread_join onto the instances of
+ * input cli_coll_spread_first; free with cli_coll_spread_free), NULL
+ * otherwise. Every process calls it. 0 or an exit code (the reads' worst
+ * at the root). */
 typedef struct cli_store cli_store;
+typedef struct cli_coll_matching cli_coll_matching;
 int cli_analyse_inputs(const cli_spec *spec, void *ctx, char **paths, int n, int split, const tprof_read_opts *ro,
-                       cli_outcome *oc, cli_store **store);
+                       cli_outcome *oc, cli_store **store, cli_coll_matching *spread[2]);
 
 /* The worse of two exit codes: a usage error, then unreadable input, then
  * a truncated one, then success. */
@@ -349,12 +356,12 @@ typedef struct {
 
 /* The collectives' matching spread by group over E's processes
  * (coll_spread.c): the instances of part PART of this process's outcomes
- * (those OUTBOX has) matched by the owners of their groups, and the
- * outcomes rewritten without their rows. Every
+ * of inputs [LO, HI) of the N (those OUTBOX has) matched by the owners of
+ * their groups, and those outcomes rewritten without their rows. Every
  * process calls it; the root keeps *OUT for cli_coll_spread_join. 0, or
  * an exit code (the root's: some process failed). */
 typedef struct cli_coll_matching cli_coll_matching;
-int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outbox, size_t n,
+int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outbox, size_t lo, size_t hi, size_t n,
                     cli_coll_matching **out);
 /* The input whose instances carry the outcome, and the join onto them. */
 size_t cli_coll_spread_first(const cli_coll_matching *s);

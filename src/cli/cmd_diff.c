@@ -380,16 +380,27 @@ static int part_results(void *ctx, const tprof_trace *t, tprof_result **out)
     return tprof_diff_part_results(t, out);
 }
 
-static const cli_spec part_spec = { .analyse = part_results, .nparts = TPROF_DIFF_PART_RESULTS };
+/* the second result, its collective instances, matched across its side's ranks (by group under trainprof-mpi) */
+static const cli_spec part_spec = { .analyse = part_results, .nparts = TPROF_DIFF_PART_RESULTS, .coll_part = 2 };
 
-/* Input I's part from its outcome's bytes in STORE: 0, or an exit code after saying why. */
-static int part_back(cli_store *store, size_t i, const char *path, tprof_diff_part **out)
+/* Input I's part from its outcome's bytes in STORE; the matching of its
+ * side's collectives joined onto its instances when SPREAD (the side's,
+ * trainprof-mpi) says it carries it. 0, or an exit code after saying why. */
+static int part_back(cli_store *store, size_t i, const char *path, const cli_coll_matching *spread,
+                     tprof_diff_part **out)
 {
     char *b = NULL, err[256] = "";
     size_t l = 0;
     tprof_result *r[TPROF_DIFF_PART_RESULTS] = { NULL, NULL };
     int e = cli_store_get(store, i, &b, &l);
     if (!e) e = cli_parts_read(b, l, r, TPROF_DIFF_PART_RESULTS, err, sizeof err);
+    if (!e && spread && cli_coll_spread_first(spread) == i && cli_coll_spread_join(spread, r[1])) {
+        free(b);
+        tprof_result_free(r[0]);
+        tprof_result_free(r[1]);
+        cli_error("the collectives could not be matched across the processes");
+        return EXIT_INPUT;
+    }
     if (!e) e = tprof_diff_part_from(r, out);
     free(b);
     tprof_result_free(r[0]);
@@ -532,18 +543,19 @@ int cmd_diff(int argc, char **argv)
     memcpy(all + nb, in[1].paths, (size_t)nc * sizeof *all);
     tprof_read_opts ro = { .keep = TPROF_DIFF_KEEP, .classifier = co.cls, .threads = co.threads };
     /* each trace is made into its part where it is read, and freed; a rank on both sides is expected */
-    rc = cli_analyse_inputs(&part_spec, NULL, all, n, nb, &ro, oc, &store);
-    if (engine && !engine->root) goto done; /* the root compares */
+    cli_coll_matching *spread[2] = { NULL, NULL };
+    rc = cli_analyse_inputs(&part_spec, NULL, all, n, nb, &ro, oc, &store, spread);
+    if (!store) goto done; /* not the root (which compares), or some outcome missing (said) */
     /* what was read of each side, base first */
     size_t tb = 0, tc = 0;
-    for (int i = 0; store && rc != EXIT_USAGE && i < n; i++) {
+    for (int i = 0; rc != EXIT_USAGE && i < n; i++) {
         if (oc[i].read_rc && oc[i].read_rc != TPROF_ETRUNC) continue; /* said where it was read */
         if (oc[i].job_rc) {
             cli_error("%s: %s", all[i], tprof_strerror(oc[i].job_rc));
             rc = cli_worse_exit(rc, EXIT_INPUT);
             continue;
         }
-        int e = part_back(store, (size_t)i, all[i], &parts[i]);
+        int e = part_back(store, (size_t)i, all[i], spread[i >= nb], &parts[i]);
         if (e) {
             rc = cli_worse_exit(rc, e);
             continue;
@@ -552,6 +564,8 @@ int cmd_diff(int argc, char **argv)
         else pr[nb + tc++] = parts[i];
     }
     cli_store_free(store);
+    cli_coll_spread_free(spread[0]);
+    cli_coll_spread_free(spread[1]);
     if (tb < (size_t)nb) memmove(pr + tb, pr + nb, tc * sizeof *pr); /* the candidate's right after the base's */
     /* each side in rank order, as every command shows ranks */
     for (int s = 0; s < 2 && rc != EXIT_USAGE; s++)

@@ -122,7 +122,7 @@ static tprof_result *instances_of(const char *buf, size_t len, size_t np, size_t
     return parts[part];
 }
 
-int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outbox, size_t n,
+int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outbox, size_t lo, size_t hi, size_t n,
                     cli_coll_matching **out)
 {
     *out = NULL;
@@ -141,7 +141,7 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outb
     size_t head_len = 0;
     FILE *f = failed ? NULL : open_memstream(&head, &head_len);
     if (!f) failed = 1;
-    for (size_t i = 0; f && i < n; i++) {
+    for (size_t i = lo; f && i < hi && i < n; i++) { /* inputs outside [LO, HI) are not shown to the matching */
         if (!cli_store_has(outbox, i)) continue;
         char *b = NULL;
         size_t l = 0;

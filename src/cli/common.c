@@ -1053,12 +1053,13 @@ static int analyse_mine(const cli_spec *spec, void *ctx, char **paths, int n, co
 /* Every input analysed where the engine places it (here, without one) and
  * its outcome at the root: OC[i] (GOT[i] set), its results' bytes in
  * STORE, the worst of the reads' exit codes in *READS; with
- * SPEC->coll_part, the collectives matched by group into *SPREAD first.
- * The ranks several files claim are said for inputs [0, SPLIT) and
- * [SPLIT, N) apart. Every process calls it. 0, or an exit code when the
- * outcomes are not all there (the root's is the one that counts). */
+ * SPEC->coll_part and an engine, the collectives of inputs [0, SPLIT)
+ * matched by group into SPREAD[0] first, and those of [SPLIT, N) into
+ * SPREAD[1]. The ranks several files claim are said for the two groups
+ * apart. Every process calls it. 0, or an exit code when the outcomes are
+ * not all there (the root's is the one that counts). */
 static int gather_outcomes(const cli_spec *spec, void *ctx, char **paths, int n, int split, const tprof_read_opts *ro,
-                           cli_outcome *oc, uint8_t *got, cli_store *store, cli_coll_matching **spread, int *reads)
+                           cli_outcome *oc, uint8_t *got, cli_store *store, cli_coll_matching *spread[2], int *reads)
 {
     *reads = EXIT_OK;
     cli_store *outbox = engine ? cli_store_new((size_t)n) : NULL;
@@ -1068,8 +1069,11 @@ static int gather_outcomes(const cli_spec *spec, void *ctx, char **paths, int n,
     }
     take_job take = { (const char *const *)paths, oc, store, outbox, got };
     int rc = analyse_mine(spec, ctx, paths, n, ro, &take);
-    if (engine && engine->exchange && spec->coll_part) { /* every process, even after an error here */
-        int s = cli_coll_spread(engine, cli_parts(spec), spec->coll_part - 1, outbox, (size_t)n, spread);
+    for (int g = 0; g < 2 && engine && engine->exchange && spec->coll_part; g++) { /* every process, even after
+                                                                                        an error here */
+        size_t lo = g ? (size_t)split : 0, hi = g ? (size_t)n : (size_t)split;
+        if (lo == hi) continue;
+        int s = cli_coll_spread(engine, cli_parts(spec), spec->coll_part - 1, outbox, lo, hi, (size_t)n, &spread[g]);
         if (!rc && s && engine->root) {
             cli_error("the collectives could not be matched across the processes");
             rc = s;
@@ -1098,9 +1102,10 @@ static int gather_outcomes(const cli_spec *spec, void *ctx, char **paths, int n,
 }
 
 int cli_analyse_inputs(const cli_spec *spec, void *ctx, char **paths, int n, int split, const tprof_read_opts *ro,
-                       cli_outcome *oc, cli_store **store)
+                       cli_outcome *oc, cli_store **store, cli_coll_matching *spread[2])
 {
     *store = NULL;
+    spread[0] = spread[1] = NULL;
     uint8_t *got = calloc((size_t)(n ? n : 1), 1);
     cli_store *st = cli_store_new((size_t)n);
     if (!got || !st) {
@@ -1109,12 +1114,16 @@ int cli_analyse_inputs(const cli_spec *spec, void *ctx, char **paths, int n, int
         cli_error("out of memory");
         return EXIT_INPUT;
     }
-    int reads, rc = gather_outcomes(spec, ctx, paths, n, split, ro, oc, got, st, NULL, &reads);
+    int reads, rc = gather_outcomes(spec, ctx, paths, n, split, ro, oc, got, st, spread, &reads);
     free(got);
-    if (!rc) rc = reads;
-    if (engine && !engine->root) cli_store_free(st);
-    else *store = st;
-    return rc;
+    if (rc || (engine && !engine->root)) { /* outcomes missing (said), or not the root: nothing to show */
+        cli_store_free(st);
+        cli_coll_spread_free(spread[0]), cli_coll_spread_free(spread[1]);
+        spread[0] = spread[1] = NULL;
+        return rc;
+    }
+    *store = st;
+    return reads;
 }
 
 static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, const tprof_read_opts *ro,
@@ -1129,14 +1138,14 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
     char (*labels)[64] = calloc((size_t)n, sizeof *labels);
     const char **lab = calloc((size_t)n, sizeof *lab);
     char **shown_path = calloc((size_t)n, sizeof *shown_path);
-    cli_coll_matching *spread = NULL;
+    cli_coll_matching *spread[2] = { NULL, NULL }; /* one group of inputs: [0] */
     int rc = EXIT_INPUT;
     if (!oc || !got || !store || !shown_input || !rank || !shown_rank || !labels || !lab || !shown_path) {
         cli_error("out of memory");
         goto done;
     }
     int reads;
-    rc = gather_outcomes(spec, ctx, paths, n, n, ro, oc, got, store, &spread, &reads);
+    rc = gather_outcomes(spec, ctx, paths, n, n, ro, oc, got, store, spread, &reads);
     if (rc || (engine && !engine->root)) goto done;
     rc = reads; /* and on: what was read is shown */
     for (int i = 0; i < n; i++) rank[i] = oc[i].rank;
@@ -1168,12 +1177,12 @@ static int run_results(const cli_spec *spec, void *ctx, char **paths, int n, con
         shown_input[ns++] = (size_t)i;
     }
     free(order);
-    shown_set shown = { spec, np, store, ns, shown_input, shown_path, lab, shown_rank, spread,
-                        spread ? cli_coll_spread_first(spread) : 0 };
+    shown_set shown = { spec, np, store, ns, shown_input, shown_path, lab, shown_rank, spread[0],
+                        spread[0] ? cli_coll_spread_first(spread[0]) : 0 };
     int e = print_results(spec, ctx, fmt, &shown);
     if (e > rc) rc = e;
 done:
-    cli_coll_spread_free(spread);
+    cli_coll_spread_free(spread[0]);
     for (int i = 0; oc && i < n; i++) cli_outcome_free(&oc[i], NULL, 0);
     cli_store_free(store);
     free(oc);

@@ -93,6 +93,10 @@ check(a[0] == b[0] == 0 and a[1] == b[1], f"diff through the store's file: the s
 got = re.findall(r"root: (\d+) outcomes, (\d+) bytes from 2 other processes", b[2])
 check(got and int(got[0][0]) == 40 and int(got[0][1]) > 10 ** 4,
       f"diff spread: every trace's part came to the root, the others' as bytes: {got}")
+x = re.findall(r"collectives matched by group: (\d+) bytes received in exchanges", b[2])
+check(x and int(x[0]) > 0, f"diff spread: each side's collectives matched by group among the processes: {x}")
+runs = json.loads(a[1]).get("collectives_run") or []
+check(len(runs) == 2 and all(r["matched"] > 0 for r in runs), f"diff: each side's collectives are matched: {runs}")
 # a rank on both sides, a regression gate: the same verdict and exit code
 args = ["diff", "--fail-above", "0", "--metric", "kernel_time", *ranks_of[:3], "--vs", *ranks_of[1:5]]
 a, b = one(args), spread(args)
