@@ -116,10 +116,11 @@ typedef struct {
 int tprof_diff(const tprof_trace *const *base, size_t nbase, const tprof_trace *const *cand, size_t ncand,
                const tprof_diff_opts *opts, tprof_diff_result **out);
 void tprof_diff_free(tprof_diff_result *r);
-/* The same in two parts, so that each trace can be freed once read: what
- * diff keeps of one trace (its figures and collective types per step, its
- * kernel rows, its file's name, rank, steps and whether it was cut), then
- * the comparison from the parts of each side, in order. */
+/* The same one trace at a time, so that each trace can be freed once read
+ * and no side's traces are held at once: what diff keeps of one trace (its
+ * part: its figures and collective types per step, its kernel rows, ops
+ * and modules, its file's name, rank, steps and whether it was cut), then
+ * the parts folded into the comparison as they come. */
 typedef struct tprof_diff_part tprof_diff_part;
 int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out);
 /* The part as results, so that it travels as bytes (tprof_result_write)
@@ -135,8 +136,22 @@ int tprof_diff_part_from(tprof_result *in[TPROF_DIFF_PART_RESULTS], tprof_diff_p
 void tprof_diff_part_free(tprof_diff_part *p);
 /* The part's rank (tprof_trace_rank), -1 unknown. */
 int64_t tprof_diff_part_rank(const tprof_diff_part *p);
-int tprof_diff_parts(const tprof_diff_part *const *base, size_t nbase, const tprof_diff_part *const *cand,
-                     size_t ncand, const tprof_diff_opts *opts, tprof_diff_result **out);
+
+/* The comparison of NPARTS[0] base and NPARTS[1] candidate traces, their
+ * parts added one at a time: the base's first, each side in rank order
+ * (the figures are averaged and summed in that order). The fold keeps what
+ * the comparison needs of them (per-side sums by kernel, op and module;
+ * each trace's file facts and collective instances). NULL: out of memory. */
+typedef struct tprof_diff_fold tprof_diff_fold;
+tprof_diff_fold *tprof_diff_fold_new(const size_t nparts[2]);
+/* Adds P to SIDE (0 base, 1 candidate) and frees it. 0; TPROF_EUSAGE for
+ * one part too many or a base part after a candidate one; TPROF_ENOMEM
+ * (the fold refuses everything after it). */
+int tprof_diff_fold_add(tprof_diff_fold *f, int side, tprof_diff_part *p);
+/* Once every part is added: the comparison (*OUT, the caller's). 0,
+ * TPROF_EUSAGE when a side is empty or short of its parts, TPROF_ENOMEM. */
+int tprof_diff_fold_end(tprof_diff_fold *f, const tprof_diff_opts *opts, tprof_diff_result **out);
+void tprof_diff_fold_free(tprof_diff_fold *f);
 
 /* --fail-above: the metric checked, the limit, the change and the verdict. */
 typedef struct {
@@ -148,11 +163,12 @@ typedef struct {
 
 /* The comparison as result tables: each side with its files, the metrics,
  * the collective types, the kernels (the lists and every row), the check,
- * the flat table CSV prints, and the ops matched by name and input shapes
- * and the nn.Modules by path (per step, by the size of the change). PARTS[s] are side s's traces' parts. */
+ * the flat table CSV prints, the ops matched by name and input shapes and
+ * the nn.Modules by path (per step, by the size of the change), each
+ * side's collectives and critical path. R from F's tprof_diff_fold_end. */
 extern const tprof_result_desc tprof_diff_desc;
-int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *const parts[2], const size_t nparts[2],
-                      const tprof_diff_check *ck, tprof_result **out);
+int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_fold *f, const tprof_diff_check *ck,
+                      tprof_result **out);
 
 #ifdef __cplusplus
 }

@@ -484,37 +484,33 @@ int tprof_diff_part_of(const tprof_trace *t, tprof_diff_part **out)
     return rc;
 }
 
-/* One side's figures from its traces' parts: per-trace figures (already per
- * step) averaged over the traces; collective types merged by name. */
-static int side_metrics(const tprof_diff_part *const *parts, size_t n, tprof_diff_side *s, tprof_diff_comm **comm,
-                        size_t *ncomm, size_t which)
+/* One trace's figures into its side's S (already per step, averaged over
+ * the side's N traces as they come); collective types merged by name. */
+static int add_metrics(tprof_diff_side *s, size_t n, tprof_diff_comm **comm, size_t *ncomm, size_t which,
+                       const tprof_diff_part *p)
 {
-    memset(s, 0, sizeof *s);
     s->traces = n;
-    for (size_t i = 0; i < n; i++) {
-        const tprof_diff_part *p = parts[i];
-        for (int k = 0; k < TPROF_DIFF_METRICS; k++) s->metric[k] += p->metric[k] / (double)n;
-        s->steps += p->steps ? p->steps : 1;
-        s->traces_no_steps += p->steps == 0;
-        s->phases_found |= p->phases_found;
-        for (size_t y = 0, ny = tprof_rows_count(p->comm); y < ny; y++) {
-            const char *type = cell_str(p->comm, y, PC_TYPE);
-            size_t k = 0;
-            while (k < *ncomm && strcmp((*comm)[k].type, type)) k++;
-            if (k == *ncomm) {
-                tprof_diff_comm *nc = realloc(*comm, (*ncomm + 1) * sizeof *nc);
-                char *own = strdup(type); /* the result outlives the parts */
-                if (nc) *comm = nc;
-                if (!nc || !own) {
-                    free(own);
-                    return TPROF_ENOMEM;
-                }
-                nc[k] = (tprof_diff_comm){ .type = own };
-                (*ncomm)++;
+    for (int k = 0; k < TPROF_DIFF_METRICS; k++) s->metric[k] += p->metric[k] / (double)n;
+    s->steps += p->steps ? p->steps : 1;
+    s->traces_no_steps += p->steps == 0;
+    s->phases_found |= p->phases_found;
+    for (size_t y = 0, ny = tprof_rows_count(p->comm); y < ny; y++) {
+        const char *type = cell_str(p->comm, y, PC_TYPE);
+        size_t k = 0;
+        while (k < *ncomm && strcmp((*comm)[k].type, type)) k++;
+        if (k == *ncomm) {
+            tprof_diff_comm *nc = realloc(*comm, (*ncomm + 1) * sizeof *nc);
+            char *own = strdup(type); /* the result outlives the parts */
+            if (nc) *comm = nc;
+            if (!nc || !own) {
+                free(own);
+                return TPROF_ENOMEM;
             }
-            (*comm)[k].time_ns[which] += tprof_rows_cell(p->comm, y, PC_TIME)->v.d / (double)n;
-            (*comm)[k].exposed_ns[which] += tprof_rows_cell(p->comm, y, PC_EXPOSED)->v.d / (double)n;
+            nc[k] = (tprof_diff_comm){ .type = own };
+            (*ncomm)++;
         }
+        (*comm)[k].time_ns[which] += tprof_rows_cell(p->comm, y, PC_TIME)->v.d / (double)n;
+        (*comm)[k].exposed_ns[which] += tprof_rows_cell(p->comm, y, PC_EXPOSED)->v.d / (double)n;
     }
     return 0;
 }
@@ -588,20 +584,27 @@ static int add_row(kbuild *b, const tprof_kernel_row *row, size_t side)
     return 0;
 }
 
-static int side_kernels(kbuild *b, const tprof_diff_part *const *parts, size_t n, size_t side)
+static int add_kernels(kbuild *b, const tprof_diff_part *p, size_t side)
 {
-    for (size_t i = 0; i < n; i++) {
-        const tprof_rows *kr = parts[i]->kernels;
-        for (size_t j = 0, nj = tprof_rows_count(kr); j < nj; j++) {
-            tprof_kernel_row row = { .key = cell_str(kr, j, PK_NAME),
-                                     .klass = (tprof_class)tprof_rows_cell(kr, j, PK_CLASS)->v.i,
-                                     .count = (uint64_t)tprof_rows_cell(kr, j, PK_COUNT)->v.i,
-                                     .total_ns = tprof_rows_cell(kr, j, PK_TOTAL)->v.i };
-            int rc = add_row(b, &row, side);
-            if (rc) return rc;
-        }
+    const tprof_rows *kr = p->kernels;
+    for (size_t j = 0, nj = tprof_rows_count(kr); j < nj; j++) {
+        tprof_kernel_row row = { .key = cell_str(kr, j, PK_NAME),
+                                 .klass = (tprof_class)tprof_rows_cell(kr, j, PK_CLASS)->v.i,
+                                 .count = (uint64_t)tprof_rows_cell(kr, j, PK_COUNT)->v.i,
+                                 .total_ns = tprof_rows_cell(kr, j, PK_TOTAL)->v.i };
+        int rc = add_row(b, &row, side);
+        if (rc) return rc;
     }
     return 0;
+}
+
+static void kbuild_free(kbuild *b)
+{
+    if (b->by_norm.keys) tprof_i64map_free(&b->by_norm);
+    if (b->by_variant.keys) tprof_i64map_free(&b->by_variant);
+    free(b->vars);
+    free(b->buf);
+    memset(b, 0, sizeof *b);
 }
 
 static double kmax(const tprof_diff_kernel *k)
@@ -668,58 +671,22 @@ static int is_better(const tprof_diff_kernel *k) { return k->delta_ns < 0; }
 static int is_gone(const tprof_diff_kernel *k) { return k->count[0] && !k->count[1]; }
 static int is_added(const tprof_diff_kernel *k) { return !k->count[0] && k->count[1]; }
 
-int tprof_diff(const tprof_trace *const *base, size_t nbase, const tprof_trace *const *cand, size_t ncand,
-               const tprof_diff_opts *opts, tprof_diff_result **out)
+/* Each side's kernels once all are added: each kernel's largest variant,
+ * its figures per step, the lists of the TOP largest changes. */
+static int kernels_finish(kbuild *b, size_t top)
 {
-    *out = NULL;
-    size_t n = nbase + ncand;
-    tprof_diff_part **parts = calloc(n ? n : 1, sizeof *parts);
-    int rc = parts ? 0 : TPROF_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) rc = tprof_diff_part_of(i < nbase ? base[i] : cand[i - nbase], &parts[i]);
-    if (!rc)
-        rc = tprof_diff_parts((const tprof_diff_part *const *)parts, nbase, (const tprof_diff_part *const *)parts + nbase,
-                              ncand, opts, out);
-    for (size_t i = 0; parts && i < n; i++) tprof_diff_part_free(parts[i]);
-    free(parts);
-    return rc;
-}
-
-int tprof_diff_parts(const tprof_diff_part *const *base, size_t nbase, const tprof_diff_part *const *cand,
-                     size_t ncand, const tprof_diff_opts *opts, tprof_diff_result **out)
-{
-    *out = NULL;
-    if (!nbase || !ncand) return TPROF_EUSAGE;
-    size_t top = opts ? opts->top : 0;
-    tprof_diff_result *r = calloc(1, sizeof *r);
-    dpriv *p = calloc(1, sizeof *p);
-    if (!r || !p || tprof_strtab_init(&p->strs)) {
-        free(r);
-        free(p);
-        return TPROF_ENOMEM;
-    }
-    r->priv = p;
-    int rc = side_metrics(base, nbase, &r->side[0], &r->comm, &r->ncomm, 0);
-    if (!rc) rc = side_metrics(cand, ncand, &r->side[1], &r->comm, &r->ncomm, 1);
-    if (rc) {
-        tprof_diff_free(r);
-        return rc;
-    }
-    if (r->ncomm) qsort(r->comm, r->ncomm, sizeof *r->comm, cmp_comm);
-
-    kbuild b = { .r = r, .p = p };
-    if (tprof_i64map_init(&b.by_norm, 256) || tprof_i64map_init(&b.by_variant, 512)) rc = TPROF_ENOMEM;
-    if (!rc) rc = side_kernels(&b, base, nbase, 0);
-    if (!rc) rc = side_kernels(&b, cand, ncand, 1);
+    tprof_diff_result *r = b->r;
+    int rc = 0;
     /* each kernel's largest variant per side (first seen on ties); its class
      * is that of the largest variant of either side */
-    int64_t *best = rc ? NULL : malloc((r->nkernels ? r->nkernels : 1) * sizeof *best);
+    int64_t *best = malloc((r->nkernels ? r->nkernels : 1) * sizeof *best);
     if (!rc && !best) rc = TPROF_ENOMEM;
     for (size_t i = 0; best && i < r->nkernels; i++) best[i] = -1;
-    for (size_t v = 0; !rc && v < b.nvars; v++) {
-        const variant *x = &b.vars[v];
+    for (size_t v = 0; !rc && v < b->nvars; v++) {
+        const variant *x = &b->vars[v];
         tprof_diff_kernel *k = &r->kernels[x->kernel];
         size_t cur = (size_t)(uintptr_t)k->top[x->side];
-        if (!cur || x->total_ns > b.vars[cur - 1].total_ns) k->top[x->side] = (const char *)(uintptr_t)(v + 1);
+        if (!cur || x->total_ns > b->vars[cur - 1].total_ns) k->top[x->side] = (const char *)(uintptr_t)(v + 1);
         if (x->total_ns > best[x->kernel]) {
             best[x->kernel] = x->total_ns;
             k->klass = x->klass;
@@ -728,10 +695,10 @@ int tprof_diff_parts(const tprof_diff_part *const *base, size_t nbase, const tpr
     free(best);
     for (size_t i = 0; !rc && i < r->nkernels; i++) {
         tprof_diff_kernel *k = &r->kernels[i];
-        k->name = tprof_strtab_get(&p->strs, (uint32_t)(uintptr_t)k->name);
+        k->name = tprof_strtab_get(&b->p->strs, (uint32_t)(uintptr_t)k->name);
         for (int s = 0; s < 2; s++) {
             size_t v = (size_t)(uintptr_t)k->top[s];
-            k->top[s] = v ? tprof_strtab_get(&p->strs, b.vars[v - 1].raw) : NULL;
+            k->top[s] = v ? tprof_strtab_get(&b->p->strs, b->vars[v - 1].raw) : NULL;
             double steps = (double)r->side[s].steps;
             k->count_per_step[s] = (double)k->count[s] / steps;
             k->total_per_step[s] = (double)k->total_ns[s] / steps;
@@ -743,21 +710,13 @@ int tprof_diff_parts(const tprof_diff_part *const *base, size_t nbase, const tpr
         else if (k->count[0]) r->only_base++;
         else r->only_cand++;
     }
-    if (b.by_norm.keys) tprof_i64map_free(&b.by_norm);
-    if (b.by_variant.keys) tprof_i64map_free(&b.by_variant);
-    free(b.vars);
-    free(b.buf);
+    kbuild_free(b);
     if (!rc && r->nkernels) qsort(r->kernels, r->nkernels, sizeof *r->kernels, cmp_kernel);
     if (!rc) rc = pick(r, is_worse, cmp_delta_desc, top, &r->regressions, &r->nregressions);
     if (!rc) rc = pick(r, is_better, cmp_delta_asc, top, &r->improvements, &r->nimprovements);
     if (!rc) rc = pick(r, is_gone, cmp_size, top, &r->gone, &r->ngone);
     if (!rc) rc = pick(r, is_added, cmp_size, top, &r->added, &r->nadded);
-    if (rc) {
-        tprof_diff_free(r);
-        return rc;
-    }
-    *out = r;
-    return 0;
+    return rc;
 }
 
 /* ---- result tables ---- */
@@ -1069,64 +1028,89 @@ static int cmp_op_delta(const void *x, const void *y)
     return a->key < b->key ? -1 : a->key > b->key;
 }
 
-/* The ops (WHICH 0: by name and shapes; 1: modules) of both sides, matched,
- * per step, into table T and the CSV rows (section "op" / "module"). */
-static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *const *const parts[2],
-                     const size_t nparts[2], const double steps[2], int which)
-{
+/* The ops (by name and shapes, or modules) of both sides, matched by their
+ * key's texts as each trace's are added: sums per side, in the order the
+ * keys were first met (which breaks ties in the sort). */
+typedef struct {
     tprof_strtab strs;
-    tprof_i64map at;
-    op_delta *d = NULL;
-    size_t n = 0, cap = 0;
-    char *key = NULL;
-    size_t keycap = 0;
-    if (tprof_strtab_init(&strs)) return TPROF_ENOMEM;
-    if (tprof_i64map_init(&at, 256)) {
-        tprof_strtab_free(&strs);
+    tprof_i64map at; /* key id -> index in d */
+    op_delta *d;
+    size_t n, cap;
+    char *key;
+    size_t keycap;
+} op_acc;
+
+static int op_acc_init(op_acc *o)
+{
+    memset(o, 0, sizeof *o);
+    if (tprof_strtab_init(&o->strs)) return TPROF_ENOMEM;
+    if (tprof_i64map_init(&o->at, 256)) {
+        tprof_strtab_free(&o->strs);
+        memset(o, 0, sizeof *o);
         return TPROF_ENOMEM;
     }
+    return 0;
+}
+
+static void op_acc_free(op_acc *o)
+{
+    if (o->at.keys) {
+        tprof_strtab_free(&o->strs);
+        tprof_i64map_free(&o->at);
+    }
+    free(o->d);
+    free(o->key);
+    memset(o, 0, sizeof *o);
+}
+
+/* Rows PO (a part's ops or modules) into side S's sums. */
+static int op_acc_add(op_acc *o, const tprof_rows *po, int s)
+{
     int rc = 0;
-    for (int s = 0; !rc && s < 2; s++)
-        for (size_t i = 0; !rc && i < nparts[s]; i++) {
-            const tprof_rows *po = parts[s][i]->ops[which];
-            for (size_t j = 0, nj = tprof_rows_count(po); !rc && j < nj; j++) {
-                const char *a = cell_str(po, j, PO_A), *b = cell_str(po, j, PO_B), *c = cell_str(po, j, PO_C);
-                size_t la = strlen(a), lb = strlen(b), lc = strlen(c), len = la + lb + lc + 2;
-                if ((rc = tprof_grow_items((void **)&key, &keycap, len + 1, 1))) break;
-                snprintf(key, keycap, "%s\x1f%s\x1f%s", a, b, c);
-                uint32_t id = tprof_strtab_intern(&strs, key, len);
-                int64_t k;
-                if (id == UINT32_MAX) rc = TPROF_ENOMEM;
-                else if (!tprof_i64map_get(&at, id, &k)) {
-                    if ((rc = tprof_grow_items((void **)&d, &cap, n + 1, sizeof *d))) break;
-                    d[n] = (op_delta){ .key = id, .a = tprof_strtab_intern(&strs, a, la),
-                                       .b = tprof_strtab_intern(&strs, b, lb), .c = tprof_strtab_intern(&strs, c, lc) };
-                    if (d[n].a == UINT32_MAX || d[n].b == UINT32_MAX || d[n].c == UINT32_MAX ||
-                        tprof_i64map_put(&at, id, (int64_t)n))
-                        rc = TPROF_ENOMEM;
-                    k = (int64_t)n++;
-                }
-                if (!rc) {
-                    d[k].ns[s] += (double)tprof_rows_cell(po, j, PO_DIRECT)->v.i;
-                    d[k].count[s] += (double)tprof_rows_cell(po, j, PO_COUNT)->v.i;
-                }
-            }
+    for (size_t j = 0, nj = tprof_rows_count(po); !rc && j < nj; j++) {
+        const char *a = cell_str(po, j, PO_A), *b = cell_str(po, j, PO_B), *c = cell_str(po, j, PO_C);
+        size_t la = strlen(a), lb = strlen(b), lc = strlen(c), len = la + lb + lc + 2;
+        if ((rc = tprof_grow_items((void **)&o->key, &o->keycap, len + 1, 1))) break;
+        snprintf(o->key, o->keycap, "%s\x1f%s\x1f%s", a, b, c);
+        uint32_t id = tprof_strtab_intern(&o->strs, o->key, len);
+        int64_t k;
+        if (id == UINT32_MAX) rc = TPROF_ENOMEM;
+        else if (!tprof_i64map_get(&o->at, id, &k)) {
+            if ((rc = tprof_grow_items((void **)&o->d, &o->cap, o->n + 1, sizeof *o->d))) break;
+            op_delta *x = &o->d[o->n];
+            *x = (op_delta){ .key = id, .a = tprof_strtab_intern(&o->strs, a, la),
+                             .b = tprof_strtab_intern(&o->strs, b, lb), .c = tprof_strtab_intern(&o->strs, c, lc) };
+            if (x->a == UINT32_MAX || x->b == UINT32_MAX || x->c == UINT32_MAX || tprof_i64map_put(&o->at, id, (int64_t)o->n))
+                rc = TPROF_ENOMEM;
+            k = (int64_t)o->n++;
         }
-    if (!rc && n) qsort(d, n, sizeof *d, cmp_op_delta);
-    for (size_t i = 0; !rc && i < n; i++) {
-        const op_delta *x = &d[i];
+        if (!rc) {
+            o->d[k].ns[s] += (double)tprof_rows_cell(po, j, PO_DIRECT)->v.i;
+            o->d[k].count[s] += (double)tprof_rows_cell(po, j, PO_COUNT)->v.i;
+        }
+    }
+    return rc;
+}
+
+/* The matched ops (sorted: op_acc_sort), per step, into table T and the CSV
+ * rows (section "op", or "module" when WHICH). */
+static int op_deltas(tprof_rows *t, tprof_rows *csv, const op_acc *o, const double steps[2], int which)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < o->n; i++) {
+        const op_delta *x = &o->d[i];
         double v[2] = { x->ns[0] / steps[0], x->ns[1] / steps[1] };
         long r = tprof_rows_add(t);
         if (r < 0) {
             rc = TPROF_ENOMEM;
             break;
         }
-        const char *a = tprof_strtab_get(&strs, x->a);
+        const char *a = tprof_strtab_get(&o->strs, x->a);
         if (which) rc = tprof_rows_set_s(t, (size_t)r, OD_MODULE, a);
         else
             rc = tprof_rows_set_s(t, (size_t)r, OD_OP, a) ||
-                 tprof_rows_set_s(t, (size_t)r, OD_DIMS, tprof_strtab_get(&strs, x->b)) ||
-                 tprof_rows_set_s(t, (size_t)r, OD_TYPES, tprof_strtab_get(&strs, x->c));
+                 tprof_rows_set_s(t, (size_t)r, OD_DIMS, tprof_strtab_get(&o->strs, x->b)) ||
+                 tprof_rows_set_s(t, (size_t)r, OD_TYPES, tprof_strtab_get(&o->strs, x->c));
         if (rc) {
             rc = TPROF_ENOMEM;
             break;
@@ -1140,7 +1124,7 @@ static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *cons
         /* CSV: the key in one name ("aten::mm [[8,4],[4,2]] [\"float\",\"float\"]") */
         char name[512];
         if (which) snprintf(name, sizeof name, "%s", a);
-        else snprintf(name, sizeof name, "%s %s %s", a, tprof_strtab_get(&strs, x->b), tprof_strtab_get(&strs, x->c));
+        else snprintf(name, sizeof name, "%s %s %s", a, tprof_strtab_get(&o->strs, x->b), tprof_strtab_get(&o->strs, x->c));
         long c = csv_row(csv, which ? "module" : "op", name, "", v[0], v[1]);
         if (c < 0) {
             rc = TPROF_ENOMEM;
@@ -1151,24 +1135,145 @@ static int op_deltas(tprof_rows *t, tprof_rows *csv, const tprof_diff_part *cons
         if (x->count[0]) tprof_rows_set_d(csv, (size_t)c, CV_BMEAN, x->ns[0] / x->count[0]);
         if (x->count[1]) tprof_rows_set_d(csv, (size_t)c, CV_CMEAN, x->ns[1] / x->count[1]);
     }
-    free(key);
-    free(d);
-    tprof_i64map_free(&at);
-    tprof_strtab_free(&strs);
+    return rc;
+}
+
+/* ---- the fold: each trace's part added as it comes, then compared ---- */
+
+/* What the files table says of a trace. */
+typedef struct {
+    int64_t rank;
+    char *path;
+    size_t steps;
+    int truncated;
+} part_file;
+
+struct tprof_diff_fold {
+    size_t want[2], got[2]; /* parts per side: announced, added */
+    tprof_diff_result *r;   /* the side figures and kernels so far */
+    kbuild kernels;
+    op_acc ops[2];          /* by name and shapes; modules */
+    double path[2][2 + TPROF_CPB_COUNT];
+    int every_path;         /* every trace so far has a critical path */
+    part_file *files[2];
+    tprof_result **coll[2]; /* each trace's collective instances, matched per side at the end */
+    int failed, ended;
+};
+
+void tprof_diff_fold_free(tprof_diff_fold *f)
+{
+    if (!f) return;
+    tprof_diff_free(f->r);
+    kbuild_free(&f->kernels);
+    for (int s = 0; s < 2; s++) {
+        op_acc_free(&f->ops[s]);
+        for (size_t i = 0; i < f->got[s]; i++) {
+            free(f->files[s][i].path);
+            tprof_result_free(f->coll[s][i]);
+        }
+        free(f->files[s]);
+        free(f->coll[s]);
+    }
+    free(f);
+}
+
+tprof_diff_fold *tprof_diff_fold_new(const size_t nparts[2])
+{
+    tprof_diff_fold *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->every_path = 1;
+    dpriv *p = calloc(1, sizeof *p);
+    f->r = calloc(1, sizeof *f->r);
+    int bad = !p || !f->r || tprof_strtab_init(&p->strs);
+    if (bad) {
+        free(p);
+        tprof_diff_fold_free(f);
+        return NULL;
+    }
+    f->r->priv = p; /* the kernels' names: the result's */
+    f->kernels = (kbuild){ .r = f->r, .p = p };
+    bad = tprof_i64map_init(&f->kernels.by_norm, 256) || tprof_i64map_init(&f->kernels.by_variant, 512);
+    for (int s = 0; s < 2 && !bad; s++) {
+        f->want[s] = nparts[s];
+        bad = op_acc_init(&f->ops[s]) || !(f->files[s] = calloc(nparts[s] ? nparts[s] : 1, sizeof *f->files[s])) ||
+              !(f->coll[s] = calloc(nparts[s] ? nparts[s] : 1, sizeof *f->coll[s]));
+    }
+    if (bad) {
+        tprof_diff_fold_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+int tprof_diff_fold_add(tprof_diff_fold *f, int side, tprof_diff_part *p)
+{
+    int rc = 0;
+    size_t s = side != 0;
+    if (!p) rc = TPROF_EUSAGE;
+    else if (f->failed || f->ended) rc = TPROF_EIO;
+    else if (f->got[s] == f->want[s] || (!s && f->got[1])) rc = TPROF_EUSAGE; /* too many, or the base after */
+    if (!rc) rc = add_metrics(&f->r->side[s], f->want[s], &f->r->comm, &f->r->ncomm, s, p);
+    if (!rc) rc = add_kernels(&f->kernels, p, s);
+    for (int which = 0; !rc && which < 2; which++) rc = op_acc_add(&f->ops[which], p->ops[which], (int)s);
+    if (!rc) {
+        f->every_path &= p->has_path;
+        for (size_t k = 0; k < 2 + TPROF_CPB_COUNT; k++) f->path[s][k] += p->cp[k] / (double)f->want[s];
+        part_file *pf = &f->files[s][f->got[s]];
+        *pf = (part_file){ .rank = p->rank, .path = strdup(p->path), .steps = p->steps, .truncated = p->truncated };
+        f->coll[s][f->got[s]++] = p->coll; /* counted now, so that it is freed with the fold */
+        p->coll = NULL;
+        if (!pf->path) rc = TPROF_ENOMEM;
+    }
+    tprof_diff_part_free(p);
+    if (rc && rc != TPROF_EUSAGE && rc != TPROF_EIO) f->failed = 1;
+    return rc;
+}
+
+int tprof_diff_fold_end(tprof_diff_fold *f, const tprof_diff_opts *opts, tprof_diff_result **out)
+{
+    *out = NULL;
+    if (f->failed || f->ended) return TPROF_EIO;
+    if (!f->want[0] || !f->want[1] || f->got[0] != f->want[0] || f->got[1] != f->want[1]) return TPROF_EUSAGE;
+    f->ended = 1;
+    tprof_diff_result *r = f->r;
+    if (r->ncomm) qsort(r->comm, r->ncomm, sizeof *r->comm, cmp_comm);
+    for (int which = 0; which < 2; which++)
+        if (f->ops[which].n) qsort(f->ops[which].d, f->ops[which].n, sizeof *f->ops[which].d, cmp_op_delta);
+    int rc = kernels_finish(&f->kernels, opts ? opts->top : 0);
+    if (rc) {
+        f->failed = 1;
+        return rc;
+    }
+    *out = r;
+    f->r = NULL; /* the caller's */
+    return 0;
+}
+
+int tprof_diff(const tprof_trace *const *base, size_t nbase, const tprof_trace *const *cand, size_t ncand,
+               const tprof_diff_opts *opts, tprof_diff_result **out)
+{
+    *out = NULL;
+    if (!nbase || !ncand) return TPROF_EUSAGE;
+    const size_t n[2] = { nbase, ncand };
+    tprof_diff_fold *f = tprof_diff_fold_new(n);
+    int rc = f ? 0 : TPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < nbase + ncand; i++) {
+        tprof_diff_part *p;
+        rc = tprof_diff_part_of(i < nbase ? base[i] : cand[i - nbase], &p);
+        if (!rc) rc = tprof_diff_fold_add(f, i >= nbase, p);
+    }
+    if (!rc) rc = tprof_diff_fold_end(f, opts, out);
+    tprof_diff_fold_free(f);
     return rc;
 }
 
 /* Side S's collectives matched across its ranks into *OUT (NULL: fewer
  * than two traces, or no instance recorded). */
-static int side_collectives(const tprof_diff_part *const *parts, size_t n, tprof_result **out)
+static int side_collectives(tprof_result *const *inst, size_t n, tprof_result **out)
 {
     *out = NULL;
     if (n < 2) return 0;
-    const tprof_result **inst = malloc(n * sizeof *inst);
-    if (!inst) return TPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++) inst[i] = parts[i]->coll;
-    int rc = tprof_collectives_reduce(inst, n, out);
-    free(inst);
+    int rc = tprof_collectives_reduce((const tprof_result *const *)inst, n, out);
     if (!rc && tprof_rows_int(tprof_result_top_c(*out), 0, "matched") <= 0) {
         tprof_result_free(*out);
         *out = NULL;
@@ -1230,12 +1335,12 @@ static int cmp_coll_delta(const void *x, const void *y)
 }
 
 /* The collectives of both sides: each side's run facts, and the keys matched. */
-static int coll_deltas(tprof_result *res, tprof_rows *csv, const tprof_diff_part *const *const parts[2],
-                       const size_t nparts[2])
+static int coll_deltas(tprof_result *res, tprof_rows *csv, const tprof_diff_fold *f)
 {
     tprof_result *c[2] = { NULL, NULL };
-    int rc = side_collectives(parts[0], nparts[0], &c[0]);
-    if (!rc) rc = side_collectives(parts[1], nparts[1], &c[1]);
+    const size_t *nparts = f->got;
+    int rc = side_collectives(f->coll[0], nparts[0], &c[0]);
+    if (!rc) rc = side_collectives(f->coll[1], nparts[1], &c[1]);
     static const char *const side_name[2] = { "base", "candidate" };
     tprof_rows *run = tprof_result_table(res, TB_COLL_RUN);
     double wait[2] = { 0, 0 }, cost[2] = { 0, 0 };
@@ -1324,9 +1429,11 @@ static int coll_deltas(tprof_result *res, tprof_rows *csv, const tprof_diff_part
     return rc;
 }
 
-int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *const parts[2], const size_t nparts[2],
-                      const tprof_diff_check *ck, tprof_result **out)
+int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_fold *f, const tprof_diff_check *ck,
+                      tprof_result **out)
 {
+    if (!f->ended || f->failed) return TPROF_EIO;
+    const size_t *nparts = f->got;
     *out = NULL;
     tprof_result *res = tprof_result_new(&tprof_diff_desc);
     if (!res) return TPROF_ENOMEM;
@@ -1345,7 +1452,7 @@ int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *
         tprof_rows_set_i(t, 0, SD_NO_STEPS, (int64_t)x->traces_no_steps);
         tprof_rows_set_i(t, 0, SD_PHASES, x->phases_found != 0);
         for (size_t i = 0; !rc && i < nparts[s]; i++) {
-            const tprof_diff_part *p = parts[s][i];
+            const part_file *p = &f->files[s][i];
             char label[64];
             tprof_fmt_trace_label(label, sizeof label, p->rank, i);
             long k = tprof_rows_add(files);
@@ -1427,16 +1534,11 @@ int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_part *const *
     const double steps[2] = { r->side[0].steps ? (double)r->side[0].steps : 1.0,
                               r->side[1].steps ? (double)r->side[1].steps : 1.0 };
     for (int which = 0; !rc && which < 2; which++)
-        rc = op_deltas(tprof_result_table(res, which ? TB_MODULES : TB_OPS), csv, parts, nparts, steps, which);
-    if (!rc) rc = coll_deltas(res, csv, parts, nparts);
+        rc = op_deltas(tprof_result_table(res, which ? TB_MODULES : TB_OPS), csv, &f->ops[which], steps, which);
+    if (!rc) rc = coll_deltas(res, csv, f);
     /* the critical path per sampled step: each side's traces averaged, when every trace of both has one */
-    double path[2][2 + TPROF_CPB_COUNT] = { { 0 } };
-    int both = nparts[0] && nparts[1];
-    for (int sd = 0; sd < 2; sd++)
-        for (size_t i = 0; i < nparts[sd]; i++) {
-            both &= parts[sd][i]->has_path;
-            for (size_t k = 0; k < 2 + TPROF_CPB_COUNT; k++) path[sd][k] += parts[sd][i]->cp[k] / (double)nparts[sd];
-        }
+    const double(*path)[2 + TPROF_CPB_COUNT] = f->path;
+    int both = nparts[0] && nparts[1] && f->every_path;
     for (size_t k = 0; !rc && both && k < 2 + TPROF_CPB_COUNT; k++) {
         rc = pair_row(tprof_result_table(res, TB_PATH), path_rows[k], path[0][k], path[1][k]);
         if (!rc && csv_row(csv, "critical_path", path_rows[k], "", path[0][k], path[1][k]) < 0) rc = TPROF_ENOMEM;

@@ -101,17 +101,17 @@ static char *fmt_pct(char *buf, size_t len, double base, double cand)
 enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_OPS, TB_MODULES, TB_COLL_RUN, TB_COLLS,
        TB_PATH };
 
-/* P[0..N) sorted in rank order (the argument order where a rank is unknown). */
-static int sort_by_rank(const tprof_diff_part **p, size_t n)
+/* IDX[0..N) (inputs) sorted by their outcomes' ranks, as every command
+ * shows ranks (the argument order where a rank is unknown). */
+static int rank_order(const cli_outcome *oc, size_t *idx, size_t n)
 {
     int64_t *rank = malloc((n ? n : 1) * sizeof *rank);
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
-    const tprof_diff_part **tmp = malloc((n ? n : 1) * sizeof *tmp);
+    size_t *order = malloc((n ? n : 1) * sizeof *order), *tmp = malloc((n ? n : 1) * sizeof *tmp);
     int rc = rank && order && tmp ? 0 : TPROF_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) rank[i] = tprof_diff_part_rank(p[i]);
+    for (size_t i = 0; !rc && i < n; i++) rank[i] = oc[idx[i]].rank;
     if (!rc) rc = tprof_rank_order(rank, n, order);
-    for (size_t i = 0; !rc && i < n; i++) tmp[i] = p[order[i]];
-    if (!rc) memcpy(p, tmp, n * sizeof *p);
+    for (size_t i = 0; !rc && i < n; i++) tmp[i] = idx[order[i]];
+    if (!rc) memcpy(idx, tmp, n * sizeof *idx);
     free(rank);
     free(order);
     free(tmp);
@@ -524,14 +524,14 @@ int cmd_diff(int argc, char **argv)
     int nb = (int)in[0].npaths, nc = (int)in[1].npaths, n = nb + nc;
     char **all = malloc((size_t)n * sizeof *all);
     cli_outcome *oc = calloc((size_t)n, sizeof *oc);
-    tprof_diff_part **parts = calloc((size_t)n, sizeof *parts);
-    const tprof_diff_part **pr = calloc((size_t)n, sizeof *pr);
+    size_t *shown = malloc((size_t)n * sizeof *shown); /* each side's inputs to compare, in rank order */
     cli_store *store = NULL;
-    if (!all || !oc || !parts || !pr) {
+    tprof_diff_fold *fold = NULL;
+    int folded = 0; /* every part is in the fold */
+    if (!all || !oc || !shown) {
         free(all);
         free(oc);
-        free(parts);
-        free(pr);
+        free(shown);
         tprof_inputs_free(&in[0]);
         tprof_inputs_free(&in[1]);
         cli_common_free(&co);
@@ -546,42 +546,52 @@ int cmd_diff(int argc, char **argv)
     cli_coll_matching *spread[2] = { NULL, NULL };
     rc = cli_analyse_inputs(&part_spec, NULL, all, n, nb, &ro, oc, &store, spread);
     if (!store) goto done; /* not the root (which compares), or some outcome missing (said) */
-    /* what was read of each side, base first */
-    size_t tb = 0, tc = 0;
+    /* what was read of each side (a failed read was said where it was read), each in rank order */
+    size_t nside[2] = { 0, 0 };
     for (int i = 0; rc != EXIT_USAGE && i < n; i++) {
-        if (oc[i].read_rc && oc[i].read_rc != TPROF_ETRUNC) continue; /* said where it was read */
+        if (oc[i].read_rc && oc[i].read_rc != TPROF_ETRUNC) continue;
         if (oc[i].job_rc) {
             cli_error("%s: %s", all[i], tprof_strerror(oc[i].job_rc));
             rc = cli_worse_exit(rc, EXIT_INPUT);
             continue;
         }
-        int e = part_back(store, (size_t)i, all[i], spread[i >= nb], &parts[i]);
-        if (e) {
-            rc = cli_worse_exit(rc, e);
-            continue;
-        }
-        if (i < nb) pr[tb++] = parts[i];
-        else pr[nb + tc++] = parts[i];
+        shown[i < nb ? nside[0]++ : (size_t)nb + nside[1]++] = (size_t)i;
     }
-    cli_store_free(store);
-    cli_coll_spread_free(spread[0]);
-    cli_coll_spread_free(spread[1]);
-    if (tb < (size_t)nb) memmove(pr + tb, pr + nb, tc * sizeof *pr); /* the candidate's right after the base's */
-    /* each side in rank order, as every command shows ranks */
     for (int s = 0; s < 2 && rc != EXIT_USAGE; s++)
-        if (sort_by_rank(s ? pr + tb : pr, s ? tc : tb)) {
+        if (rank_order(oc, shown + (s ? nb : 0), nside[s])) {
             cli_error("out of memory");
             rc = EXIT_INPUT;
         }
     if (rc == EXIT_USAGE) {
         /* stdin named twice: nothing was read */
-    } else if (!tb || !tc) {
-        cli_error("nothing to compare: no %s trace could be read", !tb ? "base" : "candidate");
+    } else if (!nside[0] || !nside[1]) {
+        cli_error("nothing to compare: no %s trace could be read", !nside[0] ? "base" : "candidate");
         rc = EXIT_INPUT;
-    } else {
+    } else if (!(fold = tprof_diff_fold_new(nside))) {
+        cli_error("out of memory");
+        rc = EXIT_INPUT;
+    } else { /* each part read back and folded in, the base's first: one trace's part held at a time */
+        int e = 0;
+        for (int s = 0; !e && s < 2; s++)
+            for (size_t k = 0; !e && k < nside[s]; k++) {
+                size_t i = shown[(s ? nb : 0) + k];
+                tprof_diff_part *p;
+                e = part_back(store, i, all[i], spread[s], &p);
+                if (!e && (e = tprof_diff_fold_add(fold, s, p))) {
+                    cli_error("%s", tprof_strerror(e));
+                    e = EXIT_INPUT;
+                }
+            }
+        if (e) rc = cli_worse_exit(rc, e); /* said; nothing compared */
+        folded = !e;
+    }
+    cli_store_free(store);
+    cli_coll_spread_free(spread[0]);
+    cli_coll_spread_free(spread[1]);
+    if (folded) {
         tprof_diff_result *r;
         tprof_diff_opts dop = { .top = (size_t)top };
-        int e = tprof_diff_parts(pr, tb, pr + tb, tc, &dop, &r);
+        int e = tprof_diff_fold_end(fold, &dop, &r);
         if (e) {
             cli_error("%s", tprof_strerror(e));
             rc = EXIT_INPUT;
@@ -590,10 +600,8 @@ int cmd_diff(int argc, char **argv)
                 ck.pct = tprof_diff_pct(r->side[0].metric[ck.metric], r->side[1].metric[ck.metric]);
                 ck.failed = ck.pct > ck.limit;
             }
-            const tprof_diff_part *const *sides[2] = { pr, pr + tb };
-            const size_t nsides[2] = { tb, tc };
             tprof_result *out;
-            e = tprof_diff_tables(r, sides, nsides, &ck, &out);
+            e = tprof_diff_tables(r, fold, &ck, &out);
             if (!e) {
                 if (co.fmt == FMT_TABLE) print_table(out, (size_t)top);
                 else e = cli_print_whole(out, co.fmt, 0);
@@ -620,13 +628,10 @@ int cmd_diff(int argc, char **argv)
         }
     }
 done:
-    for (int i = 0; i < n; i++) {
-        tprof_diff_part_free(parts[i]);
-        cli_outcome_free(&oc[i], NULL, 0);
-    }
-    free(parts);
+    tprof_diff_fold_free(fold);
+    for (int i = 0; i < n; i++) cli_outcome_free(&oc[i], NULL, 0);
     free(oc);
-    free(pr);
+    free(shown);
     free(all);
     tprof_inputs_free(&in[0]);
     tprof_inputs_free(&in[1]);

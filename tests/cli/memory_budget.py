@@ -83,7 +83,8 @@ for cmd in ("summary", "kernels", "ranks", "advice", "temporal", "diff"):
 # they combine, so the peak does not grow by each rank's tables (kernels
 # 8-12 KiB a rank, summary's kernels, ops and modules parts ~70 KiB before
 # they were folded); what grows is the labels and metadata (under 1 KiB a
-# rank) and, for summary, the cross-rank facts its reduce compares
+# rank) and, for summary, the cross-rank facts its reduce compares (diff:
+# each part's kernels, ops and modules ~50 KiB before they were folded)
 tiny = []
 for r in range(400):
     p = os.path.join(tmp, f"tiny{r}.json")
@@ -91,8 +92,15 @@ for r in range(400):
                     "--seed", str(r + 1), "-o", p], check=True)
     tiny.append(p)
 os.environ["TPROF_STORE_MEMORY"] = "0"
-for cmd, per_rank in (("kernels", 3), ("ops", 3), ("summary", 40)):
-    few, lots = (min(peak_kib([TRAINPROF, cmd, "--format", "json", *tiny[:n]]) for _ in range(2)) for n in (50, 400))
+def small_args(cmd, n):
+    if cmd == "diff":  # half the ranks on each side, each part folded in as it is read back
+        return [cmd, "--format", "json", *tiny[:n // 2], "--vs", *tiny[n // 2:n]]
+    return [cmd, "--format", "json", *tiny[:n]]
+
+
+# diff holds each trace's file facts and collective instances (its side's matching), not its kernels and ops
+for cmd, per_rank in (("kernels", 3), ("ops", 3), ("summary", 40), ("diff", 12)):
+    few, lots = (min(peak_kib([TRAINPROF, *small_args(cmd, n)]) for _ in range(2)) for n in (50, 400))
     grew = (lots - few) / 350
     print(f"{cmd}: peak RSS {few} KiB over 50 small ranks, {lots} KiB over 400: {grew:.1f} KiB a rank")
     check(grew < per_rank, f"{cmd}: {grew:.1f} KiB more per rank (at most {per_rank}): every rank's results held")

@@ -271,23 +271,23 @@ int main(int argc, char **argv)
         tprof_advise_rank(t, &r[FINDINGS]);
         tprof_info_tables(t, &r[INFO]);
         tprof_diff_result *dr;
-        tprof_diff_part *part;
+        tprof_diff_part *part, *again;
         tprof_diff_opts dop = { .top = 3 };
         tprof_result *pr[TPROF_DIFF_PART_RESULTS];
         if (tprof_diff_part_results(t, pr) == 0) { /* what diff sends of a trace (its instances are COLL's) */
             r[DIFF_PART] = pr[0];
             tprof_result_free(pr[1]);
         }
-        if (tprof_diff_part_of(t, &part) == 0) { /* the trace against itself */
-            const tprof_diff_part *one[] = { part };
-            if (tprof_diff_parts(one, 1, one, 1, &dop, &dr) == 0) {
-                const tprof_diff_part *const *sides[2] = { one, one };
-                const size_t nsides[2] = { 1, 1 };
+        if (tprof_diff_part_of(t, &part) == 0 && tprof_diff_part_of(t, &again) == 0) { /* the trace against itself */
+            const size_t one[2] = { 1, 1 };
+            tprof_diff_fold *f = tprof_diff_fold_new(one);
+            if (f && !tprof_diff_fold_add(f, 0, part) && !tprof_diff_fold_add(f, 1, again) &&
+                !tprof_diff_fold_end(f, &dop, &dr)) {
                 tprof_diff_check ck = { .on = 1, .limit = 5 };
-                tprof_diff_tables(dr, sides, nsides, &ck, &r[DIFF]);
+                tprof_diff_tables(dr, f, &ck, &r[DIFF]);
                 tprof_diff_free(dr);
             }
-            tprof_diff_part_free(part);
+            tprof_diff_fold_free(f);
         }
         tprof_mem_kreport kr;
         if (tprof_mem_from_trace(t, 100, &kr) == 0) {
