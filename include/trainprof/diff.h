@@ -134,8 +134,6 @@ int tprof_diff_part_results(const tprof_trace *t, tprof_result *out[TPROF_DIFF_P
  * they are not a part's results, TPROF_ENOMEM. */
 int tprof_diff_part_from(tprof_result *in[TPROF_DIFF_PART_RESULTS], tprof_diff_part **out);
 void tprof_diff_part_free(tprof_diff_part *p);
-/* The part's rank (tprof_trace_rank), -1 unknown. */
-int64_t tprof_diff_part_rank(const tprof_diff_part *p);
 
 /* The comparison of NPARTS[0] base and NPARTS[1] candidate traces, their
  * parts added one at a time: the base's first, each side in rank order

@@ -307,8 +307,6 @@ void tprof_diff_part_free(tprof_diff_part *p)
     free(p);
 }
 
-int64_t tprof_diff_part_rank(const tprof_diff_part *p) { return p->rank; }
-
 static const char *const path_rows[2 + TPROF_CPB_COUNT] = { "path", "step", "cpu_op", "runtime", "launch",
                                                             "kernel_gap", "compute", "memory", "comm" };
 
@@ -1432,6 +1430,7 @@ static int coll_deltas(tprof_result *res, tprof_rows *csv, const tprof_diff_fold
 int tprof_diff_tables(const tprof_diff_result *r, const tprof_diff_fold *f, const tprof_diff_check *ck,
                       tprof_result **out)
 {
+    *out = NULL;
     if (!f->ended || f->failed) return TPROF_EIO;
     const size_t *nparts = f->got;
     *out = NULL;

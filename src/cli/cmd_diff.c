@@ -102,7 +102,7 @@ enum { TB_BASE, TB_CAND, TB_METRICS, TB_COMM, TB_KERNELS, TB_CHECK, TB_CSV, TB_O
        TB_PATH };
 
 /* IDX[0..N) (inputs) sorted by their outcomes' ranks, as every command
- * shows ranks (the argument order where a rank is unknown). */
+ * shows ranks (one of unknown rank by its place in IDX). */
 static int rank_order(const cli_outcome *oc, size_t *idx, size_t n)
 {
     int64_t *rank = malloc((n ? n : 1) * sizeof *rank);
@@ -546,22 +546,27 @@ int cmd_diff(int argc, char **argv)
     cli_coll_matching *spread[2] = { NULL, NULL };
     rc = cli_analyse_inputs(&part_spec, NULL, all, n, nb, &ro, oc, &store, spread);
     if (!store) goto done; /* not the root (which compares), or some outcome missing (said) */
-    /* what was read of each side (a failed read was said where it was read), each in rank order */
-    size_t nside[2] = { 0, 0 };
-    for (int i = 0; rc != EXIT_USAGE && i < n; i++) {
-        if (oc[i].read_rc && oc[i].read_rc != TPROF_ETRUNC) continue;
-        if (oc[i].job_rc) {
+    /* what was read of each side (a failed read was said where it was read), each in rank order: the order
+       trainprof-mpi's matching of the side's collectives takes too (cli_coll_spread) */
+    for (int i = 0; rc != EXIT_USAGE && i < n; i++)
+        if (oc[i].job_rc && (!oc[i].read_rc || oc[i].read_rc == TPROF_ETRUNC)) {
             cli_error("%s: %s", all[i], tprof_strerror(oc[i].job_rc));
             rc = cli_worse_exit(rc, EXIT_INPUT);
-            continue;
         }
-        shown[i < nb ? nside[0]++ : (size_t)nb + nside[1]++] = (size_t)i;
-    }
-    for (int s = 0; s < 2 && rc != EXIT_USAGE; s++)
-        if (rank_order(oc, shown + (s ? nb : 0), nside[s])) {
+    size_t nside[2] = { 0, 0 };
+    for (int s = 0; s < 2 && rc != EXIT_USAGE; s++) {
+        size_t lo = s ? (size_t)nb : 0, hi = s ? (size_t)n : (size_t)nb, *list = shown + lo;
+        for (size_t i = lo; i < hi; i++) list[i - lo] = i;
+        if (rank_order(oc, list, hi - lo)) {
             cli_error("out of memory");
             rc = EXIT_INPUT;
+            break;
         }
+        for (size_t k = 0; k < hi - lo; k++) {
+            const cli_outcome *o = &oc[list[k]];
+            if ((!o->read_rc || o->read_rc == TPROF_ETRUNC) && !o->job_rc) list[nside[s]++] = list[k];
+        }
+    }
     if (rc == EXIT_USAGE) {
         /* stdin named twice: nothing was read */
     } else if (!nside[0] || !nside[1]) {
@@ -582,7 +587,10 @@ int cmd_diff(int argc, char **argv)
                     e = EXIT_INPUT;
                 }
             }
-        if (e) rc = cli_worse_exit(rc, e); /* said; nothing compared */
+        if (e) { /* said */
+            cli_error("nothing compared: every trace that was read takes part in the comparison");
+            rc = cli_worse_exit(rc, e);
+        }
         folded = !e;
     }
     cli_store_free(store);

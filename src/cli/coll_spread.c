@@ -188,12 +188,13 @@ int cli_coll_spread(const cli_engine *e, size_t np, size_t part, cli_store *outb
     }
     if (g) fclose(g);
     free(all);
-    size_t ns = 0;
-    if (!failed && tprof_rank_order(rank, n, order)) failed = 1;
+    /* the range's inputs in rank order, those of unknown rank by their place in the range (as diff orders a side) */
+    size_t ns = 0, nr = lo < n ? (hi < n ? hi : n) - lo : 0;
+    if (!failed && tprof_rank_order(rank + lo, nr, order)) failed = 1;
     const tprof_result **shown_heads = calloc(n ? n : 1, sizeof *shown_heads);
     if (!shown_heads) failed = 1;
-    for (size_t o = 0; !failed && o < n; o++)
-        if (shown[order[o]]) at[order[o]] = ns, shown_heads[ns++] = heads[order[o]];
+    for (size_t o = 0; !failed && o < nr; o++)
+        if (shown[lo + order[o]]) at[lo + order[o]] = ns, shown_heads[ns++] = heads[lo + order[o]];
     /* 2. the plan, alike on every process */
     if (!failed && !(s->plan = tprof_coll_plan_new(shown_heads, ns, (unsigned)procs))) failed = 1;
     for (size_t i = 0; !failed && i < n; i++)

@@ -97,6 +97,15 @@ x = re.findall(r"collectives matched by group: (\d+) bytes received in exchanges
 check(x and int(x[0]) > 0, f"diff spread: each side's collectives matched by group among the processes: {x}")
 runs = json.loads(a[1]).get("collectives_run") or []
 check(len(runs) == 2 and all(r["matched"] > 0 for r in runs), f"diff: each side's collectives are matched: {runs}")
+# a trace of unknown rank on a side: the side's collectives matched in the order diff lists the side (a rank
+# unknown placed by its place among the side's traces, not among all the inputs)
+with open(os.path.join(gen, "rank5.json")) as f:
+    doc = json.load(f)
+doc.pop("distributedInfo", None)
+norank = os.path.join(tmp, "unknown.json")
+with open(norank, "w") as f:
+    json.dump(doc, f)
+same("diff with a trace of unknown rank", ["diff", "--format", "json", *ranks_of[:3], "--vs", ranks_of[2], norank])
 # a rank on both sides, a regression gate: the same verdict and exit code
 args = ["diff", "--fail-above", "0", "--metric", "kernel_time", *ranks_of[:3], "--vs", *ranks_of[1:5]]
 a, b = one(args), spread(args)

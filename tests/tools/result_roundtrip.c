@@ -278,17 +278,23 @@ int main(int argc, char **argv)
             r[DIFF_PART] = pr[0];
             tprof_result_free(pr[1]);
         }
-        if (tprof_diff_part_of(t, &part) == 0 && tprof_diff_part_of(t, &again) == 0) { /* the trace against itself */
-            const size_t one[2] = { 1, 1 };
-            tprof_diff_fold *f = tprof_diff_fold_new(one);
-            if (f && !tprof_diff_fold_add(f, 0, part) && !tprof_diff_fold_add(f, 1, again) &&
-                !tprof_diff_fold_end(f, &dop, &dr)) {
+        const size_t one[2] = { 1, 1 };
+        tprof_diff_fold *f = tprof_diff_fold_new(one);
+        if (tprof_diff_part_of(t, &part)) part = NULL;
+        if (tprof_diff_part_of(t, &again)) again = NULL;
+        if (f && part && again) { /* the trace against itself; the fold frees each part it is given */
+            int added = tprof_diff_fold_add(f, 0, part);
+            added = tprof_diff_fold_add(f, 1, again) || added;
+            part = again = NULL;
+            if (!added && !tprof_diff_fold_end(f, &dop, &dr)) {
                 tprof_diff_check ck = { .on = 1, .limit = 5 };
                 tprof_diff_tables(dr, f, &ck, &r[DIFF]);
                 tprof_diff_free(dr);
             }
-            tprof_diff_fold_free(f);
         }
+        tprof_diff_part_free(part);
+        tprof_diff_part_free(again);
+        tprof_diff_fold_free(f);
         tprof_mem_kreport kr;
         if (tprof_mem_from_trace(t, 100, &kr) == 0) {
             tprof_mem_trace_tables(&kr, tprof_trace_meta_get(t)->truncated, &r[MEM_TRACE]);
