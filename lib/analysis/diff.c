@@ -252,8 +252,8 @@ static const tprof_col_desc part_kernel_cols[PK_NCOLS] = {
 enum { PO_A, PO_B, PO_C, PO_DIRECT, PO_COUNT, PO_NCOLS };
 static const tprof_col_desc part_op_cols[PO_NCOLS] = {
     [PO_A] = TPROF_COL("key", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's name, or the module's path"),
-    [PO_B] = TPROF_COL("input_dims", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's Input Dims; \"\""),
-    [PO_C] = TPROF_COL("input_types", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's Input type; \"\""),
+    [PO_B] = TPROF_COL("input_dims", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's Input Dims (\"\" for a module)"),
+    [PO_C] = TPROF_COL("input_types", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the op's Input type (\"\" for a module)"),
     [PO_DIRECT] = TPROF_COL("direct_ns", TPROF_COL_DURATION, TPROF_COMBINE_FIRST, NULL, "direct kernel time"),
     [PO_COUNT] = TPROF_COL("count", TPROF_COL_COUNT, TPROF_COMBINE_FIRST, NULL, "instances"),
 };

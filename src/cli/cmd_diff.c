@@ -1,9 +1,12 @@
 /* trainprof diff: two runs side by side (before/after a change, two ranks,
  * two GPU generations), with a regression check for CI. Two sides do not fit
- * cli_run's one list of traces, so this command has its own loop around the
- * shared helpers: each trace becomes its part (tprof_diff_part_of) on the
- * thread that read it and is freed, and the two sides are compared from the
- * parts; the output is the diff result (lib/analysis/diff.c). */
+ * cli_run's one list of traces, so this command uses its reading half
+ * (cli_analyse_inputs: spread over trainprof-mpi's processes when there are
+ * any): each trace becomes its part as results (tprof_diff_part_results) on
+ * the thread that read it and is freed; the parts wait as bytes and are
+ * folded into the comparison one at a time, the base's first, each side in
+ * rank order (tprof_diff_fold); the output is the diff result
+ * (lib/analysis/diff.c). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
