@@ -13,27 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const metric_names[TPROF_DIFF_METRICS] = {
-    "step_time", "kernel_time", "gpu_busy", "gpu_idle", "compute", "non_compute", "comm", "comm_exposed",
-    "cpu_data", "cpu_forward", "cpu_backward", "cpu_optimizer", "cpu_other",
-    "gpu_data", "gpu_forward", "gpu_backward", "gpu_optimizer", "gpu_other",
-};
-
-const char *tprof_diff_metric_name(tprof_diff_metric m)
-{
-    return (unsigned)m < TPROF_DIFF_METRICS ? metric_names[m] : NULL;
-}
-
-int tprof_diff_metric_parse(const char *s, tprof_diff_metric *out)
-{
-    for (int i = 0; i < TPROF_DIFF_METRICS; i++)
-        if (!strcmp(s, metric_names[i])) {
-            *out = (tprof_diff_metric)i;
-            return 0;
-        }
-    return -1;
-}
-
 double tprof_diff_pct(double base, double cand)
 {
     if (base == 0) return cand == 0 ? 0.0 : cand > 0 ? INFINITY : -INFINITY;
@@ -235,6 +214,22 @@ static const tprof_col_desc part_top_cols[PT_NCOLS] = {
     [PT_FILE] = TPROF_COL("file", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the trace's path"),
 };
 _Static_assert(PT_PATH + 8 + 1 == PT_RANK, "one column per critical-path bound");
+
+/* The metrics' names are their columns' in the part. */
+const char *tprof_diff_metric_name(tprof_diff_metric m)
+{
+    return (unsigned)m < TPROF_DIFF_METRICS ? part_top_cols[PT_METRIC + m].name : NULL;
+}
+
+int tprof_diff_metric_parse(const char *s, tprof_diff_metric *out)
+{
+    for (int i = 0; i < TPROF_DIFF_METRICS; i++)
+        if (!strcmp(s, part_top_cols[PT_METRIC + i].name)) {
+            *out = (tprof_diff_metric)i;
+            return 0;
+        }
+    return -1;
+}
 enum { PC_TYPE, PC_TIME, PC_EXPOSED, PC_NCOLS };
 static const tprof_col_desc part_comm_cols[PC_NCOLS] = {
     [PC_TYPE] = TPROF_COL("type", TPROF_COL_STRING, TPROF_COMBINE_FIRST, NULL, "the collective type"),
