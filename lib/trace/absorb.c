@@ -34,11 +34,12 @@ static size_t add_thread(tprof_trace *t, const tprof_cpu_track *c)
 
 int tprof_trace_reserve(tprof_trace *t, size_t nev, size_t nspans)
 {
+    size_t evcap = t->evcap, spancap = t->spancap;
     if (tprof_grow_items((void **)&t->ev, &t->evcap, nev, sizeof *t->ev) ||
         tprof_grow_items((void **)&t->spans, &t->spancap, nspans, sizeof *t->spans))
         return TPROF_ENOMEM;
-    tprof_huge_pages(t->ev, t->evcap * sizeof *t->ev);
-    tprof_huge_pages(t->spans, t->spancap * sizeof *t->spans);
+    if (t->evcap != evcap) tprof_huge_pages(t->ev, t->evcap * sizeof *t->ev);
+    if (t->spancap != spancap) tprof_huge_pages(t->spans, t->spancap * sizeof *t->spans);
     return 0;
 }
 

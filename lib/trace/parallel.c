@@ -61,17 +61,29 @@ typedef struct {
 
 enum { PAR_OK = 0, PAR_FALLBACK = TPROF_PAR_FALLBACK };
 
-/* The first chunk M is P->acc: room for as many records per byte in the
- * whole input, so that the big arrays are mapped once at about their size
- * rather than doubled through the heap (whose freed blocks stay resident).
- * Without room it only grows as it goes. */
-static void reserve_like(pool *p, const job *m)
+/* Before chunk M (its trace IN) is appended to P->acc: room for as many
+ * records per byte in the whole input as read so far, so that the big
+ * arrays are mapped once at about their size rather than doubled through
+ * the heap (whose freed blocks stay resident, and whose copy stalls the
+ * appending while the workers wait). Each array gets room for the records
+ * of both kinds: profilers write a step's CPU ops first and its kernels
+ * after, so the first chunks may hold spans alone, or nothing a command
+ * keeps; the room is only address space until it is written. Checked at
+ * every chunk, it grows the arrays a few times at most, and with the floor
+ * (one record in 512 bytes, fewer than any trace has) a large input's
+ * arrays start above malloc's mmap threshold (32 MiB, src/cli/dispatch.c),
+ * where they grow by mremap, without a copy. */
+static void reserve_ahead(pool *p, const job *m, const tprof_trace *in)
 {
-    if (p->json_bytes <= 0 || !m->len) return;
-    double scale = (double)p->json_bytes / (double)m->len * 1.125;
+    double read = (double)(m->base + m->len);
+    if (p->json_bytes <= 0 || read <= 0) return;
+    size_t have = tprof_trace_nevents(in) + tprof_trace_nspans(in);
+    if (p->acc) have += tprof_trace_nevents(p->acc) + tprof_trace_nspans(p->acc);
+    double n = (double)have * ((double)p->json_bytes / read) * 1.125;
+    if (n < (double)p->json_bytes / 512) n = (double)p->json_bytes / 512; /* a floor: see below */
     double most = (double)p->json_bytes / 16; /* no record is written in fewer bytes */
-    double nev = (double)tprof_trace_nevents(p->acc) * scale, nspans = (double)tprof_trace_nspans(p->acc) * scale;
-    (void)tprof_trace_reserve(p->acc, (size_t)(nev < most ? nev : most), (size_t)(nspans < most ? nspans : most));
+    size_t room = (size_t)(n < most ? n : most);
+    (void)tprof_trace_reserve(p->acc ? p->acc : (tprof_trace *)in, room, p->opts->keep & TPROF_COMPACT_SPANS ? room : 0);
 }
 
 /* Appends chunk M to P->acc (the caller holds the merging turn, not the
@@ -81,11 +93,11 @@ static int append_chunk(pool *p, job *m)
 {
     int want = m->last ? (m->rc == 0 || m->rc == TPROF_ETRUNC) : m->rc == TPROF_CHUNK_END;
     int outcome = PAR_OK;
+    if (want) reserve_ahead(p, m, m->t);
     if (!want) outcome = PAR_FALLBACK;
     else if (!p->acc) {
         p->acc = m->t;
         m->t = NULL;
-        reserve_like(p, m);
     } else if (tprof_trace_absorb(p->acc, m->t))
         outcome = PAR_FALLBACK;
     if (m->last) {
