@@ -251,6 +251,8 @@ typedef struct {
     size_t n;            /* host nodes */
     uint32_t *gpu;       /* GPU event indexes, in event order */
     size_t ngpu;
+    int64_t corr_lo, corr_hi; /* the runtime calls' correlation ids (those with one): their range, */
+    size_t ncorr;             /* and how many */
 } host_records;
 
 /* One of the two halves the records are read in (spans [S0, S1) and events
@@ -265,6 +267,8 @@ typedef struct {
     size_t *span_at, *event_at;   /* per thread: where they go next (placing) */
     uint32_t *gpu;                /* this half's GPU events */
     size_t ngpu;
+    int64_t corr_lo, corr_hi;     /* this half's runtime calls' correlation ids */
+    size_t ncorr;
     int placing;
 } records_half;
 
@@ -308,6 +312,11 @@ static void *records_run(void *arg)
         ev_thread[i] = (uint32_t)th;
         *k = e->kind == TPROF_KIND_RUNTIME ? TPROF_OPN_RUNTIME : (uint8_t)node_kind(w->t, &cc, e->cat);
         w->events_in[th]++;
+        if (e->kind == TPROF_KIND_RUNTIME && e->correlation >= 0) { /* for link_gpu, read here with the rest */
+            if (e->correlation < w->corr_lo) w->corr_lo = e->correlation;
+            if (e->correlation > w->corr_hi) w->corr_hi = e->correlation;
+            w->ncorr++;
+        }
     }
     return NULL;
 }
@@ -345,11 +354,15 @@ static int find_records(const tprof_trace *t, tprof_op_tree *tr, size_t alone, h
                                .s1 = k ? tr->nspans : tr->nspans / 2, .e0 = k ? nev / 2 : 0, .e1 = k ? nev : nev / 2,
                                .spans_in = counts + (size_t)k * 4 * nt, .events_in = counts + ((size_t)k * 4 + 1) * nt,
                                .span_at = counts + ((size_t)k * 4 + 2) * nt,
-                               .event_at = counts + ((size_t)k * 4 + 3) * nt, .gpu = h->gpu + (k ? nev / 2 : 0) };
+                               .event_at = counts + ((size_t)k * 4 + 3) * nt, .gpu = h->gpu + (k ? nev / 2 : 0),
+                               .corr_lo = INT64_MAX, .corr_hi = INT64_MIN };
     int parallel = tr->nspans + nev >= alone;
     run_both(records_run, &w[0], &w[1], parallel);
     memmove(h->gpu + w[0].ngpu, w[1].gpu, w[1].ngpu * sizeof *h->gpu); /* the second half's after the first's */
     h->ngpu = w[0].ngpu + w[1].ngpu;
+    h->corr_lo = w[0].corr_lo < w[1].corr_lo ? w[0].corr_lo : w[1].corr_lo;
+    h->corr_hi = w[0].corr_hi > w[1].corr_hi ? w[0].corr_hi : w[1].corr_hi;
+    h->ncorr = w[0].ncorr + w[1].ncorr;
     size_t n = 0;
     for (size_t k = 0; k < nthreads; k++) { /* thread k: its spans (first half's, second's), then its events */
         w[0].span_at[k] = n;
@@ -408,29 +421,30 @@ static int nest(const tprof_trace *t, host_records *h, size_t alone, tprof_op_tr
     return rc;
 }
 
+/* How far ahead link_gpu asks for the events it reads next (they are 96
+ * bytes each, in node order: in file order within a thread only). */
+#define LINK_AHEAD 16
+
 /* Links each GPU event GPU[0..NGPU) to the runtime node of its
  * correlation id (a repeated id: the call that comes last in preorder),
  * grouped by node: a counting sort, placed backwards so that each node's
- * events stay in event order. */
-static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
+ * events stay in event order. H: the runtime calls' correlation ids'
+ * range and count (find_records). */
+static int link_gpu(const host_records *h, tprof_op_tree *tr)
 {
     const tprof_event *ev = tr->events;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    size_t ncalls = 0;
-    for (size_t i = 0; i < tr->n; i++) {
-        const tprof_event *e = tr->kind[i] == TPROF_OPN_RUNTIME ? tprof_op_event(tr, (uint32_t)i) : NULL;
-        if (!e || e->correlation < 0) continue; /* a runtime call is an event */
-        if (e->correlation < lo) lo = e->correlation;
-        if (e->correlation > hi) hi = e->correlation;
-        ncalls++;
-    }
+    const uint32_t *gpu = h->gpu;
+    size_t ngpu = h->ngpu;
     tprof_idmap by_corr;
-    if (tprof_idmap_init(&by_corr, lo, hi, ncalls)) return TPROF_ENOMEM;
+    if (tprof_idmap_init(&by_corr, h->corr_lo, h->corr_hi, h->ncorr)) return TPROF_ENOMEM;
     int rc = TPROF_ENOMEM;
     uint32_t *node_of = NULL;
     for (size_t i = 0; i < tr->n; i++) {
-        const tprof_event *e = tr->kind[i] == TPROF_OPN_RUNTIME ? tprof_op_event(tr, (uint32_t)i) : NULL;
-        if (e && e->correlation >= 0 && tprof_idmap_put(&by_corr, e->correlation, (uint32_t)i)) goto out;
+        size_t a = i + 2 * LINK_AHEAD; /* nodes: a few of them runtime calls */
+        if (a < tr->n && tr->kind[a] == TPROF_OPN_RUNTIME) __builtin_prefetch(&ev[tr->rec[a] - tr->nspans].correlation);
+        if (tr->kind[i] != TPROF_OPN_RUNTIME) continue;
+        const tprof_event *e = tprof_op_event(tr, (uint32_t)i); /* a runtime call is an event */
+        if (e->correlation >= 0 && tprof_idmap_put(&by_corr, e->correlation, (uint32_t)i)) goto out;
     }
     size_t nunlinked = 0;
     tr->gpu_first = tprof_big_calloc(tr->n + 1, sizeof *tr->gpu_first);
@@ -440,6 +454,7 @@ static int link_gpu(const uint32_t *gpu, size_t ngpu, tprof_op_tree *tr)
     if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !node_of) goto out;
     /* count per node, sum (gpu_first[i]: one past node i's events), place backwards */
     for (size_t g = 0; g < ngpu; g++) {
+        if (g + LINK_AHEAD < ngpu) __builtin_prefetch(&ev[gpu[g + LINK_AHEAD]].correlation);
         const tprof_event *e = &ev[gpu[g]];
         uint32_t node = e->correlation >= 0 ? tprof_idmap_get(&by_corr, e->correlation) : TPROF_IDMAP_NONE;
         if (node != TPROF_IDMAP_NONE) {
@@ -508,7 +523,7 @@ int tprof_op_tree_build_split(const tprof_trace *t, tprof_op_tree *out, size_t a
     if (!rc) rc = nest(t, &h, alone, out);
     free(h.ev_thread);
     free(h.events_at);
-    if (!rc) rc = link_gpu(h.gpu, h.ngpu, out);
+    if (!rc) rc = link_gpu(&h, out);
     free(h.kind);
     free(h.at);
     free(h.gpu);

@@ -50,7 +50,7 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
     if (!map) return TPROF_ENOMEM;
     for (size_t i = 0; i < ns; i++) {
         const char *s = tprof_strtab_get(&src->strs, (uint32_t)i);
-        map[i] = tprof_strtab_intern(&dst->strs, s, src->strs.lens[i]);
+        map[i] = tprof_strtab_intern_hashed(&dst->strs, s, src->strs.lens[i], src->strs.hashes[i]);
         if (map[i] == UINT32_MAX) {
             free(map);
             return TPROF_ENOMEM;

@@ -144,7 +144,11 @@ uint32_t tprof_strtab_find(const tprof_strtab *t, const char *s, size_t len)
 
 uint32_t tprof_strtab_intern(tprof_strtab *t, const char *s, size_t len)
 {
-    uint64_t h = tprof_hash_bytes(s, len);
+    return tprof_strtab_intern_hashed(t, s, len, tprof_hash_bytes(s, len));
+}
+
+uint32_t tprof_strtab_intern_hashed(tprof_strtab *t, const char *s, size_t len, uint64_t h)
+{
     size_t mask = t->nslots - 1, i = h & mask;
     for (uint32_t v; (v = t->slots[i]) != 0; i = (i + 1) & mask) {
         uint32_t id = v - 1;

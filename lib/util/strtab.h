@@ -24,6 +24,9 @@ void tprof_strtab_free(tprof_strtab *t);
 /* Returns the id of S (interning it), or UINT32_MAX when out of memory. A NUL
  * byte in S is stored as U+2400 (the symbol for null), so no C string is cut. */
 uint32_t tprof_strtab_intern(tprof_strtab *t, const char *s, size_t len);
+/* The same with S's tprof_hash_bytes H known (another table's hashes[]:
+ * moving strings between tables costs no second hash). */
+uint32_t tprof_strtab_intern_hashed(tprof_strtab *t, const char *s, size_t len, uint64_t h);
 /* The id of S when it is interned, else UINT32_MAX. */
 uint32_t tprof_strtab_find(const tprof_strtab *t, const char *s, size_t len);
 static inline const char *tprof_strtab_get(const tprof_strtab *t, uint32_t id)
