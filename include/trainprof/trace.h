@@ -262,17 +262,22 @@ typedef struct {
 } tprof_op_args;
 
 /* A CPU span stored compactly (TPROF_COMPACT_SPANS): what the op view needs
- * of a cpu_op, python_function or user_annotation, its op args inline. */
+ * of a cpu_op, python_function or user_annotation, in 40 bytes (a large
+ * trace holds millions). A span that does not fit stays an event (with
+ * its op args in tprof_trace_op_args()): a sequence number outside
+ * -1..INT32_MAX, a thread past the 65,534th. */
 typedef struct {
-    int64_t ts, dur;             /* ns, as in tprof_event */
-    int64_t seq;                 /* "Sequence number" (autograd), -1 when absent */
-    uint32_t name, cat;          /* string ids */
-    uint32_t thread;             /* index in tprof_trace_meta.cpu_tracks */
-    int32_t fwd_tid;             /* "Fwd thread id", -1 when absent; clamped to the int32 range */
-    uint32_t arg[TPROF_OP_ARGS]; /* string ids by tprof_op_arg (with TPROF_KEEP_OP_ARGS), 0 when absent */
-    uint8_t flags;               /* TPROF_EV_NO_DUR, TPROF_EV_BAD_DUR */
-    uint32_t events_before;      /* events stored before it in the file: its place among them (file order) */
+    int64_t ts, dur;        /* ns, as in tprof_event */
+    uint32_t name, cat;     /* string ids */
+    uint32_t events_before; /* events stored before it in the file: its place among them (file order) */
+    uint32_t inputs;        /* its op args' strings (with TPROF_KEEP_OP_ARGS): tprof_trace_op_inputs(); 0: none */
+    int32_t seq;            /* "Sequence number" (autograd), -1 when absent */
+    uint16_t thread;        /* index in tprof_trace_meta.cpu_tracks */
+    int8_t fwd_tid;         /* "Fwd thread id" clamped to -128..127 (its sign is what links autograd: 0 a
+                               forward op, above 0 a backward op), -1 when absent */
+    uint8_t flags;          /* TPROF_EV_NO_DUR, TPROF_EV_BAD_DUR */
 } tprof_host_span;
+#define TPROF_SPAN_THREADS 65535 /* a span's thread index is below this */
 
 typedef struct {
     int64_t id;
@@ -439,6 +444,9 @@ size_t tprof_trace_ncalls(const tprof_trace *t);
 const tprof_collective_call *tprof_trace_calls(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nspans(const tprof_trace *t);
 const tprof_host_span *tprof_trace_spans(const tprof_trace *t); /* in file order */
+/* A span's op args: the string ids of its inputs by tprof_op_arg (TPROF_OP_ARGS
+ * of them; all 0 for INPUTS 0, the span without any). Spans share them. */
+const uint32_t *tprof_trace_op_inputs(const tprof_trace *t, uint32_t inputs);
 size_t tprof_trace_nop_args(const tprof_trace *t);
 const tprof_op_args *tprof_trace_op_args(const tprof_trace *t); /* in file order */
 size_t tprof_trace_nsyncs(const tprof_trace *t);

@@ -116,11 +116,9 @@ static const tprof_op_args *args_of(const ops_ctx *c, uint32_t node, tprof_op_ar
 {
     const tprof_host_span *s = tprof_op_span(c->tr, node);
     if (s) {
-        int any = s->seq >= 0 || s->fwd_tid >= 0;
-        for (int k = 0; k < TPROF_OP_ARGS; k++) any |= s->arg[k] != 0;
-        if (!any) return NULL;
+        if (s->seq < 0 && s->fwd_tid < 0 && !s->inputs) return NULL;
         *buf = (tprof_op_args){ .event = SIZE_MAX, .seq = s->seq, .fwd_tid = s->fwd_tid };
-        memcpy(buf->arg, s->arg, sizeof buf->arg);
+        memcpy(buf->arg, tprof_trace_op_inputs(c->t, s->inputs), sizeof buf->arg);
         return buf;
     }
     uint32_t a = c->args_of ? c->args_of[node] : TPROF_OP_NONE;

@@ -148,21 +148,41 @@ int tprof_trace_absorb(tprof_trace *dst, const tprof_trace *src)
             goto oom;
         }
     }
-    if (tprof_grow_items((void **)&dst->spans, &dst->spancap, dst->nspans + src->nspans, sizeof *dst->spans)) {
+    /* the spans' inputs: each of the chunk's tuples once, its strings dst's */
+    uint32_t *inputs_map = malloc((src->ninputs ? src->ninputs : 1) * sizeof *inputs_map);
+    if (!inputs_map || tprof_grow_items((void **)&dst->spans, &dst->spancap, dst->nspans + src->nspans, sizeof *dst->spans)) {
         free(thread_map);
+        free(inputs_map);
         goto oom;
     }
+    inputs_map[0] = 0;
+    for (size_t k = 1; k < src->ninputs; k++) {
+        uint32_t arg[TPROF_OP_ARGS];
+        for (int j = 0; j < TPROF_OP_ARGS; j++) arg[j] = map[src->inputs[k][j]];
+        if ((inputs_map[k] = tprof_trace_intern_inputs(dst, arg)) == UINT32_MAX) {
+            free(thread_map);
+            free(inputs_map);
+            goto oom;
+        }
+    }
+    int rc = 0;
     for (size_t i = 0; i < src->nspans; i++) {
         tprof_host_span sp = src->spans[i];
         sp.name = map[sp.name];
         sp.cat = map[sp.cat];
-        sp.thread = thread_map[sp.thread];
+        if (thread_map[sp.thread] >= TPROF_SPAN_THREADS) rc = TPROF_ELIMIT; /* read again in one pass: it says so */
+        sp.thread = (uint16_t)thread_map[sp.thread];
         size_t before = events_base + sp.events_before;
         sp.events_before = before > UINT32_MAX ? UINT32_MAX : (uint32_t)before;
-        for (int k = 0; k < TPROF_OP_ARGS; k++) sp.arg[k] = map[sp.arg[k]];
+        sp.inputs = inputs_map[sp.inputs];
         dst->spans[dst->nspans++] = sp;
     }
     free(thread_map);
+    free(inputs_map);
+    if (rc) {
+        free(map);
+        return rc;
+    }
     /* document metadata found after traceEvents */
     /* document metadata (a chunk that reached the keys after traceEvents):
      * the same rules as the one-pass reader, which appends devices and sets

@@ -491,7 +491,7 @@ static size_t add_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags
     return n;
 }
 
-static int32_t clamp_i32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
+static int8_t clamp_i8(int64_t v) { return v > INT8_MAX ? INT8_MAX : v < INT8_MIN ? INT8_MIN : (int8_t)v; }
 
 /* The string id of the event's name. A direct-mapped memo by length and
  * first bytes answers the names that repeat (ops, runtime calls) with one
@@ -511,23 +511,34 @@ static uint32_t name_id(reader *r)
     return id;
 }
 
+/* Whether the plain CPU span E on thread THREAD fits a tprof_host_span. */
+static int span_fits(const reader *r, const raw_event *e, size_t thread)
+{
+    return thread < TPROF_SPAN_THREADS &&
+           (!(r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) || (e->seq >= -1 && e->seq <= INT32_MAX));
+}
+
 /* Stores a plain CPU span compactly (TPROF_COMPACT_SPANS), with its op args. */
 static int store_span(reader *r, const raw_event *e, uint32_t cat, int64_t dur, uint8_t flags, size_t thread)
 {
     tprof_trace *t = r->t;
     if (tprof_grow_items((void **)&t->spans, &t->spancap, t->nspans + 1, sizeof *t->spans)) return TPROF_ENOMEM;
-    uint32_t name = e->has_name ? name_id(r) : 0;
+    uint32_t name = e->has_name ? name_id(r) : 0, inputs = 0;
     if (name == UINT32_MAX) return TPROF_ENOMEM;
-    tprof_host_span *s = &t->spans[t->nspans++];
-    *s = (tprof_host_span){ .ts = e->ts, .dur = dur, .seq = -1, .name = name, .cat = cat, .thread = (uint32_t)thread,
-                            .fwd_tid = -1, .flags = flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR),
-                            .events_before = t->nev > UINT32_MAX ? UINT32_MAX : (uint32_t)t->nev };
+    int32_t seq = -1;
+    int8_t fwd_tid = -1;
     if (r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) {
-        s->seq = e->seq;
-        s->fwd_tid = clamp_i32(e->fwd_tid);
+        seq = (int32_t)e->seq; /* in range: span_fits */
+        fwd_tid = clamp_i8(e->fwd_tid);
+        uint32_t arg[TPROF_OP_ARGS] = { 0 };
         for (unsigned k = 0; k < TPROF_OP_ARGS; k++)
-            if (e->oparg_mask & (1u << k)) s->arg[k] = e->oparg_id[k];
+            if (e->oparg_mask & (1u << k)) arg[k] = e->oparg_id[k];
+        if ((inputs = tprof_trace_intern_inputs(t, arg)) == UINT32_MAX) return TPROF_ENOMEM;
     }
+    t->spans[t->nspans++] = (tprof_host_span){ .ts = e->ts, .dur = dur, .name = name, .cat = cat,
+                                               .events_before = t->nev > UINT32_MAX ? UINT32_MAX : (uint32_t)t->nev,
+                                               .inputs = inputs, .seq = seq, .thread = (uint16_t)thread,
+                                               .fwd_tid = fwd_tid, .flags = flags & (TPROF_EV_NO_DUR | TPROF_EV_BAD_DUR) };
     return 0;
 }
 
@@ -660,7 +671,7 @@ static int finish_event(reader *r, raw_event *e, uint64_t ev_off)
     /* what only the op view reads, compactly; a host event with a stream or a
        correlation stays an event (HTA's rules read those) */
     if ((r->opts->keep & TPROF_COMPACT_SPANS) && kind == TPROF_KIND_CPU && e->ph == 'X' && !is_step && !is_marker &&
-        !is_call && !(flags & TPROF_EV_STREAM_ARG) && e->correlation < 0)
+        !is_call && !(flags & TPROF_EV_STREAM_ARG) && e->correlation < 0 && span_fits(r, e, thread))
         return store_span(r, e, cat, dur, flags, thread);
     if (tprof_grow_items((void **)&t->ev, &t->evcap, t->nev + 1, sizeof *t->ev)) return TPROF_ENOMEM;
     tprof_event *ev = &t->ev[t->nev];

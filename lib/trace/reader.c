@@ -313,13 +313,16 @@ typedef struct {
 } thread_at;
 static int cmp_thread_at(const void *a, const void *b) { return cmp_thread(&((const thread_at *)a)->c, &((const thread_at *)b)->c); }
 
-/* Sorts the threads, and the compact spans' thread indexes with them. */
+/* Sorts the threads, and the compact spans' thread indexes with them:
+ * TPROF_ELIMIT when there are spans and more threads than their index
+ * holds (the sort may move a span's thread past it). */
 static int sort_threads(tprof_trace *t)
 {
     if (!t->nspans) {
         if (t->nthreads) qsort(t->threads, t->nthreads, sizeof *t->threads, cmp_thread);
         return 0;
     }
+    if (t->nthreads > TPROF_SPAN_THREADS) return TPROF_ELIMIT;
     thread_at *at = malloc(t->nthreads * sizeof *at);
     uint32_t *now = malloc(t->nthreads * sizeof *now);
     if (!at || !now) {
@@ -332,7 +335,7 @@ static int sort_threads(tprof_trace *t)
         t->threads[i] = at[i].c;
         now[at[i].was] = (uint32_t)i;
     }
-    for (size_t i = 0; i < t->nspans; i++) t->spans[i].thread = now[t->spans[i].thread];
+    for (size_t i = 0; i < t->nspans; i++) t->spans[i].thread = (uint16_t)now[t->spans[i].thread];
     free(at);
     free(now);
     return 0;
@@ -343,7 +346,8 @@ static int finish(tprof_trace *t)
     tprof_trace_meta *m = &t->meta;
     if (t->nsteps) qsort(t->steps, t->nsteps, sizeof *t->steps, cmp_step);
     if (t->ntracks) qsort(t->tracks, t->ntracks, sizeof *t->tracks, cmp_track);
-    if (sort_threads(t)) return TPROF_ENOMEM;
+    int rc = sort_threads(t);
+    if (rc) return rc;
     size_t n = 0;
     for (size_t i = 0; i < t->cat_counts_cap; i++) n += t->cat_counts[i] != 0;
     t->cats = calloc(n ? n : 1, sizeof *t->cats);

@@ -22,6 +22,8 @@ void tprof_trace_free(tprof_trace *t)
     free(t->syncs);
     free(t->opargs);
     free(t->spans);
+    free(t->inputs);
+    free(t->input_slots);
     free(t->hccl_ops);
     free(t->hccl_links);
     free(t->splits);
@@ -45,6 +47,7 @@ uint32_t tprof_trace_str_id(const tprof_trace *t, const char *s) { return tprof_
 size_t tprof_trace_ncalls(const tprof_trace *t) { return t->ncalls; }
 const tprof_collective_call *tprof_trace_calls(const tprof_trace *t) { return t->calls; }
 size_t tprof_trace_nspans(const tprof_trace *t) { return t->nspans; }
+_Static_assert(sizeof(tprof_host_span) == 40, "a compact span is 40 bytes: millions of them are held");
 const tprof_host_span *tprof_trace_spans(const tprof_trace *t) { return t->spans; }
 size_t tprof_trace_nop_args(const tprof_trace *t) { return t->nopargs; }
 const tprof_op_args *tprof_trace_op_args(const tprof_trace *t) { return t->opargs; }
@@ -68,7 +71,7 @@ size_t tprof_trace_memory(const tprof_trace *t)
            t->opargcap * sizeof *t->opargs + t->spancap * sizeof *t->spans + t->hccl_opcap * sizeof *t->hccl_ops +
            t->hccl_linkcap * sizeof *t->hccl_links + t->splitcap * sizeof *t->splits + t->taskcap * sizeof *t->tasks +
            t->cat_counts_cap * sizeof *t->cat_counts + t->kind_of_cat_cap + t->class_of_name_cap +
-           t->class_of_cat_cap;
+           t->class_of_cat_cap + t->inputcap * sizeof *t->inputs + t->input_nslots * sizeof *t->input_slots;
 }
 
 const void *tprof_trace_derived(const tprof_trace *t, tprof_derived_kind k, void *(*build)(const tprof_trace *),

@@ -16,6 +16,10 @@ int tprof_classify_op_user(const tprof_classifier *c, const char *name);
 int tprof_classify_cat(const char *cat);
 tprof_class tprof_classify_name(const char *name);
 
+/* The id of the op args ARG (string ids by tprof_op_arg) among T's spans'
+ * inputs, interned; 0 when all are 0; UINT32_MAX when out of memory. */
+uint32_t tprof_trace_intern_inputs(tprof_trace *t, const uint32_t arg[TPROF_OP_ARGS]);
+
 struct tprof_trace {
     tprof_strtab strs;
     tprof_event *ev;
@@ -33,6 +37,11 @@ struct tprof_trace {
     size_t nopargs, opargcap;
     tprof_host_span *spans; /* TPROF_COMPACT_SPANS; thread: index in threads[] (sorted when the read ends) */
     size_t nspans, spancap;
+    uint32_t (*inputs)[TPROF_OP_ARGS]; /* the spans' op args, each distinct tuple once (op_inputs.c); id 0: none */
+    size_t ninputs, inputcap;
+    uint32_t *input_slots; /* open addressing over inputs: id, 0 = empty */
+    size_t input_nslots;
+    uint32_t last_inputs;  /* the id interned last: ops in a row often share their inputs */
     tprof_memory_sample *mems;
     size_t nmems, memcap;
     tprof_sync_wait *syncs;

@@ -37,11 +37,12 @@ static inline int tprof_path_same_args(const tprof_trace *a, const tprof_op_args
     return same;
 }
 
-/* Whether the event E of trace T is one TPROF_COMPACT_SPANS stores as a span. */
-static inline int tprof_path_compacted(const tprof_event *e)
+/* Whether the event E of trace T, with op args A (or NULL), is one
+ * TPROF_COMPACT_SPANS stores as a span (these traces have few threads). */
+static inline int tprof_path_compacted(const tprof_event *e, const tprof_op_args *a)
 {
     return e->kind == TPROF_KIND_CPU && e->ph == 'X' && !(e->flags & (TPROF_EV_STEP | TPROF_EV_MARKER | TPROF_EV_CALL | TPROF_EV_STREAM_ARG)) &&
-           e->correlation < 0;
+           e->correlation < 0 && (!a || (a->seq >= -1 && a->seq <= INT32_MAX));
 }
 
 /* A read with TPROF_COMPACT_SPANS (A) against one without (B): B's events
@@ -62,7 +63,7 @@ static inline int tprof_path_diff_spans(const tprof_trace *a, const tprof_trace 
     size_t ie = 0, is = 0, ja = 0, jb = 0;
     for (size_t i = 0; i < neb; i++) {
         const tprof_op_args *yb = jb < nab && ab[jb].event == i ? &ab[jb++] : NULL;
-        if (!tprof_path_compacted(&eb[i])) {
+        if (!tprof_path_compacted(&eb[i], yb)) {
             const tprof_op_args *xa = ja < naa && aa[ja].event == ie ? &aa[ja++] : NULL;
             int calls_ok = 1;
             for (; kc < ncalls && cb[kc].event == i; kc++) calls_ok &= ca[kc].event == ie;
@@ -94,9 +95,9 @@ static inline int tprof_path_diff_spans(const tprof_trace *a, const tprof_trace 
                                                 : c->tid == y->tid;
         }
         tprof_op_args xs = { .event = i, .seq = x->seq, .fwd_tid = x->fwd_tid };
-        memcpy(xs.arg, x->arg, sizeof xs.arg);
+        memcpy(xs.arg, tprof_trace_op_inputs(a, x->inputs), sizeof xs.arg);
         tprof_op_args none = { .event = i, .seq = -1, .fwd_tid = -1 };
-        int32_t fwd = yb ? (yb->fwd_tid > INT32_MAX ? INT32_MAX : yb->fwd_tid < INT32_MIN ? INT32_MIN : (int32_t)yb->fwd_tid) : -1;
+        int8_t fwd = yb ? (yb->fwd_tid > INT8_MAX ? INT8_MAX : yb->fwd_tid < INT8_MIN ? INT8_MIN : (int8_t)yb->fwd_tid) : -1;
         if (yb) none = *yb, none.fwd_tid = fwd;
         if (!same || !tprof_path_same_args(a, &xs, b, &none)) {
             snprintf(why, len, "event %zu differs from compact span %zu (name %s)", i, is, tprof_trace_str(b, y->name));

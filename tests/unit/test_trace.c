@@ -579,6 +579,53 @@ static void test_op_args(void **state)
     tprof_trace_free(t);
 }
 
+/* TPROF_COMPACT_SPANS: ops with the same inputs share one tuple of them; a
+ * forward thread id is clamped with its sign kept; a sequence number a
+ * span cannot hold keeps its op an event, with its op args. */
+static void test_compact_spans(void **state)
+{
+    (void)state;
+    const char *doc =
+        "{\"traceEvents\": [\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5,"
+        " \"args\": {\"Sequence number\": 42, \"Input Dims\": [[8, 16], [16, 4]], \"Input type\": [\"float\", \"float\"]}},\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 20, \"dur\": 5,"
+        " \"args\": {\"Sequence number\": 43, \"Input Dims\": [[8, 16], [16, 4]], \"Input type\": [\"float\", \"float\"]}},\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"MmBackward0\", \"pid\": 1, \"tid\": 2, \"ts\": 30, \"dur\": 5,"
+        " \"args\": {\"Sequence number\": 42, \"Fwd thread id\": 300}},\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1, \"tid\": 1, \"ts\": 40, \"dur\": 5,"
+        " \"args\": {\"Sequence number\": 3000000000, \"Input Dims\": [[8, 4]]}},\n"
+        "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"nn.Module: Linear_0\", \"pid\": 1, \"tid\": 1,"
+        " \"ts\": 9, \"dur\": 50}\n"
+        "]}";
+    tprof_read_opts o = { .keep = TPROF_KEEP(TPROF_KIND_CPU) | TPROF_COMPACT_SPANS | TPROF_KEEP_OP_ARGS, .generic_only = g_generic };
+    tprof_trace *t = read_ok(doc, &o);
+    assert_int_equal(tprof_trace_nspans(t), 4);
+    const tprof_host_span *s = tprof_trace_spans(t);
+    assert_int_equal(s[0].seq, 42);
+    assert_int_equal(s[1].seq, 43);
+    assert_true(s[0].inputs != 0);
+    assert_int_equal(s[0].inputs, s[1].inputs);
+    const uint32_t *in = tprof_trace_op_inputs(t, s[0].inputs);
+    assert_string_equal(tprof_trace_str(t, in[TPROF_OP_DIMS]), "[[8,16],[16,4]]");
+    assert_string_equal(tprof_trace_str(t, in[TPROF_OP_TYPES]), "[\"float\",\"float\"]");
+    assert_int_equal(in[TPROF_OP_STRIDES], 0);
+    assert_int_equal(s[0].fwd_tid, -1);
+    assert_int_equal(s[2].fwd_tid, 127); /* 300, clamped: still a backward op */
+    assert_int_equal(s[2].inputs, 0);
+    assert_int_equal(tprof_trace_op_inputs(t, 0)[TPROF_OP_DIMS], 0);
+    assert_string_equal(tprof_trace_str(t, s[3].name), "nn.Module: Linear_0");
+    assert_int_equal(s[3].seq, -1);
+    assert_int_equal(s[3].inputs, 0);
+    /* the op whose sequence number is past INT32_MAX: an event, its op args in the table */
+    assert_int_equal(tprof_trace_nop_args(t), 1);
+    const tprof_op_args *a = tprof_trace_op_args(t);
+    assert_string_equal(ev_name(t, &tprof_trace_events(t)[a[0].event]), "aten::add");
+    assert_true(a[0].seq == 3000000000LL);
+    assert_string_equal(tprof_trace_str(t, a[0].arg[TPROF_OP_DIMS]), "[[8,4]]");
+    tprof_trace_free(t);
+}
+
 /* TPROF_SKIP_PLAIN_FRAMES: Python frames are left out but nn.Module ones and
  * phase markers; other CPU spans stay. */
 static void test_skip_plain_frames(void **state)
@@ -1175,6 +1222,7 @@ int main(void)
         cmocka_unit_test(test_dur_and_ts_warnings),
         cmocka_unit_test(test_keep_mask),
         cmocka_unit_test(test_op_args),
+        cmocka_unit_test(test_compact_spans),
         cmocka_unit_test(test_skip_plain_frames),
         cmocka_unit_test(test_not_a_trace),
         cmocka_unit_test(test_bad_json),
