@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trainprof/analysis.h"
 #include "trainprof/trace.h"
 
 #define TPROF_OP_NONE UINT32_MAX
@@ -86,5 +87,10 @@ void tprof_op_tree_free(tprof_op_tree *tr);
  * several groupings, and advice's op rules beside summary's top ops, share
  * one), or NULL with *RC set: TPROF_ENOMEM, or TPROF_ELIMIT. */
 const tprof_op_tree *tprof_op_tree_of(const tprof_trace *t, int *rc);
+
+/* tprof_ops with its passes over the nodes and the launchers on two
+ * threads from ALONE nodes on (tprof_ops: TPROF_OP_TREE_ALONE); the result
+ * is the same either way (both sum the launchers in the same two halves). */
+int tprof_ops_split(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **out, size_t alone);
 
 #endif

@@ -15,6 +15,7 @@
 #include "launch.h"
 #include "op_tree.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 
 /* One group's sums; the strings are ids in the analysis's string table. */
 typedef struct {
+    uint32_t key; /* the group's key (row_of's) */
     uint32_t name, dims, types, strides, concrete, module, category, stack;
     uint64_t count, kernels;
     int64_t direct, min_direct, max_direct, subtree, dev_self, dev_total, cpu_self, cpu_total, backward, recompute;
@@ -51,6 +53,10 @@ typedef struct {
     int64_t total;
 } op_kernel;
 
+/* The grouping's state. The launchers are summed in two halves, each into
+ * its own rows, strings and memos (on two threads when there are many), and
+ * the second half's rows are then added to the first's: the fields from
+ * args on are the nodes' index, shared and only read by the halves. */
 typedef struct {
     const tprof_trace *t;
     const tprof_event *ev;
@@ -103,6 +109,7 @@ static op_row *row_for(ops_ctx *c, uint32_t key, const op_row *parts)
     if (tprof_grow_items((void **)&c->rows, &c->cap, c->nrows + 1, sizeof *c->rows)) return NULL;
     op_row *r = &c->rows[c->nrows];
     *r = *parts;
+    r->key = key;
     r->min_direct = INT64_MAX;
     r->max_direct = INT64_MIN;
     r->dtype = -1;
@@ -291,6 +298,66 @@ static inline void prefetch_node(const tprof_op_tree *tr, uint32_t node)
     else __builtin_prefetch(&tr->events[r - tr->nspans]);
 }
 
+/* index_nodes' pass over the nodes [A, B) (each a span's cache line): the
+ * nn.Module frames, the ops with inputs, the forward ops in preorder. */
+typedef struct {
+    ops_ctx *c;
+    size_t a, b;
+    uint32_t *fwd; /* the forward ops, in preorder */
+    size_t nfwd, fwdcap, with_inputs;
+    int64_t lo, hi; /* their sequence numbers' range */
+    int rc;
+} index_job;
+
+static void *index_run(void *arg)
+{
+    index_job *j = arg;
+    ops_ctx *c = j->c;
+    const tprof_op_tree *tr = c->tr;
+    size_t nstr = tprof_trace_nstrings(c->t);
+    uint8_t *module_name = calloc(nstr + 1, 1); /* by name id: 0 unknown, 1 no, 2 yes */
+    if (!module_name) {
+        j->rc = TPROF_ENOMEM;
+        return NULL;
+    }
+    tprof_op_args buf;
+    for (size_t i = j->a; i < j->b; i++) {
+        if (i + PREFETCH_AHEAD < j->b) prefetch_node(tr, (uint32_t)(i + PREFETCH_AHEAD));
+        uint8_t kind = tr->kind[i];
+        c->module_frame[i] = 0;
+        if (kind == TPROF_OPN_PYTHON) {
+            uint32_t name = tprof_op_name(tr, (uint32_t)i);
+            uint8_t *known = name < nstr ? &module_name[name] : &module_name[nstr];
+            if (!*known) *known = strncmp(tprof_trace_str(c->t, name), MODULE_PREFIX, strlen(MODULE_PREFIX)) ? 1 : 2;
+            c->module_frame[i] = *known == 2;
+        }
+        const tprof_op_args *a = args_of(c, (uint32_t)i, &buf);
+        j->with_inputs += a != NULL && tprof_op_span(tr, (uint32_t)i) != NULL;
+        /* the autograd links forward_op reads, in preorder from the parent's */
+        int autograd = a && kind == TPROF_OPN_CPU_OP && a->seq >= 0;
+        uint32_t up = tr->parent[i];
+        uint8_t below = (uint8_t)((autograd && a->fwd_tid <= 0 ? BELOW_FORWARD : 0) | (c->module_frame[i] ? BELOW_MODULE : 0));
+        if (autograd && a->fwd_tid > 0) {
+            c->backward_of[i] = (uint32_t)i;
+            c->below[i] = below & BELOW_MODULE;
+        } else {
+            c->backward_of[i] = up != TPROF_OP_NONE ? c->backward_of[up] : TPROF_OP_NONE;
+            c->below[i] = below | (up != TPROF_OP_NONE && c->backward_of[up] != up ? c->below[up] : 0);
+        }
+        if (autograd && a->fwd_tid <= 0) {
+            if (a->seq < j->lo) j->lo = a->seq;
+            if (a->seq > j->hi) j->hi = a->seq;
+            if (tprof_grow_items((void **)&j->fwd, &j->fwdcap, j->nfwd + 1, sizeof *j->fwd)) {
+                j->rc = TPROF_ENOMEM;
+                break;
+            }
+            j->fwd[j->nfwd++] = (uint32_t)i;
+        }
+    }
+    free(module_name);
+    return NULL;
+}
+
 /* Each node's op args (through an event -> node array), whether it is an
  * nn.Module frame (a python_function named "nn.Module: ..."), and the
  * forward ops by sequence number. Autograd: a forward op and the backward ops of
@@ -298,7 +365,7 @@ static inline void prefetch_node(const tprof_op_tree *tr, uint32_t node)
  * id" above 0 (the profiler's index of the forward thread, not an OS thread
  * id: forward ops have 0), so the forward ops are found by sequence number
  * alone, the outermost first. */
-static int index_nodes(ops_ctx *c)
+static int index_nodes(ops_ctx *c, size_t alone)
 {
     c->args = tprof_trace_op_args(c->t);
     c->nargs = tprof_trace_nop_args(c->t);
@@ -322,64 +389,35 @@ static int index_nodes(ops_ctx *c)
                 c->args_of[node_of[c->args[j].event]] = (uint32_t)j;
         free(node_of);
     }
-    /* one pass over the nodes (each a span's cache line): the nn.Module
-     * frames, the ops with inputs, the forward ops in preorder */
-    uint32_t *fwd = NULL; /* the forward ops, in preorder */
-    size_t fwdcap = 0;
-    uint8_t *module_name = calloc(tprof_trace_nstrings(c->t) + 1, 1); /* by name id: 0 unknown, 1 no, 2 yes */
     c->backward_of = tprof_big_alloc(tr->n, sizeof *c->backward_of);
     c->below = tprof_big_alloc(tr->n, 1);
-    if (!module_name || !c->backward_of || !c->below || !(c->module_frame = malloc(tr->n ? tr->n : 1))) {
-        free(fwd);
-        free(module_name);
-        return TPROF_ENOMEM;
-    }
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    size_t nfwd = 0;
-    for (size_t i = 0; i < tr->n; i++) {
-        if (i + PREFETCH_AHEAD < tr->n) prefetch_node(tr, (uint32_t)(i + PREFETCH_AHEAD));
-        uint8_t kind = tr->kind[i];
-        c->module_frame[i] = 0;
-        if (kind == TPROF_OPN_PYTHON) {
-            uint32_t name = tprof_op_name(tr, (uint32_t)i);
-            uint8_t *known = name < tprof_trace_nstrings(c->t) ? &module_name[name] : &module_name[tprof_trace_nstrings(c->t)];
-            if (!*known)
-                *known = strncmp(tprof_trace_str(c->t, name), MODULE_PREFIX, strlen(MODULE_PREFIX)) ? 1 : 2;
-            c->module_frame[i] = *known == 2;
-        }
-        const tprof_op_args *a = args_of(c, (uint32_t)i, &buf);
-        c->with_inputs += a != NULL && tprof_op_span(tr, (uint32_t)i) != NULL;
-        /* the autograd links forward_op reads, in preorder from the parent's */
-        int autograd = a && kind == TPROF_OPN_CPU_OP && a->seq >= 0;
-        uint32_t up = tr->parent[i];
-        uint8_t below = (uint8_t)((autograd && a->fwd_tid <= 0 ? BELOW_FORWARD : 0) | (c->module_frame[i] ? BELOW_MODULE : 0));
-        if (autograd && a->fwd_tid > 0) {
-            c->backward_of[i] = (uint32_t)i;
-            c->below[i] = below & BELOW_MODULE;
-        } else {
-            c->backward_of[i] = up != TPROF_OP_NONE ? c->backward_of[up] : TPROF_OP_NONE;
-            c->below[i] = below | (up != TPROF_OP_NONE && c->backward_of[up] != up ? c->below[up] : 0);
-        }
-        if (a && kind == TPROF_OPN_CPU_OP && a->seq >= 0 && a->fwd_tid <= 0) {
-            if (a->seq < lo) lo = a->seq;
-            if (a->seq > hi) hi = a->seq;
-            if (tprof_grow_items((void **)&fwd, &fwdcap, nfwd + 1, sizeof *fwd)) {
-                free(fwd);
-                free(module_name);
-                return TPROF_ENOMEM;
-            }
-            fwd[nfwd++] = (uint32_t)i;
-        }
-    }
-    free(module_name);
-    int rc = tprof_idmap_init(&c->fwd_of, lo, hi, nfwd) ? TPROF_ENOMEM : 0;
+    c->module_frame = malloc(tr->n ? tr->n : 1);
+    if (!c->backward_of || !c->below || !c->module_frame) return TPROF_ENOMEM;
+    /* two ranges of nodes, the second from a root (a node without a parent:
+     * nothing in it looks at the first), on two threads when there are many */
+    size_t split = tr->n / 2;
+    while (split < tr->n && tr->parent[split] != TPROF_OP_NONE) split++;
+    index_job jobs[2] = { { .c = c, .a = 0, .b = split, .lo = INT64_MAX, .hi = INT64_MIN },
+                          { .c = c, .a = split, .b = tr->n, .lo = INT64_MAX, .hi = INT64_MIN } };
+    pthread_t helper;
+    int helped = tr->n >= alone && pthread_create(&helper, NULL, index_run, &jobs[1]) == 0;
+    index_run(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else index_run(&jobs[1]);
+    int rc = jobs[0].rc ? jobs[0].rc : jobs[1].rc;
+    int64_t lo = jobs[0].lo < jobs[1].lo ? jobs[0].lo : jobs[1].lo, hi = jobs[0].hi > jobs[1].hi ? jobs[0].hi : jobs[1].hi;
+    size_t nfwd = jobs[0].nfwd + jobs[1].nfwd;
+    c->with_inputs += jobs[0].with_inputs + jobs[1].with_inputs;
+    if (!rc) rc = tprof_idmap_init(&c->fwd_of, lo, hi, nfwd) ? TPROF_ENOMEM : 0;
     c->fwd_ready = !rc;
-    for (size_t k = 0; !rc && k < nfwd; k++) { /* in preorder: the outermost forward op of a number first */
-        int64_t seq = args_of(c, fwd[k], &buf)->seq;
-        if (tprof_idmap_get(&c->fwd_of, seq) == TPROF_IDMAP_NONE && tprof_idmap_put(&c->fwd_of, seq, fwd[k]))
-            rc = TPROF_ENOMEM;
-    }
-    free(fwd);
+    for (int h = 0; !rc && h < 2; h++) /* in preorder: the outermost forward op of a number first */
+        for (size_t k = 0; !rc && k < jobs[h].nfwd; k++) {
+            uint32_t f = jobs[h].fwd[k];
+            int64_t seq = args_of(c, f, &buf)->seq;
+            if (tprof_idmap_get(&c->fwd_of, seq) == TPROF_IDMAP_NONE && tprof_idmap_put(&c->fwd_of, seq, f)) rc = TPROF_ENOMEM;
+        }
+    free(jobs[0].fwd);
+    free(jobs[1].fwd);
     if (rc) return rc;
     c->with_inputs += c->nargs;
     return 0;
@@ -930,20 +968,25 @@ static int finish_kernels(tprof_result *res)
     return 0;
 }
 
-static void ctx_free(ops_ctx *c)
+/* A half's own state: 0, or TPROF_ENOMEM (what was made is freed by half_free). */
+static int half_init(ops_ctx *c)
+{
+    if (tprof_strtab_init(&c->strs) || tprof_i64map_init(&c->row_of, 256) || tprof_i64map_init(&c->module_of, 64) ||
+        tprof_i64map_init(&c->stack_of, 64) || tprof_i64map_init(&c->name_of, 256) ||
+        tprof_i64map_init(&c->kern_of, 1024) || tprof_i64map_init(&c->cost_of, 256))
+        return TPROF_ENOMEM;
+    return 0;
+}
+
+static void half_free(ops_ctx *c)
 {
     tprof_strtab_free(&c->strs);
     tprof_i64map_free(&c->row_of);
-    if (c->fwd_ready) tprof_idmap_free(&c->fwd_of);
     tprof_i64map_free(&c->module_of);
     tprof_i64map_free(&c->stack_of);
     tprof_i64map_free(&c->name_of);
-    free(c->module_frame);
     free(c->chain);
-    free(c->backward_of);
-    free(c->below);
     free(c->rows);
-    free(c->args_of);
     free(c->iv);
     free(c->gev);
     free(c->kern);
@@ -953,7 +996,115 @@ static void ctx_free(ops_ctx *c)
     free(c->key);
 }
 
+static void ctx_free(ops_ctx *c)
+{
+    half_free(c);
+    if (c->fwd_ready) tprof_idmap_free(&c->fwd_of);
+    free(c->module_frame);
+    free(c->backward_of);
+    free(c->below);
+    free(c->args_of);
+}
+
+/* B's string ID as A's (UINT32_MAX when out of memory). */
+static uint32_t reintern(ops_ctx *a, const ops_ctx *b, uint32_t id)
+{
+    return intern(a, tprof_strtab_get(&b->strs, id), id < b->strs.count ? b->strs.lens[id] : 0);
+}
+
+/* Adds the second half B's rows and kernels to A's: sums, extremes, element
+ * types as add_instance does them (a row's FLOPs and bytes: A's sum, then
+ * B's, whichever thread ran which). */
+static int merge_half(ops_ctx *a, const ops_ctx *b)
+{
+    uint32_t *row_at = malloc((b->nrows ? b->nrows : 1) * sizeof *row_at); /* B's row -> A's */
+    if (!row_at) return TPROF_ENOMEM;
+    for (size_t j = 0; j < b->nrows; j++) {
+        const op_row *x = &b->rows[j];
+        op_row parts = { 0 };
+        uint32_t *ids[] = { &parts.name, &parts.dims, &parts.types, &parts.strides, &parts.concrete,
+                            &parts.module, &parts.category, &parts.stack };
+        const uint32_t from[] = { x->name, x->dims, x->types, x->strides, x->concrete, x->module, x->category, x->stack };
+        int oom = 0;
+        for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) oom |= (*ids[k] = reintern(a, b, from[k])) == UINT32_MAX;
+        uint32_t key = oom ? UINT32_MAX : reintern(a, b, x->key);
+        op_row *r = key == UINT32_MAX ? NULL : row_for(a, key, &parts);
+        if (!r) {
+            free(row_at);
+            return TPROF_ENOMEM;
+        }
+        row_at[j] = (uint32_t)(r - a->rows);
+        r->count += x->count;
+        r->kernels += x->kernels;
+        r->direct = tprof_sat_add(r->direct, x->direct);
+        if (x->min_direct < r->min_direct) r->min_direct = x->min_direct;
+        if (x->max_direct > r->max_direct) r->max_direct = x->max_direct;
+        r->subtree = tprof_sat_add(r->subtree, x->subtree);
+        r->dev_self = tprof_sat_add(r->dev_self, x->dev_self);
+        r->dev_total = tprof_sat_add(r->dev_total, x->dev_total);
+        r->cpu_self = tprof_sat_add(r->cpu_self, x->cpu_self);
+        r->cpu_total = tprof_sat_add(r->cpu_total, x->cpu_total);
+        r->backward = tprof_sat_add(r->backward, x->backward);
+        r->recompute = tprof_sat_add(r->recompute, x->recompute);
+        r->modelled += x->modelled;
+        r->modelled_ns = tprof_sat_add(r->modelled_ns, x->modelled_ns);
+        r->flops += x->flops;
+        r->bytes += x->bytes;
+        if (x->dtype != -1) r->dtype = r->dtype == -1 || r->dtype == x->dtype ? x->dtype : -2;
+    }
+    for (size_t j = 0; j < b->nkern; j++) {
+        const op_kernel *k = &b->kern[j];
+        int64_t key = (int64_t)(((uint64_t)row_at[k->row] << 32) | k->name), at;
+        if (!tprof_i64map_get(&a->kern_of, key, &at)) {
+            if (tprof_grow_items((void **)&a->kern, &a->kerncap, a->nkern + 1, sizeof *a->kern) ||
+                tprof_i64map_put(&a->kern_of, key, (int64_t)a->nkern)) {
+                free(row_at);
+                return TPROF_ENOMEM;
+            }
+            at = (int64_t)a->nkern;
+            a->kern[a->nkern++] = (op_kernel){ .row = row_at[k->row], .name = k->name };
+        }
+        a->kern[at].count += k->count;
+        a->kern[at].total = tprof_sat_add(a->kern[at].total, k->total);
+    }
+    free(row_at);
+    a->gpu_events += b->gpu_events;
+    a->gpu_ns = tprof_sat_add(a->gpu_ns, b->gpu_ns);
+    return 0;
+}
+
+/* One half's launchers [K0, K1) of LAUNCHER, in the step window when there is one. */
+typedef struct {
+    ops_ctx *c;
+    const uint32_t *launcher;
+    size_t k0, k1;
+    const tprof_step *sel;
+    size_t nsel;
+    int windowed;
+    uint64_t launches;
+    int rc;
+} half_job;
+
+static void *half_run(void *arg)
+{
+    half_job *j = arg;
+    const tprof_op_tree *tr = j->c->tr;
+    for (size_t k = j->k0; !j->rc && k < j->k1; k++) {
+        uint32_t x = j->launcher[k];
+        if (k + PREFETCH_AHEAD < j->k1) prefetch_node(tr, j->launcher[k + PREFETCH_AHEAD]);
+        if (j->windowed && tprof_step_at(j->sel, j->nsel, tprof_op_ts(tr, x)) < 0) continue;
+        j->launches++;
+        j->rc = add_instance(j->c, x);
+    }
+    return NULL;
+}
+
 int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **out)
+{
+    return tprof_ops_split(t, opts, out, TPROF_OP_TREE_ALONE);
+}
+
+int tprof_ops_split(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **out, size_t alone)
 {
     static const tprof_ops_opts defaults = { .by = TPROF_OPS_BY_NAME, .step_first = -1, .step_last = -1 };
     if (!opts) opts = &defaults;
@@ -977,15 +1128,9 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
         free(sel);
         return rc;
     }
-    ops_ctx c = { .t = t, .ev = tprof_trace_events(t), .tr = tr, .o = opts };
+    ops_ctx c = { .t = t, .ev = tprof_trace_events(t), .tr = tr, .o = opts }, second = { 0 };
     tprof_result *res = NULL;
-    rc = TPROF_ENOMEM;
-    if (tprof_strtab_init(&c.strs)) goto out;
-    if (tprof_i64map_init(&c.row_of, 256) ||
-        tprof_i64map_init(&c.module_of, 64) || tprof_i64map_init(&c.stack_of, 64) || tprof_i64map_init(&c.name_of, 256) ||
-        tprof_i64map_init(&c.kern_of, 1024) || tprof_i64map_init(&c.cost_of, 256))
-        goto out;
-    if ((rc = index_nodes(&c))) goto out;
+    if ((rc = half_init(&c)) || (rc = index_nodes(&c, alone))) goto out;
     rc = TPROF_ENOMEM;
     if (!(res = tprof_result_new(&tprof_ops_desc[opts->by]))) goto out;
 
@@ -1005,15 +1150,25 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
         if (is_launcher[x]) launcher[k++] = (uint32_t)x;
     free(is_launcher);
     if (!launcher) goto out;
-    rc = 0;
-    for (size_t k = 0; !rc && k < nx; k++) {
-        uint32_t x = launcher[k];
-        if (k + PREFETCH_AHEAD < nx) prefetch_node(tr, launcher[k + PREFETCH_AHEAD]);
-        if (windowed && tprof_step_at(sel, nsel, tprof_op_ts(tr, x)) < 0) continue;
-        launches++;
-        rc = add_instance(&c, x);
+    /* the halves: the second half's state is its own, the index shared */
+    second = (ops_ctx){ .t = c.t, .ev = c.ev, .tr = c.tr, .o = c.o, .args = c.args, .nargs = c.nargs,
+                        .with_inputs = c.with_inputs, .args_of = c.args_of, .fwd_of = c.fwd_of, .fwd_ready = c.fwd_ready,
+                        .module_frame = c.module_frame, .backward_of = c.backward_of, .below = c.below };
+    if ((rc = half_init(&second))) {
+        free(launcher);
+        goto out;
     }
+    half_job jobs[2] = { { .c = &c, .launcher = launcher, .k0 = 0, .k1 = nx / 2, .sel = sel, .nsel = nsel, .windowed = windowed },
+                         { .c = &second, .launcher = launcher, .k0 = nx / 2, .k1 = nx, .sel = sel, .nsel = nsel, .windowed = windowed } };
+    pthread_t helper;
+    int helped = tr->n >= alone && pthread_create(&helper, NULL, half_run, &jobs[1]) == 0;
+    half_run(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else half_run(&jobs[1]);
     free(launcher);
+    launches = jobs[0].launches + jobs[1].launches;
+    rc = jobs[0].rc ? jobs[0].rc : jobs[1].rc;
+    if (!rc) rc = merge_half(&c, &second);
     for (size_t k = 0; !rc && k < tr->nunlinked; k++) {
         const tprof_event *g = &c.ev[tr->unlinked[k]];
         if (windowed && tprof_step_at(sel, nsel, g->ts) < 0) continue;
@@ -1047,6 +1202,7 @@ int tprof_ops(const tprof_trace *t, const tprof_ops_opts *opts, tprof_result **o
     if (!(rc = finish_kernels(res)) && !(rc = finish_roofline(res))) rc = sort_rows(res);
 out:
     ctx_free(&c);
+    half_free(&second);
     free(sel);
     if (rc) {
         tprof_result_free(res);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "trainprof/analysis.h"
@@ -402,6 +403,43 @@ static void test_tree_split(void **state)
     tprof_trace_free(t);
 }
 
+/* R as the bytes tprof_result_write gives (*LEN of them; free them). */
+static char *result_bytes(const tprof_result *r, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    assert_non_null(f);
+    assert_int_equal(tprof_result_write(r, f), 0);
+    fclose(f);
+    return buf;
+}
+
+/* Every grouping's table, its passes over the nodes and the launchers on
+ * two threads, is the one made on one (the same two halves of launchers
+ * summed apart and merged; under TSan, unit_ops checks the halves share
+ * nothing they write). */
+static void test_ops_split(void **state)
+{
+    (void)state;
+    tprof_trace *t = read_trace();
+    for (int by = 0; by < TPROF_OPS_GROUPINGS; by++) {
+        tprof_ops_opts o = { .by = (tprof_ops_by)by, .step_first = -1, .step_last = -1 };
+        tprof_result *one = NULL, *two = NULL;
+        assert_int_equal(tprof_ops_split(t, &o, &one, SIZE_MAX), 0);
+        assert_int_equal(tprof_ops_split(t, &o, &two, 0), 0);
+        assert_true(tprof_rows_count(tprof_result_table(one, 0)) > 1);
+        size_t la, lb;
+        char *a = result_bytes(one, &la), *b = result_bytes(two, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, b, la);
+        free(a);
+        free(b);
+        tprof_result_free(one);
+        tprof_result_free(two);
+    }
+    tprof_trace_free(t);
+}
+
 /* DOC read as critical-path reads it. */
 static tprof_trace *read_cp_trace(const char *doc, size_t len)
 {
@@ -571,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_compact_spans),
         cmocka_unit_test(test_event_order),
         cmocka_unit_test(test_tree_split),
+        cmocka_unit_test(test_ops_split),
         cmocka_unit_test(test_critical_path_split),
         cmocka_unit_test(test_critical_path_slots),
     };
