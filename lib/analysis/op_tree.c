@@ -104,7 +104,8 @@ void tprof_op_tree_free(tprof_op_tree *tr)
     free(tr->parent);
     free(tr->end);
     free(tr->kind);
-    free(tr->launcher);
+    free(tr->call_node);
+    free(tr->call_launcher);
     free(tr->gpu_first);
     free(tr->gpu);
     free(tr->unlinked);
@@ -137,6 +138,7 @@ typedef struct {
     const span_order *o;
     const size_t *at;
     const size_t *events_at; /* where thread k's events start, after its spans */
+    const size_t *calls_at;  /* thread k's first runtime call (tr->call_node's index) */
     size_t k0, k1;
     uint32_t execute; /* the string id of "execute", or UINT32_MAX */
     int rc;
@@ -150,9 +152,11 @@ typedef struct {
  * node is out of order (its thread is then sorted, and nested again). A
  * cpu_op named "execute" is a pass-through wrapper (the AOT runtime's),
  * never the launcher. */
-static int nest_sorted(const nest_job *j, size_t a, size_t b, uint32_t *stack, int64_t *stack_end, uint32_t *stack_op)
+static int nest_sorted(const nest_job *j, size_t k, size_t a, size_t b, uint32_t *stack, int64_t *stack_end,
+                       uint32_t *stack_op)
 {
     tprof_op_tree *tr = j->tr;
+    size_t call = j->calls_at[k];
     const span_order *o = j->o;
     size_t depth = 0;
     int64_t prev_ts = INT64_MIN, prev_dur = 0;
@@ -177,7 +181,10 @@ static int nest_sorted(const nest_job *j, size_t a, size_t b, uint32_t *stack, i
         while (depth > 0 && end > stack_end[depth - 1]) tr->end[stack[--depth]] = (uint32_t)i; /* not holding it */
         uint32_t op = depth ? stack_op[depth - 1] : TPROF_OP_NONE;
         tr->parent[i] = depth ? stack[depth - 1] : TPROF_OP_NONE;
-        tr->launcher[i] = kind != TPROF_OPN_RUNTIME ? TPROF_OP_NONE : op != TPROF_OP_NONE ? op : (uint32_t)i;
+        if (kind == TPROF_OPN_RUNTIME) { /* a leaf: its calls come in preorder */
+            tr->call_node[call] = (uint32_t)i;
+            tr->call_launcher[call++] = op != TPROF_OP_NONE ? op : (uint32_t)i;
+        }
         if (kind == TPROF_OPN_CPU_OP && (sp ? sp->name : ev->name) != j->execute) op = (uint32_t)i;
         stack_end[depth] = end;
         stack_op[depth] = op;
@@ -206,14 +213,14 @@ static int merge_runs(const span_order *o, uint32_t *idx, uint32_t *tmp, size_t 
  * nested. Profilers write a thread almost in order, so the spans and the
  * events are each one run, merged in one pass (a thread of spans alone is
  * nested at once); anything else is sorted. */
-static void nest_thread(const nest_job *j, size_t a, size_t mid, size_t b, uint32_t *stack, int64_t *stack_end,
-                        uint32_t *stack_op)
+static void nest_thread(const nest_job *j, size_t k, size_t a, size_t mid, size_t b, uint32_t *stack,
+                        int64_t *stack_end, uint32_t *stack_op)
 {
-    uint32_t *rec = j->tr->rec, *tmp = j->tr->launcher + a; /* room until nest_sorted writes the launchers */
+    uint32_t *rec = j->tr->rec, *tmp = j->tr->parent + a; /* room until nest_sorted writes the parents */
     if (a < mid && mid < b && merge_runs(j->o, rec + a, tmp, mid - a, b - a)) sort_spans(j->o, rec + a, tmp, b - a);
-    if (!nest_sorted(j, a, b, stack, stack_end, stack_op)) return;
+    if (!nest_sorted(j, k, a, b, stack, stack_end, stack_op)) return;
     sort_spans(j->o, rec + a, tmp, b - a);
-    (void)nest_sorted(j, a, b, stack, stack_end, stack_op);
+    (void)nest_sorted(j, k, a, b, stack, stack_end, stack_op);
 }
 
 static void *nest_run(void *arg)
@@ -229,7 +236,7 @@ static void *nest_run(void *arg)
     uint32_t *stack_op = malloc(most * sizeof *stack_op);  /* the innermost launcher candidate at each depth */
     j->rc = stack && stack_end && stack_op ? 0 : TPROF_ENOMEM;
     for (size_t k = j->k0; !j->rc && k < j->k1; k++)
-        nest_thread(j, k ? j->at[k - 1] : 0, j->events_at[k], j->at[k], stack, stack_end, stack_op);
+        nest_thread(j, k, k ? j->at[k - 1] : 0, j->events_at[k], j->at[k], stack, stack_end, stack_op);
     free(stack);
     free(stack_end);
     free(stack_op);
@@ -248,7 +255,8 @@ typedef struct {
     uint8_t *kind;       /* by record */
     uint32_t *ev_thread; /* by event: set for host events only */
     size_t *at, *events_at;
-    size_t n;            /* host nodes */
+    size_t *calls_at;    /* thread k's first runtime call among all, in thread order */
+    size_t n, ncalls;    /* host nodes, and the runtime calls among them */
     uint32_t *gpu;       /* GPU event indexes, in event order */
     size_t ngpu;
     int64_t corr_lo, corr_hi; /* the runtime calls' correlation ids (those with one): their range, */
@@ -264,6 +272,7 @@ typedef struct {
     host_records *h;
     size_t s0, s1, e0, e1;
     size_t *spans_in, *events_in; /* per thread: this half's host spans and events */
+    size_t *calls_in;             /* per thread: this half's runtime calls (of its events) */
     size_t *span_at, *event_at;   /* per thread: where they go next (placing) */
     uint32_t *gpu;                /* this half's GPU events */
     size_t ngpu;
@@ -312,6 +321,7 @@ static void *records_run(void *arg)
         ev_thread[i] = (uint32_t)th;
         *k = e->kind == TPROF_KIND_RUNTIME ? TPROF_OPN_RUNTIME : (uint8_t)node_kind(w->t, &cc, e->cat);
         w->events_in[th]++;
+        w->calls_in[th] += *k == TPROF_OPN_RUNTIME;
         if (e->kind == TPROF_KIND_RUNTIME && e->correlation >= 0) { /* for link_gpu, read here with the rest */
             if (e->correlation < w->corr_lo) w->corr_lo = e->correlation;
             if (e->correlation > w->corr_hi) w->corr_hi = e->correlation;
@@ -343,8 +353,9 @@ static int find_records(const tprof_trace *t, tprof_op_tree *tr, size_t alone, h
     h->gpu = tprof_big_alloc(nev, sizeof *h->gpu);
     h->at = calloc(nt, sizeof *h->at);
     h->events_at = calloc(nt, sizeof *h->events_at);
-    size_t *counts = calloc(8 * nt, sizeof *counts); /* per half: spans_in, events_in, span_at, event_at */
-    if (!h->kind || !h->ev_thread || !h->gpu || !h->at || !h->events_at || !counts) {
+    h->calls_at = calloc(nt, sizeof *h->calls_at);
+    size_t *counts = calloc(10 * nt, sizeof *counts); /* per half: spans_in, events_in, span_at, event_at, calls_in */
+    if (!h->kind || !h->ev_thread || !h->gpu || !h->at || !h->events_at || !h->calls_at || !counts) {
         free(counts);
         return TPROF_ENOMEM;
     }
@@ -352,9 +363,10 @@ static int find_records(const tprof_trace *t, tprof_op_tree *tr, size_t alone, h
     for (int k = 0; k < 2; k++)
         w[k] = (records_half){ .t = t, .tr = tr, .h = h, .s0 = k ? tr->nspans / 2 : 0,
                                .s1 = k ? tr->nspans : tr->nspans / 2, .e0 = k ? nev / 2 : 0, .e1 = k ? nev : nev / 2,
-                               .spans_in = counts + (size_t)k * 4 * nt, .events_in = counts + ((size_t)k * 4 + 1) * nt,
-                               .span_at = counts + ((size_t)k * 4 + 2) * nt,
-                               .event_at = counts + ((size_t)k * 4 + 3) * nt, .gpu = h->gpu + (k ? nev / 2 : 0),
+                               .spans_in = counts + (size_t)k * 5 * nt, .events_in = counts + ((size_t)k * 5 + 1) * nt,
+                               .span_at = counts + ((size_t)k * 5 + 2) * nt,
+                               .event_at = counts + ((size_t)k * 5 + 3) * nt,
+                               .calls_in = counts + ((size_t)k * 5 + 4) * nt, .gpu = h->gpu + (k ? nev / 2 : 0),
                                .corr_lo = INT64_MAX, .corr_hi = INT64_MIN };
     int parallel = tr->nspans + nev >= alone;
     run_both(records_run, &w[0], &w[1], parallel);
@@ -370,6 +382,8 @@ static int find_records(const tprof_trace *t, tprof_op_tree *tr, size_t alone, h
         h->events_at[k] = w[0].event_at[k] = n += w[1].spans_in[k];
         w[1].event_at[k] = n += w[0].events_in[k];
         h->at[k] = n += w[1].events_in[k];
+        h->calls_at[k] = h->ncalls;
+        h->ncalls += w[0].calls_in[k] + w[1].calls_in[k];
     }
     h->n = n;
     free(tr->rec);
@@ -394,10 +408,12 @@ static int nest(const tprof_trace *t, host_records *h, size_t alone, tprof_op_tr
     tr->parent = tprof_big_alloc(n, sizeof *tr->parent);
     tr->end = tprof_big_alloc(n, sizeof *tr->end);
     tr->kind = tprof_big_alloc(n, 1);
-    tr->launcher = tprof_big_alloc(n, sizeof *tr->launcher);
-    if (!tr->parent || !tr->end || !tr->kind || !tr->launcher) return TPROF_ENOMEM;
+    tr->call_node = tprof_big_alloc(h->ncalls, sizeof *tr->call_node);
+    tr->call_launcher = tprof_big_alloc(h->ncalls, sizeof *tr->call_launcher);
+    if (!tr->parent || !tr->end || !tr->kind || !tr->call_node || !tr->call_launcher) return TPROF_ENOMEM;
+    tr->ncalls = h->ncalls;
     const span_order so = { .tr = tr, .kind = h->kind };
-    nest_job jobs[2] = { { .tr = tr, .o = &so, .at = at, .events_at = h->events_at, .k0 = 0, .k1 = nthreads,
+    nest_job jobs[2] = { { .tr = tr, .o = &so, .at = at, .events_at = h->events_at, .calls_at = h->calls_at, .k0 = 0, .k1 = nthreads,
                            .execute = tprof_trace_str_id(t, "execute") } };
     jobs[1] = jobs[0];
     size_t split = 0; /* the second job's first thread: the halves as even as threads allow */
@@ -425,53 +441,51 @@ static int nest(const tprof_trace *t, host_records *h, size_t alone, tprof_op_tr
  * bytes each, in node order: in file order within a thread only). */
 #define LINK_AHEAD 16
 
-/* Links each GPU event GPU[0..NGPU) to the runtime node of its
- * correlation id (a repeated id: the call that comes last in preorder),
- * grouped by node: a counting sort, placed backwards so that each node's
- * events stay in event order. H: the runtime calls' correlation ids'
- * range and count (find_records). */
+/* Links each GPU event of H to the runtime call of its correlation id (a
+ * repeated id: the call that comes last in preorder), grouped by call: a
+ * counting sort, placed backwards so that each call's events stay in event
+ * order. H: the GPU events and the calls' correlation ids' range and count
+ * (find_records). */
 static int link_gpu(const host_records *h, tprof_op_tree *tr)
 {
     const tprof_event *ev = tr->events;
     const uint32_t *gpu = h->gpu;
-    size_t ngpu = h->ngpu;
+    size_t ngpu = h->ngpu, ncalls = tr->ncalls;
     tprof_idmap by_corr;
     if (tprof_idmap_init(&by_corr, h->corr_lo, h->corr_hi, h->ncorr)) return TPROF_ENOMEM;
     int rc = TPROF_ENOMEM;
-    uint32_t *node_of = NULL;
-    for (size_t i = 0; i < tr->n; i++) {
-        size_t a = i + 2 * LINK_AHEAD; /* nodes: a few of them runtime calls */
-        if (a < tr->n && tr->kind[a] == TPROF_OPN_RUNTIME) __builtin_prefetch(&ev[tr->rec[a] - tr->nspans].correlation);
-        if (tr->kind[i] != TPROF_OPN_RUNTIME) continue;
-        const tprof_event *e = tprof_op_event(tr, (uint32_t)i); /* a runtime call is an event */
-        if (e->correlation >= 0 && tprof_idmap_put(&by_corr, e->correlation, (uint32_t)i)) goto out;
+    uint32_t *call_of = NULL;
+    for (size_t k = 0; k < ncalls; k++) {
+        if (k + LINK_AHEAD < ncalls) __builtin_prefetch(&ev[tr->rec[tr->call_node[k + LINK_AHEAD]] - tr->nspans].correlation);
+        const tprof_event *e = tprof_op_event(tr, tr->call_node[k]); /* a runtime call is an event */
+        if (e->correlation >= 0 && tprof_idmap_put(&by_corr, e->correlation, (uint32_t)k)) goto out;
     }
     size_t nunlinked = 0;
-    tr->gpu_first = tprof_big_calloc(tr->n + 1, sizeof *tr->gpu_first);
+    tr->gpu_first = tprof_big_calloc(ncalls + 1, sizeof *tr->gpu_first);
     tr->gpu = tprof_big_alloc(ngpu, sizeof *tr->gpu);
     tr->unlinked = tprof_big_alloc(ngpu, sizeof *tr->unlinked);
-    node_of = tprof_big_alloc(ngpu, sizeof *node_of);
-    if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !node_of) goto out;
-    /* count per node, sum (gpu_first[i]: one past node i's events), place backwards */
+    call_of = tprof_big_alloc(ngpu, sizeof *call_of);
+    if (!tr->gpu_first || !tr->gpu || !tr->unlinked || !call_of) goto out;
+    /* count per call, sum (gpu_first[k]: one past call k's events), place backwards */
     for (size_t g = 0; g < ngpu; g++) {
         if (g + LINK_AHEAD < ngpu) __builtin_prefetch(&ev[gpu[g + LINK_AHEAD]].correlation);
         const tprof_event *e = &ev[gpu[g]];
-        uint32_t node = e->correlation >= 0 ? tprof_idmap_get(&by_corr, e->correlation) : TPROF_IDMAP_NONE;
-        if (node != TPROF_IDMAP_NONE) {
-            node_of[g] = node;
-            tr->gpu_first[node]++;
+        uint32_t call = e->correlation >= 0 ? tprof_idmap_get(&by_corr, e->correlation) : TPROF_IDMAP_NONE;
+        if (call != TPROF_IDMAP_NONE) {
+            call_of[g] = call;
+            tr->gpu_first[call]++;
         } else {
-            node_of[g] = TPROF_OP_NONE;
+            call_of[g] = TPROF_OP_NONE;
             tr->unlinked[nunlinked++] = gpu[g];
         }
     }
-    for (size_t i = 1; i <= tr->n; i++) tr->gpu_first[i] += tr->gpu_first[i - 1];
+    for (size_t k = 1; k <= ncalls; k++) tr->gpu_first[k] += tr->gpu_first[k - 1];
     for (size_t g = ngpu; g-- > 0;)
-        if (node_of[g] != TPROF_OP_NONE) tr->gpu[--tr->gpu_first[node_of[g]]] = gpu[g];
+        if (call_of[g] != TPROF_OP_NONE) tr->gpu[--tr->gpu_first[call_of[g]]] = gpu[g];
     tr->nunlinked = nunlinked;
     rc = 0;
 out:
-    free(node_of);
+    free(call_of);
     tprof_idmap_free(&by_corr);
     return rc;
 }
@@ -523,6 +537,7 @@ int tprof_op_tree_build_split(const tprof_trace *t, tprof_op_tree *out, size_t a
     if (!rc) rc = nest(t, &h, alone, out);
     free(h.ev_thread);
     free(h.events_at);
+    free(h.calls_at);
     if (!rc) rc = link_gpu(&h, out);
     free(h.kind);
     free(h.at);

@@ -38,10 +38,11 @@ typedef struct {
     uint32_t *parent;    /* node -> the innermost node holding it, or TPROF_OP_NONE */
     uint32_t *end;       /* node -> one past the last node of its subtree */
     uint8_t *kind;       /* node -> tprof_opn_kind */
-    uint32_t *launcher;  /* runtime node -> its launcher (the innermost cpu_op above it, else
-                            itself); other nodes: TPROF_OP_NONE */
-    uint32_t *gpu_first; /* n + 1 entries: node i's runtime call launched gpu[gpu_first[i]..gpu_first[i+1]) */
-    uint32_t *gpu;       /* GPU event indexes, grouped by node in node order */
+    size_t ncalls;           /* the runtime calls: the nodes of kind TPROF_OPN_RUNTIME, in node order */
+    uint32_t *call_node;     /* call -> its node (increasing) */
+    uint32_t *call_launcher; /* call -> its launcher: the innermost cpu_op above it, else its own node */
+    uint32_t *gpu_first;     /* ncalls + 1 entries: call k launched gpu[gpu_first[k]..gpu_first[k+1]) */
+    uint32_t *gpu;           /* GPU event indexes, grouped by call in call order */
     size_t nunlinked;
     uint32_t *unlinked;  /* GPU events whose runtime call is not in the trace (or that have no
                             correlation id), in event order */
@@ -72,6 +73,20 @@ static inline uint32_t tprof_op_name(const tprof_op_tree *tr, uint32_t node)
 {
     const tprof_host_span *s = tprof_op_span(tr, node);
     return s ? s->name : tprof_op_event(tr, node)->name;
+}
+
+/* The first call at or after NODE in node order (ncalls when none): the
+ * calls of a subtree [x, end[x]) are those from calls_from(x) to
+ * calls_from(end[x]). */
+static inline uint32_t tprof_op_calls_from(const tprof_op_tree *tr, uint32_t node)
+{
+    size_t lo = 0, hi = tr->ncalls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tr->call_node[mid] < node) lo = mid + 1;
+        else hi = mid;
+    }
+    return (uint32_t)lo;
 }
 
 /* Builds the tree over T's stored CPU spans and CPU, runtime and GPU

@@ -567,19 +567,16 @@ static int add_instance(ops_ctx *c, uint32_t x)
 
     size_t n = 0;
     int64_t dev_self = 0, dev_total = 0;
-    if (tr->kind[x] == TPROF_OPN_RUNTIME) {
-        if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[x + 1], &n, &dev_self)) return TPROF_ENOMEM;
-    } else {
-        for (uint32_t r = x + 1; r < tr->end[x]; r++)
-            if (tr->launcher[r] == x && add_gpu(c, tr->gpu_first[r], tr->gpu_first[r + 1], &n, &dev_self))
-                return TPROF_ENOMEM;
-    }
+    uint32_t k0 = tprof_op_calls_from(tr, x), k1 = tprof_op_calls_from(tr, tr->end[x]); /* its subtree's calls */
+    for (uint32_t k = k0; k < k1; k++) /* those it launched (a call launches through itself) */
+        if (tr->call_launcher[k] == x && add_gpu(c, tr->gpu_first[k], tr->gpu_first[k + 1], &n, &dev_self))
+            return TPROF_ENOMEM;
     uint64_t kernels = n;
     for (size_t k = 0; k < n; k++)
         if (add_kernel(c, ri, &c->ev[c->gev[k]])) return TPROF_ENOMEM;
     int64_t direct = tprof_interval_union(c->iv, n);
     n = 0;
-    if (add_gpu(c, tr->gpu_first[x], tr->gpu_first[tr->end[x]], &n, &dev_total)) return TPROF_ENOMEM;
+    if (add_gpu(c, tr->gpu_first[k0], tr->gpu_first[k1], &n, &dev_total)) return TPROF_ENOMEM;
     int64_t subtree = tprof_interval_union(c->iv, n);
     int64_t children = 0;
     /* the spans directly under it, Python frames looked through (key_averages has no frames) */
@@ -1140,10 +1137,10 @@ int tprof_ops_split(const tprof_trace *t, const tprof_ops_opts *opts, tprof_resu
     uint8_t *is_launcher = calloc(tr->n ? tr->n : 1, 1);
     if (!is_launcher) goto out;
     size_t nx = 0;
-    for (size_t r = 0; r < tr->n; r++)
-        if (tr->launcher[r] != TPROF_OP_NONE && tr->gpu_first[r + 1] > tr->gpu_first[r]) {
-            nx += !is_launcher[tr->launcher[r]];
-            is_launcher[tr->launcher[r]] = 1;
+    for (size_t k = 0; k < tr->ncalls; k++)
+        if (tr->gpu_first[k + 1] > tr->gpu_first[k]) {
+            nx += !is_launcher[tr->call_launcher[k]];
+            is_launcher[tr->call_launcher[k]] = 1;
         }
     uint32_t *launcher = malloc((nx ? nx : 1) * sizeof *launcher); /* in node order */
     for (size_t x = 0, k = 0; launcher && x < tr->n; x++)

@@ -395,8 +395,15 @@ static void test_tree_split(void **state)
     assert_memory_equal(one.parent, two.parent, one.n * sizeof *one.parent);
     assert_memory_equal(one.end, two.end, one.n * sizeof *one.end);
     assert_memory_equal(one.kind, two.kind, one.n);
-    assert_memory_equal(one.launcher, two.launcher, one.n * sizeof *one.launcher);
-    assert_memory_equal(one.gpu_first, two.gpu_first, (one.n + 1) * sizeof *one.gpu_first);
+    assert_int_equal(one.ncalls, two.ncalls);
+    assert_true(one.ncalls > 0);
+    assert_memory_equal(one.call_node, two.call_node, one.ncalls * sizeof *one.call_node);
+    assert_memory_equal(one.call_launcher, two.call_launcher, one.ncalls * sizeof *one.call_launcher);
+    assert_memory_equal(one.gpu_first, two.gpu_first, (one.ncalls + 1) * sizeof *one.gpu_first);
+    for (size_t k = 0; k < one.ncalls; k++) {
+        assert_int_equal(one.kind[one.call_node[k]], TPROF_OPN_RUNTIME);
+        assert_true(k == 0 || one.call_node[k] > one.call_node[k - 1]);
+    }
     for (size_t i = 0; i < one.n; i++) assert_true(one.end[i] <= one.n && one.end[i] > i);
     tprof_op_tree_free(&one);
     tprof_op_tree_free(&two);
