@@ -550,8 +550,10 @@ static uint32_t group_key(ops_ctx *c, uint32_t x, uint32_t name, int backward, i
 }
 
 /* Launcher X's instance: its direct kernels (those of the runtime calls it
- * launched through), its subtree's, and its CPU times, added to its group. */
-static int add_instance(ops_ctx *c, uint32_t x)
+ * launched through), its subtree's, and its CPU times, added to its group.
+ * *CALL: a call at or before X's first (the launchers come in node order,
+ * so it only moves forward). */
+static int add_instance(ops_ctx *c, uint32_t x, uint32_t *call)
 {
     const tprof_op_tree *tr = c->tr;
     int64_t dur = tprof_op_dur(tr, x);
@@ -567,9 +569,10 @@ static int add_instance(ops_ctx *c, uint32_t x)
 
     size_t n = 0;
     int64_t dev_self = 0, dev_total = 0;
-    uint32_t k0 = tprof_op_calls_from(tr, x), k1 = tprof_op_calls_from(tr, tr->end[x]); /* its subtree's calls */
-    for (uint32_t k = k0; k < k1; k++) /* those it launched (a call launches through itself) */
-        if (tr->call_launcher[k] == x && add_gpu(c, tr->gpu_first[k], tr->gpu_first[k + 1], &n, &dev_self))
+    while (*call < tr->ncalls && tr->call_node[*call] < x) ++*call;
+    uint32_t k0 = *call, k1 = k0; /* its subtree's calls, and those it launched (a call launches through itself) */
+    for (; k1 < tr->ncalls && tr->call_node[k1] < tr->end[x]; k1++)
+        if (tr->call_launcher[k1] == x && add_gpu(c, tr->gpu_first[k1], tr->gpu_first[k1 + 1], &n, &dev_self))
             return TPROF_ENOMEM;
     uint64_t kernels = n;
     for (size_t k = 0; k < n; k++)
@@ -1086,12 +1089,13 @@ static void *half_run(void *arg)
 {
     half_job *j = arg;
     const tprof_op_tree *tr = j->c->tr;
+    uint32_t call = j->k0 < j->k1 ? tprof_op_calls_from(tr, j->launcher[j->k0]) : 0;
     for (size_t k = j->k0; !j->rc && k < j->k1; k++) {
         uint32_t x = j->launcher[k];
         if (k + PREFETCH_AHEAD < j->k1) prefetch_node(tr, j->launcher[k + PREFETCH_AHEAD]);
         if (j->windowed && tprof_step_at(j->sel, j->nsel, tprof_op_ts(tr, x)) < 0) continue;
         j->launches++;
-        j->rc = add_instance(j->c, x);
+        j->rc = add_instance(j->c, x, &call);
     }
     return NULL;
 }
