@@ -201,7 +201,16 @@ static void rec_value_end(reader *r, raw_event *e, const uint8_t *q, const uint8
     if (st->field & SHAPE_IN_ARGS) {
         arg_key k = (arg_key)(st->field & ~SHAPE_IN_ARGS);
         if (k == A_TASK_TYPE) return; /* sets a flag whatever the value */
-        if (tprof_is_oparg(k) && (r->opts->keep & TPROF_KEEP_OP_ARGS)) return; /* copied at every event */
+        if (tprof_is_oparg(k) && (r->opts->keep & TPROF_KEEP_OP_ARGS)) { /* read at every event, through a memo */
+            unsigned slot = (unsigned)(k - A_INPUT_DIMS);
+            if (!(e->oparg_mask & (1u << slot)) || !(*v == '[' || *v == '{')) return;
+            memcpy(s->bytes + s->nbytes, v, n);
+            s->nbytes = (uint16_t)(s->nbytes + n);
+            st->val_len = (uint8_t)n;
+            st->memo = 1;
+            s->ints[s->nsteps - 1] = (int64_t)((uint64_t)r->chunk_tag << 32 | e->oparg_id[slot]);
+            return;
+        }
         /* an integer slot takes a plain integer only (set_constant sets the
          * slot); other known keys a skipped container only (a string would
          * be kept in the record) */
@@ -427,6 +436,26 @@ static int follow_shape(reader *r, raw_event *e, event_shape *s, const uint8_t *
         }
         p += st->lit_len;
         const uint8_t *v = p;
+        if (st->memo) { /* an op arg: the last one read here, when the same bytes (see shape.h) */
+            arg_key k = (arg_key)(st->field & ~SHAPE_IN_ARGS);
+            const uint8_t *kept = s->bytes + st->lit_at + st->lit_len;
+            uint64_t memo = (uint64_t)s->ints[i];
+            *level = AT_ARGS;
+            if ((uint32_t)(memo >> 32) == r->chunk_tag && end - p >= st->val_len + 16 && js_same_bytes(p, kept, st->val_len)) {
+                tprof_oparg_set(e, k, (uint32_t)memo);
+                p += st->val_len;
+                i++;
+                continue;
+            }
+            if ((rc = arg_value(r, e, k, &p, end, depth_left - 1))) return rc;
+            unsigned slot = (unsigned)(k - A_INPUT_DIMS);
+            if ((size_t)(p - v) == st->val_len && (e->oparg_mask & (1u << slot))) { /* the memo is this one now */
+                memcpy((uint8_t *)kept, v, st->val_len);
+                s->ints[i] = (int64_t)((uint64_t)r->chunk_tag << 32 | e->oparg_id[slot]);
+            }
+            i++;
+            continue;
+        }
         if (st->field & SHAPE_IN_ARGS) {
             *level = AT_ARGS;
             rc = arg_value(r, e, (arg_key)(st->field & ~SHAPE_IN_ARGS), &p, end, depth_left - 1);

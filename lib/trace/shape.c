@@ -71,7 +71,7 @@ void tprof_shape_runs(event_shape *sh)
     /* from the end: a constant step's run is itself and the run after it */
     for (unsigned i = sh->nsteps; i-- > 0;) {
         shape_step *st = &sh->steps[i];
-        if (!st->val_len) {
+        if (!st->val_len || st->memo) {
             st->run = 0;
             continue;
         }

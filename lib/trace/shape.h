@@ -21,7 +21,13 @@
  * Sound for the same reason: the compare takes in the byte after the run's
  * last value too (the next stretch's first, which cannot continue a
  * value), so equal bytes end each value in the same place. A kept value
- * that differs is read as usual and its step stops being constant. */
+ * that differs is read as usual and its step stops being constant.
+ *
+ * Op args (shapes and types kept with TPROF_KEEP_OP_ARGS) are not constant
+ * but repeat from an op to the next of its name nine times in ten: each
+ * step keeps the last one read with its string id, and an equal value (the
+ * same bytes: a container ends with them) takes the id without the skip
+ * cache's lookup. A value of another length leaves the memo as it was. */
 #ifndef TPROF_SHAPE_H
 #define TPROF_SHAPE_H
 
@@ -40,6 +46,9 @@ typedef struct {
     uint8_t field;    /* the member's event_key, or its arg_key | SHAPE_IN_ARGS */
     uint8_t val_len;  /* a kept value: bytes[lit_at + lit_len, + val_len) */
     uint8_t run;      /* constant: the steps of the run from here; 0: the value is read */
+    uint8_t memo;     /* the kept value is not a constant but the last op arg read here (with
+                         TPROF_KEEP_OP_ARGS), its string id in ints (its reader's chunk_tag << 32
+                         | id): the next equal one takes the id without a lookup */
 } shape_step;
 
 typedef struct {
