@@ -626,6 +626,41 @@ static void test_compact_spans(void **state)
     tprof_trace_free(t);
 }
 
+/* An op's events in a row with their inputs equal, changed at the same
+ * length, changed at another length and back (the fast path's memo of the
+ * last op arg at each step of the op's shape, shape.h): each event keeps
+ * its own, by both paths, in one chunk and in chunks of 200 bytes. */
+static void test_op_args_repeat(void **state)
+{
+    (void)state;
+    static const char *const dims[] = { "[[8,16],[16,4]]", "[[8,16],[16,4]]", "[[8,16],[16,5]]", "[[8,16],[16,4]]",
+                                        "[[8,16],[16,4],[4]]", "[[8,16],[16,4]]", "[[8,16],[16,4]]" };
+    static const char *const types[] = { "[\"float\"]", "[\"float\"]", "[\"float\"]", "[\"bf16x\"]", "[\"float\"]",
+                                         "[\"float\"]", "[\"c10::Half\"]" };
+    size_t n = sizeof dims / sizeof *dims;
+    char doc[4096];
+    size_t len = (size_t)snprintf(doc, sizeof doc, "{\"traceEvents\": [\n");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(doc + len, sizeof doc - len,
+                                "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, "
+                                "\"ts\": %zu, \"dur\": 5, \"args\": {\"External id\": %zu, \"Input Dims\": %s, "
+                                "\"Input type\": %s}}",
+                                i ? ",\n" : "", 10 * i + 10, i + 1, dims[i], types[i]);
+    snprintf(doc + len, sizeof doc - len, "\n]}\n");
+    for (int chunked = 0; chunked < 2; chunked++) {
+        tprof_read_opts o = { .keep = TPROF_KEEP_ALL, .generic_only = g_generic, .threads = chunked ? 3 : 1,
+                              .chunk_bytes = chunked ? 200 : 0 };
+        tprof_trace *t = read_ok(doc, &o);
+        assert_int_equal(tprof_trace_nop_args(t), n);
+        const tprof_op_args *a = tprof_trace_op_args(t);
+        for (size_t i = 0; i < n; i++) {
+            assert_string_equal(tprof_trace_str(t, a[i].arg[TPROF_OP_DIMS]), dims[i]);
+            assert_string_equal(tprof_trace_str(t, a[i].arg[TPROF_OP_TYPES]), types[i]);
+        }
+        tprof_trace_free(t);
+    }
+}
+
 /* TPROF_SKIP_PLAIN_FRAMES: Python frames are left out but nn.Module ones and
  * phase markers; other CPU spans stay. */
 static void test_skip_plain_frames(void **state)
@@ -1223,6 +1258,7 @@ int main(void)
         cmocka_unit_test(test_keep_mask),
         cmocka_unit_test(test_op_args),
         cmocka_unit_test(test_compact_spans),
+        cmocka_unit_test(test_op_args_repeat),
         cmocka_unit_test(test_skip_plain_frames),
         cmocka_unit_test(test_not_a_trace),
         cmocka_unit_test(test_bad_json),
