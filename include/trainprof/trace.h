@@ -264,17 +264,17 @@ typedef struct {
 /* A CPU span stored compactly (TPROF_COMPACT_SPANS): what the op view needs
  * of a cpu_op, python_function or user_annotation, in 40 bytes (a large
  * trace holds millions). A span that does not fit stays an event (with
- * its op args in tprof_trace_op_args()): a sequence number outside
- * -1..INT32_MAX, a thread past the 65,534th. */
+ * its op args in tprof_trace_op_args()): a sequence number past
+ * INT32_MAX, a thread past the 65,534th. */
 typedef struct {
     int64_t ts, dur;        /* ns, as in tprof_event */
     uint32_t name, cat;     /* string ids */
     uint32_t events_before; /* events stored before it in the file: its place among them (file order) */
     uint32_t inputs;        /* its op args' strings (with TPROF_KEEP_OP_ARGS): tprof_trace_op_inputs(); 0: none */
-    int32_t seq;            /* "Sequence number" (autograd), -1 when absent */
+    int32_t seq;            /* "Sequence number" (autograd), -1 when absent (or negative) */
     uint16_t thread;        /* index in tprof_trace_meta.cpu_tracks */
-    int8_t fwd_tid;         /* "Fwd thread id" clamped to -128..127 (its sign is what links autograd: 0 a
-                               forward op, above 0 a backward op), -1 when absent */
+    int8_t fwd_tid;         /* "Fwd thread id" clamped to 127 (its sign is what links autograd: 0 a
+                               forward op, above 0 a backward op), -1 when absent (or negative) */
     uint8_t flags;          /* TPROF_EV_NO_DUR, TPROF_EV_BAD_DUR */
 } tprof_host_span;
 #define TPROF_SPAN_THREADS 65535 /* a span's thread index is below this */

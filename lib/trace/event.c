@@ -475,20 +475,14 @@ static size_t add_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags
 {
     flags &= TPROF_EV_PID_STR | TPROF_EV_TID_STR;
     /* events come in runs per thread: try the last one first */
-    size_t n = t->nthreads, i = t->last_thread;
-    for (size_t k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
-        tprof_cpu_track *c = &t->threads[i];
-        if (c->pid == pid && c->tid == tid && c->flags == flags) {
-            c->events++;
-            t->last_thread = i;
-            return i;
-        }
+    tprof_cpu_track *c = t->last_thread < t->nthreads ? &t->threads[t->last_thread] : NULL;
+    if (c && c->pid == pid && c->tid == tid && c->flags == flags) {
+        c->events++;
+        return t->last_thread;
     }
-    if (n >= UINT32_MAX || tprof_grow((void **)&t->threads, &t->threadcap, n + 1, sizeof *t->threads)) return SIZE_MAX;
-    t->threads[n] = (tprof_cpu_track){ pid, tid, flags, 1 };
-    t->last_thread = n;
-    t->nthreads++;
-    return n;
+    size_t i = tprof_trace_thread(t, pid, tid, flags, 1);
+    if (i != SIZE_MAX) t->last_thread = i;
+    return i;
 }
 
 static int8_t clamp_i8(int64_t v) { return v > INT8_MAX ? INT8_MAX : v < INT8_MIN ? INT8_MIN : (int8_t)v; }
@@ -515,7 +509,7 @@ static uint32_t name_id(reader *r)
 static int span_fits(const reader *r, const raw_event *e, size_t thread)
 {
     return thread < TPROF_SPAN_THREADS &&
-           (!(r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) || (e->seq >= -1 && e->seq <= INT32_MAX));
+           (!(r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) || e->seq <= INT32_MAX);
 }
 
 /* Stores a plain CPU span compactly (TPROF_COMPACT_SPANS), with its op args. */
@@ -528,8 +522,8 @@ static int store_span(reader *r, const raw_event *e, uint32_t cat, int64_t dur, 
     int32_t seq = -1;
     int8_t fwd_tid = -1;
     if (r->opts->keep & (TPROF_KEEP_OP_ARGS | TPROF_KEEP_AUTOGRAD)) {
-        seq = (int32_t)e->seq; /* in range: span_fits */
-        fwd_tid = clamp_i8(e->fwd_tid);
+        seq = e->seq < 0 ? -1 : (int32_t)e->seq; /* below INT32_MAX: span_fits; any negative one is none */
+        fwd_tid = e->fwd_tid < 0 ? -1 : clamp_i8(e->fwd_tid);
         uint32_t arg[TPROF_OP_ARGS] = { 0 };
         for (unsigned k = 0; k < TPROF_OP_ARGS; k++)
             if (e->oparg_mask & (1u << k)) arg[k] = e->oparg_id[k];

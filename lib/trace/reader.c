@@ -318,6 +318,7 @@ static int cmp_thread_at(const void *a, const void *b) { return cmp_thread(&((co
  * holds (the sort may move a span's thread past it). */
 static int sort_threads(tprof_trace *t)
 {
+    tprof_i64map_free(&t->thread_at); /* by index before the sort */
     if (!t->nspans) {
         if (t->nthreads) qsort(t->threads, t->nthreads, sizeof *t->threads, cmp_thread);
         return 0;
@@ -420,6 +421,9 @@ int tprof_trace_conclude(tprof_trace **out, tprof_trace *t, int rc, const char *
     }
     int frc = finish(t);
     if (frc) {
+        if (frc == TPROF_ELIMIT && errbuf)
+            snprintf(errbuf, errlen, "%zu CPU threads with compact spans: more than their index holds (%d)",
+                     t->nthreads, TPROF_SPAN_THREADS);
         tprof_trace_free(t);
         return frc;
     }
@@ -567,8 +571,8 @@ static int read_ascend(tprof_trace **out, const input *in, int kind, const tprof
     return rc;
 }
 
-static int read_input(tprof_trace **out, const input *in, const tprof_read_opts *opts, char *errbuf,
-                      size_t errlen)
+static int read_input_once(tprof_trace **out, const input *in, const tprof_read_opts *opts, char *errbuf,
+                           size_t errlen)
 {
     *out = NULL;
     tprof_source *src;
@@ -628,6 +632,22 @@ static int read_input(tprof_trace **out, const input *in, const tprof_read_opts 
     *out = NULL;
     if (errbuf && errlen) errbuf[0] = 0; /* the JSON reader's complaint is not this one's */
     return read_ascend(out, in, kind, opts, errbuf, errlen);
+}
+
+/* read_input_once, and once more with the plain CPU spans as events when
+ * compact spans cannot index the trace's threads (more than
+ * TPROF_SPAN_THREADS: finish's TPROF_ELIMIT), the input allowing it. */
+static int read_input(tprof_trace **out, const input *in, const tprof_read_opts *opts, char *errbuf, size_t errlen)
+{
+    int rc = read_input_once(out, in, opts, errbuf, errlen);
+    int rereadable = !in->path || strcmp(in->path, "-") != 0;
+    if (rc == TPROF_ELIMIT && opts && (opts->keep & TPROF_COMPACT_SPANS) && rereadable) {
+        tprof_read_opts events = *opts;
+        events.keep &= ~TPROF_COMPACT_SPANS;
+        if (errbuf && errlen) errbuf[0] = 0;
+        rc = read_input_once(out, in, &events, errbuf, errlen);
+    }
+    return rc;
 }
 
 int tprof_trace_read(tprof_trace **out, const char *path, const tprof_read_opts *opts, char *errbuf,

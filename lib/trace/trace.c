@@ -17,6 +17,7 @@ void tprof_trace_free(tprof_trace *t)
     free(t->steps);
     free(t->tracks);
     free(t->threads);
+    tprof_i64map_free(&t->thread_at);
     free(t->calls);
     free(t->mems);
     free(t->syncs);

@@ -3,6 +3,7 @@
 #define TPROF_TRACE_INTERNAL_H
 
 #include "trainprof/trace.h"
+#include "../util/i64map.h"
 #include "../util/strtab.h"
 #include "derived.h"
 
@@ -19,6 +20,12 @@ tprof_class tprof_classify_name(const char *name);
 /* The id of the op args ARG (string ids by tprof_op_arg) among T's spans'
  * inputs, interned; 0 when all are 0; UINT32_MAX when out of memory. */
 uint32_t tprof_trace_intern_inputs(tprof_trace *t, const uint32_t arg[TPROF_OP_ARGS]);
+
+/* The thread (PID, TID, FLAGS: its TPROF_EV_PID_STR and TPROF_EV_TID_STR)
+ * in T's threads, with EVENTS more counted, added when new: its index, or
+ * SIZE_MAX when out of memory. While the read goes on (the index is
+ * dropped when the threads are sorted). */
+size_t tprof_trace_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags, uint64_t events);
 
 struct tprof_trace {
     tprof_strtab strs;
@@ -56,6 +63,8 @@ struct tprof_trace {
     size_t nsplits, splitcap;
     tprof_cpu_track *threads;
     size_t nthreads, threadcap, last_thread;
+    tprof_i64map thread_at; /* past THREADS_SCANNED threads: a hash of pid, tid and flags -> index
+                               (tprof_trace_thread); thread_at.keys NULL: none */
     uint64_t *cat_counts;   /* per string id, for category ids */
     size_t cat_counts_cap;
     tprof_cat_count *cats;  /* built at the end */

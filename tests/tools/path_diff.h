@@ -42,7 +42,7 @@ static inline int tprof_path_same_args(const tprof_trace *a, const tprof_op_args
 static inline int tprof_path_compacted(const tprof_event *e, const tprof_op_args *a)
 {
     return e->kind == TPROF_KIND_CPU && e->ph == 'X' && !(e->flags & (TPROF_EV_STEP | TPROF_EV_MARKER | TPROF_EV_CALL | TPROF_EV_STREAM_ARG)) &&
-           e->correlation < 0 && (!a || (a->seq >= -1 && a->seq <= INT32_MAX));
+           e->correlation < 0 && (!a || a->seq <= INT32_MAX);
 }
 
 /* A read with TPROF_COMPACT_SPANS (A) against one without (B): B's events
@@ -97,8 +97,9 @@ static inline int tprof_path_diff_spans(const tprof_trace *a, const tprof_trace 
         tprof_op_args xs = { .event = i, .seq = x->seq, .fwd_tid = x->fwd_tid };
         memcpy(xs.arg, tprof_trace_op_inputs(a, x->inputs), sizeof xs.arg);
         tprof_op_args none = { .event = i, .seq = -1, .fwd_tid = -1 };
-        int8_t fwd = yb ? (yb->fwd_tid > INT8_MAX ? INT8_MAX : yb->fwd_tid < INT8_MIN ? INT8_MIN : (int8_t)yb->fwd_tid) : -1;
-        if (yb) none = *yb, none.fwd_tid = fwd;
+        /* a span keeps a negative sequence number or forward thread as none (-1), a large thread clamped */
+        int8_t fwd = yb && yb->fwd_tid >= 0 ? (yb->fwd_tid > INT8_MAX ? INT8_MAX : (int8_t)yb->fwd_tid) : -1;
+        if (yb) none = *yb, none.fwd_tid = fwd, none.seq = yb->seq < 0 ? -1 : yb->seq;
         if (!same || !tprof_path_same_args(a, &xs, b, &none)) {
             snprintf(why, len, "event %zu differs from compact span %zu (name %s)", i, is, tprof_trace_str(b, y->name));
             return 1;

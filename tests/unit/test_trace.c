@@ -626,6 +626,39 @@ static void test_compact_spans(void **state)
     tprof_trace_free(t);
 }
 
+/* More CPU threads than a compact span's index holds: the read is made
+ * again with the spans as events, so nothing is lost (both paths, whole
+ * and in parallel chunks, which fall back to one pass first). */
+static void test_compact_spans_many_threads(void **state)
+{
+    (void)state;
+    size_t nthreads = TPROF_SPAN_THREADS + 500, cap = nthreads * 160 + 256, len = 0;
+    char *doc = malloc(cap);
+    assert_non_null(doc);
+    len += (size_t)snprintf(doc + len, cap - len, "{\"traceEvents\": [\n");
+    for (size_t i = 0; i < nthreads; i++)
+        len += (size_t)snprintf(doc + len, cap - len,
+                                "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": %zu, "
+                                "\"ts\": %zu, \"dur\": 5, \"args\": {\"Sequence number\": %zu}},\n",
+                                nthreads - i, 10 + i, i);
+    len += (size_t)snprintf(doc + len, cap - len, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+                                                  "\"tid\": 7, \"ts\": 20, \"dur\": 5, \"args\": {\"stream\": 7}}\n]}\n");
+    for (int chunked = 0; chunked < 2; chunked++) {
+        tprof_read_opts o = { .keep = TPROF_KEEP(TPROF_KIND_CPU) | TPROF_KEEP(TPROF_KIND_GPU) | TPROF_COMPACT_SPANS |
+                                      TPROF_KEEP_OP_ARGS,
+                              .generic_only = g_generic, .threads = chunked ? 2 : 1, .chunk_bytes = chunked ? 65536 : 0 };
+        tprof_trace *t = NULL;
+        char err[512] = "";
+        assert_int_equal(tprof_trace_read_mem(&t, doc, len, "threads.json", &o, err, sizeof err), 0);
+        assert_int_equal(tprof_trace_nspans(t), 0);
+        assert_int_equal(tprof_trace_nevents(t), nthreads + 1);
+        assert_int_equal(tprof_trace_meta_get(t)->ncpu_tracks, nthreads);
+        assert_int_equal(tprof_trace_nop_args(t), nthreads);
+        tprof_trace_free(t);
+    }
+    free(doc);
+}
+
 /* An op's events in a row with their inputs equal, changed at the same
  * length, changed at another length and back (the fast path's memo of the
  * last op arg at each step of the op's shape, shape.h): each event keeps
@@ -1258,6 +1291,7 @@ int main(void)
         cmocka_unit_test(test_keep_mask),
         cmocka_unit_test(test_op_args),
         cmocka_unit_test(test_compact_spans),
+        cmocka_unit_test(test_compact_spans_many_threads),
         cmocka_unit_test(test_op_args_repeat),
         cmocka_unit_test(test_skip_plain_frames),
         cmocka_unit_test(test_not_a_trace),
