@@ -118,6 +118,30 @@ static op_row *row_for(ops_ctx *c, uint32_t key, const op_row *parts)
     return r;
 }
 
+/* Adds X's sums to R (an instance's, or another half's row): counts and
+ * times summed, extremes kept, the element type of the modelled ones (-1
+ * none yet, -2 mixed: no one peak applies). */
+static void row_add(op_row *r, const op_row *x)
+{
+    r->count += x->count;
+    r->kernels += x->kernels;
+    r->direct = tprof_sat_add(r->direct, x->direct);
+    if (x->min_direct < r->min_direct) r->min_direct = x->min_direct;
+    if (x->max_direct > r->max_direct) r->max_direct = x->max_direct;
+    r->subtree = tprof_sat_add(r->subtree, x->subtree);
+    r->dev_self = tprof_sat_add(r->dev_self, x->dev_self);
+    r->dev_total = tprof_sat_add(r->dev_total, x->dev_total);
+    r->cpu_self = tprof_sat_add(r->cpu_self, x->cpu_self);
+    r->cpu_total = tprof_sat_add(r->cpu_total, x->cpu_total);
+    r->backward = tprof_sat_add(r->backward, x->backward);
+    r->recompute = tprof_sat_add(r->recompute, x->recompute);
+    r->modelled += x->modelled;
+    r->modelled_ns = tprof_sat_add(r->modelled_ns, x->modelled_ns);
+    r->flops += x->flops;
+    r->bytes += x->bytes;
+    if (x->dtype != -1) r->dtype = r->dtype == -1 || r->dtype == x->dtype ? x->dtype : -2;
+}
+
 /* NODE's op args (a span's copied to *BUF), or NULL when it has none. */
 static const tprof_op_args *args_of(const ops_ctx *c, uint32_t node, tprof_op_args *buf)
 {
@@ -592,31 +616,18 @@ static int add_instance(ops_ctx *c, uint32_t x, uint32_t *call)
         k = tr->end[k];
     }
 
-    row->count++;
-    row->kernels += kernels;
-    row->direct = tprof_sat_add(row->direct, direct);
-    if (direct < row->min_direct) row->min_direct = direct;
-    if (direct > row->max_direct) row->max_direct = direct;
-    row->subtree = tprof_sat_add(row->subtree, subtree);
-    row->dev_self = tprof_sat_add(row->dev_self, dev_self);
-    row->dev_total = tprof_sat_add(row->dev_total, dev_total);
-    row->cpu_total = tprof_sat_add(row->cpu_total, dur);
-    row->cpu_self = tprof_sat_add(row->cpu_self, dur - (children < dur ? children : dur));
-    if (backward) row->backward = tprof_sat_add(row->backward, direct);
-    if (recompute) row->recompute = tprof_sat_add(row->recompute, direct);
     tprof_op_args buf;
     const tprof_op_args *a = tr->kind[x] == TPROF_OPN_CPU_OP ? args_of(c, x, &buf) : NULL;
     tprof_op_cost cost;
     int modelled = a && a->arg[TPROF_OP_DIMS] ? cost_of(c, op_name, a, &cost) : 0;
     if (modelled < 0) return TPROF_ENOMEM;
-    if (modelled) {
-        row->modelled++;
-        row->modelled_ns = tprof_sat_add(row->modelled_ns, subtree);
-        row->flops += cost.flops;
-        row->bytes += cost.bytes;
-        if (row->dtype == -1) row->dtype = (int)cost.dtype;
-        else if (row->dtype != (int)cost.dtype) row->dtype = -2; /* mixed: no one peak applies */
-    }
+    const op_row one = { .count = 1, .kernels = kernels, .direct = direct, .min_direct = direct, .max_direct = direct,
+                         .subtree = subtree, .dev_self = dev_self, .dev_total = dev_total, .cpu_total = dur,
+                         .cpu_self = dur - (children < dur ? children : dur), .backward = backward ? direct : 0,
+                         .recompute = recompute ? direct : 0, .modelled = modelled ? 1 : 0,
+                         .modelled_ns = modelled ? subtree : 0, .flops = modelled ? cost.flops : 0,
+                         .bytes = modelled ? cost.bytes : 0, .dtype = modelled ? (int)cost.dtype : -1 };
+    row_add(row, &one);
     c->gpu_events += kernels;
     c->gpu_ns = tprof_sat_add(c->gpu_ns, dev_self);
     return 0;
@@ -633,14 +644,9 @@ static int add_unlinked(ops_ctx *c, const tprof_event *g)
     if (c->o->by == TPROF_OPS_BY_STACK) parts.stack = intern_z(c, "");
     op_row *row = key == UINT32_MAX ? NULL : row_for(c, key, &parts);
     if (!row || add_kernel(c, (size_t)(row - c->rows), g)) return TPROF_ENOMEM;
-    row->count++;
-    row->kernels++;
-    row->direct = tprof_sat_add(row->direct, g->dur);
-    if (g->dur < row->min_direct) row->min_direct = g->dur;
-    if (g->dur > row->max_direct) row->max_direct = g->dur;
-    row->subtree = tprof_sat_add(row->subtree, g->dur);
-    row->dev_self = tprof_sat_add(row->dev_self, g->dur);
-    row->dev_total = tprof_sat_add(row->dev_total, g->dur);
+    const op_row one = { .count = 1, .kernels = 1, .direct = g->dur, .min_direct = g->dur, .max_direct = g->dur,
+                         .subtree = g->dur, .dev_self = g->dur, .dev_total = g->dur, .dtype = -1 };
+    row_add(row, &one);
     return 0;
 }
 
@@ -1013,8 +1019,8 @@ static uint32_t reintern(ops_ctx *a, const ops_ctx *b, uint32_t id)
 }
 
 /* Adds the second half B's rows and kernels to A's: sums, extremes, element
- * types as add_instance does them (a row's FLOPs and bytes: A's sum, then
- * B's, whichever thread ran which). */
+ * types by row_add (a row's FLOPs and bytes: A's sum, then B's, whichever
+ * thread ran which). */
 static int merge_half(ops_ctx *a, const ops_ctx *b)
 {
     uint32_t *row_at = malloc((b->nrows ? b->nrows : 1) * sizeof *row_at); /* B's row -> A's */
@@ -1034,23 +1040,7 @@ static int merge_half(ops_ctx *a, const ops_ctx *b)
             return TPROF_ENOMEM;
         }
         row_at[j] = (uint32_t)(r - a->rows);
-        r->count += x->count;
-        r->kernels += x->kernels;
-        r->direct = tprof_sat_add(r->direct, x->direct);
-        if (x->min_direct < r->min_direct) r->min_direct = x->min_direct;
-        if (x->max_direct > r->max_direct) r->max_direct = x->max_direct;
-        r->subtree = tprof_sat_add(r->subtree, x->subtree);
-        r->dev_self = tprof_sat_add(r->dev_self, x->dev_self);
-        r->dev_total = tprof_sat_add(r->dev_total, x->dev_total);
-        r->cpu_self = tprof_sat_add(r->cpu_self, x->cpu_self);
-        r->cpu_total = tprof_sat_add(r->cpu_total, x->cpu_total);
-        r->backward = tprof_sat_add(r->backward, x->backward);
-        r->recompute = tprof_sat_add(r->recompute, x->recompute);
-        r->modelled += x->modelled;
-        r->modelled_ns = tprof_sat_add(r->modelled_ns, x->modelled_ns);
-        r->flops += x->flops;
-        r->bytes += x->bytes;
-        if (x->dtype != -1) r->dtype = r->dtype == -1 || r->dtype == x->dtype ? x->dtype : -2;
+        row_add(r, x);
     }
     for (size_t j = 0; j < b->nkern; j++) {
         const op_kernel *k = &b->kern[j];

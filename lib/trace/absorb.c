@@ -19,47 +19,6 @@ static void add_gpu_track(tprof_trace *t, const tprof_gpu_track *g)
     t->tracks[t->ntracks++] = *g;
 }
 
-#define THREADS_SCANNED 16 /* up to this many threads a scan finds one; past it, a hash */
-
-static int64_t thread_key(int64_t pid, int64_t tid, uint8_t flags)
-{
-    uint64_t h = tprof_i64_hash(pid) ^ tprof_i64_hash(tid ^ (int64_t)0x5bd1e995) * 31 ^ flags;
-    return (int64_t)(h >> 1); /* never INT64_MIN, the map's empty slot */
-}
-
-static int same_thread(const tprof_cpu_track *c, int64_t pid, int64_t tid, uint8_t flags)
-{
-    return c->pid == pid && c->tid == tid && c->flags == flags;
-}
-
-size_t tprof_trace_thread(tprof_trace *t, int64_t pid, int64_t tid, uint8_t flags, uint64_t events)
-{
-    size_t n = t->nthreads, at = SIZE_MAX;
-    int64_t key = thread_key(pid, tid, flags), v;
-    if (t->thread_at.keys && tprof_i64map_get(&t->thread_at, key, &v) && same_thread(&t->threads[v], pid, tid, flags))
-        at = (size_t)v;
-    else if (!t->thread_at.keys || tprof_i64map_get(&t->thread_at, key, &v)) /* no index, or a collision: scan */
-        for (size_t i = 0; i < n && at == SIZE_MAX; i++)
-            if (same_thread(&t->threads[i], pid, tid, flags)) at = i;
-    if (at != SIZE_MAX) {
-        t->threads[at].events += events;
-        return at;
-    }
-    if (n >= UINT32_MAX || tprof_grow((void **)&t->threads, &t->threadcap, n + 1, sizeof *t->threads)) return SIZE_MAX;
-    t->threads[n] = (tprof_cpu_track){ pid, tid, flags, events };
-    t->nthreads = n + 1;
-    if (!t->thread_at.keys && t->nthreads > THREADS_SCANNED) { /* index the threads from now on */
-        if (tprof_i64map_init(&t->thread_at, 2 * t->nthreads)) return SIZE_MAX;
-        for (size_t i = t->nthreads; i-- > 0;) /* the first of a colliding key keeps it */
-            if (tprof_i64map_put(&t->thread_at, thread_key(t->threads[i].pid, t->threads[i].tid, t->threads[i].flags),
-                                 (int64_t)i))
-                return SIZE_MAX;
-    } else if (t->thread_at.keys && !tprof_i64map_get(&t->thread_at, key, &v) &&
-               tprof_i64map_put(&t->thread_at, key, (int64_t)n))
-        return SIZE_MAX;
-    return n;
-}
-
 /* The thread's index in T's threads, or SIZE_MAX (out of memory). */
 static size_t add_thread(tprof_trace *t, const tprof_cpu_track *c)
 {
